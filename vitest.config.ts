@@ -1,0 +1,46 @@
+import { defineConfig } from 'vitest/config';
+
+// One project per part of the repository, so each part keeps its own set-up (the server's embedded PostgreSQL
+// cluster is started only for the projects that need it).
+export default defineConfig({
+  test: {
+    reporters: ['default'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    projects: [
+      {
+        test: {
+          name: 'contract',
+          include: ['openapi/**/*.test.ts', 'sdk/test/contract/**/*.test.ts'],
+          testTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'server',
+          include: ['server/**/*.test.ts'],
+          globalSetup: ['server/test/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'sdk',
+          include: ['sdk/test/**/*.test.ts'],
+          exclude: ['sdk/test/contract/**'],
+          globalSetup: ['server/test/global-setup.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'conformance',
+          include: ['conformance/**/*.test.ts'],
+          globalSetup: ['server/test/global-setup.ts'],
+          testTimeout: 180_000,
+        },
+      },
+    ],
+  },
+});
