@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListExpiredPushesResponses, PreviewPushResponses } from './types.gen';
+import type { ClientOptions, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListExpiredPushesResponses, PreviewPushResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
