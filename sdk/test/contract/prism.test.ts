@@ -1,0 +1,153 @@
+/**
+ * The Prism mock, started on the bundled spec, answers every operation through the generated SDK with a body that
+ * validates against the spec; and every documented error status of every operation (selected with Prism's
+ * `Prefer: code=…` header) answers the spec's error body.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SpecValidator } from '../../../openapi/tooling/spec-validator.js';
+import { createClient, type Client } from '../../src/generated/client/index.js';
+import * as sdk from '../../src/generated/sdk.gen.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const spec = new SpecValidator();
+const token = 'k7mz4qv2xw5nrt3hbj6ypa2c';
+
+let prism: ChildProcess;
+let baseUrl: string;
+let client: Client;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  prism = spawn(process.execPath, ['scripts/mock.mjs'], {
+    cwd: root,
+    env: { ...process.env, MOCK_PORT: String(port), MOCK_HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  prism.stdout!.on('data', (d) => (log += d));
+  prism.stderr!.on('data', (d) => (log += d));
+  const deadline = Date.now() + 90_000;
+  while (!log.includes('Prism is listening')) {
+    if (prism.exitCode !== null || Date.now() > deadline) throw new Error(`Prism did not start:\n${log}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  client = createClient({ baseUrl });
+}, 120_000);
+
+afterAll(() => {
+  prism?.kill('SIGTERM');
+});
+
+/** Calls one operation through the generated SDK, raw, and checks the answer against the spec. */
+async function check(operationId: string, call: () => Promise<{ response?: Response; data?: unknown; error?: unknown }>, expectedStatus: number) {
+  const result = await call();
+  const response = result.response;
+  expect(response, `${operationId}: no response`).toBeDefined();
+  expect(response!.status).toBe(expectedStatus);
+  const body = response!.ok ? result.data : result.error;
+  const verdict = spec.validateResponse(operationId, response!.status, response!.headers.get('content-type'), body);
+  expect(verdict.errors, `${operationId} ${response!.status}`).toEqual([]);
+  expect(response!.headers.get('cache-control')).toBe('no-store');
+  return { response: response!, body };
+}
+
+const auth = { auth: 'spt_example_token' };
+
+describe('the Prism mock answers every operation through the generated SDK', () => {
+  it('getVersion', async () => {
+    const { body } = await check('getVersion', () => sdk.getVersion({ client }), 200);
+    expect(body).toMatchObject({ api_version: '2.1', edition: 'oss' });
+  });
+
+  it('createPush', async () => {
+    const { body } = await check(
+      'createPush',
+      () => sdk.createPush({ client, body: { push: { payload: 'correct horse battery staple', expire_after_views: 5 } } }),
+      201,
+    );
+    expect(body).toMatchObject({ kind: 'text', expired: false });
+  });
+
+  it('getPush with the passphrase in X-Passphrase', async () => {
+    const { body } = await check('getPush', () => sdk.getPush({ client, path: { url_token: token }, headers: { 'X-Passphrase': 'blue-giraffe-42' } }), 200);
+    expect(body).toHaveProperty('payload');
+  });
+
+  it('previewPush', async () => {
+    const { body } = await check('previewPush', () => sdk.previewPush({ client, path: { url_token: token } }), 200);
+    expect(body).toHaveProperty('url');
+  });
+
+  it('getPushAudit with a bearer token', async () => {
+    const { body } = await check('getPushAudit', () => sdk.getPushAudit({ client, ...auth, path: { url_token: token }, query: { page: 1 } }), 200);
+    expect((body as { logs: unknown[] }).logs.length).toBeGreaterThan(0);
+  });
+
+  it('expirePush', async () => {
+    const { body } = await check('expirePush', () => sdk.expirePush({ client, path: { url_token: token } }), 200);
+    expect(body).toMatchObject({ expired: true, deleted: true });
+  });
+
+  it('listActivePushes and listExpiredPushes with pagination headers', async () => {
+    for (const [id, fn] of [
+      ['listActivePushes', sdk.listActivePushes],
+      ['listExpiredPushes', sdk.listExpiredPushes],
+    ] as const) {
+      const { response } = await check(id, () => fn({ client, ...auth, query: { page: 1 } }), 200);
+      expect(response.headers.get('x-total-count')).toMatch(/^\d+$/);
+    }
+  });
+
+  it('downloadPushFile', async () => {
+    const result = await sdk.downloadPushFile({ client, path: { url_token: token, file_id: 'f1x9a2kq' }, query: { token: 'eyJ.signed.jwt' }, parseAs: 'text' });
+    expect(result.response.status).toBe(200);
+    expect(result.response.headers.get('content-type')).toMatch(/^application\/octet-stream/);
+    expect(spec.validateResponse('downloadPushFile', 200, result.response.headers.get('content-type'), result.data).errors).toEqual([]);
+  });
+
+  it('rejects a request the spec forbids (no token on an owner operation) with a 401 error body', async () => {
+    await check('listActivePushes', () => sdk.listActivePushes({ client }), 401);
+  });
+
+  it('rejects an invalid create body with the 422 error body', async () => {
+    const { body } = await check('createPush', () => sdk.createPush({ client, body: { push: { kind: 'url' } as never } }), 422);
+    expect(body).toMatchObject({ code: 'validation_failed' });
+  });
+});
+
+describe('the Prism mock serves every documented error example', () => {
+  for (const op of spec.operations()) {
+    const errorStatuses = Object.keys(op.object.responses as object).map(Number).filter((s) => s >= 400);
+    it(`${op.operationId}: ${errorStatuses.join(', ')}`, async () => {
+      const path = op.path.replace('{url_token}', token).replace('{file_id}', 'f1x9a2kq');
+      const query = op.operationId === 'downloadPushFile' ? '?token=t' : '';
+      const security = (op.object.security ?? spec.spec.security) as Record<string, unknown>[];
+      const usesBearer = security.some((s) => 'bearerAuth' in s);
+      const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+      if (usesBearer) headers.Authorization = 'Bearer spt_example_token';
+      const init: RequestInit = { method: op.method.toUpperCase(), headers };
+      if (op.method === 'post') init.body = JSON.stringify({ push: { payload: 'x' } });
+      for (const status of errorStatuses) {
+        const res = await fetch(`${baseUrl}${path}${query}`, { ...init, headers: { ...init.headers, Prefer: `code=${status}` } });
+        const body = await res.json();
+        expect(res.status, `${op.operationId} Prefer code=${status}`).toBe(status);
+        expect(spec.validateResponse(op.operationId, status, res.headers.get('content-type'), body).errors).toEqual([]);
+        expect(body.code).toMatch(/^[a-z_]+$/);
+      }
+    });
+  }
+});
