@@ -10,6 +10,7 @@ const run = (args: string[]) =>
   spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
 
 const v = new SpecValidator();
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary OpenAPI document
 type Json = Record<string, any>;
 
 interface NamedExample {
@@ -28,7 +29,7 @@ function namedExamples(): NamedExample[] {
         out.push({ where: `${op.operationId} request ${media} ${name}`, schema: m.schema, value: v.deref<Json>(ex).value });
       }
     }
-    for (const [status, r] of Object.entries<Json>(op.object.responses)) {
+    for (const [status, r] of Object.entries<Json>(op.object.responses as Json)) {
       for (const [media, m] of Object.entries<Json>(v.deref<Json>(r).content ?? {})) {
         for (const [name, ex] of Object.entries<Json>(m.examples ?? {})) {
           out.push({ where: `${op.operationId} ${status} ${media} ${name}`, schema: m.schema, value: v.deref<Json>(ex).value });
@@ -69,7 +70,7 @@ describe('the OpenAPI contract', () => {
   it('gives every operation at least one success and one error example', () => {
     const missing: string[] = [];
     for (const op of v.operations()) {
-      const statuses = Object.entries<Json>(op.object.responses).map(([status, r]) => ({
+      const statuses = Object.entries<Json>(op.object.responses as Json).map(([status, r]) => ({
         status: Number(status),
         examples: Object.values<Json>(v.deref<Json>(r).content ?? {}).flatMap((m) => Object.keys(m.examples ?? {})),
       }));
@@ -84,7 +85,7 @@ describe('the OpenAPI contract', () => {
     expect(Object.keys(byId).sort()).toEqual(
       ['createPush', 'downloadPushFile', 'expirePush', 'getPush', 'getPushAudit', 'getVersion', 'listActivePushes', 'listExpiredPushes', 'previewPush'].sort(),
     );
-    const statuses = (id: string) => Object.keys(byId[id]!.object.responses).sort();
+    const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
     expect(statuses('createPush')).toEqual(['201', '400', '401', '413', '415', '422', '429', '500', '503']);
     expect(statuses('getPush')).toEqual(['200', '401', '404', '429', '500', '503']);
     expect(statuses('expirePush')).toEqual(['200', '401', '403', '404', '429', '500', '503']);
@@ -111,9 +112,9 @@ describe('the OpenAPI contract', () => {
     expect(schemas.PushInput.properties.files.maxItems).toBe(10);
     const page = v.deref<Json>({ $ref: '#/components/parameters/Page' });
     expect(page.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 200, default: 1 });
-    const getPush = v.operation('getPush').object;
+    const getPush = v.operation('getPush').object as Json;
     expect(getPush.parameters.map((p: Json) => v.deref<Json>(p).name)).toEqual(['X-Passphrase', 'passphrase']);
-    const listOk = v.operation('listActivePushes').object.responses['200'];
+    const listOk = (v.operation('listActivePushes').object as Json).responses['200'];
     expect(Object.keys(listOk.headers)).toEqual(expect.arrayContaining(['Link', 'X-Total-Count', 'Cache-Control']));
     expect(Object.keys(v.response('getPush', 429)!.headers as Json)).toContain('Retry-After');
     expect(Object.keys((v.spec as Json).components.securitySchemes).sort()).toEqual(['bearerAuth', 'legacyEmail', 'legacyToken']);

@@ -114,9 +114,10 @@ describe('the Prism mock answers every operation through the generated SDK', () 
 
   it('downloadPushFile', async () => {
     const result = await sdk.downloadPushFile({ client, path: { url_token: token, file_id: 'f1x9a2kq' }, query: { token: 'eyJ.signed.jwt' }, parseAs: 'text' });
-    expect(result.response.status).toBe(200);
-    expect(result.response.headers.get('content-type')).toMatch(/^application\/octet-stream/);
-    expect(spec.validateResponse('downloadPushFile', 200, result.response.headers.get('content-type'), result.data).errors).toEqual([]);
+    const response = result.response!;
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/octet-stream/);
+    expect(spec.validateResponse('downloadPushFile', 200, response.headers.get('content-type'), result.data).errors).toEqual([]);
   });
 
   it('rejects a request the spec forbids (no token on an owner operation) with a 401 error body', async () => {

@@ -1,0 +1,313 @@
+/**
+ * The hand-written facade over the generated client: one method per operation, typed errors, timeouts and
+ * abort signals, paging, and bounded retries of the operations that are safe to repeat.
+ */
+import { type Client, createClient } from './generated/client/index.js';
+import type { Auth } from './generated/core/auth.gen.js';
+import {
+  createPush as genCreatePush,
+  downloadPushFile as genDownloadPushFile,
+  expirePush as genExpirePush,
+  getPush as genGetPush,
+  getPushAudit as genGetPushAudit,
+  getVersion as genGetVersion,
+  listActivePushes as genListActivePushes,
+  listExpiredPushes as genListExpiredPushes,
+  previewPush as genPreviewPush,
+} from './generated/sdk.gen.js';
+import type {
+  AuditEntry,
+  PreviewResponse,
+  Push,
+  PushFile,
+  PushInput,
+  PushOwner,
+  PushRetrieval,
+  VersionReport,
+} from './generated/types.gen.js';
+import {
+  errorFromResponse,
+  NetworkError,
+  parseRetryAfter,
+  RequestAbortedError,
+  SecretPushError,
+  TimeoutError,
+  UnexpectedResponseError,
+} from './errors.js';
+import { type FileInput, toFileUpload } from './files.js';
+import { iteratePages, type Page, pageFromResponse } from './pagination.js';
+
+export interface SecretPushClientOptions {
+  /** The installation's origin, e.g. `https://pwpush.example.org` (without `/api/v2`). */
+  baseUrl: string;
+  /** API token (`Authorization: Bearer …`). Omit for anonymous use. */
+  token?: string | undefined;
+  /** With `token`: send the legacy pair `X-User-Email` + `X-User-Token` instead of a bearer token. */
+  email?: string | undefined;
+  /** A fetch implementation; defaults to `globalThis.fetch`. */
+  fetch?: typeof fetch | undefined;
+  /** Per attempt, in milliseconds; default 30,000. `0` disables the timer. */
+  timeoutMs?: number | undefined;
+  /** Sent as `User-Agent` (browsers may ignore it). */
+  userAgent?: string | undefined;
+  /** Retries of the safe operations on 429/503; default 2. `0` turns retries off. */
+  maxRetries?: number | undefined;
+  /** The longest wait before a retry; a longer `Retry-After` is not waited for (the error is thrown). Default 10,000. */
+  maxRetryWaitMs?: number | undefined;
+}
+
+/** Options every method takes. */
+export interface RequestOptions {
+  signal?: AbortSignal | undefined;
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number | undefined;
+}
+
+export interface RetrieveOptions extends RequestOptions {
+  /** Sent in the `X-Passphrase` header, never in the query string. */
+  passphrase?: string | undefined;
+}
+
+/** `createPush`'s input: the spec's `PushInput`, with files given as bytes, Blobs or encoded uploads. */
+export type CreatePushParams = Omit<PushInput, 'files'> & { files?: FileInput[] | undefined };
+
+/** An async iterable list whose `page(n)` reads one page. */
+export interface PagedList<T, Args extends unknown[] = []> {
+  (...args: [...Args, options?: RequestOptions]): AsyncIterable<T>;
+  page(...args: [...Args, page: number, options?: RequestOptions]): Promise<Page<T>>;
+}
+
+export interface SecretPushClient {
+  /** Creates a push (201). Never retried automatically. */
+  createPush(params: CreatePushParams, options?: RequestOptions): Promise<PushOwner>;
+  /** Retrieves a push: counts as a view. Never retried automatically. */
+  retrievePush(urlToken: string, options?: RetrieveOptions): Promise<PushRetrieval>;
+  /** The shareable link, without a view. */
+  previewPush(urlToken: string, options?: RequestOptions): Promise<PreviewResponse>;
+  /** Expires a push now (owner, or anyone when `deletable_by_viewer`). */
+  expirePush(urlToken: string, options?: RequestOptions): Promise<Push>;
+  /** The push's audit log, oldest first, over all pages; `audit.page(urlToken, n)` reads one page. */
+  audit: PagedList<AuditEntry, [urlToken: string]>;
+  /** The caller's active pushes, newest first, over all pages; `activePushes.page(n)` reads one page. */
+  activePushes: PagedList<PushOwner>;
+  /** The caller's expired pushes, newest first, over all pages; `expiredPushes.page(n)` reads one page. */
+  expiredPushes: PagedList<PushOwner>;
+  /** The instance's version and features. */
+  version(options?: RequestOptions): Promise<VersionReport>;
+  /** The bytes of a retrieved file, through its signed link (valid 5 minutes). Does not count as a view. */
+  downloadFile(file: PushFile | string, options?: RequestOptions): Promise<Uint8Array>;
+  /** The generated hey-api client underneath, for anything the facade does not cover. */
+  readonly raw: Client;
+}
+
+interface GeneratedResult {
+  data?: unknown;
+  error?: unknown;
+  response?: Response;
+}
+
+type GeneratedCall = (extra: { client: Client; signal: AbortSignal }) => Promise<GeneratedResult>;
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_RETRIES = 2;
+const DEFAULT_MAX_RETRY_WAIT_MS = 10_000;
+const DOWNLOAD_PATH = /\/api\/v2\/pushes\/([^/?#]+)\/files\/([^/?#]+)$/;
+
+export function createSecretPushClient(options: SecretPushClientOptions): SecretPushClient {
+  if (!options || typeof options.baseUrl !== 'string' || !/^https?:\/\//i.test(options.baseUrl)) {
+    throw new TypeError('createSecretPushClient: baseUrl must be an absolute http(s) URL');
+  }
+  const baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v2$/, '');
+  const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxRetries = Math.max(0, options.maxRetries ?? DEFAULT_MAX_RETRIES);
+  const maxRetryWaitMs = Math.max(0, options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS);
+  const { token, email } = options;
+
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (options.userAgent) headers['User-Agent'] = options.userAgent;
+
+  const raw = createClient({
+    baseUrl,
+    headers,
+    // Resolve at call time so a replaced globalThis.fetch (msw, test doubles) is honoured.
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    // The generated operations list the bearer scheme and the legacy pair; send one of them.
+    auth: (scheme: Auth) => {
+      if (!token) return undefined;
+      if (scheme.scheme === 'bearer') return email ? undefined : token;
+      if (scheme.name === 'X-User-Email') return email || undefined;
+      if (scheme.name === 'X-User-Token') return email ? token : undefined;
+      return undefined;
+    },
+  });
+
+  async function send<T>(call: GeneratedCall, opts: RequestOptions | undefined, retryable: boolean): Promise<{ data: T; response: Response }> {
+    for (let attempt = 0; ; attempt++) {
+      const result = await attemptOnce(call, opts);
+      const { response } = result;
+      if (!response) throw new NetworkError('network error: no response from the server', { cause: result.error });
+      if (!response.ok) {
+        const error = errorFromResponse(response, result.error);
+        const status = response.status;
+        if (retryable && (status === 429 || status === 503) && attempt < maxRetries) {
+          const waitMs = retryDelayMs(response, result.error, attempt);
+          if (waitMs <= maxRetryWaitMs) {
+            await sleep(waitMs, opts?.signal);
+            continue;
+          }
+        }
+        throw error;
+      }
+      if (result.error !== undefined) {
+        throw new UnexpectedResponseError(`${response.status}: the response body could not be read`, {
+          status: response.status,
+          body: result.error,
+          requestId: response.headers.get('X-Request-Id') ?? undefined,
+          headers: response.headers,
+          cause: result.error,
+        });
+      }
+      return { data: result.data as T, response };
+    }
+  }
+
+  async function attemptOnce(call: GeneratedCall, opts: RequestOptions | undefined): Promise<GeneratedResult> {
+    const userSignal = opts?.signal;
+    if (userSignal?.aborted) throw new RequestAbortedError('request aborted', { cause: userSignal.reason });
+    const controller = new AbortController();
+    const timeoutMs = opts?.timeoutMs ?? defaultTimeout;
+    let timedOut = false;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError'));
+          }, timeoutMs)
+        : undefined;
+    const onAbort = () => controller.abort(userSignal?.reason);
+    userSignal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      let result: GeneratedResult;
+      try {
+        result = await call({ client: raw, signal: controller.signal });
+      } catch (cause) {
+        // The generated client catches fetch failures itself; anything thrown here came from building the request.
+        if (cause instanceof SecretPushError) throw cause;
+        result = { error: cause };
+      }
+      if (timedOut) throw new TimeoutError(`request timed out after ${timeoutMs} ms`, { cause: result.error });
+      if (userSignal?.aborted) throw new RequestAbortedError('request aborted', { cause: userSignal.reason });
+      return result;
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      userSignal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  function retryDelayMs(response: Response, body: unknown, attempt: number): number {
+    const seconds = parseRetryAfter(response.headers, body);
+    return seconds !== undefined ? seconds * 1000 : Math.min(500 * 2 ** attempt, maxRetryWaitMs);
+  }
+
+  function listPage(gen: typeof genListActivePushes) {
+    return async (page: number, opts?: RequestOptions): Promise<Page<PushOwner>> => {
+      const { data, response } = await send<PushOwner[]>((x) => gen({ ...x, query: { page } }), opts, true);
+      return pageFromResponse(data, page, response.headers, baseUrl);
+    };
+  }
+
+  function pagedList(fetchPage: (page: number, opts?: RequestOptions) => Promise<Page<PushOwner>>): PagedList<PushOwner> {
+    const list = (opts?: RequestOptions) => iteratePages((page) => fetchPage(page, opts));
+    return Object.assign(list, { page: fetchPage });
+  }
+
+  const auditPage = async (urlToken: string, page: number, opts?: RequestOptions): Promise<Page<AuditEntry>> => {
+    const { data, response } = await send<{ logs: AuditEntry[] }>(
+      (x) => genGetPushAudit({ ...x, path: { url_token: urlToken }, query: { page } }),
+      opts,
+      true,
+    );
+    return pageFromResponse(data.logs, page, response.headers, baseUrl);
+  };
+  const audit: PagedList<AuditEntry, [urlToken: string]> = Object.assign(
+    (urlToken: string, opts?: RequestOptions) => iteratePages((page) => auditPage(urlToken, page, opts)),
+    { page: auditPage },
+  );
+
+  return {
+    raw,
+    async createPush(params, opts) {
+      const { files, ...rest } = params;
+      const push: PushInput = { ...rest };
+      if (files !== undefined) push.files = await Promise.all(files.map(toFileUpload));
+      const { data } = await send<PushOwner>((x) => genCreatePush({ ...x, body: { push } }), opts, false);
+      return data;
+    },
+    async retrievePush(urlToken, opts) {
+      const passphrase = opts?.passphrase;
+      const { data } = await send<PushRetrieval>(
+        (x) =>
+          genGetPush({
+            ...x,
+            path: { url_token: urlToken },
+            ...(passphrase !== undefined ? { headers: { 'X-Passphrase': passphrase } } : {}),
+          }),
+        opts,
+        false,
+      );
+      return data;
+    },
+    async previewPush(urlToken, opts) {
+      const { data } = await send<PreviewResponse>((x) => genPreviewPush({ ...x, path: { url_token: urlToken } }), opts, true);
+      return data;
+    },
+    async expirePush(urlToken, opts) {
+      // Not retried (not a safe operation): after a lost answer a repeat would only report the already-expired record.
+      const { data } = await send<Push>((x) => genExpirePush({ ...x, path: { url_token: urlToken } }), opts, false);
+      return data;
+    },
+    audit,
+    activePushes: pagedList(listPage(genListActivePushes)),
+    expiredPushes: pagedList(listPage(genListExpiredPushes as typeof genListActivePushes)),
+    async version(opts) {
+      const { data } = await send<VersionReport>((x) => genGetVersion(x), opts, true);
+      return data;
+    },
+    async downloadFile(file, opts) {
+      const link = new URL(typeof file === 'string' ? file : file.url, baseUrl);
+      const match = DOWNLOAD_PATH.exec(link.pathname);
+      const token = link.searchParams.get('token');
+      if (!match || !token) throw new TypeError(`downloadFile: not a signed download link of this API: ${link.pathname}`);
+      const [, urlToken, fileId] = match as unknown as [string, string, string];
+      // Sent to the client's own baseUrl: the link's host is the instance's public URL, which a server-side
+      // caller may not reach (the path and the signed token are what identify the file).
+      const { data } = await send<ArrayBuffer>(
+        (x) =>
+          genDownloadPushFile({
+            ...x,
+            path: { url_token: decodeURIComponent(urlToken), file_id: decodeURIComponent(fileId) },
+            query: { token },
+            parseAs: 'arrayBuffer',
+          }),
+        opts,
+        true,
+      );
+      return new Uint8Array(data);
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new RequestAbortedError('request aborted', { cause: signal.reason }));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new RequestAbortedError('request aborted', { cause: signal?.reason }));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,15 @@
+/**
+ * `@secret-push/sdk/mocks`: msw handlers for frontend teams. A separate entry so apps that do not mock never load
+ * msw (and zod, which the stateful mock validates with). Both are optional peer dependencies of the SDK.
+ *
+ * - `createMockServerHandlers()`: a stateful in-memory mock that behaves like the server for the rules a UI meets.
+ * - `createMswHandlers()` / `handleGetPush()` / …: the generated per-operation handlers (you give each response).
+ */
+export {
+  createMockServerHandlers,
+  type MockServer,
+  type MockServerOptions,
+  type SeedOptions,
+} from './server.js';
+export { defaultMockSettings, defaultMockUsers, type MockSettings, type MockUser } from './store.js';
+export * from '../generated/msw.gen.js';

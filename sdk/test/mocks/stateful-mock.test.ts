@@ -1,0 +1,225 @@
+/**
+ * The stateful mock's own controls and the rules the parity suite does not reach: seeding, the clock, instance
+ * settings, routing details, the generated handlers it re-exports, and its self-check of every answer.
+ */
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  BadRequestError,
+  createSecretPushClient,
+  fileFromBytes,
+  ForbiddenError,
+  PassphraseIncorrectError,
+  RateLimitError,
+  ServerError,
+  ValidationError,
+} from '../../src/index.js';
+import { createMockServerHandlers, createMswHandlers, type MockServer } from '../../src/mocks/index.js';
+import { specCheckingFetch } from '../support/spec-fetch.js';
+
+const server = setupServer();
+const checker = specCheckingFetch();
+beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
+afterEach(() => {
+  server.resetHandlers();
+  const violations = [...checker.violations];
+  checker.clear();
+  expect(violations, 'answers that break the spec').toEqual([]);
+});
+afterAll(() => server.close());
+
+let n = 0;
+function start(options: Parameters<typeof createMockServerHandlers>[0] = {}): { mock: MockServer; baseUrl: string } {
+  const baseUrl = `http://mock-${++n}.test`;
+  const mock = createMockServerHandlers({ baseUrl, ...options });
+  server.use(...mock.handlers);
+  return { mock, baseUrl };
+}
+
+const DAY = 24 * 3600 * 1000;
+
+describe('stateful mock: seeding and the clock', () => {
+  it('seeds a push for an owner at a given time, listed and timestamped from the mock clock', async () => {
+    const { mock, baseUrl } = start({ now: new Date('2026-03-01T12:00:00.000Z') });
+    const seeded = mock.seedPush({ payload: 'seeded', name: 'seed' }, { owner: 'alice@example.com', createdAt: '2026-02-28T12:00:00.000Z' });
+    expect(seeded).toMatchObject({ created_at: '2026-02-28T12:00:00.000Z', expires_at: '2026-03-07T12:00:00.000Z', name: 'seed' });
+    const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    const page = await alice.activePushes.page(1);
+    expect(page.items.map((p) => [p.url_token, p.days_remaining])).toEqual([[seeded.url_token, 6]]);
+    const fresh = await alice.createPush({ payload: 'now' });
+    expect(fresh.created_at).toBe('2026-03-01T12:00:00.000Z');
+  });
+
+  it('expires a seeded push once advanceClock passes expires_at, and answers the expired record', async () => {
+    const { mock, baseUrl } = start({ now: new Date('2026-03-01T00:00:00.000Z') });
+    const seeded = mock.seedPush({ payload: 'two days', expire_after_days: 2 }, { owner: 'bob@example.com' });
+    const bob = createSecretPushClient({ baseUrl, token: mock.users[1]!.token, fetch: checker.fetch });
+    mock.advanceClock(2 * DAY - 1);
+    expect((await bob.activePushes.page(1)).items).toHaveLength(1);
+    mock.advanceClock(1);
+    expect((await bob.activePushes.page(1)).items).toHaveLength(0);
+    const [expired] = (await bob.expiredPushes.page(1)).items;
+    expect(expired).toMatchObject({ url_token: seeded.url_token, expired: true, deleted: false, expired_on: '2026-03-03T00:00:00.000Z', note: '' });
+  });
+
+  it('lapses download links after 5 minutes of mock clock with ForbiddenError link_expired', async () => {
+    const { mock, baseUrl } = start();
+    const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    const created = await alice.createPush({ files: [fileFromBytes(new Uint8Array([7]), 'seven.bin')] });
+    const [file] = (await alice.retrievePush(created.url_token)).files;
+    expect(await alice.downloadFile(file!)).toEqual(new Uint8Array([7]));
+    mock.advanceClock(5 * 60 * 1000);
+    const error = await alice.downloadFile(file!).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ForbiddenError);
+    expect(error).toMatchObject({ code: 'link_expired' });
+  });
+
+  it('keeps the files of a push expired by its last view downloadable through links issued before, but not after a DELETE', async () => {
+    const { mock, baseUrl } = start();
+    const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+    const once = await alice.createPush({ files: [fileFromBytes(new Uint8Array([1]), 'a.bin')], expire_after_views: 1 });
+    const [file] = (await anon.retrievePush(once.url_token)).files;
+    expect((await anon.retrievePush(once.url_token)).expired).toBe(true);
+    expect(await anon.downloadFile(file!)).toEqual(new Uint8Array([1]));
+
+    const deleted = await alice.createPush({ files: [fileFromBytes(new Uint8Array([2]), 'b.bin')] });
+    const [file2] = (await anon.retrievePush(deleted.url_token)).files;
+    await alice.expirePush(deleted.url_token);
+    await expect(anon.downloadFile(file2!)).rejects.toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('lets passphrase attempts leave the one-minute window', async () => {
+    const { mock, baseUrl } = start({ now: new Date('2026-03-01T00:00:00.000Z') });
+    const seeded = mock.seedPush({ payload: 'p', passphrase: 'right' });
+    const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+    for (let i = 0; i < 5; i++) await expect(anon.retrievePush(seeded.url_token, { passphrase: 'no' })).rejects.toBeInstanceOf(PassphraseIncorrectError);
+    const limited = await anon.retrievePush(seeded.url_token, { passphrase: 'right' }).catch((e: unknown) => e);
+    expect(limited).toBeInstanceOf(RateLimitError);
+    expect((limited as RateLimitError).retryAfterSeconds).toBe(60);
+    mock.advanceClock(60_001);
+    expect((await anon.retrievePush(seeded.url_token, { passphrase: 'right' })).payload).toBe('p');
+  });
+
+  it('rejects a seed the spec does not allow', () => {
+    const { mock } = start();
+    expect(() => mock.seedPush({ payload: 'x', expire_after_views: 0 })).toThrow(/expire_after_views/);
+    expect(() => mock.seedPush({ payload: 'x' }, { owner: 'nobody@example.com' })).toThrow(/unknown owner/);
+  });
+
+  it('pages the audit log (50 per page, oldest first) and reset() forgets every push', async () => {
+    const { mock, baseUrl } = start();
+    const seeded = mock.seedPush({ payload: 'busy', expire_after_views: 60 }, { owner: 'alice@example.com' });
+    const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+    for (let i = 0; i < 55; i++) await anon.retrievePush(seeded.url_token);
+    const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    const first = await alice.audit.page(seeded.url_token, 1);
+    expect(first).toMatchObject({ totalCount: 56, nextPage: 2 });
+    expect(first.items).toHaveLength(50);
+    const kinds: string[] = [];
+    for await (const entry of alice.audit(seeded.url_token)) kinds.push(entry.kind);
+    expect(kinds).toEqual(['creation', ...Array(55).fill('view')]);
+    mock.reset();
+    await expect(anon.previewPush(seeded.url_token)).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('stateful mock: instance settings', () => {
+  it('requires a token everywhere but version when anonymous access is off', async () => {
+    const { baseUrl } = start({ settings: { allowAnonymous: false } });
+    const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+    expect((await anon.version()).features.anonymous_access).toBe(false);
+    const error = await anon.createPush({ payload: 'x' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error).toMatchObject({ code: 'authentication_required' });
+  });
+
+  it('answers 422 on kind for a disabled kind', async () => {
+    const { baseUrl } = start({ settings: { enableUrlPushes: false } });
+    const error = await createSecretPushClient({ baseUrl, fetch: checker.fetch })
+      .createPush({ kind: 'url', payload: 'https://example.org' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(Object.keys((error as ValidationError).errors)).toEqual(['kind']);
+  });
+
+  it('uses publicBaseUrl for json_url and html_url', async () => {
+    const { baseUrl } = start({ settings: { publicBaseUrl: 'https://push.example.org' } });
+    const created = await createSecretPushClient({ baseUrl, fetch: checker.fetch }).createPush({ payload: 'x' });
+    expect(created.html_url).toBe(`https://push.example.org/p/${created.url_token}`);
+  });
+
+  it('fails loudly (500) instead of answering a body the spec does not allow', async () => {
+    const { baseUrl } = start({ settings: { publicBaseUrl: 'not a url' } });
+    const client = createSecretPushClient({ baseUrl, maxRetries: 0 });
+    await expect(client.createPush({ payload: 'x' })).rejects.toBeInstanceOf(ServerError);
+  });
+});
+
+describe('stateful mock: routing and request errors', () => {
+  it('accepts the .json suffix, answers 404 no_route and 405 method_not_allowed with Allow', async () => {
+    const { baseUrl } = start();
+    const fetch = checker.fetch;
+    const created = await createSecretPushClient({ baseUrl, fetch }).createPush({ payload: 'json suffix' });
+    const viaSuffix = await fetch(`${baseUrl}/api/v2/pushes/${created.url_token}.json`);
+    expect(((await viaSuffix.json()) as { payload: string }).payload).toBe('json suffix');
+    checker.clear(); // the next two answers are outside the spec's operations on purpose
+    const noRoute = await fetch(`${baseUrl}/api/v2/nothing-here`);
+    expect([noRoute.status, ((await noRoute.json()) as { code: string }).code]).toEqual([404, 'no_route']);
+    const notAllowed = await fetch(`${baseUrl}/api/v2/version`, { method: 'POST' });
+    expect(notAllowed.status).toBe(405);
+    expect(notAllowed.headers.get('Allow')).toBe('GET');
+    checker.clear();
+  });
+
+  it('answers 400 invalid_json, 400 missing_push and 415 for bodies the SDK would never send', async () => {
+    const { baseUrl } = start();
+    const post = (body: string, type = 'application/json') =>
+      checker.fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', body, headers: { 'Content-Type': type } });
+    expect(await (await post('{not json')).json()).toMatchObject({ code: 'invalid_json' });
+    expect(await (await post('{"payload":"x"}')).json()).toMatchObject({ code: 'missing_push' });
+    const wrongType = await post('{"push":{"payload":"x"}}', 'text/plain');
+    expect([wrongType.status, ((await wrongType.json()) as { code: string }).code]).toEqual([415, 'unsupported_media_type']);
+  });
+
+  it('echoes a safe X-Request-Id and puts it in error bodies', async () => {
+    const { baseUrl } = start();
+    const response = await checker.fetch(`${baseUrl}/api/v2/pushes/active`, { headers: { 'X-Request-Id': 'trace-42' } });
+    expect(response.headers.get('X-Request-Id')).toBe('trace-42');
+    expect(await response.json()).toMatchObject({ code: 'authentication_required', request_id: 'trace-42' });
+  });
+
+  it('rejects page=abc with BadRequestError invalid_page', async () => {
+    const { mock, baseUrl } = start();
+    const response = await checker.fetch(`${baseUrl}/api/v2/pushes/expired?page=abc`, { headers: { Authorization: `Bearer ${mock.users[0]!.token}` } });
+    expect(await response.json()).toMatchObject({ code: 'invalid_page' });
+    const error = await createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch }).expiredPushes.page(201).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+  });
+});
+
+describe('stateful mock: origins', () => {
+  it('answers any origin when baseUrl is omitted, building URLs from the request origin', async () => {
+    const mock = createMockServerHandlers();
+    server.use(...mock.handlers);
+    const created = await createSecretPushClient({ baseUrl: 'https://anything.example:8443', fetch: checker.fetch }).createPush({ payload: 'x' });
+    expect(created.json_url).toBe(`https://anything.example:8443/api/v2/pushes/${created.url_token}`);
+  });
+});
+
+describe('generated handlers (re-exported)', () => {
+  it('serve the body given to them', async () => {
+    const baseUrl = 'http://generated.test';
+    const report = {
+      application_version: '9.9.9', api_version: '2.1', edition: 'oss',
+      features: {
+        anonymous_access: true, api_token_authentication: true, accounts: { enabled: false },
+        pushes: { enabled: true, email_auto_dispatch: false, file_attachments: { enabled: true, requires_authentication: true }, url_pushes: { enabled: true }, qr_code_pushes: { enabled: true } },
+        requests: { enabled: false },
+      },
+    };
+    server.use(...createMswHandlers({ baseUrl }).all({ pick: { getVersion: { body: report } } }));
+    expect((await createSecretPushClient({ baseUrl }).version()).application_version).toBe('9.9.9');
+  });
+});
