@@ -1,0 +1,166 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadSettings, maxBodyBytes, parseMasterKey, SettingsError, settingsTable } from './settings.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-settings-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const HEX = 'ab'.repeat(32);
+const base = { PWPUSH_DATA_DIR: dir, PWPUSH_MASTER_KEY: HEX };
+
+function error(env: NodeJS.ProcessEnv): SettingsError {
+  try {
+    loadSettings(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(SettingsError);
+    return e as SettingsError;
+  }
+  throw new Error('expected a SettingsError');
+}
+
+describe('loadSettings', () => {
+  it('has the documented defaults', () => {
+    const s = loadSettings(base);
+    expect(s).toMatchObject({
+      env: 'development',
+      port: 5100,
+      dataDir: dir,
+      databaseUrl: null,
+      publicBaseUrl: null,
+      trustProxy: false,
+      logLevel: 'info',
+      allowAnonymous: true,
+      enableFilePushes: true,
+      enableUrlPushes: true,
+      enableQrPushes: true,
+      filesRequireAuth: true,
+      fileMaxCount: 10,
+      fileMaxBytes: 10_485_760,
+      expireAfterDays: { default: 7, min: 1, max: 90 },
+      expireAfterViews: { default: 5, min: 1, max: 100 },
+      deletableByViewerDefault: true,
+      retrievalStepDefault: false,
+      passphraseAttemptsPerMinute: 5,
+      rateLimitPerMinute: 0,
+      sweepIntervalSeconds: 30,
+      purgeExpiredAfterDays: null,
+    });
+    expect(s.masterKeys).toHaveLength(1);
+    expect(s.signingSecret.length).toBe(32);
+  });
+
+  it('parses booleans strictly (true/false/1/0/yes/no) and names the variable on a bad value', () => {
+    for (const [v, want] of [['yes', true], ['NO', false], ['1', true], ['0', false], ['True', true]] as const) {
+      expect(loadSettings({ ...base, PWPUSH_ALLOW_ANONYMOUS: v }).allowAnonymous).toBe(want);
+    }
+    const e = error({ ...base, PWPUSH_ALLOW_ANONYMOUS: 'maybe' });
+    expect(e.variable).toBe('PWPUSH_ALLOW_ANONYMOUS');
+    expect(e.message).toMatch(/PWPUSH_ALLOW_ANONYMOUS must be one of true, false, 1, 0, yes, no/);
+  });
+
+  it('accepts integers only, within their ranges', () => {
+    expect(error({ ...base, PORT: '51.5' }).message).toMatch(/PORT must be an integer from 1 to 65535/);
+    expect(error({ ...base, PWPUSH_FILE_MAX_COUNT: '11' }).message).toMatch(/PWPUSH_FILE_MAX_COUNT must be an integer from 1 to 10/);
+    expect(error({ ...base, PWPUSH_FILE_MAX_BYTES: '0' }).variable).toBe('PWPUSH_FILE_MAX_BYTES');
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DAYS_MAX: '91' }).message).toMatch(/from 1 to 90/);
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_VIEWS_MIN: 'abc' }).message).toMatch(/from 1 to 100/);
+    expect(loadSettings({ ...base, PWPUSH_PURGE_EXPIRED_AFTER_DAYS: '30' }).purgeExpiredAfterDays).toBe(30);
+  });
+
+  it('keeps expiry defaults within min..max', () => {
+    const s = loadSettings({ ...base, PWPUSH_EXPIRE_AFTER_DAYS_MIN: '2', PWPUSH_EXPIRE_AFTER_DAYS_MAX: '5' });
+    expect(s.expireAfterDays).toEqual({ default: 5, min: 2, max: 5 });
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DAYS_MAX: '5', PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT: '7' }).message).toMatch(
+      /PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT must be an integer from 1 to 5/,
+    );
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_VIEWS_MIN: '9', PWPUSH_EXPIRE_AFTER_VIEWS_MAX: '3' }).variable).toBe('PWPUSH_EXPIRE_AFTER_VIEWS_MIN');
+  });
+
+  it('accepts only http(s) public base URLs and drops the trailing slash', () => {
+    expect(loadSettings({ ...base, PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com/' }).publicBaseUrl).toBe('https://pw.example.com');
+    expect(loadSettings({ ...base, PWPUSH_PUBLIC_BASE_URL: 'https://example.com/secrets/' }).publicBaseUrl).toBe('https://example.com/secrets');
+    expect(error({ ...base, PWPUSH_PUBLIC_BASE_URL: 'ftp://x.example' }).variable).toBe('PWPUSH_PUBLIC_BASE_URL');
+    expect(error({ ...base, PWPUSH_PUBLIC_BASE_URL: 'not a url' }).variable).toBe('PWPUSH_PUBLIC_BASE_URL');
+  });
+
+  it('validates the log level, environment and database URL', () => {
+    expect(error({ ...base, PWPUSH_LOG_LEVEL: 'loud' }).message).toMatch(/fatal, error, warn, info, debug, trace, silent/);
+    expect(error({ ...base, NODE_ENV: 'staging' }).variable).toBe('NODE_ENV');
+    expect(loadSettings({ ...base, NODE_ENV: 'test', PWPUSH_ENV: 'production' }).env).toBe('production');
+    expect(error({ ...base, DATABASE_URL: 'mysql://x' }).variable).toBe('DATABASE_URL');
+  });
+});
+
+describe('master keys', () => {
+  it('reads hex or base64 keys with an optional id, and previous keys for decryption', () => {
+    const b64 = Buffer.alloc(32, 7).toString('base64');
+    const s = loadSettings({ ...base, PWPUSH_MASTER_KEY: `k2:${b64}`, PWPUSH_MASTER_KEY_PREVIOUS: `k1:${HEX}, ${'cd'.repeat(32)}` });
+    expect(s.masterKeys.map((k) => k.id)).toEqual(['k2', 'k1', parseMasterKey('cd'.repeat(32), 'x').id]);
+    expect(s.masterKeys[0]!.key).toEqual(Buffer.alloc(32, 7));
+    expect(s.masterKeys[1]!.key.toString('hex')).toBe(HEX);
+  });
+
+  it('rejects malformed keys without echoing them', () => {
+    const e = error({ ...base, PWPUSH_MASTER_KEY: 'secret-but-short' });
+    expect(e.message).toMatch(/PWPUSH_MASTER_KEY must be 64 hex characters or base64 of 32 bytes/);
+    expect(e.message).not.toContain('secret-but-short');
+    expect(error({ ...base, PWPUSH_MASTER_KEY_PREVIOUS: 'zz' }).variable).toBe('PWPUSH_MASTER_KEY_PREVIOUS');
+  });
+
+  it('reads a key file', () => {
+    const file = path.join(dir, 'key.txt');
+    writeFileSync(file, `file:${HEX}\n`);
+    const s = loadSettings({ PWPUSH_DATA_DIR: dir, PWPUSH_MASTER_KEY_FILE: file });
+    expect(s.masterKeys[0]!.id).toBe('file');
+    expect(error({ PWPUSH_DATA_DIR: dir, PWPUSH_MASTER_KEY_FILE: path.join(dir, 'missing') }).variable).toBe('PWPUSH_MASTER_KEY_FILE');
+  });
+
+  it('refuses to start in production without a key', () => {
+    const e = error({ PWPUSH_DATA_DIR: dir, NODE_ENV: 'production' });
+    expect(e.variable).toBe('PWPUSH_MASTER_KEY');
+    expect(e.message).toMatch(/required in production/);
+  });
+
+  it('generates a development key file once (mode 0600) and reuses it', () => {
+    const devDir = path.join(dir, 'dev');
+    const first = loadSettings({ PWPUSH_DATA_DIR: devDir });
+    const second = loadSettings({ PWPUSH_DATA_DIR: devDir });
+    expect(second.masterKeys[0]!.key).toEqual(first.masterKeys[0]!.key);
+    const file = path.join(devDir, 'master.key');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('derives the signing secret from the master key unless set, and wants at least 32 characters', () => {
+    const a = loadSettings(base).signingSecret;
+    const b = loadSettings({ ...base, PWPUSH_MASTER_KEY: 'cd'.repeat(32) }).signingSecret;
+    expect(a.equals(b)).toBe(false);
+    expect(loadSettings({ ...base, PWPUSH_SIGNING_SECRET: 'x'.repeat(40) }).signingSecret.toString()).toBe('x'.repeat(40));
+    expect(error({ ...base, PWPUSH_SIGNING_SECRET: 'short' }).variable).toBe('PWPUSH_SIGNING_SECRET');
+  });
+});
+
+describe('settingsTable and maxBodyBytes', () => {
+  it('documents every variable loadSettings reads', () => {
+    const names = settingsTable().map((r) => r.name);
+    const source = readFileSync(new URL('./settings.ts', import.meta.url), 'utf8');
+    const read = new Set([...source.matchAll(/'((?:PWPUSH_[A-Z_]+)|PORT|DATABASE_URL|NODE_ENV)'/g)].map((m) => m[1]!));
+    // Bounds are read as prefix + _MIN/_MAX/_DEFAULT.
+    for (const prefix of ['PWPUSH_EXPIRE_AFTER_DAYS', 'PWPUSH_EXPIRE_AFTER_VIEWS']) {
+      read.delete(prefix);
+      for (const suffix of ['_MIN', '_MAX', '_DEFAULT']) read.add(prefix + suffix);
+    }
+    read.delete('NODE_ENV'); // documented under PWPUSH_ENV
+    for (const name of read) expect(names).toContain(name);
+    for (const row of settingsTable()) {
+      expect(row.default).not.toBe('');
+      expect(row.meaning).not.toBe('');
+    }
+  });
+
+  it('sizes the body limit to the file limits plus 8 MiB', () => {
+    expect(maxBodyBytes({ fileMaxCount: 10, fileMaxBytes: 10_485_760 })).toBe(10 * 13_981_016 + 8 * 1024 * 1024);
+    expect(maxBodyBytes({ fileMaxCount: 1, fileMaxBytes: 3 })).toBe(4 + 8 * 1024 * 1024);
+  });
+});

@@ -1,0 +1,299 @@
+/**
+ * Instance settings: read and validated once at start-up from the environment (`PWPUSH_*`, `DATABASE_URL`, `PORT`,
+ * `NODE_ENV`). Nothing else in the server reads `process.env`. A bad value throws SettingsError naming the variable
+ * and what it accepts; the value itself is never echoed for secret variables.
+ */
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Bounds, Settings } from '../domain/contract.js';
+
+export class SettingsError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SettingsError';
+  }
+}
+
+/** The repository root (server/src/config → ../../..). */
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** Widest bounds the spec allows; an instance may only narrow them. */
+export const SPEC_LIMITS = {
+  expireAfterDays: { min: 1, max: 90, default: 7 },
+  expireAfterViews: { min: 1, max: 100, default: 5 },
+  fileMaxCount: 10,
+  fileMaxBytes: 10 * 1024 * 1024,
+} as const;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const ENVS = ['development', 'production', 'test'] as const;
+
+export interface SettingDoc {
+  name: string;
+  default: string;
+  meaning: string;
+}
+
+/** One row per variable, in the order of the README table. */
+const TABLE: SettingDoc[] = [
+  { name: 'PWPUSH_ENV', default: 'NODE_ENV, else `development`', meaning: '`development`, `production` or `test`. Production refuses to start without a master key.' },
+  { name: 'PORT', default: '`5100`', meaning: 'TCP port the server listens on (1..65535).' },
+  { name: 'PWPUSH_HOST', default: '`0.0.0.0`', meaning: 'Address the server binds to.' },
+  { name: 'PWPUSH_DATA_DIR', default: '`<repo>/data`', meaning: 'Data directory: embedded PostgreSQL cluster and the development key file.' },
+  { name: 'DATABASE_URL', default: 'unset', meaning: 'PostgreSQL connection URL. Unset: an embedded PostgreSQL is started under the data directory.' },
+  { name: 'PWPUSH_PUBLIC_BASE_URL', default: 'unset', meaning: 'Public base URL (http or https) used in `json_url`, `html_url` and file links; unset: the request\'s own origin.' },
+  { name: 'PWPUSH_TRUST_PROXY', default: '`false`', meaning: 'Trust `X-Forwarded-*` headers (client address, protocol) from a reverse proxy.' },
+  { name: 'PWPUSH_LOG_LEVEL', default: '`info`', meaning: `One of ${LOG_LEVELS.join(', ')}.` },
+  { name: 'PWPUSH_ALLOW_ANONYMOUS', default: '`true`', meaning: 'Allow creating and retrieving pushes without a token (`features.anonymous_access`).' },
+  { name: 'PWPUSH_ENABLE_FILE_PUSHES', default: '`true`', meaning: 'Allow `file` pushes.' },
+  { name: 'PWPUSH_ENABLE_URL_PUSHES', default: '`true`', meaning: 'Allow `url` pushes.' },
+  { name: 'PWPUSH_ENABLE_QR_PUSHES', default: '`true`', meaning: 'Allow `qr` pushes.' },
+  { name: 'PWPUSH_FILES_REQUIRE_AUTH', default: '`true`', meaning: 'File pushes (and any `files` property) need a token.' },
+  { name: 'PWPUSH_FILE_MAX_COUNT', default: '`10`', meaning: 'Most files per push (1..10).' },
+  { name: 'PWPUSH_FILE_MAX_BYTES', default: '`10485760`', meaning: 'Largest file in bytes after decoding (1..10485760).' },
+  { name: 'PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT', default: '`7`', meaning: 'Default `expire_after_days` (within _MIN.._MAX).' },
+  { name: 'PWPUSH_EXPIRE_AFTER_DAYS_MIN', default: '`1`', meaning: 'Smallest `expire_after_days` accepted (1..90).' },
+  { name: 'PWPUSH_EXPIRE_AFTER_DAYS_MAX', default: '`90`', meaning: 'Largest `expire_after_days` accepted (1..90).' },
+  { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_DEFAULT', default: '`5`', meaning: 'Default `expire_after_views` (within _MIN.._MAX).' },
+  { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_MIN', default: '`1`', meaning: 'Smallest `expire_after_views` accepted (1..100).' },
+  { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_MAX', default: '`100`', meaning: 'Largest `expire_after_views` accepted (1..100).' },
+  { name: 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', default: '`true`', meaning: 'Default of `deletable_by_viewer`.' },
+  { name: 'PWPUSH_RETRIEVAL_STEP_DEFAULT', default: '`false`', meaning: 'Default of `retrieval_step`.' },
+  { name: 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', default: '`5`', meaning: 'Failed passphrase attempts per push per minute before 429 (1..1000, held in PostgreSQL).' },
+  { name: 'PWPUSH_RATE_LIMIT_PER_MINUTE', default: '`0`', meaning: 'Requests per minute per client address; `0` turns the limit off.' },
+  { name: 'PWPUSH_SWEEP_INTERVAL_SECONDS', default: '`30`', meaning: 'How often the sweeper erases expired secrets and lapsed file bytes (1..60, so secrets past their time are gone within a minute).' },
+  { name: 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', default: 'unset (never)', meaning: 'Delete expired push records (and their audit) this many days after expiry (1..36500).' },
+  { name: 'PWPUSH_MASTER_KEY', default: 'unset', meaning: 'Encryption key: 64 hex characters or base64 of 32 bytes, optionally prefixed `id:`. Required in production (or _FILE).' },
+  { name: 'PWPUSH_MASTER_KEY_FILE', default: 'unset', meaning: 'File holding the master key (same format). Development without a key: `<data dir>/master.key` is generated.' },
+  { name: 'PWPUSH_MASTER_KEY_PREVIOUS', default: 'unset', meaning: 'Comma-separated older keys (same format), used only to decrypt after a rotation.' },
+  { name: 'PWPUSH_SIGNING_SECRET', default: 'derived from the master key', meaning: 'Secret (≥ 32 characters) that signs file download links.' },
+];
+
+/** The README's settings table: name, default and meaning of every variable. */
+export function settingsTable(): SettingDoc[] {
+  return TABLE.map((row) => ({ ...row }));
+}
+
+/** The table as Markdown, for the README. */
+export function settingsTableMarkdown(): string {
+  const lines = ['| Variable | Default | Meaning |', '|---|---|---|'];
+  for (const row of TABLE) lines.push(`| \`${row.name}\` | ${row.default} | ${row.meaning} |`);
+  return lines.join('\n');
+}
+
+/** Largest request body: every file at its base64 size, plus 8 MiB for the payload, note and the rest. */
+export function maxBodyBytes(settings: Pick<Settings, 'fileMaxCount' | 'fileMaxBytes'>): number {
+  return settings.fileMaxCount * Math.ceil(settings.fileMaxBytes / 3) * 4 + 8 * 1024 * 1024;
+}
+
+function raw(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const v = value.toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no'].includes(v)) return false;
+  throw new SettingsError(name, `${name} must be one of true, false, 1, 0, yes, no (got "${value}")`);
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^-?\d+$/.test(value)) {
+    throw new SettingsError(name, `${name} must be an integer from ${min} to ${max} (got "${value}")`);
+  }
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new SettingsError(name, `${name} must be an integer from ${min} to ${max} (got "${value}")`);
+  }
+  return n;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const v = value.toLowerCase();
+  if ((allowed as readonly string[]).includes(v)) return v as T;
+  throw new SettingsError(name, `${name} must be one of ${allowed.join(', ')} (got "${value}")`);
+}
+
+function httpUrl(env: NodeJS.ProcessEnv, name: string): string | null {
+  const value = raw(env, name);
+  if (value === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new SettingsError(name, `${name} must be an absolute http:// or https:// URL (got "${value}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new SettingsError(name, `${name} must be an absolute http:// or https:// URL (got "${value}")`);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new SettingsError(name, `${name} must be a base URL without credentials, query or fragment`);
+  }
+  // Keep a path prefix (a server mounted under /secrets) but never a trailing slash.
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+function bounds(env: NodeJS.ProcessEnv, prefix: string, spec: { min: number; max: number; default: number }): Bounds {
+  const min = int(env, `${prefix}_MIN`, spec.min, spec.min, spec.max);
+  const max = int(env, `${prefix}_MAX`, spec.max, spec.min, spec.max);
+  if (min > max) {
+    throw new SettingsError(`${prefix}_MIN`, `${prefix}_MIN (${min}) must not be greater than ${prefix}_MAX (${max})`);
+  }
+  const fallback = Math.min(Math.max(spec.default, min), max);
+  const def = int(env, `${prefix}_DEFAULT`, fallback, min, max);
+  return { default: def, min, max };
+}
+
+/** Parses one key: `[id:]<64 hex | base64 of 32 bytes>`. The id defaults to a fingerprint of the key. */
+export function parseMasterKey(text: string, variable: string): { id: string; key: Buffer } {
+  const value = text.trim();
+  let id: string | undefined;
+  let material = value;
+  const colon = value.indexOf(':');
+  if (colon > 0) {
+    id = value.slice(0, colon);
+    material = value.slice(colon + 1);
+    if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) {
+      throw new SettingsError(variable, `${variable}: a key id must be 1 to 32 characters of [A-Za-z0-9_-]`);
+    }
+  }
+  let key: Buffer | undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(material)) key = Buffer.from(material, 'hex');
+  else if (/^[A-Za-z0-9+/]{43}=?$/.test(material) || /^[A-Za-z0-9_-]{43}=?$/.test(material)) {
+    const decoded = Buffer.from(material.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (decoded.length === 32) key = decoded;
+  }
+  if (!key) {
+    throw new SettingsError(
+      variable,
+      `${variable} must be 64 hex characters or base64 of 32 bytes, optionally prefixed with "id:"`,
+    );
+  }
+  return { id: id ?? createHash('sha256').update(key).digest('hex').slice(0, 8), key };
+}
+
+function readKeyFile(file: string, variable: string): { id: string; key: Buffer } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new SettingsError(variable, `${variable}: cannot read the key file ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  return parseMasterKey(text, `${variable} (${file})`);
+}
+
+/** Development convenience: a random key, generated once under the data dir and reused. */
+function developmentKey(dataDir: string): { id: string; key: Buffer } {
+  const file = path.join(dataDir, 'master.key');
+  if (existsSync(file)) return readKeyFile(file, 'PWPUSH_MASTER_KEY_FILE');
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  const key = randomBytes(32);
+  try {
+    writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    // Another process made it first: use theirs.
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readKeyFile(file, 'PWPUSH_MASTER_KEY_FILE');
+    throw err;
+  }
+  chmodSync(file, 0o600);
+  return parseMasterKey(key.toString('hex'), 'PWPUSH_MASTER_KEY_FILE');
+}
+
+function masterKeys(env: NodeJS.ProcessEnv, appEnv: Settings['env'], dataDir: string): Settings['masterKeys'] {
+  const inline = raw(env, 'PWPUSH_MASTER_KEY');
+  const file = raw(env, 'PWPUSH_MASTER_KEY_FILE');
+  if (inline && file) {
+    throw new SettingsError('PWPUSH_MASTER_KEY', 'Set only one of PWPUSH_MASTER_KEY and PWPUSH_MASTER_KEY_FILE');
+  }
+  let current: { id: string; key: Buffer };
+  if (inline) current = parseMasterKey(inline, 'PWPUSH_MASTER_KEY');
+  else if (file) current = readKeyFile(path.resolve(file), 'PWPUSH_MASTER_KEY_FILE');
+  else if (appEnv === 'production') {
+    throw new SettingsError(
+      'PWPUSH_MASTER_KEY',
+      'PWPUSH_MASTER_KEY or PWPUSH_MASTER_KEY_FILE is required in production (64 hex characters or base64 of 32 bytes)',
+    );
+  } else current = developmentKey(dataDir);
+
+  const keys = [current];
+  const previous = raw(env, 'PWPUSH_MASTER_KEY_PREVIOUS');
+  if (previous) {
+    for (const part of previous.split(',')) {
+      if (part.trim() === '') continue;
+      const key = parseMasterKey(part, 'PWPUSH_MASTER_KEY_PREVIOUS');
+      const clash = keys.find((k) => k.id === key.id);
+      if (clash) {
+        if (clash.key.equals(key.key)) continue;
+        throw new SettingsError('PWPUSH_MASTER_KEY_PREVIOUS', `PWPUSH_MASTER_KEY_PREVIOUS: key id "${key.id}" is used by two different keys`);
+      }
+      keys.push(key);
+    }
+  }
+  return keys;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv): Settings {
+  const appEnv = oneOf(env, 'PWPUSH_ENV', ENVS, oneOf(env, 'NODE_ENV', ENVS, 'development'));
+  const dataDirRaw = raw(env, 'PWPUSH_DATA_DIR');
+  const dataDir = path.resolve(dataDirRaw ?? path.join(repoRoot, 'data'));
+
+  const databaseUrl = raw(env, 'DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new SettingsError('DATABASE_URL', 'DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+
+  const fileMaxCount = int(env, 'PWPUSH_FILE_MAX_COUNT', SPEC_LIMITS.fileMaxCount, 1, SPEC_LIMITS.fileMaxCount);
+  const fileMaxBytes = int(env, 'PWPUSH_FILE_MAX_BYTES', SPEC_LIMITS.fileMaxBytes, 1, SPEC_LIMITS.fileMaxBytes);
+  const purge = raw(env, 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS');
+
+  const keys = masterKeys(env, appEnv, dataDir);
+  const signingRaw = raw(env, 'PWPUSH_SIGNING_SECRET');
+  if (signingRaw !== undefined && signingRaw.length < 32) {
+    throw new SettingsError('PWPUSH_SIGNING_SECRET', 'PWPUSH_SIGNING_SECRET must be at least 32 characters');
+  }
+  const signingSecret = signingRaw
+    ? Buffer.from(signingRaw, 'utf8')
+    : createHmac('sha256', keys[0]!.key).update('secret-push download-link signing v1').digest();
+
+  return {
+    env: appEnv,
+    host: raw(env, 'PWPUSH_HOST') ?? '0.0.0.0',
+    port: int(env, 'PORT', 5100, 1, 65535),
+    dataDir,
+    databaseUrl,
+    publicBaseUrl: httpUrl(env, 'PWPUSH_PUBLIC_BASE_URL'),
+    trustProxy: bool(env, 'PWPUSH_TRUST_PROXY', false),
+    logLevel: oneOf(env, 'PWPUSH_LOG_LEVEL', LOG_LEVELS, 'info'),
+    allowAnonymous: bool(env, 'PWPUSH_ALLOW_ANONYMOUS', true),
+    enableFilePushes: bool(env, 'PWPUSH_ENABLE_FILE_PUSHES', true),
+    enableUrlPushes: bool(env, 'PWPUSH_ENABLE_URL_PUSHES', true),
+    enableQrPushes: bool(env, 'PWPUSH_ENABLE_QR_PUSHES', true),
+    filesRequireAuth: bool(env, 'PWPUSH_FILES_REQUIRE_AUTH', true),
+    fileMaxCount,
+    fileMaxBytes,
+    expireAfterDays: bounds(env, 'PWPUSH_EXPIRE_AFTER_DAYS', SPEC_LIMITS.expireAfterDays),
+    expireAfterViews: bounds(env, 'PWPUSH_EXPIRE_AFTER_VIEWS', SPEC_LIMITS.expireAfterViews),
+    deletableByViewerDefault: bool(env, 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', true),
+    retrievalStepDefault: bool(env, 'PWPUSH_RETRIEVAL_STEP_DEFAULT', false),
+    passphraseAttemptsPerMinute: int(env, 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', 5, 1, 1000),
+    rateLimitPerMinute: int(env, 'PWPUSH_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
+    sweepIntervalSeconds: int(env, 'PWPUSH_SWEEP_INTERVAL_SECONDS', 30, 1, 60),
+    purgeExpiredAfterDays: purge === undefined ? null : int(env, 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', 0, 1, 36500),
+    masterKeys: keys,
+    signingSecret,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Opens MikroORM on PostgreSQL and applies the committed migrations. Secrets never reach the ORM's logger: query
+ * logging stays off (queries carry ciphertexts and digests, not plaintext, but they are still nobody's business).
+ */
+import { MikroORM } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { entities } from './entities.js';
+import { Migration20260101000000_initial } from './migrations/Migration20260101000000_initial.js';
+
+export const migrationsList = [{ name: 'Migration20260101000000_initial', class: Migration20260101000000_initial }];
+
+export interface OrmOptions {
+  /** Largest number of pooled connections (default 10). */
+  poolMax?: number;
+}
+
+export async function openOrm(databaseUrl: string, options: OrmOptions = {}): Promise<MikroORM> {
+  const orm = await MikroORM.init({
+    clientUrl: databaseUrl,
+    entities,
+    extensions: [Migrator],
+    debug: false,
+    allowGlobalContext: false,
+    discovery: { warnWhenNoEntities: false },
+    pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },
+    // Fail fast (and answer 503) instead of hanging when the database is down.
+    driverOptions: { connectionTimeoutMillis: 5_000 },
+    migrations: {
+      migrationsList,
+      snapshot: false,
+      snapshotOnMigrate: false,
+      silent: true,
+      transactional: true,
+      allOrNothing: true,
+    },
+  });
+  return orm;
+}
+
+/** Applies pending migrations; safe when several processes start at once (an advisory lock serialises them). */
+export async function migrate(orm: MikroORM): Promise<void> {
+  const conn = orm.em.getConnection();
+  // Every instance may start at the same time: hold a session-level advisory lock on a dedicated connection.
+  const pool = (await (conn as unknown as { getNativeClient(): Promise<import('pg').Pool> }).getNativeClient());
+  const client = await pool.connect();
+  try {
+    await client.query('select pg_advisory_lock(727274001)');
+    await orm.migrator.up();
+  } finally {
+    await client.query('select pg_advisory_unlock(727274001)').catch(() => undefined);
+    client.release();
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * openapi-backend speaks OpenAPI 3.0 with draft-07 Ajv. Our contract is OpenAPI 3.1 (JSON Schema 2020-12), so this
+ * wrapper validates the document with a 3.1-aware validator, replaces the backend's own (3.0-only) definition check
+ * and compiles every schema with Ajv2020 + ajv-formats, keeping the OpenAPI-specific formats.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020, type Options as AjvOptions } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { OpenAPIBackend, type Document, type Options as BackendOptions } from 'openapi-backend';
+
+// ajv-formats is CommonJS with a default export; under NodeNext the callable sits on `.default`.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export const SPEC_PATH = fileURLToPath(new URL('../../../openapi/bundled/openapi.json', import.meta.url));
+
+let cachedSpec: Document | undefined;
+/** The bundled contract, parsed once. Each backend gets its own deep copy (the backend dereferences in place). */
+export function loadSpec(): Document {
+  cachedSpec ??= JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as Document;
+  return structuredClone(cachedSpec);
+}
+
+/** The OpenAPI formats openapi-backend registers for draft-07, kept for 2020-12. */
+const OPENAPI_FORMATS: Record<string, { type: 'number' | 'string'; validate: (value: never) => boolean }> = {
+  int32: { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 },
+  int64: { type: 'number', validate: (n: number) => Number.isInteger(n) },
+  float: { type: 'number', validate: () => true },
+  double: { type: 'number', validate: () => true },
+  byte: {
+    type: 'string',
+    validate: (s: string) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s),
+  },
+  binary: { type: 'string', validate: () => true },
+  password: { type: 'string', validate: () => true },
+};
+
+/** Builds the Ajv2020 instance openapi-backend uses for every validation context. */
+export function makeAjv(opts: AjvOptions = {}): Ajv2020 {
+  const ajv = new Ajv2020({
+    ...opts,
+    // Report every failing field (the 422 lists messages per field), and accept OpenAPI keywords such as `example`.
+    allErrors: true,
+    strict: false,
+    validateFormats: true,
+  });
+  addFormats(ajv);
+  for (const [name, format] of Object.entries(OPENAPI_FORMATS)) ajv.addFormat(name, format as never);
+  return ajv;
+}
+
+/** Validates a 3.1 document; throws with the validator's findings when it is not valid OpenAPI. */
+export async function validateDocument(document: Document): Promise<void> {
+  const result = await new Validator().validate(document as unknown as Record<string, unknown>);
+  if (!result.valid) {
+    const details = typeof result.errors === 'string' ? result.errors : JSON.stringify(result.errors, null, 2);
+    throw new Error(`The bundled OpenAPI document is not valid OpenAPI 3.1:\n${details}`);
+  }
+}
+
+const ANNOTATIONS = new Set(['description', 'title', 'summary', 'examples', 'example', 'deprecated', 'default']);
+
+/**
+ * Resolves every local `$ref` into its own deep copy. openapi-backend's dereferencer shares nested objects between
+ * the occurrences of a `$ref` that has sibling keywords (legal in 3.1), and its cycle breaker then turns the shared
+ * `properties` maps into bogus `$ref`s. A tree without shared objects compiles cleanly. The contract has no cycles;
+ * one would be reported here instead of looping.
+ */
+export function inlineRefs(document: Document): Document {
+  const root = document as unknown as Record<string, unknown>;
+  const resolvePointer = (ref: string): unknown => {
+    if (!ref.startsWith('#/')) throw new Error(`Only local $refs are supported, got ${ref}`);
+    return ref
+      .slice(2)
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], root);
+  };
+  const walk = (node: unknown, trail: string[]): unknown => {
+    if (Array.isArray(node)) return node.map((item) => walk(item, trail));
+    if (node === null || typeof node !== 'object') return node;
+    const object = node as Record<string, unknown>;
+    if (typeof object.$ref === 'string') {
+      const ref = object.$ref;
+      if (trail.includes(ref)) throw new Error(`Cyclic $ref ${ref}`);
+      const target = resolvePointer(ref);
+      if (target === undefined) throw new Error(`Unresolvable $ref ${ref}`);
+      const resolved = walk(target, [...trail, ref]) as Record<string, unknown>;
+      const siblings = Object.fromEntries(Object.entries(object).filter(([key]) => key !== '$ref'));
+      if (Object.keys(siblings).every((key) => ANNOTATIONS.has(key))) return { ...resolved, ...siblings };
+      return { ...walk(siblings, trail) as object, allOf: [resolved] };
+    }
+    return Object.fromEntries(Object.entries(object).map(([key, value]) => [key, walk(value, trail)]));
+  };
+  return walk(document, []) as Document;
+}
+
+/** openapi-backend with the 3.0 definition check replaced (the 3.1 document was validated before init). */
+class OpenApi31Backend extends OpenAPIBackend {
+  override validateDefinition(): Document {
+    return this.document;
+  }
+}
+
+export type SpecBackendOptions = Omit<BackendOptions, 'definition' | 'customizeAjv' | 'strict'> & {
+  definition?: Document;
+};
+
+/** Creates and initialises an openapi-backend for the bundled 3.1 contract, failing closed (`strict`). */
+export async function createSpecBackend(opts: SpecBackendOptions = {}): Promise<OpenAPIBackend> {
+  const definition = opts.definition ?? loadSpec();
+  await validateDocument(definition);
+  const backend = new OpenApi31Backend({
+    ...opts,
+    definition: inlineRefs(definition),
+    strict: true,
+    customizeAjv: (_original, ajvOpts) => makeAjv(ajvOpts as AjvOptions) as never,
+  });
+  await backend.init();
+  return backend;
+}

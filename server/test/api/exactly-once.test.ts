@@ -1,0 +1,117 @@
+/**
+ * Exactly-once views over HTTP: 50 concurrent retrievals of a one-view push deliver the payload once, on one server
+ * and across two server processes sharing one database (the second is a real OS process: `tsx server/src/main.ts`
+ * with DATABASE_URL pointing at the same database).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPush, getPush } from '../../../sdk/src/generated/sdk.gen.js';
+import { createClient } from '../../../sdk/src/generated/client/index.js';
+import { freePort } from '../../src/db/embedded.js';
+import { repoRoot } from '../../src/config/settings.js';
+import { TEST_KEY_A } from '../support/db.js';
+import { startRealApi, type RealApi } from './support/real.js';
+import { expectData } from './support/sdk.js';
+
+let api: RealApi;
+let second: { child: ChildProcess; baseUrl: string; output: string[]; dataDir: string } | undefined;
+
+async function startSecondProcess(databaseUrl: string): Promise<NonNullable<typeof second>> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-second-'));
+  const child = spawn(process.execPath, [path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs'), 'server/src/main.ts'], {
+    cwd: repoRoot,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PWPUSH_ENV: 'test',
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      PWPUSH_HOST: '127.0.0.1',
+      PWPUSH_DATA_DIR: dataDir,
+      PWPUSH_LOG_LEVEL: 'info',
+      PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
+      PWPUSH_SIGNING_SECRET: '^'.repeat(32),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`second server did not start:\n${output.join('')}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output.push(chunk.toString());
+      const match = /Secret Push listening on (http:\/\/\S+)/.exec(output.join(''));
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`second server exited with ${code}:\n${output.join('')}`));
+    });
+  });
+  return { child, baseUrl, output, dataDir };
+}
+
+beforeAll(async () => {
+  api = await startRealApi({ expireAfterViews: { default: 5, min: 1, max: 100 } });
+});
+
+afterAll(async () => {
+  if (second && second.child.exitCode === null) second.child.kill('SIGKILL');
+  if (second) rmSync(second.dataDir, { recursive: true, force: true });
+  await api?.stop();
+});
+
+async function retrieveConcurrently(urlToken: string, baseUrls: string[], n = 50) {
+  const clients = baseUrls.map((baseUrl) => createClient({ baseUrl }));
+  const results = await Promise.all(
+    Array.from({ length: n }, (_, i) => getPush({ client: clients[i % clients.length]!, path: { url_token: urlToken } })),
+  );
+  return results.map((r) => ({ status: r.response?.status, payload: r.data?.payload ?? null, expired: r.data?.expired }));
+}
+
+describe('exactly once', () => {
+  it('delivers a one-view push to exactly one of 50 concurrent retrievals', async () => {
+    const payload = `once-${Date.now()}`;
+    const push = expectData(await createPush({ client: api.client, body: { push: { payload, expire_after_views: 1 } } }), 201);
+    const results = await retrieveConcurrently(push.url_token, [api.baseUrl]);
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(results.filter((r) => r.payload === payload)).toHaveLength(1);
+    expect(results.filter((r) => r.expired === true && r.payload === null)).toHaveLength(49);
+    const [row] = await api.db.query<{ views_used: number; expired: boolean }>(
+      'select views_used, expired from pushes where url_token = $1',
+      [push.url_token],
+    );
+    expect(row).toEqual({ views_used: 1, expired: true });
+    expect(api.checker.violations).toEqual([]);
+  });
+
+  it('delivers it once across two server processes sharing the database, and the second stops cleanly on SIGTERM', async () => {
+    second = await startSecondProcess(api.db.url);
+    for (let round = 0; round < 3; round++) {
+      const payload = `twice-${round}-${Date.now()}`;
+      const push = expectData(await createPush({ client: api.client, body: { push: { payload, expire_after_views: 1 } } }), 201);
+      const results = await retrieveConcurrently(push.url_token, [api.baseUrl, second.baseUrl]);
+      expect(results.every((r) => r.status === 200)).toBe(true);
+      expect(results.filter((r) => r.payload === payload)).toHaveLength(1);
+    }
+    // A push made on one process is readable on the other (same database, same key).
+    const push = expectData(await createPush({ client: api.client, body: { push: { payload: 'shared' } } }), 201);
+    const viaSecond = await getPush({ client: createClient({ baseUrl: second.baseUrl }), path: { url_token: push.url_token } });
+    expect(viaSecond.data?.payload).toBe('shared');
+    const exited = new Promise<number | null>((resolve) => second!.child.once('exit', (code) => resolve(code)));
+    second.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const logs = second.output.join('');
+    expect(logs).toContain('shutting down');
+    expect(logs).not.toContain('shared');
+    expect(logs).not.toContain('twice-');
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Checks real HTTP responses against the bundled contract: the status is one the operation declares, the body
+ * matches that status's schema, and the headers the contract promises are there (Cache-Control: no-store,
+ * X-Request-Id everywhere; Retry-After on 429/503; Allow on 405; pagination headers on lists; Content-Disposition
+ * on downloads). Paths outside any operation are checked against the shared NoRoute/MethodNotAllowed responses.
+ */
+import type { OpenAPIBackend } from 'openapi-backend';
+import { createSpecBackend, inlineRefs, loadSpec, makeAjv } from '../../../src/http/openapi.js';
+import { resolveRoute } from '../../../src/http/routes.js';
+
+export interface CheckedResponse {
+  method: string;
+  path: string;
+  status: number;
+  operationId: string | null;
+  headers: Headers;
+  body: unknown;
+}
+
+export class SpecChecker {
+  readonly violations: string[] = [];
+  readonly checked: CheckedResponse[] = [];
+  private constructor(
+    private readonly backend: OpenAPIBackend,
+    private readonly errorSchema: (value: unknown) => boolean,
+  ) {}
+
+  static async create(): Promise<SpecChecker> {
+    const backend = await createSpecBackend({});
+    const doc = inlineRefs(loadSpec()) as unknown as {
+      components: { schemas: Record<string, object> };
+    };
+    const validate = makeAjv().compile(doc.components.schemas.ErrorResponse!);
+    return new SpecChecker(backend, (value) => validate(value) as boolean);
+  }
+
+  /** Records one response (its body already read) and notes every way it breaks the contract. */
+  check(method: string, url: URL, status: number, headers: Headers, body: unknown): CheckedResponse {
+    const path = url.pathname.replace(/(?<=^\/api\/v2\/.+)\.json$/, '');
+    const where = `${method} ${path} → ${status}`;
+    const problems: string[] = [];
+    let operationId: string | null = null;
+    if (headers.get('cache-control') !== 'no-store') problems.push('Cache-Control is not no-store');
+    if (!headers.get('x-request-id')) problems.push('no X-Request-Id');
+    if ((status === 429 || status === 503) && !/^\d+$/.test(headers.get('retry-after') ?? '')) {
+      problems.push('no Retry-After');
+    }
+    const route = resolveRoute(this.backend, method, path);
+    if (path === '/healthz' || path === '/readyz') {
+      // The probes live outside the contract; a failing one still answers an ErrorResponse.
+      if (status !== 200 && status !== 503) problems.push('probe answered neither 200 nor 503');
+    } else if (route.kind === 'ok') {
+      const operation = this.backend.router.matchOperation({ method, path, headers: {} }, true);
+      operationId = operation.operationId ?? null;
+      const declared = Object.keys(operation.responses ?? {});
+      if (!declared.includes(String(status))) problems.push(`status ${status} is not declared for ${operationId}`);
+      else if (operationId === 'downloadPushFile' && status === 200) {
+        if (!/^attachment;.*filename\*=UTF-8''/.test(headers.get('content-disposition') ?? '')) {
+          problems.push('no attachment Content-Disposition');
+        }
+      } else {
+        const result = this.backend.validator.validateResponse(body, operation, status);
+        for (const e of result.errors ?? []) problems.push(`body ${e.instancePath || '/'} ${e.message}`);
+        if (!String(headers.get('content-type')).startsWith('application/json')) problems.push('not JSON');
+      }
+      if (status === 200 && ['listActivePushes', 'listExpiredPushes', 'getPushAudit'].includes(operationId ?? '')) {
+        if (!/^\d+$/.test(headers.get('x-total-count') ?? '')) problems.push('no X-Total-Count');
+        const link = headers.get('link');
+        if (link && !/^<https?:\/\/[^>]+\?page=\d+>; rel="(next|prev)"(, <https?:\/\/[^>]+\?page=\d+>; rel="(next|prev)")?$/.test(link)) {
+          problems.push(`malformed Link ${link}`);
+        }
+      }
+    } else {
+      const expected = route.kind === 'no_route' ? 404 : 405;
+      if (status !== expected) problems.push(`expected ${expected} for an unrouted request`);
+      if (!this.errorSchema(body)) problems.push('body is not an ErrorResponse');
+      if (status === 405 && !headers.get('allow')) problems.push('no Allow on 405');
+    }
+    if (status >= 400 && !this.errorSchema(body)) problems.push('error body is not an ErrorResponse');
+    for (const p of problems) this.violations.push(`${where}: ${p}`);
+    const record = { method, path, status, operationId, headers, body };
+    this.checked.push(record);
+    return record;
+  }
+
+  /** A fetch that checks every response it returns (for the SDK client and raw requests alike). */
+  fetch(): typeof fetch {
+    return async (input, init) => {
+      const request = new Request(input, init);
+      const response = await fetch(request);
+      const text = await response.clone().text();
+      let body: unknown = text;
+      if ((response.headers.get('content-type') ?? '').startsWith('application/json') && text) {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          this.violations.push(`${request.method} ${request.url}: invalid JSON body`);
+        }
+      }
+      this.check(request.method, new URL(request.url), response.status, response.headers, body);
+      return response;
+    };
+  }
+}

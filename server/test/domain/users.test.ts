@@ -1,0 +1,149 @@
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { createCore, DomainError } from '../../src/domain/index.js';
+import { tokenDigest } from '../../src/crypto/tokens.js';
+import { makeSettings } from '../support/db.js';
+import { ctx, harness } from './helpers.js';
+
+const h = await harness();
+
+async function rejection(p: Promise<unknown>): Promise<DomainError> {
+  const err = await p.then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(DomainError);
+  return err as DomainError;
+}
+
+describe('users and tokens', () => {
+  it('makes a token with the spt_ prefix and at least 160 bits, and stores only its SHA-256 digest', async () => {
+    const { userId, token } = await h.core.users.createUser('Digest@Example.com');
+    expect(token).toMatch(/^spt_[A-Za-z0-9_-]{32}$/); // 32 base64url characters = 192 bits
+    const rows = await h.db.query('select t.digest, u.email from api_tokens t join users u on u.id = t.user_id where u.id = $1', [userId]);
+    expect(rows).toEqual([{ digest: tokenDigest(token), email: 'digest@example.com' }]);
+    const dump = JSON.stringify(await h.db.query('select * from api_tokens')) + JSON.stringify(await h.db.query('select * from users'));
+    expect(dump).not.toContain(token);
+    expect(dump).not.toContain(token.slice(4));
+  });
+
+  it('authenticates a bearer token and rejects unknown ones', async () => {
+    const { userId, token } = await h.core.users.createUser('bearer@example.com');
+    expect(await h.core.users.authenticate(token)).toEqual({ userId, email: 'bearer@example.com' });
+    expect(await h.core.users.authenticate(`${token}x`)).toBeNull();
+    expect(await h.core.users.authenticate('')).toBeNull();
+    expect(await h.core.users.authenticate('spt_' + 'A'.repeat(32))).toBeNull();
+  });
+
+  it('accepts the legacy email + token pair only when the email is the token user\'s', async () => {
+    const { userId, token } = await h.core.users.createUser('legacy@example.com');
+    await h.core.users.createUser('someone-else@example.com');
+    expect(await h.core.users.authenticate(token, 'Legacy@Example.com')).toEqual({ userId, email: 'legacy@example.com' });
+    expect(await h.core.users.authenticate(token, 'someone-else@example.com')).toBeNull();
+    expect(await h.core.users.authenticate(token, '')).toBeNull();
+  });
+
+  it('rotating a token invalidates the old one at once, also for another instance', async () => {
+    const other = await h.second();
+    const { userId, token: old } = await h.core.users.createUser('rotate@example.com');
+    const fresh = await h.core.users.rotateToken('ROTATE@example.com');
+    expect(fresh).not.toBe(old);
+    expect(await other.users.authenticate(old)).toBeNull();
+    expect(await other.users.authenticate(fresh)).toEqual({ userId, email: 'rotate@example.com' });
+    expect(await h.db.query('select count(*)::int as n from api_tokens where user_id = $1', [userId])).toEqual([{ n: 1 }]);
+  });
+
+  it('refuses a second user with the same email (case-insensitive), bad emails and unknown emails on rotation', async () => {
+    await h.core.users.createUser('dup@example.com');
+    const dup = await rejection(h.core.users.createUser('DUP@example.com'));
+    expect(dup.details.fields).toEqual({ email: ['is already registered'] });
+    const bad = await rejection(h.core.users.createUser('not-an-email'));
+    expect(bad.details.fields).toEqual({ email: ['must be an email address'] });
+    expect((await rejection(h.core.users.rotateToken('nobody@example.com'))).code).toBe('not_found');
+  });
+
+  it('stores a password only as a scrypt hash', async () => {
+    const { userId } = await h.core.users.createUser('pw@example.com', 'correct horse battery staple');
+    const [row] = await h.db.query('select password_hash from users where id = $1', [userId]);
+    expect(row!.password_hash).toMatch(/^scrypt\$/);
+    expect(row!.password_hash).not.toContain('correct horse');
+    expect((await rejection(h.core.users.createUser('short@example.com', 'short'))).details.fields?.password).toBeDefined();
+  });
+
+  it('ties pushes to the token\'s user for ownership', async () => {
+    const { token } = await h.core.users.createUser('owner@example.com');
+    const who = await h.core.users.authenticate(token);
+    const push = await h.core.pushes.create({ payload: 'x' }, ctx(who!.userId));
+    const listed = await h.core.pushes.list('active', 1, ctx(who!.userId));
+    expect(listed.items.map((p) => p.url_token)).toEqual([push.url_token]);
+  });
+});
+
+describe('core', () => {
+  it('reports the version and features from the settings', async () => {
+    const core = await h.withSettings({ allowAnonymous: false, enableQrPushes: false, filesRequireAuth: false });
+    const report = core.version();
+    expect(report).toEqual({
+      application_version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      api_version: '2.1',
+      edition: 'oss',
+      features: {
+        anonymous_access: false,
+        api_token_authentication: true,
+        accounts: { enabled: false },
+        pushes: {
+          enabled: true,
+          email_auto_dispatch: false,
+          file_attachments: { enabled: true, requires_authentication: false },
+          url_pushes: { enabled: true },
+          qr_code_pushes: { enabled: false },
+        },
+        requests: { enabled: false },
+      },
+    });
+  });
+
+  it('applies migrations once, even when two cores start on one database at the same time', async () => {
+    const [a, b] = await Promise.all([h.second(), h.second()]);
+    await a.ping();
+    await b.ping();
+    const rows = await h.db.query('select name from mikro_orm_migrations');
+    expect(rows.map((r) => r.name)).toEqual(['Migration20260101000000_initial']);
+  });
+
+  it('turns an unreachable database into service_unavailable', async () => {
+    // A TCP proxy in front of PostgreSQL stands in for the network: closing it is the outage.
+    const target = new URL(h.db.url);
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port), target.hostname);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => s.destroy());
+        s.on('close', () => sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const viaProxy = new URL(h.db.url);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String((proxy.address() as net.AddressInfo).port);
+    const core = await createCore(makeSettings({ databaseUrl: viaProxy.toString() }));
+    try {
+      await core.ping();
+      await new Promise<void>((resolve) => {
+        proxy.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+      await expect(core.ping()).rejects.toMatchObject({ code: 'service_unavailable' });
+      await expect(core.pushes.preview('whatever12345', ctx())).rejects.toMatchObject({ code: 'service_unavailable' });
+      await expect(core.users.authenticate('spt_whatever')).rejects.toMatchObject({ code: 'service_unavailable' });
+      await expect(core.sweep()).rejects.toMatchObject({ code: 'service_unavailable' });
+    } finally {
+      await core.close().catch(() => undefined);
+    }
+  });
+
+  it('fails to start, with the connection error, when the database cannot be reached', async () => {
+    const url = new URL(h.db.url);
+    url.port = '1';
+    await expect(createCore(makeSettings({ databaseUrl: url.toString() }))).rejects.toThrow();
+  });
+});

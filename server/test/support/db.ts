@@ -1,0 +1,106 @@
+/**
+ * Test helpers: a fresh database per test file on the run's cluster (see ../global-setup.ts), settings for tests,
+ * and direct SQL access for assertions about what is stored.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { Settings } from '../../src/domain/contract.js';
+
+export function adminUrl(): string {
+  let url: string | undefined;
+  try {
+    url = inject('pgAdminUrl');
+  } catch {
+    url = undefined;
+  }
+  url ??= process.env.SECRET_PUSH_TEST_PG_URL;
+  if (!url) throw new Error('no test PostgreSQL: run through vitest with server/test/global-setup.ts');
+  return url;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  /** Runs SQL on the test database (one short-lived connection per call). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database with a random name on the test cluster. */
+export async function createTestDatabase(prefix = 'sp_test'): Promise<TestDatabase> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+  } finally {
+    await admin.end();
+  }
+  const url = withDatabase(adminUrl(), name);
+  return {
+    name,
+    url,
+    async query(sql, params) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return (await client.query(sql, params as unknown[])).rows;
+      } finally {
+        await client.end();
+      }
+    },
+    async drop() {
+      const admin2 = new pg.Client({ connectionString: adminUrl() });
+      await admin2.connect();
+      try {
+        await admin2.query(`DROP DATABASE IF EXISTS ${admin2.escapeIdentifier(name)} WITH (FORCE)`);
+      } finally {
+        await admin2.end();
+      }
+    },
+  };
+}
+
+export const TEST_KEY_A = { id: 'a', key: Buffer.alloc(32, 0xa1) };
+export const TEST_KEY_B = { id: 'b', key: Buffer.alloc(32, 0xb2) };
+
+/** Settings as loadSettings would give them in tests, with a fixed key; override anything. */
+export function makeSettings(overrides: Partial<Settings> = {}): Settings {
+  return {
+    env: 'test',
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: path.join(os.tmpdir(), 'secret-push-test-data'),
+    databaseUrl: null,
+    publicBaseUrl: null,
+    trustProxy: false,
+    logLevel: 'silent',
+    allowAnonymous: true,
+    enableFilePushes: true,
+    enableUrlPushes: true,
+    enableQrPushes: true,
+    filesRequireAuth: true,
+    fileMaxCount: 10,
+    fileMaxBytes: 10 * 1024 * 1024,
+    expireAfterDays: { default: 7, min: 1, max: 90 },
+    expireAfterViews: { default: 5, min: 1, max: 100 },
+    deletableByViewerDefault: true,
+    retrievalStepDefault: false,
+    passphraseAttemptsPerMinute: 5,
+    rateLimitPerMinute: 0,
+    sweepIntervalSeconds: 30,
+    purgeExpiredAfterDays: null,
+    masterKeys: [TEST_KEY_A],
+    signingSecret: Buffer.alloc(32, 0x5e),
+    ...overrides,
+  };
+}
