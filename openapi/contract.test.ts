@@ -87,7 +87,7 @@ describe('the OpenAPI contract', () => {
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
     expect(statuses('createPush')).toEqual(['201', '400', '401', '413', '415', '422', '429', '500', '503']);
-    expect(statuses('getPush')).toEqual(['200', '401', '404', '429', '500', '503']);
+    expect(statuses('getPush')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
     expect(statuses('expirePush')).toEqual(['200', '401', '403', '404', '429', '500', '503']);
     expect(statuses('getPushAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     for (const id of ['listActivePushes', 'listExpiredPushes']) expect(statuses(id)).toEqual(['200', '400', '401', '429', '500', '503']);

@@ -123,8 +123,10 @@ export const expirePush = <ThrowOnError extends boolean = false>(options: Option
  *
  * A passphrase-protected push needs the passphrase in `X-Passphrase` (preferred) or the `passphrase` query
  * parameter; missing → 401 `passphrase_required`, wrong → 401 `passphrase_incorrect` (both logged
- * `failed_passphrase`); after 5 failed attempts on one push within a minute → 429 `too_many_attempts` with
- * `Retry-After`, on every instance. Never retried automatically by the SDK (a retry could burn the last view).
+ * `failed_passphrase`, and both count as failed attempts); after 5 failed attempts on one push within a minute
+ * → 429 `too_many_attempts` with `Retry-After`, on every instance. The limit is checked before the passphrase is
+ * compared, so a sixth guess, even the right one, gets 429 until the minute is over. A passphrase over 1,024
+ * characters answers 400 `invalid_parameter`. Never retried automatically by the SDK (a retry could burn the last view).
  *
  */
 export const getPush = <ThrowOnError extends boolean = false>(options: Options<GetPushData, ThrowOnError>): RequestResult<GetPushResponses, GetPushErrors, ThrowOnError> => (options.client ?? client).get<GetPushResponses, GetPushErrors, ThrowOnError>({

@@ -672,6 +672,10 @@ export type GetPushData = {
 
 export type GetPushErrors = {
     /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
      * The push needs a passphrase and none was sent (`passphrase_required`) or a wrong one was sent (`passphrase_incorrect`); both are logged as `failed_passphrase`. Also an invalid token (`invalid_token`) or no token on an instance without anonymous access (`authentication_required`).
      */
     401: ErrorResponse;
@@ -840,7 +844,7 @@ export type DownloadPushFileErrors = {
      */
     403: ErrorResponse;
     /**
-     * No push has this `url_token` (`not_found`).
+     * No push has this `url_token`, the push has no such file, or the file's bytes are gone (erased by a delete, or by the sweeper once the links issued before expiry lapsed) (`not_found`).
      */
     404: ErrorResponse;
     /**
@@ -861,7 +865,10 @@ export type DownloadPushFileError = DownloadPushFileErrors[keyof DownloadPushFil
 
 export type DownloadPushFileResponses = {
     /**
-     * The file's bytes, with its media type and an attachment disposition.
+     * The file's bytes, always as `application/octet-stream` with an attachment disposition (serving an
+     * uploaded file under its declared type could run script on this origin); the declared type is the
+     * `content_type` of the retrieval's `files` item.
+     *
      */
     200: Blob | File;
 };

@@ -206,7 +206,7 @@ export const zPage = z.int().gte(1).lte(200).default(1);
 /**
  * The push's `url_token`. Any unknown value answers 404.
  */
-export const zUrlToken = z.string().min(1).max(128);
+export const zUrlToken = z.string().min(1);
 
 /**
  * The push's passphrase. Needed only when the push is `passphrase_protected`.
@@ -263,7 +263,7 @@ export const zListExpiredPushesQuery = z.object({
 export const zListExpiredPushesResponse = zPushList;
 
 export const zExpirePushPath = z.object({
-    url_token: z.string().min(1).max(128)
+    url_token: z.string().min(1)
 });
 
 /**
@@ -276,7 +276,7 @@ export const zGetPushHeaders = z.object({
 });
 
 export const zGetPushPath = z.object({
-    url_token: z.string().min(1).max(128)
+    url_token: z.string().min(1)
 });
 
 export const zGetPushQuery = z.object({
@@ -289,7 +289,7 @@ export const zGetPushQuery = z.object({
 export const zGetPushResponse = zPushRetrieval;
 
 export const zPreviewPushPath = z.object({
-    url_token: z.string().min(1).max(128)
+    url_token: z.string().min(1)
 });
 
 /**
@@ -298,7 +298,7 @@ export const zPreviewPushPath = z.object({
 export const zPreviewPushResponse = zPreviewResponse;
 
 export const zGetPushAuditPath = z.object({
-    url_token: z.string().min(1).max(128)
+    url_token: z.string().min(1)
 });
 
 export const zGetPushAuditQuery = z.object({
@@ -311,7 +311,7 @@ export const zGetPushAuditQuery = z.object({
 export const zGetPushAuditResponse = zAuditLog;
 
 export const zDownloadPushFilePath = z.object({
-    url_token: z.string().min(1).max(128),
+    url_token: z.string().min(1),
     file_id: z.string().min(1).max(64)
 });
 
@@ -320,6 +320,9 @@ export const zDownloadPushFileQuery = z.object({
 });
 
 /**
- * The file's bytes, with its media type and an attachment disposition.
+ * The file's bytes, always as `application/octet-stream` with an attachment disposition (serving an
+ * uploaded file under its declared type could run script on this origin); the declared type is the
+ * `content_type` of the retrieval's `files` item.
+ *
  */
 export const zDownloadPushFileResponse = z.string();

@@ -18,7 +18,9 @@ export function fileHandlers(core: Core): Record<string, OperationHandler> {
         queryString(c, 'token') ?? '',
       );
       res.status(200);
-      res.setHeader('Content-Type', file.contentType || 'application/octet-stream');
+      // Always octet-stream: serving an uploaded file under its declared type (text/html, image/svg+xml) from our
+      // origin would let a push author run script here. The declared type is in the retrieval's `content_type`.
+      res.setHeader('Content-Type', 'application/octet-stream');
       res.setHeader('Content-Length', String(file.bytes.length));
       res.setHeader('Content-Disposition', contentDisposition(file.filename));
       res.end(file.bytes);

@@ -1,3 +1,4 @@
+import { HttpError } from '../errors.js';
 import type { Request, Response } from 'express';
 import type { Context } from 'openapi-backend';
 import type { Core, RequestContext } from '../../domain/contract.js';
@@ -25,10 +26,17 @@ export function queryString(c: Context, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The `page` parameter, already checked against the spec's 1..200 integer schema. */
+/**
+ * The `page` parameter. The spec's schema (integer 1..200) has checked the coerced number; the raw text must also
+ * be plain decimal digits, since the validator's coercion would accept `1e2`, `0x10` or ` 5` as integers.
+ */
 export function pageOf(c: Context): number {
   const raw = queryString(c, 'page');
-  return raw === undefined ? 1 : Number(raw);
+  if (raw === undefined) return 1;
+  if (!/^[0-9]{1,3}$/.test(raw)) {
+    throw new HttpError(400, 'invalid_page', 'The page parameter must be an integer from 1 to 200.');
+  }
+  return Number(raw);
 }
 
 export function pathParam(c: Context, name: string): string {
