@@ -79,7 +79,7 @@ export class ServiceUnavailableError extends ServerError {
     this.retryAfterSeconds = init.retryAfterSeconds;
   }
 }
-/** Any other non-2xx status (405, 415, …), or a 2xx whose body could not be read. */
+/** Any other non-2xx status (405, …), or a 2xx whose body could not be read. */
 export class UnexpectedResponseError extends SecretPushError {}
 /** No response arrived: DNS, connection refused or reset, CORS, TLS. `cause` holds the underlying error. */
 export class NetworkError extends SecretPushError {}

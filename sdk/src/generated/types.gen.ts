@@ -74,10 +74,10 @@ export type VersionReport = {
 
 /**
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
- * Codes: `bad_request`, `invalid_json`, `missing_push`, `invalid_page`, `invalid_parameter` (400);
+ * Codes: `bad_request`, `invalid_json`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
  * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
- * `payload_too_large` (413); `unsupported_media_type` (415); `validation_failed` (422); `too_many_attempts`,
+ * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
  * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
@@ -457,7 +457,7 @@ export type CreatePushData = {
 
 export type CreatePushErrors = {
     /**
-     * The body is not JSON, not an object, or has no `push` object (400, `invalid_json` or `missing_push`).
+     * The body is not JSON (`invalid_json`), is not sent as `application/json` (`unsupported_media_type`), or is not an object with a `push` object (`missing_push`).
      */
     400: ErrorResponse;
     /**
@@ -468,10 +468,6 @@ export type CreatePushErrors = {
      * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields.
      */
     413: ErrorResponse;
-    /**
-     * The body is not sent as `application/json` (`unsupported_media_type`).
-     */
-    415: ErrorResponse;
     /**
      * A field of `push` breaks a rule (`validation_failed`); `errors` lists messages per field.
      */

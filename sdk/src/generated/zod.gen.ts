@@ -33,10 +33,10 @@ export const zVersionReport = z.object({
 
 /**
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
- * Codes: `bad_request`, `invalid_json`, `missing_push`, `invalid_page`, `invalid_parameter` (400);
+ * Codes: `bad_request`, `invalid_json`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
  * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
- * `payload_too_large` (413); `unsupported_media_type` (415); `validation_failed` (422); `too_many_attempts`,
+ * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
  * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */

@@ -158,7 +158,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
         requireKnownCredential(ctx);
         const type = ctx.request.headers.get('Content-Type') ?? '';
         if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) {
-          throw new MockFailure(415, 'unsupported_media_type', 'Send the body as application/json.');
+          throw new MockFailure(400, 'unsupported_media_type', 'Send the body as application/json.');
         }
         let body: unknown;
         try {

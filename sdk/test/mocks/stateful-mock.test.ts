@@ -173,14 +173,14 @@ describe('stateful mock: routing and request errors', () => {
     checker.clear();
   });
 
-  it('answers 400 invalid_json, 400 missing_push and 415 for bodies the SDK would never send', async () => {
+  it('answers 400 invalid_json, 400 missing_push and 400 unsupported_media_type for bodies the SDK would never send', async () => {
     const { baseUrl } = start();
     const post = (body: string, type = 'application/json') =>
       checker.fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', body, headers: { 'Content-Type': type } });
     expect(await (await post('{not json')).json()).toMatchObject({ code: 'invalid_json' });
     expect(await (await post('{"payload":"x"}')).json()).toMatchObject({ code: 'missing_push' });
     const wrongType = await post('{"push":{"payload":"x"}}', 'text/plain');
-    expect([wrongType.status, ((await wrongType.json()) as { code: string }).code]).toEqual([415, 'unsupported_media_type']);
+    expect([wrongType.status, ((await wrongType.json()) as { code: string }).code]).toEqual([400, 'unsupported_media_type']);
   });
 
   it('echoes a safe X-Request-Id and puts it in error bodies', async () => {

@@ -94,7 +94,7 @@ export function toHttpError(error: unknown): HttpError {
     return new HttpError(400, 'invalid_json', 'The request body is not valid JSON.');
   }
   if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') {
-    return new HttpError(415, 'unsupported_media_type', 'The request body encoding is not supported.');
+    return new HttpError(400, 'unsupported_media_type', 'The request body encoding is not supported.');
   }
   if (isDatabaseUnavailable(error)) {
     return new HttpError(503, 'service_unavailable', 'The service is temporarily unavailable. Try again shortly.', {
