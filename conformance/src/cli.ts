@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+/**
+ * npx @secret-push/conformance --base-url URL [--token T --token-b T2] [--email E --email-b E2]
+ *   [--profile full|stateless] [--format table|json|junit] [--only AREA[,AREA|ID…]] [--spec PATH] [--out FILE]
+ * Exit code 0 only when no requirement failed; 2 on bad arguments.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { runSuite } from './runner.js';
+import { exitCode, formatJson, formatJunit, formatTable } from './report.js';
+import { REQUIREMENTS } from './runner.js';
+
+const USAGE = `Usage: secret-push-conformance --base-url URL [options]
+
+  --base-url URL        The installation, e.g. https://pwpush.example.org (the suite adds /api/v2/…)
+  --base-url-2 URL      Another process of the same installation (same database): cross-process checks
+  --token T             API token of user A (owner tests)
+  --token-b T2          API token of a second user B (403, ownership and recipient tests)
+  --email E             User A's email (legacy X-User-Email/X-User-Token test)
+  --email-b E2          User B's email (legacy pair with the wrong email)
+  --profile P           full (default) or stateless (only what a mock like Prism can meet)
+  --format F            table (default), json or junit
+  --only LIST           Comma-separated classes or IDs, e.g. CRE,PASS or ONCE-001
+  --spec PATH           The bundled OpenAPI document (default: the one shipped with this package)
+  --default-days N      The instance's expire_after_days default, when not 7
+  --default-views N     The instance's expire_after_views default, when not 5
+  --out FILE            Also write the formatted result to FILE
+  --list                Print the requirements (ID, class, source) and exit`;
+
+export async function main(argv: string[]): Promise<number> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        'base-url': { type: 'string' },
+        'base-url-2': { type: 'string' },
+        token: { type: 'string' },
+        'token-b': { type: 'string' },
+        email: { type: 'string' },
+        'email-b': { type: 'string' },
+        profile: { type: 'string', default: 'full' },
+        format: { type: 'string', default: 'table' },
+        only: { type: 'string' },
+        spec: { type: 'string' },
+        'default-days': { type: 'string' },
+        'default-views': { type: 'string' },
+        out: { type: 'string' },
+        list: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (values.list) {
+    for (const r of REQUIREMENTS) console.log(`${r.id.padEnd(9)} ${r.stateless ? 'S' : ' '} ${r.title}  [${r.source}]`);
+    return 0;
+  }
+  const baseUrl = values['base-url'] as string | undefined;
+  const profile = values.profile as string;
+  const format = values.format as string;
+  if (!baseUrl || !/^https?:\/\//.test(baseUrl) || !['full', 'stateless'].includes(profile) || !['table', 'json', 'junit'].includes(format)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const only = (values.only as string | undefined)?.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const unknown = only?.filter((o) => !REQUIREMENTS.some((r) => r.area === o || r.id === o)) ?? [];
+  if (unknown.length > 0) {
+    console.error(`--only: no class or requirement ${unknown.join(', ')}\n\n${USAGE}`);
+    return 2;
+  }
+  const num = (key: string) => (values[key] === undefined ? undefined : Number(values[key]));
+  const run = await runSuite({
+    baseUrl,
+    baseUrl2: values['base-url-2'] as string | undefined,
+    token: values.token as string | undefined,
+    tokenB: values['token-b'] as string | undefined,
+    email: values.email as string | undefined,
+    emailB: values['email-b'] as string | undefined,
+    profile: profile as 'full' | 'stateless',
+    only,
+    specPath: values.spec as string | undefined,
+    defaultDays: num('default-days'),
+    defaultViews: num('default-views'),
+    onResult: format === 'table' && process.stderr.isTTY ? (r) => process.stderr.write(`${r.id} ${r.status}\r`) : undefined,
+  });
+  const text = format === 'json' ? formatJson(run) : format === 'junit' ? formatJunit(run) : formatTable(run, process.stdout.columns || 120);
+  console.log(text);
+  if (values.out) writeFileSync(values.out as string, text + '\n');
+  return exitCode(run.results);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(error);
+      process.exit(2);
+    },
+  );
+}

@@ -1,0 +1,245 @@
+/**
+ * What a requirement sees: an HTTP client that validates every response against the contract, the caller
+ * identities the CLI was given, the instance's reported features, and small assertion helpers.
+ */
+import type { Contract, Violation } from './spec.js';
+
+export class AssertionFailure extends Error {
+  override name = 'AssertionFailure';
+}
+
+export interface Options {
+  baseUrl: string;
+  /** Another process of the same installation (same database), for the cross-process requirements. */
+  baseUrl2?: string;
+  token?: string;
+  tokenB?: string;
+  email?: string;
+  emailB?: string;
+  profile: 'full' | 'stateless';
+  only?: string[];
+  /** The instance's defaults when they differ from the decisions' (7 days, 5 views). */
+  defaultDays?: number;
+  defaultViews?: number;
+  /** Per-request time limit in ms. */
+  timeoutMs?: number;
+}
+
+export interface Features {
+  anonymous_access: boolean;
+  api_token_authentication: boolean;
+  pushes: {
+    enabled: boolean;
+    file_attachments: { enabled: boolean; requires_authentication: boolean };
+    url_pushes: { enabled: boolean };
+    qr_code_pushes: { enabled: boolean };
+  };
+}
+
+/** Who makes a call: `anon` sends no credentials, `a`/`b` the bearer tokens, or explicit headers. */
+export type Caller = 'anon' | 'a' | 'b' | { headers: Record<string, string> };
+
+export interface CallOptions {
+  params?: Record<string, string>;
+  query?: Record<string, string | number>;
+  headers?: Record<string, string>;
+  /** A JSON body (serialized) … */
+  body?: unknown;
+  /** … or a raw body sent as is, with `contentType`. */
+  rawBody?: string;
+  contentType?: string;
+  as?: Caller;
+  /** Append `.json` to the path (clients of the reference send it). */
+  jsonSuffix?: boolean;
+  /** Send to this base URL instead of `--base-url` (the second process). */
+  base?: string;
+}
+
+export interface Res<T = any> {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: T;
+  operation: string;
+}
+
+export interface Observed {
+  target: string;
+  method: string;
+  url: string;
+  status: number;
+  cacheControl: string | null;
+  body: unknown;
+  text: string;
+}
+
+export class Ctx {
+  readonly violations: { call: string; violation: Violation }[] = [];
+  /** Requirements can add a reason to a passing result (e.g. what was measured). */
+  note = '';
+
+  constructor(
+    readonly options: Options,
+    readonly contract: Contract,
+    readonly features: Features,
+    readonly observed: Observed[],
+  ) {}
+
+  get hasToken(): boolean {
+    return Boolean(this.options.token);
+  }
+
+  /** The identity that creates pushes: user A when a token was given, else anonymous. */
+  get creator(): Caller {
+    return this.options.token ? 'a' : 'anon';
+  }
+
+  /** A recipient that is not the owner, so its retrievals count: anonymous when allowed, else user B. */
+  get viewer(): Caller {
+    return this.features.anonymous_access ? 'anon' : 'b';
+  }
+
+  authHeaders(as: Caller | undefined): Record<string, string> {
+    if (!as || as === 'anon') return {};
+    if (typeof as === 'object') return as.headers;
+    const token = as === 'a' ? this.options.token : this.options.tokenB;
+    if (!token) throw new AssertionFailure(`internal: no token for caller ${as}`);
+    return { authorization: `Bearer ${token}` };
+  }
+
+  /** Calls an operation of the spec by operationId; the response is validated against that operation. */
+  async call<T = any>(operationId: string, opts: CallOptions = {}): Promise<Res<T>> {
+    const op = this.contract.operation(operationId);
+    let path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = opts.params?.[name];
+      if (value === undefined) throw new Error(`missing path parameter ${name} for ${operationId}`);
+      return encodeURIComponent(value);
+    });
+    if (opts.jsonSuffix) path += '.json';
+    return this.send<T>(operationId, op.method, path, opts);
+  }
+
+  /** A request outside every operation (unknown path, undefined method), validated against a component response. */
+  async raw<T = any>(componentResponse: string, method: string, path: string, opts: CallOptions = {}): Promise<Res<T>> {
+    return this.send<T>(`#${componentResponse}`, method, path, opts);
+  }
+
+  private async send<T>(target: string, method: string, path: string, opts: CallOptions): Promise<Res<T>> {
+    const url = new URL((opts.base ?? this.options.baseUrl).replace(/\/$/, '') + path);
+    for (const [key, value] of Object.entries(opts.query ?? {})) url.searchParams.set(key, String(value));
+    const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders(opts.as) };
+    let body: string | undefined;
+    if (opts.rawBody !== undefined) {
+      body = opts.rawBody;
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    } else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    }
+    Object.assign(headers, opts.headers ?? {});
+    const label = `${method} ${url.pathname}${url.search}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000),
+      });
+    } catch (error) {
+      throw new AssertionFailure(`${label}: no answer (${(error as Error).message})`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    for (const violation of this.contract.validate(target, response.status, response.headers, text)) {
+      this.violations.push({ call: `${label} → ${response.status}`, violation });
+    }
+    this.observed.push({
+      target,
+      method,
+      url: label,
+      status: response.status,
+      cacheControl: response.headers.get('cache-control'),
+      body: parsed,
+      text,
+    });
+    return { status: response.status, headers: response.headers, text, body: parsed as T, operation: target };
+  }
+
+  /** Fetches a URL the server handed out (a signed download link) as bytes, validated against `operationId`. */
+  async download(operationId: string, url: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+    let response: Response;
+    try {
+      response = await fetch(url, { signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000) });
+    } catch (error) {
+      throw new AssertionFailure(`GET ${url}: no answer (${(error as Error).message})`);
+    }
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const text = response.headers.get('content-type')?.includes('json') ? bytes.toString('utf8') : '';
+    const label = `GET ${new URL(url).pathname}`;
+    for (const violation of this.contract.validate(operationId, response.status, response.headers, text)) {
+      this.violations.push({ call: `${label} → ${response.status}`, violation });
+    }
+    this.observed.push({
+      target: operationId,
+      method: 'GET',
+      url: label,
+      status: response.status,
+      cacheControl: response.headers.get('cache-control'),
+      body: text ? JSON.parse(text) : undefined,
+      text,
+    });
+    return { status: response.status, headers: response.headers, bytes };
+  }
+
+  // ---- push helpers ----
+
+  /** Creates a push and insists on 201; returns the owner record. */
+  async create(push: Record<string, unknown>, as: Caller = this.creator): Promise<any> {
+    const res = await this.call('createPush', { body: { push }, as });
+    expectStatus(res, 201);
+    return res.body;
+  }
+
+  /** Retrieves a push as the viewer (a counting view) unless told otherwise. */
+  async retrieve(urlToken: string, opts: CallOptions = {}): Promise<Res> {
+    return this.call('getPush', { params: { url_token: urlToken }, as: this.viewer, ...opts });
+  }
+}
+
+// ---- assertions: each one can fail ----
+
+export function expect(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new AssertionFailure(message);
+}
+
+export function expectStatus(res: Res, ...statuses: number[]): void {
+  if (!statuses.includes(res.status)) {
+    const code = res.body && typeof res.body === 'object' && 'code' in res.body ? ` (${String(res.body.code)})` : '';
+    throw new AssertionFailure(
+      `${res.operation}: expected ${statuses.join(' or ')}, got ${res.status}${code}`,
+    );
+  }
+}
+
+export function expectEqual(actual: unknown, expected: unknown, what: string): void {
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+    throw new AssertionFailure(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+  }
+}
+
+export function expectCode(res: Res, code: string): void {
+  const actual = res.body && typeof res.body === 'object' ? (res.body as { code?: unknown }).code : undefined;
+  if (actual !== code) {
+    throw new AssertionFailure(`${res.operation} ${res.status}: expected code ${code}, got ${JSON.stringify(actual)}`);
+  }
+}
+
+export function unique(label = 'conformance'): string {
+  return `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}

@@ -1,0 +1,91 @@
+import type { Ctx } from './context.js';
+
+export const AREAS = [
+  'VER',
+  'CRE',
+  'RET',
+  'VIEW',
+  'PASS',
+  'PREV',
+  'DEL',
+  'AUTH',
+  'AUD',
+  'LIST',
+  'ERR',
+  'FILE',
+  'ONCE',
+  'HDR',
+] as const;
+export type Area = (typeof AREAS)[number];
+
+export const AREA_TITLES: Record<Area, string> = {
+  VER: 'version and capabilities',
+  CRE: 'create',
+  RET: 'retrieve',
+  VIEW: 'views and expiry',
+  PASS: 'passphrase',
+  PREV: 'preview',
+  DEL: 'delete',
+  AUTH: 'authentication',
+  AUD: 'audit',
+  LIST: 'lists',
+  ERR: 'errors',
+  FILE: 'files',
+  ONCE: 'exactly-once',
+  HDR: 'response headers',
+};
+
+/**
+ * What a requirement needs before it can run. Missing CLI input → `not-run`; a feature the instance reports
+ * disabled (or a setting that makes the requirement moot) → `skip`.
+ */
+export type Need =
+  | 'token' // --token (user A)
+  | 'tokenB' // --token-b (user B)
+  | 'email' // --email (user A's email, legacy headers)
+  | 'emailB' // --email-b (user B's email)
+  | 'creator' // someone who can create: user A, or anonymous when the instance allows it
+  | 'viewer' // a non-owner recipient: anonymous when allowed, else user B
+  | 'anonymous' // the instance allows anonymous access
+  | 'anonymousOff' // the instance disallows anonymous access
+  | 'url'
+  | 'qr'
+  | 'file' // file pushes enabled, and a creator allowed to make them
+  | 'fileAuthRequired' // file pushes require authentication
+  | 'kindDisabled' // at least one kind is disabled on the instance
+  | 'secondProcess'; // --base-url-2
+
+export interface Requirement {
+  /** `AREA-NNN`, stable, never reused. */
+  id: string;
+  area: Area;
+  /** One short statement of the behaviour. */
+  title: string;
+  /** Where it comes from: `seed §…` or `decisions: <section>, bullet N`. */
+  source: string;
+  needs?: Need[];
+  /** Runs in `--profile stateless` (a mock that answers the spec's examples can meet it). */
+  stateless?: boolean;
+  /** Runs after every other requirement, over everything the run observed. */
+  aggregate?: boolean;
+  run(ctx: Ctx): Promise<void>;
+}
+
+export type Status = 'pass' | 'fail' | 'skip' | 'not-run';
+
+export interface Result {
+  id: string;
+  area: Area;
+  title: string;
+  source: string;
+  status: Status;
+  reason: string;
+  ms: number;
+}
+
+export function define(
+  area: Area,
+  list: Omit<Requirement, 'area'>[],
+): Requirement[] {
+  return list.map((r) => ({ ...r, area }));
+}

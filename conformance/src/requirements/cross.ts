@@ -1,0 +1,253 @@
+/** Errors, files, exactly-once and response headers. */
+import { define } from '../requirement.js';
+import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx } from '../context.js';
+
+const SECRET = () => `s3cret ${unique('payload')}`;
+
+export const errors = define('ERR', [
+  {
+    id: 'ERR-001',
+    title: 'Every error response of the run is a JSON body with error and a snake_case code',
+    source: 'decisions: Errors, sentence 1',
+    stateless: true,
+    aggregate: true,
+    async run(ctx) {
+      const errorResponses = ctx.observed.filter((o) => o.status >= 400);
+      expect(errorResponses.length > 0, 'the run observed no error response to check');
+      const bad = errorResponses.filter((o) => {
+        const body = o.body as { error?: unknown; code?: unknown } | undefined;
+        return !body || typeof body.error !== 'string' || typeof body.code !== 'string' || !/^[a-z][a-z0-9_]*$/.test(body.code);
+      });
+      expect(
+        bad.length === 0,
+        `${bad.length}/${errorResponses.length} error bodies lack error/code, e.g. ${bad[0]?.method} ${bad[0]?.url} → ${bad[0]?.status} ${JSON.stringify(bad[0]?.text.slice(0, 80))}`,
+      );
+      const statuses = [...new Set(errorResponses.map((o) => o.status))].sort();
+      ctx.note = `${errorResponses.length} error responses checked, statuses ${statuses.join(' ')}`;
+    },
+  },
+  {
+    id: 'ERR-002',
+    title: 'An unknown path under /api/v2 answers a JSON 404 no_route',
+    source: 'decisions: Paths and formats, bullet 1',
+    async run(ctx) {
+      const res = await ctx.raw('NoRoute', 'GET', '/api/v2/no-such-thing');
+      expectStatus(res, 404);
+      expectCode(res, 'no_route');
+    },
+  },
+  {
+    id: 'ERR-003',
+    title: 'A method a path does not define answers a JSON 405 with Allow',
+    source: 'decisions: Paths and formats, bullet 1; decisions: Errors (405)',
+    async run(ctx) {
+      const res = await ctx.raw('MethodNotAllowed', 'PUT', '/api/v2/version');
+      expectStatus(res, 405);
+      expectCode(res, 'method_not_allowed');
+      expect(/GET/i.test(res.headers.get('allow') ?? ''), `Allow is ${JSON.stringify(res.headers.get('allow'))}`);
+    },
+  },
+  {
+    id: 'ERR-004',
+    title: 'A 422 carries errors: field → non-empty list of messages',
+    source: 'decisions: Errors, sentence 1 (422 adds errors)',
+    needs: ['creator'],
+    stateless: true,
+    async run(ctx) {
+      const res = await ctx.call('createPush', { body: { push: { payload: 'x', expire_after_days: 0 } }, as: ctx.creator });
+      expectStatus(res, 422);
+      const errs = res.body?.errors as Record<string, unknown> | undefined;
+      expect(errs && typeof errs === 'object' && Object.keys(errs).length > 0, '422 has no errors object');
+      for (const [field, messages] of Object.entries(errs)) {
+        expect(
+          Array.isArray(messages) && messages.length > 0 && messages.every((m) => typeof m === 'string'),
+          `errors.${field} is not a non-empty list of strings`,
+        );
+      }
+    },
+  },
+  {
+    id: 'ERR-005',
+    title: 'A create body not sent as application/json is refused with a 400 error body',
+    source: 'seed §4 (request bodies are JSON with Content-Type: application/json); decisions: Paths and formats, bullet 2',
+    needs: ['creator'],
+    // Not in the stateless profile: Prism answers 415 here, a status the decisions do not allow.
+    stateless: false,
+    async run(ctx) {
+      const res = await ctx.call('createPush', { rawBody: 'payload=x', contentType: 'text/plain', as: ctx.creator });
+      expectStatus(res, 400);
+    },
+  },
+]);
+
+const FILE_BYTES = Buffer.from('-----BEGIN CONFORMANCE KEY-----\n\u00e9\u0000\u00ff\n', 'latin1');
+
+async function filePush(ctx: Ctx, views = 5) {
+  return ctx.create({
+    payload: 'see attachment',
+    expire_after_views: views,
+    files: [{ filename: 'id_conformance', content_type: 'application/x-pem-file', content: FILE_BYTES.toString('base64') }],
+  });
+}
+
+export const files = define('FILE', [
+  {
+    id: 'FILE-001',
+    title: 'Retrieving a file push lists its files with id, filename, content_type, size and url',
+    source: 'decisions: Retrieve, bullet 7',
+    needs: ['file', 'viewer'],
+    async run(ctx) {
+      const push = await filePush(ctx);
+      const res = await ctx.retrieve(push.url_token);
+      expectStatus(res, 200);
+      expectEqual(res.body.kind, 'file', 'kind');
+      expectEqual(res.body.files.length, 1, 'number of files');
+      const [file] = res.body.files;
+      expectEqual(file.filename, 'id_conformance', 'filename');
+      expectEqual(file.content_type, 'application/x-pem-file', 'content_type');
+      expectEqual(file.size, FILE_BYTES.length, 'size');
+    },
+  },
+  {
+    id: 'FILE-002',
+    title: 'The signed link downloads the exact bytes and does not count a view',
+    source: 'decisions: Retrieve, bullet 7',
+    needs: ['file', 'viewer'],
+    async run(ctx) {
+      const push = await filePush(ctx, 2);
+      const res = await ctx.retrieve(push.url_token);
+      expectStatus(res, 200);
+      for (let i = 0; i < 2; i++) {
+        const download = await ctx.download('downloadPushFile', res.body.files[0].url);
+        expectEqual(download.status, 200, 'download status');
+        expect(download.bytes.equals(FILE_BYTES), 'downloaded bytes differ from the upload');
+      }
+      const again = await ctx.retrieve(push.url_token);
+      expectStatus(again, 200);
+      expectEqual(again.body.views_remaining, 0, 'views_remaining after two downloads and two views');
+      expect(again.body.payload !== null, 'the second view got no payload: a download counted as a view');
+    },
+  },
+  {
+    id: 'FILE-003',
+    title: 'A tampered download token answers 403',
+    source: 'decisions: Retrieve, bullet 7 (signed download link)',
+    needs: ['file', 'viewer'],
+    async run(ctx) {
+      const push = await filePush(ctx);
+      const res = await ctx.retrieve(push.url_token);
+      expectStatus(res, 200);
+      const file = res.body.files[0];
+      const token = new URL(file.url).searchParams.get('token') ?? '';
+      const tampered = token.slice(0, -4) + (token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+      const bad = await ctx.call('downloadPushFile', {
+        params: { url_token: push.url_token, file_id: file.id },
+        query: { token: tampered },
+        headers: { accept: '*/*' },
+      });
+      expectStatus(bad, 403);
+    },
+  },
+  {
+    id: 'FILE-004',
+    title: 'A file push without files answers 422',
+    source: 'decisions: Create, bullet 4 (a file push needs at least one file)',
+    needs: ['file'],
+    async run(ctx) {
+      const res = await ctx.call('createPush', { body: { push: { kind: 'file', payload: 'x' } }, as: ctx.creator });
+      expectStatus(res, 422);
+    },
+  },
+]);
+
+async function burst(ctx: Ctx, urlToken: string, n: number, bases: (string | undefined)[] = [undefined]) {
+  return Promise.all(Array.from({ length: n }, (_, i) => ctx.retrieve(urlToken, { base: bases[i % bases.length] })));
+}
+
+export const once = define('ONCE', [
+  {
+    id: 'ONCE-001',
+    title: '20 concurrent retrievals of a one-view push deliver the payload exactly once',
+    source: 'decisions: Retrieve, bullet 5 (exactly once)',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const secret = SECRET();
+      const push = await ctx.create({ payload: secret, expire_after_views: 1 });
+      const answers = await burst(ctx, push.url_token, 20);
+      const delivered = answers.filter((r) => r.status === 200 && r.body?.payload === secret);
+      expectEqual(delivered.length, 1, 'answers carrying the payload');
+      const others = answers.filter((r) => !delivered.includes(r));
+      for (const r of others) {
+        expectStatus(r, 200);
+        expectEqual(r.body.expired, true, 'expired on a losing retrieval');
+      }
+      ctx.note = `1 of 20 got the payload`;
+    },
+  },
+  {
+    id: 'ONCE-002',
+    title: '12 concurrent retrievals of a three-view push deliver it exactly three times',
+    source: 'decisions: Retrieve, bullet 5 (exactly once); seed §2.1 (expire_after_views)',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const secret = SECRET();
+      const push = await ctx.create({ payload: secret, expire_after_views: 3 });
+      const answers = await burst(ctx, push.url_token, 12);
+      const delivered = answers.filter((r) => r.status === 200 && r.body?.payload === secret);
+      expectEqual(delivered.length, 3, 'answers carrying the payload');
+      const remaining = delivered.map((r) => r.body.views_remaining as number).sort();
+      expectEqual(remaining, [0, 1, 2], 'views_remaining of the three deliveries');
+    },
+  },
+  {
+    id: 'ONCE-003',
+    title: '20 concurrent retrievals spread over two processes deliver a one-view push exactly once',
+    source: 'decisions: Retrieve, bullet 5 (also when they hit different server processes)',
+    needs: ['creator', 'viewer', 'secondProcess'],
+    async run(ctx) {
+      const secret = SECRET();
+      const push = await ctx.create({ payload: secret, expire_after_views: 1 });
+      const answers = await burst(ctx, push.url_token, 20, [undefined, ctx.options.baseUrl2]);
+      const delivered = answers.filter((r) => r.status === 200 && r.body?.payload === secret);
+      expectEqual(delivered.length, 1, 'answers carrying the payload');
+      for (const r of answers.filter((x) => !delivered.includes(x))) {
+        expectStatus(r, 200);
+        expectEqual(r.body.expired, true, 'expired on a losing retrieval');
+      }
+    },
+  },
+]);
+
+export const headers = define('HDR', [
+  {
+    id: 'HDR-001',
+    title: 'A retrieval that carries the payload sends Cache-Control: no-store',
+    source: 'decisions: Retrieve, bullet 8',
+    needs: ['creator', 'viewer'],
+    stateless: true,
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() });
+      const res = await ctx.retrieve(push.url_token);
+      expectStatus(res, 200);
+      expect(typeof res.body?.payload === 'string', 'retrieval carries no payload');
+      expect(/(^|,)\s*no-store\s*(,|$)/.test(res.headers.get('cache-control') ?? ''), `Cache-Control is ${JSON.stringify(res.headers.get('cache-control'))}`);
+    },
+  },
+  {
+    id: 'HDR-002',
+    title: 'Every response of the run that can carry a secret or a push record sends Cache-Control: no-store',
+    source: 'decisions: Retrieve, bullet 8',
+    stateless: true,
+    aggregate: true,
+    async run(ctx) {
+      const relevant = ctx.observed.filter((o) => o.target !== 'getVersion' && !o.target.startsWith('#'));
+      expect(relevant.length > 0, 'the run observed no push response to check');
+      const bad = relevant.filter((o) => !/(^|,)\s*no-store\s*(,|$)/.test(o.cacheControl ?? ''));
+      expect(
+        bad.length === 0,
+        `${bad.length}/${relevant.length} responses without no-store, e.g. ${bad[0]?.method} ${bad[0]?.url} → ${bad[0]?.status}`,
+      );
+      ctx.note = `${relevant.length} responses checked`;
+    },
+  },
+]);

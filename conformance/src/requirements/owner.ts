@@ -1,0 +1,445 @@
+/** Delete, authentication, audit and lists. */
+import { define } from '../requirement.js';
+import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx, type Res } from '../context.js';
+
+const SECRET = () => `s3cret ${unique('payload')}`;
+const kinds = (res: Res) => (res.body.logs as { kind: string }[]).map((l) => l.kind);
+
+function links(res: Res): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (res.headers.get('link') ?? '').split(',')) {
+    const match = /<([^>]+)>\s*;\s*rel="?([a-z]+)"?/.exec(part.trim());
+    if (match) out[match[2]!] = match[1]!;
+  }
+  return out;
+}
+
+function totalCount(res: Res): number {
+  const raw = res.headers.get('x-total-count');
+  expect(raw !== null && /^\d+$/.test(raw), `X-Total-Count is ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+async function list(ctx: Ctx, state: 'active' | 'expired', page?: number, as: 'a' | 'b' = 'a'): Promise<Res> {
+  const res = await ctx.call(state === 'active' ? 'listActivePushes' : 'listExpiredPushes', {
+    as,
+    query: page === undefined ? {} : { page },
+  });
+  expectStatus(res, 200);
+  expect(Array.isArray(res.body), `${state} list is not an array`);
+  return res;
+}
+
+const tokens = (res: Res) => (res.body as { url_token: string }[]).map((p) => p.url_token);
+
+export const remove = define('DEL', [
+  {
+    id: 'DEL-001',
+    title: 'The owner expires a push: 200 with expired and deleted true; later retrievals get no payload',
+    source: 'seed §3 (DELETE → expired); decisions: Preview, audit, lists, delete, bullet 5',
+    needs: ['token', 'viewer'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: false }, 'a');
+      const res = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' });
+      expectStatus(res, 200);
+      expectEqual(res.body.expired, true, 'expired');
+      expectEqual(res.body.deleted, true, 'deleted');
+      expect(!('payload' in res.body), 'the delete response carries a payload');
+      const after = await ctx.retrieve(push.url_token);
+      expectStatus(after, 200);
+      expectEqual(after.body.expired, true, 'expired on retrieval');
+      expectEqual(after.body.payload, null, 'payload on retrieval');
+    },
+  },
+  {
+    id: 'DEL-002',
+    title: 'An anonymous recipient expires a deletable_by_viewer push (200)',
+    source: 'seed §5.7; seed §3 (DELETE row)',
+    needs: ['creator', 'anonymous'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: true });
+      const res = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'anon' });
+      expectStatus(res, 200);
+      expectEqual(res.body.expired, true, 'expired');
+    },
+  },
+  {
+    id: 'DEL-003',
+    title: 'An anonymous caller cannot expire a push without deletable_by_viewer (401)',
+    source: 'seed §5.8; decisions: Preview, audit, lists, delete, bullet 5',
+    needs: ['creator', 'anonymous'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: false });
+      const res = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'anon' });
+      expectStatus(res, 401);
+      const still = await ctx.call('previewPush', { params: { url_token: push.url_token }, as: 'anon' });
+      expectStatus(still, 200);
+    },
+  },
+  {
+    id: 'DEL-004',
+    title: 'Another user cannot expire a push without deletable_by_viewer (403)',
+    source: 'seed §5.8; decisions: Preview, audit, lists, delete, bullet 5',
+    needs: ['token', 'tokenB'],
+    async run(ctx) {
+      const secret = SECRET();
+      const push = await ctx.create({ payload: secret, deletable_by_viewer: false }, 'a');
+      const res = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'b' });
+      expectStatus(res, 403);
+      expectCode(res, 'forbidden');
+      const own = await ctx.call('getPush', { params: { url_token: push.url_token }, as: 'a' });
+      expectEqual(own.body?.payload, secret, 'payload after the refused delete');
+    },
+  },
+  {
+    id: 'DEL-005',
+    title: 'Expiring an already expired push answers 200 unchanged',
+    source: 'decisions: Preview, audit, lists, delete, bullet 5',
+    needs: ['token'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const first = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' });
+      expectStatus(first, 200);
+      const second = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' });
+      expectStatus(second, 200);
+      expectEqual(second.body.expired, true, 'expired');
+      expectEqual(second.body.expired_on, first.body.expired_on, 'expired_on after a second delete');
+    },
+  },
+  {
+    id: 'DEL-006',
+    title: 'Expiring an unknown url_token answers 404',
+    source: 'seed §7 (404)',
+    needs: ['token'],
+    async run(ctx) {
+      const res = await ctx.call('expirePush', { params: { url_token: 'unknownconformance0000' }, as: 'a' });
+      expectStatus(res, 404);
+      expectCode(res, 'not_found');
+    },
+  },
+  {
+    id: 'DEL-007',
+    title: 'Another user (a recipient) may expire a deletable_by_viewer push (200)',
+    source: 'seed §5.7',
+    needs: ['token', 'tokenB'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: true }, 'a');
+      const res = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'b' });
+      expectStatus(res, 200);
+      expectEqual(res.body.expired, true, 'expired');
+    },
+  },
+]);
+
+export const auth = define('AUTH', [
+  {
+    id: 'AUTH-001',
+    title: 'GET /pushes/active without a token answers 401 authentication_required',
+    source: 'seed §5.4; seed §5.8',
+    stateless: true,
+    async run(ctx) {
+      const res = await ctx.call('listActivePushes', { as: 'anon' });
+      expectStatus(res, 401);
+      expectCode(res, 'authentication_required');
+    },
+  },
+  {
+    id: 'AUTH-002',
+    title: 'An invalid bearer token answers 401 invalid_token',
+    source: 'seed §5.8; decisions: Authentication, bullet 2',
+    async run(ctx) {
+      const res = await ctx.call('listActivePushes', {
+        as: { headers: { authorization: 'Bearer spt_conformance_not_a_real_token' } },
+      });
+      expectStatus(res, 401);
+      expectCode(res, 'invalid_token');
+    },
+  },
+  {
+    id: 'AUTH-003',
+    title: 'An invalid token answers 401 on public operations too (create, retrieve, preview)',
+    source: 'decisions: Authentication, bullet 2',
+    needs: ['creator'],
+    async run(ctx) {
+      const bad = { headers: { authorization: 'Bearer spt_conformance_not_a_real_token' } };
+      const push = await ctx.create({ payload: SECRET() });
+      const created = await ctx.call('createPush', { body: { push: { payload: 'x' } }, as: bad });
+      expectStatus(created, 401);
+      const got = await ctx.call('getPush', { params: { url_token: push.url_token }, as: bad });
+      expectStatus(got, 401);
+      const previewed = await ctx.call('previewPush', { params: { url_token: push.url_token }, as: bad });
+      expectStatus(previewed, 401);
+    },
+  },
+  {
+    id: 'AUTH-004',
+    title: 'The legacy X-User-Email + X-User-Token pair authenticates its own user',
+    source: 'decisions: Authentication, bullet 1',
+    needs: ['token', 'email'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const headers = { 'x-user-email': ctx.options.email!, 'x-user-token': ctx.options.token! };
+      const res = await ctx.call('listActivePushes', { as: { headers } });
+      expectStatus(res, 200);
+      expect(tokens(res).includes(push.url_token), 'the legacy pair does not list the user’s new push');
+    },
+  },
+  {
+    id: 'AUTH-005',
+    title: "The legacy pair with another user's email answers 401",
+    source: 'decisions: Authentication, bullet 1',
+    needs: ['token', 'emailB'],
+    async run(ctx) {
+      const headers = { 'x-user-email': ctx.options.emailB!, 'x-user-token': ctx.options.token! };
+      const res = await ctx.call('listActivePushes', { as: { headers } });
+      expectStatus(res, 401);
+    },
+  },
+  {
+    id: 'AUTH-006',
+    title: 'With anonymous access off, create and retrieve without a token answer 401',
+    source: 'seed §5.5; decisions: Authentication, bullet 2',
+    needs: ['token', 'anonymousOff'],
+    async run(ctx) {
+      const created = await ctx.call('createPush', { body: { push: { payload: 'x' } }, as: 'anon' });
+      expectStatus(created, 401);
+      expectCode(created, 'authentication_required');
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const got = await ctx.call('getPush', { params: { url_token: push.url_token }, as: 'anon' });
+      expectStatus(got, 401);
+    },
+  },
+  {
+    id: 'AUTH-007',
+    title: 'With anonymous access on, a push can be created without a token (201)',
+    source: 'seed §4 (POST: token may be omitted when anonymous pushes are allowed); seed §5.5',
+    needs: ['anonymous'],
+    stateless: true,
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'anon');
+      expectEqual(push.kind, 'text', 'kind');
+    },
+  },
+  {
+    id: 'AUTH-008',
+    title: 'A file push without a token answers 401 while files require authentication',
+    source: 'seed §5.6; decisions: Create, bullet 4',
+    needs: ['file', 'fileAuthRequired', 'anonymous'],
+    async run(ctx) {
+      const files = [{ filename: 'a.txt', content: Buffer.from('a').toString('base64') }];
+      const res = await ctx.call('createPush', { body: { push: { files } }, as: 'anon' });
+      expectStatus(res, 401);
+    },
+  },
+]);
+
+export const audit = define('AUD', [
+  {
+    id: 'AUD-001',
+    title: 'A new push has one audit entry, creation',
+    source: 'seed §4 behavior 5; decisions: Preview, audit, lists, delete, bullet 2',
+    needs: ['token'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const res = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'a' });
+      expectStatus(res, 200);
+      expectEqual(kinds(res), ['creation'], 'audit kinds');
+    },
+  },
+  {
+    id: 'AUD-002',
+    title: 'Audit records failed_passphrase, view, owner_view, expire, failed_view, oldest first',
+    source: 'decisions: Preview, audit, lists, delete, bullet 2; decisions: Retrieve, bullets 1-3',
+    needs: ['token', 'viewer'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), passphrase: 'open sesame' }, 'a');
+      const p = { params: { url_token: push.url_token } };
+      expectStatus(await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': 'nope' } }), 401);
+      expectStatus(await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': 'open sesame' } }), 200);
+      expectStatus(await ctx.call('getPush', { ...p, as: 'a', headers: { 'x-passphrase': 'open sesame' } }), 200);
+      expectStatus(await ctx.call('expirePush', { ...p, as: 'a' }), 200);
+      expectStatus(await ctx.retrieve(push.url_token), 200);
+      const res = await ctx.call('getPushAudit', { ...p, as: 'a' });
+      expectStatus(res, 200);
+      expectEqual(
+        kinds(res),
+        ['creation', 'failed_passphrase', 'view', 'owner_view', 'expire', 'failed_view'],
+        'audit kinds in order',
+      );
+    },
+  },
+  {
+    id: 'AUD-003',
+    title: 'Audit without a token answers 401',
+    source: 'seed §5.4; seed §5.8',
+    needs: ['creator'],
+    stateless: true,
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() });
+      const res = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'anon' });
+      expectStatus(res, 401);
+    },
+  },
+  {
+    id: 'AUD-004',
+    title: "Another user's audit request answers 403",
+    source: 'seed §5.4 (ownership); seed §5.8',
+    needs: ['token', 'tokenB'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const res = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'b' });
+      expectStatus(res, 403);
+      expectCode(res, 'forbidden');
+    },
+  },
+  {
+    id: 'AUD-005',
+    title: 'Audit of an unknown url_token answers 404',
+    source: 'seed §7 (404)',
+    needs: ['token'],
+    async run(ctx) {
+      const res = await ctx.call('getPushAudit', { params: { url_token: 'unknownconformance0000' }, as: 'a' });
+      expectStatus(res, 404);
+    },
+  },
+  {
+    id: 'AUD-006',
+    title: 'Audit pages hold 50 entries, oldest first, with Link and X-Total-Count',
+    source: 'decisions: Preview, audit, lists, delete, bullets 2 and 3',
+    needs: ['token', 'viewer'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), expire_after_views: 60 }, 'a');
+      for (let i = 0; i < 55; i++) expectStatus(await ctx.retrieve(push.url_token), 200);
+      const p = { params: { url_token: push.url_token }, as: 'a' as const };
+      const first = await ctx.call('getPushAudit', { ...p, query: { page: 1 } });
+      expectStatus(first, 200);
+      expectEqual(first.body.logs.length, 50, 'entries on page 1');
+      expectEqual(totalCount(first), 56, 'X-Total-Count');
+      expect(/[?&]page=2\b/.test(links(first).next ?? ''), `page 1 Link has no rel=next to page 2: ${first.headers.get('link')}`);
+      expectEqual(kinds(first)[0], 'creation', 'first entry');
+      const second = await ctx.call('getPushAudit', { ...p, query: { page: 2 } });
+      expectStatus(second, 200);
+      expectEqual(second.body.logs.length, 6, 'entries on page 2');
+      expect(links(second).prev !== undefined, `page 2 Link has no rel=prev: ${second.headers.get('link')}`);
+      const all = [...first.body.logs, ...second.body.logs].map((l: { created_at: string }) => Date.parse(l.created_at));
+      expect(all.every((t, i) => i === 0 || t >= all[i - 1]!), 'audit entries are not oldest first');
+      const past = await ctx.call('getPushAudit', { ...p, query: { page: 3 } });
+      expectStatus(past, 200);
+      expectEqual(past.body.logs, [], 'page past the end');
+    },
+  },
+  {
+    id: 'AUD-007',
+    title: 'Audit with page 0 answers 400 invalid_page',
+    source: 'decisions: Preview, audit, lists, delete, bullet 4 (page); seed §8',
+    needs: ['token'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const res = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'a', query: { page: 0 } });
+      expectStatus(res, 400);
+      expectCode(res, 'invalid_page');
+    },
+  },
+]);
+
+export const lists = define('LIST', [
+  {
+    id: 'LIST-001',
+    title: 'A new push heads the active list, owner variant (name, note), newest first',
+    source: 'seed §4 behavior 5; decisions: Preview, audit, lists, delete, bullet 3; decisions: The push record, bullet 5',
+    needs: ['token'],
+    async run(ctx) {
+      const name = unique('list-name');
+      const push = await ctx.create({ payload: SECRET(), name, note: 'n' }, 'a');
+      const res = await list(ctx, 'active');
+      const mine = (res.body as { url_token: string; name: string; note: string }[]).find(
+        (p) => p.url_token === push.url_token,
+      );
+      expect(mine, 'the new push is not in the active list');
+      expectEqual(mine.name, name, 'name in the list');
+      expectEqual(mine.note, 'n', 'note in the list');
+      expectEqual(tokens(res)[0], push.url_token, 'first item of the active list');
+      const times = (res.body as { created_at: string }[]).map((p) => Date.parse(p.created_at));
+      expect(times.every((t, i) => i === 0 || t <= times[i - 1]!), 'active list is not newest first');
+      expect(!JSON.stringify(res.body).includes('s3cret payload'), 'the list carries a payload');
+    },
+  },
+  {
+    id: 'LIST-002',
+    title: 'A push expired by views leaves the active list and appears in the expired list',
+    source: 'seed §3; seed §4 behavior 5',
+    needs: ['token', 'viewer'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), expire_after_views: 1 }, 'a');
+      expect(tokens(await list(ctx, 'active')).includes(push.url_token), 'new push missing from active');
+      expectStatus(await ctx.retrieve(push.url_token), 200);
+      expect(!tokens(await list(ctx, 'active')).includes(push.url_token), 'expired push still in active');
+      const expired = await list(ctx, 'expired');
+      const record = (expired.body as { url_token: string; expired: boolean }[]).find(
+        (p) => p.url_token === push.url_token,
+      );
+      expect(record, 'expired push missing from the expired list');
+      expectEqual(record.expired, true, 'expired flag in the expired list');
+    },
+  },
+  {
+    id: 'LIST-003',
+    title: 'GET /pushes/expired without a token answers 401',
+    source: 'seed §5.4; seed §5.8',
+    stateless: true,
+    async run(ctx) {
+      const res = await ctx.call('listExpiredPushes', { as: 'anon' });
+      expectStatus(res, 401);
+    },
+  },
+  {
+    id: 'LIST-004',
+    title: 'page 0, 201 or not an integer answers 400 invalid_page',
+    source: 'seed §8 (page 1 to 200); decisions: Preview, audit, lists, delete, bullet 4',
+    needs: ['token'],
+    stateless: true,
+    async run(ctx) {
+      for (const page of ['0', '201', 'two']) {
+        const res = await ctx.call('listActivePushes', { as: 'a', query: { page } });
+        expectStatus(res, 400);
+        expectCode(res, 'invalid_page');
+      }
+    },
+  },
+  {
+    id: 'LIST-005',
+    title: 'Lists page by 50 with Link rel next/prev and X-Total-Count; past the end is []',
+    source: 'decisions: Preview, audit, lists, delete, bullet 3',
+    needs: ['token'],
+    async run(ctx) {
+      let first = await list(ctx, 'active', 1);
+      const missing = 51 - totalCount(first);
+      for (let i = 0; i < missing; i++) await ctx.create({ payload: SECRET() }, 'a');
+      if (missing > 0) first = await list(ctx, 'active', 1);
+      const total = totalCount(first);
+      expect(total >= 51, `X-Total-Count ${total} after making 51 pushes`);
+      expectEqual(first.body.length, 50, 'items on page 1');
+      expect(/[?&]page=2\b/.test(links(first).next ?? ''), `page 1 Link has no rel=next: ${first.headers.get('link')}`);
+      const lastPage = Math.ceil(total / 50);
+      const last = await list(ctx, 'active', lastPage);
+      expectEqual(last.body.length, total - 50 * (lastPage - 1), `items on page ${lastPage}`);
+      expect(links(last).prev !== undefined, `last page Link has no rel=prev: ${last.headers.get('link')}`);
+      expect(links(last).next === undefined, 'last page Link has rel=next');
+      const past = await list(ctx, 'active', lastPage + 1);
+      expectEqual(past.body, [], 'page past the end');
+      const seen = new Set([...tokens(first), ...tokens(last)]);
+      expect(lastPage > 2 || seen.size === first.body.length + last.body.length, 'pages overlap');
+    },
+  },
+  {
+    id: 'LIST-006',
+    title: "A user's lists never show another user's pushes",
+    source: 'seed §4 behavior 5 (the authenticated user’s pushes)',
+    needs: ['token', 'tokenB'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const res = await list(ctx, 'active', 1, 'b');
+      expect(!tokens(res).includes(push.url_token), "user B's active list shows user A's push");
+    },
+  },
+]);

@@ -1,0 +1,149 @@
+/** Runs the requirements against one base URL: reads the capability report first, gates, runs, collects results. */
+import { AssertionFailure, Ctx, type Features, type Observed, type Options } from './context.js';
+import { Contract, DEFAULT_SPEC_PATH } from './spec.js';
+import { AREAS, type Need, type Requirement, type Result } from './requirement.js';
+import { version, create, retrieve, views, passphrase, preview } from './requirements/pushes.js';
+import { remove, auth, audit, lists } from './requirements/owner.js';
+import { errors, files, once, headers } from './requirements/cross.js';
+
+export const REQUIREMENTS: Requirement[] = [
+  ...version,
+  ...create,
+  ...retrieve,
+  ...views,
+  ...passphrase,
+  ...preview,
+  ...remove,
+  ...auth,
+  ...audit,
+  ...lists,
+  ...errors,
+  ...files,
+  ...once,
+  ...headers,
+];
+
+export interface RunOutput {
+  baseUrl: string;
+  profile: Options['profile'];
+  features: Features | null;
+  results: Result[];
+}
+
+/** Why a requirement cannot run here: `not-run` for missing CLI input, `skip` for what the instance reports. */
+function gate(need: Need, options: Options, f: Features): { status: 'skip' | 'not-run'; reason: string } | null {
+  const anon = f.anonymous_access;
+  const p = f.pushes;
+  switch (need) {
+    case 'token':
+      return options.token ? null : { status: 'not-run', reason: 'needs --token (user A)' };
+    case 'tokenB':
+      return options.tokenB ? null : { status: 'not-run', reason: 'needs --token-b (a second user)' };
+    case 'email':
+      return options.email ? null : { status: 'not-run', reason: "needs --email (user A's email)" };
+    case 'emailB':
+      return options.emailB ? null : { status: 'not-run', reason: "needs --email-b (user B's email)" };
+    case 'creator':
+      return options.token || anon
+        ? null
+        : { status: 'not-run', reason: 'needs --token (anonymous access is off on this instance)' };
+    case 'viewer':
+      return anon || options.tokenB
+        ? null
+        : { status: 'not-run', reason: 'needs --token-b (anonymous access is off, so a second user must view)' };
+    case 'anonymous':
+      return anon ? null : { status: 'skip', reason: 'instance reports anonymous_access disabled' };
+    case 'anonymousOff':
+      return anon ? { status: 'skip', reason: 'instance allows anonymous access (applies only when off)' } : null;
+    case 'url':
+      return p.url_pushes.enabled ? null : { status: 'skip', reason: 'instance reports url pushes disabled' };
+    case 'qr':
+      return p.qr_code_pushes.enabled ? null : { status: 'skip', reason: 'instance reports qr pushes disabled' };
+    case 'file':
+      if (!p.file_attachments.enabled) return { status: 'skip', reason: 'instance reports file pushes disabled' };
+      if (p.file_attachments.requires_authentication && !options.token) {
+        return { status: 'not-run', reason: 'needs --token (file pushes require authentication)' };
+      }
+      return options.token || anon ? null : { status: 'not-run', reason: 'needs --token' };
+    case 'fileAuthRequired':
+      return p.file_attachments.requires_authentication
+        ? null
+        : { status: 'skip', reason: 'instance does not require authentication for files' };
+    case 'secondProcess':
+      return options.baseUrl2
+        ? null
+        : { status: 'not-run', reason: 'needs --base-url-2 (a second process of the same installation)' };
+    case 'kindDisabled':
+      return p.file_attachments.enabled && p.url_pushes.enabled && p.qr_code_pushes.enabled
+        ? { status: 'skip', reason: 'instance enables every kind' }
+        : null;
+  }
+}
+
+export interface RunConfig extends Options {
+  specPath?: string;
+  /** Called after each requirement (progress output). */
+  onResult?: (result: Result) => void;
+}
+
+export async function runSuite(config: RunConfig): Promise<RunOutput> {
+  const contract = Contract.load(config.specPath ?? DEFAULT_SPEC_PATH);
+  const observed: Observed[] = [];
+  const selected = REQUIREMENTS.filter(
+    (r) => !config.only?.length || config.only.some((o) => o.toUpperCase() === r.area || o.toUpperCase() === r.id),
+  );
+
+  // Capabilities first: everything else is gated on them.
+  let features: Features | null = null;
+  let versionProblem = '';
+  try {
+    const probe = new Ctx(config, contract, {} as Features, observed);
+    const res = await probe.call('getVersion');
+    if (res.status === 200 && res.body?.features?.pushes) features = res.body.features as Features;
+    else versionProblem = `GET /api/v2/version answered ${res.status}`;
+  } catch (error) {
+    versionProblem = (error as Error).message;
+  }
+
+  const results: Result[] = [];
+  const ordered = [...selected.filter((r) => !r.aggregate), ...selected.filter((r) => r.aggregate)];
+  for (const requirement of ordered) {
+    const base = { id: requirement.id, area: requirement.area, title: requirement.title, source: requirement.source };
+    const started = Date.now();
+    let result: Result;
+    if (!features) {
+      result = { ...base, status: requirement.id === 'VER-001' ? 'fail' : 'not-run', reason: `no capability report: ${versionProblem}`, ms: 0 };
+    } else if (config.profile === 'stateless' && !requirement.stateless) {
+      result = { ...base, status: 'skip', reason: 'stateless profile: needs a stateful server', ms: 0 };
+    } else {
+      const blocked = (requirement.needs ?? []).map((n) => gate(n, config, features!)).find(Boolean);
+      if (blocked) {
+        result = { ...base, status: blocked.status, reason: blocked.reason, ms: 0 };
+      } else {
+        const ctx = new Ctx(config, contract, features, observed);
+        let status: Result['status'] = 'pass';
+        let reason = '';
+        try {
+          await requirement.run(ctx);
+        } catch (error) {
+          status = 'fail';
+          reason = error instanceof AssertionFailure ? error.message : `error: ${(error as Error).stack ?? error}`;
+        }
+        if (ctx.violations.length > 0) {
+          const first = ctx.violations[0]!;
+          const contractReason = `contract: ${first.call}: ${first.violation.path} ${first.violation.message}${
+            ctx.violations.length > 1 ? ` (+${ctx.violations.length - 1} more)` : ''
+          }`;
+          reason = status === 'fail' ? `${contractReason}; ${reason}` : contractReason;
+          status = 'fail';
+        }
+        if (status === 'pass') reason = ctx.note;
+        result = { ...base, status, reason, ms: Date.now() - started };
+      }
+    }
+    results.push(result);
+    config.onResult?.(result);
+  }
+  results.sort((a, b) => AREAS.indexOf(a.area) - AREAS.indexOf(b.area) || REQUIREMENTS.findIndex((r) => r.id === a.id) - REQUIREMENTS.findIndex((r) => r.id === b.id));
+  return { baseUrl: config.baseUrl, profile: config.profile, features, results };
+}

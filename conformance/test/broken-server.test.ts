@@ -1,0 +1,110 @@
+/**
+ * Target 3, the suite's self-test: against a deliberately broken fixture the suite must fail exactly where the
+ * faults are, and against the same fixture with the faults off those very requirements must pass.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { FAULTS, startBrokenServer, type BrokenServer, type Fault } from './broken-server.js';
+import { runSuite, type RunOutput } from '../src/runner.js';
+import { exitCode, formatJson, formatJunit, formatTable } from '../src/report.js';
+import { main } from '../src/cli.js';
+
+/** What each fault must break, and nothing else. */
+const EXPECTED: Record<Fault, string[]> = {
+  'expired-404': ['VIEW-002', 'VIEW-003', 'DEL-001', 'AUD-002', 'ONCE-001', 'ONCE-003'],
+  'list-missing-views-remaining': ['AUTH-004', 'LIST-001', 'LIST-002', 'LIST-005'],
+  'preview-counts-view': ['PREV-003'],
+  'payload-after-expiry': ['VIEW-002', 'VIEW-003', 'ONCE-001', 'ONCE-002', 'ONCE-003'],
+};
+
+/** What the fixture does not implement (no file pushes) or cannot offer (anonymous access is on). */
+const SKIPPED = ['CRE-006', 'AUTH-006', 'AUTH-008', 'FILE-001', 'FILE-002', 'FILE-003', 'FILE-004'];
+
+let server: BrokenServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function runAgainst(faults: Fault[], withCredentials = true): Promise<RunOutput> {
+  server = await startBrokenServer(faults);
+  const { a, b } = server.users;
+  return runSuite({
+    baseUrl: server.baseUrl,
+    // One process is trivially its own second process.
+    baseUrl2: server.baseUrl,
+    profile: 'full',
+    ...(withCredentials ? { token: a.token, tokenB: b.token, email: a.email, emailB: b.email } : {}),
+  });
+}
+
+const ids = (run: RunOutput, status: string) => run.results.filter((r) => r.status === status).map((r) => r.id).sort();
+
+describe('the suite against the broken fixture', () => {
+  it('passes everything the fixture implements when every fault is off', async () => {
+    const run = await runAgainst([]);
+    expect(ids(run, 'fail')).toEqual([]);
+    expect(ids(run, 'not-run')).toEqual([]);
+    expect(ids(run, 'skip')).toEqual([...SKIPPED].sort());
+    const faulty = new Set(Object.values(EXPECTED).flat());
+    for (const id of faulty) expect(run.results.find((r) => r.id === id)?.status).toBe('pass');
+    expect(exitCode(run.results)).toBe(0);
+  });
+
+  it.each(Object.keys(FAULTS) as Fault[])('fails exactly the expected requirements with fault %s', async (fault) => {
+    const run = await runAgainst([fault]);
+    expect(ids(run, 'fail')).toEqual([...EXPECTED[fault]].sort());
+    expect(ids(run, 'skip')).toEqual([...SKIPPED].sort());
+    expect(exitCode(run.results)).toBe(1);
+  });
+
+  it('fails the union of the expected requirements with every fault on, and names the JSON path', async () => {
+    const run = await runAgainst(Object.keys(FAULTS) as Fault[]);
+    // expired-404 masks payload-after-expiry where a burst's losers get 404 before any payload: ONCE-002 then
+    // sees exactly three payloads (the 404s fail ONCE-001 through its own assertion).
+    const union = [...new Set(Object.values(EXPECTED).flat())].filter((id) => id !== 'ONCE-002').sort();
+    expect(union).toContain('ONCE-003');
+    expect(ids(run, 'fail')).toEqual(union);
+    const list = run.results.find((r) => r.id === 'LIST-001')!;
+    expect(list.reason).toMatch(/body\/0 must have required property 'views_remaining'/);
+  });
+
+  it('reports requirements it lacks credentials for as not-run, never as passed', async () => {
+    const run = await runAgainst([], false);
+    const notRun = ids(run, 'not-run');
+    for (const id of ['RET-003', 'DEL-004', 'AUTH-004', 'AUTH-005', 'AUD-001', 'AUD-004', 'LIST-001', 'LIST-006']) {
+      expect(notRun).toContain(id);
+    }
+    expect(run.results.find((r) => r.id === 'DEL-004')?.reason).toMatch(/needs --token/);
+    expect(ids(run, 'fail')).toEqual([]);
+  });
+
+  it('formats the run as a table, JSON and JUnit with per-class counts', async () => {
+    const run = await runAgainst(['preview-counts-view']);
+    const table = formatTable(run);
+    expect(table).toMatch(/^PREV-003\s+fail\s+payload gone/m);
+    expect(table).toMatch(/^PREV preview\s+5\s+1\s+0\s+0$/m);
+    const json = JSON.parse(formatJson(run));
+    expect(json.summary.byArea.PREV).toEqual({ pass: 5, fail: 1, skip: 0, 'not-run': 0 });
+    const junit = formatJunit(run);
+    expect(junit).toMatch(/<testcase classname="conformance.PREV" name="PREV-003 [^"]*"[^>]*><properties>.*<failure message="payload gone/);
+    expect(junit).toMatch(/<skipped message="skip: instance reports file pushes disabled"/);
+  });
+
+  it('CLI exits 1 on a failure and 0 when nothing failed', async () => {
+    const { log, error } = console;
+    console.log = () => {};
+    console.error = () => {};
+    try {
+      server = await startBrokenServer(['expired-404']);
+      const args = ['--base-url', server.baseUrl, '--token', server.users.a.token, '--only', 'VIEW,PREV', '--format', 'json'];
+      expect(await main(args)).toBe(1);
+      await server.close();
+      server = await startBrokenServer([]);
+      expect(await main(['--base-url', server.baseUrl, '--token', server.users.a.token, '--only', 'VIEW,PREV'])).toBe(0);
+      expect(await main(['--format', 'xml'])).toBe(2);
+    } finally {
+      console.log = log;
+      console.error = error;
+    }
+  });
+});

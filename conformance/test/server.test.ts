@@ -1,0 +1,103 @@
+/**
+ * Target 1: our own server (createApp over createCore on a fresh database). Every requirement must pass, or be an
+ * honest skip / not-run; nothing may fail. Two instances: the defaults (anonymous on, every kind enabled) and a
+ * locked-down one (anonymous off, url and qr disabled) so the gated requirements run too.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../server/src/app.js';
+import { createCore, type Core, type Settings } from '../../server/src/domain/index.js';
+import { createTestDatabase, makeSettings, type TestDatabase } from '../../server/test/support/db.js';
+import { runSuite, type RunOutput } from '../src/runner.js';
+import { formatTable } from '../src/report.js';
+
+interface Instance {
+  baseUrl: string;
+  /** A second app over its own core on the same database: another "process" for the cross-process requirements. */
+  baseUrl2: string;
+  tokenA: string;
+  tokenB: string;
+  close(): Promise<void>;
+}
+
+async function listen(core: Core): Promise<{ url: string; close(): Promise<void> }> {
+  const app = createApp(core);
+  await app.locals.ready;
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function start(overrides: Partial<Settings>): Promise<Instance> {
+  const db: TestDatabase = await createTestDatabase('sp_conf');
+  const settings = makeSettings({ databaseUrl: db.url, ...overrides });
+  const core: Core = await createCore(settings);
+  const core2: Core = await createCore(settings);
+  const [one, two] = [await listen(core), await listen(core2)];
+  const a = await core.users.createUser('owner-a@conformance.test');
+  const b = await core.users.createUser('user-b@conformance.test');
+  return {
+    baseUrl: one.url,
+    baseUrl2: two.url,
+    tokenA: a.token,
+    tokenB: b.token,
+    async close() {
+      await one.close();
+      await two.close();
+      await core.close();
+      await core2.close();
+      await db.drop();
+    },
+  };
+}
+
+function failures(run: RunOutput): string[] {
+  return run.results.filter((r) => r.status === 'fail').map((r) => `${r.id}: ${r.reason}`);
+}
+
+describe.each([
+  { name: 'default settings', overrides: {} },
+  {
+    name: 'anonymous off, url and qr disabled',
+    overrides: { allowAnonymous: false, enableUrlPushes: false, enableQrPushes: false },
+  },
+])('conformance against our server ($name)', ({ overrides }) => {
+  let instance: Instance;
+  let run: RunOutput;
+
+  beforeAll(async () => {
+    instance = await start(overrides);
+    run = await runSuite({
+      baseUrl: instance.baseUrl,
+      baseUrl2: instance.baseUrl2,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      email: 'owner-a@conformance.test',
+      emailB: 'user-b@conformance.test',
+      profile: 'full',
+    });
+    if (process.env.CONFORMANCE_PRINT) console.log(formatTable(run, 140));
+  }, 170_000);
+
+  afterAll(async () => {
+    await instance?.close();
+  });
+
+  it('fails no requirement', () => {
+    expect(failures(run)).toEqual([]);
+  });
+
+  it('runs every requirement it has the input for (not-run only for what the instance cannot offer)', () => {
+    const notRun = run.results.filter((r) => r.status === 'not-run');
+    expect(notRun.map((r) => r.id)).toEqual([]);
+    expect(run.results.filter((r) => r.status === 'pass').length).toBeGreaterThan(50);
+  });
+});

@@ -1,0 +1,67 @@
+/** The suite's own parts: the requirement registry and the contract validator (a check that cannot fail proves nothing). */
+import { describe, expect, it } from 'vitest';
+import { REQUIREMENTS } from '../src/runner.js';
+import { AREAS } from '../src/requirement.js';
+import { Contract } from '../src/spec.js';
+
+describe('requirement registry', () => {
+  it('has unique AREA-NNN ids, each traced to the seed or the decisions', () => {
+    const ids = REQUIREMENTS.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const r of REQUIREMENTS) {
+      expect(r.id).toMatch(new RegExp(`^${r.area}-\\d{3}$`));
+      expect(AREAS).toContain(r.area);
+      expect(r.source).toMatch(/^(seed §|decisions: )/);
+      expect(r.title.length).toBeLessThanOrEqual(110);
+    }
+  });
+
+  it('covers every class', () => {
+    for (const area of AREAS) expect(REQUIREMENTS.some((r) => r.area === area)).toBe(true);
+  });
+});
+
+describe('contract validation', () => {
+  const contract = Contract.load();
+  const json = (extra: Record<string, string> = {}) => new Headers({ 'content-type': 'application/json', ...extra });
+
+  it('fails a status the operation does not document', () => {
+    expect(contract.validate('getVersion', 404, json(), '{"error":"x","code":"not_found"}')).toEqual([
+      { path: 'status', message: '404 is not documented for getVersion' },
+    ]);
+  });
+
+  it('names the JSON path of a body that breaks the schema', () => {
+    const body = { error: 'x', code: 'Not-Snake' };
+    const violations = contract.validate('getPush', 404, json(), JSON.stringify(body));
+    expect(violations.map((v) => v.path)).toEqual(['body/code']);
+  });
+
+  it('fails an empty or non-JSON body where JSON is documented', () => {
+    expect(contract.validate('previewPush', 404, json(), '')[0]?.message).toMatch(/empty/);
+    expect(contract.validate('previewPush', 404, json(), '<html>')[0]?.message).toMatch(/not JSON/);
+  });
+
+  it('checks documented headers when present (Cache-Control, Retry-After)', () => {
+    const body = JSON.stringify({ error: 'x', code: 'too_many_attempts' });
+    const bad = contract.validate('getPush', 429, json({ 'cache-control': 'public', 'retry-after': 'soon' }), body);
+    expect(bad.map((v) => v.path).sort()).toEqual(['header/Cache-Control', 'header/Retry-After']);
+    expect(contract.validate('getPush', 429, json({ 'cache-control': 'no-store', 'retry-after': '30' }), body)).toEqual([]);
+  });
+
+  it('accepts a conforming push retrieval', () => {
+    const push = {
+      url_token: 'k7mz4qv2xw5nrt3hbj6ypa2c', kind: 'text', expired: false, expired_on: null, deleted: false,
+      created_at: '2026-11-21T08:00:00.000Z', updated_at: '2026-11-21T08:00:00.000Z',
+      expires_at: '2026-11-28T08:00:00.000Z', expire_after_days: 7, expire_after_views: 5, days_remaining: 7,
+      views_remaining: 4, deletable_by_viewer: true, retrieval_step: false, passphrase_protected: false,
+      json_url: 'https://h/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c', html_url: 'https://h/p/k7mz4qv2xw5nrt3hbj6ypa2c',
+      payload: 'x', files: [],
+    };
+    expect(contract.validate('getPush', 200, json(), JSON.stringify(push))).toEqual([]);
+    const { views_remaining: _, ...missing } = push;
+    expect(contract.validate('getPush', 200, json(), JSON.stringify(missing)).map((v) => v.message).join()).toMatch(
+      /views_remaining/,
+    );
+  });
+});
