@@ -18,6 +18,7 @@ import { versionHandlers } from './http/handlers/version.js';
 import { accessLog, baseHeaders, rateLimit, state, stripJsonSuffix } from './http/middleware.js';
 import { createSpecBackend } from './http/openapi.js';
 import { resolveRoute } from './http/routes.js';
+import { createWebRouter } from './web/router.js';
 
 export interface AppOptions {
   /** Where request logs go; defaults to pino on stdout at settings.logLevel. */
@@ -59,7 +60,7 @@ export function createApp(core: Core, opts: AppOptions = {}): express.Applicatio
         s.route = c.operation.path;
         s.operationId = c.operation.operationId;
         if (c.operation.requestBody && hasBody(req) && !isJson(req)) {
-          throw new HttpError(415, 'unsupported_media_type', 'Send the body as application/json.');
+          throw new HttpError(400, 'unsupported_media_type', 'Send the body as application/json.');
         }
         s.auth = TOKEN_IGNORED.has(c.operation.operationId ?? '')
           ? { credential: 'none', user: null, invalid: false }
@@ -142,6 +143,10 @@ export function createApp(core: Core, opts: AppOptions = {}): express.Applicatio
   });
 
   app.use(rateLimit(settings.rateLimitPerMinute));
+  // The web pages (server/src/web): HTML, assets, /help/api and the bundled contract at /api/v2/openapi.json. Mounted
+  // before the `.json` suffix rewrite (which would turn openapi.json into `openapi`) and before the API's no_route
+  // fallback; paths it does not serve fall through to the API unchanged.
+  app.use(createWebRouter(core, { clock: opts.clock }));
   app.use(stripJsonSuffix());
   app.use(
     express.json({

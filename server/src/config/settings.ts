@@ -71,7 +71,10 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_MASTER_KEY', default: 'unset', meaning: 'Encryption key: 64 hex characters or base64 of 32 bytes, optionally prefixed `id:`. Required in production (or _FILE).' },
   { name: 'PWPUSH_MASTER_KEY_FILE', default: 'unset', meaning: 'File holding the master key (same format). Development without a key: `<data dir>/master.key` is generated.' },
   { name: 'PWPUSH_MASTER_KEY_PREVIOUS', default: 'unset', meaning: 'Comma-separated older keys (same format), used only to decrypt after a rotation.' },
-  { name: 'PWPUSH_SIGNING_SECRET', default: 'derived from the master key', meaning: 'Secret (≥ 32 characters) that signs file download links.' },
+  { name: 'PWPUSH_SIGNING_SECRET', default: 'derived from the master key', meaning: 'Secret (≥ 32 characters) that signs file download links and (through a derived key) sign-in sessions.' },
+  { name: 'PWPUSH_ENABLE_SIGNUPS', default: '`true`', meaning: 'Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`).' },
+  { name: 'PWPUSH_SESSION_LIFETIME_HOURS', default: '`24`', meaning: 'How long a web sign-in lasts (1..720 hours).' },
+  { name: 'PWPUSH_LOGIN_ATTEMPTS', default: '`5`', meaning: 'Failed sign-ins per email, and per client address, within 15 minutes before the sign-in page answers 429 (1..1000, held in PostgreSQL).' },
 ];
 
 /** The README's settings table: name, default and meaning of every variable. */
@@ -295,5 +298,8 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     purgeExpiredAfterDays: purge === undefined ? null : int(env, 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', 0, 1, 36500),
     masterKeys: keys,
     signingSecret,
+    enableSignups: bool(env, 'PWPUSH_ENABLE_SIGNUPS', true),
+    sessionLifetimeHours: int(env, 'PWPUSH_SESSION_LIFETIME_HOURS', 24, 1, 720),
+    loginAttemptsPer15Minutes: int(env, 'PWPUSH_LOGIN_ATTEMPTS', 5, 1, 1000),
   };
 }

@@ -16,6 +16,8 @@ export const User = defineEntity({
     passwordHash: p.text().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
+    /** Web sessions carry it; bumping it (sign-out) ends every session signed with the old value. */
+    sessionVersion: p.integer().default(1),
   },
 });
 
@@ -121,4 +123,20 @@ export const PassphraseAttempt = defineEntity({
   indexes: [{ name: 'passphrase_attempts_push_idx', properties: ['push', 'attemptedAt'] }],
 });
 
-export const entities = [User, ApiToken, Push, PushFile, AuditEntry, PassphraseAttempt];
+/** One row per failed (or in-flight) web sign-in; the per-email and per-address limits count them on every instance. */
+export const LoginAttempt = defineEntity({
+  name: 'LoginAttempt',
+  tableName: 'login_attempts',
+  properties: {
+    id: p.bigint('string').primary().autoincrement(),
+    email: p.string().length(320),
+    ip: p.string().length(255),
+    attemptedAt: p.datetime(),
+  },
+  indexes: [
+    { name: 'login_attempts_email_idx', properties: ['email', 'attemptedAt'] },
+    { name: 'login_attempts_ip_idx', properties: ['ip', 'attemptedAt'] },
+  ],
+});
+
+export const entities = [User, ApiToken, Push, PushFile, AuditEntry, PassphraseAttempt, LoginAttempt];

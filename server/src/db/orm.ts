@@ -6,8 +6,12 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities.js';
 import { Migration20260101000000_initial } from './migrations/Migration20260101000000_initial.js';
+import { Migration20260301000000_accounts } from './migrations/Migration20260301000000_accounts.js';
 
-export const migrationsList = [{ name: 'Migration20260101000000_initial', class: Migration20260101000000_initial }];
+export const migrationsList = [
+  { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
+  { name: 'Migration20260301000000_accounts', class: Migration20260301000000_accounts },
+];
 
 export interface OrmOptions {
   /** Largest number of pooled connections (default 10). */

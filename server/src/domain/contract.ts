@@ -124,6 +124,46 @@ export interface Settings {
   masterKeys: { id: string; key: Buffer }[];
   /** Signs download links (and, later, sessions): derived from the master key unless set. */
   signingSecret: Buffer;
+  /** Web pages: visitors may make an account at /users/sign_up (PWPUSH_ENABLE_SIGNUPS). */
+  enableSignups: boolean;
+  /** Web pages: how long a sign-in lasts (PWPUSH_SESSION_LIFETIME_HOURS). */
+  sessionLifetimeHours: number;
+  /** Web pages: failed sign-ins per email, and per client address, within 15 minutes before 429 (PWPUSH_LOGIN_ATTEMPTS). */
+  loginAttemptsPer15Minutes: number;
+}
+
+/** A web-page session's user: `sessionVersion` changes on sign-out, which ends every session made before. */
+export interface AccountUser {
+  userId: string;
+  email: string;
+  sessionVersion: number;
+}
+
+/**
+ * Accounts for the web pages (server/src/web): email + password sign-up and sign-in with a failed-attempt limit held
+ * in PostgreSQL, session versions, and whether a user has an API token. Tokens themselves are made by
+ * UserService.rotateToken.
+ */
+export interface AccountService {
+  /** validation_failed for a bad email, a short password or an email already registered. */
+  signUp(email: string, password: string): Promise<AccountUser>;
+  /** authentication_required for a wrong email or password; too_many_attempts (with retryAfterSeconds) past the limit. */
+  signIn(email: string, password: string, ip: string, now?: Date): Promise<AccountUser>;
+  /** The user of a session, or null when the user is gone or the session's version is stale. */
+  sessionUser(userId: string, sessionVersion: number): Promise<AccountUser | null>;
+  /** Ends every session of the user (bumps the session version). */
+  endSessions(userId: string): Promise<void>;
+  tokenStatus(userId: string): Promise<{ hasToken: boolean; createdAt: string | null }>;
+}
+
+/** Read-only queries for the web pages. */
+export interface WebServices {
+  accounts: AccountService;
+  /**
+   * A push's record without its secret, from its real state (time expiry included), or null for an unknown token.
+   * Like preview it never counts a view or writes an audit entry: a link previewer's GET must consume nothing.
+   */
+  pushState(urlToken: string, ctx: RequestContext): Promise<Push | null>;
 }
 
 /** What server/src/domain/index.ts `createCore(settings)` returns: the database is connected and migrated. */
@@ -131,6 +171,8 @@ export interface Core {
   settings: Settings;
   pushes: PushService;
   users: UserService;
+  /** Accounts and page queries for the web pages; optional so that HTTP test doubles need not provide them. */
+  web?: WebServices;
   version(): VersionReport;
   /** Throws when the database is unreachable (for /readyz and the 503 mapping). */
   ping(): Promise<void>;

@@ -17,6 +17,7 @@ import { guard, guarded } from './database-errors.js';
 import { createPushService } from './push-service.js';
 import { sweep as runSweep } from './sweeper.js';
 import { createUserService } from './user-service.js';
+import { createWebServices } from './web-services.js';
 
 export * from './contract.js';
 export { isConnectionError } from './database-errors.js';
@@ -107,6 +108,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     settings,
     pushes,
     users,
+    web: createWebServices(orm, settings),
     version: () => structuredClone(report),
     ping: () =>
       guard(async () => {

@@ -101,6 +101,9 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     purgeExpiredAfterDays: null,
     masterKeys: [TEST_KEY_A],
     signingSecret: Buffer.alloc(32, 0x5e),
+    enableSignups: true,
+    sessionLifetimeHours: 24,
+    loginAttemptsPer15Minutes: 5,
     ...overrides,
   };
 }

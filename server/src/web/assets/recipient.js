@@ -1,0 +1,203 @@
+// Recipient page. The page itself never consumes a view: the secret is fetched from the API only here, when the
+// person acts (Reveal, or the passphrase form), or on load when the push has no retrieval step and no passphrase.
+// Bots that do not run script therefore consume nothing. Everything from the API is put in the page as text nodes.
+(function () {
+  'use strict';
+  var root = document.getElementById('push');
+  if (!root) return;
+  var token = root.getAttribute('data-token');
+  var api = '/api/v2/pushes/' + encodeURIComponent(token);
+  var busy = false;
+
+  function $(id) { return document.getElementById(id); }
+  function announce(message) { if (window.SecretPush) window.SecretPush.announce(message); }
+
+  function showError(message) {
+    var box = $('push-error');
+    box.textContent = message;
+    box.hidden = false;
+  }
+
+  function clearError() {
+    var box = $('push-error');
+    box.textContent = '';
+    box.hidden = true;
+  }
+
+  function setBusy(on) {
+    busy = on;
+    $('loading').hidden = !on;
+    var buttons = root.querySelectorAll('button');
+    for (var i = 0; i < buttons.length; i += 1) buttons[i].disabled = on;
+  }
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    if (attrs) for (var k in attrs) if (Object.prototype.hasOwnProperty.call(attrs, k)) node.setAttribute(k, attrs[k]);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
+
+  function showGone(deleted) {
+    root.hidden = true;
+    $('revealed').hidden = true;
+    var gone = $('gone');
+    gone.hidden = false;
+    if (deleted) $('gone-text').textContent = 'The secret was deleted. Nobody can open this link any more.';
+    $('gone-title').focus();
+    announce($('gone-title').textContent);
+  }
+
+  function isWebUrl(text) {
+    try {
+      var u = new URL(text);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch (e) { return false; }
+  }
+
+  function renderSecret(push) {
+    var box = $('secret-content');
+    box.textContent = '';
+    var payload = typeof push.payload === 'string' ? push.payload : '';
+    if (push.kind === 'url' && isWebUrl(payload)) {
+      var p = el('p');
+      var a = el('a', { href: payload, rel: 'noopener noreferrer', target: '_blank', id: 'secret-value', 'class': 'share' }, payload);
+      p.appendChild(a);
+      box.appendChild(p);
+      box.appendChild(copyButton('secret-value', 'Copy the URL'));
+    } else if (push.kind === 'qr') {
+      var figure = el('figure', { 'class': 'qr' });
+      var caption = el('figcaption', { 'class': 'visually-hidden' }, 'QR code');
+      var holder = el('div', { id: 'qr-code', role: 'img', 'aria-label': 'QR code of the secret' });
+      figure.appendChild(holder);
+      figure.appendChild(caption);
+      box.appendChild(figure);
+      var details = el('details');
+      details.appendChild(el('summary', null, 'Show the text in the QR code'));
+      details.appendChild(el('pre', { 'class': 'secret', id: 'secret-value' }, payload));
+      box.appendChild(details);
+      if (window.QRCode && payload) {
+        window.QRCode.toString(payload, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' }).then(function (svgText) {
+          // The SVG is made by the QR library from the module matrix only (paths, no text of the payload).
+          var doc = new DOMParser().parseFromString(svgText, 'image/svg+xml');
+          var svg = doc.documentElement;
+          if (svg && svg.nodeName.toLowerCase() === 'svg') holder.appendChild(document.importNode(svg, true));
+        }, function () { holder.appendChild(el('p', { 'class': 'error' }, 'The QR code could not be drawn; the text is below.')); });
+      }
+    } else {
+      if (payload || push.kind !== 'file') {
+        box.appendChild(el('pre', { 'class': 'secret', id: 'secret-value', tabindex: '0' }, payload));
+        box.appendChild(copyButton('secret-value', 'Copy the secret'));
+      }
+    }
+    var files = Array.isArray(push.files) ? push.files : [];
+    if (files.length > 0) {
+      box.appendChild(el('h3', null, files.length === 1 ? 'File' : 'Files'));
+      var list = el('ul', { 'class': 'files' });
+      files.forEach(function (f) {
+        var li = el('li');
+        var link = el('a', { href: f.url, download: f.filename, rel: 'noopener noreferrer' }, f.filename);
+        li.appendChild(link);
+        li.appendChild(document.createTextNode(' (' + f.size + ' bytes)'));
+        list.appendChild(li);
+      });
+      box.appendChild(list);
+      box.appendChild(el('p', { 'class': 'hint' }, 'Download links work for 5 minutes.'));
+    }
+  }
+
+  function copyButton(targetId, label) {
+    var b = el('button', { type: 'button', 'class': 'secondary', 'data-copy-target': targetId }, label);
+    return b;
+  }
+
+  function showRevealed(push) {
+    root.hidden = true;
+    renderSecret(push);
+    var info = $('expiry-info');
+    if (push.views_remaining === 0) {
+      info.textContent = 'This was the last view: the secret is now deleted from the server. Save it somewhere safe if you need it.';
+    } else {
+      info.textContent = 'This link expires in ' + plural(push.days_remaining, 'day') + ' or ' +
+        plural(push.views_remaining, 'more view') + ', whichever comes first.';
+    }
+    $('delete-area').hidden = !(push.deletable_by_viewer && push.views_remaining > 0);
+    $('revealed').hidden = false;
+    $('revealed-title').focus();
+    announce('The secret is shown.');
+  }
+
+  function retrieve(passphrase) {
+    if (busy) return;
+    clearError();
+    setBusy(true);
+    var headers = { Accept: 'application/json' };
+    if (passphrase !== undefined) headers['X-Passphrase'] = passphrase;
+    fetch(api, { method: 'GET', headers: headers, credentials: 'omit', cache: 'no-store' })
+      .then(function (response) {
+        return response.json().catch(function () { return {}; }).then(function (body) { return { response: response, body: body }; });
+      })
+      .then(function (r) {
+        setBusy(false);
+        var status = r.response.status;
+        var body = r.body || {};
+        if (status === 200) {
+          if (body.expired) showGone(body.deleted);
+          else showRevealed(body);
+        } else if (status === 401 && body.code === 'passphrase_incorrect') {
+          showError('That passphrase is not correct. Check it and try again.');
+          var input = $('passphrase');
+          if (input) { input.value = ''; input.setAttribute('aria-invalid', 'true'); input.focus(); }
+        } else if (status === 401 && body.code === 'passphrase_required') {
+          showError('Enter the passphrase to open this secret.');
+          if ($('passphrase')) $('passphrase').focus();
+        } else if (status === 429) {
+          var wait = r.response.headers.get('Retry-After');
+          showError('Too many attempts. Wait ' + (wait ? plural(Number(wait), 'second') : 'a minute') + ' and try again.');
+        } else if (status === 404) {
+          showGone(false);
+        } else {
+          showError('The secret could not be fetched (' + (body.error || 'error ' + status) + '). Try again in a moment.');
+        }
+      })
+      .catch(function () {
+        setBusy(false);
+        showError('The server could not be reached. Check your connection and try again.');
+      });
+  }
+
+  function deleteNow() {
+    if (busy) return;
+    setBusy(true);
+    fetch(api, { method: 'DELETE', headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-store' })
+      .then(function (response) {
+        setBusy(false);
+        if (response.ok) {
+          $('secret-content').textContent = '';
+          showGone(true);
+        } else {
+          $('delete-status').textContent = 'The secret could not be deleted (status ' + response.status + ').';
+        }
+      })
+      .catch(function () {
+        setBusy(false);
+        $('delete-status').textContent = 'The server could not be reached.';
+      });
+  }
+
+  var form = $('passphrase-form');
+  if (form) {
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      retrieve($('passphrase').value);
+    });
+  }
+  var reveal = $('reveal');
+  if (reveal) reveal.addEventListener('click', function () { retrieve(undefined); });
+  var del = $('delete-now');
+  if (del) del.addEventListener('click', deleteNow);
+
+  if (root.getAttribute('data-auto') === 'true') retrieve(undefined);
+})();

@@ -1,0 +1,87 @@
+/** Sign-in, sign-up and the API token page. */
+import { html } from '../html.js';
+import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';
+
+export interface AccountFormState {
+  email?: string;
+  next?: string;
+  error?: string;
+  fields?: Record<string, string[]>;
+}
+
+export function signInPage(viewer: Viewer, state: AccountFormState = {}): string {
+  return page({
+    title: 'Sign in',
+    viewer,
+    body: html`<h1>Sign in</h1>
+${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
+<form method="post" action="/users/sign_in" class="card" novalidate>
+  ${csrfField(viewer)}
+  <input type="hidden" name="next" value="${state.next ?? ''}">
+  <label for="email">Email</label>
+  <input type="email" id="email" name="email" autocomplete="username" required value="${state.email ?? ''}">
+  <label for="password">Password</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required>
+  <button type="submit">Sign in</button>
+</form>
+${viewer.signupsEnabled ? html`<p>No account yet? <a href="/users/sign_up">Sign up</a>.</p>` : ''}`,
+  });
+}
+
+export function signUpPage(viewer: Viewer, state: AccountFormState = {}, passwordMin = 12): string {
+  const f = state.fields;
+  return page({
+    title: 'Sign up',
+    viewer,
+    body: html`<h1>Make an account</h1>
+${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
+<form method="post" action="/users/sign_up" class="card" novalidate>
+  ${csrfField(viewer)}
+  <input type="hidden" name="next" value="${state.next ?? ''}">
+  <label for="email">Email</label>
+  <input type="email" id="email" name="email" autocomplete="username" required value="${state.email ?? ''}"${describedBy(f, 'email')}>
+  ${fieldErrors(f, 'email')}
+  <label for="password">Password</label>
+  <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${passwordMin}"${describedBy(f, 'password', 'password-hint')}>
+  <p class="hint" id="password-hint">At least ${passwordMin} characters.</p>
+  ${fieldErrors(f, 'password')}
+  <button type="submit">Sign up</button>
+</form>
+<p>Have an account? <a href="/users/sign_in">Sign in</a>.</p>`,
+  });
+}
+
+export interface TokenState {
+  hasToken: boolean;
+  createdAt: string | null;
+  /** The token just made: shown this once, never again. */
+  fresh?: string;
+}
+
+export function tokenPage(viewer: Viewer, state: TokenState): string {
+  const fresh = state.fresh
+    ? html`<div class="card" aria-labelledby="fresh-title">
+  <h2 id="fresh-title" tabindex="-1">Your new API token</h2>
+  <p class="success">Copy it now: it is shown only this once. Any token you had before has stopped working.</p>
+  <p><code class="share secret" id="api-token">${state.fresh}</code></p>
+  <button type="button" data-copy-target="api-token">Copy the token</button>
+</div>`
+    : '';
+  const status = state.hasToken
+    ? html`<p>You have an API token${state.createdAt ? html`, made on <time datetime="${state.createdAt}">${state.createdAt.slice(0, 16).replace('T', ' ')} UTC</time>` : ''}. It is stored only as a digest, so it cannot be shown again; make a new one if you lost it.</p>`
+    : html`<p>You have no API token yet.</p>`;
+  return page({
+    title: 'API token',
+    viewer,
+    body: html`<h1>API token</h1>
+${fresh}
+<div class="card">
+  ${status}
+  <p class="hint">Send it as <code>Authorization: Bearer &lt;token&gt;</code> to the <a href="/help/api">JSON API</a>.</p>
+  <form method="post" action="/users/token">
+    ${csrfField(viewer)}
+    <button type="submit"${state.hasToken ? html` class="danger"` : ''}>${state.hasToken ? 'Make a new token (the current one stops working)' : 'Make a token'}</button>
+  </form>
+</div>`,
+  });
+}

@@ -1,0 +1,92 @@
+/** The page frame: head, site navigation (with the sign-out form), main, footer, the aria-live status line. */
+import { html, type Html } from '../html.js';
+
+export interface Viewer {
+  /** The signed-in user, or null. */
+  user: { email: string } | null;
+  /** The CSRF token for this visitor's forms. */
+  csrf: string;
+  signupsEnabled: boolean;
+}
+
+export interface PageOptions {
+  title: string;
+  viewer: Viewer;
+  body: Html;
+  /** Extra scripts from /assets (app.js is always loaded). */
+  scripts?: string[];
+  /** Hide the navigation (recipient pages: the person opening a secret needs none of it). */
+  bare?: boolean;
+  /** Leave out our stylesheet (the API docs page: the renderer brings its own styles, ours would leak into it). */
+  noStylesheet?: boolean;
+}
+
+export function csrfField(viewer: Viewer): Html {
+  return html`<input type="hidden" name="_csrf" value="${viewer.csrf}">`;
+}
+
+function nav(viewer: Viewer): Html {
+  if (viewer.user) {
+    return html`<nav aria-label="Main"><ul>
+      <li><a href="/">New push</a></li>
+      <li><a href="/pushes/active">My pushes</a></li>
+      <li><a href="/users/token">API token</a></li>
+      <li><form method="post" action="/users/sign_out">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></li>
+    </ul></nav>`;
+  }
+  return html`<nav aria-label="Main"><ul>
+    <li><a href="/">New push</a></li>
+    <li><a href="/users/sign_in">Sign in</a></li>
+    ${viewer.signupsEnabled ? html`<li><a href="/users/sign_up">Sign up</a></li>` : ''}
+  </ul></nav>`;
+}
+
+export function page(opts: PageOptions): string {
+  const scripts = ['app.js', ...(opts.scripts ?? [])];
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="referrer" content="no-referrer">
+<title>${opts.title} · Secret Push</title>
+<link rel="icon" href="data:,">
+${opts.noStylesheet ? '' : html`<link rel="stylesheet" href="/assets/style.css">`}
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="site"><div class="bar">
+  <a class="brand" href="/">Secret Push</a>
+  ${opts.bare ? '' : nav(opts.viewer)}
+</div></header>
+<main id="main" tabindex="-1">
+${opts.body}
+</main>
+<footer class="site">${opts.viewer.user ? html`Signed in as ${opts.viewer.user.email} · ` : ''}<a href="/help/api">API documentation</a></footer>
+<div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
+${scripts.map((s) => html`<script src="/assets/${s}" defer></script>`)}
+</body>
+</html>
+`.value;
+}
+
+/** A page that only says something (errors, notices). */
+export function messagePage(viewer: Viewer, title: string, message: string, kind: 'error' | 'notice' = 'error'): string {
+  return page({
+    title,
+    viewer,
+    body: html`<h1>${title}</h1><p class="${kind}" ${kind === 'error' ? html`role="alert"` : ''}>${message}</p><p><a href="/">Back to the start page</a></p>`,
+  });
+}
+
+export function fieldErrors(errors: Record<string, string[]> | undefined, name: string): Html {
+  const list = errors?.[name];
+  if (!list || list.length === 0) return html``;
+  return html`<p class="field-error" id="${name}-error">${list.join('; ')}</p>`;
+}
+
+export function describedBy(errors: Record<string, string[]> | undefined, name: string, hint?: string): Html {
+  const ids = [hint, errors?.[name]?.length ? `${name}-error` : undefined].filter(Boolean).join(' ');
+  return ids ? html` aria-describedby="${ids}"${errors?.[name]?.length ? html` aria-invalid="true"` : ''}` : html``;
+}

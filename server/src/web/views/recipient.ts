@@ -1,0 +1,55 @@
+/**
+ * The recipient page, rendered from the push's state only (never its secret): the secret is fetched by
+ * /assets/recipient.js through the API when the person acts, so a GET of this page consumes nothing.
+ */
+import type { Push } from '../../domain/contract.js';
+import { html } from '../html.js';
+import { page, type Viewer } from './layout.js';
+
+export function recipientPage(viewer: Viewer, push: Push, opts: { retrievalPage: boolean }): string {
+  // Fetch on load only when nothing stands between the link and the secret: no retrieval step, no passphrase.
+  const auto = !push.retrieval_step && !push.passphrase_protected && !opts.retrievalPage;
+  const gone = html`<section id="gone" class="card"${push.expired ? '' : html` hidden`} aria-labelledby="gone-title">
+  <h1 id="gone-title" tabindex="-1">This secret has expired or was deleted</h1>
+  <p id="gone-text">The link has reached its view or time limit, or was deleted. Ask the sender to share the secret again.</p>
+</section>`;
+  if (push.expired) {
+    return page({ title: 'Secret expired', viewer, bare: true, body: gone });
+  }
+  return page({
+    title: 'You have received a secret',
+    viewer,
+    bare: true,
+    scripts: push.kind === 'qr' ? ['vendor/qrcode.js', 'recipient.js'] : ['recipient.js'],
+    body: html`<section id="push" class="card" data-token="${push.url_token}" data-auto="${auto ? 'true' : 'false'}" aria-labelledby="push-title">
+  <h1 id="push-title">You have received a secret</h1>
+  <p id="push-error" class="error" role="alert" hidden></p>
+  ${push.passphrase_protected
+    ? html`<form id="passphrase-form" novalidate>
+    <label for="passphrase">Passphrase</label>
+    <input type="password" id="passphrase" name="passphrase" autocomplete="off" required aria-describedby="passphrase-hint">
+    <p class="hint" id="passphrase-hint">The sender gave it to you separately. Opening the secret counts as one view.</p>
+    <button type="submit">Reveal the secret</button>
+  </form>`
+    : auto
+      ? html`<p class="muted">Opening the secret…</p>`
+      : html`<div id="reveal-step">
+    <p>Click the button when you are ready to see it. Opening it counts as one view; it can be opened only a limited number of times.</p>
+    <button type="button" id="reveal">Reveal the secret</button>
+  </div>`}
+  <p id="loading" class="muted" hidden>Fetching the secret…</p>
+  <noscript><p class="error">This page needs JavaScript to open the secret safely (so that link previewers cannot use it up). Turn it on and reload.</p></noscript>
+</section>
+<section id="revealed" class="card" hidden aria-labelledby="revealed-title">
+  <h1 id="revealed-title" tabindex="-1">Your secret</h1>
+  <div id="secret-content"></div>
+  <p id="expiry-info" class="muted"></p>
+  <div id="delete-area" hidden>
+    <button type="button" class="danger" id="delete-now">Delete now</button>
+    <p class="hint">Deletes the secret for everyone, now. Do it once you have saved it.</p>
+    <p id="delete-status" role="status"></p>
+  </div>
+</section>
+${gone}`,
+  });
+}
