@@ -2,6 +2,7 @@
 /**
  * npx @secret-push/conformance --base-url URL [--token T --token-b T2] [--email E --email-b E2]
  *   [--profile full|stateless] [--format table|json|junit] [--only AREA[,AREA|ID…]] [--spec PATH] [--out FILE]
+ *   [--max-body-bytes N]
  * Exit code 0 only when no requirement failed; 2 on bad arguments.
  */
 import { writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ const USAGE = `Usage: secret-push-conformance --base-url URL [options]
   --spec PATH           The bundled OpenAPI document (default: the one shipped with this package)
   --default-days N      The instance's expire_after_days default, when not 7
   --default-views N     The instance's expire_after_views default, when not 5
+  --max-body-bytes N    The instance's request body limit in bytes (the 413 check sends N + 1 bytes)
   --out FILE            Also write the formatted result to FILE
   --list                Print the requirements (ID, class, source) and exit`;
 
@@ -46,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
         spec: { type: 'string' },
         'default-days': { type: 'string' },
         'default-views': { type: 'string' },
+        'max-body-bytes': { type: 'string' },
         out: { type: 'string' },
         list: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -70,6 +73,11 @@ export async function main(argv: string[]): Promise<number> {
     console.error(USAGE);
     return 2;
   }
+  const maxBody = values['max-body-bytes'] as string | undefined;
+  if (maxBody !== undefined && !/^[1-9][0-9]*$/.test(maxBody)) {
+    console.error(`--max-body-bytes: a positive integer, got ${JSON.stringify(maxBody)}\n\n${USAGE}`);
+    return 2;
+  }
   const only = (values.only as string | undefined)?.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
   const unknown = only?.filter((o) => !REQUIREMENTS.some((r) => r.area === o || r.id === o)) ?? [];
   if (unknown.length > 0) {
@@ -89,6 +97,7 @@ export async function main(argv: string[]): Promise<number> {
     specPath: values.spec as string | undefined,
     defaultDays: num('default-days'),
     defaultViews: num('default-views'),
+    maxBodyBytes: num('max-body-bytes'),
     onResult: format === 'table' && process.stderr.isTTY ? (r) => process.stderr.write(`${r.id} ${r.status}\r`) : undefined,
   });
   const text = format === 'json' ? formatJson(run) : format === 'junit' ? formatJunit(run) : formatTable(run, process.stdout.columns || 120);

@@ -23,6 +23,8 @@ export interface Options {
   defaultViews?: number;
   /** Per-request time limit in ms. */
   timeoutMs?: number;
+  /** The instance's request body limit in bytes (`--max-body-bytes`), for the 413 requirement. */
+  maxBodyBytes?: number;
 }
 
 export interface Features {
@@ -42,6 +44,8 @@ export type Caller = 'anon' | 'a' | 'b' | { headers: Record<string, string> };
 export interface CallOptions {
   params?: Record<string, string>;
   query?: Record<string, string | number>;
+  /** A query string appended verbatim (already percent-encoded), e.g. `page=%205` for a page with a space. */
+  rawQuery?: string;
   headers?: Record<string, string>;
   /** A JSON body (serialized) … */
   body?: unknown;
@@ -127,6 +131,7 @@ export class Ctx {
   private async send<T>(target: string, method: string, path: string, opts: CallOptions): Promise<Res<T>> {
     const url = new URL((opts.base ?? this.options.baseUrl).replace(/\/$/, '') + path);
     for (const [key, value] of Object.entries(opts.query ?? {})) url.searchParams.set(key, String(value));
+    if (opts.rawQuery) url.search = url.search ? `${url.search}&${opts.rawQuery}` : `?${opts.rawQuery}`;
     const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders(opts.as) };
     let body: string | undefined;
     if (opts.rawBody !== undefined) {

@@ -53,7 +53,8 @@ export type Need =
   | 'file' // file pushes enabled, and a creator allowed to make them
   | 'fileAuthRequired' // file pushes require authentication
   | 'kindDisabled' // at least one kind is disabled on the instance
-  | 'secondProcess'; // --base-url-2
+  | 'secondProcess' // --base-url-2
+  | 'maxBodyBytes'; // --max-body-bytes (the instance's request body limit)
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

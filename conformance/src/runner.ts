@@ -73,6 +73,10 @@ function gate(need: Need, options: Options, f: Features): { status: 'skip' | 'no
       return options.baseUrl2
         ? null
         : { status: 'not-run', reason: 'needs --base-url-2 (a second process of the same installation)' };
+    case 'maxBodyBytes':
+      return options.maxBodyBytes
+        ? null
+        : { status: 'not-run', reason: "needs --max-body-bytes (the instance's request body limit)" };
     case 'kindDisabled':
       return p.file_attachments.enabled && p.url_pushes.enabled && p.qr_code_pushes.enabled
         ? { status: 'skip', reason: 'instance enables every kind' }

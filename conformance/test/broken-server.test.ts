@@ -3,21 +3,34 @@
  * faults are, and against the same fixture with the faults off those very requirements must pass.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FAULTS, startBrokenServer, type BrokenServer, type Fault } from './broken-server.js';
+import { FAULTS, MAX_BODY_BYTES, startBrokenServer, type BrokenServer, type Fault } from './broken-server.js';
 import { runSuite, type RunOutput } from '../src/runner.js';
 import { exitCode, formatJson, formatJunit, formatTable } from '../src/report.js';
 import { main } from '../src/cli.js';
 
 /** What each fault must break, and nothing else. */
 const EXPECTED: Record<Fault, string[]> = {
-  'expired-404': ['VIEW-002', 'VIEW-003', 'DEL-001', 'AUD-002', 'ONCE-001', 'ONCE-003'],
-  'list-missing-views-remaining': ['AUTH-004', 'LIST-001', 'LIST-002', 'LIST-005'],
+  'expired-404': ['VIEW-002', 'VIEW-003', 'VIEW-004', 'VIEW-005', 'DEL-001', 'AUD-002', 'ONCE-001', 'ONCE-003'],
+  'list-missing-views-remaining': ['AUTH-004', 'LIST-001', 'LIST-002', 'LIST-005', 'LIST-007', 'LIST-009'],
   'preview-counts-view': ['PREV-003'],
   'payload-after-expiry': ['VIEW-002', 'VIEW-003', 'ONCE-001', 'ONCE-002', 'ONCE-003'],
+  'failed-view-counts': ['VIEW-004'],
+  'lenient-page': ['AUD-009', 'LIST-008'],
 };
 
 /** What the fixture does not implement (no file pushes) or cannot offer (anonymous access is on). */
-const SKIPPED = ['CRE-006', 'AUTH-006', 'AUTH-008', 'FILE-001', 'FILE-002', 'FILE-003', 'FILE-004'];
+const SKIPPED = [
+  'CRE-006',
+  'AUTH-006',
+  'AUTH-008',
+  'FILE-001',
+  'FILE-002',
+  'FILE-003',
+  'FILE-004',
+  'FILE-005',
+  'FILE-006',
+  'FILE-007',
+];
 
 let server: BrokenServer | undefined;
 afterEach(async () => {
@@ -33,6 +46,7 @@ async function runAgainst(faults: Fault[], withCredentials = true): Promise<RunO
     // One process is trivially its own second process.
     baseUrl2: server.baseUrl,
     profile: 'full',
+    maxBodyBytes: MAX_BODY_BYTES,
     ...(withCredentials ? { token: a.token, tokenB: b.token, email: a.email, emailB: b.email } : {}),
   });
 }
@@ -78,13 +92,26 @@ describe('the suite against the broken fixture', () => {
     expect(ids(run, 'fail')).toEqual([]);
   });
 
+  it('fails the 413 requirement when the instance accepts a body over the limit it was said to have', async () => {
+    server = await startBrokenServer([]);
+    const base = { baseUrl: server.baseUrl, profile: 'full' as const, only: ['CRE-021'] };
+    const held = await runSuite({ ...base, maxBodyBytes: MAX_BODY_BYTES });
+    expect(held.results.map((r) => [r.id, r.status])).toEqual([['CRE-021', 'pass']]);
+    // Told a limit of 2,000 bytes, the suite sends 2,001; the fixture (64 KiB) creates the push instead.
+    const accepted = await runSuite({ ...base, maxBodyBytes: 2_000 });
+    expect(accepted.results[0]).toMatchObject({ id: 'CRE-021', status: 'fail' });
+    expect(accepted.results[0]!.reason).toMatch(/expected 413, got 201/);
+    const missing = await runSuite(base);
+    expect(missing.results[0]).toMatchObject({ status: 'not-run', reason: expect.stringMatching(/--max-body-bytes/) });
+  });
+
   it('formats the run as a table, JSON and JUnit with per-class counts', async () => {
     const run = await runAgainst(['preview-counts-view']);
     const table = formatTable(run);
     expect(table).toMatch(/^PREV-003\s+fail\s+payload gone/m);
-    expect(table).toMatch(/^PREV preview\s+5\s+1\s+0\s+0$/m);
+    expect(table).toMatch(/^PREV preview\s+6\s+1\s+0\s+0$/m);
     const json = JSON.parse(formatJson(run));
-    expect(json.summary.byArea.PREV).toEqual({ pass: 5, fail: 1, skip: 0, 'not-run': 0 });
+    expect(json.summary.byArea.PREV).toEqual({ pass: 6, fail: 1, skip: 0, 'not-run': 0 });
     const junit = formatJunit(run);
     expect(junit).toMatch(/<testcase classname="conformance.PREV" name="PREV-003 [^"]*"[^>]*><properties>.*<failure message="payload gone/);
     expect(junit).toMatch(/<skipped message="skip: instance reports file pushes disabled"/);
@@ -102,6 +129,7 @@ describe('the suite against the broken fixture', () => {
       server = await startBrokenServer([]);
       expect(await main(['--base-url', server.baseUrl, '--token', server.users.a.token, '--only', 'VIEW,PREV'])).toBe(0);
       expect(await main(['--format', 'xml'])).toBe(2);
+      expect(await main(['--base-url', server.baseUrl, '--max-body-bytes', 'lots'])).toBe(2);
     } finally {
       console.log = log;
       console.error = error;

@@ -17,8 +17,15 @@ export const FAULTS = {
   'preview-counts-view': 'preview counts as a view',
   /** A push expired by its view limit keeps serving its payload. */
   'payload-after-expiry': 'the payload is still served after the view limit expired the push',
+  /** A retrieval of an expired push (failed_view) still uses up a view. */
+  'failed-view-counts': 'retrieving an expired push lowers views_remaining',
+  /** `page` is read with Number(): `1e2`, `0x10` and ` 5` pass as pages. */
+  'lenient-page': 'page accepts anything Number() reads as an integer 1..200',
 } as const;
 export type Fault = keyof typeof FAULTS;
+
+/** The fixture's request body limit (what `--max-body-bytes` says for it). */
+export const MAX_BODY_BYTES = 64 * 1024;
 
 interface User {
   email: string;
@@ -163,7 +170,8 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
   function page(url: URL): number {
     const raw = url.searchParams.get('page');
     if (raw === null) return 1;
-    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 200) {
+    const integer = on('lenient-page') ? Number.isInteger(Number(raw)) && raw.trim() !== '' : /^\d+$/.test(raw);
+    if (!integer || Number(raw) < 1 || Number(raw) > 200) {
       throw new HttpError(400, 'invalid_page', 'page must be an integer from 1 to 200.');
     }
     return Number(raw);
@@ -265,9 +273,13 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
       if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) {
         throw new HttpError(400, 'unsupported_media_type', 'Send the body as application/json.');
       }
+      const raw = await readBody(req);
+      if (Buffer.byteLength(raw) > MAX_BODY_BYTES) {
+        throw new HttpError(413, 'payload_too_large', 'The request body is larger than this instance accepts.');
+      }
       let body: unknown;
       try {
-        body = JSON.parse(await readBody(req));
+        body = JSON.parse(raw);
       } catch {
         throw new HttpError(400, 'invalid_json', 'The body is not JSON.');
       }
@@ -367,9 +379,14 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
     if (method !== 'GET') allow('GET, DELETE');
 
     const user = caller(req);
+    const given = (req.headers['x-passphrase'] as string | undefined) ?? url.searchParams.get('passphrase');
+    if (given != null && given.length > 1024) {
+      throw new HttpError(400, 'invalid_parameter', 'The passphrase is longer than 1,024 characters.');
+    }
     const p = find(token);
     if (isExpired(p, now)) {
       log(p, 'failed_view', req);
+      if (on('failed-view-counts')) p.views += 1;
       if (on('expired-404')) throw new HttpError(404, 'not_found', 'No push has this token.');
       return { status: 200, body: { ...record(p, now), payload: p.payload, files: [] } };
     }
@@ -379,7 +396,6 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
         const retry = Math.ceil((p.failures[0]! + 60_000 - now.getTime()) / 1000);
         throw new HttpError(429, 'too_many_attempts', 'Too many attempts.', { retry_after: retry }, { 'retry-after': String(retry) });
       }
-      const given = (req.headers['x-passphrase'] as string | undefined) ?? url.searchParams.get('passphrase');
       if (given !== p.passphrase) {
         p.failures.push(now.getTime());
         log(p, 'failed_passphrase', req);

@@ -1,4 +1,5 @@
 /** The suite's own parts: the requirement registry and the contract validator (a check that cannot fail proves nothing). */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { REQUIREMENTS } from '../src/runner.js';
 import { AREAS } from '../src/requirement.js';
@@ -13,6 +14,19 @@ describe('requirement registry', () => {
       expect(AREAS).toContain(r.area);
       expect(r.source).toMatch(/^(seed §|decisions: )/);
       expect(r.title.length).toBeLessThanOrEqual(110);
+    }
+  });
+
+  it('is listed in the README table with the same statement, source and stateless flag', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const rows = new Map<string, string[]>();
+    for (const line of readme.split('\n')) {
+      const cells = /^\| ([A-Z]+-\d{3}) \|(.*)\|$/.exec(line);
+      if (cells) rows.set(cells[1]!, cells[2]!.split(' | ').map((c) => c.trim()));
+    }
+    expect([...rows.keys()].sort()).toEqual(REQUIREMENTS.map((r) => r.id).sort());
+    for (const r of REQUIREMENTS) {
+      expect(rows.get(r.id), r.id).toEqual([r.title, r.source, r.stateless ? 'yes' : '']);
     }
   });
 

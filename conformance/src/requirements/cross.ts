@@ -1,6 +1,7 @@
 /** Errors, files, exactly-once and response headers. */
 import { define } from '../requirement.js';
-import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx } from '../context.js';
+import { AssertionFailure, expect, expectCode, expectEqual, expectStatus, unique, type Ctx } from '../context.js';
+import { expect422 } from './pushes.js';
 
 const SECRET = () => `s3cret ${unique('payload')}`;
 
@@ -76,6 +77,31 @@ export const errors = define('ERR', [
     async run(ctx) {
       const res = await ctx.call('createPush', { rawBody: 'payload=x', contentType: 'text/plain', as: ctx.creator });
       expectStatus(res, 400);
+    },
+  },
+  {
+    id: 'ERR-006',
+    title: "Every v2 path answers an undefined method with 405 and its methods in Allow (DELETE /pushes/active too)",
+    source: 'decisions: Paths and formats, bullet 1 (405; active and expired before {url_token}); decisions: Errors (405)',
+    async run(ctx) {
+      const t = 'unknownconformance0000';
+      const cases: [string, string, string[]][] = [
+        ['GET', '/api/v2/pushes', ['POST']],
+        ['PATCH', `/api/v2/pushes/${t}`, ['GET', 'DELETE']],
+        ['POST', `/api/v2/pushes/${t}/preview`, ['GET']],
+        ['PUT', `/api/v2/pushes/${t}/audit`, ['GET']],
+        // `active` and `expired` are matched before {url_token}: a 405, not the expiry of a push called "active".
+        ['DELETE', '/api/v2/pushes/active', ['GET']],
+        ['DELETE', '/api/v2/pushes/expired', ['GET']],
+      ];
+      for (const [method, path, methods] of cases) {
+        const res = await ctx.raw('MethodNotAllowed', method, path, { as: ctx.hasToken ? 'a' : 'anon' });
+        if (res.status !== 405) throw new AssertionFailure(`${method} ${path}: expected 405, got ${res.status}`);
+        expectCode(res, 'method_not_allowed');
+        const allow = (res.headers.get('allow') ?? '').split(',').map((m) => m.trim().toUpperCase());
+        for (const m of methods) expect(allow.includes(m), `${method} ${path}: Allow ${JSON.stringify(res.headers.get('allow'))} lacks ${m}`);
+        expect(!allow.includes(method), `${method} ${path}: Allow ${JSON.stringify(res.headers.get('allow'))} names ${method}`);
+      }
     },
   },
 ]);
@@ -156,6 +182,74 @@ export const files = define('FILE', [
     async run(ctx) {
       const res = await ctx.call('createPush', { body: { push: { kind: 'file', payload: 'x' } }, as: ctx.creator });
       expectStatus(res, 422);
+    },
+  },
+  {
+    id: 'FILE-005',
+    title: 'A file push with 11 files, or a file kind with none, answers 422 naming files',
+    source: 'decisions: Create, bullets 1 and 4 (at least one file; at most 10)',
+    needs: ['file'],
+    async run(ctx) {
+      const file = (i: number) => ({ filename: `f${i}.txt`, content_type: 'text/plain', content: Buffer.from(`f${i}`).toString('base64') });
+      await expect422(ctx, { files: Array.from({ length: 11 }, (_, i) => file(i)) }, 'files');
+      await expect422(ctx, { kind: 'file', files: Array.from({ length: 11 }, (_, i) => file(i)) }, 'files');
+      await expect422(ctx, { kind: 'file', payload: 'x' }, 'files');
+      await expect422(ctx, { kind: 'file', files: [] }, 'files');
+    },
+  },
+  {
+    id: 'FILE-006',
+    title: 'A link issued by the last view still downloads the bytes after the push expired',
+    source: 'decisions: Retrieve, bullet 7 (links issued before expiry stay valid until they lapse)',
+    needs: ['file', 'viewer'],
+    async run(ctx) {
+      const push = await filePush(ctx, 1);
+      const last = await ctx.retrieve(push.url_token);
+      expectStatus(last, 200);
+      expectEqual(last.body.views_remaining, 0, 'views_remaining on the last view');
+      const url = last.body.files?.[0]?.url;
+      expect(typeof url === 'string', 'the last view lists no file url');
+      const after = await ctx.retrieve(push.url_token);
+      expectStatus(after, 200);
+      expectEqual(after.body.expired, true, 'expired after the last view');
+      expectEqual(after.body.files, [], 'files of the expired push');
+      const download = await ctx.download('downloadPushFile', url);
+      expectEqual(download.status, 200, 'download status after expiry');
+      expect(download.bytes.equals(FILE_BYTES), 'downloaded bytes differ from the upload');
+    },
+  },
+  {
+    id: 'FILE-007',
+    title: 'The download link is a JWT whose exp is at most 5 minutes after it was issued',
+    source: 'decisions: Retrieve, bullet 7 (a JWT, 5-minute lifetime)',
+    needs: ['file', 'viewer'],
+    async run(ctx) {
+      const push = await filePush(ctx);
+      const before = Math.floor(Date.now() / 1000);
+      const res = await ctx.retrieve(push.url_token);
+      expectStatus(res, 200);
+      const url = res.body.files?.[0]?.url;
+      expect(typeof url === 'string', 'the retrieval lists no file url');
+      const token = new URL(url).searchParams.get('token') ?? '';
+      const parts = token.split('.');
+      expect(parts.length === 3, `the link's token is not a JWT (${parts.length} parts)`);
+      let claims: { exp?: unknown; iat?: unknown };
+      try {
+        claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+      } catch {
+        throw new AssertionFailure("the link's JWT payload is not JSON");
+      }
+      expect(typeof claims.exp === 'number', `the link's JWT has no numeric exp (claims: ${Object.keys(claims).join(', ')})`);
+      const exp = claims.exp;
+      if (typeof claims.iat === 'number') {
+        expect(exp - claims.iat <= 300, `exp − iat is ${exp - claims.iat} s, over 5 minutes`);
+        expect(exp > claims.iat, `exp ${exp} is not after iat ${claims.iat}`);
+      }
+      // Against this machine's clock, with a minute of leeway for clock skew.
+      const skew = 60;
+      expect(exp <= before + 300 + skew, `exp is ${exp - before} s after the request, over 5 minutes`);
+      expect(exp > before - skew, `exp is already ${before - exp} s in the past`);
+      ctx.note = `exp ${exp - before} s after the request`;
     },
   },
 ]);

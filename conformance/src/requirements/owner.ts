@@ -1,6 +1,6 @@
 /** Delete, authentication, audit and lists. */
 import { define } from '../requirement.js';
-import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx, type Res } from '../context.js';
+import { AssertionFailure, expect, expectCode, expectEqual, expectStatus, unique, type Ctx, type Res } from '../context.js';
 
 const SECRET = () => `s3cret ${unique('payload')}`;
 const kinds = (res: Res) => (res.body.logs as { kind: string }[]).map((l) => l.kind);
@@ -28,6 +28,20 @@ async function list(ctx: Ctx, state: 'active' | 'expired', page?: number, as: 'a
   expectStatus(res, 200);
   expect(Array.isArray(res.body), `${state} list is not an array`);
   return res;
+}
+
+/**
+ * Page values that lenient parsers (Number(), parseInt, a coercing validator) read as 1..200 but that are not a
+ * plain integer: exponent, hex, surrounding spaces, a fraction, a negative. Sent percent-encoded, verbatim.
+ */
+const NOT_INTEGER_PAGES = ['1e2', '0x10', '%205', '5%20', '2.5', '-1'];
+
+async function expectInvalidPage(ctx: Ctx, operationId: string, rawPage: string, params?: Record<string, string>) {
+  const res = await ctx.call(operationId, { as: 'a', params, rawQuery: `page=${rawPage}` });
+  if (res.status !== 400) {
+    throw new AssertionFailure(`${operationId} with page=${rawPage}: expected 400, got ${res.status}`);
+  }
+  expectCode(res, 'invalid_page');
 }
 
 const tokens = (res: Res) => (res.body as { url_token: string }[]).map((p) => p.url_token);
@@ -127,6 +141,20 @@ export const remove = define('DEL', [
       const res = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'b' });
       expectStatus(res, 200);
       expectEqual(res.body.expired, true, 'expired');
+    },
+  },
+  {
+    id: 'DEL-008',
+    title: 'A .json suffix is accepted on delete (DELETE /pushes/{url_token}.json)',
+    source: 'decisions: Paths and formats, bullet 1',
+    needs: ['creator'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: true });
+      const res = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: ctx.creator, jsonSuffix: true });
+      expectStatus(res, 200);
+      expectEqual(res.body.url_token, push.url_token, 'url_token via .json');
+      expectEqual(res.body.expired, true, 'expired via .json');
+      expectEqual(res.body.deleted, true, 'deleted via .json');
     },
   },
 ]);
@@ -340,6 +368,30 @@ export const audit = define('AUD', [
       expectCode(res, 'invalid_page');
     },
   },
+  {
+    id: 'AUD-008',
+    title: 'A .json suffix is accepted on audit (GET /pushes/{url_token}/audit.json)',
+    source: 'decisions: Paths and formats, bullet 1',
+    needs: ['token'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const res = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'a', jsonSuffix: true });
+      expectStatus(res, 200);
+      expectEqual(kinds(res), ['creation'], 'audit kinds via .json');
+    },
+  },
+  {
+    id: 'AUD-009',
+    title: "Audit's page must be a plain integer 1..200: 201, 1e2, 0x10, ' 5', '5 ', 2.5, -1 answer 400 invalid_page",
+    source: 'decisions: Preview, audit, lists, delete, bullet 4 (anything else → 400); seed §8',
+    needs: ['token'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      for (const page of ['201', ...NOT_INTEGER_PAGES]) {
+        await expectInvalidPage(ctx, 'getPushAudit', page, { url_token: push.url_token });
+      }
+    },
+  },
 ]);
 
 export const lists = define('LIST', [
@@ -440,6 +492,53 @@ export const lists = define('LIST', [
       const push = await ctx.create({ payload: SECRET() }, 'a');
       const res = await list(ctx, 'active', 1, 'b');
       expect(!tokens(res).includes(push.url_token), "user B's active list shows user A's push");
+    },
+  },
+  {
+    id: 'LIST-007',
+    title: 'A .json suffix is accepted on both lists (GET /pushes/active.json, /pushes/expired.json)',
+    source: 'decisions: Paths and formats, bullet 1',
+    needs: ['token'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const active = await ctx.call('listActivePushes', { as: 'a', jsonSuffix: true });
+      expectStatus(active, 200);
+      expect(Array.isArray(active.body) && tokens(active).includes(push.url_token), 'active.json does not list the new push');
+      const expired = await ctx.call('listExpiredPushes', { as: 'a', jsonSuffix: true });
+      expectStatus(expired, 200);
+      expect(Array.isArray(expired.body), 'expired.json is not an array');
+    },
+  },
+  {
+    id: 'LIST-008',
+    title: "Both lists' page must be a plain integer: 1e2, 0x10, ' 5', '5 ', 2.5, -1 answer 400 invalid_page",
+    source: 'decisions: Preview, audit, lists, delete, bullet 4 (anything else → 400); seed §8',
+    needs: ['token'],
+    async run(ctx) {
+      for (const operationId of ['listActivePushes', 'listExpiredPushes']) {
+        for (const page of NOT_INTEGER_PAGES) await expectInvalidPage(ctx, operationId, page);
+      }
+    },
+  },
+  {
+    id: 'LIST-009',
+    title: 'Page 2 links rel=prev to page 1 and page 1 has no rel=prev',
+    source: 'decisions: Preview, audit, lists, delete, bullet 3 (Link rel next/prev)',
+    needs: ['token'],
+    async run(ctx) {
+      const missing = 51 - totalCount(await list(ctx, 'active', 1));
+      for (let i = 0; i < missing; i++) await ctx.create({ payload: SECRET() }, 'a');
+      const first = await list(ctx, 'active', 1);
+      expect(links(first).prev === undefined, `page 1 Link has rel=prev: ${first.headers.get('link')}`);
+      const second = await list(ctx, 'active', 2);
+      const prev = links(second).prev;
+      expect(prev !== undefined, `page 2 Link has no rel=prev: ${second.headers.get('link')}`);
+      const target = new URL(prev, ctx.options.baseUrl);
+      expect(/\/api\/v2\/pushes\/active(\.json)?$/.test(target.pathname), `page 2 rel=prev points at ${target.pathname}`);
+      expect(
+        target.searchParams.get('page') === '1' || target.searchParams.get('page') === null,
+        `page 2 rel=prev is not page 1: ${prev}`,
+      );
     },
   },
 ]);

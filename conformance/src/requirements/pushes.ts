@@ -4,7 +4,8 @@ import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx } from 
 
 const SECRET = () => `s3cret ${unique('payload')}`;
 
-async function expect422(ctx: Ctx, push: Record<string, unknown>, field?: string): Promise<void> {
+/** Creates `push` and insists on 422 validation_failed; with `field`, that `errors` names it. */
+export async function expect422(ctx: Ctx, push: Record<string, unknown>, field?: string): Promise<void> {
   const res = await ctx.call('createPush', { body: { push }, as: ctx.creator });
   expectStatus(res, 422);
   expectCode(res, 'validation_failed');
@@ -276,6 +277,74 @@ export const create = define('CRE', [
       await expect422(ctx, { kind: 'qr', payload: 'q'.repeat(1025) });
     },
   },
+  {
+    id: 'CRE-018',
+    title: 'A .json suffix is accepted on create (POST /pushes.json → 201)',
+    source: 'decisions: Paths and formats, bullet 1',
+    needs: ['creator'],
+    async run(ctx) {
+      const res = await ctx.call('createPush', { body: { push: { payload: SECRET() } }, as: ctx.creator, jsonSuffix: true });
+      expectStatus(res, 201);
+      expectEqual(res.body.kind, 'text', 'kind via .json');
+      expect(typeof res.body.url_token === 'string' && res.body.url_token.length > 0, 'no url_token via .json');
+    },
+  },
+  {
+    id: 'CRE-019',
+    title: "Each create rule's 422 names its field: payload (missing, empty, url, qr), kind, expiry days and views",
+    source: 'decisions: Create, bullets 1, 2, 3 and 5',
+    needs: ['creator'],
+    async run(ctx) {
+      await expect422(ctx, { name: 'no payload' }, 'payload');
+      await expect422(ctx, { kind: 'text', payload: '' }, 'payload');
+      await expect422(ctx, { kind: 'carrier-pigeon', payload: 'x' }, 'kind');
+      for (const days of [0, 91]) await expect422(ctx, { payload: 'x', expire_after_days: days }, 'expire_after_days');
+      for (const views of [0, 101]) await expect422(ctx, { payload: 'x', expire_after_views: views }, 'expire_after_views');
+      const p = ctx.features.pushes;
+      const unchecked: string[] = [];
+      if (p.url_pushes.enabled) {
+        await expect422(ctx, { kind: 'url', payload: 'not a url' }, 'payload');
+        await expect422(ctx, { kind: 'url', payload: 'ftp://example.org/file' }, 'payload');
+      } else unchecked.push('url');
+      if (p.qr_code_pushes.enabled) await expect422(ctx, { kind: 'qr', payload: 'q'.repeat(1025) }, 'payload');
+      else unchecked.push('qr');
+      if (unchecked.length) ctx.note = `${unchecked.join(' and ')} rules not checked: disabled on this instance`;
+    },
+  },
+  {
+    id: 'CRE-020',
+    title: 'A passphrase empty or over 1,024, a name over 1,024 or a note over 10,000 characters answers 422 on it',
+    source: 'decisions: Create, bullets 1, 7 and 8',
+    needs: ['creator'],
+    async run(ctx) {
+      await expect422(ctx, { payload: 'x', passphrase: 'p'.repeat(1025) }, 'passphrase');
+      await expect422(ctx, { payload: 'x', passphrase: '' }, 'passphrase');
+      await expect422(ctx, { payload: 'x', name: 'n'.repeat(1025) }, 'name');
+      await expect422(ctx, { payload: 'x', note: 'n'.repeat(10_001) }, 'note');
+      // The bounds themselves are allowed.
+      const push = await ctx.create({ payload: 'x', passphrase: 'p'.repeat(1024), name: 'n'.repeat(1024), note: 'n'.repeat(10_000) });
+      expectEqual(push.passphrase_protected, true, 'passphrase_protected with a 1,024-character passphrase');
+    },
+  },
+  {
+    id: 'CRE-021',
+    title: "A create body over the instance's limit (--max-body-bytes) answers 413 payload_too_large",
+    source: 'decisions: Create, bullet 10 (a clear 413); decisions: Errors (413)',
+    needs: ['creator', 'maxBodyBytes'],
+    async run(ctx) {
+      const limit = ctx.options.maxBodyBytes!;
+      // A well-formed create body of exactly limit + 1 bytes (ASCII, so characters = bytes).
+      const head = '{"push":{"payload":"x","note":"';
+      const tail = '"}}';
+      const size = limit + 1;
+      expect(size > head.length + tail.length, `--max-body-bytes ${limit} is smaller than any create body`);
+      const rawBody = head + 'n'.repeat(size - head.length - tail.length) + tail;
+      const res = await ctx.call('createPush', { rawBody, as: ctx.creator });
+      expectStatus(res, 413);
+      expectCode(res, 'payload_too_large');
+      ctx.note = `${size} bytes sent`;
+    },
+  },
 ]);
 
 export const retrieve = define('RET', [
@@ -392,6 +461,44 @@ export const views = define('VIEW', [
       expectEqual(after.body.payload, null, 'payload after the third view');
     },
   },
+  {
+    id: 'VIEW-004',
+    title: 'Retrievals of an expired push (failed_view) do not count: views_remaining stays as it was',
+    source: 'decisions: Retrieve, bullet 1 (failed_view does not count as a view)',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), expire_after_views: 3, deletable_by_viewer: true });
+      const viewed = await ctx.retrieve(push.url_token);
+      expectStatus(viewed, 200);
+      expectEqual(viewed.body.views_remaining, 2, 'views_remaining after one view');
+      // Expired by a delete with views left, so a counted failed_view would show.
+      const deleted = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: ctx.creator });
+      expectStatus(deleted, 200);
+      const left = deleted.body.views_remaining;
+      for (let i = 1; i <= 3; i++) {
+        const res = await ctx.retrieve(push.url_token);
+        expectStatus(res, 200);
+        expectEqual(res.body.expired, true, 'expired');
+        expectEqual(res.body.views_remaining, left, `views_remaining after ${i} retrieval(s) of the expired push`);
+      }
+    },
+  },
+  {
+    id: 'VIEW-005',
+    title: 'A push expired by its view limit reports deleted false (deleted marks an explicit delete)',
+    source: 'decisions: Preview, audit, lists, delete, bullet 5 (delete → deleted: true); seed §3 (view limit → expired)',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), expire_after_views: 1 });
+      const last = await ctx.retrieve(push.url_token);
+      expectStatus(last, 200);
+      expectEqual(last.body.deleted, false, 'deleted on the last view');
+      const after = await ctx.retrieve(push.url_token);
+      expectStatus(after, 200);
+      expectEqual(after.body.expired, true, 'expired after the last view');
+      expectEqual(after.body.deleted, false, 'deleted after expiry by views');
+    },
+  },
 ]);
 
 export const passphrase = define('PASS', [
@@ -500,6 +607,21 @@ export const passphrase = define('PASS', [
       }
     },
   },
+  {
+    id: 'PASS-008',
+    title: 'A retrieval passphrase over 1,024 characters (header or query) answers 400, not the payload',
+    source: 'seed §4 (GET push: passphrase parameter); seed §7 (400 invalid parameters); decisions: Create, bullet 7 (1..1024)',
+    needs: ['creator', 'viewer'],
+    stateless: true,
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), passphrase: 'open sesame' });
+      const long = 'p'.repeat(1025);
+      const byHeader = await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': long } });
+      expectStatus(byHeader, 400);
+      const byQuery = await ctx.retrieve(push.url_token, { query: { passphrase: long } });
+      expectStatus(byQuery, 400);
+    },
+  },
 ]);
 
 export const preview = define('PREV', [
@@ -580,6 +702,18 @@ export const preview = define('PREV', [
       const audit = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'a' });
       expectStatus(audit, 200);
       expectEqual(audit.body.logs.map((l: { kind: string }) => l.kind), ['creation'], 'audit kinds');
+    },
+  },
+  {
+    id: 'PREV-007',
+    title: 'A .json suffix is accepted on preview (GET /pushes/{url_token}/preview.json)',
+    source: 'decisions: Paths and formats, bullet 1',
+    needs: ['creator'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() });
+      const res = await ctx.call('previewPush', { params: { url_token: push.url_token }, as: ctx.creator, jsonSuffix: true });
+      expectStatus(res, 200);
+      expectEqual(res.body.url, push.html_url, 'preview url via .json');
     },
   },
 ]);
