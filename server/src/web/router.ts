@@ -34,6 +34,12 @@ export interface WebRouterOptions {
 
 /** Forms without files: sign-in, sign-up, token, expire. */
 const SMALL_FORM_BYTES = 64 * 1024;
+/**
+ * The create form of a visitor who may not send files: the largest text push (1,048,576 characters of up to 4 bytes
+ * in UTF-8) plus name, passphrase and multipart framing. Only visitors allowed to upload get the file-sized limit, so
+ * an anonymous request cannot make the server buffer the full file allowance before it is refused.
+ */
+const TEXT_FORM_BYTES = 6 * 1024 * 1024;
 
 interface Visit {
   user: AccountUser | null;
@@ -317,7 +323,8 @@ Get a token at <a href="/users/token">/users/token</a>.</p>
     '/',
     pageRoute('/', async (req, res, v) => {
       if (!v.user && !settings.allowAnonymous) return redirectToSignIn(req, res);
-      const form = await postedForm(req, v, maxBodyBytes(settings));
+      const mayUpload = settings.enableFilePushes && (v.user !== null || !settings.filesRequireAuth);
+      const form = await postedForm(req, v, mayUpload ? maxBodyBytes(settings) : TEXT_FORM_BYTES);
       const kind = field(form, 'kind') || 'text';
       const intOrNaN = (name: string) => {
         const raw = field(form, name).trim();
@@ -423,6 +430,21 @@ Get a token at <a href="/users/token">/users/token</a>.</p>
       res.redirect(303, push.expired ? '/pushes/expired' : '/pushes/active');
     }),
   );
+
+  // A path whose percent-escapes do not decode (`/p/%ZZ`) fails while the router matches a route with a parameter:
+  // a client error, not a server failure. API paths go on to the API unchanged (it answers from the raw path); page
+  // paths get a 400 page.
+  router.use((error: unknown, req: Request, res: Response, next: (err?: unknown) => void) => {
+    if (!(error instanceof URIError)) return next(error);
+    if (req.path.startsWith('/api/')) return next();
+    state(res).route = 'malformed_path';
+    if (req.path.startsWith('/assets/')) {
+      res.status(400).type('text/plain').send('Bad request');
+      return;
+    }
+    pageHeaders(res);
+    send(res, 400, messagePage({ user: null, csrf: '', signupsEnabled: settings.enableSignups }, 'Bad link', 'This link is malformed. Check that you copied the whole link.'));
+  });
 
   return router;
 }

@@ -82,7 +82,11 @@ export function safeNext(next: unknown, fallback = '/'): string {
   try {
     const url = new URL(next, 'http://same.invalid');
     if (url.origin !== 'http://same.invalid') return fallback;
-    return `${url.pathname}${url.search}`;
+    const target = `${url.pathname}${url.search}`;
+    // Dot segments normalize away: `/.//evil.example` has the pathname `//evil.example`, a protocol-relative URL
+    // that browsers send off-site. Check the result again, not just the input.
+    if (!target.startsWith('/') || target.startsWith('//') || target.startsWith('/\\')) return fallback;
+    return target;
   } catch {
     return fallback;
   }
