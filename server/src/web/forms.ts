@@ -50,3 +50,29 @@ export function field(form: FormData, name: string): string {
   const value = form.get(name);
   return typeof value === 'string' ? value : '';
 }
+
+/**
+ * A small JSON body (the recipient page's reveal and delete steps), read with a byte limit. Only
+ * `application/json` is taken: a cross-site page cannot send that type without a CORS preflight, which this server
+ * never grants.
+ */
+export async function readJson(req: Request, limitBytes: number): Promise<unknown> {
+  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') throw new FormError(415, 'Send the body as application/json.');
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > limitBytes) throw new FormError(413, 'The request body is too large.');
+  const chunks: Buffer[] = [];
+  let seen = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    seen += chunk.length;
+    if (seen > limitBytes) throw new FormError(413, 'The request body is too large.');
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new FormError(400, 'The request body is not valid JSON.');
+  }
+}

@@ -4,8 +4,12 @@
  * `createWebRouter(core, opts)` is mounted by app.ts in front of the API's fallback. Every page sends the headers of
  * security.ts (strict CSP, no-store, no-referrer, noindex); every form post is checked for its CSRF token and its
  * origin. Each route names its template for the access log (`state(res).route`), so a push's token never reaches a
- * log line. Pages never call `core.pushes.retrieve`: recipient pages are rendered from the push's state and the
- * secret is fetched through the API by the page script when the person acts.
+ * log line. Page GETs never call `core.pushes.retrieve`: recipient pages are rendered from the push's state and the
+ * secret is fetched by the page script when the person acts, through the API (anonymous visitors of an open
+ * instance) or through the recipient page's JSON steps `POST /p/{token}/reveal` and `POST /p/{token}/delete`
+ * (signed-in visitors; on a closed instance the only way). Those steps are same-origin only (Sec-Fetch-Site, Origin),
+ * carry the CSRF token in `X-CSRF-Token` with an `application/json` body, act as the session's user through the
+ * same domain calls as the API's getPush and expirePush, and answer exactly what those answer (errors included).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,16 +17,17 @@ import express, { type Request, type Response, type Router } from 'express';
 import { maxBodyBytes, repoRoot } from '../config/settings.js';
 import { DomainError, type AccountUser, type Core, type PushInput, type RequestContext, type WebServices } from '../domain/contract.js';
 import { actorOf, baseUrlOf } from '../http/auth.js';
+import { errorBody, HttpError, toHttpError } from '../http/errors.js';
 import { state } from '../http/middleware.js';
 import { asset } from './assets.js';
-import { field, FormError, readForm } from './forms.js';
+import { field, FormError, readForm, readJson } from './forms.js';
 import { html } from './html.js';
 import { comesFromOurPages, DOCS_CSP, pageHeaders, safeNext } from './security.js';
 import { createSessions, CSRF_FIELD } from './session.js';
 import { signInPage, signUpPage, tokenPage } from './views/accounts.js';
 import { messagePage, page, type Viewer } from './views/layout.js';
 import { auditPage, createdPage, createPage, listPage, type CreateFormState } from './views/pushes.js';
-import { recipientPage } from './views/recipient.js';
+import { recipientPage, signInRequiredPage } from './views/recipient.js';
 import { PASSWORD_MIN } from '../domain/account-service.js';
 
 export interface WebRouterOptions {
@@ -40,6 +45,10 @@ const SMALL_FORM_BYTES = 64 * 1024;
  * an anonymous request cannot make the server buffer the full file allowance before it is refused.
  */
 const TEXT_FORM_BYTES = 6 * 1024 * 1024;
+/** The recipient page's JSON steps: a passphrase (at most 1,024 characters) and nothing else. */
+const STEP_BODY_BYTES = 16 * 1024;
+/** The header the recipient page's script sends its CSRF token in (a custom header: cross-site pages cannot set it). */
+const CSRF_HEADER = 'x-csrf-token';
 
 interface Visit {
   user: AccountUser | null;
@@ -381,13 +390,88 @@ Get a token at <a href="/users/token">/users/token</a>.</p>
   const recipient = (retrievalPage: boolean) =>
     pageRoute(retrievalPage ? '/p/:url_token/r' : '/p/:url_token', async (req, res, v) => {
       const urlToken = String(req.params.url_token ?? '');
+      if (!v.user && !settings.allowAnonymous) {
+        // A closed instance: only its users open secrets. Nothing is looked up, so the prompt says nothing about the
+        // push (not even whether it exists) and consumes nothing; after sign-in the visitor comes back to this link.
+        send(res, 200, signInRequiredPage(v.viewer, `/p/${encodeURIComponent(urlToken)}${retrievalPage ? '/r' : ''}`));
+        return;
+      }
       // State only (a SELECT): no view is counted and nothing is written, whoever fetches the page.
       const push = await web().pushState(urlToken, ctxOf(req, v.user?.userId ?? null));
       if (!push) throw new PageError(404, 'Not found', 'There is no secret at this link. Check that you copied the whole link.');
-      send(res, 200, recipientPage(v.viewer, push, { retrievalPage }));
+      // Signed-in visitors open the secret as themselves (the owner's look is an owner_view, limits and audit as in
+      // the API) through the page's own step; anonymous visitors of an open instance through the API, as any client.
+      send(res, 200, recipientPage(v.viewer, push, { retrievalPage, reveal: v.user ? 'web' : 'api' }));
     });
   router.get('/p/:url_token', recipient(false));
   router.get('/p/:url_token/r', recipient(true));
+
+  /**
+   * A JSON step of the recipient page. In order: the visitor (a closed instance refuses anonymous visitors with the
+   * API's 401 authentication_required), the same-origin check and the CSRF token from `X-CSRF-Token` (403), the body
+   * (application/json only, 16 KiB), then the domain call as the session's user. Failures answer the API's error body
+   * and status (Retry-After on 429 and 503), so the page handles both paths alike. Nothing is consumed before every
+   * check has passed.
+   */
+  const recipientStep =
+    (route: string, act: (req: Request, ctx: RequestContext, body: Record<string, unknown>) => Promise<unknown>) =>
+    async (req: Request, res: Response): Promise<void> => {
+      state(res).route = route;
+      pageHeaders(res);
+      try {
+        const v = await visit(req, res);
+        const userId = v.user?.userId ?? null;
+        if (!userId && !settings.allowAnonymous) {
+          throw new HttpError(401, 'authentication_required', 'This instance requires sign-in. Sign in and open the link again.');
+        }
+        if (!comesFromOurPages(req, settings.publicBaseUrl) || !sessions.csrfValid(req, req.get(CSRF_HEADER), userId)) {
+          throw new HttpError(403, 'csrf_rejected', 'This request did not come from this site, or the page has expired. Reload the page and try again.');
+        }
+        let body: unknown;
+        try {
+          body = await readJson(req, STEP_BODY_BYTES);
+        } catch (error) {
+          if (!(error instanceof FormError)) throw error;
+          const code = error.status === 413 ? 'payload_too_large' : error.status === 415 ? 'unsupported_media_type' : 'invalid_json';
+          throw new HttpError(error.status, code, error.message);
+        }
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+          throw new HttpError(400, 'bad_request', 'The request body must be a JSON object.');
+        }
+        const result = await act(req, ctxOf(req, userId), body as Record<string, unknown>);
+        res.status(200).json(result);
+      } catch (error) {
+        const httpError = toHttpError(error);
+        if (httpError.status >= 500 && !(error instanceof HttpError) && !(error instanceof DomainError)) {
+          const e = error as { name?: string; code?: string };
+          state(res).failure = { name: e?.name ?? typeof error, ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
+        }
+        if (res.headersSent) {
+          if (!res.writableEnded) res.destroy();
+          return;
+        }
+        if (httpError.extra.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(httpError.extra.retryAfterSeconds));
+        res.status(httpError.status).json(errorBody(httpError, state(res).requestId));
+      }
+    };
+
+  // Reveal: the API's getPush for the session's user; the passphrase comes in the body, never in a URL.
+  router.post(
+    '/p/:url_token/reveal',
+    recipientStep('/p/:url_token/reveal', async (req, ctx, body) => {
+      const passphrase = body.passphrase;
+      if (passphrase !== undefined && passphrase !== null && typeof passphrase !== 'string') {
+        throw new HttpError(400, 'bad_request', 'The passphrase must be a string.');
+      }
+      return core.pushes.retrieve(String(req.params.url_token ?? ''), passphrase ?? undefined, ctx);
+    }),
+  );
+
+  // Delete now: the API's expirePush for the session's user (the owner, or anyone when the push is deletable by viewers).
+  router.post(
+    '/p/:url_token/delete',
+    recipientStep('/p/:url_token/delete', async (req, ctx) => core.pushes.expire(String(req.params.url_token ?? ''), ctx)),
+  );
 
   // ---- the owner's pages -------------------------------------------------------------------------------------
   const pageNumber = (req: Request): number => {

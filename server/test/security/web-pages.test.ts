@@ -118,6 +118,9 @@ describe('CSRF', () => {
       ['/users/sign_out', {}],
       ['/users/token', {}],
       [`/pushes/${made.url_token}/expire`, {}],
+      // The recipient page's JSON steps take their token only from the X-CSRF-Token header, never from a form field.
+      [`/p/${made.url_token}/reveal`, {}],
+      [`/p/${made.url_token}/delete`, {}],
     ];
     for (const [path, fields] of targets) {
       for (const token of [undefined, '', 'forged', (await new Visitor(app.baseUrl).page('/')).csrf]) {
@@ -126,7 +129,7 @@ describe('CSRF', () => {
         expect(r.status, `${path} with ${String(token)}`).toBe(403);
       }
     }
-    expect((await app.db.query('select expired from pushes where url_token = $1', [made.url_token]))[0]!.expired).toBe(false);
+    expect((await app.db.query('select expired, views_used from pushes where url_token = $1', [made.url_token]))[0]).toEqual({ expired: false, views_used: 0 });
     expect((await app.db.query("select count(*)::int as n from users where email = 'csrf-new@example.org'"))[0]!.n).toBe(0);
     expect((await owner.fetch('/users/token')).status).toBe(200);
   });
@@ -139,6 +142,27 @@ describe('CSRF', () => {
       const r = await visitor.post('/', { _csrf: csrf, kind: 'text', payload: 'x' }, headers);
       expect(r.status, JSON.stringify(headers)).toBe(403);
     }
+  });
+
+  it('refuses the recipient steps with a valid header token when a cross-site page sends them, and consumes nothing', async () => {
+    const visitor = new Visitor(app.baseUrl);
+    await visitor.signUp('csrf-steps-xsite@example.org', PASSWORD);
+    const push = await app.core.pushes.create({ payload: 'cross-site step', deletable_by_viewer: true }, anonCtx());
+    const page = await visitor.fetch(`/p/${push.url_token}`);
+    const csrf = /data-csrf="([^"]+)"/.exec(await page.text())![1]!;
+    for (const action of ['reveal', 'delete']) {
+      for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'http://evil.example' }] as Record<string, string>[]) {
+        const r = await visitor.fetch(`/p/${push.url_token}/${action}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: app.baseUrl, 'x-csrf-token': csrf, ...headers },
+          body: '{}',
+        });
+        expect(r.status, `${action} ${JSON.stringify(headers)}`).toBe(403);
+      }
+    }
+    const [row] = await app.db.query('select views_used, expired from pushes where url_token = $1', [push.url_token]);
+    expect(row).toEqual({ views_used: 0, expired: false });
+    expect(await app.db.query("select a.kind from audit_entries a join pushes p on p.id = a.push_id where p.url_token = $1 and a.kind <> 'creation'", [push.url_token])).toEqual([]);
   });
 
   it('changes nothing on GET: no page route answers a GET by writing', async () => {

@@ -1,12 +1,19 @@
-// Recipient page. The page itself never consumes a view: the secret is fetched from the API only here, when the
-// person acts (Reveal, or the passphrase form), or on load when the push has no retrieval step and no passphrase.
-// Bots that do not run script therefore consume nothing. Everything from the API is put in the page as text nodes.
+// Recipient page. The page itself never consumes a view: the secret is fetched only here, when the person acts
+// (Reveal, or the passphrase form), or on load when the push has no retrieval step and no passphrase. Bots that do
+// not run script therefore consume nothing. Everything fetched is put in the page as text nodes.
+//
+// Two ways to fetch, chosen by the server (data-reveal): "api", the API without credentials (anonymous visitors of an
+// open instance), or "web", the page's own POST steps as the signed-in user (session cookie, CSRF token in a header,
+// passphrase in the JSON body). Both answer the same statuses and bodies, so everything below handles them alike.
 (function () {
   'use strict';
   var root = document.getElementById('push');
   if (!root) return;
   var token = root.getAttribute('data-token');
+  var viaWeb = root.getAttribute('data-reveal') === 'web';
+  var csrf = root.getAttribute('data-csrf') || '';
   var api = '/api/v2/pushes/' + encodeURIComponent(token);
+  var step = '/p/' + encodeURIComponent(token);
   var busy = false;
 
   function $(id) { return document.getElementById(id); }
@@ -129,13 +136,42 @@
     announce('The secret is shown.');
   }
 
+  // A POST to the page's own step: same origin, the session cookie, the CSRF token in a header, a JSON body.
+  function webInit(body) {
+    return {
+      method: 'POST',
+      headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify(body),
+      credentials: 'same-origin',
+      cache: 'no-store',
+    };
+  }
+
+  // Why the server refused (not a passphrase problem): the sign-in ended, the page is stale, or not allowed.
+  function refusal(status, body) {
+    if (status === 401 && body.code === 'authentication_required') {
+      return 'This instance requires sign-in, and you are signed out. Reload the page to sign in.';
+    }
+    if (status === 403 && body.code === 'csrf_rejected') {
+      return 'This page has expired (you may have signed in or out in another tab). Reload the page and try again.';
+    }
+    if (status === 403) return 'You are not allowed to do that with this secret.';
+    return body.error || 'The server refused the request (status ' + status + ').';
+  }
+
   function retrieve(passphrase) {
     if (busy) return;
     clearError();
     setBusy(true);
-    var headers = { Accept: 'application/json' };
-    if (passphrase !== undefined) headers['X-Passphrase'] = passphrase;
-    fetch(api, { method: 'GET', headers: headers, credentials: 'omit', cache: 'no-store' })
+    var request;
+    if (viaWeb) {
+      request = fetch(step + '/reveal', webInit(passphrase !== undefined ? { passphrase: passphrase } : {}));
+    } else {
+      var headers = { Accept: 'application/json' };
+      if (passphrase !== undefined) headers['X-Passphrase'] = passphrase;
+      request = fetch(api, { method: 'GET', headers: headers, credentials: 'omit', cache: 'no-store' });
+    }
+    request
       .then(function (response) {
         return response.json().catch(function () { return {}; }).then(function (body) { return { response: response, body: body }; });
       })
@@ -158,6 +194,8 @@
           showError('Too many attempts. Wait ' + (wait ? plural(Number(wait), 'second') : 'a minute') + ' and try again.');
         } else if (status === 404) {
           showGone(false);
+        } else if (status === 401 || status === 403) {
+          showError(refusal(status, body));
         } else {
           showError('The secret could not be fetched (' + (body.error || 'error ' + status) + '). Try again in a moment.');
         }
@@ -171,15 +209,22 @@
   function deleteNow() {
     if (busy) return;
     setBusy(true);
-    fetch(api, { method: 'DELETE', headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-store' })
+    var request = viaWeb
+      ? fetch(step + '/delete', webInit({}))
+      : fetch(api, { method: 'DELETE', headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-store' });
+    request
       .then(function (response) {
-        setBusy(false);
-        if (response.ok) {
-          $('secret-content').textContent = '';
-          showGone(true);
-        } else {
-          $('delete-status').textContent = 'The secret could not be deleted (status ' + response.status + ').';
-        }
+        return response.json().catch(function () { return {}; }).then(function (body) {
+          setBusy(false);
+          if (response.ok) {
+            $('secret-content').textContent = '';
+            showGone(true);
+          } else if (response.status === 401 || response.status === 403) {
+            $('delete-status').textContent = refusal(response.status, body || {});
+          } else {
+            $('delete-status').textContent = 'The secret could not be deleted (status ' + response.status + ').';
+          }
+        });
       })
       .catch(function () {
         setBusy(false);

@@ -1,12 +1,20 @@
 /**
  * The recipient page, rendered from the push's state only (never its secret): the secret is fetched by
- * /assets/recipient.js through the API when the person acts, so a GET of this page consumes nothing.
+ * /assets/recipient.js when the person acts, so a GET of this page consumes nothing. The script fetches it through
+ * the API (`reveal: 'api'`, anonymous visitors of an open instance) or through the page's own POST step
+ * (`reveal: 'web'`, signed-in visitors: the session is the credential, the CSRF token goes in a header).
  */
 import type { Push } from '../../domain/contract.js';
 import { html } from '../html.js';
 import { page, type Viewer } from './layout.js';
 
-export function recipientPage(viewer: Viewer, push: Push, opts: { retrievalPage: boolean }): string {
+export interface RecipientOptions {
+  retrievalPage: boolean;
+  /** How the script opens and deletes the secret: the API without credentials, or POST /p/{token}/reveal|delete. */
+  reveal: 'api' | 'web';
+}
+
+export function recipientPage(viewer: Viewer, push: Push, opts: RecipientOptions): string {
   // Fetch on load only when nothing stands between the link and the secret: no retrieval step, no passphrase.
   const auto = !push.retrieval_step && !push.passphrase_protected && !opts.retrievalPage;
   const gone = html`<section id="gone" class="card"${push.expired ? '' : html` hidden`} aria-labelledby="gone-title">
@@ -21,7 +29,7 @@ export function recipientPage(viewer: Viewer, push: Push, opts: { retrievalPage:
     viewer,
     bare: true,
     scripts: push.kind === 'qr' ? ['vendor/qrcode.js', 'recipient.js'] : ['recipient.js'],
-    body: html`<section id="push" class="card" data-token="${push.url_token}" data-auto="${auto ? 'true' : 'false'}" aria-labelledby="push-title">
+    body: html`<section id="push" class="card" data-token="${push.url_token}" data-auto="${auto ? 'true' : 'false'}" data-reveal="${opts.reveal}"${opts.reveal === 'web' ? html` data-csrf="${viewer.csrf}"` : ''} aria-labelledby="push-title">
   <h1 id="push-title">You have received a secret</h1>
   <p id="push-error" class="error" role="alert" hidden></p>
   ${push.passphrase_protected
@@ -51,5 +59,25 @@ export function recipientPage(viewer: Viewer, push: Push, opts: { retrievalPage:
   </div>
 </section>
 ${gone}`,
+  });
+}
+
+/**
+ * What a signed-out visitor of a closed instance (PWPUSH_ALLOW_ANONYMOUS=false) sees at a recipient link: a prompt to
+ * sign in and come back. It says nothing about the push (not even whether it exists) and loads no script.
+ */
+export function signInRequiredPage(viewer: Viewer, next: string): string {
+  const back = encodeURIComponent(next);
+  return page({
+    title: 'Sign in to open this secret',
+    viewer,
+    bare: true,
+    body: html`<section id="sign-in-required" class="card" aria-labelledby="sign-in-title">
+  <h1 id="sign-in-title">Sign in to open this secret</h1>
+  <p>This instance requires sign-in: only its users can open the secrets shared through it. Opening this page used up nothing.</p>
+  <p><a class="button" id="sign-in-link" href="/users/sign_in?next=${back}">Sign in</a>${viewer.signupsEnabled
+    ? html` or <a href="/users/sign_up?next=${back}">make an account</a>`
+    : ''}, and you come back to this link.</p>
+</section>`,
   });
 }
