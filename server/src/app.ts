@@ -16,7 +16,7 @@ import { pushHandlers } from './http/handlers/pushes.js';
 import { routed, type OperationHandler } from './http/handlers/types.js';
 import { versionHandlers } from './http/handlers/version.js';
 import { accessLog, baseHeaders, rateLimit, state, stripJsonSuffix } from './http/middleware.js';
-import { createSpecBackend } from './http/openapi.js';
+import { createSpecBackend, declaredQueryNames } from './http/openapi.js';
 import { resolveRoute } from './http/routes.js';
 import { createWebRouter } from './web/router.js';
 
@@ -230,6 +230,8 @@ export function createApp(core: Core, opts: AppOptions = {}): express.Applicatio
   return app;
 }
 
+const queryNamesCache = new WeakMap<OpenAPIBackend, Map<string, Set<string>>>();
+
 /**
  * Only the query parameters the operation declares: like unknown properties inside `push`, extra parameters that
  * clients of other dialects send (`locale`, cache busters) are ignored rather than refused.
@@ -240,16 +242,16 @@ function declaredQuery(
   path: string,
   query: Record<string, unknown>,
 ): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  let keys: string[] | undefined;
+  for (const name in query) (keys ??= []).push(name);
+  if (!keys) return out; // most requests carry no query string at all
+  let byOperation = queryNamesCache.get(backend);
+  if (!byOperation) queryNamesCache.set(backend, (byOperation = declaredQueryNames(backend)));
   const operation = backend.router.matchOperation({ method, path, headers: {} });
-  const names = new Set(
-    (operation?.parameters ?? [])
-      .filter((p) => 'in' in p && p.in === 'query')
-      .map((p) => (p as { name: string }).name),
-  );
-  return Object.fromEntries(Object.entries(query).filter(([name]) => names.has(name))) as Record<
-    string,
-    string | string[]
-  >;
+  const names = byOperation.get(operation?.operationId ?? '');
+  if (names) for (const name of keys) if (names.has(name)) out[name] = query[name] as string | string[];
+  return out;
 }
 
 function isJson(req: { headers: Request['headers'] }): boolean {

@@ -3,6 +3,7 @@
  * logging stays off (queries carry ciphertexts and digests, not plaintext, but they are still nobody's business).
  */
 import { MikroORM } from '@mikro-orm/postgresql';
+import type { Pool } from 'pg';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities.js';
 import { Migration20260101000000_initial } from './migrations/Migration20260101000000_initial.js';
@@ -41,11 +42,18 @@ export async function openOrm(databaseUrl: string, options: OrmOptions = {}): Pr
   return orm;
 }
 
+/**
+ * The `pg` pool MikroORM's connection owns: the same connections, settings and type parsers as `em.execute`, for the
+ * few hot statements worth sending as prepared statements without the ORM's per-statement work (see PushService).
+ */
+export function nativePool(orm: MikroORM): Promise<Pool> {
+  return (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient();
+}
+
 /** Applies pending migrations; safe when several processes start at once (an advisory lock serialises them). */
 export async function migrate(orm: MikroORM): Promise<void> {
-  const conn = orm.em.getConnection();
   // Every instance may start at the same time: hold a session-level advisory lock on a dedicated connection.
-  const pool = (await (conn as unknown as { getNativeClient(): Promise<import('pg').Pool> }).getNativeClient());
+  const pool = await nativePool(orm);
   const client = await pool.connect();
   try {
     await client.query('select pg_advisory_lock(727274001)');

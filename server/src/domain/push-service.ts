@@ -1,12 +1,14 @@
 /**
  * PushService: the rules of api-decisions.md on top of PostgreSQL. Whatever SQL can guarantee lives in SQL:
  * a counting view is claimed by one conditional UPDATE (never read-then-write), the expiry that follows it happens
- * in the same transaction, and the passphrase limit is counted in a table every instance shares.
+ * in the same statement (in the same transaction for file pushes), and the passphrase limit is counted in a table
+ * every instance shares. The hot paths (create, a view) are one statement each, audit entry included.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Keyring } from '../crypto/envelope.js';
+import { nativePool } from '../db/orm.js';
 import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
 import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
 import {
@@ -32,6 +34,13 @@ const FIELD_MAX = 255;
 
 type AuditKind = AuditEntry['kind'];
 
+/** A view won by a retrieval: the row as the claim left it (before a last-view expiry), the payload, the files. */
+interface Claim {
+  row: PushRow;
+  payload: string;
+  files: PushRetrieval['files'];
+}
+
 interface FileRow {
   id: string;
   filename_ciphertext: string;
@@ -46,6 +55,62 @@ const aad = {
   filename: (fileId: string) => `push_files.filename:${fileId}`,
   content: (fileId: string) => `push_files.content:${fileId}`,
 };
+
+/** `?` placeholders (MikroORM's `execute`) as `$1, $2, …` (pg's bind parameters); the SQL here has no `?` in literals. */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** A statement pg prepares once per connection (named by its text, so every service instance agrees on the name). */
+interface Prepared {
+  name: string;
+  text: string;
+}
+
+function prepared(sql: string): Prepared {
+  return { name: `sp_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`, text: numbered(sql) };
+}
+
+/**
+ * The columns of PushRow. The prepared statements list them rather than `*`: a prepared `*` whose expansion changes
+ * (another instance migrating a column in during a rolling deploy) fails with "cached plan must not change result
+ * type" until the connection is replaced.
+ */
+const PUSH_COLUMNS = `id, url_token, kind, user_id, payload_ciphertext, name_ciphertext, note_ciphertext, passphrase_hash,
+  passphrase_protected, expire_after_days, expire_after_views, views_used, deletable_by_viewer, retrieval_step, expired,
+  expired_on, deleted, created_at, updated_at, expires_at`;
+
+const INSERT_PUSH_WITH_AUDIT = `with push as (
+    insert into pushes (${PUSH_COLUMNS})
+    values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, false, null, false, ?, ?, ?) returning ${PUSH_COLUMNS}
+  ), creation as (
+    insert into audit_entries (push_id, kind, ip, user_agent, referrer, user_id, created_at)
+    select id, 'creation', ?, ?, ?, ?, ? from push
+  )
+  select * from push`;
+
+/**
+ * The claim of a push without files: succeeds for at most `expire_after_views` callers, on any instance, writes the
+ * `view` audit entry and, on the last view, expires the push and erases its secrets, as one statement.
+ */
+const CLAIM_VIEW = prepared(`with won as (
+    update pushes set views_used = views_used + 1, updated_at = ?,
+      expired = views_used + 1 >= expire_after_views,
+      expired_on = case when views_used + 1 >= expire_after_views then ? else expired_on end,
+      payload_ciphertext = case when views_used + 1 >= expire_after_views then null else payload_ciphertext end,
+      note_ciphertext = case when views_used + 1 >= expire_after_views then null else note_ciphertext end,
+      passphrase_hash = case when views_used + 1 >= expire_after_views then null else passphrase_hash end
+    where id = ? and not expired and views_used < expire_after_views and expires_at > ?
+    returning ${PUSH_COLUMNS}
+  ), viewed as (
+    insert into audit_entries (push_id, kind, ip, user_agent, referrer, user_id, created_at)
+    select id, 'view', ?, ?, ?, ?, ? from won
+  )
+  select * from won`);
+
+const INSERT_PUSH_WITH_AUDIT_PREPARED = prepared(INSERT_PUSH_WITH_AUDIT);
+const FIND_PUSH = prepared(`select ${PUSH_COLUMNS} from pushes where url_token = ?`);
 
 function cut(value: string | undefined | null): string {
   if (!value) return '';
@@ -76,6 +141,14 @@ export interface PushServiceDeps {
 
 export function createPushService({ orm, settings, keyring }: PushServiceDeps): PushService {
   const em = (): EntityManager => orm.em.fork() as EntityManager;
+  /**
+   * The statements of the hot paths (find by token, create, claim a view) go to MikroORM's own pg pool as named
+   * prepared statements: `em.fork()` + `em.execute()` (which formats every value into the SQL text and runs it through
+   * Kysely) cost the server about a tenth of a request's CPU, and PostgreSQL parses and plans a prepared statement once
+   * per connection instead of on every call. Everything else stays on the ORM.
+   */
+  const hot = async <T>(statement: Prepared, values: unknown[]): Promise<T[]> =>
+    (await (await nativePool(orm)).query({ ...statement, values })).rows as T[];
   const baseOf = (ctx: RequestContext) => trimBase(settings.publicBaseUrl ?? ctx.baseUrl);
   const nowOf = (ctx: RequestContext) => ctx.now ?? new Date();
   /** With anonymous access off, every push operation needs a token (the HTTP layer checks it too). */
@@ -83,16 +156,21 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
     if (!settings.allowAnonymous && !ctx.actor.userId) throw authRequired('This instance does not allow anonymous access.');
   };
 
-  async function findPush(m: EntityManager, urlToken: string): Promise<PushRow | null> {
+  async function findPush(urlToken: string): Promise<PushRow | null> {
     if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128) return null;
-    const rows = await m.execute<PushRow[]>('select * from pushes where url_token = ?', [urlToken]);
+    const rows = await hot<PushRow>(FIND_PUSH, [urlToken]);
     return rows[0] ?? null;
+  }
+
+  /** ip, user_agent, referrer, user_id, created_at of an audit entry. */
+  function auditValues(ctx: RequestContext, now: Date): [string, string, string, string | null, Date] {
+    return [cut(ctx.actor.ip), cut(ctx.actor.userAgent), cut(ctx.actor.referrer), ctx.actor.userId, now];
   }
 
   async function audit(m: EntityManager, pushId: string, kind: AuditKind, ctx: RequestContext, now: Date): Promise<void> {
     await m.execute(
       'insert into audit_entries (push_id, kind, ip, user_agent, referrer, user_id, created_at) values (?, ?, ?, ?, ?, ?, ?)',
-      [pushId, kind, cut(ctx.actor.ip), cut(ctx.actor.userAgent), cut(ctx.actor.referrer), ctx.actor.userId, now],
+      [pushId, kind, ...auditValues(ctx, now)],
     );
   }
 
@@ -183,37 +261,44 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
     await release();
   }
 
-  async function insertPush(m: EntityManager, v: ReturnType<typeof validatePushInput>, passphraseHash: string | null, ctx: RequestContext, now: Date): Promise<PushRow> {
+  /**
+   * The push and its `creation` audit entry in one statement (a data-modifying CTE is atomic on its own, so the
+   * common case costs one round trip instead of begin/insert/insert/commit). File rows follow in the same
+   * transaction when there are any.
+   */
+  async function insertPush(v: ReturnType<typeof validatePushInput>, passphraseHash: string | null, ctx: RequestContext, now: Date): Promise<PushRow> {
     const id = randomUUID();
     const expiresAt = new Date(now.getTime() + v.expireAfterDays * 24 * 60 * 60 * 1000);
+    /** In the files' transaction (`tem`), or else on its own. */
+    const insertWithAudit = async (tem: EntityManager | null, urlToken: string): Promise<PushRow> => {
+      const params = [
+          id,
+          urlToken,
+          v.kind,
+          ctx.actor.userId,
+          v.payload === '' ? null : keyring.encryptText(v.payload, aad.payload(id)),
+          v.name === '' ? null : keyring.encryptText(v.name, aad.name(id)),
+          v.note === '' ? null : keyring.encryptText(v.note, aad.note(id)),
+          passphraseHash,
+          passphraseHash !== null,
+          v.expireAfterDays,
+          v.expireAfterViews,
+          v.deletableByViewer,
+          v.retrievalStep,
+          now,
+          now,
+          expiresAt,
+        ...auditValues(ctx, now),
+      ];
+      const [row] = tem ? await tem.execute<PushRow[]>(INSERT_PUSH_WITH_AUDIT, params) : await hot<PushRow>(INSERT_PUSH_WITH_AUDIT_PREPARED, params);
+      return row!;
+    };
     for (let attempt = 0; ; attempt += 1) {
       const urlToken = newUrlToken();
       try {
-        return await m.transactional(async (tem) => {
-          const [row] = await tem.execute<PushRow[]>(
-            `insert into pushes (id, url_token, kind, user_id, payload_ciphertext, name_ciphertext, note_ciphertext,
-               passphrase_hash, passphrase_protected, expire_after_days, expire_after_views, views_used,
-               deletable_by_viewer, retrieval_step, expired, expired_on, deleted, created_at, updated_at, expires_at)
-             values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, false, null, false, ?, ?, ?) returning *`,
-            [
-              id,
-              urlToken,
-              v.kind,
-              ctx.actor.userId,
-              v.payload === '' ? null : keyring.encryptText(v.payload, aad.payload(id)),
-              v.name === '' ? null : keyring.encryptText(v.name, aad.name(id)),
-              v.note === '' ? null : keyring.encryptText(v.note, aad.note(id)),
-              passphraseHash,
-              passphraseHash !== null,
-              v.expireAfterDays,
-              v.expireAfterViews,
-              v.deletableByViewer,
-              v.retrievalStep,
-              now,
-              now,
-              expiresAt,
-            ],
-          );
+        if (v.files.length === 0) return await insertWithAudit(null, urlToken);
+        return await em().transactional(async (tem) => {
+          const row = await insertWithAudit(tem, urlToken);
           for (const [position, file] of v.files.entries()) {
             const fileId = newFileId();
             await tem.execute(
@@ -231,8 +316,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
               ],
             );
           }
-          await audit(tem, id, 'creation', ctx, now);
-          return row!;
+          return row;
         });
       } catch (err) {
         // 23505 on url_token: a collision of 120 random bits; try another token.
@@ -241,6 +325,44 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
         throw err;
       }
     }
+  }
+
+  /** The claim of a push without files (CLAIM_VIEW): one round trip, atomic as a single statement. */
+  async function claimView(row: PushRow, ctx: RequestContext, now: Date): Promise<Claim | null> {
+    // Decrypt first: if a key is missing, nothing is claimed and no view is burned. The ciphertext read with the row
+    // is the one the claim sees: it only ever changes to null, together with `expired`, which the claim excludes.
+    const payload = decryptOptional(row.payload_ciphertext, aad.payload(row.id));
+    const [won] = await hot<PushRow>(CLAIM_VIEW, [now, now, row.id, now, ...auditValues(ctx, now)]);
+    if (!won) return null;
+    // The view that uses the last one answers as the claim found the push: not expired, no view remaining.
+    return { row: won.expired ? { ...won, expired: false, expired_on: null } : won, payload, files: [] };
+  }
+
+  /** The claim of a file push: the same rules in a transaction that also lists the files for their links. */
+  async function claimWithFiles(m: EntityManager, row: PushRow, ctx: RequestContext, now: Date, base: string): Promise<Claim | null> {
+    return m.transactional(async (tem) => {
+      const [won] = await tem.execute<PushRow[]>(
+        `update pushes set views_used = views_used + 1, updated_at = ?
+         where id = ? and not expired and views_used < expire_after_views and expires_at > ?
+         returning *`,
+        [now, row.id, now],
+      );
+      if (!won) return null;
+      await audit(tem, won.id, 'view', ctx, now);
+      // Decrypt before committing: if a key is missing, the claim rolls back instead of burning a view.
+      const payload = decryptOptional(won.payload_ciphertext, aad.payload(won.id));
+      const files = fileLinks(await listFiles(tem, won.id), won.url_token, base, now);
+      if (won.views_used >= won.expire_after_views) {
+        // The last view: expire and erase in the same transaction. File bytes stay until the links lapse.
+        await tem.execute(
+          `update pushes set expired = true, expired_on = ?, updated_at = ?,
+             payload_ciphertext = null, note_ciphertext = null, passphrase_hash = null
+           where id = ?`,
+          [now, now, won.id],
+        );
+      }
+      return { row: won, payload, files };
+    });
   }
 
   return {
@@ -253,7 +375,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
       }
       const valid = validatePushInput(input, settings);
       const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
-      const row = await insertPush(em(), valid, passphraseHash, ctx, now);
+      const row = await insertPush(valid, passphraseHash, ctx, now);
       return { ...pushRecord(row, now, baseOf(ctx)), name: valid.name, note: valid.note };
     },
 
@@ -261,22 +383,24 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
       requireUserUnlessAnonymousAllowed(ctx);
       const now = nowOf(ctx);
       const base = baseOf(ctx);
-      const m = em();
-      let row = await findPush(m, urlToken);
+      // Forked only off the common path (expired, passphrase, owner, files, a lost race).
+      let fork: EntityManager | undefined;
+      const m = () => (fork ??= em());
+      let row = await findPush(urlToken);
       if (!row) throw notFound();
 
       if (isExpired(row, now)) {
-        if (!row.expired) row = await expireByTime(m, row, now);
-        await audit(m, row.id, 'failed_view', ctx, now);
+        if (!row.expired) row = await expireByTime(m(), row, now);
+        await audit(m(), row.id, 'failed_view', ctx, now);
         return expiredRetrieval(row, now, base);
       }
 
-      if (row.passphrase_hash) await checkPassphrase(m, row, passphrase, ctx, now);
+      if (row.passphrase_hash) await checkPassphrase(m(), row, passphrase, ctx, now);
 
       if (ctx.actor.userId !== null && ctx.actor.userId === row.user_id) {
         // The owner's own look does not count; it is served from the row as read, which was active.
-        await audit(m, row.id, 'owner_view', ctx, now);
-        const files = row.kind === 'file' ? fileLinks(await listFiles(m, row.id), row.url_token, base, now) : [];
+        await audit(m(), row.id, 'owner_view', ctx, now);
+        const files = row.kind === 'file' ? fileLinks(await listFiles(m(), row.id), row.url_token, base, now) : [];
         return {
           ...pushRecord(row, now, base),
           payload: decryptOptional(row.payload_ciphertext, aad.payload(row.id)),
@@ -284,36 +408,13 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
         };
       }
 
-      const claimed = await m.transactional(async (tem) => {
-        // The claim: one statement that succeeds for at most `expire_after_views` callers, on any instance.
-        const [won] = await tem.execute<PushRow[]>(
-          `update pushes set views_used = views_used + 1, updated_at = ?
-           where id = ? and not expired and views_used < expire_after_views and expires_at > ?
-           returning *`,
-          [now, row.id, now],
-        );
-        if (!won) return null;
-        await audit(tem, won.id, 'view', ctx, now);
-        // Decrypt before committing: if a key is missing, the claim rolls back instead of burning a view.
-        const payload = decryptOptional(won.payload_ciphertext, aad.payload(won.id));
-        const files = fileLinks(won.kind === 'file' ? await listFiles(tem, won.id) : [], won.url_token, base, now);
-        if (won.views_used >= won.expire_after_views) {
-          // The last view: expire and erase in the same transaction. File bytes stay until the links lapse.
-          await tem.execute(
-            `update pushes set expired = true, expired_on = ?, updated_at = ?,
-               payload_ciphertext = null, note_ciphertext = null, passphrase_hash = null
-             where id = ?`,
-            [now, now, won.id],
-          );
-        }
-        return { row: won, payload, files };
-      });
+      const claimed = row.kind === 'file' ? await claimWithFiles(m(), row, ctx, now, base) : await claimView(row, ctx, now);
 
       if (!claimed) {
         // Someone else took the last view (or the time ran out) between our read and our claim.
-        const current = (await m.execute<PushRow[]>('select * from pushes where id = ?', [row.id]))[0] ?? row;
-        const settled = !current.expired && isPastTime(current, now) ? await expireByTime(m, current, now) : current;
-        await audit(m, settled.id, 'failed_view', ctx, now);
+        const current = (await m().execute<PushRow[]>('select * from pushes where id = ?', [row.id]))[0] ?? row;
+        const settled = !current.expired && isPastTime(current, now) ? await expireByTime(m(), current, now) : current;
+        await audit(m(), settled.id, 'failed_view', ctx, now);
         return expiredRetrieval(settled, now, base);
       }
 
@@ -322,7 +423,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
 
     async preview(urlToken: string, ctx: RequestContext): Promise<{ url: string }> {
       requireUserUnlessAnonymousAllowed(ctx);
-      const row = await findPush(em(), urlToken);
+      const row = await findPush(urlToken);
       if (!row) throw notFound();
       return { url: pushRecord(row, nowOf(ctx), baseOf(ctx)).html_url };
     },
@@ -332,7 +433,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
       const now = nowOf(ctx);
       const base = baseOf(ctx);
       const m = em();
-      const row = await findPush(m, urlToken);
+      const row = await findPush(urlToken);
       if (!row) throw notFound();
       const userId = ctx.actor.userId;
       const isOwner = userId !== null && userId === row.user_id;
@@ -368,7 +469,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
       if (!userId) throw authRequired('The audit log needs the owner\'s API token.');
       checkPage(page);
       const m = em();
-      const row = await findPush(m, urlToken);
+      const row = await findPush(urlToken);
       if (!row) throw notFound();
       if (row.user_id !== userId) throw new DomainError('forbidden', 'That push does not belong to you.');
       const [{ total }] = (await m.execute<{ total: string }[]>(
@@ -411,7 +512,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
 
     async downloadFile(urlToken: string, fileId: string, token: string): Promise<{ filename: string; contentType: string; bytes: Buffer }> {
       const m = em();
-      const row = await findPush(m, urlToken);
+      const row = await findPush(urlToken);
       if (!row) throw notFound();
       const check = verifyDownloadToken(settings.signingSecret, token, urlToken, fileId);
       if (!check.ok) {
