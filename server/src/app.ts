@@ -111,7 +111,9 @@ export function createApp(core: Core, opts: AppOptions = {}): express.Applicatio
   const app = express() as unknown as express.Application & { locals: AppLocals };
   app.locals.ready = ready;
   app.locals.logger = logger;
-  app.set('trust proxy', settings.trustProxy);
+  // One hop: the client address is the one the proxy in front appended to X-Forwarded-For, never an entry the
+  // client wrote itself (trusting every hop would let a client pick its address per request).
+  app.set('trust proxy', settings.trustProxy ? 1 : false);
   app.set('etag', false);
   app.set('x-powered-by', false);
 
@@ -161,6 +163,13 @@ export function createApp(core: Core, opts: AppOptions = {}): express.Applicatio
     let timer: NodeJS.Timeout | undefined;
     try {
       const backend = await backendReady;
+      try {
+        decodeURIComponent(req.path);
+      } catch {
+        // A malformed percent-escape (`/api/v2/pushes/%ZZ`) can name no push: answer as for an unknown token.
+        state(res).route = 'malformed_path';
+        throw new HttpError(404, 'not_found', 'No push has this token.');
+      }
       const route = resolveRoute(backend, req.method, req.path);
       if (route.kind === 'no_route') {
         state(res).route = 'no_route';

@@ -354,7 +354,8 @@ export type PreviewResponse = {
 export type AuditEntry = {
     /**
      * `creation`: the push was made. `view`: a counting retrieval. `owner_view`: the owner retrieved it (does not
-     * count). `failed_view`: a retrieval of an expired push (does not count). `failed_passphrase`: a retrieval with a
+     * count). `failed_view`: a retrieval of an expired push (does not count; logged at most once per client address
+     * and minute, so an old link cannot grow the log without bound). `failed_passphrase`: a retrieval with a
      * missing or wrong passphrase. `expire`: an explicit DELETE.
      *
      */

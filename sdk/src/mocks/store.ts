@@ -339,7 +339,12 @@ export class MockStore {
     const push = this.find(urlToken);
     const isOwner = actor.user !== null && actor.user.email === push.owner;
     if (push.expiredAt !== null) {
-      this.log(push, 'failed_view', actor);
+      // As the server: at most one failed_view per client address and minute.
+      const now = this.now();
+      const recent = push.audit.some(
+        (e) => e.kind === 'failed_view' && e.ip === actor.ip && now - Date.parse(e.created_at) < 60_000,
+      );
+      if (!recent) this.log(push, 'failed_view', actor);
       return { ...this.record(push, base), payload: null, files: [] };
     }
     if (push.passphrase !== null) {

@@ -47,7 +47,7 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_DATA_DIR', default: '`<repo>/data`', meaning: 'Data directory: embedded PostgreSQL cluster and the development key file.' },
   { name: 'DATABASE_URL', default: 'unset', meaning: 'PostgreSQL connection URL. Unset: an embedded PostgreSQL is started under the data directory.' },
   { name: 'PWPUSH_PUBLIC_BASE_URL', default: 'unset', meaning: 'Public base URL (http or https) used in `json_url`, `html_url` and file links; unset: the request\'s own origin.' },
-  { name: 'PWPUSH_TRUST_PROXY', default: '`false`', meaning: 'Trust `X-Forwarded-*` headers (client address, protocol) from a reverse proxy.' },
+  { name: 'PWPUSH_TRUST_PROXY', default: '`false`', meaning: 'Trust `X-Forwarded-*` headers (client address, protocol) from the one reverse proxy in front: the client address is the one that proxy appended.' },
   { name: 'PWPUSH_LOG_LEVEL', default: '`info`', meaning: `One of ${LOG_LEVELS.join(', ')}.` },
   { name: 'PWPUSH_ALLOW_ANONYMOUS', default: '`true`', meaning: 'Allow creating and retrieving pushes without a token (`features.anonymous_access`).' },
   { name: 'PWPUSH_ENABLE_FILE_PUSHES', default: '`true`', meaning: 'Allow `file` pushes.' },

@@ -174,6 +174,22 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
     );
   }
 
+  /**
+   * A read of an expired push is logged as `failed_view`, at most once per push, client address and minute: the owner
+   * still sees who tried and when, but anyone holding an old link cannot grow the audit log without bound.
+   */
+  async function auditFailedView(m: EntityManager, pushId: string, ctx: RequestContext, now: Date): Promise<void> {
+    const values = auditValues(ctx, now);
+    await m.execute(
+      `insert into audit_entries (push_id, kind, ip, user_agent, referrer, user_id, created_at)
+       select ?, 'failed_view', ?, ?, ?, ?, ?
+       where not exists (
+         select 1 from audit_entries
+         where push_id = ? and kind = 'failed_view' and ip = ? and created_at > ?)`,
+      [pushId, ...values, pushId, values[0], new Date(now.getTime() - 60_000)],
+    );
+  }
+
   /** Marks a push past its time as expired and erases its secrets (idempotent; the sweeper does the same). */
   async function expireByTime(m: EntityManager, row: PushRow, now: Date): Promise<PushRow> {
     const rows = await m.execute<PushRow[]>(
@@ -391,7 +407,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
 
       if (isExpired(row, now)) {
         if (!row.expired) row = await expireByTime(m(), row, now);
-        await audit(m(), row.id, 'failed_view', ctx, now);
+        await auditFailedView(m(), row.id, ctx, now);
         return expiredRetrieval(row, now, base);
       }
 
@@ -414,7 +430,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
         // Someone else took the last view (or the time ran out) between our read and our claim.
         const current = (await m().execute<PushRow[]>('select * from pushes where id = ?', [row.id]))[0] ?? row;
         const settled = !current.expired && isPastTime(current, now) ? await expireByTime(m(), current, now) : current;
-        await audit(m(), settled.id, 'failed_view', ctx, now);
+        await auditFailedView(m(), settled.id, ctx, now);
         return expiredRetrieval(settled, now, base);
       }
 

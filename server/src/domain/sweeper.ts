@@ -4,6 +4,7 @@
  * idempotent statements over rows picked with FOR UPDATE SKIP LOCKED, so any number of instances may sweep at once.
  * It reports counts only; nothing secret is ever logged.
  */
+import { LOGIN_WINDOW_MS } from './account-service.js';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Settings } from './contract.js';
 import { ATTEMPT_WINDOW_MS, FILE_GRACE_MS } from './push-service.js';
@@ -52,8 +53,9 @@ export async function sweep(orm: MikroORM, settings: Settings, now: Date = new D
     if (rows.length < BATCH) break;
   }
 
-  // 3. Passphrase attempts older than the window count for nothing any more.
+  // 3. Passphrase and sign-in attempts older than their windows count for nothing any more.
   await em.execute('delete from passphrase_attempts where attempted_at < ?', [new Date(now.getTime() - 2 * ATTEMPT_WINDOW_MS)]);
+  await em.execute('delete from login_attempts where attempted_at < ?', [new Date(now.getTime() - 2 * LOGIN_WINDOW_MS)]);
 
   // 4. Optional purge of old expired records (their audit entries and files go with them).
   if (settings.purgeExpiredAfterDays !== null) {

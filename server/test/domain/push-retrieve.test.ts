@@ -46,14 +46,17 @@ describe('retrieve', () => {
     expect(await auditKinds(push.url_token, me.userId)).toEqual(['creation', 'view', 'failed_view']);
   });
 
-  it('does not count reads of an expired push (failed_view)', async () => {
+  it('does not count reads of an expired push (failed_view), logging one per client address and minute', async () => {
     const me = await h.user();
     const push = await h.core.pushes.create({ payload: 'x', expire_after_views: 2 }, ctx(me.userId));
     await h.core.pushes.expire(push.url_token, ctx(me.userId));
-    for (let i = 0; i < 3; i += 1) await h.core.pushes.retrieve(push.url_token, undefined, ctx());
-    const got = await h.core.pushes.retrieve(push.url_token, undefined, ctx());
+    const t0 = Date.now();
+    for (let i = 0; i < 3; i += 1) await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(t0 + i * 1000) }));
+    await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { ip: '198.51.100.23', now: new Date(t0 + 3000) }));
+    const got = await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(t0 + 61_000) }));
     expect(got.views_remaining).toBe(2);
-    expect(await auditKinds(push.url_token, me.userId)).toEqual(['creation', 'expire', 'failed_view', 'failed_view', 'failed_view', 'failed_view']);
+    // Three reads from one address within a minute log once; another address, and the first a minute later, log again.
+    expect(await auditKinds(push.url_token, me.userId)).toEqual(['creation', 'expire', 'failed_view', 'failed_view', 'failed_view']);
   });
 
   it('decides time expiry at read time and never serves a push past its time', async () => {
