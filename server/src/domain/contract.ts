@@ -27,6 +27,12 @@ export interface RequestContext {
   actor: Actor;
   baseUrl: string;
   now?: Date;
+  /**
+   * Set by the HTTP layer only, when openapi-backend has already validated the request body against the same
+   * bundled `PushInput` schema: create then skips its own schema pass (a 1 MiB payload costs ~10 ms to check) and
+   * applies only the instance's rules. Callers without that validation in front (the web form) leave it unset.
+   */
+  inputValidatedBySchema?: boolean;
 }
 
 export interface Page<T> {

@@ -389,7 +389,7 @@ export function createPushService({ orm, settings, keyring }: PushServiceDeps): 
       if (!userId && settings.filesRequireAuth && wantsFiles(input ?? {})) {
         throw authRequired('File pushes need an API token on this instance.');
       }
-      const valid = validatePushInput(input, settings);
+      const valid = validatePushInput(input, settings, { schemaChecked: ctx.inputValidatedBySchema === true });
       const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
       const row = await insertPush(valid, passphraseHash, ctx, now);
       return { ...pushRecord(row, now, baseOf(ctx)), name: valid.name, note: valid.note };

@@ -4,6 +4,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import { DomainError, type DomainErrorCode } from '../domain/contract.js';
+import { pushFieldErrors } from '../domain/schema-errors.js';
 import type { ErrorResponse } from '../../../sdk/src/generated/types.gen.js';
 
 /** An error the HTTP layer raises itself; carries everything the body and headers need. */
@@ -116,54 +117,8 @@ export function errorBody(error: HttpError, requestId: string | undefined): Erro
 // ---------------------------------------------------------------------------------------------------------------
 // Request validation (openapi-backend + Ajv) → 400 / 422
 
-const PUSH_PREFIX = '/requestBody/push/';
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-/** A human message for one Ajv error on a push field; never the validator's wording or the schema. */
-function fieldMessage(error: ErrorObject, field: string, nested: string | undefined): string {
-  const p = error.params as Record<string, unknown>;
-  const limit = typeof p.limit === 'number' ? p.limit : 0;
-  const where = nested ? `${nested} ` : '';
-  switch (error.keyword) {
-    case 'required': {
-      const missing = String(p.missingProperty);
-      return nested ? `${nested.replace(/ $/, '')} needs a ${missing}` : 'is required';
-    }
-    case 'type':
-      return `${where}must be ${p.type === 'integer' ? 'an integer' : p.type === 'array' ? 'an array' : `a ${String(p.type)}`}`;
-    case 'enum':
-      return `${where}must be one of: ${((p.allowedValues as unknown[]) ?? []).join(', ')}`;
-    case 'const':
-      return `${where}must be ${JSON.stringify(p.allowedValue)}`;
-    case 'minLength':
-      return limit <= 1 ? `${where}can't be blank` : `${where}is too short (at least ${plural(limit, 'character')})`;
-    case 'maxLength':
-      return `${where}is too long (at most ${plural(limit, 'character')})`;
-    case 'minimum':
-    case 'exclusiveMinimum':
-      return `${where}must be at least ${limit}${error.keyword === 'exclusiveMinimum' ? ' (exclusive)' : ''}`;
-    case 'maximum':
-    case 'exclusiveMaximum':
-      return `${where}must be at most ${limit}${error.keyword === 'exclusiveMaximum' ? ' (exclusive)' : ''}`;
-    case 'minItems':
-      return field === 'files' && !nested ? 'needs at least one file for a file push' : `needs at least ${limit} items`;
-    case 'maxItems':
-      if (field === 'files' && limit === 0) return 'are only allowed on file pushes';
-      return field === 'files' ? `You can only attach up to ${plural(limit, 'file')} per push.` : `has more than ${limit} items`;
-    case 'format':
-    case 'pattern':
-      if (field === 'payload') return 'must be a valid HTTP or HTTPS URL';
-      if (nested?.endsWith('content')) return `${nested} must be standard base64`;
-      if (nested?.endsWith('filename')) return `${nested} must be a bare file name (no path or control characters)`;
-      if (nested?.endsWith('content_type')) return `${nested} must be a media type such as text/plain`;
-      return `${where}has an invalid format`;
-    default:
-      return `${where}is invalid`;
-  }
-}
+/** Where openapi-backend's request object holds the push (`{ requestBody: { push } }`). */
+const PUSH_PATH = '/requestBody/push';
 
 /**
  * Turns openapi-backend's validation errors into the right HttpError: 400 for the body's envelope, the `page`
@@ -206,34 +161,7 @@ export function validationError(errors: ErrorObject[]): HttpError {
     ];
     return new HttpError(400, 'invalid_parameter', `Invalid or missing parameter: ${names.join(', ')}.`);
   }
-  const fields: Record<string, string[]> = {};
-  for (const error of errors) {
-    // The if/then wrappers only repeat what the inner errors already say.
-    if (error.keyword === 'if' || error.keyword === 'allOf' || error.keyword === 'anyOf' || error.keyword === 'not') {
-      continue;
-    }
-    let field: string;
-    let nested: string | undefined;
-    if (error.instancePath === '/requestBody/push') {
-      if (error.keyword !== 'required') continue;
-      field = String((error.params as { missingProperty?: unknown }).missingProperty);
-    } else if (error.instancePath.startsWith(PUSH_PREFIX)) {
-      const [head, ...rest] = error.instancePath.slice(PUSH_PREFIX.length).split('/');
-      field = head ?? 'push';
-      if (rest.length > 0) {
-        // files/0/content → "file 1 content"
-        const [index, ...tail] = rest;
-        nested = /^\d+$/.test(index ?? '')
-          ? [`file ${Number(index) + 1}`, ...tail].join(' ')
-          : rest.join(' ');
-      }
-    } else {
-      continue;
-    }
-    const list = (fields[field] ??= []);
-    const message = fieldMessage(error, field, nested);
-    if (!list.includes(message)) list.push(message);
-  }
+  const fields = pushFieldErrors(errors, PUSH_PATH);
   if (Object.keys(fields).length === 0) {
     return new HttpError(400, 'bad_request', 'The request is not valid.');
   }
