@@ -376,6 +376,8 @@ async function main(): Promise<void> {
           PWPUSH_DATA_DIR: dir,
           PWPUSH_MASTER_KEY: `bench:${keyHex}`,
           PWPUSH_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+          // The bench drives thousands of requests from one address: the per-client limit would answer 429.
+          PWPUSH_RATE_LIMIT_PER_MINUTE: '0',
         },
         /Secret Push listening on (http:\/\/\S+)/,
         cwd,

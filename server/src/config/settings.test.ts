@@ -42,7 +42,7 @@ describe('loadSettings', () => {
       deletableByViewerDefault: true,
       retrievalStepDefault: false,
       passphraseAttemptsPerMinute: 5,
-      rateLimitPerMinute: 0,
+      rateLimitPerMinute: 120,
       sweepIntervalSeconds: 30,
       purgeExpiredAfterDays: null,
     });

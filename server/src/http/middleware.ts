@@ -66,6 +66,8 @@ export function rateLimit(perMinute: number, now: () => number = Date.now): Requ
   let lastPrune = now();
   return (req: Request, _res: Response, next: NextFunction) => {
     if (perMinute <= 0) return next();
+    // Probes and static assets are not requests a client can abuse for work (as the reference's throttle).
+    if (req.path === '/healthz' || req.path === '/readyz' || req.path.startsWith('/assets/')) return next();
     const t = now();
     if (t - lastPrune > 60_000) {
       for (const [key, w] of windows) if (t - w.start >= 60_000) windows.delete(key);

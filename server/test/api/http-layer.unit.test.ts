@@ -152,6 +152,8 @@ describe('per-client rate limit', () => {
       const limited = await api.raw('/api/v2/version');
       expect(limited.body.code).toBe('rate_limited');
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Probes are never throttled, even for a client over its limit.
+      expect((await api.raw('/healthz')).status).toBe(200);
       expect(api.checker.violations).toEqual([]);
     } finally {
       await api.close();
