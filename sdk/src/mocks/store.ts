@@ -10,7 +10,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const LINK_LIFETIME_MS = 5 * 60 * 1000;
 const ATTEMPT_WINDOW_MS = 60 * 1000;
 // The spec's URL pattern (PushInput, kind url); keep the two identical.
-const URL_PAYLOAD = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[A-Za-z0-9\[][^\s]*$/;
+export const URL_PAYLOAD = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[A-Za-z0-9\[][^\s]*$/;
 
 export interface MockUser {
   email: string;
