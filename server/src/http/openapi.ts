@@ -4,51 +4,19 @@
  * and compiles every schema with Ajv2020 + ajv-formats, keeping the OpenAPI-specific formats.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Ajv2020, type Options as AjvOptions } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { Options as AjvOptions } from 'ajv/dist/2020.js';
+import { BUNDLED_SPEC_PATH, makeAjv } from '../domain/schema-ajv.js';
 import { OpenAPIBackend, type Document, type Operation, type Options as BackendOptions } from 'openapi-backend';
 
-// ajv-formats is CommonJS with a default export; under NodeNext the callable sits on `.default`.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
-
-export const SPEC_PATH = fileURLToPath(new URL('../../../openapi/bundled/openapi.json', import.meta.url));
+export const SPEC_PATH = BUNDLED_SPEC_PATH;
+export { makeAjv };
 
 let cachedSpec: Document | undefined;
 /** The bundled contract, parsed once. Each backend gets its own deep copy (the backend dereferences in place). */
 export function loadSpec(): Document {
   cachedSpec ??= JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as Document;
   return structuredClone(cachedSpec);
-}
-
-/** The OpenAPI formats openapi-backend registers for draft-07, kept for 2020-12. */
-const OPENAPI_FORMATS: Record<string, { type: 'number' | 'string'; validate: (value: never) => boolean }> = {
-  int32: { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 },
-  int64: { type: 'number', validate: (n: number) => Number.isInteger(n) },
-  float: { type: 'number', validate: () => true },
-  double: { type: 'number', validate: () => true },
-  byte: {
-    type: 'string',
-    validate: (s: string) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s),
-  },
-  binary: { type: 'string', validate: () => true },
-  password: { type: 'string', validate: () => true },
-};
-
-/** Builds the Ajv2020 instance openapi-backend uses for every validation context. */
-export function makeAjv(opts: AjvOptions = {}): Ajv2020 {
-  const ajv = new Ajv2020({
-    ...opts,
-    // Report every failing field (the 422 lists messages per field), and accept OpenAPI keywords such as `example`.
-    allErrors: true,
-    strict: false,
-    validateFormats: true,
-  });
-  addFormats(ajv);
-  for (const [name, format] of Object.entries(OPENAPI_FORMATS)) ajv.addFormat(name, format as never);
-  return ajv;
 }
 
 /** Validates a 3.1 document; throws with the validator's findings when it is not valid OpenAPI. */

@@ -3,6 +3,7 @@
  * headers). It is deliberately simple and NOT the domain: the integration tests in server/test/api use the real
  * Core on real PostgreSQL.
  */
+import { versionReport } from '../../src/domain/index.js';
 import { randomBytes } from 'node:crypto';
 import {
   DomainError,
@@ -146,24 +147,8 @@ export function memoryCore(
       },
     },
     version() {
-      return {
-        application_version: '0.1.0',
-        api_version: '2.1',
-        edition: 'oss',
-        features: {
-          anonymous_access: settings.allowAnonymous,
-          api_token_authentication: true,
-          accounts: { enabled: false },
-          pushes: {
-            enabled: true,
-            email_auto_dispatch: false,
-            file_attachments: { enabled: settings.enableFilePushes, requires_authentication: settings.filesRequireAuth },
-            url_pushes: { enabled: settings.enableUrlPushes },
-            qr_code_pushes: { enabled: settings.enableQrPushes },
-          },
-          requests: { enabled: false },
-        },
-      };
+      // The real report, built from the same settings (the double replaces only storage, not this pure function).
+      return versionReport(settings);
     },
     async ping() {
       core.check();
