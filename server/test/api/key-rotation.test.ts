@@ -73,7 +73,7 @@ describe('master key rotation', () => {
     expect(refused.error).toMatchObject({ code: 'internal_error' });
     expect(JSON.stringify(refused.error)).not.toContain('written-under-a');
     expect(onlyB.logs.join('\n')).not.toContain('written-under-a');
-    const [{ views_used }] = (await db.query('select views_used from pushes where url_token = $1', [old.url_token])) as { views_used: number }[];
-    expect(views_used).toBe(1);
+    const [row] = (await db.query('select views_used from pushes where url_token = $1', [old.url_token])) as { views_used: number }[];
+    expect(row?.views_used).toBe(1);
   });
 });
