@@ -148,6 +148,12 @@ describe('the OpenAPI contract', () => {
     expect(result.status).toBe(0);
   });
 
+  it('type-checks the whole repository (server, SDK, conformance, tests, scripts)', () => {
+    const result = run([`${root}node_modules/typescript/bin/tsc`, '-p', 'tsconfig.json']);
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
   it('documents every x- extension it uses', () => {
     const readme = readFileSync(`${root}openapi/README.md`, 'utf8');
     const used = new Set(JSON.stringify(v.spec).match(/"x-[a-z-]+"/g)?.map((s) => s.slice(1, -1)));
