@@ -1,8 +1,14 @@
+import { defaultClientConditions, defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
+
+/** Workspace packages resolve to their TypeScript sources (package.json `exports`), never to a build. */
+const SOURCE = '@secret-push/source';
 
 // One project per part of the repository, so each part keeps its own set-up (the server's embedded PostgreSQL
 // cluster is started only for the projects that need it).
 export default defineConfig({
+  resolve: { conditions: [SOURCE, ...defaultClientConditions] },
+  ssr: { resolve: { conditions: [SOURCE, ...defaultServerConditions] } },
   test: {
     reporters: ['default'],
     testTimeout: 30_000,

@@ -2,14 +2,14 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SpecValidator } from './tooling/spec-validator.js';
+import { contract } from './src/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = (name: string) => `${root}node_modules/.bin/${name}`;
 const run = (args: string[]) =>
   spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
 
-const v = new SpecValidator();
+const v = contract();
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary OpenAPI document
 type Json = Record<string, any>;
 
@@ -93,11 +93,11 @@ describe('the OpenAPI contract', () => {
     for (const id of ['listActivePushes', 'listExpiredPushes']) expect(statuses(id)).toEqual(['200', '400', '401', '429', '500', '503']);
     // active and expired are matched before {url_token}: they are their own paths.
     expect(byId.listActivePushes!.path).toBe('/api/v2/pushes/active');
-    expect((v.spec as Json)['x-json-suffix']).toBe(true);
+    expect((v.document as Json)['x-json-suffix']).toBe(true);
   });
 
   it('answers the seed\'s gaps the way the decisions fill them', () => {
-    const schemas = (v.spec as Json).components.schemas;
+    const schemas = (v.document as Json).components.schemas;
     // The push record: every reference key plus kind, expires_at and passphrase_protected; never the passphrase.
     expect(schemas.Push.required).toEqual(
       expect.arrayContaining(['url_token', 'expired', 'expired_on', 'deleted', 'created_at', 'updated_at', 'expire_after_days', 'expire_after_views', 'days_remaining', 'views_remaining', 'deletable_by_viewer', 'retrieval_step', 'json_url', 'html_url', 'kind', 'expires_at', 'passphrase_protected']),
@@ -117,7 +117,7 @@ describe('the OpenAPI contract', () => {
     const listOk = (v.operation('listActivePushes').object as Json).responses['200'];
     expect(Object.keys(listOk.headers)).toEqual(expect.arrayContaining(['Link', 'X-Total-Count', 'Cache-Control']));
     expect(Object.keys(v.response('getPush', 429)!.headers as Json)).toContain('Retry-After');
-    expect(Object.keys((v.spec as Json).components.securitySchemes).sort()).toEqual(['bearerAuth', 'legacyEmail', 'legacyToken']);
+    expect(Object.keys((v.document as Json).components.securitySchemes).sort()).toEqual(['bearerAuth', 'legacyEmail', 'legacyToken']);
   });
 
   it('enforces the per-kind create rules in the schema itself', () => {
@@ -156,7 +156,7 @@ describe('the OpenAPI contract', () => {
 
   it('documents every x- extension it uses', () => {
     const readme = readFileSync(`${root}openapi/README.md`, 'utf8');
-    const used = new Set(JSON.stringify(v.spec).match(/"x-[a-z-]+"/g)?.map((s) => s.slice(1, -1)));
+    const used = new Set(JSON.stringify(v.document).match(/"x-[a-z-]+"/g)?.map((s) => s.slice(1, -1)));
     for (const ext of used) expect(readme).toContain(ext);
   });
 });

@@ -5,9 +5,9 @@
  */
 import { checkSync } from 'recheck';
 import { describe, expect, it } from 'vitest';
-import { SpecValidator } from './tooling/spec-validator.js';
+import { contract } from './src/index.js';
 
-const spec = new SpecValidator().spec;
+const spec = contract().document;
 
 function patterns(node: unknown, path = '#'): { path: string; pattern: string }[] {
   if (Array.isArray(node)) return node.flatMap((v, i) => patterns(v, `${path}/${i}`));

@@ -39,8 +39,8 @@ const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BAS
 // ------------------------------------------------------------------------------------------------ the bare server
 
 async function runBare(databaseUrl: string, port: number, masterKeyHex: string): Promise<void> {
-  const { createKeyring } = await import('../server/src/crypto/envelope.js');
-  const { newUrlToken } = await import('../server/src/crypto/tokens.js');
+  const { createKeyring } = await import('@secret-push/server');
+  const { newUrlToken } = await import('@secret-push/server');
   const keyring = createKeyring([{ id: 'bench', key: Buffer.from(masterKeyHex, 'hex') }]);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
 
@@ -294,7 +294,8 @@ function startChild(
   ready: RegExp,
   cwd = repoRoot,
 ): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [path.join(cwd, 'node_modules/tsx/dist/cli.mjs'), ...args], {
+  // Workspace packages resolve to their TypeScript sources (a checkout without the condition ignores it).
+  const child = spawn(process.execPath, [path.join(cwd, 'node_modules/tsx/dist/cli.mjs'), '--conditions=@secret-push/source', ...args], {
     cwd,
     env: {
       PATH: process.env.PATH,
@@ -339,8 +340,8 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { startEmbeddedPostgres, freePort } = await import('../server/src/db/embedded.js');
-  const { openOrm, migrate } = await import('../server/src/db/orm.js');
+  const { startEmbeddedPostgres, freePort } = await import('@secret-push/server');
+  const { openOrm, migrate } = await import('@secret-push/server');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-bench-'));
   chmodSync(dir, 0o755);
   const children: ChildProcess[] = [];

@@ -9,6 +9,7 @@ export default defineConfig({
   },
   plugins: [
     '@hey-api/typescript',
+    '@hey-api/schemas',
     '@hey-api/client-fetch',
     { name: '@hey-api/sdk', validator: false },
     'zod',

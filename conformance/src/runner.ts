@@ -1,6 +1,6 @@
 /** Runs the requirements against one base URL: reads the capability report first, gates, runs, collects results. */
 import { AssertionFailure, Ctx, type Features, type Observed, type Options } from './context.js';
-import { Contract, DEFAULT_SPEC_PATH } from './spec.js';
+import { Contract } from './spec.js';
 import { AREAS, type Need, type Requirement, type Result } from './requirement.js';
 import { version, create, retrieve, views, passphrase, preview } from './requirements/pushes.js';
 import { remove, auth, audit, lists } from './requirements/owner.js';
@@ -91,7 +91,7 @@ export interface RunConfig extends Options {
 }
 
 export async function runSuite(config: RunConfig): Promise<RunOutput> {
-  const contract = Contract.load(config.specPath ?? DEFAULT_SPEC_PATH);
+  const contract = Contract.load(config.specPath);
   const observed: Observed[] = [];
   const selected = REQUIREMENTS.filter(
     (r) => !config.only?.length || config.only.some((o) => o.toUpperCase() === r.area || o.toUpperCase() === r.id),

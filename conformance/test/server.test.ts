@@ -6,10 +6,10 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../server/src/app.js';
-import { createCore, type Core, type Settings } from '../../server/src/domain/index.js';
-import { maxBodyBytes } from '../../server/src/config/settings.js';
-import { createTestDatabase, makeSettings, type TestDatabase } from '../../server/test/support/db.js';
+import { createApp } from '@secret-push/server';
+import { createCore, type Core, type Settings } from '@secret-push/server';
+import { maxBodyBytes } from '@secret-push/server';
+import { createTestDatabase, makeSettings, type TestDatabase } from '@secret-push/server/testing';
 import { runSuite, type RunOutput } from '../src/runner.js';
 import { formatTable } from '../src/report.js';
 

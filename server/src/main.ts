@@ -5,11 +5,10 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
-import { createApp } from './app.js';
-import { loadSettings, SettingsError } from './config/settings.js';
+import { createApp } from './http/app.js';
+import { loadSettings, SettingsError, type Settings } from './config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
-import type { Core, Settings } from './domain/contract.js';
-import { createCore } from './domain/index.js';
+import { createCore, type Core } from './core.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 

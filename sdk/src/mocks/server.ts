@@ -1,31 +1,26 @@
 /**
  * The stateful mock as msw handlers: a small router over one catch-all handler (so `.json` suffixes, `active` /
  * `expired` before `{url_token}`, 404 `no_route` and 405 `method_not_allowed` work as on the real server).
- * Every body it answers is checked against the generated zod schemas first (a mock bug fails loudly).
+ * Credentials, pages, paging headers and error bodies follow the server's own rules (`../rules`), and every body it
+ * answers is checked against the contract's schemas first (a mock bug fails loudly).
  */
 import { http, type HttpHandler, HttpResponse } from 'msw';
-import type { z } from 'zod';
 import type { PushInput, PushOwner } from '../generated/types.gen.js';
 import {
-  zAuditLog,
-  zErrorResponse,
-  zPreviewResponse,
-  zPush,
-  zPushList,
-  zPushOwner,
-  zPushRetrieval,
-  zVersionReport,
-} from '../generated/zod.gen.js';
-import {
-  defaultMockSettings,
-  defaultMockUsers,
-  type MockActor,
-  MockFailure,
-  type MockSettings,
-  MockStore,
-  type MockUser,
-  PAGE_SIZE,
-} from './store.js';
+  ApiError,
+  componentChecker,
+  errorBody,
+  errorHeaders,
+  pagingHeaders,
+  parsePage as parsePageParameter,
+  readCredential,
+  requireAuditCaller,
+  requireListCaller,
+  type ComponentCheck,
+} from '../rules/index.js';
+import { defaultMockSettings, defaultMockUsers, type MockActor, type MockSettings, MockStore, type MockUser } from './store.js';
+
+let schemas: ComponentCheck | undefined;
 
 export interface MockServerOptions {
   /** Answer only requests to this origin (e.g. `http://localhost:5100`); default: any origin. */
@@ -36,7 +31,7 @@ export interface MockServerOptions {
   users?: readonly MockUser[];
   /** Instance settings (anonymous access, enabled kinds, bounds, …); default: the server's defaults. */
   settings?: Partial<MockSettings>;
-  /** Check every answer against the spec's zod schemas (default true). */
+  /** Check every answer against the contract's schemas (default true). */
   validateResponses?: boolean;
 }
 
@@ -81,19 +76,14 @@ interface RouteContext {
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-export function createMockServerHandlers(options: MockServerOptions = {}): MockServer {
-  const settings: MockSettings = { ...defaultMockSettings, ...options.settings };
-  const users = options.users ?? defaultMockUsers;
-  const store = new MockStore(settings, users, options.now);
-  const validate = options.validateResponses ?? true;
-  const origin = options.baseUrl?.replace(/\/+$/, '');
-  let requestCounter = 0;
-
-  function check<S extends z.ZodType>(schema: S, body: unknown): void {
+/** What the routes share: the store, the settings, and how an answer is checked and shaped. */
+function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
+  function check(schema: string, body: unknown): void {
     if (!validate) return;
-    const result = schema.safeParse(body);
-    if (!result.success) {
-      throw new Error(`secret-push mock answered a body the spec does not allow: ${result.error.message}`);
+    schemas ??= componentChecker();
+    const problems = schemas(schema, body);
+    if (problems.length > 0) {
+      throw new Error(`secret-push mock answered a body the spec does not allow (${schema}): ${problems.join('; ')}`);
     }
   }
 
@@ -103,53 +93,38 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     return headers;
   }
 
-  function json<S extends z.ZodType>(ctx: RouteContext, schema: S, body: unknown, status = 200, extra?: Record<string, string>) {
+  function json(ctx: RouteContext, schema: string, body: unknown, status = 200, extra?: Record<string, string>) {
     check(schema, body);
     return HttpResponse.json(body as never, { status, headers: headersFor(ctx, extra) });
   }
 
-  function failure(ctx: RouteContext, f: MockFailure): Response {
-    const body: Record<string, unknown> = { error: f.message, code: f.code, request_id: ctx.requestId };
-    if (f.extra.errors) body['errors'] = f.extra.errors;
-    const extra: Record<string, string> = { ...f.extra.headers };
-    if (f.extra.retryAfter !== undefined) {
-      body['retry_after'] = f.extra.retryAfter;
-      extra['Retry-After'] = String(f.extra.retryAfter);
-    }
-    return json(ctx, zErrorResponse, body, f.status, extra);
+  function failure(ctx: RouteContext, f: ApiError): Response {
+    return json(ctx, 'ErrorResponse', errorBody(f, ctx.requestId), f.status, errorHeaders(f));
   }
 
   function requireKnownCredential(ctx: RouteContext): void {
-    if (ctx.invalidCredential) throw new MockFailure(401, 'invalid_token', 'The API token is not valid.');
+    if (ctx.invalidCredential) throw new ApiError('invalid_token', 'The API token is not valid.');
     if (!settings.allowAnonymous && !ctx.actor.user) {
-      throw new MockFailure(401, 'authentication_required', 'This instance needs an API token.');
+      throw new ApiError('authentication_required', 'This instance needs an API token.');
     }
   }
 
-  function parsePage(url: URL): number {
-    const raw = url.searchParams.get('page');
-    if (raw === null) return 1;
-    const page = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isInteger(page) || page < 1 || page > 200) {
-      throw new MockFailure(400, 'invalid_page', 'page must be an integer from 1 to 200.');
-    }
-    return page;
-  }
+  const parsePage = (url: URL): number => parsePageParameter(url.searchParams.get('page'));
+  const paging = (ctx: RouteContext, path: string, page: number, total: number) => pagingHeaders(`${ctx.base}${path}`, page, total);
 
-  function pagingHeaders(ctx: RouteContext, path: string, page: number, total: number): Record<string, string> {
-    const links: string[] = [];
-    if (page * PAGE_SIZE < total && page < 200) links.push(`<${ctx.base}${path}?page=${page + 1}>; rel="next"`);
-    if (page > 1) links.push(`<${ctx.base}${path}?page=${page - 1}>; rel="prev"`);
-    const headers: Record<string, string> = { 'X-Total-Count': String(total) };
-    if (links.length > 0) headers['Link'] = links.join(', ');
-    return headers;
-  }
+  return { store, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
+}
 
-  const routes: Route[] = [
+type MockKit = ReturnType<typeof mockKit>;
+
+/** The operations of the API, each a method, a path pattern and a handler. */
+function mockRoutes(kit: MockKit): Route[] {
+  const { store, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
+  return [
     {
       method: 'GET',
       pattern: /^\/api\/v2\/version$/,
-      handle: (ctx) => json(ctx, zVersionReport, store.version()),
+      handle: (ctx) => json(ctx, 'VersionReport', store.version()),
     },
     {
       method: 'POST',
@@ -158,20 +133,20 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
         requireKnownCredential(ctx);
         const type = ctx.request.headers.get('Content-Type') ?? '';
         if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) {
-          throw new MockFailure(400, 'unsupported_media_type', 'Send the body as application/json.');
+          throw new ApiError('unsupported_media_type', 'Send the body as application/json.');
         }
         let body: unknown;
         try {
           body = JSON.parse(await ctx.request.text());
         } catch {
-          throw new MockFailure(400, 'invalid_json', 'The body is not valid JSON.');
+          throw new ApiError('invalid_json', 'The body is not valid JSON.');
         }
         const push = (body as { push?: unknown } | null)?.push;
         if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof push !== 'object' || push === null || Array.isArray(push)) {
-          throw new MockFailure(400, 'missing_push', 'The body needs a "push" object.');
+          throw new ApiError('missing_push', 'The body needs a "push" object.');
         }
         const created = store.create(push, ctx.actor);
-        return json(ctx, zPushOwner, store.ownerRecord(created, ctx.base), 201);
+        return json(ctx, 'PushOwner', store.ownerRecord(created, ctx.base), 201);
       },
     },
     {
@@ -179,10 +154,11 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       pattern: /^\/api\/v2\/pushes\/(active|expired)$/,
       handle: (ctx, [state]) => {
         requireKnownCredential(ctx);
-        if (!ctx.actor.user) throw new MockFailure(401, 'authentication_required', 'This needs an API token.');
+        // As on the server: the operation's security (a token) before its parameters.
+        requireListCaller(ctx.actor.user?.email ?? null);
         const page = parsePage(ctx.url);
         const result = store.list(state as 'active' | 'expired', page, ctx.actor, ctx.base);
-        return json(ctx, zPushList, result.items, 200, pagingHeaders(ctx, `/api/v2/pushes/${state}`, page, result.total));
+        return json(ctx, 'PushList', result.items, 200, paging(ctx, `/api/v2/pushes/${state}`, page, result.total));
       },
     },
     {
@@ -190,7 +166,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       pattern: /^\/api\/v2\/pushes\/([^/]+)\/preview$/,
       handle: (ctx, [token]) => {
         requireKnownCredential(ctx);
-        return json(ctx, zPreviewResponse, store.preview(token!, ctx.base));
+        return json(ctx, 'PreviewResponse', store.preview(token!, ctx.base));
       },
     },
     {
@@ -198,9 +174,10 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       pattern: /^\/api\/v2\/pushes\/([^/]+)\/audit$/,
       handle: (ctx, [token]) => {
         requireKnownCredential(ctx);
+        requireAuditCaller(ctx.actor.user?.email ?? null);
         const page = parsePage(ctx.url);
         const result = store.audit(token!, page, ctx.actor);
-        return json(ctx, zAuditLog, { logs: result.items }, 200, pagingHeaders(ctx, `/api/v2/pushes/${token}/audit`, page, result.total));
+        return json(ctx, 'AuditLog', { logs: result.items }, 200, paging(ctx, `/api/v2/pushes/${token}/audit`, page, result.total));
       },
     },
     {
@@ -208,7 +185,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       pattern: /^\/api\/v2\/pushes\/([^/]+)\/files\/([^/]+)$/,
       handle: (ctx, [token, fileId]) => {
         const linkToken = ctx.url.searchParams.get('token');
-        if (!linkToken) throw new MockFailure(400, 'invalid_parameter', 'The token query parameter is required.');
+        if (!linkToken) throw new ApiError('invalid_parameter', 'The token query parameter is required.');
         const file = store.download(token!, fileId!, linkToken);
         const safeName = file.filename.replace(/["\\]/g, '_');
         return new HttpResponse(file.bytes.slice(), {
@@ -227,7 +204,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
         requireKnownCredential(ctx);
         // The header wins over the (deprecated) query parameter.
         const passphrase = ctx.request.headers.get('X-Passphrase') ?? ctx.url.searchParams.get('passphrase') ?? undefined;
-        return json(ctx, zPushRetrieval, store.retrieve(token!, passphrase, ctx.actor, ctx.base));
+        return json(ctx, 'PushRetrieval', store.retrieve(token!, passphrase, ctx.actor, ctx.base));
       },
     },
     {
@@ -235,25 +212,31 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       pattern: /^\/api\/v2\/pushes\/([^/]+)$/,
       handle: (ctx, [token]) => {
         requireKnownCredential(ctx);
-        return json(ctx, zPush, store.expireByRequest(token!, ctx.actor, ctx.base));
+        return json(ctx, 'Push', store.expireByRequest(token!, ctx.actor, ctx.base));
       },
     },
   ];
+}
+
+export function createMockServerHandlers(options: MockServerOptions = {}): MockServer {
+  const settings: MockSettings = { ...defaultMockSettings, ...options.settings };
+  const users = options.users ?? defaultMockUsers;
+  const store = new MockStore(settings, users, options.now);
+  const validate = options.validateResponses ?? true;
+  const origin = options.baseUrl?.replace(/\/+$/, '');
+  let requestCounter = 0;
+
+  const kit = mockKit(store, settings, validate);
+  const { failure } = kit;
+  const routes = mockRoutes(kit);
+
 
   function resolveActor(request: Request): { actor: MockActor; invalidCredential: boolean } {
-    const authorization = request.headers.get('Authorization');
-    const legacyToken = request.headers.get('X-User-Token');
-    const legacyEmail = request.headers.get('X-User-Email');
+    const credential = readCredential((name) => request.headers.get(name));
     let user: MockUser | null = null;
-    let invalidCredential = false;
-    if (authorization !== null) {
-      const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
-      user = match ? store.userByToken(match[1]!) : null;
-      invalidCredential = user === null;
-    } else if (legacyToken !== null || legacyEmail !== null) {
-      user = legacyToken !== null && legacyEmail !== null ? store.userByToken(legacyToken, legacyEmail) : null;
-      invalidCredential = user === null;
-    }
+    if (credential.kind === 'bearer') user = store.userByToken(credential.token);
+    if (credential.kind === 'legacy') user = store.userByToken(credential.token, credential.email);
+    const invalidCredential = credential.kind !== 'none' && user === null;
     return {
       actor: {
         user,
@@ -287,13 +270,13 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       }
       allowed = [...new Set(allowed)];
       if (allowed.length > 0) {
-        throw new MockFailure(405, 'method_not_allowed', `${request.method} is not allowed here.`, {
+        throw new ApiError('method_not_allowed', `This path answers ${allowed.join(', ')}.`, {
           headers: { Allow: allowed.join(', ') },
         });
       }
-      throw new MockFailure(404, 'no_route', 'No operation lives at this path.');
+      throw new ApiError('no_route', 'No operation lives at this path.');
     } catch (error) {
-      if (error instanceof MockFailure) return failure(ctx, error);
+      if (error instanceof ApiError) return failure(ctx, error);
       throw error;
     }
   });
@@ -311,8 +294,8 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       try {
         return store.ownerRecord(store.create(input, actor, createdAt), settings.publicBaseUrl ?? origin ?? 'http://localhost');
       } catch (error) {
-        if (error instanceof MockFailure) {
-          throw new TypeError(`seedPush: ${error.code}: ${JSON.stringify(error.extra.errors ?? error.message)}`);
+        if (error instanceof ApiError) {
+          throw new TypeError(`seedPush: ${error.code}: ${JSON.stringify(error.details.fields ?? error.message)}`);
         }
         throw error;
       }

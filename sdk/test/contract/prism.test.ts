@@ -7,12 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpecValidator } from '../../../openapi/tooling/spec-validator.js';
+import { contract } from '@secret-push/contract';
 import { createClient, type Client } from '../../src/generated/client/index.js';
 import * as sdk from '../../src/generated/sdk.gen.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const spec = new SpecValidator();
+const spec = contract();
 const token = 'k7mz4qv2xw5nrt3hbj6ypa2c';
 
 let prism: ChildProcess;
@@ -136,7 +136,7 @@ describe('the Prism mock serves every documented error example', () => {
     it(`${op.operationId}: ${errorStatuses.join(', ')}`, async () => {
       const path = op.path.replace('{url_token}', token).replace('{file_id}', 'f1x9a2kq');
       const query = op.operationId === 'downloadPushFile' ? '?token=t' : '';
-      const security = (op.object.security ?? spec.spec.security) as Record<string, unknown>[];
+      const security = (op.object.security ?? spec.document.security) as Record<string, unknown>[];
       const usesBearer = security.some((s) => 'bearerAuth' in s);
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
       if (usesBearer) headers.Authorization = 'Bearer spt_example_token';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { SpecValidator } from '../../../openapi/tooling/spec-validator.js';
+import { contract } from '@secret-push/contract';
 import { URL_PAYLOAD } from '../../src/mocks/store.js';
 
 describe('the stateful mock', () => {
   it('checks URL payloads with exactly the spec\'s pattern (PushInput, kind url)', () => {
-    const spec = new SpecValidator().spec as { components: { schemas: { PushInput: { allOf: { if: { properties: { kind: { const: string } } }; then: { properties?: { payload?: { pattern?: string } } } }[] } } } };
+    const spec = contract().document as unknown as { components: { schemas: { PushInput: { allOf: { if: { properties: { kind: { const: string } } }; then: { properties?: { payload?: { pattern?: string } } } }[] } } } };
     const rule = spec.components.schemas.PushInput.allOf.find((r) => r.if.properties.kind.const === 'url');
     const pattern = rule?.then.properties?.payload?.pattern;
     expect(pattern).toBeDefined();

@@ -113,10 +113,14 @@ describe('packaging', () => {
     writeFileSync(path.join(app, 'main.ts'), program);
     await run(
       'npm',
-      ['install', path.join(dir, tarball!), 'typescript@6.0.3', '@types/node@24.19.2', 'msw@3.0.5', 'zod@4.6.7', '--prefer-offline', '--no-audit', '--no-fund', '--silent'],
+      [
+        'install', path.join(dir, tarball!), 'typescript@6.0.3', '@types/node@24.19.2', 'msw@3.0.5', 'zod@4.6.7', 'ajv@8.20.0', 'ajv-formats@3.0.1',
+        '--prefer-offline', '--no-audit', '--no-fund', '--silent',
+      ],
       { cwd: app, env, timeout: 240_000 },
     );
-    // The SDK brings no runtime dependency of its own (msw and zod are optional peers the app chose to install).
+    // The SDK brings no runtime dependency of its own (msw, zod, and ajv with ajv-formats for the mock's schema
+    // checks, are optional peers the app chose to install).
     const { stdout: tree } = await run('npm', ['ls', '@secret-push/sdk', '--all', '--json'], { cwd: app, env });
     expect(JSON.parse(tree).dependencies['@secret-push/sdk'].dependencies ?? {}).toEqual({});
 

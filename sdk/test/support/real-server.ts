@@ -4,10 +4,10 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { createApp } from '../../../server/src/app.js';
-import { createCore } from '../../../server/src/domain/index.js';
-import type { Settings } from '../../../server/src/domain/contract.js';
-import { createTestDatabase, makeSettings } from '../../../server/test/support/db.js';
+import { createApp } from '@secret-push/server';
+import { createCore } from '@secret-push/server';
+import type { Settings } from '@secret-push/server';
+import { createTestDatabase, makeSettings } from '@secret-push/server/testing';
 
 export interface RealServer {
   baseUrl: string;

@@ -3,25 +3,14 @@
  * (status documented for the operation, body valid for its schema, `Cache-Control: no-store`, `X-Request-Id`, and
  * `X-Total-Count` on pages). Violations are collected, and the suites assert there are none after each test.
  */
-import { SpecValidator } from '../../../openapi/tooling/spec-validator.js';
+import { contract } from '@secret-push/contract';
 
-const spec = new SpecValidator();
-
-const OPERATIONS: Array<[method: string, pattern: RegExp, operationId: string]> = [
-  ['GET', /^\/api\/v2\/version$/, 'getVersion'],
-  ['POST', /^\/api\/v2\/pushes$/, 'createPush'],
-  ['GET', /^\/api\/v2\/pushes\/active$/, 'listActivePushes'],
-  ['GET', /^\/api\/v2\/pushes\/expired$/, 'listExpiredPushes'],
-  ['GET', /^\/api\/v2\/pushes\/[^/]+\/preview$/, 'previewPush'],
-  ['GET', /^\/api\/v2\/pushes\/[^/]+\/audit$/, 'getPushAudit'],
-  ['GET', /^\/api\/v2\/pushes\/[^/]+\/files\/[^/]+$/, 'downloadPushFile'],
-  ['GET', /^\/api\/v2\/pushes\/[^/]+$/, 'getPush'],
-  ['DELETE', /^\/api\/v2\/pushes\/[^/]+$/, 'expirePush'],
-];
+const spec = contract();
 
 export function operationOf(method: string, url: string): string | undefined {
   const path = new URL(url).pathname.replace(/\.json$/, '');
-  return OPERATIONS.find(([m, p]) => m === method && p.test(path))?.[2];
+  const match = spec.routes.match(method, path);
+  return match.kind === 'ok' ? match.operation.operationId : undefined;
 }
 
 export interface SeenRequest {

@@ -7,7 +7,7 @@
  */
 import { loadSettings, SettingsError } from '../config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
-import { createCore, DomainError } from '../domain/index.js';
+import { createCore, DomainError } from '../core.js';
 
 const USAGE = `usage: npm run users -- create EMAIL
        npm run users -- token EMAIL

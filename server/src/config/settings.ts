@@ -7,7 +7,38 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Bounds, Settings } from '../domain/contract.js';
+import { SPEC_LIMITS, type Bounds, type PushRuleSettings } from '@secret-push/sdk/rules';
+
+export { SPEC_LIMITS };
+
+/**
+ * Instance settings, read and validated once at start-up from `PWPUSH_*`, `DATABASE_URL`, `PORT` and the data
+ * directory by `loadSettings(env)` (which throws SettingsError with a clear message on a bad value). Nothing else
+ * reads process.env. The push rules' settings (`PushRuleSettings`) are the part the stateful mock shares.
+ */
+export interface Settings extends PushRuleSettings {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | null;
+  publicBaseUrl: string | null;
+  trustProxy: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  rateLimitPerMinute: number;
+  sweepIntervalSeconds: number;
+  purgeExpiredAfterDays: number | null;
+  /** Current key first; older keys only decrypt. Ids are short strings stored with each ciphertext. */
+  masterKeys: { id: string; key: Buffer }[];
+  /** Signs download links and (through a derived key) sign-in sessions: derived from the master key unless set. */
+  signingSecret: Buffer;
+  /** Web pages: visitors may make an account at /users/sign_up (PWPUSH_ENABLE_SIGNUPS). */
+  enableSignups: boolean;
+  /** Web pages: how long a sign-in lasts (PWPUSH_SESSION_LIFETIME_HOURS). */
+  sessionLifetimeHours: number;
+  /** Web pages: failed sign-ins per email, and per client address, within 15 minutes before 429 (PWPUSH_LOGIN_ATTEMPTS). */
+  loginAttemptsPer15Minutes: number;
+}
 
 export class SettingsError extends Error {
   constructor(
@@ -22,13 +53,6 @@ export class SettingsError extends Error {
 /** The repository root (server/src/config → ../../..). */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
-/** Widest bounds the spec allows; an instance may only narrow them. */
-export const SPEC_LIMITS = {
-  expireAfterDays: { min: 1, max: 90, default: 7 },
-  expireAfterViews: { min: 1, max: 100, default: 5 },
-  fileMaxCount: 10,
-  fileMaxBytes: 10 * 1024 * 1024,
-} as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const ENVS = ['development', 'production', 'test'] as const;

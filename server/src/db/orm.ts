@@ -6,13 +6,9 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities.js';
-import { Migration20260101000000_initial } from './migrations/Migration20260101000000_initial.js';
-import { Migration20260301000000_accounts } from './migrations/Migration20260301000000_accounts.js';
+import { migrationsList } from './migrations/index.js';
 
-export const migrationsList = [
-  { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
-  { name: 'Migration20260301000000_accounts', class: Migration20260301000000_accounts },
-];
+export { migrationsList };
 
 export interface OrmOptions {
   /** Largest number of pooled connections (default 10). */
@@ -43,8 +39,8 @@ export async function openOrm(databaseUrl: string, options: OrmOptions = {}): Pr
 }
 
 /**
- * The `pg` pool MikroORM's connection owns: the same connections, settings and type parsers as `em.execute`, for the
- * few hot statements worth sending as prepared statements without the ORM's per-statement work (see PushService).
+ * The `pg` pool MikroORM's connection owns: the same connections and settings as the ORM's. The statements of
+ * ./sql.ts run on it with bind parameters (MikroORM's `em.execute` formats values into the SQL text instead).
  */
 export function nativePool(orm: MikroORM): Promise<Pool> {
   return (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient();

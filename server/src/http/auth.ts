@@ -1,16 +1,10 @@
 /**
- * Who is calling: the bearer token or the legacy `X-User-Email` + `X-User-Token` pair, resolved through the user
+ * Who is calling: the credential (`@secret-push/sdk/rules` reads it from the headers) resolved through the user
  * service. The spec's security requirements decide which operations need a user; this module only says who it is.
  */
 import type { Request } from 'express';
-import type { Actor, Core } from '../domain/contract.js';
-
-export type Credential =
-  | { kind: 'none' }
-  /** A header that carries a credential we cannot use (wrong scheme, empty token, token without its email). */
-  | { kind: 'unusable' }
-  | { kind: 'bearer'; token: string }
-  | { kind: 'legacy'; token: string; email: string };
+import { readCredential, type Credential } from '@secret-push/sdk/rules';
+import type { Actor, Core } from '../core.js';
 
 export interface AuthResult {
   credential: Credential['kind'];
@@ -20,41 +14,27 @@ export interface AuthResult {
   invalid: boolean;
 }
 
+export const ANONYMOUS: AuthResult = { credential: 'none', user: null, invalid: false };
+
 function header(req: Request, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
-/**
- * Reads the credential from the headers. `Authorization` wins when it is sent: the generated SDK, given one token,
- * sends it as the bearer token and in both legacy headers at once.
- */
-export function readCredential(req: Request): Credential {
-  const authorization = header(req, 'authorization');
-  if (authorization !== undefined) {
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-    return match?.[1] ? { kind: 'bearer', token: match[1] } : { kind: 'unusable' };
-  }
-  const email = header(req, 'x-user-email')?.trim();
-  const legacyToken = header(req, 'x-user-token')?.trim();
-  if (legacyToken === undefined) return { kind: 'none' };
-  // The pair is accepted only with the email of the token's user; a token alone is not enough.
-  return legacyToken && email ? { kind: 'legacy', token: legacyToken, email } : { kind: 'unusable' };
+export function credentialOf(req: Request): Credential {
+  return readCredential((name) => header(req, name));
 }
 
 export async function authenticate(core: Core, credential: Credential): Promise<AuthResult> {
   switch (credential.kind) {
     case 'none':
-      return { credential: 'none', user: null, invalid: false };
+      return ANONYMOUS;
     case 'unusable':
       return { credential: 'unusable', user: null, invalid: true };
-    case 'bearer': {
-      const user = await core.users.authenticate(credential.token);
-      return { credential: 'bearer', user, invalid: user === null };
-    }
+    case 'bearer':
     case 'legacy': {
-      const user = await core.users.authenticate(credential.token, credential.email);
-      return { credential: 'legacy', user, invalid: user === null };
+      const user = await core.users.authenticate(credential.token, credential.kind === 'legacy' ? credential.email : undefined);
+      return { credential: credential.kind, user, invalid: user === null };
     }
   }
 }

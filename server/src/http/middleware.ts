@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { HttpError } from './errors.js';
+import { ApiError } from '@secret-push/sdk/rules';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -82,11 +82,7 @@ export function rateLimit(perMinute: number, now: () => number = Date.now): Requ
     w.count += 1;
     if (w.count > perMinute) {
       const retryAfterSeconds = Math.max(1, Math.ceil((w.start + 60_000 - t) / 1000));
-      return next(
-        new HttpError(429, 'rate_limited', 'Too many requests from this address. Try again later.', {
-          retryAfterSeconds,
-        }),
-      );
+      return next(new ApiError('rate_limited', 'Too many requests from this address. Try again later.', { retryAfterSeconds }));
     }
     next();
   };
@@ -102,4 +98,13 @@ export function stripJsonSuffix(): RequestHandler {
     }
     next();
   };
+}
+
+/** Whether a request's body is JSON (`application/json` or `application/*+json`). */
+export function isJsonRequest(req: { headers: Record<string, string | string[] | undefined> }): boolean {
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }

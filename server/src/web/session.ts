@@ -12,7 +12,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CookieOptions, Request, Response } from 'express';
 import jwt from 'jsonwebtoken';
-import type { AccountUser, Settings } from '../domain/contract.js';
+import type { AccountUser } from '../account/account-service.js';
+import type { Settings } from '../config/settings.js';
 import { isHttps } from './security.js';
 
 export const SESSION_COOKIE = 'sp_session';

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPush, getPush } from '../../../sdk/src/generated/sdk.gen.js';
-import { createClient } from '../../../sdk/src/generated/client/index.js';
+import { createPush, getPush } from '@secret-push/sdk/generated';
+import { createClient } from '@secret-push/sdk/generated/client';
 import { freePort } from '../../src/db/embedded.js';
 import { repoRoot } from '../../src/config/settings.js';
 import { TEST_KEY_A } from '../support/db.js';
@@ -22,7 +22,7 @@ let second: { child: ChildProcess; baseUrl: string; output: string[]; dataDir: s
 async function startSecondProcess(databaseUrl: string): Promise<NonNullable<typeof second>> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-second-'));
-  const child = spawn(process.execPath, [path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs'), 'server/src/main.ts'], {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs'), '--conditions=@secret-push/source', 'server/src/main.ts'], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH,

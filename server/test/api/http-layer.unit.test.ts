@@ -4,7 +4,7 @@
  * files of this folder.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPush, getVersion, listActivePushes } from '../../../sdk/src/generated/sdk.gen.js';
+import { createPush, getVersion, listActivePushes } from '@secret-push/sdk/generated';
 import { memoryCore } from '../http-doubles/memory-core.js';
 import { makeSettings } from '../support/db.js';
 import { serve, type Served } from './support/serve.js';

@@ -10,7 +10,7 @@ import {
   getPushAudit,
   getVersion,
   previewPush,
-} from '../../../sdk/src/generated/sdk.gen.js';
+} from '@secret-push/sdk/generated';
 import { startRealApi, type RealApi } from './support/real.js';
 import { bearer, expectData, expectError } from './support/sdk.js';
 

@@ -4,7 +4,7 @@
  * previous key, new secrets are written under B, and without A an old secret is refused without spending its view.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPush, getPush } from '../../../sdk/src/generated/sdk.gen.js';
+import { createPush, getPush } from '@secret-push/sdk/generated';
 import { createTestDatabase, TEST_KEY_A, TEST_KEY_B, type TestDatabase } from '../support/db.js';
 import { startRealApi, type RealApi } from './support/real.js';
 import { expectData } from './support/sdk.js';

@@ -14,8 +14,8 @@ import {
   listActivePushes,
   listExpiredPushes,
   previewPush,
-} from '../../../sdk/src/generated/sdk.gen.js';
-import type { PushInput } from '../../../sdk/src/generated/types.gen.js';
+} from '@secret-push/sdk/generated';
+import type { PushInput } from '@secret-push/sdk/generated';
 import { startRealApi, type RealApi } from './support/real.js';
 import { bearer, expectData, expectError, status } from './support/sdk.js';
 

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runUsersCli } from '../../src/cli/users.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
-import { createCore } from '../../src/domain/index.js';
+import { createCore } from '../../src/core.js';
 import { makeSettings } from '../support/db.js';
 
 const dirs: string[] = [];

@@ -1,6 +1,6 @@
 /** Shared set-up of the domain tests: a Core on a fresh database, request contexts, direct SQL. */
 import { afterAll } from 'vitest';
-import { createCore, type Core, type RequestContext, type Settings } from '../../src/domain/index.js';
+import { createCore, type Core, type RequestContext, type Settings } from '../../src/core.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
 export const BASE = 'http://push.test';

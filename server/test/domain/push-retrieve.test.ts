@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/index.js';
+import { DomainError } from '../../src/core.js';
 import { BASE, ctx, harness } from './helpers.js';
 
 const h = await harness();

@@ -7,10 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError, type PushInput } from '../../src/domain/index.js';
-import { BUNDLED_SPEC_PATH, compilePushSchema, pushSchema } from '../../src/domain/push-schema.js';
-import { SPEC_PATH } from '../../src/http/openapi.js';
-import { makeAjv } from '../../src/domain/schema-ajv.js';
+import { DomainError, type PushInput } from '../../src/core.js';
+import { BUNDLED_SPEC_PATH, compilePushSchema, pushSchema } from '../../src/push/push-schema.js';
+import { SPEC_PATH } from '../../src/http/openapi-backend.js';
+import { makeAjv } from '@secret-push/contract';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { ctx } from './helpers.js';
 

@@ -1,5 +1,9 @@
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrate, openOrm } from '../../src/db/orm.js';
+import { LOGIN_ATTEMPTS } from '../../src/account/account-service.js';
+import { migrate, migrationsList, openOrm } from '../../src/db/orm.js';
+import { PUSH_AREA_TABLES } from '../../src/push/push-tables.js';
 import { createTestDatabase } from '../support/db.js';
 
 const db = await createTestDatabase();
@@ -14,5 +18,26 @@ describe('schema', () => {
     await migrate(orm);
     const diff = await orm.schema.getUpdateSchemaSQL({ wrap: false, safe: true });
     expect(diff.trim()).toBe('');
+  });
+
+  it('the migrations create exactly the columns the tables outside the ORM are described with', async () => {
+    await migrate(orm);
+    for (const table of [...PUSH_AREA_TABLES, LOGIN_ATTEMPTS]) {
+      const rows = await db.query<{ column_name: string }>(
+        "select column_name from information_schema.columns where table_schema = 'public' and table_name = $1",
+        [table.name],
+      );
+      const described = Object.values(table.columns).map((c) => (c as { name: string }).name);
+      expect(rows.map((r) => r.column_name).sort(), table.name).toEqual([...described].sort());
+    }
+  });
+
+  it('lists every migration file of the folder, in order', () => {
+    const folder = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
+    const files = readdirSync(folder)
+      .filter((f) => /^Migration\d+_\w+\.ts$/.test(f))
+      .map((f) => f.replace(/\.ts$/, ''))
+      .sort();
+    expect(migrationsList.map((m) => m.name)).toEqual(files);
   });
 });

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createCore, DomainError } from '../../src/domain/index.js';
+import { createCore, DomainError } from '../../src/core.js';
 import { tokenDigest } from '../../src/crypto/tokens.js';
 import { makeSettings } from '../support/db.js';
 import { ctx, harness } from './helpers.js';

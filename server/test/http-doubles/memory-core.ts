@@ -1,136 +1,139 @@
 /**
  * TEST DOUBLE — an in-memory Core for unit tests of the HTTP layer only (routing, validation mapping, auth,
- * headers). It is deliberately simple and NOT the domain: the integration tests in server/test/api use the real
- * Core on real PostgreSQL.
+ * headers). It keeps pushes in a Map instead of PostgreSQL and compares passphrases in plain text, but applies the
+ * same push rules as the real Core and the stateful mock (`@secret-push/sdk/rules`). The integration tests in
+ * server/test/api use the real Core on real PostgreSQL.
  */
-import { versionReport } from '../../src/domain/index.js';
 import { randomBytes } from 'node:crypto';
 import {
-  DomainError,
-  type AuditEntry,
-  type Core,
-  type Page,
-  type Push,
-  type PushOwner,
-  type PushRetrieval,
-  type RequestContext,
-  type Settings,
-} from '../../src/domain/contract.js';
+  ApiError,
+  checkPushSchema,
+  isExpired,
+  isOwner,
+  lastViewAnswer,
+  newPushState,
+  normalizePushInput,
+  notFound,
+  ownerRecord,
+  PAGE_SIZE,
+  pushRecord,
+  requireAuditCaller,
+  requireAuditOwner,
+  requireCallerAllowed,
+  requireListCaller,
+  requireMayCreate,
+  requireMayExpire,
+  type PushState,
+  type SchemaValidPushInput,
+} from '@secret-push/sdk/rules';
+import { versionReport, type AuditEntry, type Core, type PushOwner, type RequestContext, type Settings } from '../../src/core.js';
+import { pushSchema } from '../../src/push/push-schema.js';
 
 interface Stored {
-  owner: PushOwner;
+  state: PushState;
   payload: string | null;
   passphrase: string | null;
-  ownerId: string | null;
-  views: number;
+  name: string;
+  note: string;
   audit: AuditEntry[];
 }
 
-type MemoryCore = Core & { down: boolean; check(): void; record(s: Stored): Push };
+type MemoryCore = Core & { down: boolean; check(): void };
 
 export function memoryCore(
   settings: Settings,
   users: { userId: string; email: string; token: string }[] = [],
 ): MemoryCore {
   const pushes = new Map<string, Stored>();
+  const base = (ctx: RequestContext) => settings.publicBaseUrl ?? ctx.baseUrl;
+  const find = (token: string): Stored => {
+    const s = pushes.get(token);
+    if (!s) throw notFound();
+    return s;
+  };
+  const log = (s: Stored, kind: AuditEntry['kind'], ctx: RequestContext) =>
+    s.audit.push({ kind, ip: ctx.actor.ip, user_agent: ctx.actor.userAgent, referrer: ctx.actor.referrer, created_at: new Date().toISOString() });
+
+  const create = async (input: SchemaValidPushInput, ctx: RequestContext): Promise<PushOwner> => {
+    core.check();
+    const now = new Date();
+    const valid = normalizePushInput(input, settings);
+    const state = newPushState(valid, { urlToken: randomBytes(15).toString('hex').slice(0, 24), ownerId: ctx.actor.userId }, now);
+    const stored: Stored = { state, payload: valid.payload, passphrase: valid.passphrase, name: valid.name, note: valid.note, audit: [] };
+    pushes.set(state.urlToken, stored);
+    log(stored, 'creation', ctx);
+    return ownerRecord(state, now, base(ctx), stored);
+  };
+
   const core: MemoryCore = {
     down: false,
     settings,
     check() {
       if (core.down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     },
-    record(s: Stored): Push {
-      const { name: _n, note: _o, ...rest } = s.owner;
-      return rest;
-    },
     pushes: {
-      async create(input, ctx: RequestContext) {
+      async create(input, ctx) {
+        requireMayCreate(settings, ctx.actor.userId, input);
+        return create(checkPushSchema(pushSchema(), input), ctx);
+      },
+      async createValidated(input, ctx) {
+        requireMayCreate(settings, ctx.actor.userId, input);
+        return create(input, ctx);
+      },
+      async retrieve(token, passphrase, ctx) {
         core.check();
+        requireCallerAllowed(settings, ctx.actor.userId);
         const now = new Date();
-        const token = randomBytes(15).toString('hex').slice(0, 24);
-        const days = input.expire_after_days ?? settings.expireAfterDays.default;
-        const views = input.expire_after_views ?? settings.expireAfterViews.default;
-        const kind = input.kind ?? (input.files?.length ? 'file' : 'text');
-        if (kind === 'file' && !ctx.actor.userId && settings.filesRequireAuth) {
-          throw new DomainError('authentication_required', 'File pushes need an API token.');
-        }
-        const owner: PushOwner = {
-          url_token: token,
-          kind,
-          expired: false,
-          expired_on: null,
-          deleted: false,
-          created_at: now.toISOString(),
-          updated_at: now.toISOString(),
-          expires_at: new Date(now.getTime() + days * 86_400_000).toISOString(),
-          expire_after_days: days,
-          expire_after_views: views,
-          days_remaining: days,
-          views_remaining: views,
-          deletable_by_viewer: input.deletable_by_viewer ?? settings.deletableByViewerDefault,
-          retrieval_step: input.retrieval_step ?? settings.retrievalStepDefault,
-          passphrase_protected: Boolean(input.passphrase),
-          json_url: `${ctx.baseUrl}/api/v2/pushes/${token}`,
-          html_url: `${ctx.baseUrl}/p/${token}`,
-          name: input.name ?? '',
-          note: input.note ?? '',
-        };
-        const audit: AuditEntry[] = [
-          { kind: 'creation', ip: ctx.actor.ip, user_agent: ctx.actor.userAgent, referrer: ctx.actor.referrer, created_at: owner.created_at },
-        ];
-        pushes.set(token, { owner, payload: input.payload ?? '', passphrase: input.passphrase ?? null, ownerId: ctx.actor.userId, views: 0, audit });
-        return owner;
-      },
-      async retrieve(token, passphrase, ctx): Promise<PushRetrieval> {
-        core.check();
-        const s = pushes.get(token);
-        if (!s) throw new DomainError('not_found', 'That push does not exist.');
-        if (s.owner.expired) return { ...core.record(s), payload: null, files: [] };
+        const s = find(token);
+        if (isExpired(s.state, now)) return { ...pushRecord(s.state, now, base(ctx)), payload: null, files: [] };
         if (s.passphrase !== null && passphrase !== s.passphrase) {
-          throw new DomainError(passphrase ? 'passphrase_incorrect' : 'passphrase_required', 'Passphrase needed.');
+          throw new ApiError(passphrase ? 'passphrase_incorrect' : 'passphrase_required', 'Passphrase needed.');
         }
-        s.views += 1;
-        s.owner.views_remaining = s.owner.expire_after_views - s.views;
-        const answer: PushRetrieval = { ...core.record(s), payload: s.payload, files: [] };
-        if (s.owner.views_remaining === 0) s.owner.expired = true;
-        void ctx;
-        return answer;
-      },
-      async preview(token) {
-        core.check();
-        const s = pushes.get(token);
-        if (!s) throw new DomainError('not_found', 'That push does not exist.');
-        return { url: s.owner.html_url };
-      },
-      async expire(token, ctx): Promise<Push> {
-        core.check();
-        const s = pushes.get(token);
-        if (!s) throw new DomainError('not_found', 'That push does not exist.');
-        if (s.ownerId !== ctx.actor.userId && !s.owner.deletable_by_viewer) {
-          throw new DomainError(ctx.actor.userId ? 'forbidden' : 'authentication_required', 'Not yours.');
+        if (isOwner(s.state, ctx.actor.userId)) return { ...pushRecord(s.state, now, base(ctx)), payload: s.payload, files: [] };
+        const payload = s.payload;
+        s.state.viewsUsed += 1;
+        if (s.state.viewsUsed >= s.state.expireAfterViews) {
+          Object.assign(s.state, { expired: true, expiredOn: now });
+          s.payload = null;
         }
-        s.owner.expired = true;
-        s.owner.deleted = true;
-        s.owner.expired_on = new Date().toISOString();
-        return core.record(s);
+        log(s, 'view', ctx);
+        return { ...pushRecord(lastViewAnswer(s.state), now, base(ctx)), payload, files: [] };
       },
-      async audit(token, page, ctx): Promise<Page<AuditEntry>> {
+      async preview(token, ctx) {
         core.check();
-        const s = pushes.get(token);
-        if (!s) throw new DomainError('not_found', 'That push does not exist.');
-        if (s.ownerId !== ctx.actor.userId) throw new DomainError('forbidden', 'Not yours.');
-        return { items: s.audit.slice((page - 1) * 50, page * 50), total: s.audit.length, page, perPage: 50 };
+        return { url: pushRecord(find(token).state, new Date(), base(ctx)).html_url };
       },
-      async list(state, page, ctx): Promise<Page<PushOwner>> {
+      async expire(token, ctx) {
         core.check();
+        const s = find(token);
+        requireMayExpire(s.state, ctx.actor.userId);
+        const now = new Date();
+        if (!isExpired(s.state, now)) Object.assign(s.state, { expired: true, deleted: true, expiredOn: now });
+        return pushRecord(s.state, now, base(ctx));
+      },
+      async audit(token, page, ctx) {
+        core.check();
+        requireAuditCaller(ctx.actor.userId);
+        const s = find(token);
+        requireAuditOwner(s.state, ctx.actor.userId);
+        return { items: s.audit.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), total: s.audit.length, page, perPage: PAGE_SIZE };
+      },
+      async list(which, page, ctx) {
+        core.check();
+        requireListCaller(ctx.actor.userId);
+        const now = new Date();
         const mine = [...pushes.values()]
-          .filter((s) => s.ownerId === ctx.actor.userId && s.owner.expired === (state === 'expired'))
-          .map((s) => s.owner)
-          .reverse();
-        return { items: mine.slice((page - 1) * 50, page * 50), total: mine.length, page, perPage: 50 };
+          .filter((s) => isOwner(s.state, ctx.actor.userId) && isExpired(s.state, now) === (which === 'expired'))
+          .reverse()
+          .map((s) => ownerRecord(s.state, now, base(ctx), s));
+        return { items: mine.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), total: mine.length, page, perPage: PAGE_SIZE };
       },
       async downloadFile() {
-        throw new DomainError('invalid_link', 'The double has no files.');
+        throw new ApiError('invalid_link', 'The double has no files.');
+      },
+      async state(token, ctx) {
+        const s = pushes.get(token);
+        return s ? pushRecord(s.state, new Date(), base(ctx)) : null;
       },
     },
     users: {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { Settings } from '../../src/domain/contract.js';
+import type { Settings } from '../../src/core.js';
 
 export function adminUrl(): string {
   let url: string | undefined;

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import type { PushInput, RequestContext } from '../../src/domain/contract.js';
+import type { PushInput, RequestContext } from '../../src/core.js';
 import { launchChromium, startWeb, Visitor, type WebApp } from './support.js';
 
 const PASSWORD = 'a long enough password';

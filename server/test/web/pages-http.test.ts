@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/config/settings.js';
-import { createCore } from '../../src/domain/index.js';
+import { createCore } from '../../src/core.js';
 import { makeSettings } from '../support/db.js';
 import { listen, startWeb, Visitor, type WebApp } from './support.js';
 

@@ -9,10 +9,10 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { pino } from 'pino';
-import { createApp } from '../../src/app.js';
+import { createApp } from '../../src/http/app.js';
 import { repoRoot } from '../../src/config/settings.js';
-import type { Core, Settings } from '../../src/domain/contract.js';
-import { createCore } from '../../src/domain/index.js';
+import type { Core, Settings } from '../../src/core.js';
+import { createCore } from '../../src/core.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
 export const CHROMIUM = '/usr/bin/chromium';

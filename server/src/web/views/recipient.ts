@@ -4,7 +4,7 @@
  * the API (`reveal: 'api'`, anonymous visitors of an open instance) or through the page's own POST step
  * (`reveal: 'web'`, signed-in visitors: the session is the credential, the CSRF token goes in a header).
  */
-import type { Push } from '../../domain/contract.js';
+import type { Push } from '../../core.js';
 import { html } from '../html.js';
 import { page, type Viewer } from './layout.js';
 

@@ -1,6 +1,6 @@
 /** The real app on the real Core and a fresh PostgreSQL database of the run's test cluster. */
-import { createCore } from '../../../src/domain/index.js';
-import type { Core, Settings } from '../../../src/domain/contract.js';
+import { createCore } from '../../../src/core.js';
+import type { Core, Settings } from '../../../src/core.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../../support/db.js';
 import { serve, type Served } from './serve.js';
 

@@ -2,9 +2,9 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { pino } from 'pino';
-import { createApp } from '../../../src/app.js';
-import type { Core } from '../../../src/domain/contract.js';
-import { createClient, type Client } from '../../../../sdk/src/generated/client/index.js';
+import { createApp } from '../../../src/http/app.js';
+import type { Core } from '../../../src/core.js';
+import { createClient, type Client } from '@secret-push/sdk/generated/client';
 import { SpecChecker } from './spec-check.js';
 
 export interface Served {

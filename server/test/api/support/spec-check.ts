@@ -4,9 +4,7 @@
  * X-Request-Id everywhere; Retry-After on 429/503; Allow on 405; pagination headers on lists; Content-Disposition
  * on downloads). Paths outside any operation are checked against the shared NoRoute/MethodNotAllowed responses.
  */
-import type { OpenAPIBackend } from 'openapi-backend';
-import { createSpecBackend, inlineRefs, loadSpec, makeAjv } from '../../../src/http/openapi.js';
-import { resolveRoute } from '../../../src/http/routes.js';
+import { contract, type Contract } from '@secret-push/contract';
 
 export interface CheckedResponse {
   method: string;
@@ -20,18 +18,14 @@ export interface CheckedResponse {
 export class SpecChecker {
   readonly violations: string[] = [];
   readonly checked: CheckedResponse[] = [];
-  private constructor(
-    private readonly backend: OpenAPIBackend,
-    private readonly errorSchema: (value: unknown) => boolean,
-  ) {}
+  private constructor(private readonly contract: Contract) {}
 
   static async create(): Promise<SpecChecker> {
-    const backend = await createSpecBackend({});
-    const doc = inlineRefs(loadSpec()) as unknown as {
-      components: { schemas: Record<string, object> };
-    };
-    const validate = makeAjv().compile(doc.components.schemas.ErrorResponse!);
-    return new SpecChecker(backend, (value) => validate(value) as boolean);
+    return new SpecChecker(contract());
+  }
+
+  private errorSchema(value: unknown): boolean {
+    return this.contract.validateComponent('ErrorResponse', value).valid;
   }
 
   /** Records one response (its body already read) and notes every way it breaks the contract. */
@@ -45,22 +39,22 @@ export class SpecChecker {
     if ((status === 429 || status === 503) && !/^\d+$/.test(headers.get('retry-after') ?? '')) {
       problems.push('no Retry-After');
     }
-    const route = resolveRoute(this.backend, method, path);
+    const route = this.contract.routes.match(method, path);
     if (path === '/healthz' || path === '/readyz') {
       // The probes live outside the contract; a failing one still answers an ErrorResponse.
       if (status !== 200 && status !== 503) problems.push('probe answered neither 200 nor 503');
     } else if (route.kind === 'ok') {
-      const operation = this.backend.router.matchOperation({ method, path, headers: {} }, true);
-      operationId = operation.operationId ?? null;
-      const declared = Object.keys(operation.responses ?? {});
+      const operation = route.operation;
+      operationId = operation.operationId;
+      const declared = Object.keys(operation.object.responses ?? {});
       if (!declared.includes(String(status))) problems.push(`status ${status} is not declared for ${operationId}`);
       else if (operationId === 'downloadPushFile' && status === 200) {
         if (!/^attachment;.*filename\*=UTF-8''/.test(headers.get('content-disposition') ?? '')) {
           problems.push('no attachment Content-Disposition');
         }
       } else {
-        const result = this.backend.validator.validateResponse(body, operation, status);
-        for (const e of result.errors ?? []) problems.push(`body ${e.instancePath || '/'} ${e.message}`);
+        const violations = this.contract.checkResponse(operation.operationId, { status, headers, body }, { requiredHeaders: false });
+        for (const v of violations.filter((v) => v.path.startsWith('body'))) problems.push(`${v.path.replace(/^body/, 'body ') || 'body /'} ${v.message}`);
         if (!String(headers.get('content-type')).startsWith('application/json')) problems.push('not JSON');
       }
       if (status === 200 && ['listActivePushes', 'listExpiredPushes', 'getPushAudit'].includes(operationId ?? '')) {

@@ -1,0 +1,20 @@
+/**
+ * `@secret-push/contract`: the contract toolkit. It loads the bundled OpenAPI document once and answers, the same way
+ * for every part of the project (server, server tests, SDK tests, conformance suite): which operation a request
+ * names (`contract().routes`), what a `$ref` points at, and whether a value or a response matches the document
+ * (`validateComponent`, `checkResponse`). Every schema is compiled with the one Ajv set-up, `makeAjv` (it lives with
+ * the shared rules in `@secret-push/sdk/rules`, because the stateful mock in the browser needs it too).
+ */
+export { makeAjv } from '@secret-push/sdk/rules';
+export {
+  Contract,
+  formatAjvErrors,
+  type CheckOptions,
+  type HeadersLike,
+  type ResponseToCheck,
+  type ValidationResult,
+  type Violation,
+} from './contract.js';
+export { BUNDLED_SPEC_PATH, bundledDocument, contract } from './document.js';
+export { deref, inlineRefs, resolvePointer, type Json } from './refs.js';
+export { HTTP_METHODS, operationsOf, RouteTable, type HttpMethod, type Operation, type RouteMatch } from './routes.js';

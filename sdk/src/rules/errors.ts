@@ -1,0 +1,98 @@
+/**
+ * Every failure the API answers, as one code → status table, and the one error type that carries it. The server's
+ * API and pages, and the stateful mock, all throw `ApiError` and build the spec's ErrorResponse with `errorBody`, so
+ * a code answers the same status everywhere.
+ */
+import type { ErrorResponse } from '../generated/types.gen.js';
+
+export const ERROR_STATUS = {
+  bad_request: 400,
+  invalid_json: 400,
+  missing_push: 400,
+  invalid_page: 400,
+  invalid_parameter: 400,
+  unsupported_media_type: 400,
+  authentication_required: 401,
+  invalid_token: 401,
+  passphrase_required: 401,
+  passphrase_incorrect: 401,
+  forbidden: 403,
+  invalid_link: 403,
+  link_expired: 403,
+  csrf_rejected: 403,
+  not_found: 404,
+  no_route: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  /** The web pages' JSON steps only (never the API, whose decisions allow no 415: it answers unsupported_media_type). */
+  body_not_json: 415,
+  validation_failed: 422,
+  too_many_attempts: 429,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export type FieldErrors = Record<string, string[]>;
+
+export interface ApiErrorDetails {
+  /** Messages per field (422 `errors`). */
+  fields?: FieldErrors;
+  /** Seconds before a retry makes sense (429, 503): `Retry-After` and `retry_after`. */
+  retryAfterSeconds?: number;
+  /** Extra response headers (`Allow` on 405). */
+  headers?: Record<string, string>;
+}
+
+/** A failure with a stable code; its status comes from ERROR_STATUS. Messages never carry submitted values. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ApiErrorDetails = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+/** Seconds a client should wait after a 503 before trying again. */
+export const UNAVAILABLE_RETRY_SECONDS = 5;
+
+/** The spec's ErrorResponse for an ApiError. */
+export function errorBody(error: ApiError, requestId?: string): ErrorResponse {
+  const body: ErrorResponse = { error: error.message, code: error.code };
+  if (error.details.fields) body.errors = error.details.fields;
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) body.retry_after = retryAfter;
+  if (requestId) body.request_id = requestId;
+  return body;
+}
+
+/** The Retry-After a 429 or 503 carries (a default when the thrower gave none); undefined for other statuses. */
+export function retryAfterOf(error: ApiError): number | undefined {
+  if (error.status === 503) return error.details.retryAfterSeconds ?? UNAVAILABLE_RETRY_SECONDS;
+  if (error.status === 429) return error.details.retryAfterSeconds ?? 60;
+  return undefined;
+}
+
+/** The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on token 401s. */
+export function errorHeaders(error: ApiError): Record<string, string> {
+  const headers: Record<string, string> = { ...error.details.headers };
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
+  if (error.code === 'invalid_token' || error.code === 'authentication_required') headers['WWW-Authenticate'] = 'Bearer';
+  return headers;
+}
+
+export function notFound(): ApiError {
+  return new ApiError('not_found', 'No push has this token.');
+}
+
+export function validationFailed(fields: FieldErrors, message = 'The push is invalid.'): ApiError {
+  return new ApiError('validation_failed', message, { fields });
+}

@@ -1,0 +1,17 @@
+/**
+ * `@secret-push/sdk/rules`: the rules of the service as plain, browser-safe functions. The server and the stateful
+ * mock both import them, so a rule is written once; apps may use them too (for example to check an input before
+ * sending it). Needs `ajv` and `ajv-formats` (optional peer dependencies) for the schema checks.
+ */
+export * from './access.js';
+export * from './ajv.js';
+export * from './credentials.js';
+export * from './errors.js';
+export * from './field-errors.js';
+export * from './limits.js';
+export * from './paging.js';
+export * from './push-input.js';
+export * from './push-state.js';
+export * from './settings.js';
+export * from './version.js';
+export * from './schemas.js';

@@ -1,0 +1,169 @@
+/**
+ * Create input: the contract's `PushInput` schema is the validator (types, lengths, the URL rule, the per-kind rules,
+ * file items and the spec's bounds, with the API's field messages), and `normalizePushInput` adds only what the schema
+ * cannot know: the instance's settings (disabled kinds, narrower expiry bounds, file count and decoded size limits),
+ * the default kind, the base64 padding the schema's pattern does not check, decoding, and defaults. The server (API
+ * and web form) and the stateful mock run these same two steps. Messages never contain the submitted values.
+ */
+import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { FileUpload, PushInput, PushKind } from '../generated/types.gen.js';
+import { makeAjv } from './ajv.js';
+import { validationFailed, type FieldErrors } from './errors.js';
+import { pushFieldErrors } from './field-errors.js';
+import type { Bounds, PushRuleSettings } from './settings.js';
+
+export interface ValidFile {
+  filename: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+/** A create input that passed the schema and the instance's rules, with every default applied. */
+export interface ValidPush {
+  kind: PushKind;
+  payload: string;
+  files: ValidFile[];
+  expireAfterDays: number;
+  expireAfterViews: number;
+  deletableByViewer: boolean;
+  retrievalStep: boolean;
+  passphrase: string | null;
+  name: string;
+  note: string;
+}
+
+/** A PushInput known to satisfy the contract's schema (checked by `checkPushSchema` or by the API's validator). */
+export type SchemaValidPushInput = PushInput & { readonly __schemaValid: unique symbol };
+
+export interface PushSchemaCheck {
+  /** The compiled validator (its `.schema` is the document's PushInput, as read). */
+  readonly validate: ValidateFunction;
+  /** `{}` when the input satisfies the schema, else messages per field (the API's 422 `errors`). */
+  (input: unknown): FieldErrors;
+}
+
+/** Where the push's schema sits in a document. */
+export const PUSH_INPUT_POINTER = '#/components/schemas/PushInput';
+const DOCUMENT_ID = 'urn:secret-push:push-input';
+
+/**
+ * Compiles `#/components/schemas/PushInput` of a document that has `components.schemas` (the bundled OpenAPI
+ * document, or the generated schemas), its `$ref`s resolved within the document.
+ */
+export function compilePushSchema(document: AnySchemaObject): PushSchemaCheck {
+  const ajv = makeAjv();
+  // The whole document is one schema resource, so the refs between component schemas resolve as written.
+  ajv.addSchema({ ...document, $id: DOCUMENT_ID });
+  const validate = ajv.getSchema(`${DOCUMENT_ID}${PUSH_INPUT_POINTER}`);
+  if (!validate) throw new Error(`The document has no schema at ${PUSH_INPUT_POINTER}`);
+  const check = (input: unknown): FieldErrors => {
+    if (validate(input)) return {};
+    const fields = pushFieldErrors([...(validate.errors ?? [])], '');
+    // Only a push that is not an object at all fails without a field (the API answers that with a 400).
+    if (Object.keys(fields).length === 0) return { push: ['must be an object'] };
+    return fields;
+  };
+  return Object.assign(check, { validate });
+}
+
+/** Runs the schema; throws 422 validation_failed with the field messages, or returns the input as schema-valid. */
+export function checkPushSchema(check: PushSchemaCheck, input: unknown): SchemaValidPushInput {
+  const errors = check(input);
+  if (Object.keys(errors).length > 0) throw validationFailed(errors);
+  return input as SchemaValidPushInput;
+}
+
+/** Marks an input that a validator running the same schema has accepted (openapi-backend, in the server). */
+export function schemaValidated(input: PushInput): SchemaValidPushInput {
+  return input as SchemaValidPushInput;
+}
+
+export function boundsMessage(b: Bounds): string {
+  return `must be an integer from ${b.min} to ${b.max}`;
+}
+
+const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+
+/** Decodes standard base64 (the server passes Buffer's decoder; the default is the platform's `atob`). */
+export type Base64Decoder = (content: string) => Uint8Array;
+
+export const decodeBase64: Base64Decoder = (content) => {
+  const binary = atob(content);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+};
+
+/**
+ * The instance's rules on a schema-valid input, then defaults. Throws 422 validation_failed with every failing
+ * field at once.
+ */
+export function normalizePushInput(
+  push: SchemaValidPushInput,
+  settings: PushRuleSettings,
+  decode: Base64Decoder = decodeBase64,
+): ValidPush {
+  const errors: FieldErrors = {};
+  const add = (field: string, message: string) => {
+    (errors[field] ??= []).push(message);
+  };
+  const files: FileUpload[] = push.files ?? [];
+  const kind: PushKind = push.kind ?? (files.length > 0 ? 'file' : 'text');
+
+  if (kind === 'file' && !settings.enableFilePushes) add('kind', 'File pushes are disabled on this instance.');
+  if (kind === 'url' && !settings.enableUrlPushes) add('kind', 'URL pushes are disabled on this instance.');
+  if (kind === 'qr' && !settings.enableQrPushes) add('kind', 'QR code pushes are disabled on this instance.');
+
+  const validFiles = kind === 'file' ? checkFiles(files, settings, decode, add) : [];
+
+  // The schema's bounds are 1..90 and 1..100; an instance may narrow them.
+  const bounded = (value: number | undefined, field: string, b: Bounds): number => {
+    if (value === undefined) return b.default;
+    if (value < b.min || value > b.max) add(field, boundsMessage(b));
+    return value;
+  };
+  const expireAfterDays = bounded(push.expire_after_days, 'expire_after_days', settings.expireAfterDays);
+  const expireAfterViews = bounded(push.expire_after_views, 'expire_after_views', settings.expireAfterViews);
+
+  if (Object.keys(errors).length > 0) throw validationFailed(errors);
+  return {
+    kind,
+    payload: push.payload ?? '',
+    files: validFiles,
+    expireAfterDays,
+    expireAfterViews,
+    deletableByViewer: push.deletable_by_viewer ?? settings.deletableByViewerDefault,
+    retrievalStep: push.retrieval_step ?? settings.retrievalStepDefault,
+    passphrase: push.passphrase ?? null,
+    name: push.name ?? '',
+    note: push.note ?? '',
+  };
+}
+
+function checkFiles(
+  files: FileUpload[],
+  settings: PushRuleSettings,
+  decode: Base64Decoder,
+  add: (field: string, message: string) => void,
+): ValidFile[] {
+  const valid: ValidFile[] = [];
+  // The schema allows 10 files; an instance may allow fewer.
+  if (files.length > settings.fileMaxCount) add('files', `at most ${settings.fileMaxCount} files per push`);
+  const maxBase64 = Math.ceil(settings.fileMaxBytes / 3) * 4;
+  files.slice(0, settings.fileMaxCount).forEach((file, i) => {
+    const label = `file ${i + 1}`;
+    // The schema's pattern checks the alphabet only; `contentEncoding: base64` is an annotation Ajv does not check.
+    if (file.content.length % 4 !== 0) {
+      add('files', `${label}: content must be standard base64 with padding`);
+      return;
+    }
+    // The size limit counts decoded bytes; the length test spares decoding a huge string.
+    const bytes = file.content.length > maxBase64 ? null : decode(file.content);
+    if (bytes === null || bytes.length > settings.fileMaxBytes) {
+      add('files', `${label}: larger than the limit of ${settings.fileMaxBytes} bytes`);
+      return;
+    }
+    valid.push({ filename: file.filename, contentType: file.content_type ?? DEFAULT_CONTENT_TYPE, bytes });
+  });
+  return valid;
+}

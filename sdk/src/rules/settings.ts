@@ -1,0 +1,52 @@
+/**
+ * The instance settings the push rules read (the server's `PWPUSH_*` settings, the mock's options), the spec's
+ * widest bounds, and the defaults of an instance that sets nothing.
+ */
+
+/** Bounds an instance applies to an expiry field; always inside the spec's widest bounds. */
+export interface Bounds {
+  default: number;
+  min: number;
+  max: number;
+}
+
+export interface PushRuleSettings {
+  allowAnonymous: boolean;
+  enableFilePushes: boolean;
+  enableUrlPushes: boolean;
+  enableQrPushes: boolean;
+  filesRequireAuth: boolean;
+  fileMaxCount: number;
+  /** Largest file in bytes after decoding. */
+  fileMaxBytes: number;
+  expireAfterDays: Bounds;
+  expireAfterViews: Bounds;
+  deletableByViewerDefault: boolean;
+  retrievalStepDefault: boolean;
+  /** Failed passphrase attempts per push within ATTEMPT_WINDOW_MS before 429. */
+  passphraseAttemptsPerMinute: number;
+}
+
+/** Widest bounds the spec allows; an instance may only narrow them. */
+export const SPEC_LIMITS = {
+  expireAfterDays: { min: 1, max: 90, default: 7 },
+  expireAfterViews: { min: 1, max: 100, default: 5 },
+  fileMaxCount: 10,
+  fileMaxBytes: 10 * 1024 * 1024,
+} as const;
+
+/** An instance that sets nothing (the decisions' defaults). */
+export const DEFAULT_PUSH_RULE_SETTINGS: PushRuleSettings = {
+  allowAnonymous: true,
+  enableFilePushes: true,
+  enableUrlPushes: true,
+  enableQrPushes: true,
+  filesRequireAuth: true,
+  fileMaxCount: SPEC_LIMITS.fileMaxCount,
+  fileMaxBytes: SPEC_LIMITS.fileMaxBytes,
+  expireAfterDays: { ...SPEC_LIMITS.expireAfterDays },
+  expireAfterViews: { ...SPEC_LIMITS.expireAfterViews },
+  deletableByViewerDefault: true,
+  retrievalStepDefault: false,
+  passphraseAttemptsPerMinute: 5,
+};

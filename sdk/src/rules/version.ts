@@ -1,0 +1,29 @@
+/** The version report (api-decisions.md "Version report"), from the instance's settings. */
+import type { VersionReport } from '../generated/types.gen.js';
+import type { PushRuleSettings } from './settings.js';
+
+export const API_VERSION = '2.1';
+
+export function versionReport(
+  settings: Pick<PushRuleSettings, 'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes'>,
+  applicationVersion: string,
+): VersionReport {
+  return {
+    application_version: applicationVersion,
+    api_version: API_VERSION,
+    edition: 'oss',
+    features: {
+      anonymous_access: settings.allowAnonymous,
+      api_token_authentication: true,
+      accounts: { enabled: false },
+      pushes: {
+        enabled: true,
+        email_auto_dispatch: false,
+        file_attachments: { enabled: settings.enableFilePushes, requires_authentication: settings.filesRequireAuth },
+        url_pushes: { enabled: settings.enableUrlPushes },
+        qr_code_pushes: { enabled: settings.enableQrPushes },
+      },
+      requests: { enabled: false },
+    },
+  };
+}

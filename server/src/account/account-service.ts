@@ -1,0 +1,200 @@
+/**
+ * Accounts for the web pages: sign-up and sign-in with email and password (scrypt, compared in constant time), a
+ * session version per user, and the failed sign-in limit. The limit lives in PostgreSQL (login_attempts) so that it
+ * holds across instances; an attempt reserves its row before the password is checked, so parallel guesses count too.
+ */
+import { randomUUID } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { ApiError } from '@secret-push/sdk/rules';
+import type { Settings } from '../config/settings.js';
+import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
+import { ApiToken, User } from '../db/entities.js';
+import { sql, type Db } from '../db/sql.js';
+import { column, defineTable } from '../db/table.js';
+import { normalizeEmail } from '../user/user-service.js';
+
+/** A web-page session's user: `sessionVersion` changes on sign-out, which ends every session made before. */
+export interface AccountUser {
+  userId: string;
+  email: string;
+  sessionVersion: number;
+}
+
+/**
+ * Accounts for the web pages: email + password sign-up and sign-in with a failed-attempt limit held in PostgreSQL,
+ * session versions, and whether a user has an API token. Tokens themselves are made by UserService.rotateToken.
+ */
+export interface AccountService {
+  /** validation_failed for a bad email, a short password or an email already registered. */
+  signUp(email: string, password: string): Promise<AccountUser>;
+  /** authentication_required for a wrong email or password; too_many_attempts (with retryAfterSeconds) past the limit. */
+  signIn(email: string, password: string, ip: string, now?: Date): Promise<AccountUser>;
+  /** The user of a session, or null when the user is gone or the session's version is stale. */
+  sessionUser(userId: string, sessionVersion: number): Promise<AccountUser | null>;
+  /** Ends every session of the user (bumps the session version). */
+  endSessions(userId: string): Promise<void>;
+  tokenStatus(userId: string): Promise<{ hasToken: boolean; createdAt: string | null }>;
+  /** Forgets failed sign-ins that no longer count (the sweeper calls it). */
+  forgetAttempts(now: Date): Promise<void>;
+}
+
+interface LoginAttemptRow {
+  id: string;
+  email: string;
+  ip: string;
+  attemptedAt: Date;
+}
+
+/** One row per failed (or in-flight) sign-in; the per-email and per-address limits count them on every instance. */
+export const LOGIN_ATTEMPTS = defineTable<LoginAttemptRow>('login_attempts', {
+  id: column.bigint('id'),
+  email: column.text('email'),
+  ip: column.text('ip'),
+  attemptedAt: column.date('attempted_at'),
+});
+
+const S = {
+  reserve: sql<{ email: string; ip: string; now: Date }, { id: string }>(
+    'insert into login_attempts (email, ip, attempted_at) values (:email, :ip, :now) returning id',
+  ),
+  release: sql<{ id: string }>('delete from login_attempts where id = :id'),
+  recent: sql<{ since: Date; email: string; ip: string; id: string }>(
+    `select ${LOGIN_ATTEMPTS.list} from login_attempts
+     where attempted_at > :since and (email = :email or ip = :ip) and id <> :id order by attempted_at, id`,
+  ),
+  clearEmail: sql<{ email: string }>('delete from login_attempts where email = :email'),
+  forget: sql<{ before: Date }>('delete from login_attempts where attempted_at < :before'),
+  endSessions: sql<{ userId: string; now: Date }>(
+    'update users set session_version = session_version + 1, updated_at = :now where id = :userId',
+  ),
+};
+
+export const LOGIN_WINDOW_MS = 15 * 60_000;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const PASSWORD_MIN = 12;
+const PASSWORD_MAX = 1024;
+// Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.
+const DUMMY_HASH = hashPassphrase(randomUUID());
+
+
+/**
+ * The client an address stands for, as the per-address limit counts it: an IPv4-mapped IPv6 address is its IPv4
+ * address, and an IPv6 address is its /64 (one host usually holds a whole /64, so rotating the interface id would
+ * otherwise give an attacker 2^64 fresh limits). Anything else is kept as it is (lower-cased).
+ */
+export function clientAddressKey(ip: string): string {
+  let address = (ip || 'unknown').trim().toLowerCase();
+  const zone = address.indexOf('%');
+  if (zone > 0) address = address.slice(0, zone);
+  const mapped = /^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(address.replace(/^::/, '0:'));
+  if (mapped && isIPv4(mapped[1]!)) return mapped[1]!;
+  if (!isIPv6(address)) return address.slice(0, 255);
+  let tail = address;
+  // An embedded IPv4 tail (`64:ff9b::192.0.2.1`) is two groups.
+  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(tail);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+    tail = `${tail.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, rest] = tail.includes('::') ? tail.split('::') as [string, string] : [tail, undefined];
+  const left = head ? head.split(':') : [];
+  const right = rest === undefined ? [] : rest ? rest.split(':') : [];
+  const groups = rest === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+function accountOf(user: { id: string; email: string; sessionVersion: number }): AccountUser {
+  return { userId: user.id, email: user.email, sessionVersion: Number(user.sessionVersion) };
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; cause?: { code?: string } };
+  return e?.name === 'UniqueConstraintViolationException' || e?.code === '23505' || e?.cause?.code === '23505';
+}
+
+export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Settings, 'loginAttemptsPer15Minutes'>): AccountService {
+  const em = (): EntityManager => orm.em.fork() as EntityManager;
+
+  return {
+    async signUp(email: string, password: string) {
+      const normalized = normalizeEmail(email ?? '');
+      const fields: Record<string, string[]> = {};
+      if (normalized.length > 320 || !EMAIL.test(normalized)) fields.email = ['must be an email address'];
+      if (typeof password !== 'string' || password.length < PASSWORD_MIN) {
+        fields.password = [`must be at least ${PASSWORD_MIN} characters`];
+      } else if (password.length > PASSWORD_MAX) fields.password = [`must be at most ${PASSWORD_MAX} characters`];
+      if (Object.keys(fields).length > 0) {
+        throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields });
+      }
+      const passwordHash = await hashPassphrase(password);
+      const now = new Date();
+      const m = em();
+      try {
+        const user = m.create(User, { id: randomUUID(), email: normalized, passwordHash, createdAt: now, updatedAt: now, sessionVersion: 1 });
+        await m.flush();
+        return { userId: user.id, email: user.email, sessionVersion: 1 };
+      } catch (err) {
+        if (isUniqueViolation(err)) {
+          throw new ApiError('validation_failed', 'An account with this email already exists.', {
+            fields: { email: ['is already registered'] },
+          });
+        }
+        throw err;
+      }
+    },
+
+    async signIn(email: string, password: string, ip: string, now = new Date()) {
+      const normalized = normalizeEmail(email ?? '').slice(0, 320);
+      const address = clientAddressKey(ip);
+      const limit = settings.loginAttemptsPer15Minutes;
+      const windowStart = new Date(now.getTime() - LOGIN_WINDOW_MS);
+      const [reserved] = await db.query(S.reserve, { email: normalized, ip: address, now });
+      const reservedId = String(reserved!.id);
+      const release = () => db.query(S.release, { id: reservedId });
+      const recent = (await db.query(S.recent, { since: windowStart, email: normalized, ip: address, id: reservedId })).map((r) =>
+        LOGIN_ATTEMPTS.fromRow(r),
+      );
+      const byEmail = recent.filter((r) => r.email === normalized);
+      const byIp = recent.filter((r) => r.ip === address);
+      const over = [byEmail, byIp].filter((rows) => rows.length >= limit);
+      if (over.length > 0) {
+        await release();
+        // Free again once enough of the counted failures have left the window.
+        const freeAt = Math.max(...over.map((rows) => rows[rows.length - limit]!.attemptedAt.getTime() + LOGIN_WINDOW_MS));
+        throw new ApiError('too_many_attempts', 'Too many failed sign-ins. Wait a while and try again.', {
+          retryAfterSeconds: Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000)),
+        });
+      }
+      const user = await em().findOne(User, { email: normalized });
+      const candidate = typeof password === 'string' ? password.slice(0, PASSWORD_MAX) : '';
+      const ok = user?.passwordHash
+        ? await verifyPassphrase(candidate, user.passwordHash)
+        : (await verifyPassphrase(candidate, await DUMMY_HASH), false);
+      if (!ok || !user) throw new ApiError('authentication_required', 'That email and password do not match an account.');
+      await release();
+      // A success clears this email's failures (the per-address ones stay).
+      await db.query(S.clearEmail, { email: normalized });
+      return accountOf(user);
+    },
+
+    async sessionUser(userId: string, sessionVersion: number) {
+      if (typeof userId !== 'string' || !/^[0-9a-f-]{36}$/i.test(userId) || !Number.isSafeInteger(sessionVersion)) return null;
+      const user = await em().findOne(User, { id: userId, sessionVersion });
+      return user ? accountOf(user) : null;
+    },
+
+    async endSessions(userId: string) {
+      await db.query(S.endSessions, { userId, now: new Date() });
+    },
+
+    async tokenStatus(userId: string) {
+      const token = await em().findOne(ApiToken, { user: userId });
+      return { hasToken: token !== null, createdAt: token ? token.createdAt.toISOString() : null };
+    },
+
+    async forgetAttempts(now: Date) {
+      await db.query(S.forget, { before: new Date(now.getTime() - 2 * LOGIN_WINDOW_MS) });
+    },
+  };
+}

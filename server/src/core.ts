@@ -1,0 +1,156 @@
+/**
+ * The server's core: `createCore(settings)` connects to `settings.databaseUrl` (main.ts and the tests start the
+ * embedded PostgreSQL first when there is no DATABASE_URL, and pass its url in), applies the migrations and wires the
+ * services of each area (push, user, account) and the sweeper. The HTTP layer and the pages call only these.
+ *
+ * Database outages: every service method, `ping()` and `sweep()` throw ApiError('service_unavailable') when
+ * PostgreSQL cannot be reached; `createCore` itself lets the original connection error surface (start-up should fail
+ * loudly).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Push, VersionReport } from '@secret-push/sdk/generated';
+import { ApiError, versionReport as reportOf } from '@secret-push/sdk/rules';
+import { createAccountService, type AccountService } from './account/account-service.js';
+import { repoRoot, type Settings } from './config/settings.js';
+import { createKeyring } from './crypto/envelope.js';
+import { guard, guarded } from './db/database-errors.js';
+import { migrate, nativePool, openOrm } from './db/orm.js';
+import { poolDb, sql } from './db/sql.js';
+import { createPushRepository } from './push/push-repository.js';
+import { createPushService, type PushService, type RequestContext } from './push/push-service.js';
+import { sweep as runSweep } from './push/sweeper.js';
+import { createUserService, type UserService } from './user/user-service.js';
+
+export type { Settings } from './config/settings.js';
+export type { AccountService, AccountUser } from './account/account-service.js';
+export type { Actor, Page, PushService, RequestContext } from './push/push-service.js';
+export type { UserService } from './user/user-service.js';
+export type { AuditEntry, Push, PushInput, PushOwner, PushRetrieval, VersionReport } from '@secret-push/sdk/generated';
+
+/** The error every service throws (the old name of ApiError in this layer). */
+export const DomainError = ApiError;
+export type DomainError = ApiError;
+
+/** Read-only queries and accounts for the web pages. */
+export interface WebServices {
+  accounts: AccountService;
+  /** A push's record without its secret (a page GET must consume nothing): see PushService.state. */
+  pushState(urlToken: string, ctx: RequestContext): Promise<Push | null>;
+}
+
+/** What `createCore(settings)` returns: the database is connected and migrated. */
+export interface Core {
+  settings: Settings;
+  pushes: PushService;
+  users: UserService;
+  /** Accounts and page queries for the web pages; optional so that HTTP test doubles need not provide them. */
+  web?: WebServices;
+  version(): VersionReport;
+  /** Throws when the database is unreachable (for /readyz and the 503 mapping). */
+  ping(): Promise<void>;
+  /** Runs one sweep now (the core also runs it every `sweepIntervalSeconds` when started with sweeper: true). */
+  sweep(now?: Date): Promise<{ erasedPushes: number; erasedFiles: number }>;
+  close(): Promise<void>;
+}
+
+export interface CoreOptions {
+  /** Run the sweeper every `settings.sweepIntervalSeconds` (and once at start). Default false. */
+  sweeper?: boolean;
+  /** Where the sweeper reports counts and failures (never secrets). Default: silent. */
+  logger?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** Size of the connection pool (default 10). */
+  poolMax?: number;
+}
+
+function applicationVersion(): string {
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version?: string };
+  return pkg.version ?? '0.0.0';
+}
+
+/** The version report of an instance with these settings. */
+export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
+  return reportOf(settings, version);
+}
+
+const PING = sql('select 1');
+
+export async function createCore(settings: Settings, opts: CoreOptions = {}): Promise<Core> {
+  if (!settings.databaseUrl) {
+    throw new Error('settings.databaseUrl is not set: start the embedded PostgreSQL (startEmbeddedPostgres) and pass its url');
+  }
+  const keyring = createKeyring(settings.masterKeys);
+  const orm = await openOrm(settings.databaseUrl, { poolMax: opts.poolMax });
+  try {
+    await migrate(orm);
+  } catch (err) {
+    await orm.close(true).catch(() => undefined);
+    throw err;
+  }
+  const db = poolDb(await nativePool(orm));
+  const repository = createPushRepository(db);
+  const pushes = guarded(createPushService({ repository, settings, keyring }));
+  const accounts = guarded(createAccountService(orm, db, settings));
+  const report = versionReport(settings);
+  const sweeper = startSweeper(settings, opts, (now) =>
+    runSweep({ pushes: repository, forgetLoginAttempts: accounts.forgetAttempts, settings }, now),
+  );
+
+  return {
+    settings,
+    pushes,
+    users: guarded(createUserService(orm, db)),
+    web: { accounts, pushState: pushes.state },
+    version: () => structuredClone(report),
+    ping: () => guard(async () => void (await db.query(PING, {}))),
+    sweep: async (now?: Date) => {
+      const { erasedPushes, erasedFiles } = await sweeper.once(now);
+      return { erasedPushes, erasedFiles };
+    },
+    close: async () => {
+      await sweeper.stop();
+      await orm.close(true);
+    },
+  };
+}
+
+/** Runs `sweepOnce` every interval when asked (never two at a time), reporting counts and failures. */
+function startSweeper(
+  settings: Settings,
+  opts: CoreOptions,
+  sweepOnce: (now: Date) => Promise<{ erasedPushes: number; erasedFiles: number; purgedPushes: number }>,
+) {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> | null = null;
+  let closed = false;
+  const once = (now?: Date) =>
+    guard(async () => {
+      const result = await sweepOnce(now ?? new Date());
+      if (result.erasedPushes + result.erasedFiles + result.purgedPushes > 0) opts.logger?.info(result, 'sweep');
+      return result;
+    });
+  const tick = () => {
+    if (running || closed) return;
+    running = once()
+      .catch((err: unknown) => {
+        opts.logger?.error({ err: err instanceof Error ? { name: err.name, code: (err as { code?: string }).code } : {} }, 'sweep failed');
+      })
+      .finally(() => {
+        running = null;
+      });
+  };
+  if (opts.sweeper) {
+    timer = setInterval(tick, settings.sweepIntervalSeconds * 1000);
+    timer.unref();
+    tick();
+  }
+  return {
+    once,
+    async stop() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,12 @@
+/**
+ * Every migration, in order. A migration file that is not listed here is never applied: server/test/domain/schema.test.ts
+ * fails when the folder and this list differ. (The list is explicit rather than read from the folder at run time so
+ * that it survives bundling.)
+ */
+import { Migration20260101000000_initial } from './Migration20260101000000_initial.js';
+import { Migration20260301000000_accounts } from './Migration20260301000000_accounts.js';
+
+export const migrationsList = [
+  { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
+  { name: 'Migration20260301000000_accounts', class: Migration20260301000000_accounts },
+];

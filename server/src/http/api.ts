@@ -1,0 +1,245 @@
+/**
+ * The API edge: every /api/v2 request is routed and validated by openapi-backend from the bundled contract (one
+ * route match per request, in `handleRequest`), authenticated, then dispatched to its typed handler
+ * (./operations.ts), whose reply is written here. Errors go to the app's one error mapper.
+ *
+ * In order: routing (404 no_route / 405 method_not_allowed with Allow), the body's media type, the credential,
+ * the operation's security (401), request validation (400/422), the handler.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Context, OpenAPIBackend } from 'openapi-backend';
+import type { ErrorObject } from 'ajv';
+import type { Logger } from 'pino';
+import { contract } from '@secret-push/contract';
+import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
+import type { Core, RequestContext } from '../core.js';
+import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
+import { validationError } from './errors.js';
+import { fileHandlers } from './handlers/file-handlers.js';
+import { pushHandlers } from './handlers/push-handlers.js';
+import { versionHandler } from './handlers/version-handler.js';
+import { isJsonRequest, state, type RequestState } from './middleware.js';
+import { createSpecBackend } from './openapi-backend.js';
+import type { Handler, Handlers, HandlerRequest, OperationId, Reply } from './operations.js';
+
+export interface ApiEdgeOptions {
+  logger: Logger;
+  /** Check every JSON answer against the contract and log (never expose) mismatches. */
+  validateResponses?: boolean;
+  /** A request still unanswered after this long answers 503 (a safety net under the database timeouts). */
+  requestTimeoutMs?: number;
+  /** The instant services decide expiry with (tests move it); default: the system clock. */
+  clock?: () => Date;
+}
+
+/** The request object handed to openapi-backend (its query is narrowed to the operation's parameters). */
+interface BackendRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[]>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+/** What the routing and security steps leave for a handler. */
+interface ApiState extends RequestState {
+  apiRequest: BackendRequest;
+  auth: AuthResult;
+  ctx: RequestContext;
+}
+
+const apiState = (res: Response) => res.locals as ApiState;
+
+/** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
+const TOKEN_IGNORED = new Set<string>(['getVersion', 'downloadPushFile']);
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** The query parameter names each operation declares (its own and its path's). */
+function declaredQueries(): Map<string, Set<string>> {
+  const c = contract();
+  return new Map(
+    c.operations().map((op) => [
+      op.operationId,
+      new Set(c.parameters(op.operationId).filter((p) => p.in === 'query').map((p) => String(p.name))),
+    ]),
+  );
+}
+
+function allHandlers(core: Core): Handlers {
+  return { ...versionHandler(core), ...pushHandlers(core), ...fileHandlers(core) };
+}
+
+export interface ApiEdge {
+  /** Resolves once the contract is validated and compiled; rejects (and every API request answers 500) otherwise. */
+  ready: Promise<void>;
+  handle: RequestHandler;
+}
+
+export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
+  const { settings } = core;
+  const queries = declaredQueries();
+  const routes = contract().routes;
+
+  /** openapi-backend's handler for one operation: the typed handler, then its reply written out. */
+  const dispatch =
+    <Op extends OperationId>(operationId: Op, handler: Handler<Op>) =>
+    async (c: Context, _req: Request, res: Response) => {
+      const request: HandlerRequest<Op> = {
+        params: c.request.params as HandlerRequest<Op>['params'],
+        query: c.request.query as HandlerRequest<Op>['query'],
+        body: c.request.requestBody as HandlerRequest<Op>['body'],
+        headers: c.request.headers as Record<string, string | undefined>,
+        ctx: apiState(res).ctx,
+      };
+      writeReply(res, await handler(request));
+    };
+
+  const handlers = allHandlers(core);
+  const operationHandlers = Object.fromEntries(
+    (Object.keys(handlers) as OperationId[]).map((id) => [id, dispatch(id, handlers[id] as Handler<typeof id>)]),
+  );
+
+  const backendReady: Promise<OpenAPIBackend> = createSpecBackend({
+    handlers: {
+      ...operationHandlers,
+      postRoutingHandler: async (c: Context, req: Request, res: Response) => {
+        if (!c.operation) return; // routing failed: notFound / methodNotAllowed answer
+        const s = apiState(res);
+        s.route = c.operation.path;
+        // A literal path (`/pushes/active`) wins over `{url_token}` for every method: DELETE /pushes/active is a 405.
+        const literal = routes.literalRoute(c.request.path);
+        if (literal && literal.path !== c.operation.path) {
+          s.route = literal.path;
+          throw new ApiError('method_not_allowed', `This path answers ${literal.allow.join(', ')}.`, { headers: { Allow: literal.allow.join(', ') } });
+        }
+        s.operationId = c.operation.operationId;
+        if (c.operation.requestBody && hasBody(req) && !isJsonRequest(req)) {
+          throw new ApiError('unsupported_media_type', 'Send the body as application/json.');
+        }
+        // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
+        // busters) are ignored rather than refused.
+        const declared = queries.get(c.operation.operationId ?? '');
+        const query = s.apiRequest.query;
+        for (const name of Object.keys(query)) if (!declared?.has(name)) delete query[name];
+        s.auth = TOKEN_IGNORED.has(c.operation.operationId ?? '') ? ANONYMOUS : await authenticate(core, credentialOf(req));
+      },
+      postSecurityHandler: async (c: Context, req: Request, res: Response) => {
+        const s = apiState(res);
+        if (!TOKEN_IGNORED.has(c.operation.operationId ?? '')) {
+          if (s.auth.invalid) throw new ApiError('invalid_token', 'The API token is not valid.');
+          if (!s.auth.user && !settings.allowAnonymous) throw new ApiError('authentication_required', 'This instance needs an API token.');
+        }
+        s.ctx = {
+          actor: actorOf(req, s.auth.user?.userId ?? null),
+          baseUrl: baseUrlOf(req, settings.publicBaseUrl),
+          ...(opts.clock ? { now: opts.clock() } : {}),
+        };
+      },
+      unauthorizedHandler: async () => {
+        throw new ApiError('authentication_required', 'This operation needs an API token.');
+      },
+      validationFail: async (c: Context) => {
+        throw validationError((c.validation.errors ?? []) as ErrorObject[]);
+      },
+      notFound: async (_c: Context, _req: Request, res: Response) => {
+        state(res).route = 'no_route';
+        throw new ApiError('no_route', 'No such API route.');
+      },
+      methodNotAllowed: async (c: Context, req: Request, res: Response) => {
+        const match = routes.match(req.method, c.request.path);
+        const allow = match.kind === 'method_not_allowed' ? match.allow : [];
+        state(res).route = match.kind === 'method_not_allowed' ? match.path : 'no_route';
+        throw new ApiError('method_not_allowed', `This path answers ${allow.join(', ')}.`, { headers: { Allow: allow.join(', ') } });
+      },
+      notImplemented: async (c: Context) => {
+        throw new Error(`No handler for ${c.operation.operationId}`);
+      },
+    },
+    securityHandlers: {
+      bearerAuth: (_c: Context, _req: Request, res: Response) => apiState(res).auth.credential === 'bearer' && apiState(res).auth.user !== null,
+      legacyEmail: (_c: Context, _req: Request, res: Response) => apiState(res).auth.credential === 'legacy' && apiState(res).auth.user !== null,
+      legacyToken: (_c: Context, _req: Request, res: Response) => apiState(res).auth.credential === 'legacy' && apiState(res).auth.user !== null,
+    },
+  });
+  const ready = backendReady.then(() => undefined);
+
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 20_000;
+  const handle: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const backend = await backendReady;
+      try {
+        decodeURIComponent(req.path);
+      } catch {
+        // A malformed percent-escape (`/api/v2/pushes/%ZZ`) can name no push: answer as for an unknown token.
+        state(res).route = 'malformed_path';
+        throw new ApiError('not_found', 'No push has this token.');
+      }
+      const apiRequest: BackendRequest = {
+        method: req.method,
+        path: req.path,
+        headers: req.headers as Record<string, string | string[]>,
+        query: { ...(req.query as Record<string, unknown>) },
+        body: req.body as unknown,
+      };
+      apiState(res).apiRequest = apiRequest;
+      if (opts.validateResponses) checkAnswers(res, opts.logger);
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new ApiError('service_unavailable', 'The service did not answer in time. Try again shortly.', {
+                retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+              }),
+            ),
+          requestTimeoutMs,
+        );
+      });
+      await Promise.race([backend.handleRequest(apiRequest as Parameters<OpenAPIBackend['handleRequest']>[0], req, res), timeout]);
+    } catch (error) {
+      next(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return { ready, handle };
+}
+
+/** Writes a handler's reply: JSON, or bytes for a binary answer. */
+function writeReply<Op extends OperationId>(res: Response, reply: Reply<Op>): void {
+  const { status, body, headers } = reply as { status: number; body: unknown; headers?: Record<string, string> };
+  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+  res.status(status);
+  if (body instanceof Uint8Array) {
+    res.setHeader('Content-Length', String(body.byteLength));
+    res.end(body);
+    return;
+  }
+  res.json(body);
+}
+
+/** Wraps res.json so that each JSON answer of a routed operation (errors too) is checked against the contract. */
+function checkAnswers(res: Response, logger: Logger): void {
+  const json = res.json.bind(res);
+  res.json = (body: unknown) => {
+    const operationId = state(res).operationId;
+    if (operationId) {
+      const violations = contract().checkResponse(
+        operationId,
+        { status: res.statusCode, headers: { 'content-type': 'application/json' }, body },
+        { requiredHeaders: false },
+      );
+      if (violations.length > 0) {
+        logger.error(
+          { request_id: state(res).requestId, operation: operationId, status: res.statusCode, violations: violations.map((v) => `${v.path} ${v.message}`) },
+          'response does not match the contract',
+        );
+      }
+    }
+    return json(body);
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * The HTTP application, assembled from named parts: headers and logs for every answer, the probes, the per-client
+ * limit, the web pages, the API edge (./api.ts) and the one error responder. Builds the app without listening, so
+ * tests mount it on port 0.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import { pino, type Logger } from 'pino';
+import { ApiError } from '@secret-push/sdk/rules';
+import { maxBodyBytes } from '../config/settings.js';
+import type { Core } from '../core.js';
+import { createWebRouter } from '../web/router.js';
+import { createApiEdge } from './api.js';
+import { describeFailure, sendError, toApiError } from './errors.js';
+import { accessLog, baseHeaders, isJsonRequest, rateLimit, state, stripJsonSuffix } from './middleware.js';
+import { probes } from './probes.js';
+
+export interface AppOptions {
+  /** Where request logs go; defaults to pino on stdout at settings.logLevel. */
+  logger?: Logger;
+  /** Check every JSON answer of the API against the contract and log (never expose) mismatches. */
+  validateResponses?: boolean;
+  /** A request still unanswered after this long answers 503 (a safety net under the database timeouts). */
+  requestTimeoutMs?: number;
+  /** The instant services decide expiry with (tests move it); default: the system clock. */
+  clock?: () => Date;
+}
+
+export interface AppLocals {
+  /** Resolves once the contract is validated and compiled; rejects (and every API request answers 500) otherwise. */
+  ready: Promise<void>;
+  logger: Logger;
+}
+
+export type App = express.Application & { locals: AppLocals };
+
+export function createApp(core: Core, opts: AppOptions = {}): App {
+  const { settings } = core;
+  const logger = opts.logger ?? pino({ level: settings.logLevel, base: { service: 'secret-push' } });
+  const api = createApiEdge(core, { ...opts, logger });
+  api.ready.catch((error: unknown) => logger.fatal({ err: describeFailure(error) }, 'the API contract failed to load'));
+
+  const app = express() as unknown as App;
+  app.locals.ready = api.ready;
+  app.locals.logger = logger;
+  // One hop: the client address is the one the proxy in front appended to X-Forwarded-For, never an entry the
+  // client wrote itself (trusting every hop would let a client pick its address per request).
+  app.set('trust proxy', settings.trustProxy ? 1 : false);
+  app.set('etag', false);
+  app.set('x-powered-by', false);
+
+  app.use(baseHeaders(), helmet(), accessLog(logger));
+  app.use(probes(core));
+  app.use(rateLimit(settings.rateLimitPerMinute));
+  // The web pages: HTML, assets, /help/api and the bundled contract at /api/v2/openapi.json. Mounted before the
+  // `.json` suffix rewrite (which would turn openapi.json into `openapi`) and before the API's no_route fallback;
+  // paths it does not serve fall through to the API unchanged.
+  app.use(createWebRouter(core, { clock: opts.clock }));
+  app.use(stripJsonSuffix());
+  // Any JSON value is accepted here so that a non-object body answers missing_push, not invalid_json.
+  app.use(express.json({ limit: maxBodyBytes(settings), strict: false, type: isJsonRequest }));
+  app.use(api.handle);
+  app.use(errorResponder());
+  return app;
+}
+
+/** The one error responder: every failure becomes the spec's ErrorResponse; unexpected ones are logged (no message). */
+function errorResponder() {
+  return (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
+    sendError(res, apiError, state(res).requestId);
+  };
+}

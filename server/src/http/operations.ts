@@ -1,0 +1,61 @@
+/**
+ * The API's operations, typed from the generated SDK types: for each operationId, what its request carries (path
+ * parameters, query, body) and what it may answer (status → body). A handler's reply must be one of the documented
+ * statuses with that status's body type, so a handler returning the wrong shape does not compile.
+ *
+ * Adding an operation: add its line here (the generated `…Data` and `…Responses` types); openapi-backend (strict)
+ * refuses to start while an operation of the spec has no handler, and `Handlers` makes a missing handler a compile
+ * error.
+ */
+import type * as G from '@secret-push/sdk/generated';
+import type { RequestContext } from '../push/push-service.js';
+
+interface Operation<Data, Responses> {
+  data: Data;
+  responses: Responses;
+}
+
+export interface Operations {
+  getVersion: Operation<G.GetVersionData, G.GetVersionResponses>;
+  createPush: Operation<G.CreatePushData, G.CreatePushResponses>;
+  getPush: Operation<G.GetPushData, G.GetPushResponses>;
+  previewPush: Operation<G.PreviewPushData, G.PreviewPushResponses>;
+  expirePush: Operation<G.ExpirePushData, G.ExpirePushResponses>;
+  getPushAudit: Operation<G.GetPushAuditData, G.GetPushAuditResponses>;
+  listActivePushes: Operation<G.ListActivePushesData, G.ListActivePushesResponses>;
+  listExpiredPushes: Operation<G.ListExpiredPushesData, G.ListExpiredPushesResponses>;
+  downloadPushFile: Operation<G.DownloadPushFileData, G.DownloadPushFileResponses>;
+}
+
+export type OperationId = keyof Operations;
+
+type Present<T> = [T] extends [undefined] ? Record<string, never> : Exclude<T, undefined>;
+type Field<Data, K extends string> = K extends keyof Data ? Present<Data[K]> : Record<string, never>;
+
+/** The request as openapi-backend parsed and validated it. */
+export interface HandlerRequest<Op extends OperationId> {
+  params: Field<Operations[Op]['data'], 'path'>;
+  /** The declared query parameters, as sent (text: openapi-backend checked what they coerce to). */
+  query: { [K in keyof Field<Operations[Op]['data'], 'query'>]?: string };
+  body: Operations[Op]['data'] extends { body: infer B } ? B : undefined;
+  /** Request headers, lower-cased. */
+  headers: Record<string, string | undefined>;
+  /** The caller, `{base}` and the instant, as the security step resolved them. */
+  ctx: RequestContext;
+}
+
+/** A documented binary body (`Blob | File` in the generated types) is bytes on the server. */
+type ServerBody<T> = T extends Blob ? Uint8Array : T;
+
+/** One of the operation's documented success answers. */
+export type Reply<Op extends OperationId> = {
+  [S in keyof Operations[Op]['responses']]: {
+    status: S;
+    body: ServerBody<Operations[Op]['responses'][S]>;
+    headers?: Record<string, string>;
+  };
+}[keyof Operations[Op]['responses']];
+
+export type Handler<Op extends OperationId> = (request: HandlerRequest<Op>) => Promise<Reply<Op>>;
+
+export type Handlers = { [Op in OperationId]: Handler<Op> };

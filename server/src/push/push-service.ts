@@ -1,0 +1,348 @@
+/**
+ * PushService: the rules of api-decisions.md for pushes, on top of the push repository (the SQL) and the crypto.
+ * The rules the stateful mock applies too come from `@secret-push/sdk/rules`; what is left here is what only a server
+ * with a database and keys does: encryption at rest, hashing, signed links, and the order of the statements.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuditEntry, Push, PushInput, PushOwner, PushRetrieval } from '@secret-push/sdk/generated';
+import {
+  ApiError,
+  ATTEMPT_WINDOW_MS,
+  checkPushSchema,
+  FAILED_VIEW_DEDUPE_MS,
+  isExpired,
+  isOwner,
+  isPastTime,
+  jsonUrl,
+  lastViewAnswer,
+  MAX_PAGE,
+  newPushState,
+  normalizePushInput,
+  notFound,
+  ownerRecord,
+  PAGE_SIZE,
+  passphraseRetryAfter,
+  pushRecord,
+  requireAuditCaller,
+  requireAuditOwner,
+  requireCallerAllowed,
+  requireListCaller,
+  requireMayCreate,
+  requireMayExpire,
+  trimBase,
+  type SchemaValidPushInput,
+  type ValidPush,
+} from '@secret-push/sdk/rules';
+import type { Settings } from '../config/settings.js';
+import type { Keyring } from '../crypto/envelope.js';
+import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
+import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
+import type { AuditActor, FileMeta, PushRepository } from './push-repository.js';
+import { pushSchema } from './push-schema.js';
+import type { PushFileRow, PushRow } from './push-tables.js';
+
+/** Who is asking, as the HTTP layer (or a page) resolved it. `userId` is null for anonymous callers. */
+export type Actor = AuditActor;
+
+/** What a service call needs of its request: the caller, `{base}` for URLs, and the instant (tests move it). */
+export interface RequestContext {
+  actor: Actor;
+  baseUrl: string;
+  now?: Date;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  perPage: number;
+}
+
+export interface PushService {
+  /** Validates with the contract's PushInput schema, then the instance's rules → validation_failed (422). */
+  create(input: PushInput, ctx: RequestContext): Promise<PushOwner>;
+  /** The same for an input a validator running the same schema has already accepted (the API's openapi-backend). */
+  createValidated(input: SchemaValidPushInput, ctx: RequestContext): Promise<PushOwner>;
+  /** Counts a view with one atomic claim; expired → record with payload null; passphrase errors per the spec. */
+  retrieve(urlToken: string, passphrase: string | undefined, ctx: RequestContext): Promise<PushRetrieval>;
+  preview(urlToken: string, ctx: RequestContext): Promise<{ url: string }>;
+  expire(urlToken: string, ctx: RequestContext): Promise<Push>;
+  audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>>;
+  list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>>;
+  /** Verifies the signed download token and returns the bytes. */
+  downloadFile(urlToken: string, fileId: string, token: string): Promise<{ filename: string; contentType: string; bytes: Buffer }>;
+  /** A push's record without its secret, from its real state; null for an unknown token. Counts nothing, logs nothing. */
+  state(urlToken: string, ctx: RequestContext): Promise<Push | null>;
+}
+
+/** The additional-data contexts envelopes are bound to (tests use them to decrypt what is stored). */
+export const envelopeContexts = {
+  payload: (pushId: string) => `pushes.payload:${pushId}`,
+  name: (pushId: string) => `pushes.name:${pushId}`,
+  note: (pushId: string) => `pushes.note:${pushId}`,
+  filename: (fileId: string) => `push_files.filename:${fileId}`,
+  content: (fileId: string) => `push_files.content:${fileId}`,
+};
+const aad = envelopeContexts;
+
+const decodeBase64 = (content: string) => Buffer.from(content, 'base64');
+
+/** Callers other than the API (which answers 400 invalid_page first) get a 422 for a page outside 1..200. */
+function checkPage(page: number): void {
+  if (!Number.isInteger(page) || page < 1 || page > MAX_PAGE) {
+    throw new ApiError('validation_failed', `page must be an integer from 1 to ${MAX_PAGE}`, {
+      fields: { page: [`must be an integer from 1 to ${MAX_PAGE}`] },
+    });
+  }
+}
+
+export interface PushServiceDeps {
+  repository: PushRepository;
+  settings: Settings;
+  keyring: Keyring;
+}
+
+/** What the operations share: the repository, settings, keys, and the helpers built on them. */
+function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
+  const baseOf = (ctx: RequestContext) => trimBase(settings.publicBaseUrl ?? ctx.baseUrl);
+  const nowOf = (ctx: RequestContext) => ctx.now ?? new Date();
+  const decryptOptional = (ciphertext: string | null, context: string) => (ciphertext ? keyring.decryptText(ciphertext, context) : '');
+  const encryptOptional = (plain: string, context: string) => (plain === '' ? null : keyring.encryptText(plain, context));
+
+  async function findPush(urlToken: string): Promise<PushRow | null> {
+    if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128) return null;
+    return repo.findByToken(urlToken);
+  }
+
+  async function findOrThrow(urlToken: string): Promise<PushRow> {
+    const row = await findPush(urlToken);
+    if (!row) throw notFound();
+    return row;
+  }
+
+  function ownerView(row: PushRow, now: Date, base: string): PushOwner {
+    return ownerRecord(row, now, base, {
+      name: decryptOptional(row.nameCiphertext, aad.name(row.id)),
+      // Decrypted only while the push is active: the note is erased at expiry.
+      note: isExpired(row, now) ? '' : decryptOptional(row.noteCiphertext, aad.note(row.id)),
+    });
+  }
+
+  function fileLinks(files: FileMeta[], urlToken: string, base: string, now: Date): PushRetrieval['files'] {
+    return files.map((f) => ({
+      id: f.id,
+      filename: keyring.decryptText(f.filenameCiphertext, aad.filename(f.id)),
+      content_type: f.contentType,
+      size: f.size,
+      url: `${jsonUrl(base, urlToken)}/files/${f.id}?token=${signDownloadToken(settings.signingSecret, urlToken, f.id, now)}`,
+    }));
+  }
+
+  /** The answer to a read of an expired push (or a lost race): settle time expiry, log a failed view, no secret. */
+  async function expiredAnswer(row: PushRow, ctx: RequestContext, now: Date): Promise<PushRetrieval> {
+    const settled = !row.expired && isPastTime(row, now) ? await repo.expireByTime(row, now) : row;
+    await repo.recordFailedView(settled.id, ctx.actor, now, FAILED_VIEW_DEDUPE_MS);
+    return { ...pushRecord(settled, now, baseOf(ctx)), payload: null, files: [] };
+  }
+
+  /**
+   * The per-push passphrase limit, shared by every instance. Each attempt first reserves a row and then counts the
+   * others of the last minute, so concurrent attempts can never all slip under the limit; a refused attempt removes
+   * its row, a correct one too, so only failures stay counted.
+   */
+  async function checkPassphrase(row: PushRow, passphrase: string | undefined, ctx: RequestContext, now: Date): Promise<void> {
+    const attempt = await repo.reserveAttempt(row.id, now, ATTEMPT_WINDOW_MS);
+    const retryAfterSeconds = passphraseRetryAfter(attempt.others, now, settings.passphraseAttemptsPerMinute);
+    if (retryAfterSeconds !== null) {
+      await repo.releaseAttempt(attempt.id);
+      throw new ApiError('too_many_attempts', 'Too many passphrase attempts for this push; try again later.', { retryAfterSeconds });
+    }
+    if (passphrase === undefined || passphrase === '') {
+      await repo.recordAudit(row.id, 'failed_passphrase', ctx.actor, now);
+      throw new ApiError('passphrase_required', 'This push needs a passphrase (send it in the X-Passphrase header).');
+    }
+    if (!(await verifyPassphrase(passphrase, row.passphraseHash!))) {
+      await repo.recordAudit(row.id, 'failed_passphrase', ctx.actor, now);
+      throw new ApiError('passphrase_incorrect', 'That passphrase is incorrect.');
+    }
+    await repo.releaseAttempt(attempt.id);
+  }
+
+  /** The row of a new push (secrets encrypted) and its files. */
+  async function newRows(valid: ValidPush, ownerId: string | null, now: Date): Promise<{ push: PushRow; files: PushFileRow[] }> {
+    const id = randomUUID();
+    const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
+    const push: PushRow = {
+      ...newPushState(valid, { urlToken: newUrlToken(), ownerId }, now),
+      id,
+      payloadCiphertext: encryptOptional(valid.payload, aad.payload(id)),
+      nameCiphertext: encryptOptional(valid.name, aad.name(id)),
+      noteCiphertext: encryptOptional(valid.note, aad.note(id)),
+      passphraseHash,
+    };
+    const files = valid.files.map((file, position): PushFileRow => {
+      const fileId = newFileId();
+      return {
+        id: fileId,
+        pushId: id,
+        position,
+        filenameCiphertext: keyring.encryptText(file.filename, aad.filename(fileId)),
+        contentType: file.contentType,
+        size: file.bytes.length,
+        content: keyring.encrypt(Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength), aad.content(fileId)),
+        createdAt: now,
+      };
+    });
+    return { push, files };
+  }
+
+  async function createFrom(input: SchemaValidPushInput, ctx: RequestContext): Promise<PushOwner> {
+    const now = nowOf(ctx);
+    const valid = normalizePushInput(input, settings, decodeBase64);
+    const { push, files } = await newRows(valid, ctx.actor.userId, now);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const row = await repo.insert(push, files, ctx.actor);
+        return ownerRecord(row, now, baseOf(ctx), { name: valid.name, note: valid.note });
+      } catch (err) {
+        // 23505 on url_token: a collision of 120 random bits; try another token.
+        const code = (err as { code?: string }).code;
+        if (code === '23505' && attempt < 3 && /url_token/.test(String((err as Error).message))) {
+          push.urlToken = newUrlToken();
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  return { repo, settings, keyring, baseOf, nowOf, decryptOptional, findPush, findOrThrow, ownerView, fileLinks, expiredAnswer, checkPassphrase, createFrom };
+}
+
+type PushKit = ReturnType<typeof pushKit>;
+
+/** Retrieve: expired → record without secret; passphrase; the owner's look; else one atomic claim of a view. */
+async function retrieve(kit: PushKit, urlToken: string, passphrase: string | undefined, ctx: RequestContext): Promise<PushRetrieval> {
+  const { repo, settings, baseOf, nowOf, decryptOptional, findOrThrow, fileLinks, expiredAnswer, checkPassphrase } = kit;
+  requireCallerAllowed(settings, ctx.actor.userId);
+  const now = nowOf(ctx);
+  const base = baseOf(ctx);
+  const row = await findOrThrow(urlToken);
+  if (isExpired(row, now)) return expiredAnswer(row, ctx, now);
+  if (row.passphraseHash) await checkPassphrase(row, passphrase, ctx, now);
+
+  if (isOwner(row, ctx.actor.userId)) {
+    // The owner's own look does not count; it is served from the row as read, which was active.
+    await repo.recordAudit(row.id, 'owner_view', ctx.actor, now);
+    const files = row.kind === 'file' ? fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
+    return { ...pushRecord(row, now, base), payload: decryptOptional(row.payloadCiphertext, aad.payload(row.id)), files };
+  }
+
+  if (row.kind === 'file') {
+    const claimed = await repo.claimFileView(row.id, ctx.actor, now, (won, files) => ({
+      // Decrypted inside the claim's transaction: if a key is missing, the claim rolls back.
+      payload: decryptOptional(won.payloadCiphertext, aad.payload(won.id)),
+      files: fileLinks(files, won.urlToken, base, now),
+    }));
+    if (!claimed) return expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
+    return { ...pushRecord(claimed.won, now, base), ...claimed.result };
+  }
+  // Decrypt first: if a key is missing, nothing is claimed and no view is burned. The ciphertext read with the row
+  // is the one the claim sees: it only ever changes to null, together with `expired`, which the claim excludes.
+  const payload = decryptOptional(row.payloadCiphertext, aad.payload(row.id));
+  const won = await repo.claimView(row.id, ctx.actor, now);
+  // Someone else took the last view (or the time ran out) between our read and our claim.
+  if (!won) return expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
+  return { ...pushRecord(lastViewAnswer(won), now, base), payload, files: [] };
+}
+
+export function createPushService(deps: PushServiceDeps): PushService {
+  const kit = pushKit(deps);
+  const { repo, settings, keyring, baseOf, nowOf, findPush, findOrThrow, ownerView, createFrom } = kit;
+  return {
+    async create(input, ctx) {
+      requireMayCreate(settings, ctx.actor.userId, input);
+      return createFrom(checkPushSchema(pushSchema(), input ?? {}), ctx);
+    },
+
+    async createValidated(input, ctx) {
+      requireMayCreate(settings, ctx.actor.userId, input);
+      return createFrom(input, ctx);
+    },
+
+    retrieve: (urlToken, passphrase, ctx) => retrieve(kit, urlToken, passphrase, ctx),
+
+    async preview(urlToken, ctx) {
+      requireCallerAllowed(settings, ctx.actor.userId);
+      const row = await findOrThrow(urlToken);
+      return { url: pushRecord(row, nowOf(ctx), baseOf(ctx)).html_url };
+    },
+
+    async expire(urlToken, ctx) {
+      requireCallerAllowed(settings, ctx.actor.userId);
+      const now = nowOf(ctx);
+      const base = baseOf(ctx);
+      const row = await findOrThrow(urlToken);
+      requireMayExpire(row, ctx.actor.userId);
+      if (isExpired(row, now)) {
+        return pushRecord(row.expired ? row : await repo.expireByTime(row, now), now, base);
+      }
+      const done = await repo.expireByRequest(row.id, ctx.actor, now);
+      if (done) return pushRecord(done, now, base);
+      // Expired concurrently (or just ran out of time): unchanged, no audit.
+      const current = (await repo.findById(row.id)) ?? row;
+      return pushRecord(!current.expired && isPastTime(current, now) ? await repo.expireByTime(current, now) : current, now, base);
+    },
+
+    async audit(urlToken, page, ctx) {
+      requireAuditCaller(ctx.actor.userId);
+      checkPage(page);
+      const row = await findOrThrow(urlToken);
+      requireAuditOwner(row, ctx.actor.userId);
+      const result = await repo.auditPage(row.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+      return {
+        items: result.items.map((r) => ({
+          kind: r.kind,
+          ip: r.ip,
+          user_agent: r.userAgent,
+          referrer: r.referrer,
+          created_at: r.createdAt.toISOString(),
+        })),
+        total: result.total,
+        page,
+        perPage: PAGE_SIZE,
+      };
+    },
+
+    async list(state, page, ctx) {
+      requireListCaller(ctx.actor.userId);
+      checkPage(page);
+      const now = nowOf(ctx);
+      const base = baseOf(ctx);
+      const result = await repo.ownerPage(state, ctx.actor.userId, now, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+      return { items: result.items.map((r) => ownerView(r, now, base)), total: result.total, page, perPage: PAGE_SIZE };
+    },
+
+    async downloadFile(urlToken, fileId, token) {
+      const row = await findOrThrow(urlToken);
+      const check = verifyDownloadToken(settings.signingSecret, token, urlToken, fileId);
+      if (!check.ok) {
+        throw check.reason === 'link_expired'
+          ? new ApiError('link_expired', 'This download link has expired; retrieve the push again for a new one.')
+          : new ApiError('invalid_link', 'This download link is not valid for this file.');
+      }
+      const file = await repo.fileOf(row.id, fileId);
+      if (!file) throw new ApiError('not_found', 'This file is no longer available.');
+      return {
+        filename: keyring.decryptText(file.filenameCiphertext, aad.filename(file.id)),
+        contentType: file.contentType,
+        bytes: keyring.decrypt(file.content, aad.content(file.id)),
+      };
+    },
+
+    async state(urlToken, ctx) {
+      const row = await findPush(urlToken);
+      return row ? pushRecord(row, nowOf(ctx), baseOf(ctx)) : null;
+    },
+  };
+}

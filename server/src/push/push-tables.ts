@@ -1,0 +1,102 @@
+/**
+ * The tables of the push area, each described once: pushes, their files, their audit entries and the passphrase
+ * attempts. The migrations create them; server/test/domain/schema.test.ts checks these column lists against the
+ * migrated database, and the compiler checks them against the row types (a PushState field without a column does
+ * not compile).
+ */
+import type { AuditEntry, PushKind } from '@secret-push/sdk/generated';
+import type { PushState } from '@secret-push/sdk/rules';
+import { column, defineTable } from '../db/table.js';
+
+/** A push as stored: its state plus its id and secrets (AES-256-GCM envelopes and a scrypt hash). */
+export interface PushRow extends PushState {
+  id: string;
+  payloadCiphertext: string | null;
+  nameCiphertext: string | null;
+  noteCiphertext: string | null;
+  passphraseHash: string | null;
+}
+
+export const PUSHES = defineTable<PushRow>('pushes', {
+  id: column.text('id'),
+  urlToken: column.text('url_token'),
+  kind: column.oneOf<PushKind>('kind'),
+  ownerId: column.uuidOrNull('user_id'),
+  payloadCiphertext: column.textOrNull('payload_ciphertext'),
+  nameCiphertext: column.textOrNull('name_ciphertext'),
+  noteCiphertext: column.textOrNull('note_ciphertext'),
+  passphraseHash: column.textOrNull('passphrase_hash'),
+  passphraseProtected: column.bool('passphrase_protected'),
+  expireAfterDays: column.int('expire_after_days'),
+  expireAfterViews: column.int('expire_after_views'),
+  viewsUsed: column.int('views_used'),
+  deletableByViewer: column.bool('deletable_by_viewer'),
+  retrievalStep: column.bool('retrieval_step'),
+  expired: column.bool('expired'),
+  expiredOn: column.dateOrNull('expired_on'),
+  deleted: column.bool('deleted'),
+  createdAt: column.date('created_at'),
+  updatedAt: column.date('updated_at'),
+  expiresAt: column.date('expires_at'),
+});
+
+export interface PushFileRow {
+  id: string;
+  pushId: string;
+  position: number;
+  filenameCiphertext: string;
+  contentType: string;
+  size: number;
+  content: Buffer;
+  createdAt: Date;
+}
+
+export const PUSH_FILES = defineTable<PushFileRow>('push_files', {
+  id: column.text('id'),
+  pushId: column.text('push_id'),
+  position: column.int('position'),
+  filenameCiphertext: column.text('filename_ciphertext'),
+  contentType: column.text('content_type'),
+  size: column.int('size'),
+  content: column.bytes('content'),
+  createdAt: column.date('created_at'),
+});
+
+export type AuditKind = AuditEntry['kind'];
+
+export interface AuditRow {
+  id: string;
+  pushId: string;
+  kind: AuditKind;
+  ip: string;
+  userAgent: string;
+  referrer: string;
+  userId: string | null;
+  createdAt: Date;
+}
+
+export const AUDIT_ENTRIES = defineTable<AuditRow>('audit_entries', {
+  id: column.bigint('id'),
+  pushId: column.text('push_id'),
+  kind: column.oneOf<AuditKind>('kind'),
+  ip: column.text('ip'),
+  userAgent: column.text('user_agent'),
+  referrer: column.text('referrer'),
+  userId: column.uuidOrNull('user_id'),
+  createdAt: column.date('created_at'),
+});
+
+export interface PassphraseAttemptRow {
+  id: string;
+  pushId: string;
+  attemptedAt: Date;
+}
+
+export const PASSPHRASE_ATTEMPTS = defineTable<PassphraseAttemptRow>('passphrase_attempts', {
+  id: column.bigint('id'),
+  pushId: column.text('push_id'),
+  attemptedAt: column.date('attempted_at'),
+});
+
+/** Every table the push area owns (the schema test walks them). */
+export const PUSH_AREA_TABLES = [PUSHES, PUSH_FILES, AUDIT_ENTRIES, PASSPHRASE_ATTEMPTS];

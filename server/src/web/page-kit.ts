@@ -1,0 +1,129 @@
+/**
+ * What every page route shares: the visitor (session user, CSRF token), posted forms checked for CSRF and origin,
+ * the request context for the core's services, and `pageRoute`, which wraps a page handler with its route template
+ * for the log, the page headers and HTML error pages. Rule failures keep the API's statuses (the one table in
+ * `@secret-push/sdk/rules`).
+ */
+import type { Request, Response } from 'express';
+import { ApiError } from '@secret-push/sdk/rules';
+import type { AccountUser } from '../account/account-service.js';
+import type { Core, RequestContext, WebServices } from '../core.js';
+import { actorOf, baseUrlOf } from '../http/auth.js';
+import { state } from '../http/middleware.js';
+import { FormError, readForm } from './forms.js';
+import { comesFromOurPages, pageHeaders, safeNext } from './security.js';
+import { createSessions, CSRF_FIELD, type Sessions } from './session.js';
+import { messagePage, type Viewer } from './views/layout.js';
+
+/** Forms without files: sign-in, sign-up, token, expire. */
+export const SMALL_FORM_BYTES = 64 * 1024;
+
+export interface Visit {
+  user: AccountUser | null;
+  viewer: Viewer;
+}
+
+/** A failure a page answers with an HTML message page. */
+export class PageError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+export type PageHandler = (req: Request, res: Response, v: Visit) => Promise<void>;
+
+export interface PageKit {
+  core: Core;
+  settings: Core['settings'];
+  sessions: Sessions;
+  clock?: () => Date;
+  web(): WebServices;
+  ctxOf(req: Request, userId: string | null): RequestContext;
+  visit(req: Request, res: Response): Promise<Visit>;
+  /** Reads a posted form and checks that it comes from our own page (CSRF token + origin); 403 otherwise. */
+  postedForm(req: Request, v: Visit, limit?: number): Promise<FormData>;
+  redirectToSignIn(req: Request, res: Response): void;
+  send(res: Response, status: number, body: string): void;
+  pageRoute(route: string, handler: PageHandler, csp?: string): (req: Request, res: Response) => Promise<void>;
+}
+
+export function createPageKit(core: Core, clock?: () => Date): PageKit {
+  const { settings } = core;
+  const sessions = createSessions(settings);
+  const send = (res: Response, status: number, body: string) => void res.status(status).type('html').send(body);
+
+  const kit: PageKit = {
+    core,
+    settings,
+    sessions,
+    clock,
+    web() {
+      if (!core.web) throw new PageError(503, 'Unavailable', 'Accounts are not available on this server.');
+      return core.web;
+    },
+    ctxOf: (req, userId) => ({
+      actor: actorOf(req, userId),
+      baseUrl: baseUrlOf(req, settings.publicBaseUrl),
+      ...(clock ? { now: clock() } : {}),
+    }),
+    async visit(req, res) {
+      const claims = sessions.read(req);
+      const user = claims && core.web ? await core.web.accounts.sessionUser(claims.userId, claims.sessionVersion) : null;
+      const cookie = sessions.csrfCookie(req, res);
+      return {
+        user,
+        viewer: {
+          user: user ? { email: user.email } : null,
+          csrf: sessions.csrfToken(cookie, user?.userId ?? null),
+          signupsEnabled: settings.enableSignups,
+        },
+      };
+    },
+    async postedForm(req, v, limit = SMALL_FORM_BYTES) {
+      const form = await readForm(req, limit);
+      if (!comesFromOurPages(req, settings.publicBaseUrl) || !sessions.csrfValid(req, form.get(CSRF_FIELD), v.user?.userId ?? null)) {
+        throw new PageError(403, 'Form rejected', 'This form has expired or did not come from this site. Go back, reload the page and try again.');
+      }
+      return form;
+    },
+    redirectToSignIn(req, res) {
+      res.redirect(302, `/users/sign_in?next=${encodeURIComponent(safeNext(req.originalUrl))}`);
+    },
+    send,
+    pageRoute: (route, handler, csp) => async (req, res) => {
+      state(res).route = route;
+      pageHeaders(res, csp);
+      let v: Visit = { user: null, viewer: { user: null, csrf: '', signupsEnabled: settings.enableSignups } };
+      try {
+        v = await kit.visit(req, res);
+        await handler(req, res, v);
+      } catch (error) {
+        if (res.headersSent) {
+          if (!res.writableEnded) res.destroy();
+          return;
+        }
+        const pe = pageErrorOf(error, res);
+        if (pe.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(pe.retryAfterSeconds));
+        send(res, pe.status, messagePage(v.viewer, pe.title, pe.message));
+      }
+    },
+  };
+  return kit;
+}
+
+function pageErrorOf(error: unknown, res: Response): PageError {
+  if (error instanceof PageError) return error;
+  if (error instanceof FormError) return new PageError(error.status, 'Form rejected', error.message);
+  if (error instanceof ApiError) {
+    const title = error.code === 'service_unavailable' ? 'Unavailable' : 'Something went wrong';
+    return new PageError(error.status, title, error.message, error.details.retryAfterSeconds);
+  }
+  const e = error as { name?: string; code?: string };
+  state(res).failure = { name: e?.name ?? typeof error, ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
+  return new PageError(500, 'Something went wrong', 'The server could not answer. Try again in a moment.');
+}

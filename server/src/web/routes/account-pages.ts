@@ -1,0 +1,113 @@
+/** Sign-up, sign-in, sign-out and the API token page. */
+import type { Router } from 'express';
+import { ApiError } from '@secret-push/sdk/rules';
+import { PASSWORD_MIN } from '../../account/account-service.js';
+import { actorOf } from '../../http/auth.js';
+import { state } from '../../http/middleware.js';
+import { field } from '../forms.js';
+import { PageError, type PageKit } from '../page-kit.js';
+import { safeNext } from '../security.js';
+import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
+
+export function accountPages(router: Router, kit: PageKit): void {
+  const { core, settings, sessions } = kit;
+  const opts = { clock: kit.clock };
+  router.get('/api_tokens', (_req, res) => {
+    state(res).route = '/api_tokens';
+    res.redirect(301, '/users/token');
+  });
+
+  router.get(
+    '/users/sign_in',
+    kit.pageRoute('/users/sign_in', async (req, res, v) => {
+      const next = safeNext(req.query.next, '/');
+      if (v.user) return res.redirect(303, next);
+      kit.send(res, 200, signInPage(v.viewer, { next }));
+    }),
+  );
+
+  router.post(
+    '/users/sign_in',
+    kit.pageRoute('/users/sign_in', async (req, res, v) => {
+      const form = await kit.postedForm(req, v);
+      const email = field(form, 'email');
+      const next = safeNext(field(form, 'next'), '/');
+      try {
+        const user = await kit.web().accounts.signIn(email, field(form, 'password'), actorOf(req, null).ip, opts.clock?.());
+        sessions.start(req, res, user);
+        res.redirect(303, next);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        const status = error.status;
+        if (error.details.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
+        const message =
+          error.code === 'too_many_attempts'
+            ? `Too many failed sign-ins. Wait ${Math.ceil((error.details.retryAfterSeconds ?? 60) / 60)} minute(s) and try again.`
+            : error.code === 'authentication_required'
+              ? 'That email and password do not match an account.'
+              : error.message;
+        if (error.code === 'service_unavailable') throw error;
+        kit.send(res, status, signInPage(v.viewer, { email, next, error: message }));
+      }
+    }),
+  );
+
+  router.get(
+    '/users/sign_up',
+    kit.pageRoute('/users/sign_up', async (req, res, v) => {
+      if (!settings.enableSignups) throw new PageError(403, 'Sign-up is closed', 'This instance does not take new sign-ups. Ask its administrator for an account.');
+      if (v.user) return res.redirect(303, '/');
+      kit.send(res, 200, signUpPage(v.viewer, { next: safeNext(req.query.next, '/') }, PASSWORD_MIN));
+    }),
+  );
+
+  router.post(
+    '/users/sign_up',
+    kit.pageRoute('/users/sign_up', async (req, res, v) => {
+      if (!settings.enableSignups) throw new PageError(403, 'Sign-up is closed', 'This instance does not take new sign-ups. Ask its administrator for an account.');
+      const form = await kit.postedForm(req, v);
+      const email = field(form, 'email');
+      const next = safeNext(field(form, 'next'), '/');
+      try {
+        const user = await kit.web().accounts.signUp(email, field(form, 'password'));
+        sessions.start(req, res, user);
+        res.redirect(303, next);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
+        kit.send(res, 422, signUpPage(v.viewer, { email, next, error: error.message, fields: error.details.fields }, PASSWORD_MIN));
+      }
+    }),
+  );
+
+  router.post(
+    '/users/sign_out',
+    kit.pageRoute('/users/sign_out', async (req, res, v) => {
+      await kit.postedForm(req, v);
+      if (v.user) await kit.web().accounts.endSessions(v.user.userId);
+      sessions.end(req, res);
+      res.redirect(303, '/');
+    }),
+  );
+
+  router.get(
+    '/users/token',
+    kit.pageRoute('/users/token', async (req, res, v) => {
+      if (!v.user) return kit.redirectToSignIn(req, res);
+      const status = await kit.web().accounts.tokenStatus(v.user.userId);
+      kit.send(res, 200, tokenPage(v.viewer, status));
+    }),
+  );
+
+  router.post(
+    '/users/token',
+    kit.pageRoute('/users/token', async (req, res, v) => {
+      if (!v.user) return kit.redirectToSignIn(req, res);
+      await kit.postedForm(req, v);
+      // One statement replaces the digest: the old token stops working the moment the new one exists.
+      const fresh = await core.users.rotateToken(v.user.email);
+      const status = await kit.web().accounts.tokenStatus(v.user.userId);
+      kit.send(res, 200, tokenPage(v.viewer, { ...status, fresh }));
+    }),
+  );
+
+}

@@ -1,0 +1,85 @@
+/** The create page: a push from the form, through the same domain call (and rules) as the API. */
+import type { Router } from 'express';
+import { ApiError } from '@secret-push/sdk/rules';
+import type { PushInput } from '../../core.js';
+import { maxBodyBytes } from '../../config/settings.js';
+import { field } from '../forms.js';
+import type { PageKit } from '../page-kit.js';
+import { createdPage, createPage, type CreateFormState } from '../views/pushes.js';
+
+/**
+ * The create form of a visitor who may not send files: the largest text push (1,048,576 characters of up to 4 bytes
+ * in UTF-8) plus name, passphrase and multipart framing. Only visitors allowed to upload get the file-sized limit, so
+ * an anonymous request cannot make the server buffer the full file allowance before it is refused.
+ */
+const TEXT_FORM_BYTES = 6 * 1024 * 1024;
+
+export function createPages(router: Router, kit: PageKit): void {
+  const { core, settings } = kit;
+  router.get(
+    '/',
+    kit.pageRoute('/', async (req, res, v) => {
+      if (!v.user && !settings.allowAnonymous) return kit.redirectToSignIn(req, res);
+      kit.send(res, 200, createPage(v.viewer, settings));
+    }),
+  );
+
+  router.post(
+    '/',
+    kit.pageRoute('/', async (req, res, v) => {
+      if (!v.user && !settings.allowAnonymous) return kit.redirectToSignIn(req, res);
+      const mayUpload = settings.enableFilePushes && (v.user !== null || !settings.filesRequireAuth);
+      const form = await kit.postedForm(req, v, mayUpload ? maxBodyBytes(settings) : TEXT_FORM_BYTES);
+      const kind = field(form, 'kind') || 'text';
+      const intOrNaN = (name: string) => {
+        const raw = field(form, name).trim();
+        return /^-?\d{1,9}$/.test(raw) ? Number(raw) : raw === '' ? undefined : Number.NaN;
+      };
+      const payload = field(form, 'payload');
+      const passphrase = field(form, 'passphrase');
+      const name = field(form, 'name');
+      const optionsPresent = form.has('options_present');
+      const input: PushInput = { kind: kind as PushInput['kind'] };
+      if (payload !== '' || kind !== 'file') input.payload = payload;
+      const days = intOrNaN('expire_after_days');
+      const views = intOrNaN('expire_after_views');
+      if (days !== undefined) input.expire_after_days = days;
+      if (views !== undefined) input.expire_after_views = views;
+      if (passphrase !== '') input.passphrase = passphrase;
+      if (v.user && name !== '') input.name = name;
+      if (optionsPresent) {
+        input.retrieval_step = form.has('retrieval_step');
+        input.deletable_by_viewer = form.has('deletable_by_viewer');
+      }
+      const uploads = form.getAll('files').filter((f): f is File => typeof f !== 'string' && (f.size > 0 || f.name !== ''));
+      if (kind === 'file' || uploads.length > 0) {
+        input.files = await Promise.all(
+          uploads.map(async (f) => ({
+            filename: f.name,
+            content_type: f.type || 'application/octet-stream',
+            content: Buffer.from(await f.arrayBuffer()).toString('base64'),
+          })),
+        );
+      }
+      try {
+        const push = await core.pushes.create(input, kit.ctxOf(req, v.user?.userId ?? null));
+        kit.send(res, 201, createdPage(v.viewer, push));
+      } catch (error) {
+        if (!(error instanceof ApiError) || (error.code !== 'validation_failed' && error.code !== 'authentication_required')) throw error;
+        const state: CreateFormState = {
+          kind,
+          payload,
+          name,
+          expireAfterDays: Number.isFinite(days) ? days : undefined,
+          expireAfterViews: Number.isFinite(views) ? views : undefined,
+          retrievalStep: input.retrieval_step,
+          deletableByViewer: input.deletable_by_viewer,
+          error: error.code === 'authentication_required' ? 'Sign in to send files.' : 'The secret was not stored: check the fields marked below.',
+          fields: error.details.fields,
+        };
+        kit.send(res, error.status, createPage(v.viewer, settings, state));
+      }
+    }),
+  );
+
+}

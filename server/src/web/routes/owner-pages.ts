@@ -1,0 +1,49 @@
+/** The owner's pages: active and expired lists, a push's audit log, and the Expire button. */
+import type { Request, Router } from 'express';
+import { PageError, type PageKit } from '../page-kit.js';
+import { auditPage, listPage } from '../views/pushes.js';
+
+export function ownerPages(router: Router, kit: PageKit): void {
+  const { core } = kit;
+  const pageNumber = (req: Request): number => {
+    const raw = req.query.page;
+    if (raw === undefined) return 1;
+    if (typeof raw !== 'string' || !/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 200) {
+      throw new PageError(400, 'No such page', 'The page number must be from 1 to 200.');
+    }
+    return Number(raw);
+  };
+
+  for (const which of ['active', 'expired'] as const) {
+    router.get(
+      `/pushes/${which}`,
+      kit.pageRoute(`/pushes/${which}`, async (req, res, v) => {
+        if (!v.user) return kit.redirectToSignIn(req, res);
+        const result = await core.pushes.list(which, pageNumber(req), kit.ctxOf(req, v.user.userId));
+        kit.send(res, 200, listPage(v.viewer, which, result));
+      }),
+    );
+  }
+
+  router.get(
+    '/pushes/:url_token/audit',
+    kit.pageRoute('/pushes/:url_token/audit', async (req, res, v) => {
+      if (!v.user) return kit.redirectToSignIn(req, res);
+      const urlToken = String(req.params.url_token ?? '');
+      const result = await core.pushes.audit(urlToken, pageNumber(req), kit.ctxOf(req, v.user.userId));
+      kit.send(res, 200, auditPage(v.viewer, urlToken, result));
+    }),
+  );
+
+  router.post(
+    '/pushes/:url_token/expire',
+    kit.pageRoute('/pushes/:url_token/expire', async (req, res, v) => {
+      if (!v.user) return kit.redirectToSignIn(req, res);
+      await kit.postedForm(req, v);
+      const urlToken = String(req.params.url_token ?? '');
+      const push = await core.pushes.expire(urlToken, kit.ctxOf(req, v.user.userId));
+      res.redirect(303, push.expired ? '/pushes/expired' : '/pushes/active');
+    }),
+  );
+
+}
