@@ -12,7 +12,7 @@ import type { Core } from '../core.js';
 import { createWebRouter } from '../web/router.js';
 import { createApiEdge } from './api.js';
 import { describeFailure, sendError, toApiError } from './errors.js';
-import { accessLog, baseHeaders, isJsonRequest, rateLimit, state, stripJsonSuffix } from './middleware.js';
+import { accessLog, baseHeaders, isJsonRequest, rateLimit, securityHeaders, state, stripJsonSuffix } from './middleware.js';
 import { probes } from './probes.js';
 
 export interface AppOptions {
@@ -49,19 +49,25 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   app.set('etag', false);
   app.set('x-powered-by', false);
 
-  app.use(baseHeaders(), helmet(), accessLog(logger));
+  app.use(baseHeaders(), securityHeaders(helmet()), accessLog(logger));
   app.use(probes(core));
   app.use(rateLimit(settings.rateLimitPerMinute));
   // The web pages: HTML, assets, /help/api and the bundled contract at /api/v2/openapi.json. Mounted before the
-  // `.json` suffix rewrite (which would turn openapi.json into `openapi`) and before the API's no_route fallback;
-  // paths it does not serve fall through to the API unchanged.
-  app.use(createWebRouter(core, { clock: opts.clock }));
+  // `.json` suffix rewrite (which would turn openapi.json into `openapi`) and before the API's no_route fallback.
+  // API requests skip the pages' routes altogether (they would only fall through them).
+  const web = createWebRouter(core, { clock: opts.clock });
+  app.use((req, res, next) => (isApiRequest(req.path) ? next() : web(req, res, next)));
   app.use(stripJsonSuffix());
   // Any JSON value is accepted here so that a non-object body answers missing_push, not invalid_json.
   app.use(express.json({ limit: maxBodyBytes(settings), strict: false, type: isJsonRequest }));
   app.use(api.handle);
   app.use(errorResponder());
   return app;
+}
+
+/** Paths the API answers (all of /api/ but the contract document the pages serve). */
+function isApiRequest(path: string): boolean {
+  return path.startsWith('/api/') && path !== '/api/v2/openapi.json';
 }
 
 /** The one error responder: every failure becomes the spec's ErrorResponse; unexpected ones are logged (no message). */

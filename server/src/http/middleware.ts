@@ -108,3 +108,22 @@ export function isJsonRequest(req: { headers: Record<string, string | string[] |
     .toLowerCase();
   return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
+
+/**
+ * helmet's headers, worked out once: helmet decides them (they depend on its options, never on the request), and one
+ * middleware sets the list, instead of helmet's thirteen middlewares doing it on every request.
+ */
+export function securityHeaders(middleware: (req: never, res: never, next: (err?: unknown) => void) => void): RequestHandler {
+  const headers: [string, string][] = [];
+  const recorder = {
+    setHeader: (name: string, value: string | number | readonly string[]) => void headers.push([name, String(value)]),
+    removeHeader: () => undefined,
+  };
+  let failure: unknown;
+  middleware({ headers: {}, method: 'GET', url: '/' } as never, recorder as never, (err) => void (failure = err));
+  if (failure) throw failure as Error;
+  return (_req, res, next) => {
+    for (const [name, value] of headers) res.setHeader(name, value);
+    next();
+  };
+}
