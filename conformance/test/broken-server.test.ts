@@ -24,6 +24,7 @@ const EXPECTED: Record<Fault, string[]> = {
 /** What the fixture does not implement (no file pushes) or cannot offer (anonymous access is on). */
 const SKIPPED = [
   'CRE-006',
+  'CRE-022',
   'AUTH-006',
   'AUTH-008',
   'FILE-001',

@@ -345,6 +345,33 @@ export const create = define('CRE', [
       ctx.note = `${size} bytes sent`;
     },
   },
+  {
+    id: 'CRE-022',
+    title: 'Files on a text, url or qr push answer 422 (only file pushes take files)',
+    source: 'spec: PushInput (only file pushes take files); decisions: Create, bullet 1 (422 per field)',
+    needs: ['file'],
+    async run(ctx) {
+      const files = [{ filename: 'a.txt', content_type: 'text/plain', content: Buffer.from('a').toString('base64') }];
+      const kinds: [string, string][] = [['text', 'a secret']];
+      if (ctx.features.pushes.url_pushes.enabled) kinds.push(['url', 'https://example.org/']);
+      if (ctx.features.pushes.qr_code_pushes.enabled) kinds.push(['qr', 'qr text']);
+      for (const [kind, payload] of kinds) await expect422(ctx, { kind, payload, files });
+    },
+  },
+  {
+    id: 'CRE-023',
+    title: 'Query parameters an operation does not define are ignored (create and retrieve answer as without them)',
+    source: 'spec: info.description (Conventions: unknown query parameters are ignored)',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const secret = SECRET();
+      const created = await ctx.call('createPush', { body: { push: { payload: secret } }, as: ctx.creator, rawQuery: 'locale=fr&_=1700000000' });
+      expectStatus(created, 201);
+      const res = await ctx.retrieve(created.body.url_token, { rawQuery: 'locale=fr&page=x&_=1700000000' });
+      expectStatus(res, 200);
+      expectEqual(res.body.payload, secret, 'payload');
+    },
+  },
 ]);
 
 export const retrieve = define('RET', [
