@@ -113,6 +113,18 @@ describe('the suite against the broken fixture', () => {
     expect(missing.results[0]).toMatchObject({ status: 'not-run', reason: expect.stringMatching(/--max-body-bytes/) });
   });
 
+  it('expects push links on --public-base-url when it is given, else on the origin it called', async () => {
+    server = await startBrokenServer([]);
+    const base = { baseUrl: server.baseUrl, profile: 'full' as const, only: ['CRE-001', 'REC-001'] };
+    const own = await runSuite(base);
+    expect(own.results.map((r) => [r.id, r.status])).toEqual([['CRE-001', 'pass'], ['REC-001', 'pass']]);
+    const elsewhere = await runSuite({ ...base, publicBaseUrl: 'https://pwpush.example.org/' });
+    expect(elsewhere.results.find((r) => r.id === 'REC-001')).toMatchObject({
+      status: 'fail',
+      reason: expect.stringMatching(/expected https:\/\/pwpush\.example\.org\/api\/v2\/pushes\//),
+    });
+  });
+
   it('formats the run as a table, JSON and JUnit with per-class counts', async () => {
     const run = await runAgainst(['preview-counts-view']);
     const table = formatTable(run);

@@ -6,13 +6,15 @@ import { AssertionFailure, expect, expectCode, expectStatus, unique, type Ctx, t
 const SECRET = () => `s3cret ${unique('payload')}`;
 
 function describe(o: Observed): string {
-  return `${o.method} ${o.url} → ${o.status}`;
+  return `${o.url.split('?')[0]} → ${o.status}`;
 }
 
 /** Fails with a count and the first example when `bad` is not empty; notes how many were checked otherwise. */
 function expectNone(ctx: Ctx, bad: string[], checked: number, what: string): void {
   expect(ctx.partial || checked > 0, `the run observed no ${what} to check`);
-  if (bad.length > 0) throw new AssertionFailure(`${bad.length} of ${checked} ${what} fail: ${bad[0]}${bad.length > 1 ? ' …' : ''}`);
+  if (bad.length > 0) {
+    throw new AssertionFailure(`${bad[0]}${bad.length > 1 ? ` (+${bad.length - 1} more problems)` : ''} (${checked} ${what} checked)`);
+  }
   ctx.note = `${checked} ${what} checked`;
 }
 

@@ -30,12 +30,14 @@ function pushRecords(observed: Observed[]): { o: Observed; r: PushRecord; varian
   return out;
 }
 
-const where = (o: Observed, r: PushRecord) => `${o.method} ${o.url.split('?')[0]} → ${o.status} (${r.url_token})`;
+const where = (o: Observed, r: PushRecord) => `${o.url.split('?')[0]} → ${o.status} (${r.url_token})`;
 
 /** Fails on the first of `bad` with a count; notes what was checked otherwise. */
 function expectNone(ctx: Ctx, bad: string[], checked: number, what: string): void {
   expect(ctx.partial || checked > 0, `the run observed no ${what} to check`);
-  if (bad.length > 0) throw new AssertionFailure(`${bad.length} of ${checked} ${what} fail: ${bad[0]}${bad.length > 1 ? ' …' : ''}`);
+  if (bad.length > 0) {
+    throw new AssertionFailure(`${bad[0]}${bad.length > 1 ? ` (+${bad.length - 1} more problems)` : ''} (${checked} ${what} checked)`);
+  }
   ctx.note = `${checked} ${what} checked`;
 }
 
@@ -90,7 +92,7 @@ export const records = define('REC', [
         if (!token) continue;
         previews++;
         const html = `${linkBase(ctx, o)}/p/${decodeURIComponent(token)}`;
-        if (url !== html && url !== `${html}/r`) bad.push(`${o.method} ${o.url}: preview url ${String(url)}, expected ${html}[/r]`);
+        if (url !== html && url !== `${html}/r`) bad.push(`${o.url.split('?')[0]}: preview url ${String(url)}, expected ${html}[/r]`);
       }
       expectNone(ctx, bad, all.length + previews, 'push records and previews');
     },
@@ -162,9 +164,9 @@ export const records = define('REC', [
       const bad: string[] = [];
       for (const o of ctx.observed) {
         // A 422's errors map names the passphrase field; that is a field name, not the passphrase.
-        if (hasKey(o.body, 'passphrase', o.status >= 400 ? 'errors' : undefined)) bad.push(`${o.method} ${o.url.split('?')[0]} → ${o.status} has a passphrase key`);
+        if (hasKey(o.body, 'passphrase', o.status >= 400 ? 'errors' : undefined)) bad.push(`${o.url.split('?')[0]} → ${o.status} has a passphrase key`);
         const leaked = phrases.find((p) => o.text.includes(p));
-        if (leaked) bad.push(`${o.method} ${o.url.split('?')[0]} → ${o.status} contains a passphrase the run sent (${leaked.length} characters)`);
+        if (leaked) bad.push(`${o.url.split('?')[0]} → ${o.status} contains a passphrase the run sent (${leaked.length} characters)`);
       }
       expectNone(ctx, bad, ctx.observed.length, 'answers');
     },
@@ -184,7 +186,7 @@ export const records = define('REC', [
       const quiet = new Set(['createPush', 'expirePush', 'listActivePushes', 'listExpiredPushes', 'previewPush', 'getPushAudit']);
       const answers = ctx.observed.filter((o) => o.status >= 400 || quiet.has(o.target));
       for (const o of answers) {
-        if (payloads.some((p) => o.text.includes(p))) bad.push(`${o.method} ${o.url.split('?')[0]} → ${o.status} contains a payload the run sent`);
+        if (payloads.some((p) => o.text.includes(p))) bad.push(`${o.url.split('?')[0]} → ${o.status} contains a payload the run sent`);
       }
       expectNone(ctx, bad, all.length + answers.length, 'records and answers');
     },
