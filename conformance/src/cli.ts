@@ -2,8 +2,10 @@
 /**
  * npx @secret-push/conformance --base-url URL [--token T --token-b T2] [--email E --email-b E2]
  *   [--profile full|stateless] [--format table|json|junit] [--only AREA[,AREA|ID…]] [--spec PATH] [--out FILE]
- *   [--max-body-bytes N]
- * Exit code 0 only when no requirement failed; 2 on bad arguments.
+ *   [--max-body-bytes N] [--public-base-url URL]
+ *   [--grade [--faults NAME,…] | --grade-full | --list-faults]
+ * Exit code 0 only when no requirement failed (with --grade: the baseline passed and every surviving fault is a
+ * documented invisible one); 2 on bad arguments.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -11,6 +13,8 @@ import { pathToFileURL } from 'node:url';
 import { runSuite } from './runner.js';
 import { exitCode, formatJson, formatJunit, formatTable } from './report.js';
 import { REQUIREMENTS } from './runner.js';
+import { FAULTS } from './grade/faults/index.js';
+import { formatGrade, formatGradeJson, grade, gradeExitCode, selectFaults, type FaultResult } from './grade/grader.js';
 
 const USAGE = `Usage: secret-push-conformance --base-url URL [options]
 
@@ -27,8 +31,15 @@ const USAGE = `Usage: secret-push-conformance --base-url URL [options]
   --default-days N      The instance's expire_after_days default, when not 7
   --default-views N     The instance's expire_after_views default, when not 5
   --max-body-bytes N    The instance's request body limit in bytes (the 413 check sends N + 1 bytes)
+  --public-base-url URL The instance's configured public base URL, when it is not --base-url (push links use it)
   --out FILE            Also write the formatted result to FILE
-  --list                Print the requirements (ID, class, source) and exit`;
+  --list                Print the requirements (ID, class, source) and exit
+
+Grading the suite (run it against a correct instance through a proxy that injects one fault at a time):
+  --grade               Print the kill rate (faults caught / faults injected) and the surviving faults
+  --faults LIST         Comma-separated fault names to inject (default: all)
+  --grade-full          Run every requirement under each fault (which ones catch it), not only up to the first failure
+  --list-faults         Print the faults (name, class, the bug it models, expected killers) and exit`;
 
 export async function main(argv: string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
@@ -49,8 +60,13 @@ export async function main(argv: string[]): Promise<number> {
         'default-days': { type: 'string' },
         'default-views': { type: 'string' },
         'max-body-bytes': { type: 'string' },
+        'public-base-url': { type: 'string' },
         out: { type: 'string' },
         list: { type: 'boolean' },
+        grade: { type: 'boolean' },
+        faults: { type: 'string' },
+        'grade-full': { type: 'boolean' },
+        'list-faults': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -64,6 +80,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (values.list) {
     for (const r of REQUIREMENTS) console.log(`${r.id.padEnd(9)} ${r.stateless ? 'S' : ' '} ${r.title}  [${r.source}]`);
+    return 0;
+  }
+  if (values['list-faults']) {
+    for (const f of FAULTS) {
+      console.log(`${f.name.padEnd(32)} ${f.class.padEnd(7)} ${f.models}  [${f.killers.join(', ') || `invisible: ${f.invisible}`}]`);
+    }
     return 0;
   }
   const baseUrl = values['base-url'] as string | undefined;
@@ -85,7 +107,12 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const num = (key: string) => (values[key] === undefined ? undefined : Number(values[key]));
-  const run = await runSuite({
+  const publicBaseUrl = values['public-base-url'] as string | undefined;
+  if (publicBaseUrl !== undefined && !/^https?:\/\//.test(publicBaseUrl)) {
+    console.error(`--public-base-url: an http(s) URL, got ${JSON.stringify(publicBaseUrl)}\n\n${USAGE}`);
+    return 2;
+  }
+  const config = {
     baseUrl,
     baseUrl2: values['base-url-2'] as string | undefined,
     token: values.token as string | undefined,
@@ -98,6 +125,25 @@ export async function main(argv: string[]): Promise<number> {
     defaultDays: num('default-days'),
     defaultViews: num('default-views'),
     maxBodyBytes: num('max-body-bytes'),
+    publicBaseUrl,
+  };
+  if (values.grade || values['grade-full']) {
+    const faults = (values.faults as string | undefined)?.split(',').map((f) => f.trim()).filter(Boolean);
+    try {
+      selectFaults(faults);
+    } catch (error) {
+      console.error(`--faults: ${(error as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    const progress = process.stderr.isTTY ? (f: FaultResult) => process.stderr.write(`${f.name} ${f.killed ? 'killed' : 'survived'}\x1b[K\r`) : undefined;
+    const output = await grade({ ...config, faults, full: Boolean(values['grade-full']), onFault: progress });
+    const text = format === 'json' ? formatGradeJson(output) : formatGrade(output, process.stdout.columns || 120);
+    console.log(text);
+    if (values.out) writeFileSync(values.out as string, text + '\n');
+    return gradeExitCode(output);
+  }
+  const run = await runSuite({
+    ...config,
     onResult: format === 'table' && process.stderr.isTTY ? (r) => process.stderr.write(`${r.id} ${r.status}\r`) : undefined,
   });
   const text = format === 'json' ? formatJson(run) : format === 'junit' ? formatJunit(run) : formatTable(run, process.stdout.columns || 120);

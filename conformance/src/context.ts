@@ -25,6 +25,11 @@ export interface Options {
   timeoutMs?: number;
   /** The instance's request body limit in bytes (`--max-body-bytes`), for the 413 requirement. */
   maxBodyBytes?: number;
+  /**
+   * The instance's configured public base URL (`--public-base-url`), when it is not the URL the suite calls: push
+   * links (json_url, html_url, preview url) start with it. Without it they must start with the called origin.
+   */
+  publicBaseUrl?: string;
 }
 
 export interface Features {
@@ -71,16 +76,27 @@ export interface Observed {
   target: string;
   method: string;
   url: string;
+  /** The origin the request went to (`--base-url`'s, `--base-url-2`'s, or a download link's). */
+  origin: string;
   status: number;
   cacheControl: string | null;
+  /** Every response header, for the requirements that check media types and required headers. */
+  headers: Headers;
   body: unknown;
   text: string;
+  /** What was sent: the request headers and the JSON body (when one was sent as JSON). */
+  request: { headers: Record<string, string>; body?: unknown };
 }
 
 export class Ctx {
   readonly violations: { call: string; violation: Violation }[] = [];
   /** Requirements can add a reason to a passing result (e.g. what was measured). */
   note = '';
+  /**
+   * True while an aggregate requirement checks a run that is still going (`stopOnFailure`): having observed
+   * nothing to check yet is then no failure.
+   */
+  partial = false;
 
   constructor(
     readonly options: Options,
@@ -134,11 +150,13 @@ export class Ctx {
     if (opts.rawQuery) url.search = url.search ? `${url.search}&${opts.rawQuery}` : `?${opts.rawQuery}`;
     const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders(opts.as) };
     let body: string | undefined;
+    let sent: unknown;
     if (opts.rawBody !== undefined) {
       body = opts.rawBody;
       headers['content-type'] = opts.contentType ?? 'application/json';
     } else if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);
+      sent = opts.body;
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
     Object.assign(headers, opts.headers ?? {});
@@ -155,12 +173,7 @@ export class Ctx {
       throw new AssertionFailure(`${label}: no answer (${(error as Error).message})`);
     }
     const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
+    const parsed = parseJson(text);
     for (const violation of this.contract.validate(target, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }
@@ -168,10 +181,13 @@ export class Ctx {
       target,
       method,
       url: label,
+      origin: url.origin,
       status: response.status,
       cacheControl: response.headers.get('cache-control'),
+      headers: response.headers,
       body: parsed,
       text,
+      request: { headers, ...(sent === undefined ? {} : { body: sent }) },
     });
     return { status: response.status, headers: response.headers, text, body: parsed as T, operation: target };
   }
@@ -180,7 +196,7 @@ export class Ctx {
   async download(operationId: string, url: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
     let response: Response;
     try {
-      response = await fetch(url, { signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000) });
+      response = await fetch(url, { headers: { accept: '*/*' }, signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000) });
     } catch (error) {
       throw new AssertionFailure(`GET ${url}: no answer (${(error as Error).message})`);
     }
@@ -194,10 +210,13 @@ export class Ctx {
       target: operationId,
       method: 'GET',
       url: label,
+      origin: new URL(url).origin,
       status: response.status,
       cacheControl: response.headers.get('cache-control'),
-      body: text ? JSON.parse(text) : undefined,
+      headers: response.headers,
+      body: parseJson(text),
       text,
+      request: { headers: { accept: '*/*' } },
     });
     return { status: response.status, headers: response.headers, bytes };
   }
@@ -214,6 +233,14 @@ export class Ctx {
   /** Retrieves a push as the viewer (a counting view) unless told otherwise. */
   async retrieve(urlToken: string, opts: CallOptions = {}): Promise<Res> {
     return this.call('getPush', { params: { url_token: urlToken }, as: this.viewer, ...opts });
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

@@ -15,6 +15,7 @@ export const AREAS = [
   'FILE',
   'ONCE',
   'HDR',
+  'REC',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -33,6 +34,7 @@ export const AREA_TITLES: Record<Area, string> = {
   FILE: 'files',
   ONCE: 'exactly-once',
   HDR: 'response headers',
+  REC: 'push records',
 };
 
 /**
@@ -62,7 +64,10 @@ export interface Requirement {
   area: Area;
   /** One short statement of the behaviour. */
   title: string;
-  /** Where it comes from: `seed §…` or `decisions: <section>, bullet N`. */
+  /**
+   * Where it comes from: `seed §…`, `decisions: <section>, bullet N`, `spec: <where in the OpenAPI document>` (what
+   * the contract states beyond the seed and the decisions) or `RFC NNNN §…` (what HTTP itself requires).
+   */
   source: string;
   needs?: Need[];
   /** Runs in `--profile stateless` (a mock that answers the spec's examples can meet it). */

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 export const FAULTS = {
   /** GET of an expired push answers 404 instead of 200 with the expired record. */
@@ -418,23 +418,27 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', base);
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     let out: Out;
     try {
       out = await route(req, url);
     } catch (error) {
       if (!(error instanceof HttpError)) {
-        out = { status: 500, body: { error: 'Internal error.', code: 'internal_error' } };
+        out = { status: 500, body: { error: 'Internal error.', code: 'internal_error', request_id: requestId } };
       } else {
+        const challenge = error.code === 'invalid_token' || error.code === 'authentication_required';
         out = {
           status: error.status,
-          body: { error: error.message, code: error.code, ...error.extra },
-          headers: error.headers,
+          body: { error: error.message, code: error.code, ...error.extra, request_id: requestId },
+          headers: { ...error.headers, ...(challenge ? { 'www-authenticate': 'Bearer' } : {}) },
         };
       }
     }
     res.writeHead(out.status, {
       'content-type': 'application/json',
       'cache-control': 'no-store',
+      'x-request-id': requestId,
       ...(out.headers ?? {}),
     });
     res.end(JSON.stringify(out.body));

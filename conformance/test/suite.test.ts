@@ -12,7 +12,7 @@ describe('requirement registry', () => {
     for (const r of REQUIREMENTS) {
       expect(r.id).toMatch(new RegExp(`^${r.area}-\\d{3}$`));
       expect(AREAS).toContain(r.area);
-      expect(r.source).toMatch(/^(seed §|decisions: )/);
+      expect(r.source).toMatch(/^(seed §|decisions: |spec: |RFC \d+ §)/);
       expect(r.title.length).toBeLessThanOrEqual(110);
     }
   });

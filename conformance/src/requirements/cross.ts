@@ -14,7 +14,7 @@ export const errors = define('ERR', [
     aggregate: true,
     async run(ctx) {
       const errorResponses = ctx.observed.filter((o) => o.status >= 400);
-      expect(errorResponses.length > 0, 'the run observed no error response to check');
+      expect(ctx.partial || errorResponses.length > 0, 'the run observed no error response to check');
       const bad = errorResponses.filter((o) => {
         const body = o.body as { error?: unknown; code?: unknown } | undefined;
         return !body || typeof body.error !== 'string' || typeof body.code !== 'string' || !/^[a-z][a-z0-9_]*$/.test(body.code);
@@ -102,6 +102,59 @@ export const errors = define('ERR', [
         for (const m of methods) expect(allow.includes(m), `${method} ${path}: Allow ${JSON.stringify(res.headers.get('allow'))} lacks ${m}`);
         expect(!allow.includes(method), `${method} ${path}: Allow ${JSON.stringify(res.headers.get('allow'))} names ${method}`);
       }
+    },
+  },
+  {
+    id: 'ERR-007',
+    title: 'A create body sent as text/plain or as a form answers 400 unsupported_media_type',
+    source: 'seed §4 (Content-Type: application/json); decisions: Paths and formats, bullet 2; spec: createPush 400',
+    needs: ['creator'],
+    async run(ctx) {
+      const cases: [string, string][] = [
+        ['text/plain', '{"push":{"payload":"x"}}'],
+        ['application/x-www-form-urlencoded', 'push%5Bpayload%5D=x'],
+      ];
+      for (const [contentType, rawBody] of cases) {
+        const res = await ctx.call('createPush', { rawBody, contentType, as: ctx.creator });
+        expectStatus(res, 400);
+        expectCode(res, 'unsupported_media_type');
+      }
+    },
+  },
+  {
+    id: 'ERR-008',
+    title: 'A create body that is not an object, or whose push is not an object, answers 400 missing_push',
+    source: 'decisions: Create, bullet 1 (body not an object, or no push object → 400); spec: createPush 400',
+    needs: ['creator'],
+    async run(ctx) {
+      for (const rawBody of ['[]', '42', 'null', '{"push":"x"}', '{"push":[]}', '{"push":null}']) {
+        const res = await ctx.call('createPush', { rawBody, as: ctx.creator });
+        expect(res.status === 400, `body ${rawBody}: expected 400, got ${res.status}`);
+        expectCode(res, 'missing_push');
+      }
+    },
+  },
+  {
+    id: 'ERR-009',
+    title: 'Every operation on an unknown url_token answers 404 not_found (retrieve, preview, audit, delete, download)',
+    source: 'seed §7 (404); spec: info.description (order of checks: the push before ownership and the passphrase)',
+    async run(ctx) {
+      const p = { params: { url_token: 'unknownconformance0000' } };
+      const calls: [string, Parameters<Ctx['call']>[1]][] = [
+        ['getPush', p],
+        ['previewPush', p],
+        ['expirePush', { ...p, as: ctx.hasToken ? 'a' : 'anon' }],
+      ];
+      if (ctx.hasToken) calls.push(['getPushAudit', { ...p, as: 'a' }]);
+      if (ctx.features.pushes.file_attachments.enabled) {
+        calls.push(['downloadPushFile', { params: { ...p.params, file_id: 'nofile' }, query: { token: 'conformance.not.signed' }, headers: { accept: '*/*' } }]);
+      }
+      for (const [operationId, opts] of calls) {
+        const res = await ctx.call(operationId, { as: ctx.hasToken ? 'a' : 'anon', ...opts });
+        expectStatus(res, 404);
+        expectCode(res, 'not_found');
+      }
+      ctx.note = `${calls.map(([id]) => id).join(', ')}`;
     },
   },
 ]);
@@ -252,6 +305,47 @@ export const files = define('FILE', [
       ctx.note = `exp ${exp - before} s after the request`;
     },
   },
+  {
+    id: 'FILE-008',
+    title: 'A download is application/octet-stream, an attachment with the file name, and X-Content-Type-Options: nosniff',
+    source: 'spec: downloadPushFile 200 (octet-stream, Content-Disposition, nosniff); decisions: Retrieve, bullet 7',
+    needs: ['file', 'viewer'],
+    async run(ctx) {
+      const push = await filePush(ctx);
+      const res = await ctx.retrieve(push.url_token);
+      expectStatus(res, 200);
+      const download = await ctx.download('downloadPushFile', res.body.files[0].url);
+      expectEqual(download.status, 200, 'download status');
+      const type = download.headers.get('content-type');
+      expect(/^application\/octet-stream\s*(;|$)/i.test(type ?? ''), `Content-Type ${JSON.stringify(type)}`);
+      const disposition = download.headers.get('content-disposition') ?? '';
+      expect(/^attachment\s*(;|$)/i.test(disposition), `Content-Disposition ${JSON.stringify(disposition)} is not an attachment`);
+      expect(disposition.includes('id_conformance'), `Content-Disposition ${JSON.stringify(disposition)} does not name the file`);
+      expectEqual(download.headers.get('x-content-type-options'), 'nosniff', 'X-Content-Type-Options');
+    },
+  },
+  {
+    id: 'FILE-009',
+    title: "A download with another file's link answers 403 invalid_link, one without a token 400 invalid_parameter",
+    source: 'decisions: Retrieve, bullet 7 (a signed link per file); spec: downloadPushFile 400 and 403',
+    needs: ['file', 'viewer'],
+    async run(ctx) {
+      const file = (name: string) => ({ filename: name, content_type: 'text/plain', content: Buffer.from(name).toString('base64') });
+      const push = await ctx.create({ payload: 'two files', files: [file('one.txt'), file('two.txt')] });
+      const res = await ctx.retrieve(push.url_token);
+      expectStatus(res, 200);
+      const [one, two] = res.body.files as { id: string; url: string }[];
+      expect(one && two && one.id !== two.id, 'the retrieval does not list two files with distinct ids');
+      const token = new URL(one.url).searchParams.get('token') ?? '';
+      const params = { url_token: push.url_token, file_id: two.id };
+      const crossed = await ctx.call('downloadPushFile', { params, query: { token }, headers: { accept: '*/*' } });
+      expectStatus(crossed, 403);
+      expectCode(crossed, 'invalid_link');
+      const none = await ctx.call('downloadPushFile', { params, headers: { accept: '*/*' } });
+      expectStatus(none, 400);
+      expectCode(none, 'invalid_parameter');
+    },
+  },
 ]);
 
 async function burst(ctx: Ctx, urlToken: string, n: number, bases: (string | undefined)[] = [undefined]) {
@@ -335,7 +429,7 @@ export const headers = define('HDR', [
     aggregate: true,
     async run(ctx) {
       const relevant = ctx.observed.filter((o) => o.target !== 'getVersion' && !o.target.startsWith('#'));
-      expect(relevant.length > 0, 'the run observed no push response to check');
+      expect(ctx.partial || relevant.length > 0, 'the run observed no push response to check');
       const bad = relevant.filter((o) => !/(^|,)\s*no-store\s*(,|$)/.test(o.cacheControl ?? ''));
       expect(
         bad.length === 0,

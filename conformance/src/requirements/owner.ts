@@ -157,6 +157,22 @@ export const remove = define('DEL', [
       expectEqual(res.body.deleted, true, 'deleted via .json');
     },
   },
+  {
+    id: 'DEL-009',
+    title: 'A deleted push leaves the active list and appears in the expired list with deleted true',
+    source: 'seed §3 (DELETE → expired); decisions: Preview, audit, lists, delete, bullets 3 and 5',
+    needs: ['token'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      expectStatus(await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' }), 200);
+      expect(!tokens(await list(ctx, 'active')).includes(push.url_token), 'the deleted push is still in the active list');
+      const expired = await list(ctx, 'expired');
+      const record = (expired.body as { url_token: string; expired: boolean; deleted: boolean }[]).find((p) => p.url_token === push.url_token);
+      expect(record, 'the deleted push is not in the expired list');
+      expectEqual(record.expired, true, 'expired in the expired list');
+      expectEqual(record.deleted, true, 'deleted in the expired list');
+    },
+  },
 ]);
 
 export const auth = define('AUTH', [
@@ -257,6 +273,55 @@ export const auth = define('AUTH', [
       const files = [{ filename: 'a.txt', content: Buffer.from('a').toString('base64') }];
       const res = await ctx.call('createPush', { body: { push: { files } }, as: 'anon' });
       expectStatus(res, 401);
+    },
+  },
+  {
+    id: 'AUTH-009',
+    title: 'An invalid token answers 401 invalid_token on every operation but version (legacy pair too)',
+    source: 'decisions: Authentication, bullets 1 and 2; seed §5.8',
+    needs: ['creator'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: true });
+      const p = { params: { url_token: push.url_token } };
+      const bearer = { headers: { authorization: 'Bearer spt_conformance_not_a_real_token' } };
+      const legacy = { headers: { 'x-user-email': ctx.options.email ?? 'nobody@conformance.invalid', 'x-user-token': 'spt_conformance_not_a_real_token' } };
+      for (const as of [bearer, legacy]) {
+        const calls: [string, Parameters<Ctx['call']>[1]][] = [
+          ['createPush', { body: { push: { payload: 'x' } } }],
+          ['getPush', p],
+          ['previewPush', p],
+          ['expirePush', p],
+          ['getPushAudit', p],
+          ['listActivePushes', {}],
+          ['listExpiredPushes', {}],
+        ];
+        for (const [operationId, opts] of calls) {
+          const res = await ctx.call(operationId, { ...opts, as });
+          expectStatus(res, 401);
+          expectCode(res, 'invalid_token');
+        }
+      }
+      const still = await ctx.call('previewPush', { ...p, as: ctx.creator });
+      expectStatus(still, 200);
+    },
+  },
+  {
+    id: 'AUTH-010',
+    title: 'A missing token on an owner operation answers 401 authentication_required (audit, lists, owner delete)',
+    source: 'seed §5.4; seed §5.8; decisions: Preview, audit, lists, delete, bullets 2 and 5',
+    needs: ['creator'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: false });
+      const p = { params: { url_token: push.url_token }, as: 'anon' as const };
+      for (const res of [
+        await ctx.call('getPushAudit', p),
+        await ctx.call('listActivePushes', { as: 'anon' }),
+        await ctx.call('listExpiredPushes', { as: 'anon' }),
+        await ctx.call('expirePush', p),
+      ]) {
+        expectStatus(res, 401);
+        expectCode(res, 'authentication_required');
+      }
     },
   },
 ]);
@@ -390,6 +455,25 @@ export const audit = define('AUD', [
       for (const page of ['201', ...NOT_INTEGER_PAGES]) {
         await expectInvalidPage(ctx, 'getPushAudit', page, { url_token: push.url_token });
       }
+    },
+  },
+  {
+    id: 'AUD-010',
+    title: "An audit entry records the caller's User-Agent and Referer, cut to 255 characters, and an address",
+    source: 'decisions: Preview, audit, lists, delete, bullet 2 (ip, user_agent, referrer); spec: AuditEntry',
+    needs: ['token', 'viewer'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET() }, 'a');
+      const agent = `secret-push-conformance ${unique('agent')} `.padEnd(300, 'u');
+      const referrer = `https://referrer.conformance.invalid/${unique('ref')}`;
+      expectStatus(await ctx.retrieve(push.url_token, { headers: { 'user-agent': agent, referer: referrer } }), 200);
+      const res = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'a' });
+      expectStatus(res, 200);
+      const view = (res.body.logs as { kind: string; ip: string; user_agent: string; referrer: string }[]).find((l) => l.kind === 'view');
+      expect(view, `no view entry (kinds: ${kinds(res).join(', ')})`);
+      expectEqual(view.user_agent, agent.slice(0, 255), 'user_agent of the view');
+      expectEqual(view.referrer, referrer, 'referrer of the view');
+      expect(typeof view.ip === 'string' && view.ip.length > 0, `ip of the view is ${JSON.stringify(view.ip)}`);
     },
   },
 ]);
@@ -539,6 +623,23 @@ export const lists = define('LIST', [
         target.searchParams.get('page') === '1' || target.searchParams.get('page') === null,
         `page 2 rel=prev is not page 1: ${prev}`,
       );
+    },
+  },
+  {
+    id: 'LIST-010',
+    title: 'The expired list is newest first: of two pushes made and expired in turn, the later one comes first',
+    source: 'decisions: Preview, audit, lists, delete, bullet 3 (newest first)',
+    needs: ['token'],
+    async run(ctx) {
+      const older = await ctx.create({ payload: SECRET() }, 'a');
+      const newer = await ctx.create({ payload: SECRET() }, 'a');
+      for (const push of [older, newer]) {
+        expectStatus(await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' }), 200);
+      }
+      const order = tokens(await list(ctx, 'expired'));
+      const [i, j] = [order.indexOf(newer.url_token), order.indexOf(older.url_token)];
+      expect(i >= 0 && j >= 0, 'the two expired pushes are not on page 1 of the expired list');
+      expect(i < j, `the expired list shows the older push at ${j + 1} before the newer at ${i + 1}`);
     },
   },
 ]);

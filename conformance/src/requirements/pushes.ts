@@ -345,6 +345,33 @@ export const create = define('CRE', [
       ctx.note = `${size} bytes sent`;
     },
   },
+  {
+    id: 'CRE-022',
+    title: 'Files on a text, url or qr push answer 422 (only file pushes take files)',
+    source: 'spec: PushInput (only file pushes take files); decisions: Create, bullet 1 (422 per field)',
+    needs: ['file'],
+    async run(ctx) {
+      const files = [{ filename: 'a.txt', content_type: 'text/plain', content: Buffer.from('a').toString('base64') }];
+      const kinds: [string, string][] = [['text', 'a secret']];
+      if (ctx.features.pushes.url_pushes.enabled) kinds.push(['url', 'https://example.org/']);
+      if (ctx.features.pushes.qr_code_pushes.enabled) kinds.push(['qr', 'qr text']);
+      for (const [kind, payload] of kinds) await expect422(ctx, { kind, payload, files });
+    },
+  },
+  {
+    id: 'CRE-023',
+    title: 'Query parameters an operation does not define are ignored (create and retrieve answer as without them)',
+    source: 'spec: info.description (Conventions: unknown query parameters are ignored)',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const secret = SECRET();
+      const created = await ctx.call('createPush', { body: { push: { payload: secret } }, as: ctx.creator, rawQuery: 'locale=fr&_=1700000000' });
+      expectStatus(created, 201);
+      const res = await ctx.retrieve(created.body.url_token, { rawQuery: 'locale=fr&page=x&_=1700000000' });
+      expectStatus(res, 200);
+      expectEqual(res.body.payload, secret, 'payload');
+    },
+  },
 ]);
 
 export const retrieve = define('RET', [
@@ -499,6 +526,30 @@ export const views = define('VIEW', [
       expectEqual(after.body.deleted, false, 'deleted after expiry by views');
     },
   },
+  {
+    id: 'VIEW-006',
+    title: 'The active list and delete report views_remaining as the last retrieval left it',
+    source: "decisions: Preview, audit, lists, delete, bullets 3 and 5 (from the push's real state); seed §2.1 (expire_after_views)",
+    needs: ['token', 'viewer'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), expire_after_views: 3 }, 'a');
+      const first = await ctx.retrieve(push.url_token);
+      expectStatus(first, 200);
+      expectEqual(first.body.views_remaining, 2, 'views_remaining after one view');
+      const active = await ctx.call('listActivePushes', { as: 'a' });
+      expectStatus(active, 200);
+      const listed = (active.body as { url_token: string; views_remaining: number }[]).find((p) => p.url_token === push.url_token);
+      expect(listed, 'the push is not on page 1 of the active list');
+      expectEqual(listed.views_remaining, 2, 'views_remaining in the active list after one view');
+      expectEqual((await ctx.retrieve(push.url_token)).body?.views_remaining, 1, 'views_remaining after two views');
+      const deleted = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' });
+      expectStatus(deleted, 200);
+      expectEqual(deleted.body.views_remaining, 1, 'views_remaining in the delete answer');
+      const after = await ctx.retrieve(push.url_token);
+      expectStatus(after, 200);
+      expectEqual(after.body.views_remaining, 1, 'views_remaining of the deleted push');
+    },
+  },
 ]);
 
 export const passphrase = define('PASS', [
@@ -622,6 +673,30 @@ export const passphrase = define('PASS', [
       expectStatus(byQuery, 400);
     },
   },
+  {
+    id: 'PASS-009',
+    title: 'An over-long retrieval passphrase answers 400 invalid_parameter, uses no view and is no failed attempt',
+    source: 'seed §7 (400 invalid parameters); spec: getPush (400 invalid_parameter; checks before the push and the passphrase)',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const secret = SECRET();
+      const push = await ctx.create({ payload: secret, passphrase: 'open sesame', expire_after_views: 2 });
+      const long = 'p'.repeat(1025);
+      for (let i = 0; i < 3; i++) {
+        const byHeader = await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': long } });
+        expectStatus(byHeader, 400);
+        expectCode(byHeader, 'invalid_parameter');
+        const byQuery = await ctx.retrieve(push.url_token, { query: { passphrase: long } });
+        expectStatus(byQuery, 400);
+        expectCode(byQuery, 'invalid_parameter');
+      }
+      // Six refused requests: were they attempts, the limit (5 a minute) would answer 429 now.
+      const res = await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': 'open sesame' } });
+      expectStatus(res, 200);
+      expectEqual(res.body.payload, secret, 'payload after the refused requests');
+      expectEqual(res.body.views_remaining, 1, 'views_remaining after the refused requests and one view');
+    },
+  },
 ]);
 
 export const preview = define('PREV', [
@@ -714,6 +789,19 @@ export const preview = define('PREV', [
       const res = await ctx.call('previewPush', { params: { url_token: push.url_token }, as: ctx.creator, jsonSuffix: true });
       expectStatus(res, 200);
       expectEqual(res.body.url, push.html_url, 'preview url via .json');
+    },
+  },
+  {
+    id: 'PREV-008',
+    title: "Preview's url follows retrieval_step: {base}/p/{url_token}/r when it is on",
+    source: 'decisions: Preview, audit, lists, delete, bullet 1; decisions: The push record, bullet 4',
+    needs: ['creator'],
+    async run(ctx) {
+      const push = await ctx.create({ payload: SECRET(), retrieval_step: true });
+      const res = await ctx.call('previewPush', { params: { url_token: push.url_token }, as: ctx.creator });
+      expectStatus(res, 200);
+      expect(String(res.body.url).endsWith(`/p/${push.url_token}/r`), `preview url ${res.body.url} with retrieval_step on`);
+      expectEqual(res.body.url, push.html_url, 'preview url');
     },
   },
 ]);

@@ -1,0 +1,310 @@
+/**
+ * A small HTTP proxy that sits between the suite and a correct implementation and injects one fault: it forwards
+ * every request upstream, lets the fault change the request before and the answer after, and keeps a journal of
+ * the pushes made through it (who made each, what was asked) so that faults can model stateful server bugs
+ * (an owner's view that counts, an option that is ignored, a payload served after expiry).
+ *
+ * Links the upstream builds from the Host it was sent (json_url, html_url, Link, download urls) are rewritten to
+ * the proxy's own origin, so the suite keeps talking to the proxy.
+ */
+import { createServer, request as httpRequest, Agent as HttpAgent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import type { Contract } from '../spec.js';
+
+export type Headers = Record<string, string>;
+
+/** What an upstream answered. */
+export interface Upstream {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+/** A push made through the proxy, as the client asked for it. */
+export interface Journaled {
+  /** The `push` object the client sent (before any fault changed it). */
+  input: Record<string, any>;
+  /** Who made it: `token:<token>` or `anon` (see `identityOf`). */
+  owner: string;
+  /** The create answer as the client received it. */
+  created: Record<string, any>;
+}
+
+/** What the proxy shares with a fault over one run. */
+export interface ProxyEnv {
+  /** Pushes made through the proxy, by url_token. */
+  journal: Map<string, Journaled>;
+  /**
+   * Credentials of a caller that is not `identity` and may retrieve pushes (anonymous when the instance allows it,
+   * else user A or B), for faults that spend a view behind the client's back; undefined when there is none.
+   */
+  otherCaller(identity: string): Headers | undefined;
+}
+
+export interface FaultHooks {
+  /** Changes the request before it goes upstream (a server that ignores an option, a lenient parser). */
+  request?(ex: Exchange): void | Promise<void>;
+  /** Changes the answer before the client sees it (a wrong status, a dropped header, a leaked field). */
+  response?(ex: Exchange): void | Promise<void>;
+}
+
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', 'host', 'accept-encoding'];
+
+/** The caller a request speaks for: its bearer or legacy token, else anonymous. */
+export function identityOf(headers: Headers): string {
+  const bearer = /^bearer\s+(\S+)/i.exec(headers.authorization ?? '')?.[1];
+  const token = bearer ?? headers['x-user-token'];
+  return token ? `token:${token}` : 'anon';
+}
+
+interface Route {
+  operationId: string;
+  method: string;
+  pattern: RegExp;
+  literal: boolean;
+}
+
+/** Matches a request to an operation of the contract (literal paths before templated ones, `.json` stripped). */
+export class Router {
+  private readonly routes: Route[];
+
+  constructor(contract: Contract) {
+    this.routes = [...contract.operations.values()]
+      .map((op) => ({
+        operationId: op.operationId,
+        method: op.method,
+        pattern: new RegExp(`^${op.path.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`),
+        literal: !op.path.includes('{'),
+      }))
+      .sort((a, b) => Number(b.literal) - Number(a.literal));
+  }
+
+  /** The operationId, `methodNotAllowed` (the path exists), or `noRoute`; with the path parameters. */
+  match(method: string, pathname: string): { op: string; params: Record<string, string> } {
+    const path = pathname.replace(/\.json$/, '');
+    let matching = this.routes.filter((r) => r.pattern.test(path));
+    // A literal path (`/pushes/active`) is matched before the template it also fits (`/pushes/{url_token}`).
+    if (matching.some((r) => r.literal)) matching = matching.filter((r) => r.literal);
+    if (matching.length === 0) return { op: 'noRoute', params: {} };
+    const route = matching.find((r) => r.method === method);
+    if (!route) return { op: 'methodNotAllowed', params: {} };
+    const params: Record<string, string> = {};
+    for (const [k, v] of Object.entries(route.pattern.exec(path)?.groups ?? {})) params[k] = safeDecode(v);
+    return { op: route.operationId, params };
+  }
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+function parseJson(buffer: Buffer): any {
+  if (buffer.length === 0) return undefined;
+  try {
+    return JSON.parse(buffer.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** One request and its answer, as a fault sees and changes them. */
+export class Exchange {
+  /** When the proxy received the request (ms, monotonic). */
+  readonly arrivedAt = performance.now();
+  status = 0;
+  /** Response headers, lower-case names. */
+  headers: Record<string, string | string[]> = {};
+  body: Buffer = Buffer.alloc(0);
+  /** The JSON body the client sent, before any fault changed it (undefined when none). */
+  readonly sentJson: any;
+  /** The caller the client's request speaks for (before any fault changed it). */
+  readonly identity: string;
+
+  constructor(
+    readonly op: string,
+    readonly params: Record<string, string>,
+    readonly method: string,
+    /** Path and query as sent upstream (a request hook may change the query). */
+    readonly url: URL,
+    /** Request headers, lower-case names (a request hook may change them). */
+    public requestHeaders: Headers,
+    public requestBody: Buffer,
+    private readonly upstream: (method: string, url: URL, headers: Headers, body: Buffer) => Promise<Upstream>,
+    readonly env: ProxyEnv,
+  ) {
+    this.sentJson = parseJson(requestBody);
+    this.identity = identityOf(requestHeaders);
+  }
+
+  get requestJson(): any {
+    return parseJson(this.requestBody);
+  }
+
+  set requestJson(value: unknown) {
+    this.requestBody = Buffer.from(JSON.stringify(value));
+  }
+
+  /** The answer's JSON body (a fresh parse each time: change it, then assign it back). */
+  get json(): any {
+    return parseJson(this.body);
+  }
+
+  set json(value: unknown) {
+    this.body = Buffer.from(JSON.stringify(value));
+  }
+
+  header(name: string): string | undefined {
+    const value = this.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  /** The push this exchange is about (path parameter), and what the journal knows of it. */
+  get push(): Journaled | undefined {
+    return this.params.url_token ? this.env.journal.get(this.params.url_token) : undefined;
+  }
+
+  /** True when the caller is the push's owner (anonymous creators own nothing). */
+  get byOwner(): boolean {
+    const owner = this.push?.owner;
+    return owner !== undefined && owner !== 'anon' && owner === this.identity;
+  }
+
+  /** Sends a request upstream behind the client's back (this request again unless told otherwise), e.g. an extra view. */
+  async send(opts: { method?: string; headers?: Headers; url?: URL; body?: Buffer } = {}): Promise<Upstream & { json: any }> {
+    const res = await this.upstream(opts.method ?? this.method, opts.url ?? this.url, opts.headers ?? this.requestHeaders, opts.body ?? this.requestBody);
+    return { ...res, json: parseJson(res.body) };
+  }
+
+  /** Answers the client with another upstream answer instead. */
+  adopt(answer: Upstream): void {
+    this.status = answer.status;
+    this.headers = answer.headers;
+    this.body = answer.body;
+  }
+
+  /**
+   * Replaces the answer by an error body of the contract's shape, keeping the request id. Called from a request
+   * hook, it answers without asking the upstream.
+   */
+  fail(status: number, code: string, error: string): void {
+    const previous = this.json as { request_id?: string } | undefined;
+    this.status = status;
+    this.headers['content-type'] = 'application/json; charset=utf-8';
+    this.json = { error, code, ...(previous?.request_id ? { request_id: previous.request_id } : {}) };
+  }
+}
+
+export interface ProxyOptions {
+  /** The implementation to put the fault in front of. */
+  upstream: string;
+  contract: Contract;
+  hooks: FaultHooks;
+  env: ProxyEnv;
+}
+
+export interface RunningProxy {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on 127.0.0.1 (a free port) in front of `upstream`. */
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const upstreamUrl = new URL(options.upstream);
+  const router = new Router(options.contract);
+  const secure = upstreamUrl.protocol === 'https:';
+  const agent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  let origin = '';
+
+  const send = (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> =>
+    new Promise((resolve, reject) => {
+      const out: Record<string, string | number> = {};
+      for (const [k, v] of Object.entries(headers)) if (!HOP_BY_HOP.includes(k)) out[k] = v;
+      out.host = upstreamUrl.host;
+      if (body.length > 0 || !['GET', 'HEAD', 'DELETE'].includes(method)) out['content-length'] = body.length;
+      const target = new URL(url.pathname + url.search, upstreamUrl);
+      const req = (secure ? httpsRequest : httpRequest)(target, { method, headers: out, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: { ...res.headers } as Upstream['headers'], body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  const rewrite = (text: string) =>
+    text.split(upstreamUrl.origin).join(origin).split(upstreamUrl.origin.replace(/\//g, '\\/')).join(origin.replace(/\//g, '\\/'));
+
+  /** Sends upstream and turns the upstream's links in the answer into the proxy's. */
+  const exchange = async (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> => {
+    const answer = await send(method, url, headers, body);
+    const type = String(answer.headers['content-type'] ?? '');
+    if (/json|text/i.test(type)) answer.body = Buffer.from(rewrite(answer.body.toString('utf8')));
+    for (const name of ['link', 'location']) {
+      const value = answer.headers[name];
+      if (typeof value === 'string') answer.headers[name] = rewrite(value);
+    }
+    return answer;
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', origin);
+    const headers: Headers = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    const { op, params } = router.match(req.method ?? 'GET', url.pathname);
+    const ex = new Exchange(op, params, req.method ?? 'GET', url, headers, Buffer.concat(chunks), exchange, options.env);
+    await options.hooks.request?.(ex);
+    if (ex.status === 0) {
+      ex.adopt(await exchange(ex.method, ex.url, ex.requestHeaders, ex.requestBody));
+    } else {
+      // The request hook answered itself (a server that refuses before doing anything): the headers every answer has.
+      const id = ex.requestHeaders['x-request-id'];
+      ex.headers = { 'cache-control': 'no-store', 'x-request-id': id && /^[A-Za-z0-9._-]{1,128}$/.test(id) ? id : randomUUID(), ...ex.headers };
+    }
+    if (op === 'createPush' && ex.status === 201) {
+      const created = ex.json;
+      const input = ex.sentJson?.push;
+      if (created?.url_token && input && typeof input === 'object') {
+        options.env.journal.set(created.url_token, { input, owner: ex.identity, created });
+      }
+    }
+    await options.hooks.response?.(ex);
+    if (op === 'createPush' && ex.status === 201 && ex.json?.url_token) {
+      const entry = options.env.journal.get(ex.json.url_token);
+      if (entry) entry.created = ex.json;
+    }
+    const out: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(ex.headers)) if (!HOP_BY_HOP.includes(k) && v !== undefined) out[k] = v;
+    out['content-length'] = String(ex.body.length);
+    res.writeHead(ex.status, out);
+    res.end(ex.body);
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(502, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: `fault proxy: ${(error as Error).message}`, code: 'bad_gateway' }));
+      } else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: origin,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+        agent.destroy();
+      }),
+  };
+}

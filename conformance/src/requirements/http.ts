@@ -1,0 +1,114 @@
+/** What HTTP and the contract imply for every answer: media types, required headers, the 401 challenge, request ids. */
+import { define } from '../requirement.js';
+import { documented, mediaType } from '../documented.js';
+import { AssertionFailure, expect, expectCode, expectStatus, unique, type Ctx, type Observed, type Res } from '../context.js';
+
+const SECRET = () => `s3cret ${unique('payload')}`;
+
+function describe(o: Observed): string {
+  return `${o.url.split('?')[0]} → ${o.status}`;
+}
+
+/** Fails with a count and the first example when `bad` is not empty; notes how many were checked otherwise. */
+function expectNone(ctx: Ctx, bad: string[], checked: number, what: string): void {
+  expect(ctx.partial || checked > 0, `the run observed no ${what} to check`);
+  if (bad.length > 0) {
+    throw new AssertionFailure(`${bad[0]}${bad.length > 1 ? ` (+${bad.length - 1} more problems)` : ''} (${checked} ${what} checked)`);
+  }
+  ctx.note = `${checked} ${what} checked`;
+}
+
+/** A challenge list names the Bearer scheme (RFC 9110 §11.6.1: auth-scheme is case-insensitive). */
+function hasBearerChallenge(res: Res): boolean {
+  return /(^|,)\s*bearer(\s|,|$)/i.test(res.headers.get('www-authenticate') ?? '');
+}
+
+export const httpHeaders = define('HDR', [
+  {
+    id: 'HDR-003',
+    title: 'Every answer of the run has the media type its operation documents for its status',
+    source: 'decisions: Paths and formats, bullet 2 (bodies are JSON); decisions: Errors, sentence 1; spec: each response\'s content',
+    stateless: true,
+    aggregate: true,
+    async run(ctx) {
+      const bad: string[] = [];
+      let checked = 0;
+      for (const o of ctx.observed) {
+        const doc = documented(ctx.contract, o.target, o.status);
+        if (!doc || doc.mediaTypes.length === 0) continue;
+        checked++;
+        const type = mediaType(o.headers.get('content-type'));
+        if (!doc.mediaTypes.includes(type)) {
+          bad.push(`${describe(o)} is ${JSON.stringify(o.headers.get('content-type'))}, documented ${doc.mediaTypes.join(' or ')}`);
+        }
+      }
+      expectNone(ctx, bad, checked, 'answers');
+    },
+  },
+  {
+    id: 'HDR-004',
+    title: 'Every answer of the run carries the headers its documented response marks required',
+    source: 'spec: required response headers (Cache-Control, X-Request-Id, Allow, Retry-After, X-Total-Count, WWW-Authenticate, …)',
+    stateless: true,
+    aggregate: true,
+    async run(ctx) {
+      const bad: string[] = [];
+      let checked = 0;
+      for (const o of ctx.observed) {
+        const doc = documented(ctx.contract, o.target, o.status);
+        if (!doc) continue;
+        checked++;
+        const missing = doc.requiredHeaders.filter((name) => !o.headers.has(name));
+        if (missing.length > 0) bad.push(`${describe(o)} lacks ${missing.join(', ')}`);
+      }
+      expectNone(ctx, bad, checked, 'answers');
+    },
+  },
+  {
+    id: 'HDR-005',
+    title: 'A 401 for a missing or invalid token sends a WWW-Authenticate challenge with the Bearer scheme',
+    source: 'RFC 9110 §15.5.2 (a 401 sends WWW-Authenticate); spec: components/headers/WwwAuthenticate',
+    async run(ctx) {
+      const bad = { headers: { authorization: 'Bearer spt_conformance_not_a_real_token' } };
+      const checks: [string, Res][] = [
+        ['GET /pushes/active without a token', await ctx.call('listActivePushes', { as: 'anon' })],
+        ['GET /pushes/{url_token} with an invalid token', await ctx.call('getPush', { params: { url_token: 'unknownconformance0000' }, as: bad })],
+      ];
+      checks.push(['POST /pushes with an invalid token', await ctx.call('createPush', { body: { push: { payload: 'x' } }, as: bad })]);
+      if (ctx.features.anonymous_access) {
+        const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: false });
+        checks.push(['an anonymous DELETE of an owner-only push', await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'anon' })]);
+      }
+      for (const [what, res] of checks) {
+        expectStatus(res, 401);
+        expect(hasBearerChallenge(res), `${what}: 401 with WWW-Authenticate ${JSON.stringify(res.headers.get('www-authenticate'))}`);
+      }
+    },
+  },
+  {
+    id: 'HDR-006',
+    title: 'X-Request-Id echoes a safe id the client sends (also as request_id in errors), else is a fresh id',
+    source: 'spec: info.description (Conventions: X-Request-Id); spec: components/headers/RequestId',
+    async run(ctx) {
+      const id = `conformance.${unique('req')}`;
+      const version = await ctx.call('getVersion', { headers: { 'x-request-id': id } });
+      expectStatus(version, 200);
+      expect(version.headers.get('x-request-id') === id, `X-Request-Id ${JSON.stringify(version.headers.get('x-request-id'))}, sent ${id}`);
+      const error = await ctx.raw('NoRoute', 'GET', '/api/v2/no-such-thing', { headers: { 'x-request-id': id } });
+      expectStatus(error, 404);
+      expectCode(error, 'no_route');
+      expect(error.headers.get('x-request-id') === id, `error X-Request-Id ${JSON.stringify(error.headers.get('x-request-id'))}, sent ${id}`);
+      const inBody = (error.body as { request_id?: unknown }).request_id;
+      expect(inBody === undefined || inBody === id, `error body request_id ${JSON.stringify(inBody)}, sent ${id}`);
+      // Unsafe ids (spaces, over 128 characters) are replaced, never echoed into logs and answers.
+      for (const unsafe of ['has space', 'x'.repeat(129)]) {
+        const res = await ctx.call('getVersion', { headers: { 'x-request-id': unsafe } });
+        const echoed = res.headers.get('x-request-id');
+        expect(echoed !== null && echoed !== '' && echoed !== unsafe, `unsafe X-Request-Id ${JSON.stringify(unsafe.slice(0, 20))} echoed`);
+      }
+      const [one, two] = [await ctx.call('getVersion'), await ctx.call('getVersion')];
+      const ids = [one.headers.get('x-request-id'), two.headers.get('x-request-id')];
+      expect(ids.every((v) => v !== null && v.length > 0) && ids[0] !== ids[1], `two requests got X-Request-Id ${JSON.stringify(ids)}`);
+    },
+  },
+]);

@@ -1,0 +1,136 @@
+/**
+ * The grader's parts against the in-memory fixture (fast, no database): the proxy's routing and transparency, the
+ * runner's stop-at-first-failure mode, and the `--grade` CLI. The grade of our real server is grade.test.ts.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startBrokenServer, type BrokenServer } from './broken-server.js';
+import { Contract } from '../src/spec.js';
+import { runSuite } from '../src/runner.js';
+import { main } from '../src/cli.js';
+import { Router, startProxy, type RunningProxy } from '../src/grade/proxy.js';
+import { FAULTS } from '../src/grade/faults/index.js';
+import { FAULT_CLASSES } from '../src/grade/fault.js';
+import { REQUIREMENTS } from '../src/runner.js';
+
+let server: BrokenServer | undefined;
+let proxy: RunningProxy | undefined;
+afterEach(async () => {
+  await proxy?.close();
+  await server?.close();
+  proxy = server = undefined;
+});
+
+async function quietly<T>(body: () => Promise<T>): Promise<{ value: T; out: string }> {
+  const { log, error } = console;
+  let out = '';
+  console.log = (...args: unknown[]) => void (out += args.join(' ') + '\n');
+  console.error = (...args: unknown[]) => void (out += args.join(' ') + '\n');
+  try {
+    return { value: await body(), out };
+  } finally {
+    console.log = log;
+    console.error = error;
+  }
+}
+
+describe('the fault catalogue', () => {
+  it('has at least 30 uniquely named faults, each expecting known requirements or explaining why none can see it', () => {
+    expect(FAULTS.length).toBeGreaterThanOrEqual(30);
+    expect(new Set(FAULTS.map((f) => f.name)).size).toBe(FAULTS.length);
+    const ids = new Set(REQUIREMENTS.map((r) => r.id));
+    for (const f of FAULTS) {
+      expect(f.name).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+      expect(Object.keys(FAULT_CLASSES)).toContain(f.class);
+      if (f.invisible) expect(f.killers).toEqual([]);
+      else expect(f.killers.length, f.name).toBeGreaterThan(0);
+      for (const id of f.killers) expect(ids.has(id), `${f.name}: ${id}`).toBe(true);
+    }
+  });
+});
+
+describe('the proxy', () => {
+  it('routes requests to operations as the contract does (.json suffix, active before {url_token}, 405, 404)', () => {
+    const router = new Router(Contract.load());
+    expect(router.match('GET', '/api/v2/pushes/active.json')).toEqual({ op: 'listActivePushes', params: {} });
+    expect(router.match('DELETE', '/api/v2/pushes/active')).toEqual({ op: 'methodNotAllowed', params: {} });
+    expect(router.match('DELETE', '/api/v2/pushes/abc')).toEqual({ op: 'expirePush', params: { url_token: 'abc' } });
+    expect(router.match('GET', '/api/v2/pushes/abc/files/f1')).toEqual({ op: 'downloadPushFile', params: { url_token: 'abc', file_id: 'f1' } });
+    expect(router.match('GET', '/api/v2/nothing')).toEqual({ op: 'noRoute', params: {} });
+  });
+
+  it('is transparent without a fault: the suite passes through it, links point at the proxy', async () => {
+    server = await startBrokenServer([]);
+    proxy = await startProxy({
+      upstream: server.baseUrl,
+      contract: Contract.load(),
+      hooks: {},
+      env: { journal: new Map(), otherCaller: () => undefined },
+    });
+    const { a, b } = server.users;
+    const run = await runSuite({ baseUrl: proxy.url, profile: 'full', token: a.token, tokenB: b.token, email: a.email, emailB: b.email });
+    expect(run.results.filter((r) => r.status === 'fail').map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
+    const created = await fetch(`${proxy.url}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ push: { payload: 'through the proxy' } }),
+    });
+    expect(((await created.json()) as { json_url: string }).json_url.startsWith(`${proxy.url}/api/v2/pushes/`)).toBe(true);
+  });
+});
+
+describe('stopping at the first failure', () => {
+  it('runs the named requirements first, stops at the first failure and reports the rest not-run', async () => {
+    server = await startBrokenServer(['preview-counts-view']);
+    const run = await runSuite({ baseUrl: server.baseUrl, profile: 'full', token: server.users.a.token, stopOnFailure: true, first: ['PREV-003'] });
+    const ran = run.results.filter((r) => r.status !== 'not-run' || r.reason !== 'the run stopped at the first failure');
+    expect(ran.map((r) => [r.id, r.status])).toEqual([['PREV-003', 'fail']]);
+  });
+
+  it('checks the aggregates after each requirement, so a fault only they see stops the run at once', async () => {
+    server = await startBrokenServer([]);
+    proxy = await startProxy({
+      upstream: server.baseUrl,
+      contract: Contract.load(),
+      hooks: { response: (ex) => void delete ex.headers['x-request-id'] },
+      env: { journal: new Map(), otherCaller: () => undefined },
+    });
+    const run = await runSuite({ baseUrl: proxy.url, profile: 'full', token: server.users.a.token, stopOnFailure: true, first: ['VER-002'] });
+    const ran = run.results.filter((r) => r.reason !== 'the run stopped at the first failure');
+    expect(ran.map((r) => [r.id, r.status])).toEqual([
+      ['VER-002', 'pass'],
+      ['HDR-004', 'fail'],
+    ]);
+    expect(run.results.find((r) => r.id === 'HDR-004')?.reason).toMatch(/lacks X-Request-Id/);
+  });
+});
+
+describe('npm run conformance -- --grade', () => {
+  it('prints the kill rate and the survivors, and exits 0 when every survivor is a documented invisible one', async () => {
+    server = await startBrokenServer([]);
+    const { a, b } = server.users;
+    const args = ['--grade', '--base-url', server.baseUrl, '--token', a.token, '--token-b', b.token, '--email', a.email, '--email-b', b.email];
+    const { value, out } = await quietly(() => main([...args, '--faults', 'expired-as-404,no-www-authenticate,audit-ip-of-a-proxy']));
+    expect(out).toMatch(/^expired-as-404\s+status\s+killed\s+VIEW-002/m);
+    expect(out).toMatch(/^no-www-authenticate\s+header\s+killed\s+HDR-005/m);
+    expect(out).toMatch(/Kill rate: 2\/3 faults killed \(66\.7 %\)/);
+    expect(out).toMatch(/audit-ip-of-a-proxy: .*\n\s+not visible black-box: /);
+    expect(value).toBe(0);
+  });
+
+  it('exits 1 when a fault survives without an explanation, and 2 for an unknown fault', async () => {
+    server = await startBrokenServer([]);
+    const args = ['--grade', '--base-url', server.baseUrl, '--token', server.users.a.token];
+    // Without --token-b the 403 requirements are not-run, so nothing sees forbidden-as-401.
+    const { value, out } = await quietly(() => main([...args, '--faults', 'forbidden-as-401']));
+    expect(out).toMatch(/forbidden-as-401\s+status\s+SURVIVED/);
+    expect(out).toMatch(/NOT EXPLAINED/);
+    expect(value).toBe(1);
+    expect((await quietly(() => main([...args, '--faults', 'no-such-fault']))).value).toBe(2);
+  });
+
+  it('lists the faults', async () => {
+    const { value, out } = await quietly(() => main(['--list-faults']));
+    expect(value).toBe(0);
+    expect(out.trim().split('\n')).toHaveLength(FAULTS.length);
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * The suite's strength, measured: `--grade` against our server (default settings, both users, a second process)
+ * injects every fault of the catalogue through the proxy, one at a time. The kill rate must be at least 95 % over
+ * at least 30 faults, each killed fault caught by a requirement the catalogue names, and every survivor one the
+ * catalogue marks invisible black-box and the README lists.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMAIL_A, EMAIL_B, startOurServer, type Instance } from './support/our-server.js';
+import { formatGrade, formatGradeJson, grade, gradeExitCode, type GradeOutput } from '../src/grade/grader.js';
+import { FAULTS } from '../src/grade/faults/index.js';
+
+describe('grading the suite against our server', () => {
+  let instance: Instance;
+  let output: GradeOutput;
+
+  beforeAll(async () => {
+    instance = await startOurServer({});
+    output = await grade({
+      baseUrl: instance.baseUrl,
+      baseUrl2: instance.baseUrl2,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      email: EMAIL_A,
+      emailB: EMAIL_B,
+      profile: 'full',
+      faults: process.env.CONFORMANCE_FAULTS?.split(','),
+      full: Boolean(process.env.CONFORMANCE_GRADE_FULL),
+    });
+    if (process.env.CONFORMANCE_PRINT) console.log(formatGrade(output, 200));
+    if (process.env.CONFORMANCE_GRADE_JSON) writeFileSync(process.env.CONFORMANCE_GRADE_JSON, formatGradeJson(output));
+  }, 600_000);
+
+  afterAll(async () => {
+    await instance?.close();
+  });
+
+  it('passes the baseline through the proxy (the proxy alone breaks nothing)', () => {
+    expect(output.baseline.failures.map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
+  });
+
+  it('injects at least 30 faults and kills at least 95 % of them', () => {
+    expect(output.total).toBe(process.env.CONFORMANCE_FAULTS ? output.total : FAULTS.length);
+    expect(output.total).toBeGreaterThanOrEqual(process.env.CONFORMANCE_FAULTS ? 1 : 30);
+    expect(output.killRate).toBeGreaterThanOrEqual(0.95);
+    expect(gradeExitCode(output)).toBe(0);
+  });
+
+  it('kills each fault with a requirement the catalogue names for it', () => {
+    const wrong = output.faults
+      .filter((f) => f.killed && !f.by.some((id) => f.expected.includes(id)))
+      .map((f) => `${f.name}: caught by ${f.by.join(', ')}, catalogue says ${f.expected.join(', ')} (${f.reason})`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('leaves alive only faults marked invisible black-box and listed in the README', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const f of output.faults.filter((x) => !x.killed)) {
+      expect(f.invisible, `${f.name} survived unexplained`).toBeTruthy();
+      expect(readme, `${f.name} is not in conformance/README.md`).toContain(`\`${f.name}\``);
+    }
+    for (const f of output.faults.filter((x) => x.invisible)) expect(f.killed, `${f.name} is marked invisible but was killed`).toBe(false);
+  });
+});

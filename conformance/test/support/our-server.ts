@@ -1,0 +1,61 @@
+/**
+ * Our server for the conformance tests: createApp over createCore on a fresh database of the embedded test
+ * PostgreSQL, plus a second app over its own core on the same database (another "process"), and two users.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createApp, createCore, maxBodyBytes, type Core, type Settings } from '@secret-push/server';
+import { createTestDatabase, makeSettings, type TestDatabase } from '@secret-push/server/testing';
+
+export const EMAIL_A = 'owner-a@conformance.test';
+export const EMAIL_B = 'user-b@conformance.test';
+
+export interface Instance {
+  baseUrl: string;
+  /** A second app over its own core on the same database: another "process" for the cross-process requirements. */
+  baseUrl2: string;
+  tokenA: string;
+  tokenB: string;
+  /** The instance's request body limit, computed from its file limits as the server does. */
+  maxBodyBytes: number;
+  close(): Promise<void>;
+}
+
+async function listen(core: Core): Promise<{ url: string; close(): Promise<void> }> {
+  const app = createApp(core);
+  await app.locals.ready;
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export async function startOurServer(overrides: Partial<Settings>): Promise<Instance> {
+  const db: TestDatabase = await createTestDatabase('sp_conf');
+  const settings = makeSettings({ databaseUrl: db.url, ...overrides });
+  const core: Core = await createCore(settings);
+  const core2: Core = await createCore(settings);
+  const [one, two] = [await listen(core), await listen(core2)];
+  const a = await core.users.createUser(EMAIL_A);
+  const b = await core.users.createUser(EMAIL_B);
+  return {
+    baseUrl: one.url,
+    baseUrl2: two.url,
+    tokenA: a.token,
+    tokenB: b.token,
+    maxBodyBytes: maxBodyBytes(settings),
+    async close() {
+      await one.close();
+      await two.close();
+      await core.close();
+      await core2.close();
+      await db.drop();
+    },
+  };
+}
