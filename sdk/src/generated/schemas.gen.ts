@@ -161,7 +161,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);\n`payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);\n`payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'

@@ -110,7 +110,7 @@ export type VersionReport = {
 
 /**
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
- * Codes: `bad_request`, `invalid_json`, `invalid_form`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
+ * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
  * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
  * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
@@ -660,7 +660,7 @@ export type CreatePushData = {
 
 export type CreatePushErrors = {
     /**
-     * The body is not JSON (`invalid_json`), is a malformed multipart body (`invalid_form`), is sent as a media type other than `application/json`, `multipart/form-data` and `application/x-www-form-urlencoded` (`unsupported_media_type`), or has no `push` object (JSON) or no `push[…]` field (forms) (`missing_push`).
+     * The body is not JSON (`invalid_json`), is a malformed multipart body (`invalid_form`), does not decode as its `Content-Encoding` says or uses a coding other than gzip, deflate and br (`invalid_encoding`), is sent as a media type other than `application/json`, `multipart/form-data` and `application/x-www-form-urlencoded` (`unsupported_media_type`), or has no `push` object (JSON) or no `push[…]` field (forms) (`missing_push`).
      */
     400: ErrorResponse;
     /**

@@ -50,7 +50,7 @@ export const zVersionReport = z.object({
 
 /**
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
- * Codes: `bad_request`, `invalid_json`, `invalid_form`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
+ * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
  * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
  * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,

@@ -97,6 +97,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     retrievalStepDefault: false,
     passphraseAttemptsPerMinute: 5,
     rateLimitPerMinute: 0,
+    bodyLimitBytes: 8 * 1024 * 1024,
     sweepIntervalSeconds: 30,
     purgeExpiredAfterDays: null,
     masterKeys: [TEST_KEY_A],
