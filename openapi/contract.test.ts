@@ -220,14 +220,15 @@ describe('forms, durations and 422 messages (issue 11)', () => {
     expect([hour.expire_after_duration, hour.expire_after_seconds, hour.expire_after_days, hour.days_remaining]).toEqual([3, 3600, 1, 1]);
   });
 
-  it('keeps the new record fields optional, so records of older servers stay valid', () => {
+  it('requires the new record fields, which the server and the stateful mock send on every record', () => {
     for (const f of ['expire_after_duration', 'expire_after_seconds', 'seconds_remaining']) {
       expect(Object.keys(schemas.Push.properties)).toContain(f);
-      expect(schemas.Push.required).not.toContain(f);
+      expect(schemas.Push.required).toContain(f);
     }
     const created = v.deref<Json>({ $ref: '#/components/examples/CreatedTextPush' }).value;
-    const { expire_after_duration: _d, expire_after_seconds: _s, seconds_remaining: _r, ...older } = created;
-    expect(v.validateComponent('PushOwner', older).valid).toBe(true);
+    expect(v.validateComponent('PushOwner', created).valid).toBe(true);
+    const { seconds_remaining: _r, ...withoutOne } = created;
+    expect(v.validateComponent('PushOwner', withoutOne).valid).toBe(false);
   });
 
   it('reports the duration feature in the version examples: enabled, min and the accepted values in order', () => {

@@ -73,6 +73,8 @@ class HttpError extends Error {
 }
 
 const DAY = 86_400_000;
+/** The days of `expire_after_duration` 6..17 (the contract's table). */
+const DURATION_DAYS = [1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90];
 const PER_PAGE = 50;
 
 export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenServer> {
@@ -112,6 +114,11 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
       updated_at: p.updated_at.toISOString(),
       expires_at: new Date(p.created_at.getTime() + p.expire_after_days * DAY).toISOString(),
       expire_after_days: p.expire_after_days,
+      // Lifetimes by days only (no expire_after_duration: the report does not offer it): the enum value when one
+      // matches, the exact seconds and the seconds left.
+      expire_after_duration: DURATION_DAYS.includes(p.expire_after_days) ? DURATION_DAYS.indexOf(p.expire_after_days) + 6 : null,
+      expire_after_seconds: p.expire_after_days * (DAY / 1000),
+      seconds_remaining: expired ? 0 : Math.max(Math.floor((p.created_at.getTime() + p.expire_after_days * DAY - now.getTime()) / 1000), 0),
       expire_after_views: p.expire_after_views,
       days_remaining: expired ? 0 : Math.max(p.expire_after_days - elapsedDays, 0),
       views_remaining: Math.max(p.expire_after_views - p.views, 0),

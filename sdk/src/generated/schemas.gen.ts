@@ -579,7 +579,7 @@ export const TimestampSchema = {
 
 export const PushSchema = {
     type: 'object',
-    description: 'The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and\ncarries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).\n`expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them\non every record; they are not `required` because servers before them (and the reference) do not, so a client\ntreats their absence as "unknown" and falls back to `expires_at`.\n',
+    description: 'The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and\ncarries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).\n`expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them\non every record, so they are `required`. Servers before them (and the reference) do not send them: a client that\ntalks to other servers too treats their absence as "unknown" and falls back to `expires_at`.\n',
     required: [
         'url_token',
         'kind',
@@ -590,6 +590,9 @@ export const PushSchema = {
         'updated_at',
         'expires_at',
         'expire_after_days',
+        'expire_after_duration',
+        'expire_after_seconds',
+        'seconds_remaining',
         'expire_after_views',
         'days_remaining',
         'views_remaining',
@@ -647,7 +650,7 @@ export const PushSchema = {
             description: 'Lifetime in days (units of 24 h), rounded up to a whole day: 1 for a push of 15 minutes, 1 hour or 12 hours, so\nit stays a valid 1..90 for clients that only know days and never claims a shorter life than the push has.\nExact for every push made with `expire_after_days` and for durations 6..17.\n'
         },
         expire_after_duration: {
-            description: 'The lifetime as Password Pusher Pro\'s enum (`ExpireAfterDuration`) when it is one of its values, whichever field\ncreated the push (a push of `expire_after_days` 7 says 12); null when no value matches (8 to 13 days, 15 to 20\ndays, …). Sent by this server on every push record; older servers do not send it.\n',
+            description: 'The lifetime as Password Pusher Pro\'s enum (`ExpireAfterDuration`) when it is one of its values, whichever field\ncreated the push (a push of `expire_after_days` 7 says 12); null when no value matches (8 to 13 days, 15 to 20\ndays, …). Sent by this server on every push record; servers before durations do not send it.\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/ExpireAfterDuration'
@@ -661,13 +664,13 @@ export const PushSchema = {
             type: 'integer',
             minimum: 900,
             maximum: 7776000,
-            description: 'The exact lifetime in seconds (`expires_at` − `created_at`): 900 for 15 minutes, 86400 × days for a push made\nwith days. Sent by this server on every push record; older servers do not send it.\n'
+            description: 'The exact lifetime in seconds (`expires_at` − `created_at`): 900 for 15 minutes, 86400 × days for a push made\nwith days. Sent by this server on every push record; servers before durations do not send it.\n'
         },
         seconds_remaining: {
             type: 'integer',
             minimum: 0,
             maximum: 7776000,
-            description: 'Whole seconds from the response to `expires_at` (rounded down), 0 once it has passed; computed by the server, so\na client can count down without trusting its own clock. Counts time only: a push expired by views or deleted\nkeeps its value like `days_remaining` does. Sent by this server on every push record; older servers do not send it.\n'
+            description: 'Whole seconds from the response to `expires_at` (rounded down), 0 once it has passed; computed by the server, so\na client can count down without trusting its own clock. Counts time only: a push expired by views or deleted\nkeeps its value like `days_remaining` does. Sent by this server on every push record; servers before durations do not send it.\n'
         },
         expire_after_views: {
             type: 'integer',

@@ -381,8 +381,8 @@ export type Timestamp = string;
  * The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and
  * carries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).
  * `expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them
- * on every record; they are not `required` because servers before them (and the reference) do not, so a client
- * treats their absence as "unknown" and falls back to `expires_at`.
+ * on every record, so they are `required`. Servers before them (and the reference) do not send them: a client that
+ * talks to other servers too treats their absence as "unknown" and falls back to `expires_at`.
  *
  */
 export type Push = {
@@ -425,23 +425,23 @@ export type Push = {
     /**
      * The lifetime as Password Pusher Pro's enum (`ExpireAfterDuration`) when it is one of its values, whichever field
      * created the push (a push of `expire_after_days` 7 says 12); null when no value matches (8 to 13 days, 15 to 20
-     * days, …). Sent by this server on every push record; older servers do not send it.
+     * days, …). Sent by this server on every push record; servers before durations do not send it.
      *
      */
-    expire_after_duration?: ExpireAfterDuration | null;
+    expire_after_duration: ExpireAfterDuration | null;
     /**
      * The exact lifetime in seconds (`expires_at` − `created_at`): 900 for 15 minutes, 86400 × days for a push made
-     * with days. Sent by this server on every push record; older servers do not send it.
+     * with days. Sent by this server on every push record; servers before durations do not send it.
      *
      */
-    expire_after_seconds?: number;
+    expire_after_seconds: number;
     /**
      * Whole seconds from the response to `expires_at` (rounded down), 0 once it has passed; computed by the server, so
      * a client can count down without trusting its own clock. Counts time only: a push expired by views or deleted
-     * keeps its value like `days_remaining` does. Sent by this server on every push record; older servers do not send it.
+     * keeps its value like `days_remaining` does. Sent by this server on every push record; servers before durations do not send it.
      *
      */
-    seconds_remaining?: number;
+    seconds_remaining: number;
     /**
      * How many counting retrievals the push allows.
      */

@@ -222,8 +222,8 @@ export const zTimestamp = z.iso.datetime().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}
  * The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and
  * carries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).
  * `expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them
- * on every record; they are not `required` because servers before them (and the reference) do not, so a client
- * treats their absence as "unknown" and falls back to `expires_at`.
+ * on every record, so they are `required`. Servers before them (and the reference) do not send them: a client that
+ * talks to other servers too treats their absence as "unknown" and falls back to `expires_at`.
  *
  */
 export const zPush = z.object({
@@ -236,9 +236,9 @@ export const zPush = z.object({
     updated_at: zTimestamp,
     expires_at: zTimestamp,
     expire_after_days: z.int().gte(1).lte(90),
-    expire_after_duration: zExpireAfterDuration.nullish(),
-    expire_after_seconds: z.int().gte(900).lte(7776000).optional(),
-    seconds_remaining: z.int().gte(0).lte(7776000).optional(),
+    expire_after_duration: zExpireAfterDuration.nullable(),
+    expire_after_seconds: z.int().gte(900).lte(7776000),
+    seconds_remaining: z.int().gte(0).lte(7776000),
     expire_after_views: z.int().gte(1).lte(100),
     days_remaining: z.int().gte(0).lte(90),
     views_remaining: z.int().gte(0).lte(100),

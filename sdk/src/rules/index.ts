@@ -6,6 +6,7 @@
 export * from './access.js';
 export * from './ajv.js';
 export * from './credentials.js';
+export * from './durations.js';
 export * from './errors.js';
 export * from './field-errors.js';
 export * from './limits.js';

@@ -8,6 +8,7 @@
 import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { FileUpload, PushInput, PushKind } from '../generated/types.gen.js';
 import { makeAjv } from './ajv.js';
+import { DAY_SECONDS, daysOfSeconds, durationLifetime } from './durations.js';
 import { validationFailed, type FieldErrors } from './errors.js';
 import { pushFieldErrors } from './field-errors.js';
 import type { Bounds, PushRuleSettings } from './settings.js';
@@ -23,7 +24,10 @@ export interface ValidPush {
   kind: PushKind;
   payload: string;
   files: ValidFile[];
+  /** Whole days, rounded up for a lifetime under a day (what `expire_after_days` says of it). */
   expireAfterDays: number;
+  /** The exact lifetime: `expire_after_duration`'s time, or days × 24 h. */
+  expireAfterSeconds: number;
   expireAfterViews: number;
   deletableByViewer: boolean;
   retrievalStep: boolean;
@@ -135,7 +139,12 @@ export function normalizePushInput(
     if (value < b.min || value > b.max) add(field, boundsMessage(b));
     return value;
   };
-  const expireAfterDays = bounded(push.expire_after_days, 'expire_after_days', settings.expireAfterDays);
+  // One lifetime from the two fields that can give it (durations.ts); days alone keep their own bounds and message.
+  const lifetime =
+    push.expire_after_duration === undefined
+      ? { seconds: bounded(push.expire_after_days, 'expire_after_days', settings.expireAfterDays) * DAY_SECONDS, errors: {} }
+      : durationLifetime(push.expire_after_duration, push.expire_after_days, settings);
+  for (const [field, messages] of Object.entries(lifetime.errors)) for (const message of messages) add(field, message);
   const expireAfterViews = bounded(push.expire_after_views, 'expire_after_views', settings.expireAfterViews);
 
   if (Object.keys(errors).length > 0) throw validationFailed(errors);
@@ -143,7 +152,8 @@ export function normalizePushInput(
     kind,
     payload: push.payload ?? '',
     files: validFiles,
-    expireAfterDays,
+    expireAfterDays: daysOfSeconds(lifetime.seconds),
+    expireAfterSeconds: lifetime.seconds,
     expireAfterViews,
     deletableByViewer: push.deletable_by_viewer ?? settings.deletableByViewerDefault,
     retrievalStep: push.retrieval_step ?? settings.retrievalStepDefault,

@@ -7,6 +7,7 @@
  * and `pushRecord` puts it on the wire (the compiler points at each once the spec's `Push` requires it).
  */
 import type { Push, PushKind, PushOwner } from '../generated/types.gen.js';
+import { durationOfSeconds } from './durations.js';
 import { DAY_MS } from './limits.js';
 import type { ValidPush } from './push-input.js';
 
@@ -16,7 +17,10 @@ export interface PushState {
   /** The owner's user id; null for an anonymous push. */
   ownerId: string | null;
   passphraseProtected: boolean;
+  /** Whole days, rounded up for a lifetime under a day. */
   expireAfterDays: number;
+  /** The exact lifetime: `expiresAt` − `createdAt`. */
+  expireAfterSeconds: number;
   expireAfterViews: number;
   /** Counting views used (owner views and failed views do not count). */
   viewsUsed: number;
@@ -40,6 +44,7 @@ export function newPushState(valid: ValidPush, ids: { urlToken: string; ownerId:
     ownerId: ids.ownerId,
     passphraseProtected: valid.passphrase !== null,
     expireAfterDays: valid.expireAfterDays,
+    expireAfterSeconds: valid.expireAfterSeconds,
     expireAfterViews: valid.expireAfterViews,
     viewsUsed: 0,
     deletableByViewer: valid.deletableByViewer,
@@ -49,7 +54,7 @@ export function newPushState(valid: ValidPush, ids: { urlToken: string; ownerId:
     deleted: false,
     createdAt: now,
     updatedAt: now,
-    expiresAt: new Date(now.getTime() + valid.expireAfterDays * DAY_MS),
+    expiresAt: new Date(now.getTime() + valid.expireAfterSeconds * 1000),
   };
 }
 
@@ -91,8 +96,10 @@ export function pushRecord(state: PushState, now: Date, base: string): Push {
   const timeUp = isPastTime(state, now);
   const expired = state.expired || timeUp;
   const expiredOn = state.expiredOn ?? (timeUp ? state.expiresAt : null);
-  const elapsedDays = Math.floor(Math.max(now.getTime() - state.createdAt.getTime(), 0) / DAY_MS);
-  const daysRemaining = timeUp ? 0 : Math.min(Math.max(state.expireAfterDays - elapsedDays, 0), state.expireAfterDays);
+  // Time left counts time only (a push expired by views or deleted keeps it), never more than the lifetime; days round
+  // up, so 0 still means the time is up (for a push made with days: days − whole days elapsed, as before).
+  const msLeft = timeUp ? 0 : Math.min(state.expiresAt.getTime() - now.getTime(), state.expireAfterSeconds * 1000);
+  const daysRemaining = Math.min(Math.ceil(msLeft / DAY_MS), state.expireAfterDays);
   return {
     url_token: state.urlToken,
     kind: state.kind,
@@ -103,6 +110,9 @@ export function pushRecord(state: PushState, now: Date, base: string): Push {
     updated_at: state.updatedAt.toISOString(),
     expires_at: state.expiresAt.toISOString(),
     expire_after_days: state.expireAfterDays,
+    expire_after_duration: durationOfSeconds(state.expireAfterSeconds),
+    expire_after_seconds: state.expireAfterSeconds,
+    seconds_remaining: Math.floor(msLeft / 1000),
     expire_after_views: state.expireAfterViews,
     days_remaining: daysRemaining,
     views_remaining: Math.max(state.expireAfterViews - state.viewsUsed, 0),

@@ -20,6 +20,11 @@ export interface PushRuleSettings {
   /** Largest file in bytes after decoding. */
   fileMaxBytes: number;
   expireAfterDays: Bounds;
+  /**
+   * The shortest `expire_after_duration` under a day accepted (0 = 15 minutes … 6 = nothing under a day;
+   * `PWPUSH_EXPIRE_AFTER_DURATION_MIN`). Durations of a day or more follow `expireAfterDays`.
+   */
+  expireAfterDurationMin: number;
   expireAfterViews: Bounds;
   deletableByViewerDefault: boolean;
   retrievalStepDefault: boolean;
@@ -45,6 +50,7 @@ export const DEFAULT_PUSH_RULE_SETTINGS: PushRuleSettings = {
   fileMaxCount: SPEC_LIMITS.fileMaxCount,
   fileMaxBytes: SPEC_LIMITS.fileMaxBytes,
   expireAfterDays: { ...SPEC_LIMITS.expireAfterDays },
+  expireAfterDurationMin: 0,
   expireAfterViews: { ...SPEC_LIMITS.expireAfterViews },
   deletableByViewerDefault: true,
   retrievalStepDefault: false,

@@ -1,13 +1,18 @@
 /** The version report (api-decisions.md "Version report"), from the instance's settings. */
 import type { VersionReport } from '../generated/types.gen.js';
+import { acceptedDurations } from './durations.js';
 import type { PushRuleSettings } from './settings.js';
 
 export const API_VERSION = '2.1';
 
 export function versionReport(
-  settings: Pick<PushRuleSettings, 'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes'>,
+  settings: Pick<
+    PushRuleSettings,
+    'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes' | 'expireAfterDays' | 'expireAfterDurationMin'
+  >,
   applicationVersion: string,
 ): VersionReport {
+  const durations = acceptedDurations(settings);
   return {
     application_version: applicationVersion,
     api_version: API_VERSION,
@@ -22,6 +27,8 @@ export function versionReport(
         file_attachments: { enabled: settings.enableFilePushes, requires_authentication: settings.filesRequireAuth },
         url_pushes: { enabled: settings.enableUrlPushes },
         qr_code_pushes: { enabled: settings.enableQrPushes },
+        // Honoured exactly; an instance whose days bounds leave no value of the enum honours none of them.
+        expire_after_duration: { enabled: durations.length > 0, min: durations[0] ?? settings.expireAfterDurationMin, values: durations },
       },
       requests: { enabled: false },
     },

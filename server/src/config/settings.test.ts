@@ -38,6 +38,7 @@ describe('loadSettings', () => {
       fileMaxCount: 10,
       fileMaxBytes: 10_485_760,
       expireAfterDays: { default: 7, min: 1, max: 90 },
+      expireAfterDurationMin: 0,
       expireAfterViews: { default: 5, min: 1, max: 100 },
       deletableByViewerDefault: true,
       retrievalStepDefault: false,
@@ -75,6 +76,13 @@ describe('loadSettings', () => {
       /PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT must be an integer from 1 to 5/,
     );
     expect(error({ ...base, PWPUSH_EXPIRE_AFTER_VIEWS_MIN: '9', PWPUSH_EXPIRE_AFTER_VIEWS_MAX: '3' }).variable).toBe('PWPUSH_EXPIRE_AFTER_VIEWS_MIN');
+  });
+
+  it('reads the shortest sub-day duration 0..6 (6: nothing under a day)', () => {
+    expect(loadSettings({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '3' }).expireAfterDurationMin).toBe(3);
+    expect(loadSettings({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '6' }).expireAfterDurationMin).toBe(6);
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '7' }).message).toMatch(/PWPUSH_EXPIRE_AFTER_DURATION_MIN must be an integer from 0 to 6/);
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '-1' }).variable).toBe('PWPUSH_EXPIRE_AFTER_DURATION_MIN');
   });
 
   it('accepts only http(s) public base URLs and drops the trailing slash', () => {

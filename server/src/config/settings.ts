@@ -7,7 +7,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SPEC_LIMITS, type Bounds, type PushRuleSettings } from '@secret-push/sdk/rules';
+import { DURATION_MIN_BOUNDS, SPEC_LIMITS, type Bounds, type PushRuleSettings } from '@secret-push/sdk/rules';
 
 export { SPEC_LIMITS };
 
@@ -85,6 +85,7 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT', default: '`7`', meaning: 'Default `expire_after_days` (within _MIN.._MAX).' },
   { name: 'PWPUSH_EXPIRE_AFTER_DAYS_MIN', default: '`1`', meaning: 'Smallest `expire_after_days` accepted (1..90).' },
   { name: 'PWPUSH_EXPIRE_AFTER_DAYS_MAX', default: '`90`', meaning: 'Largest `expire_after_days` accepted (1..90).' },
+  { name: 'PWPUSH_EXPIRE_AFTER_DURATION_MIN', default: '`0`', meaning: 'Shortest `expire_after_duration` under a day accepted: 0 = 15 minutes, 1 = 30 minutes, 2 = 45 minutes, 3 = 1 hour, 4 = 6 hours, 5 = 12 hours, 6 = nothing under a day (0..6). Durations of a day or more follow the days bounds; `features.pushes.expire_after_duration` reports what is accepted.' },
   { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_DEFAULT', default: '`5`', meaning: 'Default `expire_after_views` (within _MIN.._MAX).' },
   { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_MIN', default: '`1`', meaning: 'Smallest `expire_after_views` accepted (1..100).' },
   { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_MAX', default: '`100`', meaning: 'Largest `expire_after_views` accepted (1..100).' },
@@ -319,6 +320,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     fileMaxCount,
     fileMaxBytes,
     expireAfterDays: bounds(env, 'PWPUSH_EXPIRE_AFTER_DAYS', SPEC_LIMITS.expireAfterDays),
+    expireAfterDurationMin: int(env, 'PWPUSH_EXPIRE_AFTER_DURATION_MIN', DURATION_MIN_BOUNDS.default, DURATION_MIN_BOUNDS.min, DURATION_MIN_BOUNDS.max),
     expireAfterViews: bounds(env, 'PWPUSH_EXPIRE_AFTER_VIEWS', SPEC_LIMITS.expireAfterViews),
     deletableByViewerDefault: bool(env, 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', true),
     retrievalStepDefault: bool(env, 'PWPUSH_RETRIEVAL_STEP_DEFAULT', false),

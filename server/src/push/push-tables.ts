@@ -28,6 +28,7 @@ export const PUSHES = defineTable<PushRow>('pushes', {
   passphraseHash: column.textOrNull('passphrase_hash'),
   passphraseProtected: column.bool('passphrase_protected'),
   expireAfterDays: column.int('expire_after_days'),
+  expireAfterSeconds: column.int('expire_after_seconds'),
   expireAfterViews: column.int('expire_after_views'),
   viewsUsed: column.int('views_used'),
   deletableByViewer: column.bool('deletable_by_viewer'),

@@ -80,7 +80,13 @@ describe('users and tokens', () => {
 
 describe('core', () => {
   it('reports the version and features from the settings', async () => {
-    const core = await h.withSettings({ allowAnonymous: false, enableQrPushes: false, filesRequireAuth: false });
+    const core = await h.withSettings({
+      allowAnonymous: false,
+      enableQrPushes: false,
+      filesRequireAuth: false,
+      expireAfterDurationMin: 3,
+      expireAfterDays: { default: 7, min: 1, max: 30 },
+    });
     const report = core.version();
     expect(report).toEqual({
       application_version: expect.stringMatching(/^\d+\.\d+\.\d+/),
@@ -96,6 +102,8 @@ describe('core', () => {
           file_attachments: { enabled: true, requires_authentication: false },
           url_pushes: { enabled: true },
           qr_code_pushes: { enabled: false },
+          // PWPUSH_EXPIRE_AFTER_DURATION_MIN=3 (1 hour) and at most 30 days: 1 hour … 30 days.
+          expire_after_duration: { enabled: true, min: 3, values: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] },
         },
         requests: { enabled: false },
       },

@@ -92,6 +92,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     fileMaxCount: 10,
     fileMaxBytes: 10 * 1024 * 1024,
     expireAfterDays: { default: 7, min: 1, max: 90 },
+    expireAfterDurationMin: 0,
     expireAfterViews: { default: 5, min: 1, max: 100 },
     deletableByViewerDefault: true,
     retrievalStepDefault: false,

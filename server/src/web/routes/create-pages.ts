@@ -43,7 +43,10 @@ export function createPages(router: Router, kit: PageKit): void {
       if (payload !== '' || kind !== 'file') input.payload = payload;
       const days = intOrNaN('expire_after_days');
       const views = intOrNaN('expire_after_views');
-      if (days !== undefined) input.expire_after_days = days;
+      // A lifetime under a day, when one is chosen, replaces the days (which the form always sends).
+      const duration = intOrNaN('expire_after_duration');
+      if (duration !== undefined) input.expire_after_duration = duration;
+      else if (days !== undefined) input.expire_after_days = days;
       if (views !== undefined) input.expire_after_views = views;
       if (passphrase !== '') input.passphrase = passphrase;
       if (v.user && name !== '') input.name = name;
@@ -71,6 +74,7 @@ export function createPages(router: Router, kit: PageKit): void {
           payload,
           name,
           expireAfterDays: Number.isFinite(days) ? days : undefined,
+          expireAfterDuration: Number.isFinite(duration) ? duration : undefined,
           expireAfterViews: Number.isFinite(views) ? views : undefined,
           retrievalStep: input.retrieval_step,
           deletableByViewer: input.deletable_by_viewer,

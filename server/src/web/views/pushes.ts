@@ -1,4 +1,5 @@
 /** The create page, the page that shows the link to share, the owner's lists and a push's audit log. */
+import { acceptedDurations, DURATION_LABELS, FIRST_DAY_DURATION, lifetimeLabel } from '@secret-push/sdk/rules';
 import type { AuditEntry, Page, PushOwner, Settings } from '../../core.js';
 import { html, type Html } from '../html.js';
 import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';
@@ -8,6 +9,8 @@ export interface CreateFormState {
   payload?: string;
   name?: string;
   expireAfterDays?: number;
+  /** A lifetime under a day chosen instead of the days (`expire_after_duration` 0..5). */
+  expireAfterDuration?: number;
   expireAfterViews?: number;
   retrievalStep?: boolean;
   deletableByViewer?: boolean;
@@ -70,6 +73,7 @@ ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error
       <input type="number" id="expire_after_days" name="expire_after_days" min="${settings.expireAfterDays.min}" max="${settings.expireAfterDays.max}" value="${days}" required${describedBy(f, 'expire_after_days')}>
       ${fieldErrors(f, 'expire_after_days')}
     </div>
+    ${shorterChoice(settings, state, f)}
     <div>
       <label for="expire_after_views">Expire after views</label>
       <input type="number" id="expire_after_views" name="expire_after_views" min="${settings.expireAfterViews.min}" max="${settings.expireAfterViews.max}" value="${views}" required${describedBy(f, 'expire_after_views')}>
@@ -93,6 +97,20 @@ ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error
   });
 }
 
+/** The lifetimes under a day the instance accepts, offered instead of the days (absent when it accepts none). */
+function shorterChoice(settings: Settings, state: CreateFormState, f: CreateFormState['fields']): Html | string {
+  const shorter = acceptedDurations(settings).filter((value) => value < FIRST_DAY_DURATION);
+  if (shorter.length === 0) return '';
+  return html`<div>
+      <label for="expire_after_duration">Or expire sooner</label>
+      <select id="expire_after_duration" name="expire_after_duration"${describedBy(f, 'expire_after_duration')}>
+        <option value="">after the days</option>
+        ${shorter.map((value) => html`<option value="${String(value)}"${state.expireAfterDuration === value ? html` selected` : ''}>after ${DURATION_LABELS[value]!}</option>`)}
+      </select>
+      ${fieldErrors(f, 'expire_after_duration')}
+    </div>`;
+}
+
 export function createdPage(viewer: Viewer, push: PushOwner): string {
   return page({
     title: 'Secret link',
@@ -102,7 +120,7 @@ export function createdPage(viewer: Viewer, push: PushOwner): string {
   <p class="success" role="status">The secret is stored. Share this link with the recipient:</p>
   <p><a class="share" id="share-link" href="${push.html_url}" rel="noopener noreferrer">${push.html_url}</a></p>
   <button type="button" data-copy-target="share-link">Copy the link</button>
-  <p class="hint">It works for ${push.expire_after_days} day${push.expire_after_days === 1 ? '' : 's'} or ${push.expire_after_views} view${push.expire_after_views === 1 ? '' : 's'}, whichever comes first${push.passphrase_protected ? ', and needs the passphrase' : ''}.</p>
+  <p class="hint">It works for ${lifetimeLabel(push.expire_after_seconds)} or ${push.expire_after_views} view${push.expire_after_views === 1 ? '' : 's'}, whichever comes first${push.passphrase_protected ? ', and needs the passphrase' : ''}.</p>
 </div>
 <p><a href="/">Make another</a>${viewer.user ? html` · <a href="/pushes/active">My pushes</a> · <a href="/pushes/${push.url_token}/audit">Audit log</a>` : ''}</p>`,
   });
