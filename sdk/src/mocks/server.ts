@@ -18,6 +18,7 @@ import {
   requireListCaller,
   type ComponentCheck,
 } from '../rules/index.js';
+import { readCreateBody } from './bodies.js';
 import { defaultMockSettings, defaultMockUsers, type MockActor, type MockSettings, MockStore, type MockUser } from './store.js';
 
 let schemas: ComponentCheck | undefined;
@@ -131,21 +132,8 @@ function mockRoutes(kit: MockKit): Route[] {
       pattern: /^\/api\/v2\/pushes$/,
       handle: async (ctx) => {
         requireKnownCredential(ctx);
-        const type = ctx.request.headers.get('Content-Type') ?? '';
-        if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) {
-          throw new ApiError('unsupported_media_type', 'Send the body as application/json.');
-        }
-        let body: unknown;
-        try {
-          body = JSON.parse(await ctx.request.text());
-        } catch {
-          throw new ApiError('invalid_json', 'The body is not valid JSON.');
-        }
-        const push = (body as { push?: unknown } | null)?.push;
-        if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof push !== 'object' || push === null || Array.isArray(push)) {
-          throw new ApiError('missing_push', 'The body needs a "push" object.');
-        }
-        const created = store.create(push, ctx.actor);
+        // JSON, multipart (files as parts, as the SDK uploads them) or form-urlencoded, as the server reads them.
+        const created = store.create(await readCreateBody(ctx.request), ctx.actor);
         return json(ctx, 'PushOwner', store.ownerRecord(created, ctx.base), 201);
       },
     },

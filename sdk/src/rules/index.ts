@@ -9,6 +9,7 @@ export * from './credentials.js';
 export * from './durations.js';
 export * from './errors.js';
 export * from './field-errors.js';
+export * from './form-input.js';
 export * from './limits.js';
 export * from './paging.js';
 export * from './push-input.js';

@@ -223,3 +223,50 @@ describe('generated handlers (re-exported)', () => {
     expect((await createSecretPushClient({ baseUrl }).version()).application_version).toBe('9.9.9');
   });
 });
+
+describe('stateful mock: form bodies and durations, as the server reads them', () => {
+  it('reads a pwpush-cli multipart form (text values, Python booleans, file parts) and a form-urlencoded create', async () => {
+    const { mock, baseUrl } = start({ now: new Date('2026-05-01T08:00:00.000Z') });
+    const form = new FormData();
+    form.append('push[payload]', 'the deploy key');
+    form.append('push[kind]', 'file');
+    form.append('push[expire_after_duration]', '3');
+    form.append('push[expire_after_views]', '2');
+    form.append('push[deletable_by_viewer]', 'False');
+    form.append('push[files][]', new Blob([new Uint8Array([1, 2, 250])]), 'id_ed25519');
+    const headers = { authorization: `Bearer ${mock.users[0]!.token}` };
+    const created = await checker.fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', headers, body: form });
+    expect(created.status).toBe(201);
+    const push = (await created.json()) as { url_token: string; expires_at: string; expire_after_duration: number; deletable_by_viewer: boolean };
+    expect([push.expire_after_duration, push.expires_at, push.deletable_by_viewer]).toEqual([3, '2026-05-01T09:00:00.000Z', false]);
+    const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+    const got = await anon.retrievePush(push.url_token);
+    expect([got.payload, got.files.map((f) => [f.filename, f.size])]).toEqual(['the deploy key', [['id_ed25519', 3]]]);
+    expect([...(await anon.downloadFile(got.files[0]!))]).toEqual([1, 2, 250]);
+
+    const urlencoded = await checker.fetch(`${baseUrl}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'push[payload]=hunter2&push[expire_after_views]=4&push[retrieval_step]=yes',
+    });
+    expect(urlencoded.status).toBe(201);
+    expect(await urlencoded.json()).toMatchObject({ expire_after_views: 4, retrieval_step: true });
+    const errorsOf = async (body: string) => {
+      const res = await checker.fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+      return [res.status, ((await res.json()) as { errors: object }).errors];
+    };
+    expect(await errorsOf('push[payload]=x&push[payload]=y')).toEqual([422, { payload: ['must be given once'] }]);
+    expect(await errorsOf('push[payload]=x&push[expire_after_views]=2.5')).toEqual([422, { expire_after_views: ['must be an integer'] }]);
+    const other = await checker.fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    expect([other.status, ((await other.json()) as { code: string }).code]).toEqual([400, 'unsupported_media_type']);
+  });
+
+  it('honours the shortest duration setting and reports the values it accepts', async () => {
+    const { baseUrl } = start({ settings: { expireAfterDurationMin: 3, expireAfterDays: { default: 7, min: 1, max: 30 } } });
+    const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+    expect((await anon.version()).features.pushes.expire_after_duration).toEqual({ enabled: true, min: 3, values: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] });
+    const error = await anon.createPush({ payload: 'x', expire_after_duration: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).errors).toEqual({ expire_after_duration: ['must be at least 3 (1 hour) on this instance'] });
+  });
+});

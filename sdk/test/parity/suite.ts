@@ -392,6 +392,30 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
     });
   });
 
+  describe('expiry by duration', () => {
+    it('keeps a 15-minute push for exactly 15 minutes: the record says so, and it is expired at the next read after', async () => {
+      const created = await alice.createPush({ payload: 'fifteen minutes', expire_after_duration: 0, expire_after_views: 3 });
+      expect([created.expire_after_duration, created.expire_after_seconds, created.expire_after_days, created.days_remaining]).toEqual([0, 900, 1, 1]);
+      expect(Date.parse(created.expires_at) - Date.parse(created.created_at)).toBe(900_000);
+      const report = await anon.version();
+      expect(report.features.pushes.expire_after_duration?.values).toContain(0);
+      const refused = await rejection(alice.createPush({ payload: 'both', expire_after_duration: 3, expire_after_days: 7 }));
+      expect(refused).toBeInstanceOf(ValidationError);
+      expect(Object.keys((refused as ValidationError).errors)).toEqual(['expire_after_days', 'expire_after_duration']);
+      const past = 15 * 60 * 1000 + 1000;
+      if (target.setClock) {
+        const now = target.now?.() ?? new Date();
+        await target.setClock(new Date(now.getTime() + past));
+      } else if (target.backdate) {
+        await target.backdate(created.url_token, past);
+      } else {
+        throw new Error(`target ${target.name} can neither set its clock nor backdate a push`);
+      }
+      const record = await anon.retrievePush(created.url_token);
+      expect(record).toMatchObject({ expired: true, payload: null, days_remaining: 0, seconds_remaining: 0 });
+    });
+  });
+
   describe('expiry by days', () => {
     it('expires a push past expires_at at read time and moves it to the expired list', async () => {
       const created = await alice.createPush({ payload: 'one day', expire_after_days: 1 });
