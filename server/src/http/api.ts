@@ -5,17 +5,20 @@
  *
  * In order: routing (404 no_route / 405 method_not_allowed with Allow), the body's media type, the credential,
  * the operation's security (401), request validation (400/422), the handler.
+ *
+ * The edge is built from an `EdgeSpec` (a contract, its handlers and the few things that differ between documents),
+ * so the legacy v1 API (./v1) runs on these same parts: body reader, authentication, validation, error mapping.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Context, OpenAPIBackend } from 'openapi-backend';
+import type { Context, Document, OpenAPIBackend } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
-import { contract } from '@secret-push/contract';
+import { bundledDocument, contract, type Contract } from '@secret-push/contract';
 import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
-import { hasBody, readBody, type BodyLimits } from './body.js';
+import { hasBody, readBody, type BodyLimits, type ParsedBody } from './body.js';
 import { formToInput } from './form-input.js';
 import { validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
@@ -23,7 +26,7 @@ import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
 import { state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
-import type { Handler, Handlers, HandlerRequest, OperationId, Reply } from './operations.js';
+import type { Handlers, OperationId, Reply } from './operations.js';
 
 export interface ApiEdgeOptions {
   logger: Logger;
@@ -55,12 +58,44 @@ interface ApiState extends RequestState {
 
 const apiState = (res: Response) => res.locals as ApiState;
 
+/** The request a handler of an `EdgeSpec` gets, as openapi-backend parsed and validated it (the v2 handlers narrow it per operation, see ./operations.ts). */
+export interface EdgeRequest {
+  params: Record<string, string>;
+  /** The declared query parameters, as sent. */
+  query: Record<string, string | undefined>;
+  body: unknown;
+  /** Request headers, lower-cased. */
+  headers: Record<string, string | undefined>;
+  ctx: RequestContext;
+}
+/** A handler's answer: a documented status, its body, extra headers. */
+export interface EdgeReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** What makes an edge serve one document: the contract, its handlers and what differs between documents. */
+export interface EdgeSpec {
+  contract: Contract;
+  /** The bundled document for openapi-backend (a copy: it is changed in place). */
+  document: Document;
+  handlers: Record<string, (request: EdgeRequest) => Promise<EdgeReply>>;
+  /** Operations that ignore the caller's token. */
+  tokenIgnored: ReadonlySet<string>;
+  /** A parsed body → the value openapi-backend validates (a form read into the shape a JSON body has). */
+  bodyValue(body: ParsedBody, operationId: string): unknown;
+  /** openapi-backend's validation errors → the error to answer (`requestBody` is the value it validated). */
+  validationError(errors: ErrorObject[], operationId: string, requestBody: unknown): ApiError;
+  /** Answers an error in this document's shape; without it, errors go to the app's one error responder. */
+  sendError?(res: Response, error: unknown): void;
+}
+
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
 const TOKEN_IGNORED = new Set<string>(['getVersion', 'downloadPushFile']);
 
 /** The query parameter names each operation declares (its own and its path's). */
-function declaredQueries(): Map<string, Set<string>> {
-  const c = contract();
+function declaredQueries(c: Contract): Map<string, Set<string>> {
   return new Map(
     c.operations().map((op) => [
       op.operationId,
@@ -73,48 +108,60 @@ function allHandlers(core: Core): Handlers {
   return { ...versionHandler(core), ...pushHandlers(core), ...fileHandlers(core) };
 }
 
+/** The v2 document: the typed handlers of ./handlers, forms read into `{ push }`, 400/422 as errors.ts maps them. */
+export function v2Spec(core: Core): EdgeSpec {
+  const handlers = allHandlers(core);
+  return {
+    contract: contract(),
+    document: bundledDocument() as unknown as Document,
+    // Each typed handler takes the request of its own operation (openapi-backend routed it there).
+    handlers: handlers as unknown as EdgeSpec['handlers'],
+    tokenIgnored: TOKEN_IGNORED,
+    bodyValue: (body) => (body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined),
+    validationError: (errors) => validationError(errors),
+  };
+}
+
 export interface ApiEdge {
   /** Resolves once the contract is validated and compiled; rejects (and every API request answers 500) otherwise. */
   ready: Promise<void>;
   handle: RequestHandler;
 }
 
-export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
+export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec = v2Spec(core)): ApiEdge {
   const { settings } = core;
-  const queries = declaredQueries();
-  const routes = contract().routes;
+  const queries = declaredQueries(spec.contract);
+  const routes = spec.contract.routes;
+  const tokenIgnored = spec.tokenIgnored;
 
-  /** openapi-backend's handler for one operation: the typed handler, then its reply written out. */
-  const dispatch =
-    <Op extends OperationId>(operationId: Op, handler: Handler<Op>) =>
-    async (c: Context, _req: Request, res: Response) => {
-      const request: HandlerRequest<Op> = {
-        params: c.request.params as HandlerRequest<Op>['params'],
-        query: c.request.query as HandlerRequest<Op>['query'],
-        body: c.request.requestBody as HandlerRequest<Op>['body'],
-        headers: c.request.headers as Record<string, string | undefined>,
-        ctx: apiState(res).ctx,
-      };
-      writeReply(res, await handler(request));
+  /** openapi-backend's handler for one operation: the handler, then its reply written out. */
+  const dispatch = (handler: (request: EdgeRequest) => Promise<EdgeReply>) => async (c: Context, _req: Request, res: Response) => {
+    const request: EdgeRequest = {
+      params: c.request.params as EdgeRequest['params'],
+      query: c.request.query as EdgeRequest['query'],
+      body: c.request.requestBody as unknown,
+      headers: c.request.headers as Record<string, string | undefined>,
+      ctx: apiState(res).ctx,
     };
+    writeReply(res, (await handler(request)) as Reply<OperationId>);
+  };
 
-  const handlers = allHandlers(core);
-  const operationHandlers = Object.fromEntries(
-    (Object.keys(handlers) as OperationId[]).map((id) => [id, dispatch(id, handlers[id] as Handler<typeof id>)]),
-  );
+  const operationHandlers = Object.fromEntries(Object.entries(spec.handlers).map(([id, handler]) => [id, dispatch(handler)]));
 
   const backendReady: Promise<OpenAPIBackend> = createSpecBackend({
+    definition: spec.document,
     handlers: {
       ...operationHandlers,
       postRoutingHandler: async (c: Context, req: Request, res: Response) => {
         if (!c.operation) return; // routing failed: notFound / methodNotAllowed answer
         const s = apiState(res);
         s.route = c.operation.path;
-        // A literal path (`/pushes/active`) wins over `{url_token}` for every method: DELETE /pushes/active is a 405.
-        const literal = routes.literalRoute(c.request.path);
-        if (literal && literal.path !== c.operation.path) {
-          s.route = literal.path;
-          throw new ApiError('method_not_allowed', `This path answers ${literal.allow.join(', ')}.`, { headers: { Allow: literal.allow.join(', ') } });
+        // The contract's route table decides: a more literal path (`/pushes/active`, `/p/active.json`) wins over
+        // `{url_token}` for every method, so DELETE /pushes/active is a 405, never an expiry of a push called "active".
+        const match = routes.match(c.request.method, c.request.path);
+        if (match.kind === 'method_not_allowed') {
+          s.route = match.path;
+          throw new ApiError('method_not_allowed', `This path answers ${match.allow.join(', ')}.`, { headers: { Allow: match.allow.join(', ') } });
         }
         s.operationId = c.operation.operationId;
         // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
@@ -122,13 +169,13 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
         const declared = queries.get(c.operation.operationId ?? '');
         const query = s.apiRequest.query;
         for (const name of Object.keys(query)) if (!declared?.has(name)) delete query[name];
-        s.auth = TOKEN_IGNORED.has(c.operation.operationId ?? '') ? ANONYMOUS : await authenticate(core, credentialOf(req));
-        if (c.operation.requestBody) await readRequestBody(c, req, res, bodyLimits(settings, s.auth));
+        s.auth = tokenIgnored.has(c.operation.operationId ?? '') ? ANONYMOUS : await authenticate(core, credentialOf(req));
+        if (c.operation.requestBody) await readRequestBody(c, req, res, bodyLimits(settings, s.auth), spec);
         else if (hasBody(req)) res.setHeader('Connection', 'close'); // a body nobody reads: do not keep the connection for it
       },
       postSecurityHandler: async (c: Context, req: Request, res: Response) => {
         const s = apiState(res);
-        if (!TOKEN_IGNORED.has(c.operation.operationId ?? '')) {
+        if (!tokenIgnored.has(c.operation.operationId ?? '')) {
           if (s.auth.invalid) throw new ApiError('invalid_token', 'The API token is not valid.');
           if (!s.auth.user && !settings.allowAnonymous) throw new ApiError('authentication_required', 'This instance needs an API token.');
         }
@@ -142,7 +189,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
         throw new ApiError('authentication_required', 'This operation needs an API token.');
       },
       validationFail: async (c: Context) => {
-        throw validationError((c.validation.errors ?? []) as ErrorObject[]);
+        throw spec.validationError((c.validation.errors ?? []) as ErrorObject[], c.operation.operationId ?? '', c.request.requestBody);
       },
       notFound: async (_c: Context, req: Request, res: Response) => {
         state(res).route = 'no_route';
@@ -188,7 +235,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
         body: req.body as unknown,
       };
       apiState(res).apiRequest = apiRequest;
-      if (opts.validateResponses) checkAnswers(res, opts.logger);
+      if (opts.validateResponses) checkAnswers(res, opts.logger, spec.contract);
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () =>
@@ -202,7 +249,8 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
       });
       await Promise.race([backend.handleRequest(apiRequest as Parameters<OpenAPIBackend['handleRequest']>[0], req, res), timeout]);
     } catch (error) {
-      next(error);
+      if (spec.sendError) spec.sendError(res, error);
+      else next(error);
     } finally {
       clearTimeout(timer);
     }
@@ -230,11 +278,11 @@ function bodyLimits(settings: Core['settings'], auth: AuthResult): BodyLimits {
  * Reads the body into the request openapi-backend validates next (JSON as sent; a form into the `{ push }` object a
  * JSON body gives). On a failure the rest of the body may be unread: the connection is not kept for it.
  */
-async function readRequestBody(c: Context, req: Request, res: Response, limits: BodyLimits): Promise<void> {
+async function readRequestBody(c: Context, req: Request, res: Response, limits: BodyLimits, spec: EdgeSpec): Promise<void> {
   const s = apiState(res);
   try {
     const { body, digest } = await readBody(req, limits);
-    const value = body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined;
+    const value = spec.bodyValue(body, c.operation.operationId ?? '');
     s.apiRequest.body = value;
     c.request.requestBody = value;
     s.bodyDigest = digest;
@@ -258,12 +306,12 @@ function writeReply<Op extends OperationId>(res: Response, reply: Reply<Op>): vo
 }
 
 /** Wraps res.json so that each JSON answer of a routed operation (errors too) is checked against the contract. */
-function checkAnswers(res: Response, logger: Logger): void {
+function checkAnswers(res: Response, logger: Logger, against: Contract): void {
   const json = res.json.bind(res);
   res.json = (body: unknown) => {
     const operationId = state(res).operationId;
     if (operationId) {
-      const violations = contract().checkResponse(
+      const violations = against.checkResponse(
         operationId,
         { status: res.statusCode, headers: { 'content-type': 'application/json' }, body },
         { requiredHeaders: false },

@@ -13,6 +13,7 @@ import { createApiEdge } from './api.js';
 import { describeFailure, sendError, toApiError } from './errors.js';
 import { accessLog, baseHeaders, rateLimit, securityHeaders, state, stripJsonSuffix } from './middleware.js';
 import { probes } from './probes.js';
+import { createV1Edge, isV1Path } from './v1/edge.js';
 
 export interface AppOptions {
   /** Where request logs go; defaults to pino on stdout at settings.logLevel. */
@@ -37,10 +38,13 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   const { settings } = core;
   const logger = opts.logger ?? pino({ level: settings.logLevel, base: { service: 'secret-push' } });
   const api = createApiEdge(core, { ...opts, logger });
-  api.ready.catch((error: unknown) => logger.fatal({ err: describeFailure(error) }, 'the API contract failed to load'));
+  // The legacy v1 API: its own document on the same parts (./v1/edge.ts).
+  const v1 = createV1Edge(core, { ...opts, logger });
+  const ready = Promise.all([api.ready, v1.ready]).then(() => undefined);
+  ready.catch((error: unknown) => logger.fatal({ err: describeFailure(error) }, 'the API contract failed to load'));
 
   const app = express() as unknown as App;
-  app.locals.ready = api.ready;
+  app.locals.ready = ready;
   app.locals.logger = logger;
   // One hop: the client address is the one the proxy in front appended to X-Forwarded-For, never an entry the
   // client wrote itself (trusting every hop would let a client pick its address per request).
@@ -56,15 +60,19 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   // API requests skip the pages' routes altogether (they would only fall through them).
   const web = createWebRouter(core, { clock: opts.clock });
   app.use((req, res, next) => (isApiRequest(req.path) ? next() : web(req, res, next)));
+  app.use(v1.handle);
   app.use(stripJsonSuffix());
   app.use(api.handle);
   app.use(errorResponder());
   return app;
 }
 
-/** Paths the API answers (all of /api/ but the contract document the pages serve). */
+/**
+ * Paths the API answers: all of /api/ but the contract document the pages serve, and v1's `.json` paths under `/p/`,
+ * `/f/` and `/r/` (never the recipient page's HTML: `/p/{url_token}.json` is v1's retrieval).
+ */
 function isApiRequest(path: string): boolean {
-  return path.startsWith('/api/') && path !== '/api/v2/openapi.json';
+  return (path.startsWith('/api/') && path !== '/api/v2/openapi.json') || isV1Path(path);
 }
 
 /** The one error responder: every failure becomes the spec's ErrorResponse; unexpected ones are logged (no message). */

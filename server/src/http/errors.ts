@@ -41,15 +41,18 @@ export function describeFailure(error: unknown): { name: string; code?: string; 
   return { name: error.name, ...(typeof code === 'string' ? { code } : {}), stack: frames };
 }
 
-/** Answers an error as JSON (status, headers and body), unless the response has already started. */
-export function sendError(res: Response, error: ApiError, requestId: string | undefined): void {
+/**
+ * Answers an error as JSON (status, headers and body), unless the response has already started. `extra` adds keys a
+ * document defines beyond ErrorResponse's (v1's passphrase 401 carries the reference's `message` and `status`).
+ */
+export function sendError(res: Response, error: ApiError, requestId: string | undefined, extra: Record<string, string> = {}): void {
   if (res.headersSent) {
     // A late failure (e.g. the safety-net timeout already answered): nothing more can be sent.
     if (!res.writableEnded) res.destroy();
     return;
   }
   for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, value);
-  res.status(error.status).json(errorBody(error, requestId));
+  res.status(error.status).json({ ...errorBody(error, requestId), ...extra });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -205,7 +205,7 @@ describe('what pages show', () => {
       { ...anonCtx(), actor: { ...anonCtx().actor, userId: owner.userId } },
     );
     const visitor = new Visitor(app.baseUrl);
-    for (const p of [`/p/${push.url_token}`, `/p/${push.url_token}/r`, `/p/${push.url_token}.json`]) {
+    for (const p of [`/p/${push.url_token}`, `/p/${push.url_token}/r`]) {
       for (const method of ['GET', 'HEAD']) {
         const r = await visitor.fetch(p, { method });
         const text = await r.text();
@@ -215,6 +215,11 @@ describe('what pages show', () => {
     const [row] = await app.db.query('select views_used, expired from pushes where url_token = $1', [push.url_token]);
     expect(row).toMatchObject({ views_used: 0, expired: false });
     expect(await app.db.query("select a.kind from audit_entries a join pushes p on p.id = a.push_id where p.url_token = $1 and a.kind <> 'creation'", [push.url_token])).toEqual([]);
+    // `/p/{token}.json` is no page: it is v1's retrieval, which wants the passphrase (a failed attempt, no view).
+    const v1 = await visitor.fetch(`/p/${push.url_token}.json`);
+    expect([v1.status, v1.headers.get('content-type')?.split(';')[0]]).toEqual([401, 'application/json']);
+    expect(await v1.text()).not.toMatch(/recipient-7781/);
+    expect(await app.db.query('select views_used from pushes where url_token = $1', [push.url_token])).toEqual([{ views_used: 0 }]);
   });
 
   it('refuses a javascript: or data: URL push from the create form', async () => {
