@@ -36,6 +36,7 @@ import {
 } from './errors.js';
 import { type FileInput, toFileUpload } from './files.js';
 import { iteratePages, type Page, pageFromResponse } from './pagination.js';
+import { formCanCarry, pushFormData } from './upload.js';
 
 export interface SecretPushClientOptions {
   /** The installation's origin, e.g. `https://pwpush.example.org` (without `/api/v2`). */
@@ -238,6 +239,21 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     raw,
     async createPush(params, opts) {
       const { files, ...rest } = params;
+      if (files !== undefined && files.length > 0 && formCanCarry(rest)) {
+        // Files as multipart parts (./upload.ts); the form is built per attempt, so a body is never reused.
+        const { data } = await send<PushOwner>(
+          (x) =>
+            genCreatePush({
+              ...x,
+              body: pushFormData(rest, files) as never,
+              bodySerializer: null,
+              headers: { 'Content-Type': null },
+            }),
+          opts,
+          false,
+        );
+        return data;
+      }
       const push: PushInput = { ...rest };
       if (files !== undefined) push.files = await Promise.all(files.map(toFileUpload));
       const { data } = await send<PushOwner>((x) => genCreatePush({ ...x, body: { push } }), opts, false);

@@ -253,12 +253,44 @@ describe('requests', () => {
     expect(requests[1]!.headers.get('Authorization')).toBeNull();
   });
 
-  it('encodes file bytes as base64 in the create body', async () => {
+  it('uploads files as multipart parts with their bytes as they are, and the fields as push[field] text', async () => {
     const { fetch, requests } = scripted(json(push, 201));
     await createSecretPushClient({ baseUrl, token: 't', fetch }).createPush({
+      payload: 'the key',
+      expire_after_duration: 3,
+      retrieval_step: true,
+      deletable_by_viewer: false,
+      files: [
+        { filename: 'a.bin', data: new Uint8Array([0xff, 0x00, 0x41]) },
+        { filename: 'b.txt', content: 'aGk=', content_type: 'text/plain' },
+        { filename: 'c.json', data: new Blob(['{}'], { type: 'application/json' }) },
+      ],
+    });
+    const request = requests[0]!;
+    expect(request.headers.get('Content-Type')).toMatch(/^multipart\/form-data; boundary=/);
+    // The body holds the bytes, never their base64.
+    expect(await request.clone().text()).not.toContain('/wBB');
+    const form = await request.formData();
+    expect([...form.keys()]).toEqual(['push[payload]', 'push[expire_after_duration]', 'push[retrieval_step]', 'push[deletable_by_viewer]', 'push[files][]', 'push[files][]', 'push[files][]']);
+    expect([form.get('push[payload]'), form.get('push[expire_after_duration]'), form.get('push[retrieval_step]'), form.get('push[deletable_by_viewer]')]).toEqual(['the key', '3', 'true', 'false']);
+    const files = form.getAll('push[files][]') as File[];
+    expect(files.map((f) => [f.name, f.type])).toEqual([
+      ['a.bin', 'application/octet-stream'],
+      ['b.txt', 'text/plain'],
+      ['c.json', 'application/json'],
+    ]);
+    expect([...new Uint8Array(await files[0]!.arrayBuffer())]).toEqual([0xff, 0x00, 0x41]);
+    expect(await files[1]!.text()).toBe('hi');
+  });
+
+  it('sends JSON with base64 files when a field means something a form cannot say (an empty passphrase)', async () => {
+    const { fetch, requests } = scripted(json(push, 201));
+    await createSecretPushClient({ baseUrl, token: 't', fetch }).createPush({
+      passphrase: '',
       files: [{ filename: 'a.bin', data: new Uint8Array([0xff, 0x00, 0x41]) }, { filename: 'b.txt', content: 'aGk=', content_type: 'text/plain' }],
     });
-    const body = (await requests[0]!.json()) as { push: { files: unknown[] } };
+    const body = (await requests[0]!.json()) as { push: { files: unknown[]; passphrase: string } };
+    expect(body.push.passphrase).toBe('');
     expect(body.push.files).toEqual([
       { filename: 'a.bin', content_type: 'application/octet-stream', content: '/wBB' },
       { filename: 'b.txt', content: 'aGk=', content_type: 'text/plain' },
