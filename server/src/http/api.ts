@@ -278,9 +278,23 @@ function bodyLimits(settings: Core['settings'], auth: AuthResult): BodyLimits {
  * Reads the body into the request openapi-backend validates next (JSON as sent; a form into the `{ push }` object a
  * JSON body gives). On a failure the rest of the body may be unread: the connection is not kept for it.
  */
+/**
+ * The media types an operation's request body declares. A body in one the reader knows but the operation does not
+ * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.
+ */
+function requireDeclaredMediaType(c: Context, req: Request): void {
+  const declared = Object.keys((c.operation.requestBody as { content?: object } | undefined)?.content ?? {});
+  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const known = ['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded'];
+  const asDeclared = /^application\/[a-z0-9.+-]+\+json$/.test(type) ? 'application/json' : type;
+  if (!hasBody(req) || !known.includes(asDeclared) || declared.includes(asDeclared)) return;
+  throw new ApiError('unsupported_media_type', `Send the body as ${declared.join(' or ')}.`);
+}
+
 async function readRequestBody(c: Context, req: Request, res: Response, limits: BodyLimits, spec: EdgeSpec): Promise<void> {
   const s = apiState(res);
   try {
+    requireDeclaredMediaType(c, req);
     const { body, digest } = await readBody(req, limits);
     const value = spec.bodyValue(body, c.operation.operationId ?? '');
     s.apiRequest.body = value;

@@ -245,6 +245,9 @@ describe('v1 errors and paths', () => {
     expect([form.status, form.body.error]).toEqual([400, 'param is missing or the value is empty or invalid: password']);
     const notJson = await post('/p.json', '{nope', json);
     expect([notJson.status, notJson.body.code]).toEqual([400, 'invalid_json']);
+    // A form-urlencoded body cannot carry a file: /f.json does not take one.
+    const urlencodedFile = await post('/f.json', 'file_push[payload]=x', { 'content-type': 'application/x-www-form-urlencoded', ...legacy(alice) });
+    expect([urlencodedFile.status, urlencodedFile.body.code]).toEqual([400, 'unsupported_media_type']);
   });
 
   it('answers 422 naming the first failing field, with v2\'s rules and messages', async () => {
