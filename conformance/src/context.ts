@@ -2,7 +2,15 @@
  * What a requirement sees: an HTTP client that validates every response against the contract, the caller
  * identities the CLI was given, the instance's reported features, and small assertion helpers.
  */
-import type { Contract, Violation } from './spec.js';
+import { Contract, type Violation } from './spec.js';
+
+let loadedV1: Contract | undefined;
+
+/** The legacy v1 document, loaded once per process. */
+export function v1Contract(): Contract {
+  loadedV1 ??= Contract.loadV1();
+  return loadedV1;
+}
 
 export class AssertionFailure extends Error {
   override name = 'AssertionFailure';
@@ -40,7 +48,15 @@ export interface Features {
     file_attachments: { enabled: boolean; requires_authentication: boolean };
     url_pushes: { enabled: boolean };
     qr_code_pushes: { enabled: boolean };
+    /** Absent on servers that ignore `expire_after_duration`. */
+    expire_after_duration?: { enabled: boolean; min: number; values: number[] };
   };
+}
+
+/** What the instance answers besides its v2 report: the legacy v1 API's version report, when it serves one. */
+export interface Instance {
+  /** `GET /api/v1/version.json` answered a v1 report (`api_version` 1.x). */
+  v1: boolean;
 }
 
 /** Who makes a call: `anon` sends no credentials, `a`/`b` the bearer tokens, or explicit headers. */
@@ -62,6 +78,8 @@ export interface CallOptions {
   jsonSuffix?: boolean;
   /** Send to this base URL instead of `--base-url` (the second process). */
   base?: string;
+  /** v1: send the path without its `.json` (a path the v1 document marks x-json-suffix-optional). */
+  withoutSuffix?: boolean;
 }
 
 export interface Res<T = any> {
@@ -86,6 +104,8 @@ export interface Observed {
   text: string;
   /** What was sent: the request headers and the JSON body (when one was sent as JSON). */
   request: { headers: Record<string, string>; body?: unknown };
+  /** Set for answers of the legacy v1 API (`target` is a v1 operationId or component response). */
+  v1?: true;
 }
 
 export class Ctx {
@@ -103,7 +123,14 @@ export class Ctx {
     readonly contract: Contract,
     readonly features: Features,
     readonly observed: Observed[],
+    /** The legacy v1 document (the V1 requirements' calls are checked against it). */
+    readonly v1: Contract = v1Contract(),
   ) {}
+
+  /** The document an observed answer is checked against. */
+  contractOf(o: Observed): Contract {
+    return o.v1 ? this.v1 : this.contract;
+  }
 
   get hasToken(): boolean {
     return Boolean(this.options.token);
@@ -139,12 +166,28 @@ export class Ctx {
     return this.send<T>(operationId, op.method, path, opts);
   }
 
+  /** Calls an operation of the legacy v1 document by operationId (`createPasswordV1`, …), validated against it. */
+  async callV1<T = any>(operationId: string, opts: CallOptions = {}): Promise<Res<T>> {
+    const op = this.v1.operation(operationId);
+    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = opts.params?.[name] ?? (name === 'prefix' ? 'p' : undefined);
+      if (value === undefined) throw new Error(`missing path parameter ${name} for ${operationId}`);
+      return encodeURIComponent(value);
+    });
+    return this.send<T>(operationId, op.method, opts.withoutSuffix ? path.replace(/\.json$/, '') : path, opts, this.v1);
+  }
+
   /** A request outside every operation (unknown path, undefined method), validated against a component response. */
   async raw<T = any>(componentResponse: string, method: string, path: string, opts: CallOptions = {}): Promise<Res<T>> {
     return this.send<T>(`#${componentResponse}`, method, path, opts);
   }
 
-  private async send<T>(target: string, method: string, path: string, opts: CallOptions): Promise<Res<T>> {
+  /** `raw` for a v1 path: checked against the v1 document's component responses (NoRoute, MethodNotAllowed). */
+  async rawV1<T = any>(componentResponse: string, method: string, path: string, opts: CallOptions = {}): Promise<Res<T>> {
+    return this.send<T>(`#${componentResponse}`, method, path, opts, this.v1);
+  }
+
+  private async send<T>(target: string, method: string, path: string, opts: CallOptions, against: Contract = this.contract): Promise<Res<T>> {
     const url = new URL((opts.base ?? this.options.baseUrl).replace(/\/$/, '') + path);
     for (const [key, value] of Object.entries(opts.query ?? {})) url.searchParams.set(key, String(value));
     if (opts.rawQuery) url.search = url.search ? `${url.search}&${opts.rawQuery}` : `?${opts.rawQuery}`;
@@ -174,7 +217,7 @@ export class Ctx {
     }
     const text = await response.text();
     const parsed = parseJson(text);
-    for (const violation of this.contract.validate(target, response.status, response.headers, text)) {
+    for (const violation of against.validate(target, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }
     this.observed.push({
@@ -188,6 +231,7 @@ export class Ctx {
       body: parsed,
       text,
       request: { headers, ...(sent === undefined ? {} : { body: sent }) },
+      ...(against === this.v1 ? { v1: true as const } : {}),
     });
     return { status: response.status, headers: response.headers, text, body: parsed as T, operation: target };
   }

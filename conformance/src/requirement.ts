@@ -16,6 +16,8 @@ export const AREAS = [
   'ONCE',
   'HDR',
   'REC',
+  'DUR',
+  'V1',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -35,6 +37,8 @@ export const AREA_TITLES: Record<Area, string> = {
   ONCE: 'exactly-once',
   HDR: 'response headers',
   REC: 'push records',
+  DUR: 'durations',
+  V1: 'legacy API v1',
 };
 
 /**
@@ -56,7 +60,10 @@ export type Need =
   | 'fileAuthRequired' // file pushes require authentication
   | 'kindDisabled' // at least one kind is disabled on the instance
   | 'secondProcess' // --base-url-2
-  | 'maxBodyBytes'; // --max-body-bytes (the instance's request body limit)
+  | 'maxBodyBytes' // --max-body-bytes (the instance's request body limit)
+  | 'duration' // the report says expire_after_duration is honoured (features.pushes.expire_after_duration)
+  | 'durationNarrowed' // … and the instance refuses some of its values
+  | 'v1'; // GET /api/v1/version.json answers a v1 report (the legacy API v1 is served)
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

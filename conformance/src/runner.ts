@@ -1,5 +1,5 @@
 /** Runs the requirements against one base URL: reads the capability report first, gates, runs, collects results. */
-import { AssertionFailure, Ctx, type Features, type Observed, type Options } from './context.js';
+import { AssertionFailure, Ctx, type Features, type Instance, type Observed, type Options } from './context.js';
 import { Contract } from './spec.js';
 import { AREAS, type Need, type Requirement, type Result } from './requirement.js';
 import { version, create, retrieve, views, passphrase, preview } from './requirements/pushes.js';
@@ -7,6 +7,8 @@ import { remove, auth, audit, lists } from './requirements/owner.js';
 import { errors, files, once, headers } from './requirements/cross.js';
 import { httpHeaders } from './requirements/http.js';
 import { records } from './requirements/records.js';
+import { durations } from './requirements/durations.js';
+import { legacyV1 } from './requirements/v1.js';
 
 export const REQUIREMENTS: Requirement[] = [
   ...version,
@@ -25,6 +27,8 @@ export const REQUIREMENTS: Requirement[] = [
   ...headers,
   ...httpHeaders,
   ...records,
+  ...durations,
+  ...legacyV1,
 ];
 
 export interface RunOutput {
@@ -35,7 +39,7 @@ export interface RunOutput {
 }
 
 /** Why a requirement cannot run here: `not-run` for missing CLI input, `skip` for what the instance reports. */
-function gate(need: Need, options: Options, f: Features): { status: 'skip' | 'not-run'; reason: string } | null {
+function gate(need: Need, options: Options, f: Features, instance: Instance): { status: 'skip' | 'not-run'; reason: string } | null {
   const anon = f.anonymous_access;
   const p = f.pushes;
   switch (need) {
@@ -81,6 +85,16 @@ function gate(need: Need, options: Options, f: Features): { status: 'skip' | 'no
       return options.maxBodyBytes
         ? null
         : { status: 'not-run', reason: "needs --max-body-bytes (the instance's request body limit)" };
+    case 'duration':
+      return p.expire_after_duration?.enabled
+        ? null
+        : { status: 'skip', reason: 'instance does not report expire_after_duration (features.pushes.expire_after_duration)' };
+    case 'durationNarrowed':
+      return p.expire_after_duration?.enabled && p.expire_after_duration.values.length < 18
+        ? null
+        : { status: 'skip', reason: 'instance accepts every expire_after_duration value' };
+    case 'v1':
+      return instance.v1 ? null : { status: 'skip', reason: 'instance serves no v1 API (GET /api/v1/version.json answered no v1 report)' };
     case 'kindDisabled':
       return p.file_attachments.enabled && p.url_pushes.enabled && p.qr_code_pushes.enabled
         ? { status: 'skip', reason: 'instance enables every kind' }
@@ -116,10 +130,11 @@ interface RunState {
   features: Features | null;
   versionProblem: string;
   observed: Observed[];
+  instance: Instance;
 }
 
 async function runOne(requirement: Requirement, run: RunState, partial = false): Promise<Result> {
-  const { config, contract, features, versionProblem, observed } = run;
+  const { config, contract, features, versionProblem, observed, instance } = run;
   const base = { id: requirement.id, area: requirement.area, title: requirement.title, source: requirement.source };
   const started = Date.now();
   if (!features) {
@@ -128,7 +143,7 @@ async function runOne(requirement: Requirement, run: RunState, partial = false):
   if (config.profile === 'stateless' && !requirement.stateless) {
     return { ...base, status: 'skip', reason: 'stateless profile: needs a stateful server', ms: 0 };
   }
-  const blocked = (requirement.needs ?? []).map((n) => gate(n, config, features)).find(Boolean);
+  const blocked = (requirement.needs ?? []).map((n) => gate(n, config, features, instance)).find(Boolean);
   if (blocked) return { ...base, status: blocked.status, reason: blocked.reason, ms: 0 };
   const ctx = new Ctx(config, contract, features, observed);
   ctx.partial = partial;
@@ -152,6 +167,20 @@ async function runOne(requirement: Requirement, run: RunState, partial = false):
   return { ...base, status, reason, ms: Date.now() - started };
 }
 
+/**
+ * Whether the instance serves the legacy v1 API: `GET /api/v1/version.json` answers a v1 report (`api_version` 1.x).
+ * The probe's answer is not kept for the aggregate requirements (an instance without v1 may answer anything here).
+ */
+async function probeInstance(config: RunConfig, contract: Contract): Promise<Instance> {
+  try {
+    const probe = new Ctx(config, contract, {} as Features, []);
+    const res = await probe.callV1('getVersionV1');
+    return { v1: res.status === 200 && /^1\.\d+$/.test(String(res.body?.api_version)) };
+  } catch {
+    return { v1: false };
+  }
+}
+
 export async function runSuite(config: RunConfig): Promise<RunOutput> {
   const contract = Contract.load(config.specPath);
   const observed: Observed[] = [];
@@ -171,7 +200,7 @@ export async function runSuite(config: RunConfig): Promise<RunOutput> {
     versionProblem = (error as Error).message;
   }
 
-  const run: RunState = { config, contract, features, versionProblem, observed };
+  const run: RunState = { config, contract, features, versionProblem, observed, instance: await probeInstance(config, contract) };
   const results: Result[] = [];
   const done = new Set<string>();
   const record = (result: Result) => {

@@ -5,7 +5,7 @@
  * schema and headers documented for that operation and status.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { BUNDLED_SPEC_PATH, bundledDocument, Contract as Toolkit, type Json, type Violation } from '@secret-push/contract';
+import { BUNDLED_SPEC_PATH, bundledDocument, bundledV1Document, Contract as Toolkit, type Json, type RouteTable, type Violation } from '@secret-push/contract';
 
 export type { Violation };
 
@@ -33,6 +33,16 @@ export class Contract {
         responses: (op.object.responses ?? {}) as Record<string, Json>,
       });
     }
+  }
+
+  /** The legacy v1 document (openapi/v1), carried by this package like the v2 one: the V1 requirements check against it. */
+  static loadV1(): Contract {
+    return new Contract(bundledV1Document());
+  }
+
+  /** Which operation a method and path name, by the document's own rules (most literal template first). */
+  get routes(): RouteTable {
+    return this.toolkit.routes;
   }
 
   /** The document at `specPath`, or the bundled one. */

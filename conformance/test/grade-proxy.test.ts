@@ -58,6 +58,17 @@ describe('the proxy', () => {
     expect(router.match('GET', '/api/v2/nothing')).toEqual({ op: 'noRoute', params: {} });
   });
 
+  it('routes the legacy v1 paths to the v1 document\'s operations', () => {
+    const router = new Router(Contract.load());
+    expect(router.match('POST', '/p.json')).toEqual({ op: 'createPasswordV1', params: {} });
+    expect(router.match('GET', '/p/abc-12.json')).toEqual({ op: 'getPushV1', params: { prefix: 'p', url_token: 'abc-12' } });
+    expect(router.match('GET', '/f/abc/audit.json')).toEqual({ op: 'getPushAuditV1', params: { prefix: 'f', url_token: 'abc' } });
+    expect(router.match('GET', '/r/active.json')).toEqual({ op: 'listActivePushesV1', params: { prefix: 'r' } });
+    expect(router.match('DELETE', '/p/active.json')).toEqual({ op: 'methodNotAllowed', params: {} });
+    expect(router.match('GET', '/api/v1/version.json')).toEqual({ op: 'getVersionV1', params: {} });
+    expect(router.match('GET', '/p/abc/r.json')).toEqual({ op: 'noRoute', params: {} });
+  });
+
   it('is transparent without a fault: the suite passes through it, links point at the proxy', async () => {
     server = await startBrokenServer([]);
     proxy = await startProxy({

@@ -16,14 +16,16 @@ describe.each([
   // The defaults' body limit is about 141 MiB: too much to send in CI, so CRE-021 is not-run here (no --max-body-bytes).
   { name: 'default settings', overrides: {}, giveMaxBody: false, notRun: ['CRE-021'] },
   {
-    // Small file limits make the body limit small (about 8 MiB), so the 413 requirement runs here.
-    name: 'anonymous off, url and qr disabled, 2 files of 64 KiB',
+    // Small file limits make the body limit small (about 8 MiB), so the 413 requirement runs here; durations from
+    // 1 hour only, so the instance refuses some values (DUR-006).
+    name: 'anonymous off, url and qr disabled, 2 files of 64 KiB, durations from 1 hour',
     overrides: {
       allowAnonymous: false,
       enableUrlPushes: false,
       enableQrPushes: false,
       fileMaxCount: 2,
       fileMaxBytes: 64 * 1024,
+      expireAfterDurationMin: 3,
     },
     giveMaxBody: true,
     notRun: [],
@@ -53,6 +55,13 @@ describe.each([
 
   it('fails no requirement', () => {
     expect(failures(run)).toEqual([]);
+  });
+
+  it('runs the durations and the legacy v1 classes: the instance reports durations and serves v1', () => {
+    const skipped = run.results.filter((r) => (r.area === 'DUR' || r.area === 'V1') && r.status === 'skip').map((r) => r.id);
+    // DUR-006 needs an instance that refuses some values; V1-014 URL pushes, V1-012's anonymous half aside.
+    const expected = [...(overrides.expireAfterDurationMin === undefined ? ['DUR-006'] : []), ...(overrides.enableUrlPushes === false ? ['V1-014'] : [])];
+    expect(skipped).toEqual(expected);
   });
 
   it('runs every requirement it has the input for (not-run only for what the instance cannot offer)', () => {

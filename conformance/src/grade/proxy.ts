@@ -11,6 +11,7 @@ import { createServer, request as httpRequest, Agent as HttpAgent, type Incoming
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { v1Contract } from '../context.js';
 import type { Contract } from '../spec.js';
 
 export type Headers = Record<string, string>;
@@ -66,11 +67,17 @@ interface Route {
   literal: boolean;
 }
 
-/** Matches a request to an operation of the contract (literal paths before templated ones, `.json` stripped). */
+/**
+ * Matches a request to an operation of the contract (literal paths before templated ones, `.json` stripped), and a
+ * legacy v1 path (`/p.json`, `/p/{url_token}.json`, `/api/v1/…`) to an operation of the v1 document.
+ */
 export class Router {
   private readonly routes: Route[];
 
-  constructor(contract: Contract) {
+  constructor(
+    contract: Contract,
+    private readonly v1: Contract = v1Contract(),
+  ) {
     this.routes = [...contract.operations.values()]
       .map((op) => ({
         operationId: op.operationId,
@@ -83,6 +90,14 @@ export class Router {
 
   /** The operationId, `methodNotAllowed` (the path exists), or `noRoute`; with the path parameters. */
   match(method: string, pathname: string): { op: string; params: Record<string, string> } {
+    if (/^\/(api\/v1\/|[pfr](\.json|\/))/.test(pathname)) {
+      const v1 = this.v1.routes.match(method, pathname);
+      if (v1.kind === 'ok') {
+        const params = Object.fromEntries(Object.entries(v1.params).map(([k, v]) => [k, safeDecode(v)]));
+        return { op: v1.operation.operationId, params };
+      }
+      if (v1.kind === 'method_not_allowed') return { op: 'methodNotAllowed', params: {} };
+    }
     const path = pathname.replace(/\.json$/, '');
     let matching = this.routes.filter((r) => r.pattern.test(path));
     // A literal path (`/pushes/active`) is matched before the template it also fits (`/pushes/{url_token}`).

@@ -34,7 +34,7 @@ export const httpHeaders = define('HDR', [
       const bad: string[] = [];
       let checked = 0;
       for (const o of ctx.observed) {
-        const doc = documented(ctx.contract, o.target, o.status);
+        const doc = documented(ctx.contractOf(o), o.target, o.status);
         if (!doc || doc.mediaTypes.length === 0) continue;
         checked++;
         const type = mediaType(o.headers.get('content-type'));
@@ -55,7 +55,7 @@ export const httpHeaders = define('HDR', [
       const bad: string[] = [];
       let checked = 0;
       for (const o of ctx.observed) {
-        const doc = documented(ctx.contract, o.target, o.status);
+        const doc = documented(ctx.contractOf(o), o.target, o.status);
         if (!doc) continue;
         checked++;
         const missing = doc.requiredHeaders.filter((name) => !o.headers.has(name));

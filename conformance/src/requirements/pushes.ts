@@ -246,7 +246,8 @@ export const create = define('CRE', [
     needs: ['creator'],
     stateless: true,
     async run(ctx) {
-      const push = await ctx.create({ payload: SECRET(), expire_after_duration: 3, retrieval_step_x: 'y' });
+      // Fields of other dialects (Password Pusher Pro's account_id, notify_emails_to) and plain typos.
+      const push = await ctx.create({ payload: SECRET(), account_id: 7, notify_emails_to: 'a@example.org', retrieval_step_x: 'y' });
       expectEqual(push.kind, 'text', 'kind');
     },
   },

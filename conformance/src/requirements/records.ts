@@ -99,8 +99,8 @@ export const records = define('REC', [
   },
   {
     id: 'REC-002',
-    title: "Every record's expires_at is created_at + days × 24 h, and the views and days left lie within those asked",
-    source: 'decisions: The push record, bullet 2 (expires_at); seed §2.1 (expire_after_days, expire_after_views)',
+    title: "Every record's expires_at is created_at + its lifetime (days rounded up), views and time left within it",
+    source: 'decisions: The push record, bullet 2 (expires_at); seed §2.1 (expire_after_days, expire_after_views); spec: Push (expire_after_seconds)',
     aggregate: true,
     async run(ctx) {
       const bad: string[] = [];
@@ -110,7 +110,17 @@ export const records = define('REC', [
         const created = Date.parse(r.created_at);
         const expires = Date.parse(r.expires_at);
         const span = expires - created;
-        if (span !== r.expire_after_days * DAY_MS) bad.push(`${where(o, r)}: expires_at − created_at is ${span / DAY_MS} days, asked ${r.expire_after_days}`);
+        // The lifetime is expire_after_seconds where the server sends it (durations), else whole days.
+        const exact = typeof r.expire_after_seconds === 'number';
+        const lifetime = exact ? r.expire_after_seconds * 1000 : r.expire_after_days * DAY_MS;
+        if (span !== lifetime) bad.push(`${where(o, r)}: expires_at − created_at is ${span / 1000} s, its lifetime ${lifetime / 1000} s`);
+        if (r.expire_after_days !== Math.ceil(span / DAY_MS)) bad.push(`${where(o, r)}: expire_after_days ${r.expire_after_days} for a lifetime of ${span / DAY_MS} days`);
+        if (exact && !within(r.seconds_remaining, r.expire_after_seconds)) bad.push(`${where(o, r)}: seconds_remaining ${r.seconds_remaining} of ${r.expire_after_seconds}`);
+        // Days left are the time left rounded up: from whole seconds, or from the exact time (a second's difference).
+        const daysLeft = [Math.ceil(r.seconds_remaining / 86_400), Math.ceil((r.seconds_remaining + 1) / 86_400)];
+        if (exact && !daysLeft.includes(r.days_remaining)) {
+          bad.push(`${where(o, r)}: days_remaining ${r.days_remaining} is not seconds_remaining ${r.seconds_remaining} rounded up to days`);
+        }
         if (Date.parse(r.updated_at) < created) bad.push(`${where(o, r)}: updated_at ${r.updated_at} before created_at ${r.created_at}`);
         if (r.expired_on !== null && !(Date.parse(r.expired_on) >= created && Date.parse(r.expired_on) <= expires)) {
           bad.push(`${where(o, r)}: expired_on ${r.expired_on} outside created_at..expires_at`);

@@ -3,6 +3,7 @@ import type { Fault } from '../fault.js';
 import { fieldFaults, headerFaults, mediaFaults, statusFaults } from './wire.js';
 import { optionFaults, orderFaults, valueFaults } from './values.js';
 import { authFaults, leakFaults, raceFaults, viewFaults } from './state.js';
+import { durationFaults, durationValueFaults, v1AuthFaults, v1Faults, v1MediaFaults, v1StateFaults, v1WireFaults } from './issue11.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -16,4 +17,11 @@ export const FAULTS: Fault[] = [
   ...leakFaults,
   ...optionFaults,
   ...authFaults,
+  ...durationFaults,
+  ...durationValueFaults,
+  ...v1Faults,
+  ...v1StateFaults,
+  ...v1WireFaults,
+  ...v1MediaFaults,
+  ...v1AuthFaults,
 ];
