@@ -275,10 +275,6 @@ function bodyLimits(settings: Core['settings'], auth: AuthResult): BodyLimits {
 }
 
 /**
- * Reads the body into the request openapi-backend validates next (JSON as sent; a form into the `{ push }` object a
- * JSON body gives). On a failure the rest of the body may be unread: the connection is not kept for it.
- */
-/**
  * The media types an operation's request body declares. A body in one the reader knows but the operation does not
  * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.
  */
@@ -291,6 +287,10 @@ function requireDeclaredMediaType(c: Context, req: Request): void {
   throw new ApiError('unsupported_media_type', `Send the body as ${declared.join(' or ')}.`);
 }
 
+/**
+ * Reads the body into the request openapi-backend validates next (JSON as sent; a form into the `{ push }` object a
+ * JSON body gives: `spec.bodyValue`). On a failure the rest of the body may be unread: the connection is not kept for it.
+ */
 async function readRequestBody(c: Context, req: Request, res: Response, limits: BodyLimits, spec: EdgeSpec): Promise<void> {
   const s = apiState(res);
   try {
