@@ -49,7 +49,7 @@ describe('the OpenAPI contract', () => {
       ['createPush', 'downloadPushFile', 'expirePush', 'getPush', 'getPushAudit', 'getVersion', 'listActivePushes', 'listExpiredPushes', 'previewPush'].sort(),
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
-    expect(statuses('createPush')).toEqual(['201', '400', '401', '413', '422', '429', '500', '503']);
+    expect(statuses('createPush')).toEqual(['201', '400', '401', '409', '413', '422', '429', '500', '503']);
     expect(statuses('getPush')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
     expect(statuses('expirePush')).toEqual(['200', '401', '403', '404', '429', '500', '503']);
     expect(statuses('getPushAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
@@ -186,7 +186,8 @@ describe('forms, durations and 422 messages (issue 11)', () => {
 
   it('names the first failing field and its message in the error of every 422 example, errors in PushInput order', () => {
     const order = Object.keys(schemas.PushInput.properties);
-    const examples = namedExamples(v).filter((e) => e.part === '422');
+    // validation_failed ones (a 422 idempotency_key_reused names no field).
+    const examples = namedExamples(v).filter((e) => e.part === '422' && (e.value as { code?: string }).code === 'validation_failed');
     expect(examples.map((e) => e.name)).toEqual(expect.arrayContaining(['ErrValidation', 'ErrDurationConflict', 'ErrDurationOutOfRange', 'ErrDurationTooShort']));
     for (const { where, value } of examples) {
       const body = value as { error: string; errors: Record<string, string[]> };

@@ -77,9 +77,22 @@ export interface PagedList<T, Args extends unknown[] = []> {
   page(...args: [...Args, page: number, options?: RequestOptions]): Promise<Page<T>>;
 }
 
+/** `createPush`'s options. */
+export interface CreateOptions extends RequestOptions {
+  /**
+   * The Idempotency-Key sent with the create (default: a new random UUID per call). The server answers a repeat of
+   * the same key and body with the push the first request made, so the client retries a create safely; pass your own
+   * key to make a create you repeat later (another process, after a crash) safe too.
+   */
+  idempotencyKey?: string | undefined;
+}
+
 export interface SecretPushClient {
-  /** Creates a push (201). Never retried automatically. */
-  createPush(params: CreatePushParams, options?: RequestOptions): Promise<PushOwner>;
+  /**
+   * Creates a push (201). Sent with an Idempotency-Key, so it is retried on a network error, a timeout, 409, 429 and
+   * 503 with the same key: a retry never makes a second push.
+   */
+  createPush(params: CreatePushParams, options?: CreateOptions): Promise<PushOwner>;
   /** Retrieves a push: counts as a view. Never retried automatically. */
   retrievePush(urlToken: string, options?: RetrieveOptions): Promise<PushRetrieval>;
   /** The shareable link, without a view. */
@@ -107,6 +120,8 @@ interface GeneratedResult {
 }
 
 type GeneratedCall = (extra: { client: Client; signal: AbortSignal }) => Promise<GeneratedResult>;
+
+type Retry = 'safe' | 'idempotent' | 'never';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RETRIES = 2;
@@ -141,15 +156,33 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     },
   });
 
-  async function send<T>(call: GeneratedCall, opts: RequestOptions | undefined, retryable: boolean): Promise<{ data: T; response: Response }> {
+  /**
+   * One call, with retries by kind: `safe` operations (reads) on 429 and 503; `idempotent` ones (a create with its
+   * Idempotency-Key) also after a network error, a timeout and 409 (the first request with the key still running);
+   * `never` (views, expiry) not at all.
+   */
+  async function send<T>(call: GeneratedCall, opts: RequestOptions | undefined, retry: Retry): Promise<{ data: T; response: Response }> {
     for (let attempt = 0; ; attempt++) {
-      const result = await attemptOnce(call, opts);
+      let result: GeneratedResult;
+      try {
+        result = await attemptOnce(call, opts);
+      } catch (error) {
+        if (retry === 'idempotent' && error instanceof TimeoutError && attempt < maxRetries) continue;
+        throw error;
+      }
       const { response } = result;
-      if (!response) throw new NetworkError('network error: no response from the server', { cause: result.error });
+      if (!response) {
+        if (retry === 'idempotent' && attempt < maxRetries && !opts?.signal?.aborted) {
+          await sleep(Math.min(500 * 2 ** attempt, maxRetryWaitMs), opts?.signal);
+          continue;
+        }
+        throw new NetworkError('network error: no response from the server', { cause: result.error });
+      }
       if (!response.ok) {
         const error = errorFromResponse(response, result.error);
         const status = response.status;
-        if (retryable && (status === 429 || status === 503) && attempt < maxRetries) {
+        const retried = status === 429 || status === 503 || (retry === 'idempotent' && status === 409);
+        if (retry !== 'never' && retried && attempt < maxRetries) {
           const waitMs = retryDelayMs(response, result.error, attempt);
           if (waitMs <= maxRetryWaitMs) {
             await sleep(waitMs, opts?.signal);
@@ -211,7 +244,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
 
   function listPage(gen: typeof genListActivePushes) {
     return async (page: number, opts?: RequestOptions): Promise<Page<PushOwner>> => {
-      const { data, response } = await send<PushOwner[]>((x) => gen({ ...x, query: { page } }), opts, true);
+      const { data, response } = await send<PushOwner[]>((x) => gen({ ...x, query: { page } }), opts, 'safe');
       return pageFromResponse(data, page, response.headers, baseUrl);
     };
   }
@@ -225,7 +258,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     const { data, response } = await send<{ logs: AuditEntry[] }>(
       (x) => genGetPushAudit({ ...x, path: { url_token: urlToken }, query: { page } }),
       opts,
-      true,
+      'safe',
     );
     return pageFromResponse(data.logs, page, response.headers, baseUrl);
   };
@@ -240,7 +273,9 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       const { files, ...rest } = params;
       const push: PushInput = { ...rest };
       if (files !== undefined) push.files = await Promise.all(files.map(toFileUpload));
-      const { data } = await send<PushOwner>((x) => genCreatePush({ ...x, body: { push } }), opts, false);
+      // One key for every attempt of this create: the server answers a repeat with the push the first one made.
+      const headers = { 'Idempotency-Key': opts?.idempotencyKey ?? globalThis.crypto.randomUUID() };
+      const { data } = await send<PushOwner>((x) => genCreatePush({ ...x, body: { push }, headers }), opts, 'idempotent');
       return data;
     },
     async retrievePush(urlToken, opts) {
@@ -253,24 +288,24 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
             ...(passphrase !== undefined ? { headers: { 'X-Passphrase': passphrase } } : {}),
           }),
         opts,
-        false,
+        'never',
       );
       return data;
     },
     async previewPush(urlToken, opts) {
-      const { data } = await send<PreviewResponse>((x) => genPreviewPush({ ...x, path: { url_token: urlToken } }), opts, true);
+      const { data } = await send<PreviewResponse>((x) => genPreviewPush({ ...x, path: { url_token: urlToken } }), opts, 'safe');
       return data;
     },
     async expirePush(urlToken, opts) {
       // Not retried (not a safe operation): after a lost answer a repeat would only report the already-expired record.
-      const { data } = await send<Push>((x) => genExpirePush({ ...x, path: { url_token: urlToken } }), opts, false);
+      const { data } = await send<Push>((x) => genExpirePush({ ...x, path: { url_token: urlToken } }), opts, 'never');
       return data;
     },
     audit,
     activePushes: pagedList(listPage(genListActivePushes)),
     expiredPushes: pagedList(listPage(genListExpiredPushes as typeof genListActivePushes)),
     async version(opts) {
-      const { data } = await send<VersionReport>((x) => genGetVersion(x), opts, true);
+      const { data } = await send<VersionReport>((x) => genGetVersion(x), opts, 'safe');
       return data;
     },
     async downloadFile(file, opts) {
@@ -290,7 +325,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
             parseAs: 'arrayBuffer',
           }),
         opts,
-        true,
+        'safe',
       );
       return new Uint8Array(data);
     },

@@ -5,6 +5,7 @@
  */
 export {
   createSecretPushClient,
+  type CreateOptions,
   type CreatePushParams,
   type PagedList,
   type RequestOptions,

@@ -120,6 +120,23 @@ export const VersionReportSchema = {
                             description: 'QR code pushes (`PWPUSH_ENABLE_QR_PUSHES`).',
                             $ref: '#/components/schemas/Enabled'
                         },
+                        idempotency_keys: {
+                            type: 'object',
+                            description: 'Whether `createPush` honours an `Idempotency-Key` (a retried create with the same key and body answers\nthe first one\'s push, creating nothing), and how long a key is remembered. This server always sends it.\nAbsent (older servers, the open-source reference): a retried create may make a second push.\n',
+                            required: [
+                                'enabled',
+                                'lifetime_hours'
+                            ],
+                            properties: {
+                                enabled: {
+                                    type: 'boolean'
+                                },
+                                lifetime_hours: {
+                                    type: 'integer',
+                                    minimum: 1
+                                }
+                            }
+                        },
                         expire_after_duration: {
                             type: 'object',
                             description: 'Whether `push.expire_after_duration` is honoured, and which values this instance accepts. This server\nalways sends it with `enabled: true`. Absent (older servers, the open-source reference): the field is\nignored there and the push gets the default days, so send `expire_after_days` instead.\n',
@@ -161,7 +178,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);\n`payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'

@@ -77,6 +77,16 @@ export type VersionReport = {
              */
             qr_code_pushes: Enabled;
             /**
+             * Whether `createPush` honours an `Idempotency-Key` (a retried create with the same key and body answers
+             * the first one's push, creating nothing), and how long a key is remembered. This server always sends it.
+             * Absent (older servers, the open-source reference): a retried create may make a second push.
+             *
+             */
+            idempotency_keys?: {
+                enabled: boolean;
+                lifetime_hours: number;
+            };
+            /**
              * Whether `push.expire_after_duration` is honoured, and which values this instance accepts. This server
              * always sends it with `enabled: true`. Absent (older servers, the open-source reference): the field is
              * ignored there and the push gets the default days, so send `expire_after_days` instead.
@@ -112,8 +122,8 @@ export type VersionReport = {
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
- * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);
+ * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
@@ -585,6 +595,18 @@ export type AuditLog = {
 };
 
 /**
+ * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
+ * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
+ * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
+ * address) with the same body answers 201 with the push the first request made, and `Idempotent-Replayed: true`, and
+ * creates nothing; the same key with another body answers 422 `idempotency_key_reused`; the same key while the first
+ * request is still being processed answers 409 `idempotency_key_in_use`. A create that failed (4xx, 503) leaves the key
+ * free. The server keeps a digest of the key, of the body and the push's id, never a secret.
+ *
+ */
+export type IdempotencyKey = string;
+
+/**
  * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
  */
 export type Page = number;
@@ -653,6 +675,19 @@ export type GetVersionResponse = GetVersionResponses[keyof GetVersionResponses];
 
 export type CreatePushData = {
     body: CreatePushRequest;
+    headers?: {
+        /**
+         * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
+         * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
+         * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
+         * address) with the same body answers 201 with the push the first request made, and `Idempotent-Replayed: true`, and
+         * creates nothing; the same key with another body answers 422 `idempotency_key_reused`; the same key while the first
+         * request is still being processed answers 409 `idempotency_key_in_use`. A create that failed (4xx, 503) leaves the key
+         * free. The server keeps a digest of the key, of the body and the push's id, never a secret.
+         *
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/api/v2/pushes';
@@ -667,6 +702,12 @@ export type CreatePushErrors = {
      * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
      */
     401: ErrorResponse;
+    /**
+     * A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_use`): retry after
+     * `Retry-After` with the same key and body, and you will get its answer.
+     *
+     */
+    409: ErrorResponse;
     /**
      * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
      */
@@ -693,7 +734,7 @@ export type CreatePushError = CreatePushErrors[keyof CreatePushErrors];
 
 export type CreatePushResponses = {
     /**
-     * The push was created.
+     * The push was created (or, with `Idempotent-Replayed`, the push an earlier request with the same key made).
      */
     201: PushOwner;
 };

@@ -38,6 +38,10 @@ export const zVersionReport = z.object({
             }),
             url_pushes: zEnabled,
             qr_code_pushes: zEnabled,
+            idempotency_keys: z.object({
+                enabled: z.boolean(),
+                lifetime_hours: z.int().gte(1)
+            }).optional(),
             expire_after_duration: z.object({
                 enabled: z.boolean(),
                 min: zExpireAfterDuration,
@@ -52,8 +56,8 @@ export const zVersionReport = z.object({
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
- * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);
+ * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
@@ -316,6 +320,18 @@ export const zAuditLog = z.object({
 });
 
 /**
+ * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
+ * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
+ * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
+ * address) with the same body answers 201 with the push the first request made, and `Idempotent-Replayed: true`, and
+ * creates nothing; the same key with another body answers 422 `idempotency_key_reused`; the same key while the first
+ * request is still being processed answers 409 `idempotency_key_in_use`. A create that failed (4xx, 503) leaves the key
+ * free. The server keeps a digest of the key, of the body and the push's id, never a secret.
+ *
+ */
+export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/);
+
+/**
  * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
  */
 export const zPage = z.int().gte(1).lte(200).default(1);
@@ -356,8 +372,12 @@ export const zGetVersionResponse = zVersionReport;
 
 export const zCreatePushBody = zCreatePushRequest;
 
+export const zCreatePushHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
+
 /**
- * The push was created.
+ * The push was created (or, with `Idempotent-Replayed`, the push an earlier request with the same key made).
  */
 export const zCreatePushResponse = zPushOwner;
 

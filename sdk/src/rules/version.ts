@@ -4,9 +4,16 @@ import type { PushRuleSettings } from './settings.js';
 
 export const API_VERSION = '2.1';
 
+/** What an implementation offers beyond the settings (the mock does not keep idempotency keys; the server does). */
+export interface ImplementationFeatures {
+  /** Hours an Idempotency-Key is remembered; absent when keys are not honoured. */
+  idempotencyKeyHours?: number;
+}
+
 export function versionReport(
   settings: Pick<PushRuleSettings, 'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes'>,
   applicationVersion: string,
+  features: ImplementationFeatures = {},
 ): VersionReport {
   return {
     application_version: applicationVersion,
@@ -22,6 +29,7 @@ export function versionReport(
         file_attachments: { enabled: settings.enableFilePushes, requires_authentication: settings.filesRequireAuth },
         url_pushes: { enabled: settings.enableUrlPushes },
         qr_code_pushes: { enabled: settings.enableQrPushes },
+        ...(features.idempotencyKeyHours ? { idempotency_keys: { enabled: true, lifetime_hours: features.idempotencyKeyHours } } : {}),
       },
       requests: { enabled: false },
     },
