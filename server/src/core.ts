@@ -15,8 +15,9 @@ import { createAccountService, type AccountService } from './account/account-ser
 import { repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
 import { guard, guarded } from './db/database-errors.js';
-import { migrate, nativePool, openOrm } from './db/orm.js';
+import { migrateDatabase, nativePool, openOrm } from './db/orm.js';
 import { poolDb, sql } from './db/sql.js';
+import { KEY_LIFETIME_MS } from './push/idempotency.js';
 import { createPushRepository } from './push/push-repository.js';
 import { createPushService, type PushService, type RequestContext } from './push/push-service.js';
 import { sweep as runSweep } from './push/sweeper.js';
@@ -70,7 +71,7 @@ function applicationVersion(): string {
 
 /** The version report of an instance with these settings. */
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
-  return reportOf(settings, version);
+  return reportOf(settings, version, { idempotencyKeyHours: KEY_LIFETIME_MS / 3_600_000 });
 }
 
 const PING = sql('select 1');
@@ -80,13 +81,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     throw new Error('settings.databaseUrl is not set: start the embedded PostgreSQL (startEmbeddedPostgres) and pass its url');
   }
   const keyring = createKeyring(settings.masterKeys);
+  await migrateDatabase(settings.databaseUrl);
   const orm = await openOrm(settings.databaseUrl, { poolMax: opts.poolMax });
-  try {
-    await migrate(orm);
-  } catch (err) {
-    await orm.close(true).catch(() => undefined);
-    throw err;
-  }
   const db = poolDb(await nativePool(orm));
   const repository = createPushRepository(db);
   const pushes = guarded(createPushService({ repository, settings, keyring }));

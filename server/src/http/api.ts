@@ -14,6 +14,7 @@ import { contract } from '@secret-push/contract';
 import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
+import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
 import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
 import { hasBody, readBody, type BodyLimits } from './body.js';
 import { formToInput } from './form-input.js';
@@ -51,6 +52,8 @@ interface ApiState extends RequestState {
   ctx: RequestContext;
   /** SHA-256 of the body as read (idempotency keys compare it). */
   bodyDigest?: string;
+  /** Writes on behalf of this request change nothing after it (db/deadlines.ts). */
+  deadline: Date;
 }
 
 const apiState = (res: Response) => res.locals as ApiState;
@@ -94,6 +97,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
         body: c.request.requestBody as HandlerRequest<Op>['body'],
         headers: c.request.headers as Record<string, string | undefined>,
         ctx: apiState(res).ctx,
+        bodyDigest: apiState(res).bodyDigest,
       };
       writeReply(res, await handler(request));
     };
@@ -135,6 +139,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
         s.ctx = {
           actor: actorOf(req, s.auth.user?.userId ?? null),
           baseUrl: baseUrlOf(req, settings.publicBaseUrl),
+          deadline: s.deadline,
           ...(opts.clock ? { now: opts.clock() } : {}),
         };
       },
@@ -168,8 +173,9 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
   });
   const ready = backendReady.then(() => undefined);
 
-  const requestTimeoutMs = opts.requestTimeoutMs ?? 20_000;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? SAFETY_NET_MS;
   const handle: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+    const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     try {
       const backend = await backendReady;
@@ -188,12 +194,14 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
         body: req.body as unknown,
       };
       apiState(res).apiRequest = apiRequest;
+      apiState(res).deadline = deadlineFrom(started);
       if (opts.validateResponses) checkAnswers(res, opts.logger);
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () =>
             reject(
-              new ApiError('service_unavailable', 'The service did not answer in time. Try again shortly.', {
+              // Every write of this request is past its deadline by now, so nothing it sent can still commit.
+              new ApiError('service_unavailable', 'The service did not answer in time; nothing was changed. Try again shortly.', {
                 retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
               }),
             ),

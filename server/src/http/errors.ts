@@ -7,6 +7,7 @@ import type { ErrorObject } from 'ajv';
 import type { Response } from 'express';
 import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
 import { isConnectionError } from '../db/database-errors.js';
+import { UnstorableTextError } from '../db/sql.js';
 
 export { ApiError };
 
@@ -22,6 +23,9 @@ export function toApiError(error: unknown): ApiError {
   }
   if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') {
     return new ApiError('unsupported_media_type', 'The request body encoding is not supported.');
+  }
+  if (error instanceof UnstorableTextError) {
+    return new ApiError('bad_request', 'The request holds a character that cannot be stored (NUL).');
   }
   if (isConnectionError(error)) {
     return new ApiError('service_unavailable', 'The service is temporarily unavailable. Try again shortly.');

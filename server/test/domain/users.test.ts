@@ -96,6 +96,7 @@ describe('core', () => {
           file_attachments: { enabled: true, requires_authentication: false },
           url_pushes: { enabled: true },
           qr_code_pushes: { enabled: false },
+          idempotency_keys: { enabled: true, lifetime_hours: 24 },
         },
         requests: { enabled: false },
       },
