@@ -411,10 +411,17 @@ export function createPushRepository(db: Db) {
      * before `staleBefore`), or the live row that has it.
      */
     async claimKey(ref: KeyRef, fingerprint: string, now: Date, lifetimeMs: number, staleBefore: Date): Promise<KeyClaim> {
-      const rows = await db.query(S.claimKey, { ...ref, fingerprint, now, expiresAt: new Date(now.getTime() + lifetimeMs), staleBefore });
-      const row = rows[0];
-      if (!row || row.outcome === 'claimed') return { outcome: 'claimed' };
-      return { outcome: 'existing', key: K.fromRow(row) };
+      const params = { ...ref, fingerprint, now, expiresAt: new Date(now.getTime() + lifetimeMs), staleBefore };
+      // No row: another request inserted the key after this statement's snapshot was taken (the insert waited for
+      // it, then yielded), so the statement cannot see it. A new statement can.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const row = (await db.query(S.claimKey, params))[0];
+        if (row?.outcome === 'claimed') return { outcome: 'claimed' };
+        if (row) return { outcome: 'existing', key: K.fromRow(row) };
+      }
+      throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+        headers: { 'Retry-After': '1' },
+      });
     },
 
     /** Lets a key go again after a create that failed (a corrected request may use it). */

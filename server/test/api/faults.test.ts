@@ -69,6 +69,22 @@ describe('Idempotency-Key on create', () => {
     expect(await pushCount(me.userId)).toBe(2);
   });
 
+  it('makes one push from concurrent creates with one key: the others replay it or answer 409', async () => {
+    const me = await api.user(`idem-${randomUUID()}@example.org`);
+    const rounds = 5;
+    for (let round = 0; round < rounds; round++) {
+      const headers = { authorization: `Bearer ${me.token}`, 'idempotency-key': randomUUID() };
+      const answers = await Promise.all(Array.from({ length: 12 }, () => api.raw('/api/v2/pushes', json({ push: { payload: `r${round}` } }, headers))));
+      const created = answers.filter((a) => a.status === 201);
+      expect(answers.filter((a) => a.status !== 201).map((a) => [a.status, a.body.code])).toEqual(
+        Array.from({ length: answers.length - created.length }, () => [409, 'idempotency_key_in_use']),
+      );
+      expect(new Set(created.map((a) => a.body.url_token)).size).toBe(1);
+      expect(created.filter((a) => a.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+    }
+    expect(await pushCount(me.userId)).toBe(rounds);
+  });
+
   it('leaves the key free after a create that failed, scopes keys by caller, and forgets them after 24 hours', async () => {
     const a = await api.user(`idem-a-${randomUUID()}@example.org`);
     const b = await api.user(`idem-b-${randomUUID()}@example.org`);
