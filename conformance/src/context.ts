@@ -40,6 +40,8 @@ export interface Features {
     file_attachments: { enabled: boolean; requires_authentication: boolean };
     url_pushes: { enabled: boolean };
     qr_code_pushes: { enabled: boolean };
+    /** Absent on servers without idempotent creates (the reference). */
+    idempotency_keys?: { enabled: boolean; lifetime_hours: number };
   };
 }
 

@@ -16,6 +16,7 @@ export const AREAS = [
   'ONCE',
   'HDR',
   'REC',
+  'IDEM',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -35,6 +36,7 @@ export const AREA_TITLES: Record<Area, string> = {
   ONCE: 'exactly-once',
   HDR: 'response headers',
   REC: 'push records',
+  IDEM: 'idempotent creates',
 };
 
 /**
@@ -56,7 +58,8 @@ export type Need =
   | 'fileAuthRequired' // file pushes require authentication
   | 'kindDisabled' // at least one kind is disabled on the instance
   | 'secondProcess' // --base-url-2
-  | 'maxBodyBytes'; // --max-body-bytes (the instance's request body limit)
+  | 'maxBodyBytes' // --max-body-bytes (the instance's request body limit)
+  | 'idempotency'; // the instance reports features.pushes.idempotency_keys enabled
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

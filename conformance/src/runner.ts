@@ -7,6 +7,7 @@ import { remove, auth, audit, lists } from './requirements/owner.js';
 import { errors, files, once, headers } from './requirements/cross.js';
 import { httpHeaders } from './requirements/http.js';
 import { records } from './requirements/records.js';
+import { idempotency } from './requirements/idempotency.js';
 
 export const REQUIREMENTS: Requirement[] = [
   ...version,
@@ -25,6 +26,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...headers,
   ...httpHeaders,
   ...records,
+  ...idempotency,
 ];
 
 export interface RunOutput {
@@ -81,6 +83,10 @@ function gate(need: Need, options: Options, f: Features): { status: 'skip' | 'no
       return options.maxBodyBytes
         ? null
         : { status: 'not-run', reason: "needs --max-body-bytes (the instance's request body limit)" };
+    case 'idempotency':
+      return p.idempotency_keys?.enabled
+        ? null
+        : { status: 'skip', reason: 'instance does not report idempotency_keys enabled' };
     case 'kindDisabled':
       return p.file_attachments.enabled && p.url_pushes.enabled && p.qr_code_pushes.enabled
         ? { status: 'skip', reason: 'instance enables every kind' }

@@ -3,6 +3,7 @@ import type { Fault } from '../fault.js';
 import { fieldFaults, headerFaults, mediaFaults, statusFaults } from './wire.js';
 import { optionFaults, orderFaults, valueFaults } from './values.js';
 import { authFaults, leakFaults, raceFaults, viewFaults } from './state.js';
+import { idempotencyFaults } from './idempotency.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -16,4 +17,5 @@ export const FAULTS: Fault[] = [
   ...leakFaults,
   ...optionFaults,
   ...authFaults,
+  ...idempotencyFaults,
 ];
