@@ -16,6 +16,7 @@ import { repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
 import { guard, guarded } from './db/database-errors.js';
 import { migrateDatabase, nativePool, openOrm } from './db/orm.js';
+import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
 import { poolDb, sql } from './db/sql.js';
 import { KEY_LIFETIME_MS } from './push/idempotency.js';
 import { createPushRepository } from './push/push-repository.js';
@@ -59,7 +60,7 @@ export interface CoreOptions {
   /** Run the sweeper every `settings.sweepIntervalSeconds` (and once at start). Default false. */
   sweeper?: boolean;
   /** Where the sweeper reports counts and failures (never secrets). Default: silent. */
-  logger?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  logger?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   /** Size of the connection pool (default 10). */
   poolMax?: number;
 }
@@ -75,6 +76,7 @@ export function versionReport(settings: Settings, version = applicationVersion()
 }
 
 const PING = sql('select 1');
+const CLOCK = sql<Record<string, never>, { ms: number }>('select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms');
 
 export async function createCore(settings: Settings, opts: CoreOptions = {}): Promise<Core> {
   if (!settings.databaseUrl) {
@@ -84,6 +86,10 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   await migrateDatabase(settings.databaseUrl);
   const orm = await openOrm(settings.databaseUrl, { poolMax: opts.poolMax });
   const db = poolDb(await nativePool(orm));
+  const skewMs = await databaseClockSkewMs(async () => Number((await db.query(CLOCK, {}))[0]!.ms));
+  if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) {
+    opts.logger?.warn({ skew_ms: skewMs }, "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit");
+  }
   const repository = createPushRepository(db);
   const pushes = guarded(createPushService({ repository, settings, keyring }));
   const accounts = guarded(createAccountService(orm, db, settings));

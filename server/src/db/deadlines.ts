@@ -24,3 +24,18 @@ export const CONNECT_TIMEOUT_MS = 5_000;
 export function deadlineFrom(start: number = Date.now()): Date {
   return new Date(start + REQUEST_DEADLINE_MS);
 }
+
+/**
+ * The deadline is checked against the database's clock, the 503 is decided on this host's: a database clock behind
+ * this one by more than QUERY_TIMEOUT_MS − REQUEST_DEADLINE_MS (2 s) could commit a write its client was told did
+ * not happen. The server measures the difference at start-up and warns above this (keep clocks synchronized: NTP).
+ */
+export const CLOCK_SKEW_WARN_MS = 1_000;
+
+/** How far the database's clock is ahead of this host's (ms; negative: behind), to within half a round trip. */
+export async function databaseClockSkewMs(now: () => Promise<number>): Promise<number> {
+  const before = Date.now();
+  const database = await now();
+  const after = Date.now();
+  return Math.round(database - (before + after) / 2);
+}

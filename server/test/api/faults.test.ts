@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from '../../src/db/deadlines.js';
 import { ctx } from '../domain/helpers.js';
 import { startRealApi, type RealApi } from './support/real.js';
 
@@ -138,6 +139,16 @@ describe('writes change nothing after the request deadline', () => {
     const push = await api.core.pushes.create({ payload: 'stays', deletable_by_viewer: true }, ctx());
     expect(await api.core.pushes.expire(push.url_token, late()).catch((e: unknown) => e)).toMatchObject({ code: 'service_unavailable' });
     expect((await api.core.pushes.retrieve(push.url_token, undefined, ctx())).payload).toBe('stays');
+  });
+});
+
+describe("the database's clock", () => {
+  it('is measured against this host\'s: a skewed one is seen (the server warns above 1 s)', async () => {
+    const local = await databaseClockSkewMs(async () => Number((await api.db.query('select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms'))[0]!.ms));
+    expect(Math.abs(local)).toBeLessThan(CLOCK_SKEW_WARN_MS);
+    const behind = await databaseClockSkewMs(async () => Date.now() - 3_000);
+    expect(behind).toBeGreaterThan(-3_100);
+    expect(behind).toBeLessThan(-2_900);
   });
 });
 
