@@ -657,7 +657,11 @@ export type GetVersionErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -725,7 +729,11 @@ export type CreatePushErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -771,7 +779,11 @@ export type ListActivePushesErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -817,7 +829,11 @@ export type ListExpiredPushesErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -867,7 +883,11 @@ export type ExpirePushErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -932,7 +952,11 @@ export type GetPushErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -978,7 +1002,11 @@ export type PreviewPushErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -1037,7 +1065,11 @@ export type GetPushAuditErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -1096,7 +1128,11 @@ export type DownloadPushFileErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
