@@ -9,6 +9,7 @@ import { createApp } from './http/app.js';
 import { loadSettings, SettingsError, type Settings } from './config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { createCore, type Core } from './core.js';
+import { answerClientErrors } from './http/client-error.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
     // Keep-alive sockets outliving the load balancer's idle timeout cause spurious resets; keep the defaults sane.
     server.keepAliveTimeout = 5_000;
     server.requestTimeout = 120_000;
+    answerClientErrors(server);
   } catch (error) {
     console.error(`Secret Push failed to start: ${error instanceof Error ? error.message : String(error)}`);
     await shutdown('startup-failure', 1);
