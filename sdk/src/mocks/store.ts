@@ -3,7 +3,17 @@
  * a settable clock. The rules follow /work/shared/design/api-decisions.md (the spec's descriptions); the HTTP layer
  * in ./server.ts only parses requests and shapes responses.
  */
-import type { AuditEntry, Push, PushInput, PushKind, PushOwner, PushRetrieval, VersionReport } from '../generated/types.gen.js';
+import type {
+  AuditEntry,
+  ClientEncryption,
+  PreviewResponse,
+  Push,
+  PushInput,
+  PushKind,
+  PushOwner,
+  PushRetrieval,
+  VersionReport,
+} from '../generated/types.gen.js';
 import { zPushInput } from '../generated/zod.gen.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -37,6 +47,8 @@ export interface MockSettings {
   deletableByViewerDefault: boolean;
   retrievalStepDefault: boolean;
   passphraseAttemptsPerMinute: number;
+  /** End-to-end encrypted pushes: accepted, the pages' default, required (`features.pushes.client_encryption`). */
+  clientEncryption: { enabled: boolean; default: boolean; required: boolean };
   /** `{base}` of json_url/html_url; else the request's origin. */
   publicBaseUrl: string | null;
 }
@@ -54,6 +66,7 @@ export const defaultMockSettings: MockSettings = {
   deletableByViewerDefault: true,
   retrievalStepDefault: false,
   passphraseAttemptsPerMinute: 5,
+  clientEncryption: { enabled: true, default: false, required: false },
   publicBaseUrl: null,
 };
 
@@ -75,6 +88,8 @@ interface StoredPush {
   kind: PushKind;
   payload: string | null;
   files: StoredFile[];
+  /** Set for an end-to-end encrypted push: payload, names and bytes are the client's envelopes, kept as sent. */
+  clientEncryption: ClientEncryption | null;
   passphrase: string | null;
   passphraseProtected: boolean;
   name: string;
@@ -198,6 +213,10 @@ export class MockStore {
           file_attachments: { enabled: s.enableFilePushes, requires_authentication: s.filesRequireAuth },
           url_pushes: { enabled: s.enableUrlPushes },
           qr_code_pushes: { enabled: s.enableQrPushes },
+          client_encryption: {
+            ...s.clientEncryption,
+            schemes: s.clientEncryption.enabled ? [{ scheme: 'aes-256-gcm', version: 1 }] : [],
+          },
         },
         requests: { enabled: false },
       },
@@ -232,12 +251,16 @@ export class MockStore {
       add('kind', `${kind} pushes are disabled on this instance`);
     }
     const payload = input.payload;
+    // An encrypted push's plaintext rules (URL shape, QR length) are the client's: the payload is an envelope.
+    const encrypted = input.client_encryption != null;
+    if (encrypted && !s.clientEncryption.enabled) add('client_encryption', 'end-to-end encrypted pushes are disabled on this instance');
+    if (!encrypted && s.clientEncryption.required) add('client_encryption', 'this instance accepts only end-to-end encrypted pushes');
     if (kind === 'file') {
       if (files.length === 0) add('files', 'a file push needs at least one file');
     } else {
       if (files.length > 0) add('files', 'only file pushes take files');
       if (payload === undefined || payload === '') add('payload', 'Payload is required.');
-      else if (kind === 'url') {
+      else if (kind === 'url' && !encrypted) {
         let ok = URL_PAYLOAD.test(payload);
         try {
           new URL(payload);
@@ -245,7 +268,7 @@ export class MockStore {
           ok = false;
         }
         if (!ok) add('payload', 'must be an absolute http or https URL');
-      } else if (kind === 'qr' && payload.length > 1024) add('payload', 'must be at most 1024 characters for a QR push');
+      } else if (kind === 'qr' && !encrypted && payload.length > 1024) add('payload', 'must be at most 1024 characters for a QR push');
     }
     if (files.length > s.fileMaxCount) add('files', `at most ${s.fileMaxCount} files`);
     files.forEach((file, i) => {
@@ -278,6 +301,7 @@ export class MockStore {
         contentType: f.content_type ?? 'application/octet-stream',
         bytes: base64Bytes(f.content),
       })),
+      clientEncryption: input.client_encryption ?? null,
       passphrase: input.passphrase ?? null,
       passphraseProtected: input.passphrase !== undefined,
       name: input.name ?? '',
@@ -394,8 +418,9 @@ export class MockStore {
     return answer;
   }
 
-  preview(urlToken: string, base: string): { url: string } {
-    return { url: this.record(this.find(urlToken), base).html_url };
+  preview(urlToken: string, base: string): PreviewResponse {
+    const push = this.find(urlToken);
+    return { url: this.record(push, base).html_url, client_encryption: push.clientEncryption };
   }
 
   expireByRequest(urlToken: string, actor: MockActor, base: string): Push {
@@ -469,6 +494,7 @@ export class MockStore {
       deletable_by_viewer: push.deletableByViewer,
       retrieval_step: push.retrievalStep,
       passphrase_protected: push.passphraseProtected,
+      client_encryption: push.clientEncryption,
       json_url: `${base}/api/v2/pushes/${push.urlToken}`,
       html_url: `${base}/p/${push.urlToken}${push.retrievalStep ? '/r' : ''}`,
     };
