@@ -117,8 +117,9 @@ export interface PagedList<T, Args extends unknown[] = []> {
 
 export interface SecretPushClient {
   /**
-   * Creates a push (201); with `{ endToEnd: true }` encrypts it here first. The result's `shareLink` is the link
-   * to give the recipient. Never retried automatically.
+   * Creates a push (201); with `{ endToEnd: true }` encrypts it here first (after one look at the version report,
+   * per client, that the instance accepts the scheme). The result's `shareLink` is the link to give the
+   * recipient. Never retried automatically.
    */
   createPush(params: CreatePushParams, options?: CreatePushOptions): Promise<CreatedPush>;
   /**
@@ -269,6 +270,19 @@ function withShareLink(data: PushOwner, sealed: SealedPush | undefined): Created
   return Object.defineProperty(data, 'shareLink', { value: shareLink, enumerable: false }) as CreatedPush;
 }
 
+/** Throws unless the version report says the instance accepts this SDK's scheme (so nothing is created in vain). */
+function requireEncryptionSupport(report: VersionReport): void {
+  const feature = report.features.pushes.client_encryption;
+  if (feature && !feature.enabled) {
+    throw new UnsupportedEncryptionError('end-to-end encrypted pushes are disabled on this instance', { code: 'disabled_on_instance' });
+  }
+  if (!feature || !feature.schemes.some(isSupportedScheme)) {
+    throw new UnsupportedEncryptionError('the server does not support end-to-end encrypted pushes (aes-256-gcm, version 1)', {
+      code: 'not_supported_by_server',
+    });
+  }
+}
+
 /** Opens a retrieved record with the key; without one, refuses an encrypted record instead of handing out envelopes. */
 async function afterRetrieval(data: PushRetrieval, key: CryptoKey | undefined): Promise<PushRetrieval> {
   if (key !== undefined) return openPush(data, key);
@@ -337,6 +351,14 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     { page: auditPage },
   );
 
+  // Asked once per client, before the first encrypted create; a failed check is asked again next time.
+  let encryptionSupported: Promise<void> | undefined;
+  function checkEncryptionSupport(opts: RequestOptions | undefined): Promise<void> {
+    encryptionSupported ??= send<VersionReport>((x) => genGetVersion(x), opts, true).then(({ data }) => requireEncryptionSupport(data));
+    encryptionSupported.catch(() => (encryptionSupported = undefined));
+    return encryptionSupported;
+  }
+
   async function retrieve(urlToken: string, opts: RetrieveOptions | undefined): Promise<PushRetrieval> {
     const passphrase = opts?.passphrase;
     // A malformed key fails here, before the request that would spend a view.
@@ -358,6 +380,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     raw,
     async createPush(params, opts) {
       const sealed = opts?.endToEnd ? await sealPush(params) : undefined;
+      if (sealed) await checkEncryptionSupport(opts);
       const push = sealed ? sealed.push : await plainPushInput(params);
       const { data } = await send<PushOwner>((x) => genCreatePush({ ...x, body: { push } }), opts, false);
       return withShareLink(data, sealed);

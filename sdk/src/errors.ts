@@ -106,10 +106,12 @@ export class MissingKeyError extends EndToEndError {}
  */
 export class DecryptionError extends EndToEndError {}
 /**
- * A scheme or envelope version this SDK does not know (`unsupported_scheme`), no WebCrypto in this runtime
- * (`no_webcrypto`: browsers need a secure context, https or localhost), or a server that did not keep the
- * `client_encryption` marker of a push just created (`not_supported_by_server`; `body` is the created record,
- * which holds only ciphertext: expire it with `expirePush(body.url_token)`).
+ * A scheme or envelope version this SDK does not know (`unsupported_scheme`); no WebCrypto in this runtime
+ * (`no_webcrypto`: browsers need a secure context, https or localhost); an instance whose version report does not
+ * offer the scheme (`not_supported_by_server`) or turned it off (`disabled_on_instance`), both before anything is
+ * created; or a server that did not keep the `client_encryption` marker of a push just created
+ * (`not_supported_by_server` with `body` the created record, which holds only ciphertext: expire it with
+ * `expirePush(body.url_token)`).
  */
 export class UnsupportedEncryptionError extends EndToEndError {}
 

@@ -249,10 +249,42 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     expect(Object.keys((refused as ValidationError).errors)).toEqual(['client_encryption']);
     expect((await required.anon.createPush({ payload: 'sealed' }, { endToEnd: true })).client_encryption).not.toBeNull();
 
+    // Disabled: the SDK reads the version report and creates nothing; a client that sends anyway gets 422.
     const disabled = start({ clientEncryption: { enabled: false, default: false, required: false } });
+    sent.length = 0;
     const off = await failure(disabled.anon.createPush({ payload: 'sealed' }, { endToEnd: true }));
-    expect(off).toBeInstanceOf(ValidationError);
-    expect(Object.keys((off as ValidationError).errors)).toEqual(['client_encryption']);
+    expect(off).toBeInstanceOf(UnsupportedEncryptionError);
+    expect(off.code).toBe('disabled_on_instance');
+    expect(sent.filter((r) => r.startsWith('POST'))).toEqual([]);
+    const raw = await disabled.anon.raw.post({ url: '/api/v2/pushes', body: { push: (await sealPush({ payload: 'sealed' })).push } });
+    expect(raw.response.status).toBe(422);
+    expect(Object.keys((raw.error as { errors: object }).errors)).toEqual(['client_encryption']);
+  });
+
+  it('asks the version report once before the first encrypted create, and creates nothing on a server without the feature', async () => {
+    const { anon } = start();
+    await anon.createPush({ payload: 'one' }, { endToEnd: true });
+    await anon.createPush({ payload: 'two' }, { endToEnd: true });
+    await anon.createPush({ payload: 'plain' });
+    expect(sent.map((r) => r.split('\n').slice(0, 2).join(' ').replace(/^(\w+) http:\/\/[^/]+/, '$1 '))).toEqual([
+      'GET /api/v2/version',
+      'POST /api/v2/pushes',
+      'POST /api/v2/pushes',
+      'POST /api/v2/pushes',
+    ]);
+    // A server whose version report lacks the feature (an older server, or the reference).
+    const withoutFeature: Rewrite = async (request, response) => {
+      if (!request.url.endsWith('/version')) return response;
+      const report = (await response.json()) as { features: { pushes: Record<string, unknown> } };
+      delete report.features.pushes.client_encryption;
+      return new Response(JSON.stringify(report), { status: 200, headers: response.headers });
+    };
+    const old = start({}, withoutFeature);
+    sent.length = 0;
+    const error = await failure(old.anon.createPush({ payload: 'sealed' }, { endToEnd: true }));
+    expect(error).toBeInstanceOf(UnsupportedEncryptionError);
+    expect(error.code).toBe('not_supported_by_server');
+    expect(sent.filter((r) => r.startsWith('POST'))).toEqual([]);
   });
 
   it('refuses to download a file of an encrypted push retrieved without a key, and counts views like any push', async () => {
