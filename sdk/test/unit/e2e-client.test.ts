@@ -257,7 +257,7 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     expect(off.code).toBe('disabled_on_instance');
     expect(sent.filter((r) => r.startsWith('POST'))).toEqual([]);
     const raw = await disabled.anon.raw.post({ url: '/api/v2/pushes', body: { push: (await sealPush({ payload: 'sealed' })).push } });
-    expect(raw.response.status).toBe(422);
+    expect(raw.response?.status).toBe(422);
     expect(Object.keys((raw.error as { errors: object }).errors)).toEqual(['client_encryption']);
   });
 
