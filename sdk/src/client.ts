@@ -150,9 +150,9 @@ export interface SecretPushClient {
   version(options?: RequestOptions): Promise<VersionReport>;
   /**
    * The bytes of a retrieved file, through its signed link (valid 5 minutes). Does not count as a view. A file of
-   * an opened end-to-end encrypted push (from `retrieveLink`, or `retrievePush` with a key) is decrypted, and its
-   * `filename` is already the real name; one of an encrypted push retrieved without a key throws
-   * `MissingKeyError`. A bare URL string is downloaded as is.
+   * an opened end-to-end encrypted push (from `retrieveLink`, or `retrievePush` with a key; the file object, a
+   * copy of it, or its `url`) is decrypted, and its `filename` is already the real name; one of an encrypted push
+   * retrieved without a key throws `MissingKeyError`. The link of a push retrieved by other means downloads as is.
    */
   downloadFile(file: PushFile | string, options?: RequestOptions): Promise<Uint8Array>;
   /** The generated hey-api client underneath, for anything the facade does not cover. */
@@ -413,7 +413,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       return data;
     },
     async downloadFile(file, opts) {
-      if (typeof file !== 'string' && isSealedFile(file)) {
+      if (isSealedFile(file)) {
         throw new MissingKeyError('this file is end-to-end encrypted and its push was retrieved without a key', { code: 'missing_key' });
       }
       const link = new URL(typeof file === 'string' ? file : file.url, baseUrl);
@@ -435,7 +435,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
         true,
       );
       const bytes = new Uint8Array(data);
-      return typeof file !== 'string' && isOpenedFile(file) ? openFile(file, bytes) : bytes;
+      return isOpenedFile(file) ? openFile(file, bytes) : bytes;
     },
   };
 }

@@ -137,15 +137,27 @@ export async function sealPush(params: CreatePushParams, options: { key?: string
   return { push, key };
 }
 
-// Files of opened pushes → what opens their bytes. A WeakMap, so the key never becomes a property of an object a
-// caller might log or serialise, and goes away with the file.
-const openedFiles = new WeakMap<object, { key: CryptoKey; index: number }>();
-// Files of encrypted records that were not opened (no key): their bytes are envelopes nobody here can open.
-const sealedFiles = new WeakSet<object>();
+// Signed download links of encrypted files → what opens their bytes (null: the push was not opened, no key). Kept
+// by link rather than on the file object, so the key never becomes a property a caller might log or serialise,
+// and copies of a file (spread, JSON, structuredClone) still download decrypted. Links live 5 minutes; entries go
+// after twice that.
+const LINK_MEMORY_MS = 10 * 60 * 1000;
+const fileSecrets = new Map<string, { key: CryptoKey | null; index: number; until: number }>();
+
+function remember(url: string, key: CryptoKey | null, index: number): void {
+  const now = Date.now();
+  for (const [link, secret] of fileSecrets) if (secret.until <= now) fileSecrets.delete(link);
+  fileSecrets.set(url, { key, index, until: now + LINK_MEMORY_MS });
+}
+
+function secretOf(file: PushFile | string): { key: CryptoKey | null; index: number } | undefined {
+  const secret = fileSecrets.get(typeof file === 'string' ? file : file.url);
+  return secret && secret.until > Date.now() ? secret : undefined;
+}
 
 /** Remembers that a record's files are envelopes, so `openFile`/`downloadFile` refuse them instead of returning ciphertext. */
 export function markSealed(record: PushRetrieval): void {
-  if (isEndToEnd(record)) for (const file of record.files) sealedFiles.add(file);
+  if (isEndToEnd(record)) record.files.forEach((file, index) => remember(file.url, null, index));
 }
 
 /**
@@ -172,29 +184,30 @@ export async function openPush(record: PushRetrieval, key: string | CryptoKey): 
   const files = await Promise.all(
     record.files.map(async (file, index): Promise<PushFile> => {
       const opened = { ...file, filename: await decryptText(cryptoKey, file.filename, { item: 'file-name', index }) };
-      openedFiles.set(opened, { key: cryptoKey, index });
+      remember(file.url, cryptoKey, index);
       return opened;
     }),
   );
   return { ...record, payload, files };
 }
 
-/** Whether a file came from an opened push (its bytes will be decrypted on download). */
-export function isOpenedFile(file: object): boolean {
-  return openedFiles.has(file);
+/** Whether a file (or its download link) came from an opened push: its bytes are decrypted on download. */
+export function isOpenedFile(file: PushFile | string): boolean {
+  return Boolean(secretOf(file)?.key);
 }
 
-/** Whether a file belongs to an encrypted push that was not opened (no key). */
-export function isSealedFile(file: object): boolean {
-  return sealedFiles.has(file);
+/** Whether a file (or its download link) belongs to an encrypted push retrieved without a key. */
+export function isSealedFile(file: PushFile | string): boolean {
+  const secret = secretOf(file);
+  return secret !== undefined && secret.key === null;
 }
 
-/** Opens the downloaded bytes (the `SPE1` envelope) of a file of an opened push. */
-export async function openFile(file: PushFile, envelope: Uint8Array): Promise<Uint8Array> {
-  const secret = openedFiles.get(file);
-  if (!secret) {
-    if (sealedFiles.has(file)) throw new MissingKeyError('this file is end-to-end encrypted and its push was retrieved without a key', { code: 'missing_key' });
-    throw new TypeError('openFile: the file does not come from a push opened with openPush or retrieveLink');
+/** Opens the downloaded bytes (the `SPE1` envelope) of a file of an opened push (the file, a copy, or its `url`). */
+export async function openFile(file: PushFile | string, envelope: Uint8Array): Promise<Uint8Array> {
+  const secret = secretOf(file);
+  if (!secret?.key) {
+    if (secret) throw new MissingKeyError('this file is end-to-end encrypted and its push was retrieved without a key', { code: 'missing_key' });
+    throw new TypeError('openFile: the file does not come from a push opened in the last 10 minutes with openPush or retrieveLink');
   }
   return decryptBytes(secret.key, envelope, { item: 'file-content', index: secret.index });
 }

@@ -128,6 +128,9 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     ]);
     expect(await alice.downloadFile(opened.files[0]!)).toEqual(bytes);
     expect(await alice.downloadFile(opened.files[1]!)).toEqual(new Uint8Array(0));
+    // A copy of the file (as a UI state store would keep it), or its bare link, downloads decrypted too.
+    expect(await alice.downloadFile(JSON.parse(JSON.stringify(opened.files[0])))).toEqual(bytes);
+    expect(await alice.downloadFile(opened.files[0]!.url)).toEqual(bytes);
     expectNothingSent(key, 'id_ed25519', 'passphrase by phone', 'x-pem-file');
   });
 
@@ -296,8 +299,9 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     const sealed = error.body as PushRetrieval;
     expect(sealed.files[0]!.filename).toMatch(/^spe1\./);
     expect(await failure(alice.downloadFile(sealed.files[0]!))).toBeInstanceOf(MissingKeyError);
-    // Downloading its URL as a bare string gives the envelope (documented), which opens with the key.
-    const envelope = await alice.downloadFile(sealed.files[0]!.url);
+    expect(await failure(alice.downloadFile(sealed.files[0]!.url))).toBeInstanceOf(MissingKeyError);
+    // A plain fetch of the link still reaches the bytes: the envelope, as stored.
+    const envelope = new Uint8Array(await (await fetch(sealed.files[0]!.url)).arrayBuffer());
     expect(new TextDecoder().decode(envelope.subarray(0, 4))).toBe('SPE1');
 
     const anon = createSecretPushClient({ baseUrl: new URL(push.html_url).origin, fetch: recordingFetch(), maxRetries: 0 });

@@ -306,8 +306,12 @@ describe('sealPush', () => {
     expect(await openFile(opened.files[1]!, base64ToBytes(sealed.push.files![1]!.content))).toEqual(new Uint8Array([3]));
     // File 0's bytes under file 1's entry: refused.
     expect(await failure(openFile(opened.files[1]!, base64ToBytes(sealed.push.files![0]!.content)))).toBeInstanceOf(DecryptionError);
+    // A copy of the file (spread, JSON) or its bare link opens too: the secret is kept by the signed link.
+    const copy = JSON.parse(JSON.stringify(opened.files[0]!)) as typeof record.files[0];
+    expect(await openFile(copy, base64ToBytes(sealed.push.files![0]!.content))).toEqual(new Uint8Array([1, 2]));
+    expect(await openFile(copy.url, base64ToBytes(sealed.push.files![0]!.content))).toEqual(new Uint8Array([1, 2]));
     // A file that does not come from an opened push.
-    await expect(openFile(record.files[0]!, new Uint8Array(40))).rejects.toThrow(TypeError);
+    await expect(openFile({ ...copy, url: 'https://elsewhere.test/files/9' }, new Uint8Array(40))).rejects.toThrow(TypeError);
     // An expired encrypted push opens to its empty record.
     expect(await openPush({ ...record, expired: true, payload: null, files: [] }, sealed.key)).toMatchObject({ payload: null, files: [] });
   });
