@@ -12,6 +12,126 @@ export const EnabledSchema = {
     }
 } as const;
 
+export const ClientEncryptionSchema = {
+    type: 'object',
+    description: 'Marks a push as **end-to-end encrypted** by its client: the payload, the file names and the file bytes are\nenvelopes of the named scheme, made with a key the server never receives (it travels only in the share link\'s\nfragment). The server stores and returns them exactly as sent and never interprets them. The scheme, the\nenvelopes, what the additional authenticated data binds and the link format are specified in the section\n"End-to-end encrypted pushes" of the API description. Version 1 of `aes-256-gcm` is the only scheme defined.\n',
+    required: [
+        'scheme',
+        'version'
+    ],
+    additionalProperties: false,
+    properties: {
+        scheme: {
+            type: 'string',
+            enum: [
+                'aes-256-gcm'
+            ],
+            description: '`aes-256-gcm`: AES-256 in GCM mode, a random 256-bit key per push, a random 96-bit IV per encrypted item,\n128-bit tags.\n'
+        },
+        version: {
+            type: 'integer',
+            enum: [
+                1
+            ],
+            description: 'The version of the envelope format and of the additional data (1: the `spe1.` text envelope, the `SPE1`\nbinary envelope and the `secret-push:aes-256-gcm:1:` prefix). A client must refuse to decrypt a version it\ndoes not know.\n'
+        }
+    },
+    examples: [
+        {
+            scheme: 'aes-256-gcm',
+            version: 1
+        }
+    ]
+} as const;
+
+export const ClientEncryptionFeatureSchema = {
+    type: 'object',
+    description: 'Client-side (end-to-end) encryption on this instance, an operator\'s choice. `enabled`: clients may create\nencrypted pushes (`client_encryption` on create); when false such a push answers 422 on `client_encryption`.\n`default`: the instance\'s own pages start with "encrypt in my browser" on (other clients may follow it).\n`required`: ordinary pushes are refused with 422 on `client_encryption` (code `validation_failed`); existing\nclients that do not encrypt then cannot create pushes here. `required` implies `default`, which implies\n`enabled`. An instance whose report lacks this object does not know the feature: it would store a push marked\nas encrypted as an ordinary one, so clients must not create encrypted pushes there.\n',
+    required: [
+        'enabled',
+        'default',
+        'required',
+        'schemes'
+    ],
+    properties: {
+        enabled: {
+            type: 'boolean'
+        },
+        default: {
+            type: 'boolean'
+        },
+        required: {
+            type: 'boolean'
+        },
+        schemes: {
+            type: 'array',
+            description: 'The schemes and versions this instance accepts in `client_encryption`.',
+            items: {
+                $ref: '#/components/schemas/ClientEncryption'
+            }
+        }
+    },
+    allOf: [
+        {
+            if: {
+                required: [
+                    'required'
+                ],
+                properties: {
+                    required: {
+                        const: true
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    default: {
+                        const: true
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'default'
+                ],
+                properties: {
+                    default: {
+                        const: true
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    enabled: {
+                        const: true
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'enabled'
+                ],
+                properties: {
+                    enabled: {
+                        const: true
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    schemes: {
+                        minItems: 1
+                    }
+                }
+            }
+        }
+    ]
+} as const;
+
 export const VersionReportSchema = {
     type: 'object',
     description: 'What the instance is and which features it enables.',
@@ -109,6 +229,10 @@ export const VersionReportSchema = {
                         qr_code_pushes: {
                             description: 'QR code pushes (`PWPUSH_ENABLE_QR_PUSHES`).',
                             $ref: '#/components/schemas/Enabled'
+                        },
+                        client_encryption: {
+                            description: 'End-to-end encrypted pushes (encrypted by the client, the key only in the link\'s fragment): allowed,\nthe pages\' default, or required. Absent on servers that do not know the feature.\n',
+                            $ref: '#/components/schemas/ClientEncryptionFeature'
                         }
                     }
                 },
@@ -174,7 +298,7 @@ export const FileUploadSchema = {
             minLength: 1,
             maxLength: 255,
             pattern: '^[^/\\\\\\x00-\\x1f]+$',
-            description: 'A bare file name (no path separators or control characters).',
+            description: 'A bare file name (no path separators or control characters). For an end-to-end encrypted push, the name\'s\n`spe1.` envelope, which meets the same rules (its plaintext may hold at most 159 bytes of UTF-8).\n',
             examples: [
                 'id_ed25519'
             ]
@@ -184,7 +308,7 @@ export const FileUploadSchema = {
             maxLength: 255,
             pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\\s*;.*)?$',
             default: 'application/octet-stream',
-            description: 'Media type of the file; `application/octet-stream` when omitted.',
+            description: 'Media type of the file; `application/octet-stream` when omitted. Never encrypted: clients of encrypted pushes\nsend `application/octet-stream` (a real type would tell what the file is).\n',
             examples: [
                 'text/plain'
             ]
@@ -194,7 +318,7 @@ export const FileUploadSchema = {
             contentEncoding: 'base64',
             maxLength: 13981016,
             pattern: '^[A-Za-z0-9+/]*={0,2}$',
-            description: 'The bytes, standard base64 with padding. At most 10 MiB (10,485,760 bytes) after decoding; an instance may\nlower it (`PWPUSH_FILE_MAX_BYTES`). A file over the instance limit answers 422.\n'
+            description: 'The bytes, standard base64 with padding. At most 10 MiB (10,485,760 bytes) after decoding; an instance may\nlower it (`PWPUSH_FILE_MAX_BYTES`). A file over the instance limit answers 422. For an end-to-end encrypted\npush, the base64 of the file\'s `SPE1` envelope; the limit applies to the envelope (the plaintext may be 32\nbytes less).\n'
         }
     }
 } as const;
@@ -215,7 +339,7 @@ export const PushKindSchema = {
 
 export const PushInputSchema = {
     type: 'object',
-    description: 'The push to create. Unknown properties are ignored (clients of other dialects send extra fields). Rules that\ndepend on `kind`:\n- `text` (the default): `payload` required, 1 to 1,048,576 characters.\n- `url`: `payload` required, an absolute `http://` or `https://` URL.\n- `qr`: `payload` required, 1 to 1,024 characters.\n- `file` (the default when `files` is non-empty): at least one file; `payload` is optional text that goes with\n  the files. Needs authentication while `features.pushes.file_attachments.requires_authentication` is on.\n- Only `file` pushes take `files`.\nA kind the instance disables answers 422 on `kind`.\n',
+    description: 'The push to create. Unknown properties are ignored (clients of other dialects send extra fields). Rules that\ndepend on `kind`:\n- `text` (the default): `payload` required, 1 to 1,048,576 characters.\n- `url`: `payload` required, an absolute `http://` or `https://` URL.\n- `qr`: `payload` required, 1 to 1,024 characters.\n- `file` (the default when `files` is non-empty): at least one file; `payload` is optional text that goes with\n  the files. Needs authentication while `features.pushes.file_attachments.requires_authentication` is on.\n- Only `file` pushes take `files`.\nA kind the instance disables answers 422 on `kind`.\n\nAn **end-to-end encrypted** push (`client_encryption` set) carries envelopes instead of plaintext: `payload`\n(when present) and every `filename` are `spe1.` text envelopes, every file `content` is the base64 of an `SPE1`\nbinary envelope. The checks that need the plaintext (the URL shape of `url`, the 1,024 characters of `qr`) are\nthe client\'s; the server checks only the envelopes\' form and the sizes, which apply to the ciphertext (see\n"End-to-end encrypted pushes" in the API description for the plaintext limits that follow).\n',
     properties: {
         payload: {
             type: 'string',
@@ -268,6 +392,17 @@ export const PushInputSchema = {
             type: 'string',
             maxLength: 10000,
             description: 'A note shown to the owner only; erased when the push expires.'
+        },
+        client_encryption: {
+            description: 'Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or\nnull for an ordinary push. A scheme or version the instance does not accept, or any value while\n`features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an\nordinary push while `required` is true. `name`, `note` and `passphrase` are never encrypted by the client.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ClientEncryption'
+                },
+                {
+                    type: 'null'
+                }
+            ]
         }
     },
     allOf: [
@@ -304,6 +439,9 @@ export const PushInputSchema = {
                 properties: {
                     kind: {
                         const: 'url'
+                    },
+                    client_encryption: {
+                        type: 'null'
                     }
                 }
             },
@@ -330,6 +468,9 @@ export const PushInputSchema = {
                 properties: {
                     kind: {
                         const: 'qr'
+                    },
+                    client_encryption: {
+                        type: 'null'
                     }
                 }
             },
@@ -344,6 +485,95 @@ export const PushInputSchema = {
                     },
                     files: {
                         maxItems: 0
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'kind',
+                    'client_encryption'
+                ],
+                properties: {
+                    kind: {
+                        enum: [
+                            'url',
+                            'qr'
+                        ]
+                    },
+                    client_encryption: {
+                        type: 'object'
+                    }
+                }
+            },
+            then: {
+                required: [
+                    'payload'
+                ],
+                properties: {
+                    payload: {
+                        minLength: 1
+                    },
+                    files: {
+                        maxItems: 0
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'kind',
+                    'client_encryption'
+                ],
+                properties: {
+                    kind: {
+                        const: 'qr'
+                    },
+                    client_encryption: {
+                        type: 'object'
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    payload: {
+                        maxLength: 5504
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'client_encryption'
+                ],
+                properties: {
+                    client_encryption: {
+                        type: 'object'
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    payload: {
+                        minLength: 43,
+                        pattern: '^spe1\\.[A-Za-z0-9_-]+$'
+                    },
+                    files: {
+                        items: {
+                            properties: {
+                                filename: {
+                                    minLength: 43,
+                                    pattern: '^spe1\\.[A-Za-z0-9_-]+$'
+                                },
+                                content: {
+                                    minLength: 44,
+                                    pattern: '^U1BFM[A-Za-z0-9+/]*={0,2}$'
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -533,6 +763,17 @@ export const PushSchema = {
             type: 'boolean',
             description: 'Whether retrieval needs a passphrase. The passphrase itself is never returned.'
         },
+        client_encryption: {
+            description: 'The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the\nretrieval\'s `payload` and file names, and the downloaded file bytes, are the client\'s envelopes, returned\nexactly as sent; only a holder of the share link\'s key can open them. This server returns the field in every\npush record; clients must read an absent field (older servers, the reference) as null.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ClientEncryption'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
         json_url: {
             type: 'string',
             format: 'uri',
@@ -612,6 +853,7 @@ export const PushFileSchema = {
             type: 'string',
             minLength: 1,
             maxLength: 255,
+            description: 'The name as sent; for an end-to-end encrypted push, the client\'s `spe1.` envelope of the name.',
             examples: [
                 'id_ed25519'
             ]
@@ -625,7 +867,7 @@ export const PushFileSchema = {
         size: {
             type: 'integer',
             minimum: 0,
-            description: 'Size in bytes after decoding.'
+            description: 'Size in bytes after decoding (for an encrypted push, of the envelope, 32 bytes more than the plaintext).'
         },
         url: {
             type: 'string',
@@ -636,7 +878,7 @@ export const PushFileSchema = {
 } as const;
 
 export const PushRetrievalSchema = {
-    description: 'The push record as the recipient retrieves it; adds `payload` and `files`. For an expired push `payload` is\nnull and `files` is empty.\n',
+    description: 'The push record as the recipient retrieves it; adds `payload` and `files`. For an expired push `payload` is\nnull and `files` is empty. For an end-to-end encrypted push (`client_encryption` set) `payload` and each\nfile\'s `filename` are the client\'s envelopes, as sent.\n',
     allOf: [
         {
             $ref: '#/components/schemas/Push'
@@ -663,6 +905,7 @@ export const PushRetrievalSchema = {
                 files: {
                     type: 'array',
                     maxItems: 10,
+                    description: 'The files in the order they were sent on create (clients of encrypted pushes rely on it: a file\'s position\nis bound into its envelopes).\n',
                     items: {
                         $ref: '#/components/schemas/PushFile'
                     }
@@ -685,6 +928,17 @@ export const PreviewResponseSchema = {
             description: 'The push\'s `html_url`.',
             examples: [
                 'https://pwpush.example.org/p/k7mz4qv2xw5nrt3hbj6ypa2c'
+            ]
+        },
+        client_encryption: {
+            description: 'The push\'s `client_encryption` (null for an ordinary push), so a client holding a link without a key can\ntell, without spending a view, that it cannot open the push. Absent on servers that do not know the field.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ClientEncryption'
+                },
+                {
+                    type: 'null'
+                }
             ]
         }
     }

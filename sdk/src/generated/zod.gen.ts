@@ -7,6 +7,36 @@ export const zEnabled = z.object({
 });
 
 /**
+ * Marks a push as **end-to-end encrypted** by its client: the payload, the file names and the file bytes are
+ * envelopes of the named scheme, made with a key the server never receives (it travels only in the share link's
+ * fragment). The server stores and returns them exactly as sent and never interprets them. The scheme, the
+ * envelopes, what the additional authenticated data binds and the link format are specified in the section
+ * "End-to-end encrypted pushes" of the API description. Version 1 of `aes-256-gcm` is the only scheme defined.
+ *
+ */
+export const zClientEncryption = z.object({
+    scheme: z.enum(['aes-256-gcm']),
+    version: z.literal(1)
+});
+
+/**
+ * Client-side (end-to-end) encryption on this instance, an operator's choice. `enabled`: clients may create
+ * encrypted pushes (`client_encryption` on create); when false such a push answers 422 on `client_encryption`.
+ * `default`: the instance's own pages start with "encrypt in my browser" on (other clients may follow it).
+ * `required`: ordinary pushes are refused with 422 on `client_encryption` (code `validation_failed`); existing
+ * clients that do not encrypt then cannot create pushes here. `required` implies `default`, which implies
+ * `enabled`. An instance whose report lacks this object does not know the feature: it would store a push marked
+ * as encrypted as an ordinary one, so clients must not create encrypted pushes there.
+ *
+ */
+export const zClientEncryptionFeature = z.intersection(z.unknown(), z.object({
+    enabled: z.boolean(),
+    default: z.boolean(),
+    required: z.boolean(),
+    schemes: z.array(zClientEncryption)
+}));
+
+/**
  * What the instance is and which features it enables.
  */
 export const zVersionReport = z.object({
@@ -25,7 +55,8 @@ export const zVersionReport = z.object({
                 requires_authentication: z.boolean()
             }),
             url_pushes: zEnabled,
-            qr_code_pushes: zEnabled
+            qr_code_pushes: zEnabled,
+            client_encryption: zClientEncryptionFeature.optional()
         }),
         requests: zEnabled
     })
@@ -81,6 +112,12 @@ export const zPushKind = z.enum([
  * - Only `file` pushes take `files`.
  * A kind the instance disables answers 422 on `kind`.
  *
+ * An **end-to-end encrypted** push (`client_encryption` set) carries envelopes instead of plaintext: `payload`
+ * (when present) and every `filename` are `spe1.` text envelopes, every file `content` is the base64 of an `SPE1`
+ * binary envelope. The checks that need the plaintext (the URL shape of `url`, the 1,024 characters of `qr`) are
+ * the client's; the server checks only the envelopes' form and the sizes, which apply to the ciphertext (see
+ * "End-to-end encrypted pushes" in the API description for the plaintext limits that follow).
+ *
  */
 export const zPushInput = z.intersection(z.unknown(), z.object({
     payload: z.string().max(1048576).optional(),
@@ -92,7 +129,8 @@ export const zPushInput = z.intersection(z.unknown(), z.object({
     retrieval_step: z.boolean().optional(),
     passphrase: z.string().min(1).max(1024).optional(),
     name: z.string().max(1024).optional(),
-    note: z.string().max(10000).optional()
+    note: z.string().max(10000).optional(),
+    client_encryption: zClientEncryption.nullish()
 }));
 
 /**
@@ -128,6 +166,7 @@ export const zPush = z.object({
     deletable_by_viewer: z.boolean(),
     retrieval_step: z.boolean(),
     passphrase_protected: z.boolean(),
+    client_encryption: zClientEncryption.nullish(),
     json_url: z.url(),
     html_url: z.url()
 });
@@ -158,7 +197,8 @@ export const zPushFile = z.object({
 
 /**
  * The push record as the recipient retrieves it; adds `payload` and `files`. For an expired push `payload` is
- * null and `files` is empty.
+ * null and `files` is empty. For an end-to-end encrypted push (`client_encryption` set) `payload` and each
+ * file's `filename` are the client's envelopes, as sent.
  *
  */
 export const zPushRetrieval = zPush.and(z.object({
@@ -170,7 +210,8 @@ export const zPushRetrieval = zPush.and(z.object({
  * The push's shareable link, without retrieving it.
  */
 export const zPreviewResponse = z.object({
-    url: z.url()
+    url: z.url(),
+    client_encryption: zClientEncryption.nullish()
 });
 
 /**
