@@ -683,6 +683,7 @@ export const PushSchema = {
         'deletable_by_viewer',
         'retrieval_step',
         'passphrase_protected',
+        'client_encryption',
         'json_url',
         'html_url'
     ],
@@ -764,7 +765,7 @@ export const PushSchema = {
             description: 'Whether retrieval needs a passphrase. The passphrase itself is never returned.'
         },
         client_encryption: {
-            description: 'The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the\nretrieval\'s `payload` and file names, and the downloaded file bytes, are the client\'s envelopes, returned\nexactly as sent; only a holder of the share link\'s key can open them. This server returns the field in every\npush record; clients must read an absent field (older servers, the reference) as null.\n',
+            description: 'The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the\nretrieval\'s `payload` and file names, and the downloaded file bytes, are the client\'s envelopes, returned\nexactly as sent; only a holder of the share link\'s key can open them. Required: this server returns it in\nevery push record (create, retrieve, delete, the lists). Clients talking to other servers must read an absent\nfield (older servers, the reference) as null.\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/ClientEncryption'
@@ -919,7 +920,8 @@ export const PreviewResponseSchema = {
     type: 'object',
     description: 'The push\'s shareable link, without retrieving it.',
     required: [
-        'url'
+        'url',
+        'client_encryption'
     ],
     properties: {
         url: {
@@ -931,7 +933,7 @@ export const PreviewResponseSchema = {
             ]
         },
         client_encryption: {
-            description: 'The push\'s `client_encryption` (null for an ordinary push), so a client holding a link without a key can\ntell, without spending a view, that it cannot open the push. Absent on servers that do not know the field.\n',
+            description: 'The push\'s `client_encryption` (null for an ordinary push), so a client holding a link without a key can\ntell, without spending a view, that it cannot open the push. Always sent by this server; clients should read\nan absent field (servers that do not know it, the reference) as null.\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/ClientEncryption'

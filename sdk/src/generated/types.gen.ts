@@ -344,11 +344,12 @@ export type Push = {
     /**
      * The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the
      * retrieval's `payload` and file names, and the downloaded file bytes, are the client's envelopes, returned
-     * exactly as sent; only a holder of the share link's key can open them. This server returns the field in every
-     * push record; clients must read an absent field (older servers, the reference) as null.
+     * exactly as sent; only a holder of the share link's key can open them. Required: this server returns it in
+     * every push record (create, retrieve, delete, the lists). Clients talking to other servers must read an absent
+     * field (older servers, the reference) as null.
      *
      */
-    client_encryption?: ClientEncryption | null;
+    client_encryption: ClientEncryption | null;
     /**
      * The push's API URL, `{base}/api/v2/pushes/{url_token}`.
      */
@@ -435,10 +436,11 @@ export type PreviewResponse = {
     url: string;
     /**
      * The push's `client_encryption` (null for an ordinary push), so a client holding a link without a key can
-     * tell, without spending a view, that it cannot open the push. Absent on servers that do not know the field.
+     * tell, without spending a view, that it cannot open the push. Always sent by this server; clients should read
+     * an absent field (servers that do not know it, the reference) as null.
      *
      */
-    client_encryption?: ClientEncryption | null;
+    client_encryption: ClientEncryption | null;
 };
 
 /**

@@ -166,7 +166,7 @@ export const zPush = z.object({
     deletable_by_viewer: z.boolean(),
     retrieval_step: z.boolean(),
     passphrase_protected: z.boolean(),
-    client_encryption: zClientEncryption.nullish(),
+    client_encryption: zClientEncryption.nullable(),
     json_url: z.url(),
     html_url: z.url()
 });
@@ -211,7 +211,7 @@ export const zPushRetrieval = zPush.and(z.object({
  */
 export const zPreviewResponse = z.object({
     url: z.url(),
-    client_encryption: zClientEncryption.nullish()
+    client_encryption: zClientEncryption.nullable()
 });
 
 /**

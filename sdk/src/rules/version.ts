@@ -1,11 +1,14 @@
 /** The version report (api-decisions.md "Version report"), from the instance's settings. */
 import type { VersionReport } from '../generated/types.gen.js';
-import type { PushRuleSettings } from './settings.js';
+import { CLIENT_ENCRYPTION_SCHEMES, type PushRuleSettings } from './settings.js';
 
 export const API_VERSION = '2.1';
 
 export function versionReport(
-  settings: Pick<PushRuleSettings, 'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes'>,
+  settings: Pick<
+    PushRuleSettings,
+    'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes' | 'clientEncryption'
+  >,
   applicationVersion: string,
 ): VersionReport {
   return {
@@ -22,6 +25,12 @@ export function versionReport(
         file_attachments: { enabled: settings.enableFilePushes, requires_authentication: settings.filesRequireAuth },
         url_pushes: { enabled: settings.enableUrlPushes },
         qr_code_pushes: { enabled: settings.enableQrPushes },
+        client_encryption: {
+          enabled: settings.clientEncryption.enabled,
+          default: settings.clientEncryption.default,
+          required: settings.clientEncryption.required,
+          schemes: settings.clientEncryption.enabled ? CLIENT_ENCRYPTION_SCHEMES.map((s) => ({ ...s })) : [],
+        },
       },
       requests: { enabled: false },
     },
