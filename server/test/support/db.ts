@@ -96,6 +96,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     deletableByViewerDefault: true,
     retrievalStepDefault: false,
     passphraseAttemptsPerMinute: 5,
+    clientEncryption: { enabled: true, default: false, required: false },
     rateLimitPerMinute: 0,
     sweepIntervalSeconds: 30,
     purgeExpiredAfterDays: null,

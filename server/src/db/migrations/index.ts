@@ -5,8 +5,10 @@
  */
 import { Migration20260101000000_initial } from './Migration20260101000000_initial.js';
 import { Migration20260301000000_accounts } from './Migration20260301000000_accounts.js';
+import { Migration20260601000000_client_encryption } from './Migration20260601000000_client_encryption.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
   { name: 'Migration20260301000000_accounts', class: Migration20260301000000_accounts },
+  { name: 'Migration20260601000000_client_encryption', class: Migration20260601000000_client_encryption },
 ];
