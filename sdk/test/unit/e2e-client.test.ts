@@ -2,8 +2,9 @@
  * End-to-end encrypted pushes through the SDK, in Node, against the stateful msw mock (which stores the marker and
  * the envelopes as sent, like the server does; sdk/test/parity/e2e-suite.ts runs the round trips against both):
  * create with `{ endToEnd: true }`, open with `retrieveLink`, download and decrypt files, and the client's own
- * refusals (servers that drop the marker, instances without the feature). Every request is recorded (method, URL, headers, body) to prove that neither the key nor the
- * plaintext ever leaves the process, and every answer is checked against the spec.
+ * refusals (servers that drop the marker, instances without the feature). Every request is recorded (method, URL,
+ * headers, body) to prove that neither the key nor the plaintext ever leaves the process, and every answer is
+ * checked against the spec.
  */
 import { inspect } from 'node:util';
 import { setupServer } from 'msw/node';
