@@ -40,6 +40,8 @@ export interface Features {
     file_attachments: { enabled: boolean; requires_authentication: boolean };
     url_pushes: { enabled: boolean };
     qr_code_pushes: { enabled: boolean };
+    /** End-to-end encrypted pushes; absent on instances that do not know them. */
+    client_encryption?: { enabled: boolean; default: boolean; required: boolean; schemes: { scheme: string; version: number }[] };
   };
 }
 

@@ -16,6 +16,7 @@ export const AREAS = [
   'ONCE',
   'HDR',
   'REC',
+  'E2E',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -35,6 +36,7 @@ export const AREA_TITLES: Record<Area, string> = {
   ONCE: 'exactly-once',
   HDR: 'response headers',
   REC: 'push records',
+  E2E: 'end-to-end encrypted pushes',
 };
 
 /**
@@ -56,7 +58,11 @@ export type Need =
   | 'fileAuthRequired' // file pushes require authentication
   | 'kindDisabled' // at least one kind is disabled on the instance
   | 'secondProcess' // --base-url-2
-  | 'maxBodyBytes'; // --max-body-bytes (the instance's request body limit)
+  | 'maxBodyBytes' // --max-body-bytes (the instance's request body limit)
+  | 'clientEncryptionReported' // the version report has features.pushes.client_encryption
+  | 'clientEncryption' // … and says end-to-end encrypted pushes are enabled
+  | 'clientEncryptionRequired' // … and says they are required (ordinary pushes refused)
+  | 'clientEncryptionOff'; // … and says they are off
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

@@ -21,7 +21,7 @@ describe('requirement registry', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const rows = new Map<string, string[]>();
     for (const line of readme.split('\n')) {
-      const cells = /^\| ([A-Z]+-\d{3}) \|(.*)\|$/.exec(line);
+      const cells = /^\| ([A-Z][A-Z0-9]*-\d{3}) \|(.*)\|$/.exec(line);
       if (cells) rows.set(cells[1]!, cells[2]!.split(' | ').map((c) => c.trim()));
     }
     expect([...rows.keys()].sort()).toEqual(REQUIREMENTS.map((r) => r.id).sort());
