@@ -75,6 +75,7 @@ const TABLE: Record<string, { type: string; load: Loader }> = {
   'app.js': { type: JS, load: own('app.js') },
   'recipient.js': { type: JS, load: own('recipient.js') },
   'create.js': { type: JS, load: own('create.js') },
+  'keep-fragment.js': { type: JS, load: own('keep-fragment.js') },
   'api-docs.js': { type: JS, load: own('api-docs.js') },
   'vendor/qrcode.js': { type: JS, load: qrcodeBundle },
   'vendor/secret-push-e2e.js': { type: JS, load: e2eBundle },

@@ -11,6 +11,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
+import { buildShareLink, sealPush } from '@secret-push/sdk/e2e';
 import { createKeyring } from '../../src/crypto/envelope.js';
 import { envelopeContexts } from '../../src/push/push-service.js';
 import { launchChromium, startWeb, Visitor, type WebApp } from './support.js';
@@ -183,6 +184,15 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
     expect(await page.locator('#e2e-note').textContent()).toMatch(/never sent to the server/);
     expect(await viewsRemaining(link)).toBe(1);
     await page.close();
+
+    // The signed-in sender opens it through the page's own reveal step (POST /p/{token}/reveal, the owner's look).
+    const own = watch(await sender.newPage());
+    await own.goto(link);
+    expect(await own.locator('#push').getAttribute('data-reveal')).toBe('web');
+    await own.locator('#secret-value').waitFor();
+    expect(await own.locator('#secret-value').textContent()).toBe(plaintext);
+    expect(await viewsRemaining(link)).toBe(1);
+    await own.close();
   });
 
   it('creates a file push encrypted in the page (retrieval step, passphrase); the recipient saves the decrypted file under its real name', async () => {
@@ -429,5 +439,44 @@ describe("the operator's choice (PWPUSH_CLIENT_ENCRYPTION) in the pages", () => 
       expect(await page.locator('script[src*="secret-push-e2e"]').count()).toBe(0);
     });
     expect(problems).toEqual([]);
+  });
+});
+
+describe('a closed instance (anonymous access off): the key survives the detour through sign-in', () => {
+  it('a signed-out recipient of an encrypted push signs in, comes back to the link with its fragment, and reads the plaintext', async () => {
+    const web = await startWeb({ allowAnonymous: false });
+    const context = await chromium.browser.newContext();
+    try {
+      const owner = await web.core.users.createUser('closed-owner@example.org', PASSWORD);
+      await web.core.users.createUser('closed-recipient@example.org', PASSWORD);
+      const plaintext = `closed and encrypted ${Date.now()}`;
+      const sealed = await sealPush({ payload: plaintext, retrieval_step: true });
+      secrets.push(plaintext, sealed.key);
+      const push = await web.core.pushes.create(sealed.push, {
+        actor: { userId: owner.userId, ip: '127.0.0.1', userAgent: 'test', referrer: '' },
+        baseUrl: web.baseUrl,
+      });
+      const link = buildShareLink(push.html_url, sealed.key);
+
+      const page = watch(await context.newPage());
+      await page.goto(link);
+      await page.getByRole('heading', { name: 'Sign in to open this secret' }).waitFor();
+      expect(await page.locator('#sign-in-link').getAttribute('href')).toMatch(/#k=[A-Za-z0-9_-]{43}$/);
+      await page.locator('#sign-in-link').click();
+      await page.getByLabel('Email').fill('closed-recipient@example.org');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      // Back at the link, fragment and all (the server never saw it: the redirect's Location has none).
+      await page.waitForURL(link);
+      await page.getByRole('button', { name: 'Reveal the secret' }).click();
+      await page.locator('#secret-value').waitFor();
+      expect(await page.locator('#secret-value').textContent()).toBe(plaintext);
+      const logs = web.logs.join('\n');
+      expect(logs.includes(sealed.key) || logs.includes(plaintext)).toBe(false);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+      await web.stop();
+    }
   });
 });

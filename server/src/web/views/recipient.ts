@@ -75,7 +75,8 @@ ${gone}`,
 
 /**
  * What a signed-out visitor of a closed instance (PWPUSH_ALLOW_ANONYMOUS=false) sees at a recipient link: a prompt to
- * sign in and come back. It says nothing about the push (not even whether it exists) and loads no script.
+ * sign in and come back. It says nothing about the push (not even whether it exists); its one script carries the
+ * link's fragment (an end-to-end encrypted secret's key) onto the sign-in links, so the key comes back with it.
  */
 export function signInRequiredPage(viewer: Viewer, next: string): string {
   const back = encodeURIComponent(next);
@@ -83,11 +84,12 @@ export function signInRequiredPage(viewer: Viewer, next: string): string {
     title: 'Sign in to open this secret',
     viewer,
     bare: true,
+    scripts: ['keep-fragment.js'],
     body: html`<section id="sign-in-required" class="card" aria-labelledby="sign-in-title">
   <h1 id="sign-in-title">Sign in to open this secret</h1>
   <p>This instance requires sign-in: only its users can open the secrets shared through it. Opening this page used up nothing.</p>
-  <p><a class="button" id="sign-in-link" href="/users/sign_in?next=${back}">Sign in</a>${viewer.signupsEnabled
-    ? html` or <a href="/users/sign_up?next=${back}">make an account</a>`
+  <p><a class="button" id="sign-in-link" href="/users/sign_in?next=${back}" data-keep-fragment>Sign in</a>${viewer.signupsEnabled
+    ? html` or <a href="/users/sign_up?next=${back}" data-keep-fragment>make an account</a>`
     : ''}, and you come back to this link.</p>
 </section>`,
   });
