@@ -192,6 +192,9 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
     await own.locator('#secret-value').waitFor();
     expect(await own.locator('#secret-value').textContent()).toBe(plaintext);
     expect(await viewsRemaining(link)).toBe(1);
+    // The owner's list says which pushes were encrypted in the browser.
+    await own.goto(`${base}/pushes/active`);
+    expect(await own.locator('td[data-label="Kind"]').first().textContent()).toMatch(/Text \(encrypted in the browser\)/);
     await own.close();
   });
 

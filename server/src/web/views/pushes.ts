@@ -158,7 +158,7 @@ export function listPage(viewer: Viewer, state: 'active' | 'expired', p: Page<Pu
   const rows = p.items.map(
     (push) => html`<tr>
   <td data-label="Created">${when(push.created_at)}</td>
-  <td data-label="Kind">${KIND_LABELS[push.kind] ?? push.kind}</td>
+  <td data-label="Kind">${KIND_LABELS[push.kind] ?? push.kind}${push.client_encryption ? html` <span class="muted">(encrypted in the browser)</span>` : ''}</td>
   <td data-label="Name">${push.name ?? ''}</td>
   <td data-label="Left">${state === 'active' ? html`${push.views_remaining} views, ${push.days_remaining} days` : html`expired ${when(push.expired_on)}${push.deleted ? ' (deleted)' : ''}`}</td>
   <td data-label="Actions">
