@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { contract } from './src/index.js';
+import { expectedValidationError, invalidExamples, missingExampleKinds, namedExamples } from './tooling/named-examples.js';
+import { backendFor } from './tooling/openapi-backend.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = (name: string) => `${root}node_modules/.bin/${name}`;
@@ -12,33 +14,6 @@ const run = (args: string[]) =>
 const v = contract();
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary OpenAPI document
 type Json = Record<string, any>;
-
-interface NamedExample {
-  where: string;
-  schema: unknown;
-  value: unknown;
-}
-
-/** Every named example of the spec with the schema it illustrates. */
-function namedExamples(): NamedExample[] {
-  const out: NamedExample[] = [];
-  for (const op of v.operations()) {
-    const body = op.object.requestBody ? v.deref<Json>(op.object.requestBody) : undefined;
-    for (const [media, m] of Object.entries<Json>(body?.content ?? {})) {
-      for (const [name, ex] of Object.entries<Json>(m.examples ?? {})) {
-        out.push({ where: `${op.operationId} request ${media} ${name}`, schema: m.schema, value: v.deref<Json>(ex).value });
-      }
-    }
-    for (const [status, r] of Object.entries<Json>(op.object.responses as Json)) {
-      for (const [media, m] of Object.entries<Json>(v.deref<Json>(r).content ?? {})) {
-        for (const [name, ex] of Object.entries<Json>(m.examples ?? {})) {
-          out.push({ where: `${op.operationId} ${status} ${media} ${name}`, schema: m.schema, value: v.deref<Json>(ex).value });
-        }
-      }
-    }
-  }
-  return out;
-}
 
 describe('the OpenAPI contract', () => {
   it('lints with zero problems under the committed Redocly config', () => {
@@ -50,12 +25,9 @@ describe('the OpenAPI contract', () => {
   });
 
   it('validates every named example against its schema with Ajv 2020', () => {
-    const examples = namedExamples();
+    const examples = namedExamples(v);
     expect(examples.length).toBeGreaterThan(50);
-    const failures = examples
-      .map((e) => ({ where: e.where, errors: v.validateSchema(e.schema, e.value).errors }))
-      .filter((f) => f.errors.length > 0);
-    expect(failures).toEqual([]);
+    expect(invalidExamples(v, examples)).toEqual([]);
   });
 
   it('rejects a broken example, so the example check can fail', () => {
@@ -68,16 +40,7 @@ describe('the OpenAPI contract', () => {
   });
 
   it('gives every operation at least one success and one error example', () => {
-    const missing: string[] = [];
-    for (const op of v.operations()) {
-      const statuses = Object.entries<Json>(op.object.responses as Json).map(([status, r]) => ({
-        status: Number(status),
-        examples: Object.values<Json>(v.deref<Json>(r).content ?? {}).flatMap((m) => Object.keys(m.examples ?? {})),
-      }));
-      if (!statuses.some((s) => s.status < 300 && s.examples.length > 0)) missing.push(`${op.operationId}: success`);
-      if (!statuses.some((s) => s.status >= 400 && s.examples.length > 0)) missing.push(`${op.operationId}: error`);
-    }
-    expect(missing).toEqual([]);
+    expect(missingExampleKinds(v)).toEqual([]);
   });
 
   it('has the operations of the decisions plus the signed file download, each with its error statuses', () => {
@@ -209,5 +172,139 @@ describe('the OpenAPI contract', () => {
     const readme = readFileSync(`${root}openapi/README.md`, 'utf8');
     const used = new Set(JSON.stringify(v.document).match(/"x-[a-z-]+"/g)?.map((s) => s.slice(1, -1)));
     for (const ext of used) expect(readme).toContain(ext);
+  });
+});
+
+/** Password Pusher Pro's `expire_after_duration` enum in seconds (the table of `ExpireAfterDuration`). */
+const DURATION_SECONDS = [900, 1800, 2700, 3600, 21600, 43200, ...[1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90].map((d) => d * 86_400)];
+
+/** The push records among the named examples (single records and list items). */
+function pushRecords(): { where: string; push: Json }[] {
+  return namedExamples(v)
+    .filter((e) => e.part !== 'request' && Number(e.part) < 300)
+    .flatMap((e) => (Array.isArray(e.value) ? e.value.map((item, i) => ({ where: `${e.where}[${i}]`, push: item as Json })) : [{ where: e.where, push: e.value as Json }]))
+    .filter(({ push }) => push && typeof push === 'object' && 'url_token' in push && 'expires_at' in push);
+}
+
+describe('forms, durations and 422 messages (issue 11)', () => {
+  const schemas = (v.document as Json).components.schemas;
+  const createBody = v.deref<Json>((v.operation('createPush').object as Json).requestBody);
+
+  it('takes expire_after_duration 0..17 as an integer in PushInput, and nothing else', () => {
+    const ok = (push: Json) => v.validateComponent('PushInput', push).valid;
+    for (const d of [0, 3, 6, 17]) expect(ok({ payload: 'x', expire_after_duration: d }), String(d)).toBe(true);
+    for (const d of [-1, 18, 1.5, '3', null, true]) expect(ok({ payload: 'x', expire_after_duration: d }), JSON.stringify(d)).toBe(false);
+    // The pair rule is the server's (it names both fields); the schema lets a consistent pair through.
+    expect(ok({ payload: 'x', expire_after_duration: 6, expire_after_days: 1 })).toBe(true);
+    expect(Object.keys(schemas.PushInput.properties).indexOf('expire_after_duration')).toBe(Object.keys(schemas.PushInput.properties).indexOf('expire_after_days') + 1);
+    expect(schemas.ExpireAfterDuration).toMatchObject({ type: 'integer', minimum: 0, maximum: DURATION_SECONDS.length - 1 });
+  });
+
+  it('declares createPush as JSON, multipart and form-urlencoded, files as parts with a form encoding', () => {
+    expect(Object.keys(createBody.content)).toEqual(['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded']);
+    expect(createBody.content['multipart/form-data'].encoding['push[files][]']).toMatchObject({ style: 'form', explode: true });
+    // openapi-backend validates every media type with the first of these schemas, which must stay the JSON body.
+    expect(createBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CreatePushRequest');
+  });
+
+  it('names one form field push[<field>] for every PushInput field, files only as multipart parts', () => {
+    const fields = Object.keys(schemas.PushInput.properties);
+    const urlencoded = Object.keys(schemas.CreatePushUrlencoded.properties);
+    expect(urlencoded).toEqual(fields.filter((f) => f !== 'files').map((f) => `push[${f}]`));
+    const multipart = schemas.CreatePushMultipart.allOf as Json[];
+    expect(multipart[0]!.$ref).toBe('#/components/schemas/CreatePushUrlencoded');
+    expect(Object.keys(multipart[1]!.properties)).toEqual(['push[files][]']);
+    // Form integers keep the JSON field's bounds, so the mock and the docs show them.
+    for (const f of ['expire_after_days', 'expire_after_duration', 'expire_after_views']) {
+      const { minimum, maximum } = schemas.PushInput.properties[f].$ref ? schemas.ExpireAfterDuration : schemas.PushInput.properties[f];
+      expect(schemas.CreatePushUrlencoded.properties[`push[${f}]`], f).toMatchObject({ minimum, maximum });
+    }
+  });
+
+  it('reads form booleans in any case from true/false/1/0/on/off/yes/no and nothing else', () => {
+    const ok = (value: unknown) => v.validateComponent('FormBoolean', value).valid;
+    for (const value of ['true', 'True', 'TRUE', 'false', 'False', '1', '0', 'on', 'OFF', 'yes', 'No', '', true, false]) expect(ok(value), String(value)).toBe(true);
+    for (const value of ['checked', 'truthy', '2', ' true', 'true ', 'y', 1]) expect(ok(value), String(value)).toBe(false);
+  });
+
+  it('keeps the examples of forms valid against their media type, as clients send them', () => {
+    const multipart = createBody.content['multipart/form-data'].examples;
+    const form = v.deref<Json>(multipart.CreateFileMultipartRequest).value;
+    expect(form['push[deletable_by_viewer]']).toBe('True'); // pwpush-cli sends Python's booleans
+    expect(form['push[files][]']).toHaveLength(1);
+    expect(v.validateComponent('CreatePushMultipart', { ...form, 'push[deletable_by_viewer]': 'maybe' }).valid).toBe(false);
+  });
+
+  it('names the first failing field and its message in the error of every 422 example, errors in PushInput order', () => {
+    const order = Object.keys(schemas.PushInput.properties);
+    const examples = namedExamples(v).filter((e) => e.part === '422');
+    expect(examples.map((e) => e.name)).toEqual(expect.arrayContaining(['ErrValidation', 'ErrDurationConflict', 'ErrDurationOutOfRange', 'ErrDurationTooShort']));
+    for (const { where, value } of examples) {
+      const body = value as { error: string; errors: Record<string, string[]> };
+      expect(body.error, where).toBe(expectedValidationError(body.errors));
+      const keys = Object.keys(body.errors);
+      expect(keys, where).toEqual([...keys].sort((a, b) => order.indexOf(a) - order.indexOf(b)));
+    }
+    const conflict = v.deref<Json>({ $ref: '#/components/examples/ErrDurationConflict' }).value;
+    expect(conflict.errors.expire_after_days[0]).toContain('expire_after_duration');
+    expect(conflict.errors.expire_after_duration[0]).toContain('expire_after_days');
+  });
+
+  it('counts the other messages in the 422 error text', () => {
+    expect(expectedValidationError({ expire_after_views: ['must be at most 100'] })).toBe('expire_after_views: must be at most 100');
+    expect(expectedValidationError({ payload: ['is required', 'x'], kind: ['y'] })).toBe('payload: is required (and 2 more)');
+  });
+
+  it('tells every push example\'s lifetime truthfully: exact seconds, days rounded up, the duration when one matches', () => {
+    const records = pushRecords();
+    expect(records.length).toBeGreaterThanOrEqual(12);
+    for (const { where, push } of records) {
+      const lifetime = (Date.parse(push.expires_at) - Date.parse(push.created_at)) / 1000;
+      expect(push.expire_after_seconds, where).toBe(lifetime);
+      expect(push.expire_after_days, where).toBe(Math.ceil(lifetime / 86_400));
+      const index = DURATION_SECONDS.indexOf(lifetime);
+      expect(push.expire_after_duration, where).toBe(index === -1 ? null : index);
+      expect(push.days_remaining, where).toBe(Math.ceil(push.seconds_remaining / 86_400));
+      expect(push.seconds_remaining, where).toBeLessThanOrEqual(lifetime);
+    }
+    const hour = v.deref<Json>({ $ref: '#/components/examples/CreatedDurationPush' }).value;
+    expect([hour.expire_after_duration, hour.expire_after_seconds, hour.expire_after_days, hour.days_remaining]).toEqual([3, 3600, 1, 1]);
+  });
+
+  it('keeps the new record fields optional, so records of older servers stay valid', () => {
+    for (const f of ['expire_after_duration', 'expire_after_seconds', 'seconds_remaining']) {
+      expect(Object.keys(schemas.Push.properties)).toContain(f);
+      expect(schemas.Push.required).not.toContain(f);
+    }
+    const created = v.deref<Json>({ $ref: '#/components/examples/CreatedTextPush' }).value;
+    const { expire_after_duration: _d, expire_after_seconds: _s, seconds_remaining: _r, ...older } = created;
+    expect(v.validateComponent('PushOwner', older).valid).toBe(true);
+  });
+
+  it('reports the duration feature in the version examples: enabled, min and the accepted values in order', () => {
+    const feature = schemas.VersionReport.properties.features.properties.pushes.properties.expire_after_duration;
+    expect(feature.required).toEqual(['enabled', 'min', 'values']);
+    expect(schemas.VersionReport.properties.features.properties.pushes.required).not.toContain('expire_after_duration');
+    for (const { where, value } of namedExamples(v).filter((e) => e.operationId === 'getVersion' && e.part === '200')) {
+      const d = (value as Json).features.pushes.expire_after_duration;
+      expect(d.enabled, where).toBe(true);
+      expect(d.values[0], where).toBe(d.min);
+      expect(d.values, where).toEqual([...new Set<number>(d.values)].sort((a, b) => a - b));
+    }
+  });
+
+  it('lets openapi-backend route a form create to createPush and validate the push it is read into', async () => {
+    const backend = await backendFor(v.document);
+    const request = (body: unknown) => ({
+      method: 'POST',
+      path: '/api/v2/pushes',
+      headers: { 'content-type': 'multipart/form-data; boundary=x' },
+      query: {},
+      body,
+    });
+    expect(backend.matchOperation(request({}))?.operationId).toBe('createPush');
+    expect(backend.validateRequest(request({ push: { payload: 'x', expire_after_duration: 3 } })).valid).toBe(true);
+    const invalid = backend.validateRequest(request({ push: { payload: 'x', expire_after_duration: 18 } }));
+    expect(invalid.errors?.map((e) => e.instancePath)).toContain('/requestBody/push/expire_after_duration');
   });
 });

@@ -1,5 +1,6 @@
-// Regenerates the bundled spec and the SDK and fails if that changed any generated file: the generated files
-// on disk must be exactly what the spec on disk produces. (In CI, on a clean clone, that is what is committed.)
+// Regenerates the bundled specs (v2: openapi/bundled/openapi.json, v1: openapi/bundled/openapi-v1.json) and the SDK
+// and fails if that changed any generated file: the generated files on disk must be exactly what the specs on disk
+// produce. (In CI, on a clean clone, that is what is committed.)
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const generated = ['openapi/bundled', 'sdk/src/generated'];
+// One bundle per document; `npm run bundle` writes both.
+const bundles = ['openapi/bundled/openapi.json', 'openapi/bundled/openapi-v1.json'];
 
 function snapshot() {
   const files = new Map();
@@ -24,6 +27,11 @@ function snapshot() {
 const before = snapshot();
 execFileSync('npm', ['run', '--silent', 'generate'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
 const after = snapshot();
+const missing = bundles.filter((f) => !after.has(f));
+if (missing.length > 0) {
+  console.error(`npm run generate did not write ${missing.join(', ')}: check the bundle script in package.json.`);
+  process.exit(1);
+}
 const changed = [...new Set([...before.keys(), ...after.keys()])].filter((f) => before.get(f) !== after.get(f)).sort();
 if (changed.length > 0) {
   console.error(`Generated files were stale (now regenerated; review and commit them):\n  ${changed.join('\n  ')}`);

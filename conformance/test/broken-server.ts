@@ -228,6 +228,20 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
     return errors;
   }
 
+  /** A text-only form read the contract's way (`push[field]`, digits as integers, true/false/1/0 as booleans). */
+  async function formBody(raw: string, contentType: string): Promise<{ push: Record<string, unknown> }> {
+    const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
+    const push: Record<string, unknown> = {};
+    for (const [name, value] of form) {
+      const field = /^push\[(\w+)\]$/.exec(name)?.[1];
+      if (!field || typeof value !== 'string') continue;
+      const booleanField = field === 'deletable_by_viewer' || field === 'retrieval_step';
+      if (booleanField) push[field] = /^(true|1|on|yes)$/i.test(value) ? true : /^(false|0|off|no)$/i.test(value) ? false : value;
+      else push[field] = /^\d+$/.test(value) && field.startsWith('expire_after_') ? Number(value) : value;
+    }
+    return { push };
+  }
+
   async function readBody(req: IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -272,8 +286,10 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
     if (path === '/api/v2/pushes') {
       if (method !== 'POST') allow('POST');
       const user = caller(req);
-      if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) {
-        throw new HttpError(400, 'unsupported_media_type', 'Send the body as application/json.');
+      const contentType = req.headers['content-type'] ?? '';
+      const isForm = /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/.test(contentType);
+      if (!/^application\/json\b/.test(contentType) && !isForm) {
+        throw new HttpError(400, 'unsupported_media_type', 'Send the body as JSON, multipart or form-urlencoded.');
       }
       const raw = await readBody(req);
       if (Buffer.byteLength(raw) > MAX_BODY_BYTES) {
@@ -281,7 +297,7 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
       }
       let body: unknown;
       try {
-        body = JSON.parse(raw);
+        body = isForm ? await formBody(raw, contentType) : JSON.parse(raw);
       } catch {
         throw new HttpError(400, 'invalid_json', 'The body is not JSON.');
       }

@@ -1,9 +1,11 @@
 /**
- * The bundled contract (`openapi/bundled/openapi.json`, made by `npm run bundle`), read once per process. Tools that
- * change what they are given (openapi-backend dereferences in place) take a copy with `bundledDocument()`.
+ * The bundled contracts (`openapi/bundled/openapi.json` for v2, `openapi/bundled/openapi-v1.json` for the legacy v1
+ * API; both made by `npm run bundle`), read once per process. Tools that change what they are given (openapi-backend
+ * dereferences in place) take a copy with `bundledDocument()` / `bundledV1Document()`.
  */
 import { fileURLToPath } from 'node:url';
 import bundled from '../bundled/openapi.json' with { type: 'json' };
+import bundledV1 from '../bundled/openapi-v1.json' with { type: 'json' };
 import { Contract } from './contract.js';
 import type { Json } from './refs.js';
 
@@ -23,4 +25,22 @@ let v2: Contract | undefined;
 export function contract(): Contract {
   v2 ??= new Contract(document);
   return v2;
+}
+
+const documentV1 = bundledV1 as unknown as Json;
+
+/** Where the v1 bundle lives in the repository (for tools that read files: Prism). */
+export const BUNDLED_V1_SPEC_PATH = fileURLToPath(new URL('../bundled/openapi-v1.json', import.meta.url));
+
+/** A deep copy of the bundled v1 document. */
+export function bundledV1Document(): Json {
+  return structuredClone(documentV1);
+}
+
+let v1: Contract | undefined;
+
+/** The bundled legacy v1 contract (openapi/v1), built once: same questions, same answers as `contract()`. */
+export function contractV1(): Contract {
+  v1 ??= new Contract(documentV1);
+  return v1;
 }

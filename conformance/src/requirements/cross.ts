@@ -106,13 +106,13 @@ export const errors = define('ERR', [
   },
   {
     id: 'ERR-007',
-    title: 'A create body sent as text/plain or as a form answers 400 unsupported_media_type',
-    source: 'seed §4 (Content-Type: application/json); decisions: Paths and formats, bullet 2; spec: createPush 400',
+    title: 'A create body in another media type than JSON, multipart or form-urlencoded answers 400 unsupported_media_type',
+    source: 'decisions: Paths and formats, bullet 2; spec: createPush requestBody (three media types) and 400',
     needs: ['creator'],
     async run(ctx) {
       const cases: [string, string][] = [
         ['text/plain', '{"push":{"payload":"x"}}'],
-        ['application/x-www-form-urlencoded', 'push%5Bpayload%5D=x'],
+        ['application/xml', '<push><payload>x</payload></push>'],
       ];
       for (const [contentType, rawBody] of cases) {
         const res = await ctx.call('createPush', { rawBody, contentType, as: ctx.creator });

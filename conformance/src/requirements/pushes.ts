@@ -372,6 +372,28 @@ export const create = define('CRE', [
       expectEqual(res.body.payload, secret, 'payload');
     },
   },
+  {
+    id: 'CRE-024',
+    title: 'A create as form-urlencoded or multipart (bracketed names, numbers and booleans as text) makes the same push',
+    source: 'spec: createPush requestBody (CreatePushUrlencoded, CreatePushMultipart); client-dialects: pwpush-cli, pwpush-mcp',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const urlencoded = SECRET();
+      const form = `push%5Bpayload%5D=${encodeURIComponent(urlencoded)}&push%5Bexpire_after_views%5D=3&push%5Bretrieval_step%5D=True&push%5Bdeletable_by_viewer%5D=0`;
+      const a = await ctx.call('createPush', { rawBody: form, contentType: 'application/x-www-form-urlencoded', as: ctx.creator });
+      expectStatus(a, 201);
+      expectEqual([a.body.expire_after_views, a.body.retrieval_step, a.body.deletable_by_viewer], [3, true, false], 'options read from the form');
+      expectEqual((await ctx.retrieve(a.body.url_token)).body.payload, urlencoded, 'payload');
+      const multipart = SECRET();
+      const boundary = 'conformance-boundary-7d3f';
+      const part = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+      const raw = `${part('push[payload]', multipart)}${part('push[expire_after_views]', '2')}${part('push[retrieval_step]', 'false')}--${boundary}--\r\n`;
+      const b = await ctx.call('createPush', { rawBody: raw, contentType: `multipart/form-data; boundary=${boundary}`, as: ctx.creator });
+      expectStatus(b, 201);
+      expectEqual([b.body.expire_after_views, b.body.retrieval_step], [2, false], 'options read from the multipart form');
+      expectEqual((await ctx.retrieve(b.body.url_token)).body.payload, multipart, 'payload');
+    },
+  },
 ]);
 
 export const retrieve = define('RET', [

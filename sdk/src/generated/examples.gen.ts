@@ -7,6 +7,10 @@ export function clientEncryptionExample() {
     };
 }
 
+export function expireAfterDurationExample() {
+    return 3;
+}
+
 export function pushKindExample() {
     return 'text';
 }

@@ -132,6 +132,16 @@ export const ClientEncryptionFeatureSchema = {
     ]
 } as const;
 
+export const ExpireAfterDurationSchema = {
+    type: 'integer',
+    minimum: 0,
+    maximum: 17,
+    description: 'Password Pusher Pro\'s lifetime enum, honoured to the second: the push expires exactly this long after it is created.\n\n| value | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n| lifetime | 15 min | 30 min | 45 min | 1 h | 6 h | 12 h | 1 d | 2 d | 3 d | 4 d | 5 d | 6 d | 1 w | 2 w | 3 w | 30 d | 60 d | 90 d |\n| seconds | 900 | 1800 | 2700 | 3600 | 21600 | 43200 | 86400 | 172800 | 259200 | 345600 | 432000 | 518400 | 604800 | 1209600 | 1814400 | 2592000 | 5184000 | 7776000 |\n| same as `expire_after_days` | – | – | – | – | – | – | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 14 | 21 | 30 | 60 | 90 |\n',
+    examples: [
+        3
+    ]
+} as const;
+
 export const VersionReportSchema = {
     type: 'object',
     description: 'What the instance is and which features it enables.',
@@ -233,6 +243,34 @@ export const VersionReportSchema = {
                         client_encryption: {
                             description: 'End-to-end encrypted pushes (encrypted by the client, the key only in the link\'s fragment): allowed,\nthe pages\' default, or required. Absent on servers that do not know the feature.\n',
                             $ref: '#/components/schemas/ClientEncryptionFeature'
+                        },
+                        expire_after_duration: {
+                            type: 'object',
+                            description: 'Whether `push.expire_after_duration` is honoured, and which values this instance accepts. This server\nalways sends it with `enabled: true`. Absent (older servers, the open-source reference): the field is\nignored there and the push gets the default days, so send `expire_after_days` instead.\n',
+                            required: [
+                                'enabled',
+                                'min',
+                                'values'
+                            ],
+                            properties: {
+                                enabled: {
+                                    type: 'boolean',
+                                    description: 'True when `expire_after_duration` is honoured exactly.'
+                                },
+                                min: {
+                                    $ref: '#/components/schemas/ExpireAfterDuration',
+                                    description: 'The shortest value accepted (0 = 15 minutes by default; `PWPUSH_EXPIRE_AFTER_DURATION_MIN` raises it\nup to 6 = 1 day, and the days minimum raises it further when no sub-day value is allowed).\n'
+                                },
+                                values: {
+                                    type: 'array',
+                                    uniqueItems: true,
+                                    maxItems: 18,
+                                    description: 'Every value this instance accepts, ascending: the sub-day values from `min` on, then the values of a\nday or more within `PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`. A client offers these choices.\n',
+                                    items: {
+                                        $ref: '#/components/schemas/ExpireAfterDuration'
+                                    }
+                                }
+                            }
                         }
                     }
                 },
@@ -247,7 +285,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);\n`payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);\n`payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -255,7 +293,7 @@ export const ErrorResponseSchema = {
     properties: {
         error: {
             type: 'string',
-            description: 'A human-readable message. Never contains a secret.'
+            description: 'A human-readable message. Never contains a secret. Many clients print only this, so it says what to fix: for a\n422 (`validation_failed`) it is `<field>: <message>` for the first failing field, in the order of `PushInput`\'s\nproperties, with its first message (`expire_after_views: must be at most 100`), followed by ` (and N more)` when\n`errors` holds N further messages.\n'
         },
         code: {
             type: 'string',
@@ -264,7 +302,7 @@ export const ErrorResponseSchema = {
         },
         errors: {
             type: 'object',
-            description: 'Per-field messages (422 only). Keys are field names of the push (`payload`, `files`, `kind`, …).',
+            description: 'Per-field messages (422 only). Keys are field names of the push (`payload`, `files`, `kind`, …), in the order of\n`PushInput`\'s properties, also when the push was sent as a form (`expire_after_days`, not `push[expire_after_days]`).\n',
             additionalProperties: {
                 type: 'array',
                 minItems: 1,
@@ -339,7 +377,7 @@ export const PushKindSchema = {
 
 export const PushInputSchema = {
     type: 'object',
-    description: 'The push to create. Unknown properties are ignored (clients of other dialects send extra fields). Rules that\ndepend on `kind`:\n- `text` (the default): `payload` required, 1 to 1,048,576 characters.\n- `url`: `payload` required, an absolute `http://` or `https://` URL.\n- `qr`: `payload` required, 1 to 1,024 characters.\n- `file` (the default when `files` is non-empty): at least one file; `payload` is optional text that goes with\n  the files. Needs authentication while `features.pushes.file_attachments.requires_authentication` is on.\n- Only `file` pushes take `files`.\nA kind the instance disables answers 422 on `kind`.\n\nAn **end-to-end encrypted** push (`client_encryption` set) carries envelopes instead of plaintext: `payload`\n(when present) and every `filename` are `spe1.` text envelopes, every file `content` is the base64 of an `SPE1`\nbinary envelope. The checks that need the plaintext (the URL shape of `url`, the 1,024 characters of `qr`) are\nthe client\'s; the server checks only the envelopes\' form and the sizes, which apply to the ciphertext (see\n"End-to-end encrypted pushes" in the API description for the plaintext limits that follow).\n',
+    description: 'The push to create. Unknown properties are ignored (clients of other dialects send extra fields). Rules that\ndepend on `kind`:\n- `text` (the default): `payload` required, 1 to 1,048,576 characters.\n- `url`: `payload` required, an absolute `http://` or `https://` URL.\n- `qr`: `payload` required, 1 to 1,024 characters.\n- `file` (the default when `files` is non-empty): at least one file; `payload` is optional text that goes with\n  the files. Needs authentication while `features.pushes.file_attachments.requires_authentication` is on.\n- Only `file` pushes take `files`.\nA kind the instance disables answers 422 on `kind`.\n\nAn **end-to-end encrypted** push (`client_encryption` set) carries envelopes instead of plaintext: `payload`\n(when present) and every `filename` are `spe1.` text envelopes, every file `content` is the base64 of an `SPE1`\nbinary envelope. The checks that need the plaintext (the URL shape of `url`, the 1,024 characters of `qr`) are\nthe client\'s; the server checks only the envelopes\' form and the sizes, which apply to the ciphertext (see\n"End-to-end encrypted pushes" in the API description for the plaintext limits that follow).\n\n**Lifetime**: `expire_after_duration` (0..17, exact, from 15 minutes to 90 days) or `expire_after_days` (whole\ndays); neither → the instance default (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`, 7 days). Sent together they must mean\nthe same lifetime: duration 6..17 and days 1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90 in that order (6 ↔ 1 day, 12 ↔ 7\ndays, 15 ↔ 30 days, …); the sub-day durations 0..5 match no `expire_after_days`. Otherwise 422 with a message on\n**both** fields, each naming the other (`expire_after_days: ["conflicts with expire_after_duration 3 (1 hour)"]`,\n`expire_after_duration: ["conflicts with expire_after_days 7 (7 days)"]`). The server checks this pair after the\nschema (JSON Schema cannot name both fields in one rule), before the instance\'s bounds. A value outside 0..17 is a\n422 on `expire_after_duration` (never dropped, never replaced by the default: a secret must not outlive what was\nasked).\n\n**422 messages**: `errors` holds the messages per field; the response\'s `error` names the first failing field in\nthe order of this schema\'s properties and its first message (`expire_after_views: must be at most 100`), with\n`(and N more)` when other messages follow.\n\n**Forms**: `createPush` also takes this object as `multipart/form-data` or `application/x-www-form-urlencoded`\n(`CreatePushMultipart`, `CreatePushUrlencoded`); the server reads a form into this object and then applies exactly\nthese rules and messages.\n',
     properties: {
         payload: {
             type: 'string',
@@ -361,7 +399,11 @@ export const PushInputSchema = {
             type: 'integer',
             minimum: 1,
             maximum: 90,
-            description: 'Lifetime in days (units of 24 h). Default 7 (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`); bounds 1..90, which an\ninstance may narrow (`PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`). Out of bounds → 422 (never silently replaced).\n'
+            description: 'Lifetime in days (units of 24 h). Default 7 (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`) when neither this nor\n`expire_after_duration` is sent; bounds 1..90, which an instance may narrow (`PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`).\nOut of bounds → 422 (never silently replaced).\n'
+        },
+        expire_after_duration: {
+            $ref: '#/components/schemas/ExpireAfterDuration',
+            description: 'Lifetime as Password Pusher Pro\'s enum (table in `ExpireAfterDuration`): 0 = 15 minutes … 5 = 12 hours, 6..11 = 1..6\ndays, 12..14 = 1..3 weeks, 15..17 = 30, 60, 90 days. Honoured exactly: `expires_at` = creation + that time.\nThe instance\'s bounds apply: a duration of a day or more must lie within `PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`\ndays, as `expire_after_days` must (one lifetime gets the same answer through either field); a shorter one must be\nat least `PWPUSH_EXPIRE_AFTER_DURATION_MIN` (0..6, default 0 = 15 minutes; 6 allows nothing under a day).\n`features.pushes.expire_after_duration.values` lists what the instance accepts. Outside → 422\n(`must be at least 3 (1 hour) on this instance`). Sent by pwpush-cli ≥ 0.14, pwpush-mcp, the Chrome extension\n(commercial editions), Raycast and the Teams/Outlook integration.\n'
         },
         expire_after_views: {
             type: 'integer',
@@ -394,7 +436,7 @@ export const PushInputSchema = {
             description: 'A note shown to the owner only; erased when the push expires.'
         },
         client_encryption: {
-            description: 'Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or\nnull for an ordinary push. A scheme or version the instance does not accept, or any value while\n`features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an\nordinary push while `required` is true. `name`, `note` and `passphrase` are never encrypted by the client.\n',
+            description: 'Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or\nnull for an ordinary push. A scheme or version the instance does not accept, or any value while\n`features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an\nordinary push while `required` is true. `name`, `note` and `passphrase` are never encrypted by the client.\nJSON bodies only: the form encodings (`CreatePushUrlencoded`, `CreatePushMultipart`) have no field for it, and\na `push[client_encryption]` form value answers 422 on `client_encryption`.\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/ClientEncryption'
@@ -654,6 +696,107 @@ export const CreatePushRequestSchema = {
     }
 } as const;
 
+export const FormIntegerSchema = {
+    type: 'integer',
+    description: 'An integer field of a form. As every form value it travels as text: ASCII digits (`"5"`, `"05"`), read as the\ninteger and then checked like the JSON field (bounds, 422 messages). No sign, spaces, decimals, exponents or\nhexadecimal (`"+5"`, `" 5"`, `"1.0"`, `"1e2"`, `"0x10"` answer 422 `must be an integer`). An empty value is the same\nas leaving the field out.\n'
+} as const;
+
+export const FormBooleanSchema = {
+    type: [
+        'boolean',
+        'string'
+    ],
+    pattern: '^(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Oo][Nn]|[Oo][Ff][Ff]|[Yy][Ee][Ss]|[Nn][Oo]|1|0)?$',
+    description: 'A boolean field of a form, read without regard to case: `true`, `1`, `on`, `yes` are true; `false`, `0`, `off`,\n`no` are false (clients send `true`/`false`, Python\'s `True`/`False`, `1`/`0`; HTML check boxes send `on`). An\nempty value is the same as leaving the field out; anything else answers 422 `must be true or false`.\n'
+} as const;
+
+export const CreatePushUrlencodedSchema = {
+    type: 'object',
+    description: '`createPush` as `application/x-www-form-urlencoded`: one field per field of `PushInput`, named `push[<field>]`. The\nserver reads the form into the `push` object a JSON body gives and then applies `PushInput`\'s rules and messages\n(422 `errors` keyed `expire_after_days`, not `push[expire_after_days]`). How values are read:\n- text fields (`payload`, `kind`, `passphrase`, `name`, `note`) as they are; an empty `push[kind]` or\n  `push[passphrase]` is the same as leaving it out (an empty `push[payload]` stays empty: 422 for text, no text for\n  a file push);\n- integers (`FormInteger`: ASCII digits) and booleans (`FormBoolean`: `true`/`false`/`1`/`0`/`on`/`off`/`yes`/`no`\n  in any case), an empty value being the same as leaving the field out; anything else answers 422 on that field;\n- a field given more than once answers 422 on it (`must be given once`);\n- fields with other names (`utf8`, `account_id`, `push[account_id]`, …) are ignored;\n- no `push[…]` field at all → 400 `missing_push`.\nParsed as the WHATWG URL Standard parses this media type (`+` is a space; a `%` not followed by two hex digits\nstays as it is), as UTF-8. Files cannot be sent this way (a `push[files][]` value is text: 422 on `files`); send\nthem as multipart (`CreatePushMultipart`).\n',
+    properties: {
+        'push[payload]': {
+            type: 'string',
+            maxLength: 1048576,
+            description: '`payload`: the secret, or the optional text of a file push.'
+        },
+        'push[kind]': {
+            type: 'string',
+            enum: [
+                'text',
+                'file',
+                'url',
+                'qr',
+                ''
+            ],
+            description: '`kind`; empty or absent: `file` when files are sent, else `text`.'
+        },
+        'push[expire_after_days]': {
+            $ref: '#/components/schemas/FormInteger',
+            minimum: 1,
+            maximum: 90,
+            description: '`expire_after_days`, as digits.'
+        },
+        'push[expire_after_duration]': {
+            $ref: '#/components/schemas/FormInteger',
+            minimum: 0,
+            maximum: 17,
+            description: '`expire_after_duration` (0..17), as digits.'
+        },
+        'push[expire_after_views]': {
+            $ref: '#/components/schemas/FormInteger',
+            minimum: 1,
+            maximum: 100,
+            description: '`expire_after_views`, as digits.'
+        },
+        'push[deletable_by_viewer]': {
+            $ref: '#/components/schemas/FormBoolean',
+            description: '`deletable_by_viewer`.'
+        },
+        'push[retrieval_step]': {
+            $ref: '#/components/schemas/FormBoolean',
+            description: '`retrieval_step`.'
+        },
+        'push[passphrase]': {
+            type: 'string',
+            maxLength: 1024,
+            description: '`passphrase`; empty = none.'
+        },
+        'push[name]': {
+            type: 'string',
+            maxLength: 1024,
+            description: '`name`.'
+        },
+        'push[note]': {
+            type: 'string',
+            maxLength: 10000,
+            description: '`note`.'
+        }
+    }
+} as const;
+
+export const CreatePushMultipartSchema = {
+    description: '`createPush` as `multipart/form-data`, the way pwpush-cli, pwpush-mcp and Raycast upload files: the fields of\n`CreatePushUrlencoded`, read the same way, plus one part per file under `push[files][]`, in order. Each file part\ngives a `FileUpload` without base64: its name is the last segment of the part\'s `Content-Disposition` filename\n(after any `/` or `\\`), its media type the part\'s `Content-Type` (default `application/octet-stream`), its bytes\nthe part\'s body as sent. The files then go through the same checks as JSON files (count, name, media type, size\nper file: 422 on `files`) and the same encryption. A `push[files][]` part without a filename answers 422 on\n`files`; a part with an empty filename and no bytes (a file input left empty) is ignored. Text parts are UTF-8.\n\nThe server parses the body while it streams and applies the limits as it goes, never after buffering: a file\nlarger than the instance\'s per-file limit stops the upload with 422, a body over the instance\'s body limit (the\nsame for every encoding) with 413. A body that is not valid multipart (no or wrong boundary, a truncated part, a\npart without a name, more than 64 parts) answers 400 `invalid_form`.\n',
+    allOf: [
+        {
+            $ref: '#/components/schemas/CreatePushUrlencoded'
+        },
+        {
+            type: 'object',
+            properties: {
+                'push[files][]': {
+                    type: 'array',
+                    maxItems: 10,
+                    description: 'One file part per file (`Content-Disposition` with a filename; any `Content-Type`).',
+                    items: {
+                        type: 'string',
+                        contentMediaType: 'application/octet-stream'
+                    }
+                }
+            }
+        }
+    ]
+} as const;
+
 export const TimestampSchema = {
     type: 'string',
     format: 'date-time',
@@ -666,7 +809,7 @@ export const TimestampSchema = {
 
 export const PushSchema = {
     type: 'object',
-    description: 'The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and\ncarries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).\n',
+    description: 'The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and\ncarries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).\n`expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them\non every record; they are not `required` because servers before them (and the reference) do not, so a client\ntreats their absence as "unknown" and falls back to `expires_at`.\n',
     required: [
         'url_token',
         'kind',
@@ -726,13 +869,36 @@ export const PushSchema = {
         },
         expires_at: {
             $ref: '#/components/schemas/Timestamp',
-            description: 'The instant the time limit ends, `created_at` + `expire_after_days` × 24 h.'
+            description: 'The instant the time limit ends, exactly: `created_at` + the lifetime (`expire_after_seconds`), whether it was\nasked as `expire_after_duration` or as `expire_after_days` × 24 h. This is what a client shows as the time.\n'
         },
         expire_after_days: {
             type: 'integer',
             minimum: 1,
             maximum: 90,
-            description: 'Lifetime in days (units of 24 h).'
+            description: 'Lifetime in days (units of 24 h), rounded up to a whole day: 1 for a push of 15 minutes, 1 hour or 12 hours, so\nit stays a valid 1..90 for clients that only know days and never claims a shorter life than the push has.\nExact for every push made with `expire_after_days` and for durations 6..17.\n'
+        },
+        expire_after_duration: {
+            description: 'The lifetime as Password Pusher Pro\'s enum (`ExpireAfterDuration`) when it is one of its values, whichever field\ncreated the push (a push of `expire_after_days` 7 says 12); null when no value matches (8 to 13 days, 15 to 20\ndays, …). Sent by this server on every push record; older servers do not send it.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ExpireAfterDuration'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        expire_after_seconds: {
+            type: 'integer',
+            minimum: 900,
+            maximum: 7776000,
+            description: 'The exact lifetime in seconds (`expires_at` − `created_at`): 900 for 15 minutes, 86400 × days for a push made\nwith days. Sent by this server on every push record; older servers do not send it.\n'
+        },
+        seconds_remaining: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 7776000,
+            description: 'Whole seconds from the response to `expires_at` (rounded down), 0 once it has passed; computed by the server, so\na client can count down without trusting its own clock. Counts time only: a push expired by views or deleted\nkeeps its value like `days_remaining` does. Sent by this server on every push record; older servers do not send it.\n'
         },
         expire_after_views: {
             type: 'integer',
@@ -744,7 +910,7 @@ export const PushSchema = {
             type: 'integer',
             minimum: 0,
             maximum: 90,
-            description: '`max(expire_after_days − whole days elapsed since created_at, 0)`; 0 once the push is expired by time.\n'
+            description: 'The time left until `expires_at` in days, rounded up: 1 for a push with 10 minutes left, 0 only once the time\nis up (a client that reads 0 as "expired" stays right for sub-day pushes). For a push made with days this is\n`max(expire_after_days − whole days elapsed since created_at, 0)`, as before.\n'
         },
         views_remaining: {
             type: 'integer',

@@ -22,7 +22,8 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Report the version and enabled features
  *
  * Always public, also when anonymous access is off; a bad token is ignored here. Clients read `features` to know
- * which kinds they may create and whether they need a token.
+ * which kinds they may create, whether they need a token, and which `expire_after_duration` values the instance
+ * honours (`features.pushes.expire_after_duration`; absent on servers that ignore the field).
  *
  */
 export const getVersion = <ThrowOnError extends boolean = false>(options?: Options<GetVersionData, ThrowOnError>): RequestResult<GetVersionResponses, GetVersionErrors, ThrowOnError> => (options?.client ?? client).get<GetVersionResponses, GetVersionErrors, ThrowOnError>({ url: '/api/v2/version', ...options });
@@ -34,9 +35,23 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
  * the passphrase). Authentication is optional while `features.anonymous_access` is on, except for file pushes
  * while `features.pushes.file_attachments.requires_authentication` is on. Audit: `creation`.
  *
- * Errors: a body that is not JSON (`invalid_json`) or has no `push` object (`missing_push`) → 400; a field that
- * breaks a rule → 422 with `errors` per field; a disabled kind → 422 on `kind`; a body over the instance's limit
- * → 413. Not retried automatically by the SDK (a retry could duplicate a secret).
+ * The body is JSON (`{"push": {…}}`), or the same fields as `multipart/form-data` or
+ * `application/x-www-form-urlencoded` with bracketed names (`push[payload]`, `push[kind]`, `push[expire_after_days]`,
+ * `push[files][]` as file parts, …), as pwpush-cli, pwpush-mcp and Raycast send file pushes. One reader turns each
+ * encoding into the same `push` object, with the form reading rules of `CreatePushUrlencoded` (integers from digits,
+ * booleans from `true`/`false`/`True`/`False`/`1`/`0`/`on`/`off`/`yes`/`no`, empty = not given); multipart files
+ * arrive as parts (no base64) and go through the same checks, limits, encryption and 413 (`CreatePushMultipart`).
+ * Then the same rules and messages apply whatever the encoding.
+ *
+ * The lifetime is `expire_after_duration` (Password Pusher Pro's 0..17, honoured to the second) or
+ * `expire_after_days`; see `PushInput`. The response tells the exact time (`expires_at`, `expire_after_seconds`,
+ * `seconds_remaining`).
+ *
+ * Errors: a body that is not JSON (`invalid_json`), a malformed multipart body (`invalid_form`), another media
+ * type (`unsupported_media_type`) or no `push` object / no `push[…]` field (`missing_push`) → 400; a field that
+ * breaks a rule → 422 with `errors` per field and `error` naming the first (`expire_after_views: must be at most
+ * 100`); a disabled kind → 422 on `kind`; a body over the instance's limit → 413. Not retried automatically by the
+ * SDK (a retry could duplicate a secret).
  *
  * With `client_encryption` the push is end-to-end encrypted by the client (see "End-to-end encrypted pushes"):
  * the payload, names and bytes are stored as sent, the checks that need the plaintext are skipped and the limits

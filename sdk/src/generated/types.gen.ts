@@ -53,6 +53,18 @@ export type ClientEncryptionFeature = unknown & {
 };
 
 /**
+ * Password Pusher Pro's lifetime enum, honoured to the second: the push expires exactly this long after it is created.
+ *
+ * | value | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 |
+ * |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+ * | lifetime | 15 min | 30 min | 45 min | 1 h | 6 h | 12 h | 1 d | 2 d | 3 d | 4 d | 5 d | 6 d | 1 w | 2 w | 3 w | 30 d | 60 d | 90 d |
+ * | seconds | 900 | 1800 | 2700 | 3600 | 21600 | 43200 | 86400 | 172800 | 259200 | 345600 | 432000 | 518400 | 604800 | 1209600 | 1814400 | 2592000 | 5184000 | 7776000 |
+ * | same as `expire_after_days` | – | – | – | – | – | – | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 14 | 21 | 30 | 60 | 90 |
+ *
+ */
+export type ExpireAfterDuration = number;
+
+/**
  * What the instance is and which features it enables.
  */
 export type VersionReport = {
@@ -114,6 +126,30 @@ export type VersionReport = {
              *
              */
             client_encryption?: ClientEncryptionFeature;
+            /**
+             * Whether `push.expire_after_duration` is honoured, and which values this instance accepts. This server
+             * always sends it with `enabled: true`. Absent (older servers, the open-source reference): the field is
+             * ignored there and the push gets the default days, so send `expire_after_days` instead.
+             *
+             */
+            expire_after_duration?: {
+                /**
+                 * True when `expire_after_duration` is honoured exactly.
+                 */
+                enabled: boolean;
+                /**
+                 * The shortest value accepted (0 = 15 minutes by default; `PWPUSH_EXPIRE_AFTER_DURATION_MIN` raises it
+                 * up to 6 = 1 day, and the days minimum raises it further when no sub-day value is allowed).
+                 *
+                 */
+                min: ExpireAfterDuration;
+                /**
+                 * Every value this instance accepts, ascending: the sub-day values from `min` on, then the values of a
+                 * day or more within `PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`. A client offers these choices.
+                 *
+                 */
+                values: Array<ExpireAfterDuration>;
+            };
         };
         /**
          * The requests API; not part of the open-source edition (always false).
@@ -124,7 +160,7 @@ export type VersionReport = {
 
 /**
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
- * Codes: `bad_request`, `invalid_json`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
+ * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
  * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
  * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
@@ -133,7 +169,11 @@ export type VersionReport = {
  */
 export type ErrorResponse = {
     /**
-     * A human-readable message. Never contains a secret.
+     * A human-readable message. Never contains a secret. Many clients print only this, so it says what to fix: for a
+     * 422 (`validation_failed`) it is `<field>: <message>` for the first failing field, in the order of `PushInput`'s
+     * properties, with its first message (`expire_after_views: must be at most 100`), followed by ` (and N more)` when
+     * `errors` holds N further messages.
+     *
      */
     error: string;
     /**
@@ -141,7 +181,9 @@ export type ErrorResponse = {
      */
     code: string;
     /**
-     * Per-field messages (422 only). Keys are field names of the push (`payload`, `files`, `kind`, …).
+     * Per-field messages (422 only). Keys are field names of the push (`payload`, `files`, `kind`, …), in the order of
+     * `PushInput`'s properties, also when the push was sent as a form (`expire_after_days`, not `push[expire_after_days]`).
+     *
      */
     errors?: {
         [key: string]: Array<string>;
@@ -207,6 +249,24 @@ export type PushKind = 'text' | 'file' | 'url' | 'qr';
  * the client's; the server checks only the envelopes' form and the sizes, which apply to the ciphertext (see
  * "End-to-end encrypted pushes" in the API description for the plaintext limits that follow).
  *
+ * **Lifetime**: `expire_after_duration` (0..17, exact, from 15 minutes to 90 days) or `expire_after_days` (whole
+ * days); neither → the instance default (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`, 7 days). Sent together they must mean
+ * the same lifetime: duration 6..17 and days 1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90 in that order (6 ↔ 1 day, 12 ↔ 7
+ * days, 15 ↔ 30 days, …); the sub-day durations 0..5 match no `expire_after_days`. Otherwise 422 with a message on
+ * **both** fields, each naming the other (`expire_after_days: ["conflicts with expire_after_duration 3 (1 hour)"]`,
+ * `expire_after_duration: ["conflicts with expire_after_days 7 (7 days)"]`). The server checks this pair after the
+ * schema (JSON Schema cannot name both fields in one rule), before the instance's bounds. A value outside 0..17 is a
+ * 422 on `expire_after_duration` (never dropped, never replaced by the default: a secret must not outlive what was
+ * asked).
+ *
+ * **422 messages**: `errors` holds the messages per field; the response's `error` names the first failing field in
+ * the order of this schema's properties and its first message (`expire_after_views: must be at most 100`), with
+ * `(and N more)` when other messages follow.
+ *
+ * **Forms**: `createPush` also takes this object as `multipart/form-data` or `application/x-www-form-urlencoded`
+ * (`CreatePushMultipart`, `CreatePushUrlencoded`); the server reads a form into this object and then applies exactly
+ * these rules and messages.
+ *
  */
 export type PushInput = unknown & {
     /**
@@ -222,11 +282,24 @@ export type PushInput = unknown & {
     files?: Array<FileUpload>;
     kind?: PushKind;
     /**
-     * Lifetime in days (units of 24 h). Default 7 (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`); bounds 1..90, which an
-     * instance may narrow (`PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`). Out of bounds → 422 (never silently replaced).
+     * Lifetime in days (units of 24 h). Default 7 (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`) when neither this nor
+     * `expire_after_duration` is sent; bounds 1..90, which an instance may narrow (`PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`).
+     * Out of bounds → 422 (never silently replaced).
      *
      */
     expire_after_days?: number;
+    /**
+     * Lifetime as Password Pusher Pro's enum (table in `ExpireAfterDuration`): 0 = 15 minutes … 5 = 12 hours, 6..11 = 1..6
+     * days, 12..14 = 1..3 weeks, 15..17 = 30, 60, 90 days. Honoured exactly: `expires_at` = creation + that time.
+     * The instance's bounds apply: a duration of a day or more must lie within `PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`
+     * days, as `expire_after_days` must (one lifetime gets the same answer through either field); a shorter one must be
+     * at least `PWPUSH_EXPIRE_AFTER_DURATION_MIN` (0..6, default 0 = 15 minutes; 6 allows nothing under a day).
+     * `features.pushes.expire_after_duration.values` lists what the instance accepts. Outside → 422
+     * (`must be at least 3 (1 hour) on this instance`). Sent by pwpush-cli ≥ 0.14, pwpush-mcp, the Chrome extension
+     * (commercial editions), Raycast and the Teams/Outlook integration.
+     *
+     */
+    expire_after_duration?: ExpireAfterDuration;
     /**
      * Counting retrievals allowed. Default 5 (`PWPUSH_EXPIRE_AFTER_VIEWS_DEFAULT`); bounds 1..100, which an
      * instance may narrow (`PWPUSH_EXPIRE_AFTER_VIEWS_MIN`/`_MAX`). Out of bounds → 422.
@@ -258,6 +331,8 @@ export type PushInput = unknown & {
      * null for an ordinary push. A scheme or version the instance does not accept, or any value while
      * `features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an
      * ordinary push while `required` is true. `name`, `note` and `passphrase` are never encrypted by the client.
+     * JSON bodies only: the form encodings (`CreatePushUrlencoded`, `CreatePushMultipart`) have no field for it, and
+     * a `push[client_encryption]` form value answers 422 on `client_encryption`.
      *
      */
     client_encryption?: ClientEncryption | null;
@@ -271,6 +346,105 @@ export type CreatePushRequest = {
 };
 
 /**
+ * An integer field of a form. As every form value it travels as text: ASCII digits (`"5"`, `"05"`), read as the
+ * integer and then checked like the JSON field (bounds, 422 messages). No sign, spaces, decimals, exponents or
+ * hexadecimal (`"+5"`, `" 5"`, `"1.0"`, `"1e2"`, `"0x10"` answer 422 `must be an integer`). An empty value is the same
+ * as leaving the field out.
+ *
+ */
+export type FormInteger = number;
+
+/**
+ * A boolean field of a form, read without regard to case: `true`, `1`, `on`, `yes` are true; `false`, `0`, `off`,
+ * `no` are false (clients send `true`/`false`, Python's `True`/`False`, `1`/`0`; HTML check boxes send `on`). An
+ * empty value is the same as leaving the field out; anything else answers 422 `must be true or false`.
+ *
+ */
+export type FormBoolean = boolean | string;
+
+/**
+ * `createPush` as `application/x-www-form-urlencoded`: one field per field of `PushInput`, named `push[<field>]`. The
+ * server reads the form into the `push` object a JSON body gives and then applies `PushInput`'s rules and messages
+ * (422 `errors` keyed `expire_after_days`, not `push[expire_after_days]`). How values are read:
+ * - text fields (`payload`, `kind`, `passphrase`, `name`, `note`) as they are; an empty `push[kind]` or
+ * `push[passphrase]` is the same as leaving it out (an empty `push[payload]` stays empty: 422 for text, no text for
+ * a file push);
+ * - integers (`FormInteger`: ASCII digits) and booleans (`FormBoolean`: `true`/`false`/`1`/`0`/`on`/`off`/`yes`/`no`
+ * in any case), an empty value being the same as leaving the field out; anything else answers 422 on that field;
+ * - a field given more than once answers 422 on it (`must be given once`);
+ * - fields with other names (`utf8`, `account_id`, `push[account_id]`, …) are ignored;
+ * - no `push[…]` field at all → 400 `missing_push`.
+ * Parsed as the WHATWG URL Standard parses this media type (`+` is a space; a `%` not followed by two hex digits
+ * stays as it is), as UTF-8. Files cannot be sent this way (a `push[files][]` value is text: 422 on `files`); send
+ * them as multipart (`CreatePushMultipart`).
+ *
+ */
+export type CreatePushUrlencoded = {
+    /**
+     * `payload`: the secret, or the optional text of a file push.
+     */
+    'push[payload]'?: string;
+    /**
+     * `kind`; empty or absent: `file` when files are sent, else `text`.
+     */
+    'push[kind]'?: 'text' | 'file' | 'url' | 'qr' | '';
+    /**
+     * `expire_after_days`, as digits.
+     */
+    'push[expire_after_days]'?: FormInteger;
+    /**
+     * `expire_after_duration` (0..17), as digits.
+     */
+    'push[expire_after_duration]'?: FormInteger;
+    /**
+     * `expire_after_views`, as digits.
+     */
+    'push[expire_after_views]'?: FormInteger;
+    /**
+     * `deletable_by_viewer`.
+     */
+    'push[deletable_by_viewer]'?: FormBoolean;
+    /**
+     * `retrieval_step`.
+     */
+    'push[retrieval_step]'?: FormBoolean;
+    /**
+     * `passphrase`; empty = none.
+     */
+    'push[passphrase]'?: string;
+    /**
+     * `name`.
+     */
+    'push[name]'?: string;
+    /**
+     * `note`.
+     */
+    'push[note]'?: string;
+};
+
+/**
+ * `createPush` as `multipart/form-data`, the way pwpush-cli, pwpush-mcp and Raycast upload files: the fields of
+ * `CreatePushUrlencoded`, read the same way, plus one part per file under `push[files][]`, in order. Each file part
+ * gives a `FileUpload` without base64: its name is the last segment of the part's `Content-Disposition` filename
+ * (after any `/` or `\`), its media type the part's `Content-Type` (default `application/octet-stream`), its bytes
+ * the part's body as sent. The files then go through the same checks as JSON files (count, name, media type, size
+ * per file: 422 on `files`) and the same encryption. A `push[files][]` part without a filename answers 422 on
+ * `files`; a part with an empty filename and no bytes (a file input left empty) is ignored. Text parts are UTF-8.
+ *
+ * The server parses the body while it streams and applies the limits as it goes, never after buffering: a file
+ * larger than the instance's per-file limit stops the upload with 422, a body over the instance's body limit (the
+ * same for every encoding) with 413. A body that is not valid multipart (no or wrong boundary, a truncated part, a
+ * part without a name, more than 64 parts) answers 400 `invalid_form`.
+ *
+ */
+export type CreatePushMultipart = CreatePushUrlencoded & {
+    /**
+     * One file part per file (`Content-Disposition` with a filename; any `Content-Type`).
+     */
+    'push[files][]'?: Array<Blob | File>;
+};
+
+/**
  * ISO-8601 instant in UTC with milliseconds.
  */
 export type Timestamp = string;
@@ -278,6 +452,9 @@ export type Timestamp = string;
 /**
  * The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and
  * carries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).
+ * `expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them
+ * on every record; they are not `required` because servers before them (and the reference) do not, so a client
+ * treats their absence as "unknown" and falls back to `expires_at`.
  *
  */
 export type Push = {
@@ -305,19 +482,46 @@ export type Push = {
     created_at: Timestamp;
     updated_at: Timestamp;
     /**
-     * The instant the time limit ends, `created_at` + `expire_after_days` × 24 h.
+     * The instant the time limit ends, exactly: `created_at` + the lifetime (`expire_after_seconds`), whether it was
+     * asked as `expire_after_duration` or as `expire_after_days` × 24 h. This is what a client shows as the time.
+     *
      */
     expires_at: Timestamp;
     /**
-     * Lifetime in days (units of 24 h).
+     * Lifetime in days (units of 24 h), rounded up to a whole day: 1 for a push of 15 minutes, 1 hour or 12 hours, so
+     * it stays a valid 1..90 for clients that only know days and never claims a shorter life than the push has.
+     * Exact for every push made with `expire_after_days` and for durations 6..17.
+     *
      */
     expire_after_days: number;
+    /**
+     * The lifetime as Password Pusher Pro's enum (`ExpireAfterDuration`) when it is one of its values, whichever field
+     * created the push (a push of `expire_after_days` 7 says 12); null when no value matches (8 to 13 days, 15 to 20
+     * days, …). Sent by this server on every push record; older servers do not send it.
+     *
+     */
+    expire_after_duration?: ExpireAfterDuration | null;
+    /**
+     * The exact lifetime in seconds (`expires_at` − `created_at`): 900 for 15 minutes, 86400 × days for a push made
+     * with days. Sent by this server on every push record; older servers do not send it.
+     *
+     */
+    expire_after_seconds?: number;
+    /**
+     * Whole seconds from the response to `expires_at` (rounded down), 0 once it has passed; computed by the server, so
+     * a client can count down without trusting its own clock. Counts time only: a push expired by views or deleted
+     * keeps its value like `days_remaining` does. Sent by this server on every push record; older servers do not send it.
+     *
+     */
+    seconds_remaining?: number;
     /**
      * How many counting retrievals the push allows.
      */
     expire_after_views: number;
     /**
-     * `max(expire_after_days − whole days elapsed since created_at, 0)`; 0 once the push is expired by time.
+     * The time left until `expires_at` in days, rounded up: 1 for a push with 10 minutes left, 0 only once the time
+     * is up (a client that reads 0 as "expired" stays right for sub-day pushes). For a push made with days this is
+     * `max(expire_after_days − whole days elapsed since created_at, 0)`, as before.
      *
      */
     days_remaining: number;
@@ -553,7 +757,7 @@ export type CreatePushData = {
 
 export type CreatePushErrors = {
     /**
-     * The body is not JSON (`invalid_json`), is not sent as `application/json` (`unsupported_media_type`), or is not an object with a `push` object (`missing_push`).
+     * The body is not JSON (`invalid_json`), is a malformed multipart body (`invalid_form`), does not decode as its `Content-Encoding` says or uses a coding other than gzip, deflate and br (`invalid_encoding`), is sent as a media type other than `application/json`, `multipart/form-data` and `application/x-www-form-urlencoded` (`unsupported_media_type`), or has no `push` object (JSON) or no `push[…]` field (forms) (`missing_push`).
      */
     400: ErrorResponse;
     /**
@@ -561,11 +765,11 @@ export type CreatePushErrors = {
      */
     401: ErrorResponse;
     /**
-     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields.
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
      */
     413: ErrorResponse;
     /**
-     * A field of `push` breaks a rule (`validation_failed`); `errors` lists messages per field.
+     * A field of `push` breaks a rule (`validation_failed`): `errors` lists messages per field, and `error` names the first failing field and why (`expire_after_views: must be at most 100`, then ` (and N more)` when there are more), because many clients print only `error`.
      */
     422: ErrorResponse;
     /**

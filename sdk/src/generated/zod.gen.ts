@@ -37,6 +37,18 @@ export const zClientEncryptionFeature = z.intersection(z.unknown(), z.object({
 }));
 
 /**
+ * Password Pusher Pro's lifetime enum, honoured to the second: the push expires exactly this long after it is created.
+ *
+ * | value | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 |
+ * |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+ * | lifetime | 15 min | 30 min | 45 min | 1 h | 6 h | 12 h | 1 d | 2 d | 3 d | 4 d | 5 d | 6 d | 1 w | 2 w | 3 w | 30 d | 60 d | 90 d |
+ * | seconds | 900 | 1800 | 2700 | 3600 | 21600 | 43200 | 86400 | 172800 | 259200 | 345600 | 432000 | 518400 | 604800 | 1209600 | 1814400 | 2592000 | 5184000 | 7776000 |
+ * | same as `expire_after_days` | – | – | – | – | – | – | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 14 | 21 | 30 | 60 | 90 |
+ *
+ */
+export const zExpireAfterDuration = z.int().gte(0).lte(17);
+
+/**
  * What the instance is and which features it enables.
  */
 export const zVersionReport = z.object({
@@ -56,7 +68,12 @@ export const zVersionReport = z.object({
             }),
             url_pushes: zEnabled,
             qr_code_pushes: zEnabled,
-            client_encryption: zClientEncryptionFeature.optional()
+            client_encryption: zClientEncryptionFeature.optional(),
+            expire_after_duration: z.object({
+                enabled: z.boolean(),
+                min: zExpireAfterDuration,
+                values: z.array(zExpireAfterDuration).max(18)
+            }).optional()
         }),
         requests: zEnabled
     })
@@ -64,7 +81,7 @@ export const zVersionReport = z.object({
 
 /**
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
- * Codes: `bad_request`, `invalid_json`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
+ * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
  * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
  * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
@@ -118,12 +135,31 @@ export const zPushKind = z.enum([
  * the client's; the server checks only the envelopes' form and the sizes, which apply to the ciphertext (see
  * "End-to-end encrypted pushes" in the API description for the plaintext limits that follow).
  *
+ * **Lifetime**: `expire_after_duration` (0..17, exact, from 15 minutes to 90 days) or `expire_after_days` (whole
+ * days); neither → the instance default (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`, 7 days). Sent together they must mean
+ * the same lifetime: duration 6..17 and days 1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90 in that order (6 ↔ 1 day, 12 ↔ 7
+ * days, 15 ↔ 30 days, …); the sub-day durations 0..5 match no `expire_after_days`. Otherwise 422 with a message on
+ * **both** fields, each naming the other (`expire_after_days: ["conflicts with expire_after_duration 3 (1 hour)"]`,
+ * `expire_after_duration: ["conflicts with expire_after_days 7 (7 days)"]`). The server checks this pair after the
+ * schema (JSON Schema cannot name both fields in one rule), before the instance's bounds. A value outside 0..17 is a
+ * 422 on `expire_after_duration` (never dropped, never replaced by the default: a secret must not outlive what was
+ * asked).
+ *
+ * **422 messages**: `errors` holds the messages per field; the response's `error` names the first failing field in
+ * the order of this schema's properties and its first message (`expire_after_views: must be at most 100`), with
+ * `(and N more)` when other messages follow.
+ *
+ * **Forms**: `createPush` also takes this object as `multipart/form-data` or `application/x-www-form-urlencoded`
+ * (`CreatePushMultipart`, `CreatePushUrlencoded`); the server reads a form into this object and then applies exactly
+ * these rules and messages.
+ *
  */
 export const zPushInput = z.intersection(z.unknown(), z.object({
     payload: z.string().max(1048576).optional(),
     files: z.array(zFileUpload).max(10).optional(),
     kind: zPushKind.optional(),
     expire_after_days: z.int().gte(1).lte(90).optional(),
+    expire_after_duration: zExpireAfterDuration.optional(),
     expire_after_views: z.int().gte(1).lte(100).optional(),
     deletable_by_viewer: z.boolean().optional(),
     retrieval_step: z.boolean().optional(),
@@ -141,6 +177,81 @@ export const zCreatePushRequest = z.object({
 });
 
 /**
+ * An integer field of a form. As every form value it travels as text: ASCII digits (`"5"`, `"05"`), read as the
+ * integer and then checked like the JSON field (bounds, 422 messages). No sign, spaces, decimals, exponents or
+ * hexadecimal (`"+5"`, `" 5"`, `"1.0"`, `"1e2"`, `"0x10"` answer 422 `must be an integer`). An empty value is the same
+ * as leaving the field out.
+ *
+ */
+export const zFormInteger = z.int();
+
+/**
+ * A boolean field of a form, read without regard to case: `true`, `1`, `on`, `yes` are true; `false`, `0`, `off`,
+ * `no` are false (clients send `true`/`false`, Python's `True`/`False`, `1`/`0`; HTML check boxes send `on`). An
+ * empty value is the same as leaving the field out; anything else answers 422 `must be true or false`.
+ *
+ */
+export const zFormBoolean = z.union([
+    z.boolean(),
+    z.string().regex(/^(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Oo][Nn]|[Oo][Ff][Ff]|[Yy][Ee][Ss]|[Nn][Oo]|1|0)?$/)
+]);
+
+/**
+ * `createPush` as `application/x-www-form-urlencoded`: one field per field of `PushInput`, named `push[<field>]`. The
+ * server reads the form into the `push` object a JSON body gives and then applies `PushInput`'s rules and messages
+ * (422 `errors` keyed `expire_after_days`, not `push[expire_after_days]`). How values are read:
+ * - text fields (`payload`, `kind`, `passphrase`, `name`, `note`) as they are; an empty `push[kind]` or
+ * `push[passphrase]` is the same as leaving it out (an empty `push[payload]` stays empty: 422 for text, no text for
+ * a file push);
+ * - integers (`FormInteger`: ASCII digits) and booleans (`FormBoolean`: `true`/`false`/`1`/`0`/`on`/`off`/`yes`/`no`
+ * in any case), an empty value being the same as leaving the field out; anything else answers 422 on that field;
+ * - a field given more than once answers 422 on it (`must be given once`);
+ * - fields with other names (`utf8`, `account_id`, `push[account_id]`, …) are ignored;
+ * - no `push[…]` field at all → 400 `missing_push`.
+ * Parsed as the WHATWG URL Standard parses this media type (`+` is a space; a `%` not followed by two hex digits
+ * stays as it is), as UTF-8. Files cannot be sent this way (a `push[files][]` value is text: 422 on `files`); send
+ * them as multipart (`CreatePushMultipart`).
+ *
+ */
+export const zCreatePushUrlencoded = z.object({
+    'push[payload]': z.string().max(1048576).optional(),
+    'push[kind]': z.enum([
+        'text',
+        'file',
+        'url',
+        'qr',
+        ''
+    ]).optional(),
+    'push[expire_after_days]': zFormInteger.optional(),
+    'push[expire_after_duration]': zFormInteger.optional(),
+    'push[expire_after_views]': zFormInteger.optional(),
+    'push[deletable_by_viewer]': zFormBoolean.optional(),
+    'push[retrieval_step]': zFormBoolean.optional(),
+    'push[passphrase]': z.string().max(1024).optional(),
+    'push[name]': z.string().max(1024).optional(),
+    'push[note]': z.string().max(10000).optional()
+});
+
+/**
+ * `createPush` as `multipart/form-data`, the way pwpush-cli, pwpush-mcp and Raycast upload files: the fields of
+ * `CreatePushUrlencoded`, read the same way, plus one part per file under `push[files][]`, in order. Each file part
+ * gives a `FileUpload` without base64: its name is the last segment of the part's `Content-Disposition` filename
+ * (after any `/` or `\`), its media type the part's `Content-Type` (default `application/octet-stream`), its bytes
+ * the part's body as sent. The files then go through the same checks as JSON files (count, name, media type, size
+ * per file: 422 on `files`) and the same encryption. A `push[files][]` part without a filename answers 422 on
+ * `files`; a part with an empty filename and no bytes (a file input left empty) is ignored. Text parts are UTF-8.
+ *
+ * The server parses the body while it streams and applies the limits as it goes, never after buffering: a file
+ * larger than the instance's per-file limit stops the upload with 422, a body over the instance's body limit (the
+ * same for every encoding) with 413. A body that is not valid multipart (no or wrong boundary, a truncated part, a
+ * part without a name, more than 64 parts) answers 400 `invalid_form`.
+ *
+ */
+export const zCreatePushMultipart = zCreatePushUrlencoded.and(z.object({
+    'push[files][]': z.array(z.string()).max(10).optional()
+}));
+
+/**
  * ISO-8601 instant in UTC with milliseconds.
  */
 export const zTimestamp = z.iso.datetime().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -148,6 +259,9 @@ export const zTimestamp = z.iso.datetime().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}
 /**
  * The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and
  * carries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).
+ * `expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them
+ * on every record; they are not `required` because servers before them (and the reference) do not, so a client
+ * treats their absence as "unknown" and falls back to `expires_at`.
  *
  */
 export const zPush = z.object({
@@ -160,6 +274,9 @@ export const zPush = z.object({
     updated_at: zTimestamp,
     expires_at: zTimestamp,
     expire_after_days: z.int().gte(1).lte(90),
+    expire_after_duration: zExpireAfterDuration.nullish(),
+    expire_after_seconds: z.int().gte(900).lte(7776000).optional(),
+    seconds_remaining: z.int().gte(0).lte(7776000).optional(),
     expire_after_views: z.int().gte(1).lte(100),
     days_remaining: z.int().gte(0).lte(90),
     views_remaining: z.int().gte(0).lte(100),

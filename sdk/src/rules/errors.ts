@@ -3,11 +3,14 @@
  * API and pages, and the stateful mock, all throw `ApiError` and build the spec's ErrorResponse with `errorBody`, so
  * a code answers the same status everywhere.
  */
+import { PushInputSchema } from '../generated/schemas.gen.js';
 import type { ErrorResponse } from '../generated/types.gen.js';
 
 export const ERROR_STATUS = {
   bad_request: 400,
   invalid_json: 400,
+  invalid_form: 400,
+  invalid_encoding: 400,
   missing_push: 400,
   invalid_page: 400,
   invalid_parameter: 400,
@@ -93,6 +96,24 @@ export function notFound(): ApiError {
   return new ApiError('not_found', 'No push has this token.');
 }
 
-export function validationFailed(fields: FieldErrors, message = 'The push is invalid.'): ApiError {
-  return new ApiError('validation_failed', message, { fields });
+/** The order of `PushInput`'s properties: a 422 lists fields (and names the first) in this order. */
+const FIELD_ORDER = Object.keys(PushInputSchema.properties);
+
+function fieldRank(field: string): number {
+  const i = FIELD_ORDER.indexOf(field);
+  return i === -1 ? FIELD_ORDER.length : i;
+}
+
+/**
+ * 422 validation_failed with messages per field, in `PushInput`'s order. Many clients print only `error`, so it says
+ * what to fix: the first failing field and its first message (`expire_after_views: must be at most 100`), and how many
+ * more there are.
+ */
+export function validationFailed(fields: FieldErrors): ApiError {
+  const ordered: FieldErrors = {};
+  for (const field of Object.keys(fields).sort((a, b) => fieldRank(a) - fieldRank(b))) ordered[field] = fields[field]!;
+  const [first] = Object.entries(ordered);
+  const total = Object.values(ordered).reduce((n, messages) => n + messages.length, 0);
+  const message = first ? `${first[0]}: ${first[1][0] ?? 'is invalid'}${total > 1 ? ` (and ${total - 1} more)` : ''}` : 'The push is invalid.';
+  return new ApiError('validation_failed', message, { fields: ordered });
 }

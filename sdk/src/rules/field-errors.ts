@@ -30,6 +30,10 @@ export function fieldMessage(error: ErrorObject, field: string, nested: string |
   const p = error.params as Record<string, unknown>;
   const limit = typeof p.limit === 'number' ? p.limit : 0;
   const where = nested ? `${nested} ` : '';
+  // The marker is an object or null; a string (what a form field gives) fails both branches of its oneOf.
+  if (field === 'client_encryption' && !nested && (error.keyword === 'type' || error.keyword === 'oneOf')) {
+    return 'must be an object such as {"scheme": "aes-256-gcm", "version": 1}, or null (send end-to-end encrypted pushes as JSON)';
+  }
   switch (error.keyword) {
     case 'required': {
       const missing = String(p.missingProperty);

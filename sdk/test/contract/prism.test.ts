@@ -130,6 +130,38 @@ describe('the Prism mock answers every operation through the generated SDK', () 
   });
 });
 
+describe('the Prism mock takes createPush as the form bodies clients send', () => {
+  const post = (body: FormData | URLSearchParams) => fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', body });
+  const checked = async (res: Response, status: number) => {
+    const body = await res.json();
+    expect(res.status).toBe(status);
+    expect(spec.validateResponse('createPush', status, res.headers.get('content-type'), body).errors).toEqual([]);
+    return body as { code?: string };
+  };
+  const cliForm = (fields: Record<string, string>) => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries({ 'push[payload]': 'deploy key', 'push[kind]': 'file', ...fields })) form.append(name, value);
+    form.append('push[files][]', new Blob(['-----BEGIN OPENSSH PRIVATE KEY-----\n']), 'id_ed25519');
+    return form;
+  };
+
+  it('a multipart file push with a duration and Python booleans, as pwpush-cli sends it', async () => {
+    const form = cliForm({ 'push[expire_after_duration]': '8', 'push[expire_after_views]': '2', 'push[deletable_by_viewer]': 'True', 'push[retrieval_step]': 'False' });
+    await checked(await post(form), 201);
+  });
+
+  it('a form-urlencoded text push', async () => {
+    await checked(await post(new URLSearchParams({ 'push[payload]': 'a b&c', 'push[expire_after_days]': '3', 'push[retrieval_step]': 'true' })), 201);
+  });
+
+  it('rejects form values outside the contract with the 422 error body', async () => {
+    const outside: Record<string, string>[] = [{ 'push[deletable_by_viewer]': 'maybe' }, { 'push[expire_after_duration]': '18' }];
+    for (const fields of outside) {
+      expect(await checked(await post(cliForm(fields)), 422)).toMatchObject({ code: 'validation_failed' });
+    }
+  });
+});
+
 describe('the Prism mock serves every documented error example', () => {
   for (const op of spec.operations()) {
     const errorStatuses = Object.keys(op.object.responses as object).map(Number).filter((s) => s >= 400);

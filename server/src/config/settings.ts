@@ -32,6 +32,8 @@ export interface Settings extends PushRuleSettings {
   trustProxy: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimitPerMinute: number;
+  /** Largest request body of a caller who may not send files (anonymous callers, or file pushes off). */
+  bodyLimitBytes: number;
   sweepIntervalSeconds: number;
   purgeExpiredAfterDays: number | null;
   /** Current key first; older keys only decrypt. Ids are short strings stored with each ciphertext. */
@@ -102,6 +104,7 @@ const TABLE: SettingDoc[] = [
       'End-to-end encrypted pushes (encrypted by the client, the key only in the link): `off` (refused with 422), `allowed`, `default` (the create page starts with "Encrypt in my browser" on) or `required` (ordinary pushes refused with 422: existing clients that do not encrypt cannot create pushes). Reported in `features.pushes.client_encryption`.',
   },
   { name: 'PWPUSH_RATE_LIMIT_PER_MINUTE', default: '`120`', meaning: 'Requests per minute per client address (as the reference\'s default throttle; `/healthz`, `/readyz` and `/assets/` are not counted); `0` turns the limit off, e.g. for a conformance run or a benchmark.' },
+  { name: 'PWPUSH_BODY_LIMIT_BYTES', default: '`8388608`', meaning: 'Largest request body (bytes, as sent and as decoded) of a caller who may not send files: anonymous callers while files need a token, everyone while file pushes are off. Callers who may send files get room for every file at the file limits. The limit is chosen per operation and caller before the body is read; over it: 413. The default fits the largest text push (1,048,576 characters) in any JSON encoding (65536..67108864).' },
   { name: 'PWPUSH_SWEEP_INTERVAL_SECONDS', default: '`30`', meaning: 'How often the sweeper erases expired secrets and lapsed file bytes (1..60, so secrets past their time are gone within a minute).' },
   { name: 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', default: 'unset (never)', meaning: 'Delete expired push records (and their audit) this many days after expiry (1..36500).' },
   { name: 'PWPUSH_MASTER_KEY', default: 'unset', meaning: 'Encryption key: 64 hex characters or base64 of 32 bytes, optionally prefixed `id:`. Required in production (or _FILE).' },
@@ -125,7 +128,10 @@ export function settingsTableMarkdown(): string {
   return lines.join('\n');
 }
 
-/** Largest request body: every file at its base64 size, plus 8 MiB for the payload, note and the rest. */
+/**
+ * Largest request body of a caller who may send files: every file at its base64 size (JSON's encoding; multipart is
+ * smaller), plus 8 MiB for the payload, note and the rest.
+ */
 export function maxBodyBytes(settings: Pick<Settings, 'fileMaxCount' | 'fileMaxBytes'>): number {
   return settings.fileMaxCount * Math.ceil(settings.fileMaxBytes / 3) * 4 + 8 * 1024 * 1024;
 }
@@ -331,6 +337,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     passphraseAttemptsPerMinute: int(env, 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', 5, 1, 1000),
     clientEncryption: clientEncryptionSetting(oneOf(env, 'PWPUSH_CLIENT_ENCRYPTION', CLIENT_ENCRYPTION_MODES, 'allowed')),
     rateLimitPerMinute: int(env, 'PWPUSH_RATE_LIMIT_PER_MINUTE', 120, 0, 1_000_000),
+    bodyLimitBytes: int(env, 'PWPUSH_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
     sweepIntervalSeconds: int(env, 'PWPUSH_SWEEP_INTERVAL_SECONDS', 30, 1, 60),
     purgeExpiredAfterDays: purge === undefined ? null : int(env, 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', 0, 1, 36500),
     masterKeys: keys,

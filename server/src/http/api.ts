@@ -13,12 +13,15 @@ import type { Logger } from 'pino';
 import { contract } from '@secret-push/contract';
 import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
+import { maxBodyBytes } from '../config/settings.js';
 import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
+import { hasBody, readBody, type BodyLimits } from './body.js';
+import { formToInput } from './form-input.js';
 import { validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
-import { isJsonRequest, state, type RequestState } from './middleware.js';
+import { state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
 import type { Handler, Handlers, HandlerRequest, OperationId, Reply } from './operations.js';
 
@@ -46,17 +49,14 @@ interface ApiState extends RequestState {
   apiRequest: BackendRequest;
   auth: AuthResult;
   ctx: RequestContext;
+  /** SHA-256 of the body as read (idempotency keys compare it). */
+  bodyDigest?: string;
 }
 
 const apiState = (res: Response) => res.locals as ApiState;
 
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
 const TOKEN_IGNORED = new Set<string>(['getVersion', 'downloadPushFile']);
-
-function hasBody(req: Request): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
 
 /** The query parameter names each operation declares (its own and its path's). */
 function declaredQueries(): Map<string, Set<string>> {
@@ -117,15 +117,14 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
           throw new ApiError('method_not_allowed', `This path answers ${literal.allow.join(', ')}.`, { headers: { Allow: literal.allow.join(', ') } });
         }
         s.operationId = c.operation.operationId;
-        if (c.operation.requestBody && hasBody(req) && !isJsonRequest(req)) {
-          throw new ApiError('unsupported_media_type', 'Send the body as application/json.');
-        }
         // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
         // busters) are ignored rather than refused.
         const declared = queries.get(c.operation.operationId ?? '');
         const query = s.apiRequest.query;
         for (const name of Object.keys(query)) if (!declared?.has(name)) delete query[name];
         s.auth = TOKEN_IGNORED.has(c.operation.operationId ?? '') ? ANONYMOUS : await authenticate(core, credentialOf(req));
+        if (c.operation.requestBody) await readRequestBody(c, req, res, bodyLimits(settings, s.auth));
+        else if (hasBody(req)) res.setHeader('Connection', 'close'); // a body nobody reads: do not keep the connection for it
       },
       postSecurityHandler: async (c: Context, req: Request, res: Response) => {
         const s = apiState(res);
@@ -145,11 +144,13 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
       validationFail: async (c: Context) => {
         throw validationError((c.validation.errors ?? []) as ErrorObject[]);
       },
-      notFound: async (_c: Context, _req: Request, res: Response) => {
+      notFound: async (_c: Context, req: Request, res: Response) => {
         state(res).route = 'no_route';
+        if (hasBody(req)) res.setHeader('Connection', 'close');
         throw new ApiError('no_route', 'No such API route.');
       },
       methodNotAllowed: async (c: Context, req: Request, res: Response) => {
+        if (hasBody(req)) res.setHeader('Connection', 'close');
         const match = routes.match(req.method, c.request.path);
         const allow = match.kind === 'method_not_allowed' ? match.allow : [];
         state(res).route = match.kind === 'method_not_allowed' ? match.path : 'no_route';
@@ -207,6 +208,40 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
     }
   };
   return { ready, handle };
+}
+
+/**
+ * The body limit of a request, chosen before it is read: room for every file only for a caller who may send files
+ * (file pushes on, and a token or files open to anonymous callers); everyone else gets the small limit.
+ */
+function bodyLimits(settings: Core['settings'], auth: AuthResult): BodyLimits {
+  const mayUpload = settings.enableFilePushes && (auth.user !== null || !settings.filesRequireAuth);
+  return {
+    maxBytes: mayUpload ? Math.max(maxBodyBytes(settings), settings.bodyLimitBytes) : settings.bodyLimitBytes,
+    maxFileBytes: settings.fileMaxBytes,
+    maxFiles: settings.fileMaxCount,
+    ...(auth.user === null && settings.filesRequireAuth
+      ? { filesRefused: new ApiError('authentication_required', 'File pushes need an API token on this instance.') }
+      : {}),
+  };
+}
+
+/**
+ * Reads the body into the request openapi-backend validates next (JSON as sent; a form into the `{ push }` object a
+ * JSON body gives). On a failure the rest of the body may be unread: the connection is not kept for it.
+ */
+async function readRequestBody(c: Context, req: Request, res: Response, limits: BodyLimits): Promise<void> {
+  const s = apiState(res);
+  try {
+    const { body, digest } = await readBody(req, limits);
+    const value = body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined;
+    s.apiRequest.body = value;
+    c.request.requestBody = value;
+    s.bodyDigest = digest;
+  } catch (error) {
+    res.setHeader('Connection', 'close');
+    throw error;
+  }
 }
 
 /** Writes a handler's reply: JSON, or bytes for a binary answer. */

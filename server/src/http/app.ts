@@ -7,12 +7,11 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import helmet from 'helmet';
 import { pino, type Logger } from 'pino';
 import { ApiError } from '@secret-push/sdk/rules';
-import { maxBodyBytes } from '../config/settings.js';
 import type { Core } from '../core.js';
 import { createWebRouter } from '../web/router.js';
 import { createApiEdge } from './api.js';
 import { describeFailure, sendError, toApiError } from './errors.js';
-import { accessLog, baseHeaders, isJsonRequest, rateLimit, securityHeaders, state, stripJsonSuffix } from './middleware.js';
+import { accessLog, baseHeaders, rateLimit, securityHeaders, state, stripJsonSuffix } from './middleware.js';
 import { probes } from './probes.js';
 
 export interface AppOptions {
@@ -58,8 +57,6 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   const web = createWebRouter(core, { clock: opts.clock });
   app.use((req, res, next) => (isApiRequest(req.path) ? next() : web(req, res, next)));
   app.use(stripJsonSuffix());
-  // Any JSON value is accepted here so that a non-object body answers missing_push, not invalid_json.
-  app.use(express.json({ limit: maxBodyBytes(settings), strict: false, type: isJsonRequest }));
   app.use(api.handle);
   app.use(errorResponder());
   return app;

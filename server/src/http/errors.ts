@@ -5,7 +5,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import type { Response } from 'express';
-import { ApiError, errorBody, errorHeaders, pushFieldErrors } from '@secret-push/sdk/rules';
+import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
 import { isConnectionError } from '../db/database-errors.js';
 
 export { ApiError };
@@ -88,7 +88,7 @@ export function validationError(errors: ErrorObject[]): ApiError {
   }
   const fields = pushFieldErrors(errors, PUSH_PATH);
   if (Object.keys(fields).length === 0) return new ApiError('bad_request', 'The request is not valid.');
-  return new ApiError('validation_failed', 'The push is not valid.', { fields });
+  return validationFailed(fields);
 }
 
 function parameterNames(errors: ErrorObject[]): string[] {

@@ -98,6 +98,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     passphraseAttemptsPerMinute: 5,
     clientEncryption: { enabled: true, default: false, required: false },
     rateLimitPerMinute: 0,
+    bodyLimitBytes: 8 * 1024 * 1024,
     sweepIntervalSeconds: 30,
     purgeExpiredAfterDays: null,
     masterKeys: [TEST_KEY_A],

@@ -1,0 +1,95 @@
+/**
+ * A form body (multipart or urlencoded) read into the object a JSON body gives, by the contract's reading rules
+ * (`CreatePushUrlencoded`, `CreatePushMultipart`, `FormInteger`, `FormBoolean`): `<wrapper>[<field>]` names, integers
+ * from ASCII digits, booleans from true/false/1/0/on/off/yes/no in any case, an empty value as not given (but for
+ * text a push may hold empty), files as parts (their bytes beside the input, never base64). The field list and each
+ * field's type come from the contract's `PushInput`, so a new field is read without a change here. After this the
+ * same schema, rules and messages apply as for JSON. Values that do not read stay as sent, and the schema refuses them
+ * on their field (422).
+ */
+import { contract } from '@secret-push/contract';
+import { ApiError, uploadWithBytes, validationFailed } from '@secret-push/sdk/rules';
+import type { FormFile, ParsedBody } from './body.js';
+
+type FieldKind = 'text' | 'integer' | 'boolean' | 'files';
+
+/** The kind of each PushInput property, from the contract. */
+function pushFieldKinds(): Map<string, FieldKind> {
+  const c = contract();
+  const properties = c.schema<{ properties: Record<string, unknown> }>('PushInput').properties;
+  const kinds = new Map<string, FieldKind>();
+  for (const [name, node] of Object.entries(properties)) {
+    const schema = c.deref<{ type?: unknown }>(node);
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    kinds.set(name, types.includes('array') ? 'files' : types.includes('integer') ? 'integer' : types.includes('boolean') ? 'boolean' : 'text');
+  }
+  return kinds;
+}
+
+let kinds: Map<string, FieldKind> | undefined;
+
+const TRUE = new Set(['true', '1', 'on', 'yes']);
+const FALSE = new Set(['false', '0', 'off', 'no']);
+/** Text fields whose empty value means "not given" (an empty payload, name or note stays empty). */
+const EMPTY_IS_ABSENT = new Set(['kind', 'passphrase']);
+
+function readValue(kind: FieldKind, field: string, raw: string): unknown {
+  if (kind === 'integer') {
+    if (raw === '') return undefined;
+    return /^[0-9]{1,9}$/.test(raw) ? Number(raw) : raw;
+  }
+  if (kind === 'boolean') {
+    if (raw === '') return undefined;
+    const lower = raw.toLowerCase();
+    return TRUE.has(lower) ? true : FALSE.has(lower) ? false : raw;
+  }
+  if (raw === '' && EMPTY_IS_ABSENT.has(field)) return undefined;
+  return raw;
+}
+
+/**
+ * `{ [wrapper]: { … } }` from a form, or 400 missing_push when no `<wrapper>[…]` field (nor file) was sent. A field
+ * sent twice answers 422 on it; a text value under the files field answers 422 on `files`.
+ */
+export function formToInput(body: Extract<ParsedBody, { type: 'form' }>, wrapper: string): Record<string, Record<string, unknown>> {
+  kinds ??= pushFieldKinds();
+  const prefix = `${wrapper}[`;
+  const push: Record<string, unknown> = {};
+  const seen = new Set<string>();
+  const errors: Record<string, string[]> = {};
+  let named = false;
+  for (const [name, raw] of body.fields) {
+    if (!name.startsWith(prefix)) continue;
+    named = true;
+    const field = name.slice(prefix.length).replace(/\](\[\])?$/, '');
+    const kind = kinds.get(field);
+    if (!kind) continue; // unknown fields are ignored, as in JSON
+    if (kind === 'files') {
+      if (raw !== '') errors[field] = ['must be sent as file parts of a multipart body'];
+      continue;
+    }
+    if (seen.has(field)) {
+      errors[field] = ['must be given once'];
+      continue;
+    }
+    seen.add(field);
+    const value = readValue(kind, field, raw);
+    if (value !== undefined) push[field] = value;
+  }
+  const files = body.files.filter((f) => f.field.startsWith(prefix) && kinds!.get(f.field.slice(prefix.length).replace(/\](\[\])?$/, '')) === 'files');
+  if (files.length > 0 || body.filesSeen > body.files.length) named = true;
+  const uploads = files.filter((f) => !(f.filename === '' && f.bytes.length === 0)); // an empty file input
+  if (uploads.some((f) => f.filename === '')) errors.files = ['every file part needs a filename'];
+  if (uploads.length > 0 || body.filesSeen > files.length) {
+    // Parts beyond the count the reader keeps are counted, so the count rule still sees them.
+    const extra = Math.max(0, body.filesSeen - body.files.length);
+    push.files = [...uploads.map(toUpload), ...Array.from({ length: extra }, () => uploadWithBytes('extra', 'application/octet-stream', new Uint8Array()))];
+  }
+  if (!named) throw new ApiError('missing_push', `The form has no ${wrapper}[…] field.`);
+  if (Object.keys(errors).length > 0) throw validationFailed(errors);
+  return { [wrapper]: push };
+}
+
+function toUpload(file: FormFile) {
+  return uploadWithBytes(file.filename, file.contentType, file.bytes);
+}
