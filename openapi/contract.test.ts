@@ -210,7 +210,8 @@ describe('forms, durations and 422 messages (issue 11)', () => {
   it('names one form field push[<field>] for every PushInput field, files only as multipart parts', () => {
     const fields = Object.keys(schemas.PushInput.properties);
     const urlencoded = Object.keys(schemas.CreatePushUrlencoded.properties);
-    expect(urlencoded).toEqual(fields.filter((f) => f !== 'files').map((f) => `push[${f}]`));
+    // client_encryption is JSON-only (PushInput.client_encryption says so): end-to-end encrypted pushes are sent as JSON.
+    expect(urlencoded).toEqual(fields.filter((f) => f !== 'files' && f !== 'client_encryption').map((f) => `push[${f}]`));
     const multipart = schemas.CreatePushMultipart.allOf as Json[];
     expect(multipart[0]!.$ref).toBe('#/components/schemas/CreatePushUrlencoded');
     expect(Object.keys(multipart[1]!.properties)).toEqual(['push[files][]']);

@@ -80,6 +80,27 @@ for (const [mode, clientEncryption] of [
       expect((await recipientReads(token)).payload).toBeNull();
     });
 
+    it('pwpush-cli ≥ 0.14: a file push as multipart (push[…] fields, Python booleans, one push[files][] part per file)', async () => {
+      const form = new FormData();
+      form.set('push[payload]', 'the attached key');
+      form.set('push[kind]', 'file');
+      form.set('push[expire_after_days]', '10');
+      form.set('push[expire_after_views]', '2');
+      form.set('push[deletable_by_viewer]', 'True');
+      form.set('push[retrieval_step]', 'False');
+      const bytes = Buffer.from([0, 1, 2, 200, 255, 10, 13]);
+      form.append('push[files][]', new Blob([bytes], { type: 'application/octet-stream' }), 'id_rsa');
+      const response = await fetch(`${api.baseUrl}/api/v2/pushes`, { method: 'POST', headers: { authorization: `Bearer ${user.token}` }, body: form });
+      expect(response.status).toBe(201);
+      const created = (await response.json()) as Json;
+      expect(created).toMatchObject({ kind: 'file', expire_after_days: 10, expire_after_views: 2, deletable_by_viewer: true, retrieval_step: false, client_encryption: null });
+      const got = await recipientReads(created.url_token);
+      expect(got.payload).toBe('the attached key');
+      expect(got.files.map((f: Json) => [f.filename, f.size])).toEqual([['id_rsa', bytes.length]]);
+      const download = await fetch(got.files[0].url.replace(/^https?:\/\/[^/]+/, api.baseUrl));
+      expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
+    });
+
     it('pwpush-mcp 0.5: `.json` on every path, expire_after_duration, lists and audit with ?page=', async () => {
       const auth = { authorization: `Bearer ${user.token}` };
       expect((await call('GET', '/api/v2/version.json')).status).toBe(200);

@@ -118,6 +118,16 @@ describe('end-to-end encrypted pushes on an instance that allows them (the defau
     expect(Object.keys(long.body.errors)).toEqual(['payload']);
   });
 
+  it('is JSON-only: a form cannot mark a push as encrypted (push[client_encryption] answers 422 on it)', async () => {
+    const refused = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ 'push[payload]': 'spe1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'push[client_encryption]': 'aes-256-gcm' }).toString(),
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors).toEqual({ client_encryption: [expect.stringMatching(/send end-to-end encrypted pushes as JSON/)] });
+  });
+
   it('the ordinary pushes of clients that know nothing of it keep working, marked null', async () => {
     // A url push still needs a URL when it is not encrypted.
     await expect(alice.createPush({ kind: 'url', payload: 'not a url' })).rejects.toBeInstanceOf(ValidationError);
