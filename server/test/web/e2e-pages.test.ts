@@ -240,7 +240,7 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
     const chunks: Buffer[] = [];
     for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
     expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
-    await page.getByText('Saved.').waitFor();
+    await page.getByText('Saved.', { exact: true }).waitFor();
     expect(await viewsRemaining(link)).toBe(2);
     await page.close();
   });
