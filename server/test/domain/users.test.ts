@@ -96,6 +96,7 @@ describe('core', () => {
           file_attachments: { enabled: true, requires_authentication: false },
           url_pushes: { enabled: true },
           qr_code_pushes: { enabled: false },
+          client_encryption: { enabled: true, default: false, required: false, schemes: [{ scheme: 'aes-256-gcm', version: 1 }] },
         },
         requests: { enabled: false },
       },
