@@ -275,6 +275,17 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
     await senderPage.getByRole('button', { name: 'Make the secret link' }).click();
     await senderPage.locator('#encrypt-error').filter({ hasText: 'must be a valid HTTP or HTTPS URL' }).waitFor();
     expect(requests.slice(before).filter((r) => r.startsWith('POST'))).toEqual([]);
+
+    // A rule only the server checks (days outside the instance's bounds): the form comes back without the plaintext
+    // (the server never had it) and without the now useless key in the address bar.
+    await senderPage.getByRole('radio', { name: 'Text', exact: true }).check();
+    secrets.push('refused by the server');
+    await senderPage.locator('#payload').fill('refused by the server');
+    await senderPage.getByLabel('Expire after days').fill('91');
+    await senderPage.getByRole('button', { name: 'Make the secret link' }).click();
+    await senderPage.getByRole('alert').filter({ hasText: 'enter the secret again' }).waitFor();
+    expect(await senderPage.locator('#payload').inputValue()).toBe('');
+    expect(new URL(senderPage.url()).hash).toBe('');
   });
 
   it('says clearly when the link has no key, a damaged key or a wrong key, and spends no view before it can decrypt', async () => {

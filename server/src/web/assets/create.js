@@ -24,6 +24,8 @@
 
   var form = document.getElementById('create-form');
   if (!form) return;
+  // A refused encrypted form comes back at `/#k=…`: that key encrypted nothing that was stored; drop it from the bar.
+  if (/(?:^#|&)k=/.test(location.hash)) history.replaceState(null, '', location.pathname + location.search);
   var payloadLabel = document.getElementById('payload-label');
   var payloadHint = document.getElementById('payload-hint');
   var filesField = document.getElementById('files-field');
