@@ -17,6 +17,7 @@ export const AREAS = [
   'HDR',
   'REC',
   'IDEM',
+  'E2E',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -37,6 +38,7 @@ export const AREA_TITLES: Record<Area, string> = {
   HDR: 'response headers',
   REC: 'push records',
   IDEM: 'idempotent creates',
+  E2E: 'end-to-end encrypted pushes',
 };
 
 /**
@@ -59,7 +61,11 @@ export type Need =
   | 'kindDisabled' // at least one kind is disabled on the instance
   | 'secondProcess' // --base-url-2
   | 'maxBodyBytes' // --max-body-bytes (the instance's request body limit)
-  | 'idempotency'; // the instance reports features.pushes.idempotency_keys enabled
+  | 'idempotency' // the instance reports features.pushes.idempotency_keys enabled
+  | 'clientEncryptionReported' // the version report has features.pushes.client_encryption
+  | 'clientEncryption' // … and says end-to-end encrypted pushes are enabled
+  | 'clientEncryptionRequired' // … and says they are required (ordinary pushes refused)
+  | 'clientEncryptionOff'; // … and says they are off
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

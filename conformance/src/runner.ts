@@ -8,6 +8,7 @@ import { errors, files, once, headers } from './requirements/cross.js';
 import { httpHeaders } from './requirements/http.js';
 import { records } from './requirements/records.js';
 import { idempotency } from './requirements/idempotency.js';
+import { endToEnd } from './requirements/e2e.js';
 
 export const REQUIREMENTS: Requirement[] = [
   ...version,
@@ -27,6 +28,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...httpHeaders,
   ...records,
   ...idempotency,
+  ...endToEnd,
 ];
 
 export interface RunOutput {
@@ -91,6 +93,19 @@ function gate(need: Need, options: Options, f: Features): { status: 'skip' | 'no
       return p.file_attachments.enabled && p.url_pushes.enabled && p.qr_code_pushes.enabled
         ? { status: 'skip', reason: 'instance enables every kind' }
         : null;
+    case 'clientEncryptionReported':
+      return p.client_encryption ? null : { status: 'skip', reason: 'instance does not report features.pushes.client_encryption' };
+    case 'clientEncryption':
+      if (!p.client_encryption) return { status: 'skip', reason: 'instance does not report features.pushes.client_encryption' };
+      return p.client_encryption.enabled ? null : { status: 'skip', reason: 'instance reports end-to-end encrypted pushes disabled' };
+    case 'clientEncryptionRequired':
+      return p.client_encryption?.required
+        ? null
+        : { status: 'skip', reason: 'instance does not require end-to-end encryption (applies only when it does)' };
+    case 'clientEncryptionOff':
+      return p.client_encryption && !p.client_encryption.enabled
+        ? null
+        : { status: 'skip', reason: 'instance does not report end-to-end encryption off (applies only when it does)' };
   }
 }
 

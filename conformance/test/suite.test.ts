@@ -21,7 +21,7 @@ describe('requirement registry', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const rows = new Map<string, string[]>();
     for (const line of readme.split('\n')) {
-      const cells = /^\| ([A-Z]+-\d{3}) \|(.*)\|$/.exec(line);
+      const cells = /^\| ([A-Z][A-Z0-9]*-\d{3}) \|(.*)\|$/.exec(line);
       if (cells) rows.set(cells[1]!, cells[2]!.split(' | ').map((c) => c.trim()));
     }
     expect([...rows.keys()].sort()).toEqual(REQUIREMENTS.map((r) => r.id).sort());
@@ -69,7 +69,7 @@ describe('contract validation', () => {
       created_at: '2026-11-21T08:00:00.000Z', updated_at: '2026-11-21T08:00:00.000Z',
       expires_at: '2026-11-28T08:00:00.000Z', expire_after_days: 7, expire_after_views: 5, days_remaining: 7,
       views_remaining: 4, deletable_by_viewer: true, retrieval_step: false, passphrase_protected: false,
-      json_url: 'https://h/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c', html_url: 'https://h/p/k7mz4qv2xw5nrt3hbj6ypa2c',
+      client_encryption: null, json_url: 'https://h/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c', html_url: 'https://h/p/k7mz4qv2xw5nrt3hbj6ypa2c',
       payload: 'x', files: [],
     };
     expect(contract.validate('getPush', 200, json(), JSON.stringify(push))).toEqual([]);

@@ -6,7 +6,7 @@
  * Adding a field to the push record starts here: PushState gets it, `newPushState` sets it from the validated input,
  * and `pushRecord` puts it on the wire (the compiler points at each once the spec's `Push` requires it).
  */
-import type { Push, PushKind, PushOwner } from '../generated/types.gen.js';
+import type { ClientEncryption, Push, PushKind, PushOwner } from '../generated/types.gen.js';
 import { DAY_MS } from './limits.js';
 import type { ValidPush } from './push-input.js';
 
@@ -16,6 +16,8 @@ export interface PushState {
   /** The owner's user id; null for an anonymous push. */
   ownerId: string | null;
   passphraseProtected: boolean;
+  /** Set for an end-to-end encrypted push: its payload, file names and bytes are the client's envelopes. */
+  clientEncryption: ClientEncryption | null;
   expireAfterDays: number;
   expireAfterViews: number;
   /** Counting views used (owner views and failed views do not count). */
@@ -39,6 +41,7 @@ export function newPushState(valid: ValidPush, ids: { urlToken: string; ownerId:
     kind: valid.kind,
     ownerId: ids.ownerId,
     passphraseProtected: valid.passphrase !== null,
+    clientEncryption: valid.clientEncryption,
     expireAfterDays: valid.expireAfterDays,
     expireAfterViews: valid.expireAfterViews,
     viewsUsed: 0,
@@ -109,6 +112,7 @@ export function pushRecord(state: PushState, now: Date, base: string): Push {
     deletable_by_viewer: state.deletableByViewer,
     retrieval_step: state.retrievalStep,
     passphrase_protected: state.passphraseProtected,
+    client_encryption: state.clientEncryption ? { ...state.clientEncryption } : null,
     json_url: jsonUrl(base, state.urlToken),
     html_url: htmlUrl(base, state),
   };

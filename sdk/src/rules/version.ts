@@ -1,6 +1,6 @@
 /** The version report (api-decisions.md "Version report"), from the instance's settings. */
 import type { VersionReport } from '../generated/types.gen.js';
-import type { PushRuleSettings } from './settings.js';
+import { CLIENT_ENCRYPTION_SCHEMES, type PushRuleSettings } from './settings.js';
 
 export const API_VERSION = '2.1';
 
@@ -11,7 +11,10 @@ export interface ImplementationFeatures {
 }
 
 export function versionReport(
-  settings: Pick<PushRuleSettings, 'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes'>,
+  settings: Pick<
+    PushRuleSettings,
+    'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes' | 'clientEncryption'
+  >,
   applicationVersion: string,
   features: ImplementationFeatures = {},
 ): VersionReport {
@@ -30,6 +33,12 @@ export function versionReport(
         url_pushes: { enabled: settings.enableUrlPushes },
         qr_code_pushes: { enabled: settings.enableQrPushes },
         ...(features.idempotencyKeyHours ? { idempotency_keys: { enabled: true, lifetime_hours: features.idempotencyKeyHours } } : {}),
+        client_encryption: {
+          enabled: settings.clientEncryption.enabled,
+          default: settings.clientEncryption.default,
+          required: settings.clientEncryption.required,
+          schemes: settings.clientEncryption.enabled ? CLIENT_ENCRYPTION_SCHEMES.map((s) => ({ ...s })) : [],
+        },
       },
       requests: { enabled: false },
     },

@@ -42,6 +42,7 @@ describe('loadSettings', () => {
       deletableByViewerDefault: true,
       retrievalStepDefault: false,
       passphraseAttemptsPerMinute: 5,
+      clientEncryption: { enabled: true, default: false, required: false },
       rateLimitPerMinute: 120,
       sweepIntervalSeconds: 30,
       purgeExpiredAfterDays: null,
@@ -57,6 +58,17 @@ describe('loadSettings', () => {
     const e = error({ ...base, PWPUSH_ALLOW_ANONYMOUS: 'maybe' });
     expect(e.variable).toBe('PWPUSH_ALLOW_ANONYMOUS');
     expect(e.message).toMatch(/PWPUSH_ALLOW_ANONYMOUS must be one of true, false, 1, 0, yes, no/);
+  });
+
+  it('reads PWPUSH_CLIENT_ENCRYPTION as off, allowed, default or required, each implying the weaker ones', () => {
+    const mode = (v: string) => loadSettings({ ...base, PWPUSH_CLIENT_ENCRYPTION: v }).clientEncryption;
+    expect(mode('off')).toEqual({ enabled: false, default: false, required: false });
+    expect(mode('Allowed')).toEqual({ enabled: true, default: false, required: false });
+    expect(mode('default')).toEqual({ enabled: true, default: true, required: false });
+    expect(mode('REQUIRED')).toEqual({ enabled: true, default: true, required: true });
+    const e = error({ ...base, PWPUSH_CLIENT_ENCRYPTION: 'on' });
+    expect(e.variable).toBe('PWPUSH_CLIENT_ENCRYPTION');
+    expect(e.message).toMatch(/must be one of off, allowed, default, required/);
   });
 
   it('accepts integers only, within their ranges', () => {

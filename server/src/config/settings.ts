@@ -7,7 +7,13 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SPEC_LIMITS, type Bounds, type PushRuleSettings } from '@secret-push/sdk/rules';
+import {
+  CLIENT_ENCRYPTION_MODES,
+  clientEncryptionSetting,
+  SPEC_LIMITS,
+  type Bounds,
+  type PushRuleSettings,
+} from '@secret-push/sdk/rules';
 
 export { SPEC_LIMITS };
 
@@ -91,6 +97,12 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', default: '`true`', meaning: 'Default of `deletable_by_viewer`.' },
   { name: 'PWPUSH_RETRIEVAL_STEP_DEFAULT', default: '`false`', meaning: 'Default of `retrieval_step`.' },
   { name: 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', default: '`5`', meaning: 'Failed passphrase attempts per push per minute before 429 (1..1000, held in PostgreSQL).' },
+  {
+    name: 'PWPUSH_CLIENT_ENCRYPTION',
+    default: '`allowed`',
+    meaning:
+      'End-to-end encrypted pushes (encrypted by the client, the key only in the link): `off` (refused with 422), `allowed`, `default` (the create page starts with "Encrypt in my browser" on) or `required` (ordinary pushes refused with 422: existing clients that do not encrypt cannot create pushes). Reported in `features.pushes.client_encryption`.',
+  },
   { name: 'PWPUSH_RATE_LIMIT_PER_MINUTE', default: '`120`', meaning: 'Requests per minute per client address (as the reference\'s default throttle; `/healthz`, `/readyz` and `/assets/` are not counted); `0` turns the limit off, e.g. for a conformance run or a benchmark.' },
   { name: 'PWPUSH_BODY_LIMIT_BYTES', default: '`8388608`', meaning: 'Largest request body (bytes, as sent and as decoded) of a caller who may not send files: anonymous callers while files need a token, everyone while file pushes are off. Callers who may send files get room for every file at the file limits. The limit is chosen per operation and caller before the body is read; over it: 413. The default fits the largest text push (1,048,576 characters) in any JSON encoding (65536..67108864).' },
   { name: 'PWPUSH_SWEEP_INTERVAL_SECONDS', default: '`30`', meaning: 'How often the sweeper erases expired secrets and lapsed file bytes (1..60, so secrets past their time are gone within a minute).' },
@@ -323,6 +335,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     deletableByViewerDefault: bool(env, 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', true),
     retrievalStepDefault: bool(env, 'PWPUSH_RETRIEVAL_STEP_DEFAULT', false),
     passphraseAttemptsPerMinute: int(env, 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', 5, 1, 1000),
+    clientEncryption: clientEncryptionSetting(oneOf(env, 'PWPUSH_CLIENT_ENCRYPTION', CLIENT_ENCRYPTION_MODES, 'allowed')),
     rateLimitPerMinute: int(env, 'PWPUSH_RATE_LIMIT_PER_MINUTE', 120, 0, 1_000_000),
     bodyLimitBytes: int(env, 'PWPUSH_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
     sweepIntervalSeconds: int(env, 'PWPUSH_SWEEP_INTERVAL_SECONDS', 30, 1, 60),

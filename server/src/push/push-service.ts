@@ -4,7 +4,7 @@
  * with a database and keys does: encryption at rest, hashing, signed links, and the order of the statements.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuditEntry, Push, PushInput, PushOwner, PushRetrieval } from '@secret-push/sdk/generated';
+import type { AuditEntry, PreviewResponse, Push, PushInput, PushOwner, PushRetrieval } from '@secret-push/sdk/generated';
 import {
   ApiError,
   ATTEMPT_WINDOW_MS,
@@ -78,7 +78,8 @@ export interface PushService {
   createValidated(input: SchemaValidPushInput, ctx: RequestContext, options?: CreateOptions): Promise<Created>;
   /** Counts a view with one atomic claim; expired → record with payload null; passphrase errors per the spec. */
   retrieve(urlToken: string, passphrase: string | undefined, ctx: RequestContext): Promise<PushRetrieval>;
-  preview(urlToken: string, ctx: RequestContext): Promise<{ url: string }>;
+  /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
+  preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse>;
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
   audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>>;
   list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>>;
@@ -284,8 +285,8 @@ export function createPushService(deps: PushServiceDeps): PushService {
 
     async preview(urlToken, ctx) {
       requireCallerAllowed(settings, ctx.actor.userId);
-      const row = await findOrThrow(urlToken);
-      return { url: pushRecord(row, nowOf(ctx), baseOf(ctx)).html_url };
+      const record = pushRecord(await findOrThrow(urlToken), nowOf(ctx), baseOf(ctx));
+      return { url: record.html_url, client_encryption: record.client_encryption };
     },
 
     async expire(urlToken, ctx) {

@@ -4,7 +4,7 @@
  * migrated database, and the compiler checks them against the row types (a PushState field without a column does
  * not compile).
  */
-import type { AuditEntry, PushKind } from '@secret-push/sdk/generated';
+import type { AuditEntry, ClientEncryption, PushKind } from '@secret-push/sdk/generated';
 import type { PushState } from '@secret-push/sdk/rules';
 import { column, defineTable } from '../db/table.js';
 
@@ -27,6 +27,7 @@ export const PUSHES = defineTable<PushRow>('pushes', {
   noteCiphertext: column.textOrNull('note_ciphertext'),
   passphraseHash: column.textOrNull('passphrase_hash'),
   passphraseProtected: column.bool('passphrase_protected'),
+  clientEncryption: column.jsonOrNull<ClientEncryption>('client_encryption'),
   expireAfterDays: column.int('expire_after_days'),
   expireAfterViews: column.int('expire_after_views'),
   viewsUsed: column.int('views_used'),

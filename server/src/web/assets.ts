@@ -1,7 +1,8 @@
 /**
  * Static assets, all served from this server (no CDN): our stylesheet and page scripts from ./assets, the QR code
- * library bundled for the browser from the `qrcode` package (esbuild, once, in memory), and the API docs renderer's
- * standalone bundle from `@scalar/api-reference`. A fixed map: no path from the request ever reaches the file system.
+ * library bundled for the browser from the `qrcode` package (esbuild, once, in memory), the SDK's end-to-end
+ * encryption (`@secret-push/sdk/e2e`, bundled the same way), and the API docs renderer's standalone bundle from
+ * `@scalar/api-reference`. A fixed map: no path from the request ever reaches the file system.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -37,6 +38,31 @@ const qrcodeBundle: Loader = async () => {
   return Buffer.from(result.outputFiles[0]!.contents);
 };
 
+/**
+ * `@secret-push/sdk/e2e` as one IIFE exposing `window.SecretPushE2E` (sealPush, openPush, openFile, parseShareLink,
+ * the error classes): the very code the SDK runs, WebCrypto only, no HTTP client. Resolved by package name, so the
+ * source condition picks the TypeScript sources in this repository and a built SDK elsewhere.
+ */
+const e2eBundle: Loader = async () => {
+  const { build } = await import('esbuild');
+  const result = await build({
+    stdin: { contents: "export * from '@secret-push/sdk/e2e';", resolveDir: here, loader: 'js' },
+    conditions: ['@secret-push/source'],
+    bundle: true,
+    format: 'iife',
+    globalName: 'SecretPushE2E',
+    platform: 'browser',
+    target: 'es2020',
+    minify: true,
+    // The SDK's errors are named by their class (`error.name`): keep the names through minification.
+    keepNames: true,
+    write: false,
+    legalComments: 'inline',
+    logLevel: 'silent',
+  });
+  return Buffer.from(result.outputFiles[0]!.contents);
+};
+
 const scalarBundle: Loader = async () => {
   // The package exports only its ESM entry (dist/index.js); the standalone browser bundle sits beside it.
   const entry = require.resolve('@scalar/api-reference');
@@ -49,8 +75,10 @@ const TABLE: Record<string, { type: string; load: Loader }> = {
   'app.js': { type: JS, load: own('app.js') },
   'recipient.js': { type: JS, load: own('recipient.js') },
   'create.js': { type: JS, load: own('create.js') },
+  'keep-fragment.js': { type: JS, load: own('keep-fragment.js') },
   'api-docs.js': { type: JS, load: own('api-docs.js') },
   'vendor/qrcode.js': { type: JS, load: qrcodeBundle },
+  'vendor/secret-push-e2e.js': { type: JS, load: e2eBundle },
   'vendor/scalar-api-reference.js': { type: JS, load: scalarBundle },
 };
 

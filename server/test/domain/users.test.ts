@@ -97,6 +97,7 @@ describe('core', () => {
           url_pushes: { enabled: true },
           qr_code_pushes: { enabled: false },
           idempotency_keys: { enabled: true, lifetime_hours: 24 },
+          client_encryption: { enabled: true, default: false, required: false, schemes: [{ scheme: 'aes-256-gcm', version: 1 }] },
         },
         requests: { enabled: false },
       },

@@ -96,6 +96,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     deletableByViewerDefault: true,
     retrievalStepDefault: false,
     passphraseAttemptsPerMinute: 5,
+    clientEncryption: { enabled: true, default: false, required: false },
     rateLimitPerMinute: 0,
     bodyLimitBytes: 8 * 1024 * 1024,
     sweepIntervalSeconds: 30,
