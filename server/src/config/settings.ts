@@ -50,8 +50,24 @@ export class SettingsError extends Error {
   }
 }
 
-/** The repository root (server/src/config → ../../..). */
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/**
+ * The repository root: the nearest folder above this module whose package.json lists the workspaces. Found by
+ * walking up rather than by a fixed number of `..`, because this module runs both from its source
+ * (server/src/config) and from the compiled bundle (server/dist).
+ */
+export const repoRoot = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function findRepoRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { workspaces?: unknown };
+      if (Array.isArray(pkg.workspaces)) return dir;
+    } catch {
+      /* no package.json here: keep going up */
+    }
+    if (path.dirname(dir) === dir) throw new Error(`no repository root (a package.json with workspaces) above ${from}`);
+  }
+}
 
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

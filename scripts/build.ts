@@ -1,0 +1,73 @@
+/**
+ * `npm run build`: compiles the server into plain JavaScript under server/dist, which `npm start` runs (no TypeScript
+ * loader or compiler in the running server).
+ *
+ * - `main.js` (the server) and `users.js` (the users CLI): esbuild bundles of server/src with the workspace packages
+ *   (`@secret-push/*`, resolved to their TypeScript sources through the `@secret-push/source` condition) and the
+ *   bundled contract (a JSON import) inlined; every npm package stays external and loads from node_modules. Code shared
+ *   by the two, and code loaded on demand (the worker's HTTP stack), goes into chunks beside them, in the same folder,
+ *   so `import.meta.url` names the same folder in every file.
+ * - `assets/`: a copy of server/src/web/assets and the browser bundles (`BROWSER_BUNDLES` of server/src/web/assets.ts)
+ *   made now rather than at run time.
+ * - `build-info.json`: the digest of every input (scripts/build-info.mjs checks it).
+ */
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { build, type Plugin } from 'esbuild';
+import { ASSETS_DIR, BROWSER_BUNDLES, buildBrowserBundle } from '../server/src/web/assets.js';
+import { BUILD_DIR, EXTRA_INPUTS, INFO_FILE, ROOT, sha256 } from './build-info.mjs';
+
+/** npm packages stay external (loaded from node_modules at run time); workspace packages are bundled from source. */
+const externalPackages: Plugin = {
+  name: 'external-packages',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('@secret-push/')) return undefined;
+      return { path: args.path, external: true };
+    });
+  },
+};
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  rmSync(BUILD_DIR, { recursive: true, force: true });
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: { main: 'server/src/main.ts', users: 'server/src/cli/users.ts' },
+    outdir: BUILD_DIR,
+    bundle: true,
+    splitting: true,
+    chunkNames: '[name]-[hash]',
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    conditions: ['@secret-push/source'],
+    plugins: [externalPackages],
+    define: { __SECRET_PUSH_COMPILED__: 'true' },
+    sourcemap: 'linked',
+    // Stack traces in logs name our functions (logged failures carry frames, never messages).
+    keepNames: true,
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'warning',
+  });
+
+  const assetsOut = path.join(BUILD_DIR, 'assets');
+  cpSync(ASSETS_DIR, assetsOut, { recursive: true });
+  for (const [name, bundle] of Object.entries(BROWSER_BUNDLES)) {
+    const file = path.join(assetsOut, name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, await buildBrowserBundle(bundle));
+  }
+
+  const ownAssets = (await import('node:fs')).readdirSync(ASSETS_DIR).map((f) => path.relative(ROOT, path.join(ASSETS_DIR, f)));
+  const inputs = [...Object.keys(result.metafile.inputs), ...ownAssets, ...EXTRA_INPUTS].sort();
+  const outputs = Object.keys(result.metafile.outputs).map((f) => path.relative(BUILD_DIR, path.join(ROOT, f)));
+  writeFileSync(
+    INFO_FILE,
+    `${JSON.stringify({ inputs: Object.fromEntries(inputs.map((f) => [f, sha256(f)])), outputs: [...outputs, ...Object.keys(BROWSER_BUNDLES).map((n) => `assets/${n}`)] }, null, 1)}\n`,
+  );
+  console.log(`Built server/dist (${outputs.filter((f) => f.endsWith('.js')).length} files, ${inputs.length} inputs) in ${Date.now() - started} ms`);
+}
+
+await main();
