@@ -7,14 +7,15 @@
  *   bundled contract (a JSON import) inlined; every npm package stays external and loads from node_modules. Code shared
  *   by the two, and code loaded on demand (the worker's HTTP stack), goes into chunks beside them, in the same folder,
  *   so `import.meta.url` names the same folder in every file.
- * - `assets/`: a copy of server/src/web/assets and the browser bundles (`BROWSER_BUNDLES` of server/src/web/assets.ts)
- *   made now rather than at run time.
+ * - `assets/`: a copy of server/src/web/assets and the browser bundles (server/src/web/browser-bundles.ts) made now
+ *   rather than at run time.
  * - `build-info.json`: the digest of every input (scripts/build-info.mjs checks it).
  */
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
-import { ASSETS_DIR, BROWSER_BUNDLES, buildBrowserBundle } from '../server/src/web/assets.js';
+import { ASSETS_DIR } from '../server/src/web/assets.js';
+import { BROWSER_BUNDLES, buildBrowserBundle } from '../server/src/web/browser-bundles.js';
 import { BUILD_DIR, EXTRA_INPUTS, INFO_FILE, ROOT, sha256 } from './build-info.mjs';
 
 /** npm packages stay external (loaded from node_modules at run time); workspace packages are bundled from source. */
@@ -28,12 +29,15 @@ const externalPackages: Plugin = {
   },
 };
 
+const ENTRY_POINTS = { main: 'server/src/main.ts', users: 'server/src/cli/users.ts' };
+const ENTRY_SOURCES: string[] = Object.values(ENTRY_POINTS);
+
 async function main(): Promise<void> {
   const started = Date.now();
   rmSync(BUILD_DIR, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: { main: 'server/src/main.ts', users: 'server/src/cli/users.ts' },
+    entryPoints: ENTRY_POINTS,
     outdir: BUILD_DIR,
     bundle: true,
     splitting: true,
@@ -47,20 +51,41 @@ async function main(): Promise<void> {
     sourcemap: 'linked',
     // Stack traces in logs name our functions (logged failures carry frames, never messages).
     keepNames: true,
+    // Folds the `__SECRET_PUSH_COMPILED__` branches away (identifiers and layout stay readable).
+    minifySyntax: true,
     legalComments: 'none',
     metafile: true,
     logLevel: 'warning',
   });
 
-  const assetsOut = path.join(BUILD_DIR, 'assets');
-  cpSync(ASSETS_DIR, assetsOut, { recursive: true });
-  for (const [name, bundle] of Object.entries(BROWSER_BUNDLES)) {
-    const file = path.join(assetsOut, name);
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, await buildBrowserBundle(bundle));
+  // A chunk of an import in a branch the build folded away (the browser bundler, for one) is written all the same;
+  // nothing reaches it from the entry points, so it goes.
+  const outputsMeta = result.metafile.outputs;
+  const reachable = new Set<string>();
+  const visit = (file: string) => {
+    if (reachable.has(file) || !outputsMeta[file]) return;
+    reachable.add(file);
+    for (const imported of outputsMeta[file].imports) if (!imported.external) visit(imported.path);
+  };
+  for (const [file, meta] of Object.entries(outputsMeta)) if (meta.entryPoint && ENTRY_SOURCES.includes(meta.entryPoint)) visit(file);
+  for (const file of Object.keys(outputsMeta)) {
+    if (file.endsWith('.js') && !reachable.has(file)) {
+      rmSync(path.join(ROOT, file));
+      rmSync(path.join(ROOT, `${file}.map`), { force: true });
+      delete outputsMeta[file];
+      delete outputsMeta[`${file}.map`];
+    }
   }
 
-  const ownAssets = (await import('node:fs')).readdirSync(ASSETS_DIR).map((f) => path.relative(ROOT, path.join(ASSETS_DIR, f)));
+  const assetsOut = path.join(BUILD_DIR, 'assets');
+  cpSync(ASSETS_DIR, assetsOut, { recursive: true });
+  for (const name of Object.keys(BROWSER_BUNDLES)) {
+    const file = path.join(assetsOut, name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, await buildBrowserBundle(name));
+  }
+
+  const ownAssets = readdirSync(ASSETS_DIR).map((f) => path.relative(ROOT, path.join(ASSETS_DIR, f)));
   const inputs = [...Object.keys(result.metafile.inputs), ...ownAssets, ...EXTRA_INPUTS].sort();
   const outputs = Object.keys(result.metafile.outputs).map((f) => path.relative(BUILD_DIR, path.join(ROOT, f)));
   writeFileSync(

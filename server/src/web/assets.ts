@@ -3,7 +3,7 @@
  * library bundled for the browser from the `qrcode` package, and the API docs renderer's standalone bundle from
  * `@scalar/api-reference`. A fixed map: no path from the request ever reaches the file system.
  *
- * Browser bundles (`BROWSER_BUNDLES`) are made with esbuild: by the build (scripts/build.ts writes them into the
+ * Browser bundles (./browser-bundles.ts) are made with esbuild: by the build (scripts/build.ts writes them into the
  * compiled server's assets folder, server/dist/assets, beside a copy of ./assets), so the compiled server only reads
  * files; from source (tests, `npm run dev`), once per process, in memory, on first request.
  */
@@ -28,39 +28,11 @@ export const ASSETS_DIR = path.join(here, 'assets');
 
 const own = (file: string): Loader => async () => readFileSync(path.join(ASSETS_DIR, file));
 
-/** A browser bundle: one package entry made into one minified IIFE that sets `window[globalName]`. */
-export interface BrowserBundle {
-  /** The entry, resolved from this package (e.g. `qrcode/lib/browser.js`). */
-  entry: string;
-  globalName: string;
-}
-
-export const BROWSER_BUNDLES: Record<string, BrowserBundle> = {
-  /** `window.QRCode` (toString(text, { type: 'svg' }) among others). */
-  'vendor/qrcode.js': { entry: 'qrcode/lib/browser.js', globalName: 'QRCode' },
-};
-
-/** Makes a browser bundle with esbuild (the build calls this; from source, the first request does). */
-export async function buildBrowserBundle(bundle: BrowserBundle): Promise<Buffer> {
-  const { build } = await import('esbuild');
-  const result = await build({
-    entryPoints: [require.resolve(bundle.entry)],
-    bundle: true,
-    format: 'iife',
-    globalName: bundle.globalName,
-    platform: 'browser',
-    minify: true,
-    write: false,
-    legalComments: 'inline',
-    logLevel: 'silent',
-  });
-  return Buffer.from(result.outputFiles[0]!.contents);
-}
-
+/** A browser bundle of ./browser-bundles.ts: the build's file, or (from source) made now; the build drops the import. */
 const browserBundle =
   (name: string): Loader =>
   async () =>
-    COMPILED ? readFileSync(path.join(ASSETS_DIR, name)) : buildBrowserBundle(BROWSER_BUNDLES[name]!);
+    COMPILED ? readFileSync(path.join(ASSETS_DIR, name)) : (await import('./browser-bundles.js')).buildBrowserBundle(name);
 
 const scalarBundle: Loader = async () => {
   // The package exports only its ESM entry (dist/index.js); the standalone browser bundle sits beside it.
