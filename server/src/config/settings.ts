@@ -5,6 +5,7 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SPEC_LIMITS, type Bounds, type PushRuleSettings } from '@secret-push/sdk/rules';
@@ -38,6 +39,14 @@ export interface Settings extends PushRuleSettings {
   sessionLifetimeHours: number;
   /** Web pages: failed sign-ins per email, and per client address, within 15 minutes before 429 (PWPUSH_LOGIN_ATTEMPTS). */
   loginAttemptsPer15Minutes: number;
+  /** Server processes sharing the port (PWPUSH_WORKERS); 1 serves from the main process itself. */
+  workers: number;
+  /** Connections each server process keeps to PostgreSQL at most (PWPUSH_DATABASE_POOL_SIZE). */
+  databasePoolSize: number;
+  /** `GET /metrics` answers (PWPUSH_METRICS); otherwise it is an unknown path. */
+  metricsEnabled: boolean;
+  /** When set, `GET /metrics` needs `Authorization: Bearer <token>` (PWPUSH_METRICS_TOKEN). */
+  metricsToken: string | null;
 }
 
 export class SettingsError extends Error {
@@ -115,6 +124,10 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_ENABLE_SIGNUPS', default: '`true`', meaning: 'Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`).' },
   { name: 'PWPUSH_SESSION_LIFETIME_HOURS', default: '`24`', meaning: 'How long a web sign-in lasts (1..720 hours).' },
   { name: 'PWPUSH_LOGIN_ATTEMPTS', default: '`5`', meaning: 'Failed sign-ins per email, and per client address, within 15 minutes before the sign-in page answers 429 (1..1000, held in PostgreSQL).' },
+  { name: 'PWPUSH_WORKERS', default: 'the number of cores', meaning: 'Server processes sharing the port (1..64): a primary process runs the embedded PostgreSQL and the per-client limit and restarts a worker that dies; `1` serves from one process. See Operations in the README.' },
+  { name: 'PWPUSH_DATABASE_POOL_SIZE', default: '`10`', meaning: 'Most PostgreSQL connections each server process holds (1..100): a host uses up to workers × this many.' },
+  { name: 'PWPUSH_METRICS', default: '`false`', meaning: 'Serve Prometheus metrics at `GET /metrics` (request counts and latencies by operation, pool, sweeper, refusals, process figures; summed over the workers).' },
+  { name: 'PWPUSH_METRICS_TOKEN', default: 'unset', meaning: 'When set (≥ 16 characters), `/metrics` needs `Authorization: Bearer <token>`; needs `PWPUSH_METRICS=true`.' },
 ];
 
 /** The README's settings table: name, default and meaning of every variable. */
@@ -341,5 +354,27 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     enableSignups: bool(env, 'PWPUSH_ENABLE_SIGNUPS', true),
     sessionLifetimeHours: int(env, 'PWPUSH_SESSION_LIFETIME_HOURS', 24, 1, 720),
     loginAttemptsPer15Minutes: int(env, 'PWPUSH_LOGIN_ATTEMPTS', 5, 1, 1000),
+    workers: int(env, 'PWPUSH_WORKERS', defaultWorkers(), 1, 64),
+    databasePoolSize: int(env, 'PWPUSH_DATABASE_POOL_SIZE', 10, 1, 100),
+    ...metricsSettings(env),
   };
+}
+
+/** One server process per core the machine gives this process (cgroup and affinity limits included). */
+export function defaultWorkers(): number {
+  return Math.min(64, Math.max(1, os.availableParallelism()));
+}
+
+function metricsSettings(env: NodeJS.ProcessEnv): Pick<Settings, 'metricsEnabled' | 'metricsToken'> {
+  const metricsEnabled = bool(env, 'PWPUSH_METRICS', false);
+  const metricsToken = raw(env, 'PWPUSH_METRICS_TOKEN') ?? null;
+  if (metricsToken !== null) {
+    if (!metricsEnabled) {
+      throw new SettingsError('PWPUSH_METRICS_TOKEN', 'PWPUSH_METRICS_TOKEN is set but PWPUSH_METRICS is not true: set PWPUSH_METRICS=true to serve /metrics');
+    }
+    if (metricsToken.length < 16 || /\s/.test(metricsToken)) {
+      throw new SettingsError('PWPUSH_METRICS_TOKEN', 'PWPUSH_METRICS_TOKEN must be at least 16 characters without spaces');
+    }
+  }
+  return { metricsEnabled, metricsToken };
 }

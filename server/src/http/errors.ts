@@ -7,6 +7,7 @@ import type { ErrorObject } from 'ajv';
 import type { Response } from 'express';
 import { ApiError, errorBody, errorHeaders, pushFieldErrors } from '@secret-push/sdk/rules';
 import { isConnectionError } from '../db/database-errors.js';
+import { state } from './middleware.js';
 
 export { ApiError };
 
@@ -49,6 +50,7 @@ export function sendError(res: Response, error: ApiError, requestId: string | un
     return;
   }
   for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, value);
+  state(res).errorCode = error.code;
   res.status(error.status).json(errorBody(error, requestId));
 }
 
