@@ -21,7 +21,8 @@
  *
  * Options (env): BENCH_REQUESTS (default 4000 per scenario and concurrency), BENCH_CONCURRENCY (`16,64`: the number
  * of connections, a list), BENCH_MAX_SECONDS (60 per slice), BENCH_WARMUP (400 requests per server), BENCH_ROUNDS (4),
- * BENCH_SERVERS (which to drive, default `ours,ours1,bare,physical`), BENCH_WORKERS (ours' PWPUSH_WORKERS; default:
+ * BENCH_SERVERS (which to drive, default `ours,ours1,bare,physical`; `ours1@--flag=1+--other=2` runs ours with those
+ * Node flags instead of `npm start`'s, `ours1@` with none), BENCH_WORKERS (ours' PWPUSH_WORKERS; default:
  * the server's own default), BENCH_RATE_LIMIT (ours' PWPUSH_RATE_LIMIT_PER_MINUTE, default 0: off, as one address
  * sends everything; a high value such as 100000000 measures the limit's cost), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
  * (a V8 CPU profile of each server process), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
@@ -36,6 +37,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { NODE_FLAGS } from '../server/src/runtime/node-flags.js';
 import { checkBuild } from './build-info.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -485,20 +487,24 @@ async function startServers(databaseUrl: string, dir: string, keyHex: string) {
     ...(workers ? { PWPUSH_WORKERS: workers } : {}),
   });
   const LISTENING = /Secret Push listening on (http:\/\/\S+)/;
-  const oursArgs = () => {
+  /** Our server as `npm start` runs it; `flags` replace its Node flags (a server named `ours1@--a=1+--b=2`). */
+  const oursArgs = (flags: readonly string[] = NODE_FLAGS) => {
     if (process.env.BENCH_SOURCE === '1') return tsxArgs(repoRoot, 'server/src/main.ts');
     const status = checkBuild();
     if (!status.fresh) throw new Error(`the compiled server is missing or stale (${status.reason}): run npm run build`);
-    return ['server/dist/main.js'];
+    return [...flags, 'server/dist/main.js'];
   };
   const started: { name: string; child: ChildProcess; url: string; startupMs: number }[] = [];
   const add = async (name: string, start: () => Promise<{ child: ChildProcess; url: string; startupMs: number }>) => {
     started.push({ name, ...(await start()) });
   };
   // One at a time: start-up times are not measured against each other's start-up.
-  for (const name of SERVERS) {
-    if (name === 'ours') await add('ours', async () => startChild('our server', oursArgs(), await ourEnv(process.env.BENCH_WORKERS), LISTENING));
-    else if (name === 'ours1') await add('ours×1', async () => startChild('our server ×1', oursArgs(), await ourEnv('1'), LISTENING));
+  for (const spec of SERVERS) {
+    const [name, flagList] = spec.split('@') as [string, string | undefined];
+    const flags = flagList === undefined ? undefined : flagList.split('+').filter(Boolean);
+    const label = flags === undefined ? '' : `@${flags.join(' ') || 'no flags'}`;
+    if (name === 'ours') await add(`ours${label}`, async () => startChild('our server', oursArgs(flags), await ourEnv(process.env.BENCH_WORKERS), LISTENING));
+    else if (name === 'ours1') await add(`ours×1${label}`, async () => startChild('our server ×1', oursArgs(flags), await ourEnv('1'), LISTENING));
     else if (name === 'bare') {
       await add('bare', async () => startChild('bare server', tsxArgs(repoRoot, 'scripts/bench.ts').concat(['--bare', databaseUrl, String(await freePort()), keyHex]), {}, /bare listening on (http:\/\/\S+)/));
     } else if (name === 'physical') {

@@ -49,8 +49,6 @@ async function main(): Promise<void> {
     plugins: [externalPackages],
     define: { __SECRET_PUSH_COMPILED__: 'true' },
     sourcemap: 'linked',
-    // Stack traces in logs name our functions (logged failures carry frames, never messages).
-    keepNames: true,
     // Folds the `__SECRET_PUSH_COMPILED__` branches away (identifiers and layout stay readable).
     minifySyntax: true,
     legalComments: 'none',

@@ -11,10 +11,11 @@
  * it serves (a primary stays small).
  */
 import cluster from 'node:cluster';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { loadSettings, SettingsError, type Settings } from './config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from './db/embedded.js';
+import { createLogger } from './runtime/logger.js';
 import { createPrimaryMetrics } from './runtime/metrics.js';
 import { WORKER_SLOT_ENV } from './runtime/primary.js';
 
@@ -91,12 +92,12 @@ async function runWorker(settings: Settings, parent: Logger): Promise<void> {
 
 async function main(): Promise<void> {
   let settings = settingsOrExit();
-  const logger = pino({ level: settings.logLevel, base: { service: 'secret-push' } });
+  const logger = createLogger(settings);
   if (cluster.isWorker) return runWorker(settings, logger);
 
   const alone = settings.workers === 1;
   const registry = new Registry();
-  const metrics = createPrimaryMetrics(registry, alone ? null : 'primary');
+  const metrics = createPrimaryMetrics(registry, alone || !settings.metricsEnabled ? null : 'primary');
   let embedded: EmbeddedDatabase | null = null;
   let stopServing: (() => Promise<void>) | null = null;
   let stopping = false;

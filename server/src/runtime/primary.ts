@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { primaryChannel } from './cluster-ipc.js';
 import { aggregate, type PrimaryMetrics } from './metrics.js';
+import { missingNodeFlags } from './node-flags.js';
 import { windowCounter } from './window-counter.js';
 
 /** The environment variable that tells a worker its slot (set by the primary only; not a setting). */
@@ -102,6 +103,7 @@ export function startCluster(settings: Settings, opts: ClusterOptions): RunningC
       slot.timer = setTimeout(() => fork(slot), delayMs);
     });
   };
+  cluster.setupPrimary({ execArgv: [...process.execArgv, ...missingNodeFlags(process.execArgv)] });
   for (const slot of slots) fork(slot);
 
   return {

@@ -48,12 +48,13 @@ export interface Serving {
 
 export async function serve(settings: Settings, opts: ServeOptions): Promise<Serving> {
   const { logger } = opts;
-  const metrics = createServerMetrics(opts.worker, opts.registry);
-  const channel = opts.channel?.(() => metrics.registry.getMetricsAsJSON());
+  // Metrics only when they are served: their collectors (GC observer, event-loop monitor, per-request series) cost.
+  const metrics = settings.metricsEnabled ? createServerMetrics(opts.worker, opts.registry) : undefined;
+  const channel = opts.channel?.(async () => (metrics ? metrics.registry.getMetricsAsJSON() : []));
   const core = await createCore(settings, { sweeper: opts.sweeper, logger, poolMax: settings.databasePoolSize, metrics });
 
   let draining = false;
-  const recordAndScrape = metricsMiddleware(metrics, settings, channel ? channel.scrape : () => metrics.registry.metrics());
+  const recordAndScrape = metrics ? metricsMiddleware(metrics, settings, channel ? channel.scrape : () => metrics.registry.metrics()) : undefined;
   const runtime: RequestHandler = (req, res, next) => {
     if (draining) {
       res.setHeader('Connection', 'close');
@@ -63,7 +64,7 @@ export async function serve(settings: Settings, opts: ServeOptions): Promise<Ser
         return;
       }
     }
-    if (settings.metricsEnabled) recordAndScrape(req, res, next);
+    if (recordAndScrape) recordAndScrape(req, res, next);
     else next();
   };
 

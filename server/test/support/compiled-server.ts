@@ -10,14 +10,15 @@ import path from 'node:path';
 import { checkBuild } from '../../../scripts/build-info.mjs';
 import { repoRoot } from '../../src/config/settings.js';
 import { freePort } from '../../src/db/embedded.js';
+import { NODE_FLAGS } from '../../src/runtime/node-flags.js';
 
 export const COMPILED_MAIN = path.join(repoRoot, 'server', 'dist', 'main.js');
 
-/** The command that runs the compiled server: this Node (24) and the bundle; throws when the build is stale. */
+/** The command that runs the compiled server as `npm start` does: this Node (24), its flags and the bundle; throws when the build is stale. */
 export function compiledServerCommand(): [string, string[]] {
   const status = checkBuild();
   if (!status.fresh) throw new Error(`the compiled server is missing or stale (${status.reason}): run \`npm run build\``);
-  return [process.execPath, [COMPILED_MAIN]];
+  return [process.execPath, [...NODE_FLAGS, COMPILED_MAIN]];
 }
 
 export interface ServerProcess {
