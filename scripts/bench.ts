@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: how much the full stack costs next to two floors, in one run on one machine:
  *
- * - **ours**: the compiled server as `npm start` runs it (`server/dist/main.js`, default workers), and **ours×1** (one
- *   process, `PWPUSH_WORKERS=1`), the per-process figure the floors compare with;
+ * - **ours**: the compiled server as `npm start` runs it (`server/dist/main.js`, its default workers for a PostgreSQL on
+ *   this machine), and **ours×N** with N workers (by default the other of 1 and 2: one process is the figure the
+ *   floors compare with, two show what a second worker adds);
  * - **same-SQL floor** (`bare`): a bare `node:http` + `pg` server that runs our SQL (one statement that inserts a push
  *   and its creation audit entry; a select by url_token, then one statement that claims a view, audits it and expires
  *   the push on its last view), prepared once per connection as ours are, with the same AES-256-GCM encryption, on a
@@ -21,9 +22,9 @@
  *
  * Options (env): BENCH_REQUESTS (default 4000 per scenario and concurrency), BENCH_CONCURRENCY (`16,64`: the number
  * of connections, a list), BENCH_MAX_SECONDS (60 per slice), BENCH_WARMUP (400 requests per server), BENCH_ROUNDS (4),
- * BENCH_SERVERS (which to drive, default `ours,ours1,bare,physical`; `ours1@--flag=1+--other=2` runs ours with those
- * Node flags instead of `npm start`'s, `ours1@` with none), BENCH_WORKERS (ours' PWPUSH_WORKERS; default:
- * the server's own default), BENCH_RATE_LIMIT (ours' PWPUSH_RATE_LIMIT_PER_MINUTE, default 0: off, as one address
+ * BENCH_SERVERS (which to drive, e.g. `ours,ours2,bare,physical`; `oursN` runs N workers, `ours1@--flag=1+--other=2`
+ * runs ours with those Node flags instead of `npm start`'s, `ours1@` with none), BENCH_WORKERS (ours' PWPUSH_WORKERS;
+ * default: the server's own default), BENCH_RATE_LIMIT (ours' PWPUSH_RATE_LIMIT_PER_MINUTE, default 0: off, as one address
  * sends everything; a high value such as 100000000 measures the limit's cost), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
  * (a V8 CPU profile of each server process), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
@@ -37,13 +38,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { defaultWorkers } from '../server/src/config/settings.js';
 import { NODE_FLAGS } from '../server/src/runtime/node-flags.js';
 import { checkBuild } from './build-info.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 4000);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '16,64').split(',').map(Number);
-const SERVERS = (process.env.BENCH_SERVERS ?? 'ours,ours1,bare,physical').split(',');
+const SERVERS = process.env.BENCH_SERVERS?.split(',');
 const MAX_SECONDS = Number(process.env.BENCH_MAX_SECONDS ?? 60);
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 400);
@@ -203,6 +205,8 @@ async function runPhysical(databaseUrl: string, port: number): Promise<void> {
 interface Sample {
   ms: number;
   ok: boolean;
+  /** For a failure: the status, or the error's code (ECONNRESET, timeout, …). */
+  failure?: string;
 }
 
 /** A request that gives up after 30 s (a timeout counts as an error, as a reset does). */
@@ -230,12 +234,14 @@ function request(agent: http.Agent, base: string, method: string, urlPath: strin
 async function timed(samples: Sample[], expected: number, fn: () => Promise<{ status: number; body: string }>) {
   const t0 = process.hrtime.bigint();
   let result: { status: number; body: string } | undefined;
+  let failure: string | undefined;
   try {
     result = await fn();
-  } catch {
-    result = undefined;
+    if (result.status !== expected) failure = String(result.status);
+  } catch (error) {
+    failure = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   }
-  samples.push({ ms: Number(process.hrtime.bigint() - t0) / 1e6, ok: result?.status === expected });
+  samples.push({ ms: Number(process.hrtime.bigint() - t0) / 1e6, ok: failure === undefined, ...(failure ? { failure } : {}) });
   return result;
 }
 
@@ -278,6 +284,9 @@ function summarise(tallies: Tally[]) {
   return {
     requests: n,
     errors: samples.filter((s) => !s.ok).length,
+    failures: [...samples.reduce((m, s) => (s.failure ? m.set(s.failure, (m.get(s.failure) ?? 0) + 1) : m), new Map<string, number>())]
+      .map(([what, n]) => `${n}× ${what}`)
+      .join(', '),
     rps: n / sum('seconds'),
     /** Each round's throughput: their spread shows the machine's noise. */
     roundRps: tallies.map((t) => t.samples.length / t.seconds),
@@ -474,7 +483,7 @@ async function benchDatabase(dir: string) {
 /** Starts the servers named in BENCH_SERVERS (and the baseline) against `databaseUrl`. */
 async function startServers(databaseUrl: string, dir: string, keyHex: string) {
   const { freePort } = await import('@secret-push/server');
-  const ourEnv = async (workers?: string): Promise<NodeJS.ProcessEnv> => ({
+  const ourEnv = async (workers = process.env.BENCH_WORKERS): Promise<NodeJS.ProcessEnv> => ({
     PWPUSH_ENV: 'production',
     DATABASE_URL: databaseUrl,
     PORT: String(await freePort()),
@@ -499,17 +508,23 @@ async function startServers(databaseUrl: string, dir: string, keyHex: string) {
     started.push({ name, ...(await start()) });
   };
   // One at a time: start-up times are not measured against each other's start-up.
-  for (const spec of SERVERS) {
+  // By default: ours as `npm start` runs it (its default workers), ours with the other of 1 or 2 workers, both floors.
+  const defaultWorkersHere = defaultWorkers(databaseUrl);
+  const servers = SERVERS ?? ['ours', defaultWorkersHere === 1 ? 'ours2' : 'ours1', 'bare', 'physical'];
+  for (const spec of servers) {
     const [name, flagList] = spec.split('@') as [string, string | undefined];
     const flags = flagList === undefined ? undefined : flagList.split('+').filter(Boolean);
     const label = flags === undefined ? '' : `@${flags.join(' ') || 'no flags'}`;
-    if (name === 'ours') await add(`ours${label}`, async () => startChild('our server', oursArgs(flags), await ourEnv(process.env.BENCH_WORKERS), LISTENING));
-    else if (name === 'ours1') await add(`ours×1${label}`, async () => startChild('our server ×1', oursArgs(flags), await ourEnv('1'), LISTENING));
-    else if (name === 'bare') {
+    const ours = /^ours(\d*)$/.exec(name);
+    if (ours) {
+      const workers = ours[1] || undefined;
+      const title = workers ? `ours×${workers}${label}` : `ours (${defaultWorkersHere} worker${defaultWorkersHere === 1 ? '' : 's'})${label}`;
+      await add(title, async () => startChild(title, oursArgs(flags), await ourEnv(workers), LISTENING));
+    }    else if (name === 'bare') {
       await add('bare', async () => startChild('bare server', tsxArgs(repoRoot, 'scripts/bench.ts').concat(['--bare', databaseUrl, String(await freePort()), keyHex]), {}, /bare listening on (http:\/\/\S+)/));
     } else if (name === 'physical') {
       await add('physical', async () => startChild('physical floor', tsxArgs(repoRoot, 'scripts/bench.ts').concat(['--physical', databaseUrl, String(await freePort())]), {}, /physical listening on (http:\/\/\S+)/));
-    } else throw new Error(`BENCH_SERVERS: unknown server ${name} (ours, ours1, bare, physical)`);
+    } else throw new Error(`BENCH_SERVERS: unknown server ${name} (ours, ours<N>, bare, physical)`);
   }
   if (BASELINE) await add('base', async () => startChild('baseline server', tsxArgs(BASELINE, 'server/src/main.ts'), await ourEnv(), LISTENING, BASELINE));
   return started;
@@ -530,7 +545,7 @@ function printTable(targets: Target[], results: Results): void {
           String(concurrency),
           scenario.name,
           String(m.requests),
-          String(m.errors),
+          m.errors ? `${m.errors} (${m.failures})` : '0',
           m.rps.toFixed(0),
           m.roundRps.map((r) => r.toFixed(0)).join(' '),
           m.p50.toFixed(2),
@@ -589,22 +604,29 @@ async function main(): Promise<void> {
     );
     const results: Results = new Map();
     for (const concurrency of CONCURRENCIES) {
-      const agents = new Map(targets.map((t) => [t.name, new http.Agent({ keepAlive: true, maxSockets: concurrency })]));
+      // Keep-alive connections, fresh for each slice: one left idle while the other servers take their turn would be
+      // closed by the server (keep-alive timeout) and could be reused at that instant (a reset that no server caused).
+      const agent = () => new http.Agent({ keepAlive: true, maxSockets: concurrency });
       // Warm-up (JIT, pool connections, plans) of both paths at this concurrency, not measured.
-      for (const t of targets) await drive(concurrency, 2, createThenRetrieve(t, agents.get(t.name)!), WARMUP);
+      for (const t of targets) {
+        const warm = agent();
+        await drive(concurrency, 2, createThenRetrieve(t, warm), WARMUP);
+        warm.destroy();
+      }
       const tallies = new Map<string, Tally[]>();
       for (let round = 0; round < ROUNDS; round++) {
         for (const scenario of SCENARIOS) {
           for (const t of targets) {
             const key = `${t.name}|${concurrency}|${scenario.name}`;
-            const loop = scenario.loop(t, agents.get(t.name)!);
+            const sliceAgent = agent();
+            const loop = scenario.loop(t, sliceAgent);
             const tally = await measured(t.meters, () => drive(concurrency, scenario.perIteration, loop, Math.ceil(REQUESTS / ROUNDS)));
+            sliceAgent.destroy();
             tallies.set(key, [...(tallies.get(key) ?? []), tally]);
           }
         }
       }
       for (const [key, list] of tallies) results.set(key, summarise(list));
-      for (const agent of agents.values()) agent.destroy();
     }
     await admin.end();
     printTable(targets, results);
