@@ -28,7 +28,7 @@
  * sends everything; a high value such as 100000000 measures the limit's cost), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
  * (a V8 CPU profile of each server process), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
- * driven too, as `base`, from its sources).
+ * driven too, as `base`, from its sources, and compared with ours).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -571,7 +571,7 @@ function printTable(targets: Target[], results: Results): void {
     return x && y ? (x.rps / y.rps).toFixed(2) : '–';
   };
   for (const ours of names.filter((n) => n.startsWith('ours') || n === 'base')) {
-    for (const floor of names.filter((n) => n === 'bare' || n === 'physical')) {
+    for (const floor of names.filter((n) => n === 'bare' || n === 'physical' || (n === 'base' && ours !== 'base'))) {
       const parts = CONCURRENCIES.flatMap((c) => SCENARIOS.map((s) => `${s.name}@${c} ${ratio(ours, floor, `${c}|${s.name}`)}×`));
       console.log(`${ours}/${floor} throughput: ${parts.join(', ')}`);
     }
