@@ -68,8 +68,9 @@ export function accessLog(logger: Logger): RequestHandler {
 export function rateLimit(perMinute: number, now: () => number = Date.now, counter: HitCounter = windowCounter()): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     if (perMinute <= 0) return next();
-    // Probes, metrics and static assets are not requests a client can abuse for work (as the reference's throttle).
-    if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics' || req.path.startsWith('/assets/')) return next();
+    // Probes and static assets are not requests a client can abuse for work (as the reference's throttle). (/metrics,
+    // when it is on, is answered before this limit.)
+    if (req.path === '/healthz' || req.path === '/readyz' || req.path.startsWith('/assets/')) return next();
     const t = now();
     const key = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const decide = (w: WindowHit) => {
