@@ -25,7 +25,7 @@
  * BENCH_SERVERS (which to drive, e.g. `ours,ours2,bare,physical`; `oursN` runs N workers, `ours1@--flag=1+--other=2`
  * runs ours with those Node flags instead of `npm start`'s, `ours1@` with none), BENCH_WORKERS (ours' PWPUSH_WORKERS;
  * default: the server's own default), BENCH_RATE_LIMIT (ours' PWPUSH_RATE_LIMIT_PER_MINUTE, default 0: off, as one address
- * sends everything; a high value such as 100000000 measures the limit's cost), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
+ * sends everything; a high value such as 1000000 measures the limit's cost), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
  * (a V8 CPU profile of each server process), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
  * driven too, as `base`, from its sources, and compared with ours).
