@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Pool } from 'pg';
 import type { Push, VersionReport } from '@secret-push/sdk/generated';
 import { ApiError, versionReport as reportOf } from '@secret-push/sdk/rules';
 import { createAccountService, type AccountService } from './account/account-service.js';
@@ -63,6 +64,16 @@ export interface CoreOptions {
   logger?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   /** Size of the connection pool (default 10). */
   poolMax?: number;
+  /** Where the sweeper's runs and the pool's use are counted (the server's Prometheus metrics). Default: nowhere. */
+  metrics?: CoreMetrics;
+}
+
+/** What the core reports to the metrics (counts and times only). */
+export interface CoreMetrics {
+  sweepRan(result: { erasedPushes: number; erasedFiles: number; purgedPushes: number }): void;
+  sweepFailed(): void;
+  /** Reports the pool's connections on every scrape and times each wait for a connection. */
+  observePool(pool: Pool): void;
 }
 
 function applicationVersion(): string {
@@ -85,7 +96,9 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const keyring = createKeyring(settings.masterKeys);
   await migrateDatabase(settings.databaseUrl);
   const orm = await openOrm(settings.databaseUrl, { poolMax: opts.poolMax });
-  const db = poolDb(await nativePool(orm));
+  const pool = await nativePool(orm);
+  opts.metrics?.observePool(pool);
+  const db = poolDb(pool);
   const skewMs = await databaseClockSkewMs(async () => Number((await db.query(CLOCK, {}))[0]!.ms));
   if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) {
     opts.logger?.warn({ skew_ms: skewMs }, "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit");
@@ -127,7 +140,14 @@ function startSweeper(
   let closed = false;
   const once = (now?: Date) =>
     guard(async () => {
-      const result = await sweepOnce(now ?? new Date());
+      let result: Awaited<ReturnType<typeof sweepOnce>>;
+      try {
+        result = await sweepOnce(now ?? new Date());
+      } catch (err) {
+        opts.metrics?.sweepFailed();
+        throw err;
+      }
+      opts.metrics?.sweepRan(result);
       if (result.erasedPushes + result.erasedFiles + result.purgedPushes > 0) opts.logger?.info(result, 'sweep');
       return result;
     });

@@ -25,6 +25,7 @@ import { versionHandler } from './handlers/version-handler.js';
 import { state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
 import type { Handler, Handlers, HandlerRequest, OperationId, Reply } from './operations.js';
+import { closeAfterReply } from './close-after-reply.js';
 
 export interface ApiEdgeOptions {
   logger: Logger;
@@ -128,7 +129,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
         for (const name of Object.keys(query)) if (!declared?.has(name)) delete query[name];
         s.auth = TOKEN_IGNORED.has(c.operation.operationId ?? '') ? ANONYMOUS : await authenticate(core, credentialOf(req));
         if (c.operation.requestBody) await readRequestBody(c, req, res, bodyLimits(settings, s.auth));
-        else if (hasBody(req)) res.setHeader('Connection', 'close'); // a body nobody reads: do not keep the connection for it
+        else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
       },
       postSecurityHandler: async (c: Context, req: Request, res: Response) => {
         const s = apiState(res);
@@ -151,11 +152,11 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions): ApiEdge {
       },
       notFound: async (_c: Context, req: Request, res: Response) => {
         state(res).route = 'no_route';
-        if (hasBody(req)) res.setHeader('Connection', 'close');
+        if (hasBody(req)) closeAfterReply(req, res);
         throw new ApiError('no_route', 'No such API route.');
       },
       methodNotAllowed: async (c: Context, req: Request, res: Response) => {
-        if (hasBody(req)) res.setHeader('Connection', 'close');
+        if (hasBody(req)) closeAfterReply(req, res);
         const match = routes.match(req.method, c.request.path);
         const allow = match.kind === 'method_not_allowed' ? match.allow : [];
         state(res).route = match.kind === 'method_not_allowed' ? match.path : 'no_route';
@@ -247,7 +248,7 @@ async function readRequestBody(c: Context, req: Request, res: Response, limits: 
     c.request.requestBody = value;
     s.bodyDigest = digest;
   } catch (error) {
-    res.setHeader('Connection', 'close');
+    closeAfterReply(req, res);
     throw error;
   }
 }

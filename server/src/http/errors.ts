@@ -8,6 +8,7 @@ import type { Response } from 'express';
 import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
 import { isConnectionError } from '../db/database-errors.js';
 import { UnstorableTextError } from '../db/sql.js';
+import { state } from './middleware.js';
 
 export { ApiError };
 
@@ -53,6 +54,7 @@ export function sendError(res: Response, error: ApiError, requestId: string | un
     return;
   }
   for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, value);
+  state(res).errorCode = error.code;
   res.status(error.status).json(errorBody(error, requestId));
 }
 

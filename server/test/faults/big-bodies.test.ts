@@ -1,22 +1,19 @@
 /**
- * Fault test on a real server process: anonymous callers send bodies of 140 MB, three at a time, with and without a
+ * Fault test on a real server process (the compiled server): anonymous callers send bodies of 140 MB, three at a time, with and without a
  * declared length, to the create operation, to an unknown route and with a wrong method. Every one is answered (413,
  * 404, 405) long before it is sent in full, and the server's resident memory stays within 150 MB of where it started.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../../src/config/settings.js';
-import { freePort } from '../../src/db/embedded.js';
 import { createTestDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
+import { startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
 
 const BODY = 140 * 1024 * 1024;
 const CHUNK = Buffer.alloc(1024 * 1024, 0x61);
 
 let db: TestDatabase;
-let server: ChildProcess;
+let server: ServerProcess;
 let base: string;
 
 function rssMb(pid: number): number {
@@ -26,43 +23,19 @@ function rssMb(pid: number): number {
 
 beforeAll(async () => {
   db = await createTestDatabase('sp_bodies');
-  const port = await freePort();
-  server = spawn(process.execPath, ['--conditions=@secret-push/source', '--import', 'tsx', path.join(repoRoot, 'server/src/main.ts')], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: db.url,
-      PORT: String(port),
-      PWPUSH_HOST: '127.0.0.1',
-      PWPUSH_ENV: 'test',
-      PWPUSH_LOG_LEVEL: 'warn',
-      PWPUSH_RATE_LIMIT_PER_MINUTE: '0',
-      PWPUSH_MASTER_KEY: TEST_KEY_A.key.toString('hex'),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  // The compiled server, as `npm start` runs it, with one process (the one whose memory is measured).
+  server = await startCompiledServer({
+    DATABASE_URL: db.url,
+    PWPUSH_WORKERS: '1',
+    PWPUSH_LOG_LEVEL: 'warn',
+    PWPUSH_RATE_LIMIT_PER_MINUTE: '0',
+    PWPUSH_MASTER_KEY: TEST_KEY_A.key.toString('hex'),
   });
-  base = `http://127.0.0.1:${port}`;
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-    const seen = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('listening on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    server.stdout!.on('data', seen);
-    server.stderr!.on('data', seen);
-    server.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
-  });
+  base = server.baseUrl;
 }, 120_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-  }
+  await server?.stop();
   await db?.drop();
 });
 
@@ -96,7 +69,7 @@ function flood(method: string, p: string, declared: boolean): Promise<{ status: 
 
 describe('big bodies from anonymous callers', () => {
   it('are refused before they are read, three at a time, and leave memory where it was', async () => {
-    const before = rssMb(server.pid!);
+    const before = rssMb(server.child.pid!);
     for (const declared of [true, false]) {
       const answers = await Promise.all([flood('POST', '/api/v2/pushes', declared), flood('POST', '/api/v2/pushes', declared), flood('POST', '/api/v2/pushes', declared)]);
       expect(answers.map((a) => a.status), `declared ${declared}`).toEqual([413, 413, 413]);
@@ -105,7 +78,7 @@ describe('big bodies from anonymous callers', () => {
     }
     const others = await Promise.all([flood('POST', '/nope', true), flood('POST', '/api/v2/nope', false), flood('DELETE', '/api/v2/version', true)]);
     expect(others.map((a) => a.status)).toEqual([404, 404, 405]);
-    const after = rssMb(server.pid!);
+    const after = rssMb(server.child.pid!);
     expect(after - before, `RSS ${before.toFixed(0)} → ${after.toFixed(0)} MB`).toBeLessThan(150);
     // The server still works.
     const created = await fetch(`${base}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"push":{"payload":"fine"}}' });

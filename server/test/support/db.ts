@@ -106,6 +106,10 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     enableSignups: true,
     sessionLifetimeHours: 24,
     loginAttemptsPer15Minutes: 5,
+    workers: 1,
+    databasePoolSize: 10,
+    metricsEnabled: false,
+    metricsToken: null,
     ...overrides,
   };
 }
