@@ -49,7 +49,7 @@ describe('the OpenAPI contract', () => {
       ['createPush', 'downloadPushFile', 'expirePush', 'getPush', 'getPushAudit', 'getVersion', 'listActivePushes', 'listExpiredPushes', 'previewPush'].sort(),
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
-    expect(statuses('createPush')).toEqual(['201', '400', '401', '413', '422', '429', '500', '503']);
+    expect(statuses('createPush')).toEqual(['201', '400', '401', '409', '413', '422', '429', '500', '503']);
     expect(statuses('getPush')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
     expect(statuses('expirePush')).toEqual(['200', '401', '403', '404', '429', '500', '503']);
     expect(statuses('getPushAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
@@ -99,6 +99,57 @@ describe('the OpenAPI contract', () => {
     expect(ok({ payload: 'x', expire_after_days: 0 })).toBe(false);
     expect(ok({ payload: 'x', expire_after_views: 101 })).toBe(false);
     expect(ok({ payload: 'x', some_other_dialect_field: 1 })).toBe(true); // unknown properties are ignored
+  });
+
+  it('skips the plaintext-only checks for end-to-end encrypted pushes and checks the envelopes\' form instead', () => {
+    const ok = (push: Json) => v.validateComponent('PushInput', push).valid;
+    const marker = { scheme: 'aes-256-gcm', version: 1 };
+    const envelope = (chars: number) => `spe1.${'A'.repeat(chars)}`;
+    const created = v.deref<Json>({ $ref: '#/components/examples/CreateEncryptedTextRequest' }).value.push;
+    expect(ok(created)).toBe(true);
+    // The URL shape and the QR length are the client's to check; the envelope's form is the server's.
+    expect(ok({ kind: 'url', payload: envelope(60), client_encryption: marker })).toBe(true);
+    expect(ok({ kind: 'url', payload: envelope(60) })).toBe(false); // an ordinary URL push keeps its rule
+    expect(ok({ kind: 'url', payload: envelope(60), client_encryption: null })).toBe(false); // null is ordinary
+    expect(ok({ kind: 'qr', payload: envelope(5499), client_encryption: marker })).toBe(true);
+    expect(ok({ kind: 'qr', payload: envelope(5500), client_encryption: marker })).toBe(false);
+    expect(ok({ kind: 'qr', payload: envelope(1100) })).toBe(false);
+    expect(ok({ kind: 'url', client_encryption: marker })).toBe(false); // still needs a payload
+    // Plaintext sent with the marker is refused, so a client bug cannot store a secret the server thinks it cannot read.
+    expect(ok({ payload: 'correct horse battery staple', client_encryption: marker })).toBe(false);
+    expect(ok({ payload: envelope(37), client_encryption: marker })).toBe(false); // shorter than IV + tag
+    expect(ok({ payload: `${envelope(40)}=`, client_encryption: marker })).toBe(false); // base64url has no padding
+    // The 1 MiB limit applies to the ciphertext.
+    expect(ok({ payload: envelope(1048576 - 5), client_encryption: marker })).toBe(true);
+    expect(ok({ payload: envelope(1048576 - 4), client_encryption: marker })).toBe(false);
+    const file = v.deref<Json>({ $ref: '#/components/examples/CreateEncryptedFileRequest' }).value.push;
+    expect(ok(file)).toBe(true);
+    expect(ok({ ...file, files: [{ ...file.files[0], filename: 'id_ed25519' }] })).toBe(false);
+    expect(ok({ ...file, files: [{ ...file.files[0], content: 'LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0K' }] })).toBe(false);
+    expect(ok({ ...file, files: [{ ...file.files[0], filename: envelope(251) }] })).toBe(false); // 256 > 255
+    // Unknown schemes and versions are refused (a client must not believe the server could keep a promise it does not know).
+    expect(ok({ ...created, client_encryption: { scheme: 'aes-256-gcm', version: 2 } })).toBe(false);
+    expect(ok({ ...created, client_encryption: { scheme: 'xchacha20-poly1305', version: 1 } })).toBe(false);
+    expect(ok({ ...created, client_encryption: { ...marker, key: 'no' } })).toBe(false);
+  });
+
+  it('returns the encryption marker in every push record and reports the feature in the version report', () => {
+    const schemas = (v.document as Json).components.schemas;
+    expect(Object.keys(schemas.Push.properties)).toContain('client_encryption');
+    expect(Object.keys(schemas.PreviewResponse.properties)).toContain('client_encryption');
+    for (const name of ['CreatedTextPush', 'RetrievedFilePush', 'ExpiredPush', 'DeletedPush']) {
+      expect(v.deref<Json>({ $ref: `#/components/examples/${name}` }).value.client_encryption, name).toBeNull();
+    }
+    const feature = (f: Json) => v.validateComponent('ClientEncryptionFeature', f).valid;
+    const schemes = [{ scheme: 'aes-256-gcm', version: 1 }];
+    expect(feature({ enabled: true, default: false, required: false, schemes })).toBe(true);
+    expect(feature({ enabled: false, default: false, required: false, schemes: [] })).toBe(true);
+    expect(feature({ enabled: true, default: true, required: true, schemes })).toBe(true);
+    expect(feature({ enabled: true, default: false, required: true, schemes })).toBe(false); // required implies default
+    expect(feature({ enabled: false, default: true, required: false, schemes })).toBe(false); // default implies enabled
+    expect(feature({ enabled: true, default: false, required: false, schemes: [] })).toBe(false);
+    const version = v.deref<Json>({ $ref: '#/components/examples/Version' }).value;
+    expect(version.features.pushes.client_encryption).toMatchObject({ enabled: true, schemes });
   });
 
   it('keeps the bundled spec and the generated SDK up to date', () => {
@@ -159,7 +210,8 @@ describe('forms, durations and 422 messages (issue 11)', () => {
   it('names one form field push[<field>] for every PushInput field, files only as multipart parts', () => {
     const fields = Object.keys(schemas.PushInput.properties);
     const urlencoded = Object.keys(schemas.CreatePushUrlencoded.properties);
-    expect(urlencoded).toEqual(fields.filter((f) => f !== 'files').map((f) => `push[${f}]`));
+    // client_encryption is JSON-only (PushInput.client_encryption says so): end-to-end encrypted pushes are sent as JSON.
+    expect(urlencoded).toEqual(fields.filter((f) => f !== 'files' && f !== 'client_encryption').map((f) => `push[${f}]`));
     const multipart = schemas.CreatePushMultipart.allOf as Json[];
     expect(multipart[0]!.$ref).toBe('#/components/schemas/CreatePushUrlencoded');
     expect(Object.keys(multipart[1]!.properties)).toEqual(['push[files][]']);
@@ -186,7 +238,8 @@ describe('forms, durations and 422 messages (issue 11)', () => {
 
   it('names the first failing field and its message in the error of every 422 example, errors in PushInput order', () => {
     const order = Object.keys(schemas.PushInput.properties);
-    const examples = namedExamples(v).filter((e) => e.part === '422');
+    // validation_failed ones (a 422 idempotency_key_reused names no field).
+    const examples = namedExamples(v).filter((e) => e.part === '422' && (e.value as { code?: string }).code === 'validation_failed');
     expect(examples.map((e) => e.name)).toEqual(expect.arrayContaining(['ErrValidation', 'ErrDurationConflict', 'ErrDurationOutOfRange', 'ErrDurationTooShort']));
     for (const { where, value } of examples) {
       const body = value as { error: string; errors: Record<string, string[]> };

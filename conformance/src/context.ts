@@ -50,6 +50,10 @@ export interface Features {
     qr_code_pushes: { enabled: boolean };
     /** Absent on servers that ignore `expire_after_duration`. */
     expire_after_duration?: { enabled: boolean; min: number; values: number[] };
+    /** Absent on servers without idempotent creates (the reference). */
+    idempotency_keys?: { enabled: boolean; lifetime_hours: number };
+    /** End-to-end encrypted pushes; absent on instances that do not know them. */
+    client_encryption?: { enabled: boolean; default: boolean; required: boolean; schemes: { scheme: string; version: number }[] };
   };
 }
 

@@ -18,6 +18,8 @@ export const AREAS = [
   'REC',
   'DUR',
   'V1',
+  'IDEM',
+  'E2E',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -39,6 +41,8 @@ export const AREA_TITLES: Record<Area, string> = {
   REC: 'push records',
   DUR: 'durations',
   V1: 'legacy API v1',
+  IDEM: 'idempotent creates',
+  E2E: 'end-to-end encrypted pushes',
 };
 
 /**
@@ -63,7 +67,12 @@ export type Need =
   | 'maxBodyBytes' // --max-body-bytes (the instance's request body limit)
   | 'duration' // the report says expire_after_duration is honoured (features.pushes.expire_after_duration)
   | 'durationNarrowed' // … and the instance refuses some of its values
-  | 'v1'; // GET /api/v1/version.json answers a v1 report (the legacy API v1 is served)
+  | 'v1' // GET /api/v1/version.json answers a v1 report (the legacy API v1 is served)
+  | 'idempotency' // the instance reports features.pushes.idempotency_keys enabled
+  | 'clientEncryptionReported' // the version report has features.pushes.client_encryption
+  | 'clientEncryption' // … and says end-to-end encrypted pushes are enabled
+  | 'clientEncryptionRequired' // … and says they are required (ordinary pushes refused)
+  | 'clientEncryptionOff'; // … and says they are off
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

@@ -9,6 +9,8 @@ import { httpHeaders } from './requirements/http.js';
 import { records } from './requirements/records.js';
 import { durations } from './requirements/durations.js';
 import { legacyV1 } from './requirements/v1.js';
+import { idempotency } from './requirements/idempotency.js';
+import { endToEnd } from './requirements/e2e.js';
 
 export const REQUIREMENTS: Requirement[] = [
   ...version,
@@ -29,6 +31,8 @@ export const REQUIREMENTS: Requirement[] = [
   ...records,
   ...durations,
   ...legacyV1,
+  ...idempotency,
+  ...endToEnd,
 ];
 
 export interface RunOutput {
@@ -95,10 +99,27 @@ function gate(need: Need, options: Options, f: Features, instance: Instance): { 
         : { status: 'skip', reason: 'instance accepts every expire_after_duration value' };
     case 'v1':
       return instance.v1 ? null : { status: 'skip', reason: 'instance serves no v1 API (GET /api/v1/version.json answered no v1 report)' };
+    case 'idempotency':
+      return p.idempotency_keys?.enabled
+        ? null
+        : { status: 'skip', reason: 'instance does not report idempotency_keys enabled' };
     case 'kindDisabled':
       return p.file_attachments.enabled && p.url_pushes.enabled && p.qr_code_pushes.enabled
         ? { status: 'skip', reason: 'instance enables every kind' }
         : null;
+    case 'clientEncryptionReported':
+      return p.client_encryption ? null : { status: 'skip', reason: 'instance does not report features.pushes.client_encryption' };
+    case 'clientEncryption':
+      if (!p.client_encryption) return { status: 'skip', reason: 'instance does not report features.pushes.client_encryption' };
+      return p.client_encryption.enabled ? null : { status: 'skip', reason: 'instance reports end-to-end encrypted pushes disabled' };
+    case 'clientEncryptionRequired':
+      return p.client_encryption?.required
+        ? null
+        : { status: 'skip', reason: 'instance does not require end-to-end encryption (applies only when it does)' };
+    case 'clientEncryptionOff':
+      return p.client_encryption && !p.client_encryption.enabled
+        ? null
+        : { status: 'skip', reason: 'instance does not report end-to-end encryption off (applies only when it does)' };
   }
 }
 

@@ -125,6 +125,8 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
       deletable_by_viewer: p.deletable_by_viewer,
       retrieval_step: p.retrieval_step,
       passphrase_protected: p.passphrase !== null,
+      // End-to-end encrypted pushes are not implemented (the version report does not offer them).
+      client_encryption: null,
       json_url: `${base}/api/v2/pushes/${p.url_token}`,
       html_url: `${base}/p/${p.url_token}${p.retrieval_step ? '/r' : ''}`,
     };
@@ -372,7 +374,7 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
         p.views += 1;
         if (p.views >= p.expire_after_views) expire(p, now, false);
       }
-      return { status: 200, body: { url: record(p, now).html_url } };
+      return { status: 200, body: { url: record(p, now).html_url, client_encryption: null } };
     }
 
     if (sub === 'audit') {

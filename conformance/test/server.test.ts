@@ -1,7 +1,8 @@
 /**
  * Target 1: our own server (createApp over createCore on a fresh database). Every requirement must pass, or be an
  * honest skip / not-run; nothing may fail. Two instances: the defaults (anonymous on, every kind enabled) and a
- * locked-down one (anonymous off, url and qr disabled) so the gated requirements run too.
+ * locked-down one (anonymous off, url and qr disabled) so the gated requirements run too; then the E2E class alone
+ * on instances where client encryption is required and off.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMAIL_A, EMAIL_B, startOurServer, type Instance } from './support/our-server.js';
@@ -69,5 +70,32 @@ describe.each([
     expect(notRun.map((r) => r.id)).toEqual(expectedNotRun);
     for (const r of notRun) expect(r.reason).toMatch(/needs --max-body-bytes/);
     expect(run.results.filter((r) => r.status === 'pass').length).toBeGreaterThan(50);
+  });
+});
+
+// The operator's other choices for end-to-end encrypted pushes: `required` refuses every ordinary push (so only the
+// E2E class is run there: the other classes make ordinary pushes on purpose) and `off` refuses encrypted ones.
+describe.each([
+  { name: 'required', clientEncryption: { enabled: true, default: true, required: true }, decisive: 'E2E-009', passing: 10 },
+  { name: 'off', clientEncryption: { enabled: false, default: false, required: false }, decisive: 'E2E-010', passing: 2 },
+])('the E2E class against our server (client encryption $name)', ({ clientEncryption, decisive, passing }) => {
+  let instance: Instance;
+  let run: RunOutput;
+
+  beforeAll(async () => {
+    instance = await startOurServer({ clientEncryption });
+    run = await runSuite({ baseUrl: instance.baseUrl, token: instance.tokenA, tokenB: instance.tokenB, profile: 'full', only: ['E2E'] });
+    if (process.env.CONFORMANCE_PRINT) console.log(formatTable(run, 140));
+  }, 170_000);
+
+  afterAll(async () => {
+    await instance?.close();
+  });
+
+  it(`fails nothing and runs ${decisive}`, () => {
+    expect(failures(run)).toEqual([]);
+    expect(run.results.find((r) => r.id === decisive)?.status).toBe('pass');
+    expect(run.results.filter((r) => r.status === 'pass').length).toBe(passing);
+    expect(run.results.every((r) => r.id.startsWith('E2E-'))).toBe(true);
   });
 });

@@ -70,7 +70,7 @@ describe('contract validation', () => {
       expires_at: '2026-11-28T08:00:00.000Z', expire_after_days: 7, expire_after_views: 5, days_remaining: 7,
       expire_after_duration: 12, expire_after_seconds: 604_800, seconds_remaining: 604_800,
       views_remaining: 4, deletable_by_viewer: true, retrieval_step: false, passphrase_protected: false,
-      json_url: 'https://h/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c', html_url: 'https://h/p/k7mz4qv2xw5nrt3hbj6ypa2c',
+      client_encryption: null, json_url: 'https://h/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c', html_url: 'https://h/p/k7mz4qv2xw5nrt3hbj6ypa2c',
       payload: 'x', files: [],
     };
     expect(contract.validate('getPush', 200, json(), JSON.stringify(push))).toEqual([]);

@@ -3,6 +3,8 @@
  * API; both made by `npm run bundle`), read once per process. Tools that change what they are given (openapi-backend
  * dereferences in place) take a copy with `bundledDocument()` / `bundledV1Document()`.
  */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import bundled from '../bundled/openapi.json' with { type: 'json' };
 import bundledV1 from '../bundled/openapi-v1.json' with { type: 'json' };
@@ -11,8 +13,23 @@ import type { Json } from './refs.js';
 
 const document = bundled as unknown as Json;
 
+/**
+ * A file of `bundled/`: beside this source file, else (this code compiled into another package's bundle, e.g. the
+ * server's build) through the package's own export; the path beside the code when neither exists (a packed tool
+ * that carries the document inside it checks for that).
+ */
+function bundledFile(name: string): string {
+  const beside = fileURLToPath(new URL(`../bundled/${name}`, import.meta.url));
+  if (existsSync(beside)) return beside;
+  try {
+    return createRequire(import.meta.url).resolve(`@secret-push/contract/bundled/${name}`);
+  } catch {
+    return beside;
+  }
+}
+
 /** Where the bundle lives in the repository (for tools that read files: Prism, the docs page). */
-export const BUNDLED_SPEC_PATH = fileURLToPath(new URL('../bundled/openapi.json', import.meta.url));
+export const BUNDLED_SPEC_PATH = bundledFile('openapi.json');
 
 /** A deep copy of the bundled document. */
 export function bundledDocument(): Json {

@@ -25,18 +25,33 @@ import type {
   PushRetrieval,
   VersionReport,
 } from './generated/types.gen.js';
+import { importKey } from './e2e/envelope.js';
+import { buildShareLink, parseShareLink } from './e2e/link.js';
+import {
+  isEndToEnd,
+  isOpenedFile,
+  isSealedFile,
+  isSupportedScheme,
+  markSealed,
+  openFile,
+  openPush,
+  type SealedPush,
+  sealPush,
+} from './e2e/seal.js';
 import {
   errorFromResponse,
+  MissingKeyError,
   NetworkError,
   parseRetryAfter,
   RequestAbortedError,
   SecretPushError,
   TimeoutError,
   UnexpectedResponseError,
+  UnsupportedEncryptionError,
 } from './errors.js';
-import { type FileInput, toFileUpload } from './files.js';
+import { type CreatePushParams, toFileUpload } from './files.js';
 import { iteratePages, type Page, pageFromResponse } from './pagination.js';
-import { formCanCarry, pushFormData } from './upload.js';
+import { formCanCarry, multipartBody } from './upload.js';
 
 export interface SecretPushClientOptions {
   /** The installation's origin, e.g. `https://pwpush.example.org` (without `/api/v2`). */
@@ -64,13 +79,42 @@ export interface RequestOptions {
   timeoutMs?: number | undefined;
 }
 
-export interface RetrieveOptions extends RequestOptions {
+export interface RetrieveLinkOptions extends RequestOptions {
   /** Sent in the `X-Passphrase` header, never in the query string. */
   passphrase?: string | undefined;
 }
 
-/** `createPush`'s input: the spec's `PushInput`, with files given as bytes, Blobs or encoded uploads. */
-export type CreatePushParams = Omit<PushInput, 'files'> & { files?: FileInput[] | undefined };
+export interface RetrieveOptions extends RetrieveLinkOptions {
+  /**
+   * The key of an end-to-end encrypted push (the `k` of its link's fragment, or a CryptoKey). Needed to open such
+   * a push; given for an ordinary push, the retrieval is refused (`DecryptionError`, `not_encrypted`).
+   */
+  key?: string | CryptoKey | undefined;
+}
+
+export interface CreatePushOptions extends RequestOptions {
+  /**
+   * Encrypt the payload, the file names and the file bytes here, with a new random key that only the returned
+   * `shareLink` carries (in its fragment); the server stores envelopes it cannot open. Default false.
+   */
+  endToEnd?: boolean | undefined;
+  /**
+   * The Idempotency-Key sent with the create (default: a new random UUID per call). The server answers a repeat of
+   * the same key and body with the push the first request made, so the client retries a create safely; pass your own
+   * key to make a create you repeat later (another process, after a crash) safe too.
+   */
+  idempotencyKey?: string | undefined;
+}
+
+/** The created push (owner view) and the link to give the recipient. */
+export type CreatedPush = PushOwner & {
+  /**
+   * The link to share: `html_url`, plus `#k=<key>` for an end-to-end encrypted push. Not enumerable, so logging
+   * or serialising the record never writes the key (read it explicitly).
+   */
+  readonly shareLink: string;
+};
+
 
 /** An async iterable list whose `page(n)` reads one page. */
 export interface PagedList<T, Args extends unknown[] = []> {
@@ -79,10 +123,27 @@ export interface PagedList<T, Args extends unknown[] = []> {
 }
 
 export interface SecretPushClient {
-  /** Creates a push (201). Never retried automatically. */
-  createPush(params: CreatePushParams, options?: RequestOptions): Promise<PushOwner>;
-  /** Retrieves a push: counts as a view. Never retried automatically. */
+  /**
+   * Creates a push (201); with `{ endToEnd: true }` encrypts it here first (after one look at the version report,
+   * per client, that the instance accepts the scheme). The result's `shareLink` is the link to give the
+   * recipient. Sent with an Idempotency-Key, so it is retried on a network error, a timeout, 409, 429 and 503 with
+   * the same key: a retry never makes a second push.
+   */
+  createPush(params: CreatePushParams, options?: CreatePushOptions): Promise<CreatedPush>;
+  /**
+   * Retrieves a push: counts as a view. Never retried automatically. An end-to-end encrypted push is opened with
+   * `options.key` (plaintext payload, real file names); without a key it throws `MissingKeyError`, whose `body`
+   * is the record as retrieved (envelopes), so the view is not lost.
+   */
   retrievePush(urlToken: string, options?: RetrieveOptions): Promise<PushRetrieval>;
+  /**
+   * Retrieves the push a share link points to (`{base}/p/<token>[/r][#k=<key>]`; only its path and fragment are
+   * read, the request goes to the client's `baseUrl`): counts as a view. With a key in the fragment the push is
+   * opened (it must be end-to-end encrypted). Without one, a preview (no view) first checks that the push is not
+   * encrypted, so a link that lost its key throws `MissingKeyError` without spending a view. The key is never
+   * sent.
+   */
+  retrieveLink(link: string, options?: RetrieveLinkOptions): Promise<PushRetrieval>;
   /** The shareable link, without a view. */
   previewPush(urlToken: string, options?: RequestOptions): Promise<PreviewResponse>;
   /** Expires a push now (owner, or anyone when `deletable_by_viewer`). */
@@ -95,7 +156,12 @@ export interface SecretPushClient {
   expiredPushes: PagedList<PushOwner>;
   /** The instance's version and features. */
   version(options?: RequestOptions): Promise<VersionReport>;
-  /** The bytes of a retrieved file, through its signed link (valid 5 minutes). Does not count as a view. */
+  /**
+   * The bytes of a retrieved file, through its signed link (valid 5 minutes). Does not count as a view. A file of
+   * an opened end-to-end encrypted push (from `retrieveLink`, or `retrievePush` with a key; the file object, a
+   * copy of it, or its `url`) is decrypted, and its `filename` is already the real name; one of an encrypted push
+   * retrieved without a key throws `MissingKeyError`. The link of a push retrieved by other means downloads as is.
+   */
   downloadFile(file: PushFile | string, options?: RequestOptions): Promise<Uint8Array>;
   /** The generated hey-api client underneath, for anything the facade does not cover. */
   readonly raw: Client;
@@ -109,48 +175,46 @@ interface GeneratedResult {
 
 type GeneratedCall = (extra: { client: Client; signal: AbortSignal }) => Promise<GeneratedResult>;
 
+type Retry = 'safe' | 'idempotent' | 'never';
+
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RETRIES = 2;
 const DEFAULT_MAX_RETRY_WAIT_MS = 10_000;
 const DOWNLOAD_PATH = /\/api\/v2\/pushes\/([^/?#]+)\/files\/([^/?#]+)$/;
 
-export function createSecretPushClient(options: SecretPushClientOptions): SecretPushClient {
-  if (!options || typeof options.baseUrl !== 'string' || !/^https?:\/\//i.test(options.baseUrl)) {
-    throw new TypeError('createSecretPushClient: baseUrl must be an absolute http(s) URL');
-  }
-  const baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v2$/, '');
-  const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxRetries = Math.max(0, options.maxRetries ?? DEFAULT_MAX_RETRIES);
-  const maxRetryWaitMs = Math.max(0, options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS);
-  const { token, email } = options;
+type Send = <T>(call: GeneratedCall, opts: RequestOptions | undefined, retry: Retry) => Promise<{ data: T; response: Response }>;
 
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (options.userAgent) headers['User-Agent'] = options.userAgent;
+/** One request through the generated client: timeout, abort signal, typed errors, and bounded retries of safe calls. */
+function createSender(raw: Client, policy: { defaultTimeout: number; maxRetries: number; maxRetryWaitMs: number }): Send {
+  const { defaultTimeout, maxRetries, maxRetryWaitMs } = policy;
 
-  const raw = createClient({
-    baseUrl,
-    headers,
-    // Resolve at call time so a replaced globalThis.fetch (msw, test doubles) is honoured.
-    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-    // The generated operations list the bearer scheme and the legacy pair; send one of them.
-    auth: (scheme: Auth) => {
-      if (!token) return undefined;
-      if (scheme.scheme === 'bearer') return email ? undefined : token;
-      if (scheme.name === 'X-User-Email') return email || undefined;
-      if (scheme.name === 'X-User-Token') return email ? token : undefined;
-      return undefined;
-    },
-  });
-
-  async function send<T>(call: GeneratedCall, opts: RequestOptions | undefined, retryable: boolean): Promise<{ data: T; response: Response }> {
+  /**
+   * One call, with retries by kind: `safe` operations (reads) on 429 and 503; `idempotent` ones (a create with its
+   * Idempotency-Key) also after a network error, a timeout and 409 (the first request with the key still running);
+   * `never` (views, expiry) not at all.
+   */
+  async function send<T>(call: GeneratedCall, opts: RequestOptions | undefined, retry: Retry): Promise<{ data: T; response: Response }> {
     for (let attempt = 0; ; attempt++) {
-      const result = await attemptOnce(call, opts);
+      let result: GeneratedResult;
+      try {
+        result = await attemptOnce(call, opts);
+      } catch (error) {
+        if (retry === 'idempotent' && error instanceof TimeoutError && attempt < maxRetries) continue;
+        throw error;
+      }
       const { response } = result;
-      if (!response) throw new NetworkError('network error: no response from the server', { cause: result.error });
+      if (!response) {
+        if (retry === 'idempotent' && attempt < maxRetries && !opts?.signal?.aborted) {
+          await sleep(Math.min(500 * 2 ** attempt, maxRetryWaitMs), opts?.signal);
+          continue;
+        }
+        throw new NetworkError('network error: no response from the server', { cause: result.error });
+      }
       if (!response.ok) {
         const error = errorFromResponse(response, result.error);
         const status = response.status;
-        if (retryable && (status === 429 || status === 503) && attempt < maxRetries) {
+        const retried = status === 429 || status === 503 || (retry === 'idempotent' && status === 409);
+        if (retry !== 'never' && retried && attempt < maxRetries) {
           const waitMs = retryDelayMs(response, result.error, attempt);
           if (waitMs <= maxRetryWaitMs) {
             await sleep(waitMs, opts?.signal);
@@ -210,9 +274,89 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     return seconds !== undefined ? seconds * 1000 : Math.min(500 * 2 ** attempt, maxRetryWaitMs);
   }
 
+  return send;
+}
+
+async function plainPushInput(params: CreatePushParams): Promise<PushInput> {
+  const { files, ...rest } = params;
+  const push: PushInput = { ...rest };
+  if (files !== undefined) push.files = await Promise.all(files.map(toFileUpload));
+  return push;
+}
+
+/** The created record with its `shareLink`; for an encrypted push, checks that the server kept it as one. */
+function withShareLink(data: PushOwner, sealed: SealedPush | undefined): CreatedPush {
+  if (sealed && !isSupportedScheme(data.client_encryption)) {
+    // The server stored the envelopes as an ordinary push: it does not know the feature.
+    throw new UnsupportedEncryptionError('the server did not keep the push as end-to-end encrypted (it does not support client_encryption)', {
+      code: 'not_supported_by_server',
+      body: data,
+    });
+  }
+  const shareLink = sealed ? buildShareLink(data.html_url, sealed.key) : data.html_url;
+  // Not enumerable: a logged or serialised record never carries the key.
+  return Object.defineProperty(data, 'shareLink', { value: shareLink, enumerable: false }) as CreatedPush;
+}
+
+/** Throws unless the version report says the instance accepts this SDK's scheme (so nothing is created in vain). */
+function requireEncryptionSupport(report: VersionReport): void {
+  const feature = report.features.pushes.client_encryption;
+  if (feature && !feature.enabled) {
+    throw new UnsupportedEncryptionError('end-to-end encrypted pushes are disabled on this instance', { code: 'disabled_on_instance' });
+  }
+  if (!feature || !feature.schemes.some(isSupportedScheme)) {
+    throw new UnsupportedEncryptionError('the server does not support end-to-end encrypted pushes (aes-256-gcm, version 1)', {
+      code: 'not_supported_by_server',
+    });
+  }
+}
+
+/** Opens a retrieved record with the key; without one, refuses an encrypted record instead of handing out envelopes. */
+async function afterRetrieval(data: PushRetrieval, key: CryptoKey | undefined): Promise<PushRetrieval> {
+  if (key !== undefined) return openPush(data, key);
+  if (isEndToEnd(data)) {
+    markSealed(data);
+    throw new MissingKeyError('the push is end-to-end encrypted and no key was given (the link has no #k=…)', {
+      code: 'missing_key',
+      body: data,
+    });
+  }
+  return data;
+}
+
+export function createSecretPushClient(options: SecretPushClientOptions): SecretPushClient {
+  if (!options || typeof options.baseUrl !== 'string' || !/^https?:\/\//i.test(options.baseUrl)) {
+    throw new TypeError('createSecretPushClient: baseUrl must be an absolute http(s) URL');
+  }
+  const baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v2$/, '');
+  const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxRetries = Math.max(0, options.maxRetries ?? DEFAULT_MAX_RETRIES);
+  const maxRetryWaitMs = Math.max(0, options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS);
+  const { token, email } = options;
+
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (options.userAgent) headers['User-Agent'] = options.userAgent;
+
+  const raw = createClient({
+    baseUrl,
+    headers,
+    // Resolve at call time so a replaced globalThis.fetch (msw, test doubles) is honoured.
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    // The generated operations list the bearer scheme and the legacy pair; send one of them.
+    auth: (scheme: Auth) => {
+      if (!token) return undefined;
+      if (scheme.scheme === 'bearer') return email ? undefined : token;
+      if (scheme.name === 'X-User-Email') return email || undefined;
+      if (scheme.name === 'X-User-Token') return email ? token : undefined;
+      return undefined;
+    },
+  });
+
+  const send = createSender(raw, { defaultTimeout, maxRetries, maxRetryWaitMs });
+
   function listPage(gen: typeof genListActivePushes) {
     return async (page: number, opts?: RequestOptions): Promise<Page<PushOwner>> => {
-      const { data, response } = await send<PushOwner[]>((x) => gen({ ...x, query: { page } }), opts, true);
+      const { data, response } = await send<PushOwner[]>((x) => gen({ ...x, query: { page } }), opts, 'safe');
       return pageFromResponse(data, page, response.headers, baseUrl);
     };
   }
@@ -226,7 +370,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     const { data, response } = await send<{ logs: AuditEntry[] }>(
       (x) => genGetPushAudit({ ...x, path: { url_token: urlToken }, query: { page } }),
       opts,
-      true,
+      'safe',
     );
     return pageFromResponse(data.logs, page, response.headers, baseUrl);
   };
@@ -235,61 +379,86 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     { page: auditPage },
   );
 
+  // Asked once per client, before the first encrypted create; a failed check is asked again next time.
+  let encryptionSupported: Promise<void> | undefined;
+  function checkEncryptionSupport(opts: RequestOptions | undefined): Promise<void> {
+    encryptionSupported ??= send<VersionReport>((x) => genGetVersion(x), opts, 'safe').then(({ data }) => requireEncryptionSupport(data));
+    encryptionSupported.catch(() => (encryptionSupported = undefined));
+    return encryptionSupported;
+  }
+
+  async function retrieve(urlToken: string, opts: RetrieveOptions | undefined): Promise<PushRetrieval> {
+    const passphrase = opts?.passphrase;
+    // A malformed key fails here, before the request that would spend a view.
+    const key = opts?.key === undefined ? undefined : await importKey(opts.key);
+    const { data } = await send<PushRetrieval>(
+      (x) =>
+        genGetPush({
+          ...x,
+          path: { url_token: urlToken },
+          ...(passphrase !== undefined ? { headers: { 'X-Passphrase': passphrase } } : {}),
+        }),
+      opts,
+      'never',
+    );
+    return afterRetrieval(data, key);
+  }
+
   return {
     raw,
     async createPush(params, opts) {
+      const sealed = opts?.endToEnd ? await sealPush(params) : undefined;
+      if (sealed) await checkEncryptionSupport(opts);
+      // One key for every attempt of this create: the server answers a repeat with the push the first one made.
+      const key = opts?.idempotencyKey ?? globalThis.crypto.randomUUID();
       const { files, ...rest } = params;
-      if (files !== undefined && files.length > 0 && formCanCarry(rest)) {
-        // Files as multipart parts (./upload.ts); the form is built per attempt, so a body is never reused.
+      if (!sealed && files !== undefined && files.length > 0 && formCanCarry(rest)) {
+        // Files as multipart parts (./upload.ts), encoded once: every attempt sends the same bytes under the key.
+        const form = await multipartBody(rest, files);
+        const headers = { 'Content-Type': form.contentType, 'Idempotency-Key': key };
         const { data } = await send<PushOwner>(
-          (x) =>
-            genCreatePush({
-              ...x,
-              body: pushFormData(rest, files) as never,
-              bodySerializer: null,
-              headers: { 'Content-Type': null },
-            }),
+          (x) => genCreatePush({ ...x, body: form.bytes as never, bodySerializer: null, headers }),
           opts,
-          false,
+          'idempotent',
         );
-        return data;
+        return withShareLink(data, undefined);
       }
-      const push: PushInput = { ...rest };
-      if (files !== undefined) push.files = await Promise.all(files.map(toFileUpload));
-      const { data } = await send<PushOwner>((x) => genCreatePush({ ...x, body: { push } }), opts, false);
-      return data;
+      const push = sealed ? sealed.push : await plainPushInput(params);
+      const headers = { 'Idempotency-Key': key };
+      const { data } = await send<PushOwner>((x) => genCreatePush({ ...x, body: { push }, headers }), opts, 'idempotent');
+      return withShareLink(data, sealed);
     },
-    async retrievePush(urlToken, opts) {
-      const passphrase = opts?.passphrase;
-      const { data } = await send<PushRetrieval>(
-        (x) =>
-          genGetPush({
-            ...x,
-            path: { url_token: urlToken },
-            ...(passphrase !== undefined ? { headers: { 'X-Passphrase': passphrase } } : {}),
-          }),
-        opts,
-        false,
-      );
-      return data;
+    retrievePush: retrieve,
+    async retrieveLink(link, opts) {
+      const { urlToken, key } = parseShareLink(link);
+      if (key === null) {
+        const preview = await send<PreviewResponse>((x) => genPreviewPush({ ...x, path: { url_token: urlToken } }), opts, 'safe');
+        if (isEndToEnd(preview.data)) {
+          throw new MissingKeyError('the push is end-to-end encrypted and the link has no key (#k=…); no view was spent', { code: 'missing_key' });
+        }
+      }
+      return retrieve(urlToken, { ...opts, key: key ?? undefined });
     },
     async previewPush(urlToken, opts) {
-      const { data } = await send<PreviewResponse>((x) => genPreviewPush({ ...x, path: { url_token: urlToken } }), opts, true);
+      const { data } = await send<PreviewResponse>((x) => genPreviewPush({ ...x, path: { url_token: urlToken } }), opts, 'safe');
       return data;
     },
     async expirePush(urlToken, opts) {
       // Not retried (not a safe operation): after a lost answer a repeat would only report the already-expired record.
-      const { data } = await send<Push>((x) => genExpirePush({ ...x, path: { url_token: urlToken } }), opts, false);
+      const { data } = await send<Push>((x) => genExpirePush({ ...x, path: { url_token: urlToken } }), opts, 'never');
       return data;
     },
     audit,
     activePushes: pagedList(listPage(genListActivePushes)),
     expiredPushes: pagedList(listPage(genListExpiredPushes as typeof genListActivePushes)),
     async version(opts) {
-      const { data } = await send<VersionReport>((x) => genGetVersion(x), opts, true);
+      const { data } = await send<VersionReport>((x) => genGetVersion(x), opts, 'safe');
       return data;
     },
     async downloadFile(file, opts) {
+      if (isSealedFile(file)) {
+        throw new MissingKeyError('this file is end-to-end encrypted and its push was retrieved without a key', { code: 'missing_key' });
+      }
       const link = new URL(typeof file === 'string' ? file : file.url, baseUrl);
       const match = DOWNLOAD_PATH.exec(link.pathname);
       const token = link.searchParams.get('token');
@@ -306,9 +475,10 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
             parseAs: 'arrayBuffer',
           }),
         opts,
-        true,
+        'safe',
       );
-      return new Uint8Array(data);
+      const bytes = new Uint8Array(data);
+      return isOpenedFile(file) ? openFile(file, bytes) : bytes;
     },
   };
 }

@@ -88,6 +88,33 @@ export class TimeoutError extends NetworkError {}
 /** The caller's `AbortSignal` aborted the request. */
 export class RequestAbortedError extends SecretPushError {}
 
+/**
+ * A failure of end-to-end encryption on this side (no HTTP status). Messages never contain a key, a link, a
+ * plaintext or a ciphertext. `body` holds the push record when one arrived (its payload and names are envelopes),
+ * so the view it cost is not lost: open it later with `openPush(body, key)`.
+ */
+export class EndToEndError extends SecretPushError {}
+/**
+ * The push is end-to-end encrypted and no usable key was given: the link has no `#k=…` (`missing_key`), or its key
+ * is not 32 bytes of base64url, e.g. a link cut short when copied (`invalid_key`).
+ */
+export class MissingKeyError extends EndToEndError {}
+/**
+ * The key does not open the push, or its data was altered, moved or swapped (`decryption_failed`); an envelope is
+ * malformed (`malformed_envelope`); or the link carries a key but the push is not marked as encrypted, so its text
+ * cannot be trusted as the sender's (`not_encrypted`). Nothing of the plaintext is returned.
+ */
+export class DecryptionError extends EndToEndError {}
+/**
+ * A scheme or envelope version this SDK does not know (`unsupported_scheme`); no WebCrypto in this runtime
+ * (`no_webcrypto`: browsers need a secure context, https or localhost); an instance whose version report does not
+ * offer the scheme (`not_supported_by_server`) or turned it off (`disabled_on_instance`), both before anything is
+ * created; or a server that did not keep the `client_encryption` marker of a push just created
+ * (`not_supported_by_server` with `body` the created record, which holds only ciphertext: expire it with
+ * `expirePush(body.url_token)`).
+ */
+export class UnsupportedEncryptionError extends EndToEndError {}
+
 /** Parses `Retry-After` (delta-seconds or an HTTP date) or falls back to the body's `retry_after`. */
 export function parseRetryAfter(headers: Headers | undefined, body: unknown, now = Date.now()): number | undefined {
   const header = headers?.get('Retry-After');

@@ -2,7 +2,7 @@
  * Attaching files to a push: bytes or a Blob become the wire's `FileUpload` (base64). Works in browsers and Node;
  * reading a file from a path lives in the Node-only entry (`@secret-push/sdk/node`).
  */
-import type { FileUpload } from './generated/types.gen.js';
+import type { FileUpload, PushInput } from './generated/types.gen.js';
 
 /** A file to attach, before encoding. `data` is the raw bytes or a Blob (a browser `File` is a Blob). */
 export interface FileAttachment {
@@ -14,6 +14,9 @@ export interface FileAttachment {
 
 /** What `createPush` accepts in `files`: an attachment, or an already encoded `FileUpload`. */
 export type FileInput = FileAttachment | FileUpload;
+
+/** `createPush`'s input: the spec's `PushInput`, with files given as bytes, Blobs or encoded uploads. */
+export type CreatePushParams = Omit<PushInput, 'files'> & { files?: FileInput[] | undefined };
 
 /** An attachment from bytes. */
 export function fileFromBytes(data: Uint8Array, filename: string, contentType?: string): FileAttachment {
@@ -46,7 +49,7 @@ export function base64ToBytes(base64: string): Uint8Array {
   return bytes;
 }
 
-function isFileUpload(file: FileInput): file is FileUpload {
+export function isFileUpload(file: FileInput): file is FileUpload {
   return typeof (file as FileUpload).content === 'string';
 }
 

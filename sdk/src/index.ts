@@ -1,13 +1,15 @@
 /**
  * @secret-push/sdk: a typed client for the Secret Push JSON API v2 (Password Pusher compatible).
  * Runs in Node 22+ and browsers; this entry imports no Node built-in (file paths: `@secret-push/sdk/node`,
- * mocks: `@secret-push/sdk/mocks`).
+ * mocks: `@secret-push/sdk/mocks`, end-to-end encryption without the HTTP client: `@secret-push/sdk/e2e`).
  */
 export {
   createSecretPushClient,
-  type CreatePushParams,
+  type CreatedPush,
+  type CreatePushOptions,
   type PagedList,
   type RequestOptions,
+  type RetrieveLinkOptions,
   type RetrieveOptions,
   type SecretPushClient,
   type SecretPushClientOptions,
@@ -15,7 +17,10 @@ export {
 export {
   AuthenticationError,
   BadRequestError,
+  DecryptionError,
+  EndToEndError,
   ForbiddenError,
+  MissingKeyError,
   NetworkError,
   NotFoundError,
   PassphraseError,
@@ -29,13 +34,35 @@ export {
   ServiceUnavailableError,
   TimeoutError,
   UnexpectedResponseError,
+  UnsupportedEncryptionError,
   ValidationError,
 } from './errors.js';
-export { type FileAttachment, type FileInput, fileFromBlob, fileFromBytes, toFileUpload } from './files.js';
+export {
+  type CreatePushParams,
+  type FileAttachment,
+  type FileInput,
+  fileFromBlob,
+  fileFromBytes,
+  toFileUpload,
+} from './files.js';
+// The end-to-end helpers (also on their own, without the HTTP client, as `@secret-push/sdk/e2e`).
+export {
+  buildShareLink,
+  CLIENT_ENCRYPTION,
+  isEndToEnd,
+  openFile,
+  openPush,
+  parseShareLink,
+  sealPush,
+  type SealedPush,
+  type ShareLink,
+} from './e2e/index.js';
 export { type Page, parseLinkHeader } from './pagination.js';
 export type {
   AuditEntry,
   AuditLog,
+  ClientEncryption,
+  ClientEncryptionFeature,
   ErrorResponse,
   FileUpload,
   PreviewResponse,

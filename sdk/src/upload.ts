@@ -36,7 +36,7 @@ function filePart(file: FileInput): { blob: Blob; filename: string } {
 }
 
 /** The create form: `push[field]` per given field, then one `push[files][]` part per file. */
-export function pushFormData(fields: Fields, files: readonly FileInput[]): FormData {
+function pushFormData(fields: Fields, files: readonly FileInput[]): FormData {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) {
     if (value !== undefined) form.append(`push[${name}]`, String(value));
@@ -46,4 +46,15 @@ export function pushFormData(fields: Fields, files: readonly FileInput[]): FormD
     form.append('push[files][]', blob, filename);
   }
   return form;
+}
+
+/**
+ * The create form encoded once, with its boundary: a retry under the same Idempotency-Key must send the same bytes
+ * (the server compares the body's digest), and a FormData encoded again gets a new random boundary.
+ */
+export async function multipartBody(fields: Fields, files: readonly FileInput[]): Promise<{ bytes: Uint8Array; contentType: string }> {
+  const encoded = new Response(pushFormData(fields, files));
+  const contentType = encoded.headers.get('Content-Type');
+  if (!contentType) throw new TypeError('the platform did not give the multipart body a Content-Type');
+  return { bytes: new Uint8Array(await encoded.arrayBuffer()), contentType };
 }

@@ -9,14 +9,17 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Pool } from 'pg';
 import type { Push, VersionReport } from '@secret-push/sdk/generated';
 import { ApiError, versionReport as reportOf } from '@secret-push/sdk/rules';
 import { createAccountService, type AccountService } from './account/account-service.js';
 import { repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
 import { guard, guarded } from './db/database-errors.js';
-import { migrate, nativePool, openOrm } from './db/orm.js';
+import { migrateDatabase, nativePool, openOrm } from './db/orm.js';
+import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
 import { poolDb, sql } from './db/sql.js';
+import { KEY_LIFETIME_MS } from './push/idempotency.js';
 import { createPushRepository } from './push/push-repository.js';
 import { createPushService, type PushService, type RequestContext } from './push/push-service.js';
 import { sweep as runSweep } from './push/sweeper.js';
@@ -58,9 +61,19 @@ export interface CoreOptions {
   /** Run the sweeper every `settings.sweepIntervalSeconds` (and once at start). Default false. */
   sweeper?: boolean;
   /** Where the sweeper reports counts and failures (never secrets). Default: silent. */
-  logger?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  logger?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   /** Size of the connection pool (default 10). */
   poolMax?: number;
+  /** Where the sweeper's runs and the pool's use are counted (the server's Prometheus metrics). Default: nowhere. */
+  metrics?: CoreMetrics;
+}
+
+/** What the core reports to the metrics (counts and times only). */
+export interface CoreMetrics {
+  sweepRan(result: { erasedPushes: number; erasedFiles: number; purgedPushes: number }): void;
+  sweepFailed(): void;
+  /** Reports the pool's connections on every scrape and times each wait for a connection. */
+  observePool(pool: Pool): void;
 }
 
 function applicationVersion(): string {
@@ -70,24 +83,26 @@ function applicationVersion(): string {
 
 /** The version report of an instance with these settings. */
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
-  return reportOf(settings, version);
+  return reportOf(settings, version, { idempotencyKeyHours: KEY_LIFETIME_MS / 3_600_000 });
 }
 
 const PING = sql('select 1');
+const CLOCK = sql<Record<string, never>, { ms: number }>('select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms');
 
 export async function createCore(settings: Settings, opts: CoreOptions = {}): Promise<Core> {
   if (!settings.databaseUrl) {
     throw new Error('settings.databaseUrl is not set: start the embedded PostgreSQL (startEmbeddedPostgres) and pass its url');
   }
   const keyring = createKeyring(settings.masterKeys);
+  await migrateDatabase(settings.databaseUrl);
   const orm = await openOrm(settings.databaseUrl, { poolMax: opts.poolMax });
-  try {
-    await migrate(orm);
-  } catch (err) {
-    await orm.close(true).catch(() => undefined);
-    throw err;
+  const pool = await nativePool(orm);
+  opts.metrics?.observePool(pool);
+  const db = poolDb(pool);
+  const skewMs = await databaseClockSkewMs(async () => Number((await db.query(CLOCK, {}))[0]!.ms));
+  if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) {
+    opts.logger?.warn({ skew_ms: skewMs }, "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit");
   }
-  const db = poolDb(await nativePool(orm));
   const repository = createPushRepository(db);
   const pushes = guarded(createPushService({ repository, settings, keyring }));
   const accounts = guarded(createAccountService(orm, db, settings));
@@ -125,7 +140,14 @@ function startSweeper(
   let closed = false;
   const once = (now?: Date) =>
     guard(async () => {
-      const result = await sweepOnce(now ?? new Date());
+      let result: Awaited<ReturnType<typeof sweepOnce>>;
+      try {
+        result = await sweepOnce(now ?? new Date());
+      } catch (err) {
+        opts.metrics?.sweepFailed();
+        throw err;
+      }
+      opts.metrics?.sweepRan(result);
       if (result.erasedPushes + result.erasedFiles + result.purgedPushes > 0) opts.logger?.info(result, 'sweep');
       return result;
     });

@@ -1,21 +1,29 @@
 /**
- * The server process: settings → database (embedded PostgreSQL when DATABASE_URL is not set) → core with the
- * sweeper → HTTP. SIGTERM/SIGINT stop accepting connections, let in-flight requests finish, then close everything.
+ * The server process (`npm start` runs its compiled bundle, server/dist/main.js). Settings, then one of three roles:
+ *
+ * - **alone** (`PWPUSH_WORKERS=1`): the embedded PostgreSQL (when DATABASE_URL is not set) and the server, here.
+ * - **primary** (`PWPUSH_WORKERS` > 1): the embedded PostgreSQL and the cluster of workers (runtime/primary.ts); it
+ *   serves nothing itself.
+ * - **worker** (forked by the primary, DATABASE_URL set by it): the server on the shared port (runtime/serve.ts).
+ *
+ * The embedded PostgreSQL is supervised: restarted when it exits unexpectedly. SIGTERM/SIGINT stop gracefully: every
+ * server process drains (in-flight requests finish), then the database is stopped. The HTTP stack is loaded only where
+ * it serves (a primary stays small).
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { pino } from 'pino';
-import { createApp } from './http/app.js';
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { loadSettings, SettingsError, type Settings } from './config/settings.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
-import { createCore, type Core } from './core.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from './db/embedded.js';
+import { createLogger } from './runtime/logger.js';
+import { createPrimaryMetrics } from './runtime/metrics.js';
+import { WORKER_SLOT_ENV } from './runtime/primary.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-async function main(): Promise<void> {
-  let settings: Settings;
+function settingsOrExit(): Settings {
   try {
-    settings = loadSettings(process.env);
+    return loadSettings(process.env);
   } catch (error) {
     if (error instanceof SettingsError) {
       console.error(`Secret Push cannot start: ${error.message}`);
@@ -23,38 +31,88 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ level: settings.logLevel, base: { service: 'secret-push' } });
+}
 
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Logs the supervisor's events: counts and reasons from PostgreSQL's own fatal line, never a URL or password. */
+function logSupervisor(logger: Logger, event: SupervisorEvent, restarted: () => void): void {
+  if (event.kind === 'exited') logger.error({ code: event.code, signal: event.signal }, 'embedded PostgreSQL exited unexpectedly; restarting it');
+  else if (event.kind === 'restart_failed') logger.warn({ attempt: event.attempt, retry_in_ms: event.retryInMs, reason: event.reason }, 'embedded PostgreSQL did not restart yet');
+  else {
+    restarted();
+    logger.info({ attempt: event.attempt, down_ms: event.downMs }, 'embedded PostgreSQL restarted');
+  }
+}
+
+/** A worker of the cluster: serves on the shared port until SIGTERM/SIGINT, or until the primary is gone. */
+async function runWorker(settings: Settings, parent: Logger): Promise<void> {
+  const slot = process.env[WORKER_SLOT_ENV] ?? '0';
+  const logger = parent.child({ worker: Number(slot) });
+  const [{ serve }, { workerChannel }, { windowCounter }] = await Promise.all([
+    import('./runtime/serve.js'),
+    import('./runtime/cluster-ipc.js'),
+    import('./runtime/window-counter.js'),
+  ]);
+  let serving: Awaited<ReturnType<typeof serve>> | undefined;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    let code = 0;
+    try {
+      await serving?.drain(SHUTDOWN_GRACE_MS);
+    } catch (error) {
+      logger.error({ err: { name: (error as Error).name } }, 'error during shutdown');
+      code = 1;
+    }
+    logger.flush();
+    process.exit(code);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  // The primary is gone (killed): nothing would restart this worker or count its limits; stop serving.
+  process.on('disconnect', () => void stop('disconnect'));
+  cluster.worker?.on('error', () => void stop('disconnect'));
+  try {
+    serving = await serve(settings, {
+      logger,
+      sweeper: slot === '0',
+      worker: slot,
+      ownSocket: process.platform === 'linux',
+      channel: (collect) => workerChannel(collect, windowCounter()),
+    });
+  } catch (error) {
+    console.error(`Secret Push worker ${slot} failed to start: ${messageOf(error)}`);
+    logger.flush();
+    process.exit(1);
+  }
+}
+
+async function main(): Promise<void> {
+  let settings = settingsOrExit();
+  const logger = createLogger(settings);
+  if (cluster.isWorker) return runWorker(settings, logger);
+
+  const alone = settings.workers === 1;
+  const registry = new Registry();
+  const metrics = createPrimaryMetrics(registry, alone || !settings.metricsEnabled ? null : 'primary');
   let embedded: EmbeddedDatabase | null = null;
-  let core: Core | null = null;
-  let server: Server | null = null;
+  let stopServing: (() => Promise<void>) | null = null;
   let stopping = false;
 
   const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.error('in-flight requests did not finish in time; closing their connections');
-      server?.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS);
-    force.unref();
     try {
-      if (server) {
-        const s = server;
-        await new Promise<void>((resolve) => {
-          s.close(() => resolve());
-          // Idle keep-alive sockets would hold close() open; in-flight ones finish first.
-          s.closeIdleConnections();
-        });
-      }
-      await core?.close();
+      await stopServing?.();
       await embedded?.stop();
     } catch (error) {
       logger.error({ err: { name: (error as Error).name } }, 'error during shutdown');
       exitCode = exitCode || 1;
     } finally {
-      clearTimeout(force);
       logger.flush();
       process.exit(exitCode);
     }
@@ -62,34 +120,39 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  let url: string;
   try {
     if (!settings.databaseUrl) {
-      embedded = await startEmbeddedPostgres({ dataDir: settings.dataDir });
+      let restarted = () => {};
+      embedded = await startEmbeddedPostgres({
+        dataDir: settings.dataDir,
+        supervise: { onEvent: (event) => logSupervisor(logger, event, () => restarted()) },
+      });
       settings = { ...settings, databaseUrl: embedded.url };
+      if (embedded.owner) restarted = metrics.watchEmbedded(embedded.up).restarted;
       logger.info({ port: embedded.port, owner: embedded.owner }, 'embedded PostgreSQL ready');
     }
-    const started = await createCore(settings, { sweeper: true, logger });
-    core = started;
-    const app = createApp(started, { logger });
-    await app.locals.ready;
-    server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(settings.port, settings.host, (error?: Error) => (error ? reject(error) : resolve(s)));
-    });
-    // Keep-alive sockets outliving the load balancer's idle timeout cause spurious resets; keep the defaults sane.
-    server.keepAliveTimeout = 5_000;
-    server.requestTimeout = 120_000;
+    if (alone) {
+      const { serve } = await import('./runtime/serve.js');
+      const serving = await serve(settings, { logger, sweeper: true, worker: '0', registry });
+      metrics.workers.set(1);
+      stopServing = () => serving.drain(SHUTDOWN_GRACE_MS);
+      url = serving.url;
+    } else {
+      const { startCluster } = await import('./runtime/primary.js');
+      const running = startCluster(settings, { logger, databaseUrl: settings.databaseUrl!, metrics, graceMs: SHUTDOWN_GRACE_MS });
+      stopServing = running.stop;
+      url = await running.ready;
+    }
   } catch (error) {
-    console.error(`Secret Push failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`Secret Push failed to start: ${messageOf(error)}`);
     await shutdown('startup-failure', 1);
     return;
   }
 
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const shownHost = host === '0.0.0.0' || host === '[::]' ? 'localhost' : host;
-  const origin = `http://${shownHost}:${address.port}`;
-  console.log(`Secret Push listening on ${origin}`);
-  console.log(`API base: ${(settings.publicBaseUrl ?? origin).replace(/\/+$/, '')}/api/v2`);
+  logger.info({ workers: settings.workers, url }, 'listening');
+  console.log(`Secret Push listening on ${url}${alone ? '' : ` (${settings.workers} workers)`}`);
+  console.log(`API base: ${(settings.publicBaseUrl ?? url).replace(/\/+$/, '')}/api/v2`);
 }
 
 await main();

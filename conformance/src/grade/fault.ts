@@ -14,6 +14,7 @@ export const FAULT_CLASSES = {
   option: 'an option ignored or parsed leniently',
   auth: 'authentication checked wrongly',
   race: 'a race between concurrent requests',
+  idem: 'an idempotent create honoured wrongly',
 } as const;
 export type FaultClass = keyof typeof FAULT_CLASSES;
 

@@ -12,6 +12,126 @@ export const EnabledSchema = {
     }
 } as const;
 
+export const ClientEncryptionSchema = {
+    type: 'object',
+    description: 'Marks a push as **end-to-end encrypted** by its client: the payload, the file names and the file bytes are\nenvelopes of the named scheme, made with a key the server never receives (it travels only in the share link\'s\nfragment). The server stores and returns them exactly as sent and never interprets them. The scheme, the\nenvelopes, what the additional authenticated data binds and the link format are specified in the section\n"End-to-end encrypted pushes" of the API description. Version 1 of `aes-256-gcm` is the only scheme defined.\n',
+    required: [
+        'scheme',
+        'version'
+    ],
+    additionalProperties: false,
+    properties: {
+        scheme: {
+            type: 'string',
+            enum: [
+                'aes-256-gcm'
+            ],
+            description: '`aes-256-gcm`: AES-256 in GCM mode, a random 256-bit key per push, a random 96-bit IV per encrypted item,\n128-bit tags.\n'
+        },
+        version: {
+            type: 'integer',
+            enum: [
+                1
+            ],
+            description: 'The version of the envelope format and of the additional data (1: the `spe1.` text envelope, the `SPE1`\nbinary envelope and the `secret-push:aes-256-gcm:1:` prefix). A client must refuse to decrypt a version it\ndoes not know.\n'
+        }
+    },
+    examples: [
+        {
+            scheme: 'aes-256-gcm',
+            version: 1
+        }
+    ]
+} as const;
+
+export const ClientEncryptionFeatureSchema = {
+    type: 'object',
+    description: 'Client-side (end-to-end) encryption on this instance, an operator\'s choice. `enabled`: clients may create\nencrypted pushes (`client_encryption` on create); when false such a push answers 422 on `client_encryption`.\n`default`: the instance\'s own pages start with "encrypt in my browser" on (other clients may follow it).\n`required`: ordinary pushes are refused with 422 on `client_encryption` (code `validation_failed`); existing\nclients that do not encrypt then cannot create pushes here. `required` implies `default`, which implies\n`enabled`. An instance whose report lacks this object does not know the feature: it would store a push marked\nas encrypted as an ordinary one, so clients must not create encrypted pushes there.\n',
+    required: [
+        'enabled',
+        'default',
+        'required',
+        'schemes'
+    ],
+    properties: {
+        enabled: {
+            type: 'boolean'
+        },
+        default: {
+            type: 'boolean'
+        },
+        required: {
+            type: 'boolean'
+        },
+        schemes: {
+            type: 'array',
+            description: 'The schemes and versions this instance accepts in `client_encryption`.',
+            items: {
+                $ref: '#/components/schemas/ClientEncryption'
+            }
+        }
+    },
+    allOf: [
+        {
+            if: {
+                required: [
+                    'required'
+                ],
+                properties: {
+                    required: {
+                        const: true
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    default: {
+                        const: true
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'default'
+                ],
+                properties: {
+                    default: {
+                        const: true
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    enabled: {
+                        const: true
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'enabled'
+                ],
+                properties: {
+                    enabled: {
+                        const: true
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    schemes: {
+                        minItems: 1
+                    }
+                }
+            }
+        }
+    ]
+} as const;
+
 export const ExpireAfterDurationSchema = {
     type: 'integer',
     minimum: 0,
@@ -120,6 +240,27 @@ export const VersionReportSchema = {
                             description: 'QR code pushes (`PWPUSH_ENABLE_QR_PUSHES`).',
                             $ref: '#/components/schemas/Enabled'
                         },
+                        idempotency_keys: {
+                            type: 'object',
+                            description: 'Whether `createPush` honours an `Idempotency-Key` (a retried create with the same key and body answers\nthe first one\'s push, creating nothing), and how long a key is remembered. This server always sends it.\nAbsent (older servers, the open-source reference): a retried create may make a second push.\n',
+                            required: [
+                                'enabled',
+                                'lifetime_hours'
+                            ],
+                            properties: {
+                                enabled: {
+                                    type: 'boolean'
+                                },
+                                lifetime_hours: {
+                                    type: 'integer',
+                                    minimum: 1
+                                }
+                            }
+                        },
+                        client_encryption: {
+                            description: 'End-to-end encrypted pushes (encrypted by the client, the key only in the link\'s fragment): allowed,\nthe pages\' default, or required. Absent on servers that do not know the feature.\n',
+                            $ref: '#/components/schemas/ClientEncryptionFeature'
+                        },
                         expire_after_duration: {
                             type: 'object',
                             description: 'Whether `push.expire_after_duration` is honoured, and which values this instance accepts. This server\nalways sends it with `enabled: true`. Absent (older servers, the open-source reference): the field is\nignored there and the push gets the default days, so send `expire_after_days` instead.\n',
@@ -161,7 +302,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);\n`payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -212,7 +353,7 @@ export const FileUploadSchema = {
             minLength: 1,
             maxLength: 255,
             pattern: '^[^/\\\\\\x00-\\x1f]+$',
-            description: 'A bare file name (no path separators or control characters).',
+            description: 'A bare file name (no path separators or control characters). For an end-to-end encrypted push, the name\'s\n`spe1.` envelope, which meets the same rules (its plaintext may hold at most 159 bytes of UTF-8).\n',
             examples: [
                 'id_ed25519'
             ]
@@ -222,7 +363,7 @@ export const FileUploadSchema = {
             maxLength: 255,
             pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\\s*;.*)?$',
             default: 'application/octet-stream',
-            description: 'Media type of the file; `application/octet-stream` when omitted.',
+            description: 'Media type of the file; `application/octet-stream` when omitted. Never encrypted: clients of encrypted pushes\nsend `application/octet-stream` (a real type would tell what the file is).\n',
             examples: [
                 'text/plain'
             ]
@@ -232,7 +373,7 @@ export const FileUploadSchema = {
             contentEncoding: 'base64',
             maxLength: 13981016,
             pattern: '^[A-Za-z0-9+/]*={0,2}$',
-            description: 'The bytes, standard base64 with padding. At most 10 MiB (10,485,760 bytes) after decoding; an instance may\nlower it (`PWPUSH_FILE_MAX_BYTES`). A file over the instance limit answers 422.\n'
+            description: 'The bytes, standard base64 with padding. At most 10 MiB (10,485,760 bytes) after decoding; an instance may\nlower it (`PWPUSH_FILE_MAX_BYTES`). A file over the instance limit answers 422. For an end-to-end encrypted\npush, the base64 of the file\'s `SPE1` envelope; the limit applies to the envelope (the plaintext may be 32\nbytes less).\n'
         }
     }
 } as const;
@@ -253,7 +394,7 @@ export const PushKindSchema = {
 
 export const PushInputSchema = {
     type: 'object',
-    description: 'The push to create. Unknown properties are ignored (clients of other dialects send extra fields). Rules that\ndepend on `kind`:\n- `text` (the default): `payload` required, 1 to 1,048,576 characters.\n- `url`: `payload` required, an absolute `http://` or `https://` URL.\n- `qr`: `payload` required, 1 to 1,024 characters.\n- `file` (the default when `files` is non-empty): at least one file; `payload` is optional text that goes with\n  the files. Needs authentication while `features.pushes.file_attachments.requires_authentication` is on.\n- Only `file` pushes take `files`.\nA kind the instance disables answers 422 on `kind`.\n\n**Lifetime**: `expire_after_duration` (0..17, exact, from 15 minutes to 90 days) or `expire_after_days` (whole\ndays); neither → the instance default (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`, 7 days). Sent together they must mean\nthe same lifetime: duration 6..17 and days 1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90 in that order (6 ↔ 1 day, 12 ↔ 7\ndays, 15 ↔ 30 days, …); the sub-day durations 0..5 match no `expire_after_days`. Otherwise 422 with a message on\n**both** fields, each naming the other (`expire_after_days: ["conflicts with expire_after_duration 3 (1 hour)"]`,\n`expire_after_duration: ["conflicts with expire_after_days 7 (7 days)"]`). The server checks this pair after the\nschema (JSON Schema cannot name both fields in one rule), before the instance\'s bounds. A value outside 0..17 is a\n422 on `expire_after_duration` (never dropped, never replaced by the default: a secret must not outlive what was\nasked).\n\n**422 messages**: `errors` holds the messages per field; the response\'s `error` names the first failing field in\nthe order of this schema\'s properties and its first message (`expire_after_views: must be at most 100`), with\n`(and N more)` when other messages follow.\n\n**Forms**: `createPush` also takes this object as `multipart/form-data` or `application/x-www-form-urlencoded`\n(`CreatePushMultipart`, `CreatePushUrlencoded`); the server reads a form into this object and then applies exactly\nthese rules and messages.\n',
+    description: 'The push to create. Unknown properties are ignored (clients of other dialects send extra fields). Rules that\ndepend on `kind`:\n- `text` (the default): `payload` required, 1 to 1,048,576 characters.\n- `url`: `payload` required, an absolute `http://` or `https://` URL.\n- `qr`: `payload` required, 1 to 1,024 characters.\n- `file` (the default when `files` is non-empty): at least one file; `payload` is optional text that goes with\n  the files. Needs authentication while `features.pushes.file_attachments.requires_authentication` is on.\n- Only `file` pushes take `files`.\nA kind the instance disables answers 422 on `kind`.\n\nAn **end-to-end encrypted** push (`client_encryption` set) carries envelopes instead of plaintext: `payload`\n(when present) and every `filename` are `spe1.` text envelopes, every file `content` is the base64 of an `SPE1`\nbinary envelope. The checks that need the plaintext (the URL shape of `url`, the 1,024 characters of `qr`) are\nthe client\'s; the server checks only the envelopes\' form and the sizes, which apply to the ciphertext (see\n"End-to-end encrypted pushes" in the API description for the plaintext limits that follow).\n\n**Lifetime**: `expire_after_duration` (0..17, exact, from 15 minutes to 90 days) or `expire_after_days` (whole\ndays); neither → the instance default (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`, 7 days). Sent together they must mean\nthe same lifetime: duration 6..17 and days 1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90 in that order (6 ↔ 1 day, 12 ↔ 7\ndays, 15 ↔ 30 days, …); the sub-day durations 0..5 match no `expire_after_days`. Otherwise 422 with a message on\n**both** fields, each naming the other (`expire_after_days: ["conflicts with expire_after_duration 3 (1 hour)"]`,\n`expire_after_duration: ["conflicts with expire_after_days 7 (7 days)"]`). The server checks this pair after the\nschema (JSON Schema cannot name both fields in one rule), before the instance\'s bounds. A value outside 0..17 is a\n422 on `expire_after_duration` (never dropped, never replaced by the default: a secret must not outlive what was\nasked).\n\n**422 messages**: `errors` holds the messages per field; the response\'s `error` names the first failing field in\nthe order of this schema\'s properties and its first message (`expire_after_views: must be at most 100`), with\n`(and N more)` when other messages follow.\n\n**Forms**: `createPush` also takes this object as `multipart/form-data` or `application/x-www-form-urlencoded`\n(`CreatePushMultipart`, `CreatePushUrlencoded`); the server reads a form into this object and then applies exactly\nthese rules and messages.\n',
     properties: {
         payload: {
             type: 'string',
@@ -310,6 +451,17 @@ export const PushInputSchema = {
             type: 'string',
             maxLength: 10000,
             description: 'A note shown to the owner only; erased when the push expires.'
+        },
+        client_encryption: {
+            description: 'Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or\nnull for an ordinary push. A scheme or version the instance does not accept, or any value while\n`features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an\nordinary push while `required` is true. `name`, `note` and `passphrase` are never encrypted by the client.\nJSON bodies only: the form encodings (`CreatePushUrlencoded`, `CreatePushMultipart`) have no field for it, and\na `push[client_encryption]` form value answers 422 on `client_encryption`.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ClientEncryption'
+                },
+                {
+                    type: 'null'
+                }
+            ]
         }
     },
     allOf: [
@@ -346,6 +498,9 @@ export const PushInputSchema = {
                 properties: {
                     kind: {
                         const: 'url'
+                    },
+                    client_encryption: {
+                        type: 'null'
                     }
                 }
             },
@@ -372,6 +527,9 @@ export const PushInputSchema = {
                 properties: {
                     kind: {
                         const: 'qr'
+                    },
+                    client_encryption: {
+                        type: 'null'
                     }
                 }
             },
@@ -386,6 +544,95 @@ export const PushInputSchema = {
                     },
                     files: {
                         maxItems: 0
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'kind',
+                    'client_encryption'
+                ],
+                properties: {
+                    kind: {
+                        enum: [
+                            'url',
+                            'qr'
+                        ]
+                    },
+                    client_encryption: {
+                        type: 'object'
+                    }
+                }
+            },
+            then: {
+                required: [
+                    'payload'
+                ],
+                properties: {
+                    payload: {
+                        minLength: 1
+                    },
+                    files: {
+                        maxItems: 0
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'kind',
+                    'client_encryption'
+                ],
+                properties: {
+                    kind: {
+                        const: 'qr'
+                    },
+                    client_encryption: {
+                        type: 'object'
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    payload: {
+                        maxLength: 5504
+                    }
+                }
+            }
+        },
+        {
+            if: {
+                required: [
+                    'client_encryption'
+                ],
+                properties: {
+                    client_encryption: {
+                        type: 'object'
+                    }
+                }
+            },
+            then: {
+                properties: {
+                    payload: {
+                        minLength: 43,
+                        pattern: '^spe1\\.[A-Za-z0-9_-]+$'
+                    },
+                    files: {
+                        items: {
+                            properties: {
+                                filename: {
+                                    minLength: 43,
+                                    pattern: '^spe1\\.[A-Za-z0-9_-]+$'
+                                },
+                                content: {
+                                    minLength: 44,
+                                    pattern: '^U1BFM[A-Za-z0-9+/]*={0,2}$'
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -599,6 +846,7 @@ export const PushSchema = {
         'deletable_by_viewer',
         'retrieval_step',
         'passphrase_protected',
+        'client_encryption',
         'json_url',
         'html_url'
     ],
@@ -702,6 +950,17 @@ export const PushSchema = {
             type: 'boolean',
             description: 'Whether retrieval needs a passphrase. The passphrase itself is never returned.'
         },
+        client_encryption: {
+            description: 'The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the\nretrieval\'s `payload` and file names, and the downloaded file bytes, are the client\'s envelopes, returned\nexactly as sent; only a holder of the share link\'s key can open them. Required: this server returns it in\nevery push record (create, retrieve, delete, the lists). Clients talking to other servers must read an absent\nfield (older servers, the reference) as null.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ClientEncryption'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
         json_url: {
             type: 'string',
             format: 'uri',
@@ -781,6 +1040,7 @@ export const PushFileSchema = {
             type: 'string',
             minLength: 1,
             maxLength: 255,
+            description: 'The name as sent; for an end-to-end encrypted push, the client\'s `spe1.` envelope of the name.',
             examples: [
                 'id_ed25519'
             ]
@@ -794,7 +1054,7 @@ export const PushFileSchema = {
         size: {
             type: 'integer',
             minimum: 0,
-            description: 'Size in bytes after decoding.'
+            description: 'Size in bytes after decoding (for an encrypted push, of the envelope, 32 bytes more than the plaintext).'
         },
         url: {
             type: 'string',
@@ -805,7 +1065,7 @@ export const PushFileSchema = {
 } as const;
 
 export const PushRetrievalSchema = {
-    description: 'The push record as the recipient retrieves it; adds `payload` and `files`. For an expired push `payload` is\nnull and `files` is empty.\n',
+    description: 'The push record as the recipient retrieves it; adds `payload` and `files`. For an expired push `payload` is\nnull and `files` is empty. For an end-to-end encrypted push (`client_encryption` set) `payload` and each\nfile\'s `filename` are the client\'s envelopes, as sent.\n',
     allOf: [
         {
             $ref: '#/components/schemas/Push'
@@ -832,6 +1092,7 @@ export const PushRetrievalSchema = {
                 files: {
                     type: 'array',
                     maxItems: 10,
+                    description: 'The files in the order they were sent on create (clients of encrypted pushes rely on it: a file\'s position\nis bound into its envelopes).\n',
                     items: {
                         $ref: '#/components/schemas/PushFile'
                     }
@@ -845,7 +1106,8 @@ export const PreviewResponseSchema = {
     type: 'object',
     description: 'The push\'s shareable link, without retrieving it.',
     required: [
-        'url'
+        'url',
+        'client_encryption'
     ],
     properties: {
         url: {
@@ -854,6 +1116,17 @@ export const PreviewResponseSchema = {
             description: 'The push\'s `html_url`.',
             examples: [
                 'https://pwpush.example.org/p/k7mz4qv2xw5nrt3hbj6ypa2c'
+            ]
+        },
+        client_encryption: {
+            description: 'The push\'s `client_encryption` (null for an ordinary push), so a client holding a link without a key can\ntell, without spending a view, that it cannot open the push. Always sent by this server; clients should read\nan absent field (servers that do not know it, the reference) as null.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ClientEncryption'
+                },
+                {
+                    type: 'null'
+                }
             ]
         }
     }

@@ -53,6 +53,11 @@ export const getVersion = <ThrowOnError extends boolean = false>(options?: Optio
  * 100`); a disabled kind → 422 on `kind`; a body over the instance's limit → 413. Not retried automatically by the
  * SDK (a retry could duplicate a secret).
  *
+ * With `client_encryption` the push is end-to-end encrypted by the client (see "End-to-end encrypted pushes"):
+ * the payload, names and bytes are stored as sent, the checks that need the plaintext are skipped and the limits
+ * apply to the ciphertext. 422 on `client_encryption` when the instance does not accept it, or when it requires
+ * it and the push is ordinary (`features.pushes.client_encryption`).
+ *
  */
 export const createPush = <ThrowOnError extends boolean = false>(options: Options<CreatePushData, ThrowOnError>): RequestResult<CreatePushResponses, CreatePushErrors, ThrowOnError> => (options.client ?? client).post<CreatePushResponses, CreatePushErrors, ThrowOnError>({
     security: [
@@ -142,6 +147,9 @@ export const expirePush = <ThrowOnError extends boolean = false>(options: Option
  * → 429 `too_many_attempts` with `Retry-After`, on every instance. The limit is checked before the passphrase is
  * compared, so a sixth guess, even the right one, gets 429 until the minute is over. A passphrase over 1,024
  * characters answers 400 `invalid_parameter`. Never retried automatically by the SDK (a retry could burn the last view).
+ *
+ * For an end-to-end encrypted push (`client_encryption` set) `payload` and the file names are the client's
+ * envelopes, exactly as sent; the key is in the share link's fragment, never in this request.
  *
  */
 export const getPush = <ThrowOnError extends boolean = false>(options: Options<GetPushData, ThrowOnError>): RequestResult<GetPushResponses, GetPushErrors, ThrowOnError> => (options.client ?? client).get<GetPushResponses, GetPushErrors, ThrowOnError>({

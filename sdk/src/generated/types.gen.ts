@@ -9,6 +9,50 @@ export type Enabled = {
 };
 
 /**
+ * Marks a push as **end-to-end encrypted** by its client: the payload, the file names and the file bytes are
+ * envelopes of the named scheme, made with a key the server never receives (it travels only in the share link's
+ * fragment). The server stores and returns them exactly as sent and never interprets them. The scheme, the
+ * envelopes, what the additional authenticated data binds and the link format are specified in the section
+ * "End-to-end encrypted pushes" of the API description. Version 1 of `aes-256-gcm` is the only scheme defined.
+ *
+ */
+export type ClientEncryption = {
+    /**
+     * `aes-256-gcm`: AES-256 in GCM mode, a random 256-bit key per push, a random 96-bit IV per encrypted item,
+     * 128-bit tags.
+     *
+     */
+    scheme: 'aes-256-gcm';
+    /**
+     * The version of the envelope format and of the additional data (1: the `spe1.` text envelope, the `SPE1`
+     * binary envelope and the `secret-push:aes-256-gcm:1:` prefix). A client must refuse to decrypt a version it
+     * does not know.
+     *
+     */
+    version: 1;
+};
+
+/**
+ * Client-side (end-to-end) encryption on this instance, an operator's choice. `enabled`: clients may create
+ * encrypted pushes (`client_encryption` on create); when false such a push answers 422 on `client_encryption`.
+ * `default`: the instance's own pages start with "encrypt in my browser" on (other clients may follow it).
+ * `required`: ordinary pushes are refused with 422 on `client_encryption` (code `validation_failed`); existing
+ * clients that do not encrypt then cannot create pushes here. `required` implies `default`, which implies
+ * `enabled`. An instance whose report lacks this object does not know the feature: it would store a push marked
+ * as encrypted as an ordinary one, so clients must not create encrypted pushes there.
+ *
+ */
+export type ClientEncryptionFeature = unknown & {
+    enabled: boolean;
+    default: boolean;
+    required: boolean;
+    /**
+     * The schemes and versions this instance accepts in `client_encryption`.
+     */
+    schemes: Array<ClientEncryption>;
+};
+
+/**
  * Password Pusher Pro's lifetime enum, honoured to the second: the push expires exactly this long after it is created.
  *
  * | value | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 |
@@ -77,6 +121,22 @@ export type VersionReport = {
              */
             qr_code_pushes: Enabled;
             /**
+             * Whether `createPush` honours an `Idempotency-Key` (a retried create with the same key and body answers
+             * the first one's push, creating nothing), and how long a key is remembered. This server always sends it.
+             * Absent (older servers, the open-source reference): a retried create may make a second push.
+             *
+             */
+            idempotency_keys?: {
+                enabled: boolean;
+                lifetime_hours: number;
+            };
+            /**
+             * End-to-end encrypted pushes (encrypted by the client, the key only in the link's fragment): allowed,
+             * the pages' default, or required. Absent on servers that do not know the feature.
+             *
+             */
+            client_encryption?: ClientEncryptionFeature;
+            /**
              * Whether `push.expire_after_duration` is honoured, and which values this instance accepts. This server
              * always sends it with `enabled: true`. Absent (older servers, the open-source reference): the field is
              * ignored there and the push gets the default days, so send `expire_after_days` instead.
@@ -112,8 +172,8 @@ export type VersionReport = {
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
- * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);
+ * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
@@ -153,16 +213,22 @@ export type ErrorResponse = {
  */
 export type FileUpload = {
     /**
-     * A bare file name (no path separators or control characters).
+     * A bare file name (no path separators or control characters). For an end-to-end encrypted push, the name's
+     * `spe1.` envelope, which meets the same rules (its plaintext may hold at most 159 bytes of UTF-8).
+     *
      */
     filename: string;
     /**
-     * Media type of the file; `application/octet-stream` when omitted.
+     * Media type of the file; `application/octet-stream` when omitted. Never encrypted: clients of encrypted pushes
+     * send `application/octet-stream` (a real type would tell what the file is).
+     *
      */
     content_type?: string;
     /**
      * The bytes, standard base64 with padding. At most 10 MiB (10,485,760 bytes) after decoding; an instance may
-     * lower it (`PWPUSH_FILE_MAX_BYTES`). A file over the instance limit answers 422.
+     * lower it (`PWPUSH_FILE_MAX_BYTES`). A file over the instance limit answers 422. For an end-to-end encrypted
+     * push, the base64 of the file's `SPE1` envelope; the limit applies to the envelope (the plaintext may be 32
+     * bytes less).
      *
      */
     content: string;
@@ -186,6 +252,12 @@ export type PushKind = 'text' | 'file' | 'url' | 'qr';
  * the files. Needs authentication while `features.pushes.file_attachments.requires_authentication` is on.
  * - Only `file` pushes take `files`.
  * A kind the instance disables answers 422 on `kind`.
+ *
+ * An **end-to-end encrypted** push (`client_encryption` set) carries envelopes instead of plaintext: `payload`
+ * (when present) and every `filename` are `spe1.` text envelopes, every file `content` is the base64 of an `SPE1`
+ * binary envelope. The checks that need the plaintext (the URL shape of `url`, the 1,024 characters of `qr`) are
+ * the client's; the server checks only the envelopes' form and the sizes, which apply to the ciphertext (see
+ * "End-to-end encrypted pushes" in the API description for the plaintext limits that follow).
  *
  * **Lifetime**: `expire_after_duration` (0..17, exact, from 15 minutes to 90 days) or `expire_after_days` (whole
  * days); neither → the instance default (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`, 7 days). Sent together they must mean
@@ -264,6 +336,16 @@ export type PushInput = unknown & {
      * A note shown to the owner only; erased when the push expires.
      */
     note?: string;
+    /**
+     * Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or
+     * null for an ordinary push. A scheme or version the instance does not accept, or any value while
+     * `features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an
+     * ordinary push while `required` is true. `name`, `note` and `passphrase` are never encrypted by the client.
+     * JSON bodies only: the form encodings (`CreatePushUrlencoded`, `CreatePushMultipart`) have no field for it, and
+     * a `push[client_encryption]` form value answers 422 on `client_encryption`.
+     *
+     */
+    client_encryption?: ClientEncryption | null;
 };
 
 /**
@@ -474,6 +556,15 @@ export type Push = {
      */
     passphrase_protected: boolean;
     /**
+     * The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the
+     * retrieval's `payload` and file names, and the downloaded file bytes, are the client's envelopes, returned
+     * exactly as sent; only a holder of the share link's key can open them. Required: this server returns it in
+     * every push record (create, retrieve, delete, the lists). Clients talking to other servers must read an absent
+     * field (older servers, the reference) as null.
+     *
+     */
+    client_encryption: ClientEncryption | null;
+    /**
      * The push's API URL, `{base}/api/v2/pushes/{url_token}`.
      */
     json_url: string;
@@ -512,10 +603,13 @@ export type PushFile = {
      * The file's id within the push.
      */
     id: string;
+    /**
+     * The name as sent; for an end-to-end encrypted push, the client's `spe1.` envelope of the name.
+     */
     filename: string;
     content_type: string;
     /**
-     * Size in bytes after decoding.
+     * Size in bytes after decoding (for an encrypted push, of the envelope, 32 bytes more than the plaintext).
      */
     size: number;
     /**
@@ -529,7 +623,8 @@ export type PushFile = {
 
 /**
  * The push record as the recipient retrieves it; adds `payload` and `files`. For an expired push `payload` is
- * null and `files` is empty.
+ * null and `files` is empty. For an end-to-end encrypted push (`client_encryption` set) `payload` and each
+ * file's `filename` are the client's envelopes, as sent.
  *
  */
 export type PushRetrieval = Push & {
@@ -537,6 +632,11 @@ export type PushRetrieval = Push & {
      * The secret (for file pushes, the optional text that goes with the files, `""` when none).
      */
     payload: string | null;
+    /**
+     * The files in the order they were sent on create (clients of encrypted pushes rely on it: a file's position
+     * is bound into its envelopes).
+     *
+     */
     files: Array<PushFile>;
 };
 
@@ -548,6 +648,13 @@ export type PreviewResponse = {
      * The push's `html_url`.
      */
     url: string;
+    /**
+     * The push's `client_encryption` (null for an ordinary push), so a client holding a link without a key can
+     * tell, without spending a view, that it cannot open the push. Always sent by this server; clients should read
+     * an absent field (servers that do not know it, the reference) as null.
+     *
+     */
+    client_encryption: ClientEncryption | null;
 };
 
 /**
@@ -583,6 +690,18 @@ export type AuditEntry = {
 export type AuditLog = {
     logs: Array<AuditEntry>;
 };
+
+/**
+ * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
+ * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
+ * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
+ * address) with the same body answers 201 with the push the first request made, and `Idempotent-Replayed: true`, and
+ * creates nothing; the same key with another body answers 422 `idempotency_key_reused`; the same key while the first
+ * request is still being processed answers 409 `idempotency_key_in_use`. A create that failed (4xx, 503) leaves the key
+ * free. The server keeps a digest of the key, of the body and the push's id, never a secret.
+ *
+ */
+export type IdempotencyKey = string;
 
 /**
  * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
@@ -635,7 +754,11 @@ export type GetVersionErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -653,6 +776,19 @@ export type GetVersionResponse = GetVersionResponses[keyof GetVersionResponses];
 
 export type CreatePushData = {
     body: CreatePushRequest;
+    headers?: {
+        /**
+         * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
+         * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
+         * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
+         * address) with the same body answers 201 with the push the first request made, and `Idempotent-Replayed: true`, and
+         * creates nothing; the same key with another body answers 422 `idempotency_key_reused`; the same key while the first
+         * request is still being processed answers 409 `idempotency_key_in_use`. A create that failed (4xx, 503) leaves the key
+         * free. The server keeps a digest of the key, of the body and the push's id, never a secret.
+         *
+         */
+        'Idempotency-Key'?: string;
+    };
     path?: never;
     query?: never;
     url: '/api/v2/pushes';
@@ -667,6 +803,12 @@ export type CreatePushErrors = {
      * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
      */
     401: ErrorResponse;
+    /**
+     * A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_use`): retry after
+     * `Retry-After` with the same key and body, and you will get its answer.
+     *
+     */
+    409: ErrorResponse;
     /**
      * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
      */
@@ -684,7 +826,11 @@ export type CreatePushErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -693,7 +839,7 @@ export type CreatePushError = CreatePushErrors[keyof CreatePushErrors];
 
 export type CreatePushResponses = {
     /**
-     * The push was created.
+     * The push was created (or, with `Idempotent-Replayed`, the push an earlier request with the same key made).
      */
     201: PushOwner;
 };
@@ -730,7 +876,11 @@ export type ListActivePushesErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -776,7 +926,11 @@ export type ListExpiredPushesErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -826,7 +980,11 @@ export type ExpirePushErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -891,7 +1049,11 @@ export type GetPushErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -937,7 +1099,11 @@ export type PreviewPushErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -996,7 +1162,11 @@ export type GetPushAuditErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };
@@ -1055,7 +1225,11 @@ export type DownloadPushFileErrors = {
      */
     500: ErrorResponse;
     /**
-     * The database is unreachable (`service_unavailable`); retry after `Retry-After` seconds.
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
      */
     503: ErrorResponse;
 };

@@ -7,6 +7,36 @@ export const zEnabled = z.object({
 });
 
 /**
+ * Marks a push as **end-to-end encrypted** by its client: the payload, the file names and the file bytes are
+ * envelopes of the named scheme, made with a key the server never receives (it travels only in the share link's
+ * fragment). The server stores and returns them exactly as sent and never interprets them. The scheme, the
+ * envelopes, what the additional authenticated data binds and the link format are specified in the section
+ * "End-to-end encrypted pushes" of the API description. Version 1 of `aes-256-gcm` is the only scheme defined.
+ *
+ */
+export const zClientEncryption = z.object({
+    scheme: z.enum(['aes-256-gcm']),
+    version: z.literal(1)
+});
+
+/**
+ * Client-side (end-to-end) encryption on this instance, an operator's choice. `enabled`: clients may create
+ * encrypted pushes (`client_encryption` on create); when false such a push answers 422 on `client_encryption`.
+ * `default`: the instance's own pages start with "encrypt in my browser" on (other clients may follow it).
+ * `required`: ordinary pushes are refused with 422 on `client_encryption` (code `validation_failed`); existing
+ * clients that do not encrypt then cannot create pushes here. `required` implies `default`, which implies
+ * `enabled`. An instance whose report lacks this object does not know the feature: it would store a push marked
+ * as encrypted as an ordinary one, so clients must not create encrypted pushes there.
+ *
+ */
+export const zClientEncryptionFeature = z.intersection(z.unknown(), z.object({
+    enabled: z.boolean(),
+    default: z.boolean(),
+    required: z.boolean(),
+    schemes: z.array(zClientEncryption)
+}));
+
+/**
  * Password Pusher Pro's lifetime enum, honoured to the second: the push expires exactly this long after it is created.
  *
  * | value | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 |
@@ -38,6 +68,11 @@ export const zVersionReport = z.object({
             }),
             url_pushes: zEnabled,
             qr_code_pushes: zEnabled,
+            idempotency_keys: z.object({
+                enabled: z.boolean(),
+                lifetime_hours: z.int().gte(1)
+            }).optional(),
+            client_encryption: zClientEncryptionFeature.optional(),
             expire_after_duration: z.object({
                 enabled: z.boolean(),
                 min: zExpireAfterDuration,
@@ -52,8 +87,8 @@ export const zVersionReport = z.object({
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405);
- * `payload_too_large` (413); `validation_failed` (422); `too_many_attempts`,
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);
+ * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
@@ -98,6 +133,12 @@ export const zPushKind = z.enum([
  * - Only `file` pushes take `files`.
  * A kind the instance disables answers 422 on `kind`.
  *
+ * An **end-to-end encrypted** push (`client_encryption` set) carries envelopes instead of plaintext: `payload`
+ * (when present) and every `filename` are `spe1.` text envelopes, every file `content` is the base64 of an `SPE1`
+ * binary envelope. The checks that need the plaintext (the URL shape of `url`, the 1,024 characters of `qr`) are
+ * the client's; the server checks only the envelopes' form and the sizes, which apply to the ciphertext (see
+ * "End-to-end encrypted pushes" in the API description for the plaintext limits that follow).
+ *
  * **Lifetime**: `expire_after_duration` (0..17, exact, from 15 minutes to 90 days) or `expire_after_days` (whole
  * days); neither → the instance default (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`, 7 days). Sent together they must mean
  * the same lifetime: duration 6..17 and days 1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90 in that order (6 ↔ 1 day, 12 ↔ 7
@@ -128,7 +169,8 @@ export const zPushInput = z.intersection(z.unknown(), z.object({
     retrieval_step: z.boolean().optional(),
     passphrase: z.string().min(1).max(1024).optional(),
     name: z.string().max(1024).optional(),
-    note: z.string().max(10000).optional()
+    note: z.string().max(10000).optional(),
+    client_encryption: zClientEncryption.nullish()
 }));
 
 /**
@@ -245,6 +287,7 @@ export const zPush = z.object({
     deletable_by_viewer: z.boolean(),
     retrieval_step: z.boolean(),
     passphrase_protected: z.boolean(),
+    client_encryption: zClientEncryption.nullable(),
     json_url: z.url(),
     html_url: z.url()
 });
@@ -275,7 +318,8 @@ export const zPushFile = z.object({
 
 /**
  * The push record as the recipient retrieves it; adds `payload` and `files`. For an expired push `payload` is
- * null and `files` is empty.
+ * null and `files` is empty. For an end-to-end encrypted push (`client_encryption` set) `payload` and each
+ * file's `filename` are the client's envelopes, as sent.
  *
  */
 export const zPushRetrieval = zPush.and(z.object({
@@ -287,7 +331,8 @@ export const zPushRetrieval = zPush.and(z.object({
  * The push's shareable link, without retrieving it.
  */
 export const zPreviewResponse = z.object({
-    url: z.url()
+    url: z.url(),
+    client_encryption: zClientEncryption.nullable()
 });
 
 /**
@@ -314,6 +359,18 @@ export const zAuditEntry = z.object({
 export const zAuditLog = z.object({
     logs: z.array(zAuditEntry).max(50)
 });
+
+/**
+ * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
+ * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
+ * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
+ * address) with the same body answers 201 with the push the first request made, and `Idempotent-Replayed: true`, and
+ * creates nothing; the same key with another body answers 422 `idempotency_key_reused`; the same key while the first
+ * request is still being processed answers 409 `idempotency_key_in_use`. A create that failed (4xx, 503) leaves the key
+ * free. The server keeps a digest of the key, of the body and the push's id, never a secret.
+ *
+ */
+export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/);
 
 /**
  * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
@@ -356,8 +413,12 @@ export const zGetVersionResponse = zVersionReport;
 
 export const zCreatePushBody = zCreatePushRequest;
 
+export const zCreatePushHeaders = z.object({
+    'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
+});
+
 /**
- * The push was created.
+ * The push was created (or, with `Idempotent-Replayed`, the push an earlier request with the same key made).
  */
 export const zCreatePushResponse = zPushOwner;
 

@@ -5,7 +5,7 @@
  * record, who may do what, the passphrase window, the failed-view dedupe and the last-view answer. What is left
  * here is storage. The HTTP layer in ./server.ts only parses requests and shapes responses.
  */
-import type { AuditEntry, Push, PushOwner, PushRetrieval, VersionReport } from '../generated/types.gen.js';
+import type { AuditEntry, PreviewResponse, Push, PushOwner, PushRetrieval, VersionReport } from '../generated/types.gen.js';
 import {
   ApiError,
   checkPushSchema,
@@ -278,8 +278,9 @@ export class MockStore {
     return { ...pushRecord(lastViewAnswer(push.state), now, base), payload, files };
   }
 
-  preview(urlToken: string, base: string): { url: string } {
-    return { url: this.record(this.find(urlToken), base).html_url };
+  preview(urlToken: string, base: string): PreviewResponse {
+    const record = this.record(this.find(urlToken), base);
+    return { url: record.html_url, client_encryption: record.client_encryption };
   }
 
   expireByRequest(urlToken: string, actor: MockActor, base: string): Push {

@@ -26,10 +26,12 @@ export const ERROR_STATUS = {
   not_found: 404,
   no_route: 404,
   method_not_allowed: 405,
+  idempotency_key_in_use: 409,
   payload_too_large: 413,
   /** The web pages' JSON steps only (never the API, whose decisions allow no 415: it answers unsupported_media_type). */
   body_not_json: 415,
   validation_failed: 422,
+  idempotency_key_reused: 422,
   too_many_attempts: 429,
   rate_limited: 429,
   internal_error: 500,

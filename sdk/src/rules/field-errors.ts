@@ -13,11 +13,27 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/**
+ * The message of a broken envelope rule of an end-to-end encrypted push, told by the schema's pattern (the same
+ * property has other patterns for ordinary pushes: a URL, a bare file name, plain base64); null for another pattern.
+ */
+function envelopeMessage(pattern: string, where: string): string | null {
+  if (pattern.startsWith('^spe1')) {
+    return `${where}must be an end-to-end encryption envelope ("spe1." and base64url), as client_encryption says`;
+  }
+  if (pattern.startsWith('^U1BFM')) return `${where}must be the base64 of an end-to-end encrypted file (an SPE1 envelope)`;
+  return null;
+}
+
 /** A human message for one Ajv error on a push field; never the validator's wording or the schema. */
 export function fieldMessage(error: ErrorObject, field: string, nested: string | undefined): string {
   const p = error.params as Record<string, unknown>;
   const limit = typeof p.limit === 'number' ? p.limit : 0;
   const where = nested ? `${nested} ` : '';
+  // The marker is an object or null; a string (what a form field gives) fails both branches of its oneOf.
+  if (field === 'client_encryption' && !nested && (error.keyword === 'type' || error.keyword === 'oneOf')) {
+    return 'must be an object such as {"scheme": "aes-256-gcm", "version": 1}, or null (send end-to-end encrypted pushes as JSON)';
+  }
   switch (error.keyword) {
     case 'required': {
       const missing = String(p.missingProperty);
@@ -45,12 +61,16 @@ export function fieldMessage(error: ErrorObject, field: string, nested: string |
       if (field === 'files' && limit === 0) return 'are only allowed on file pushes';
       return field === 'files' ? `You can only attach up to ${plural(limit, 'file')} per push.` : `has more than ${limit} items`;
     case 'format':
-    case 'pattern':
+    case 'pattern': {
+      // An end-to-end encrypted push's rules (PushInput: the `spe1.` text envelope, the base64 of an `SPE1` envelope).
+      const envelope = envelopeMessage(error.keyword === 'pattern' ? String(p.pattern) : '', where);
+      if (envelope) return envelope;
       if (field === 'payload') return 'must be a valid HTTP or HTTPS URL';
       if (nested?.endsWith('content')) return `${nested} must be standard base64`;
       if (nested?.endsWith('filename')) return `${nested} must be a bare file name (no path or control characters)`;
       if (nested?.endsWith('content_type')) return `${nested} must be a media type such as text/plain`;
       return `${where}has an invalid format`;
+    }
     default:
       return `${where}is invalid`;
   }

@@ -6,12 +6,12 @@
  * and web form) and the stateful mock run these same two steps. Messages never contain the submitted values.
  */
 import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
-import type { FileUpload, PushInput, PushKind } from '../generated/types.gen.js';
+import type { ClientEncryption, FileUpload, PushInput, PushKind } from '../generated/types.gen.js';
 import { makeAjv } from './ajv.js';
 import { DAY_SECONDS, daysOfSeconds, durationLifetime } from './durations.js';
 import { validationFailed, type FieldErrors } from './errors.js';
 import { pushFieldErrors } from './field-errors.js';
-import type { Bounds, PushRuleSettings } from './settings.js';
+import { CLIENT_ENCRYPTION_SCHEMES, type Bounds, type PushRuleSettings } from './settings.js';
 
 export interface ValidFile {
   filename: string;
@@ -34,6 +34,8 @@ export interface ValidPush {
   passphrase: string | null;
   name: string;
   note: string;
+  /** The client's scheme for an end-to-end encrypted push (payload, names and bytes are its envelopes), else null. */
+  clientEncryption: ClientEncryption | null;
 }
 
 /** A PushInput known to satisfy the contract's schema (checked by `checkPushSchema` or by the API's validator). */
@@ -132,6 +134,7 @@ export function normalizePushInput(
   if (kind === 'qr' && !settings.enableQrPushes) add('kind', 'QR code pushes are disabled on this instance.');
 
   const validFiles = kind === 'file' ? checkFiles(files, settings, decode, add) : [];
+  const clientEncryption = checkClientEncryption(push.client_encryption ?? null, settings, add);
 
   // The schema's bounds are 1..90 and 1..100; an instance may narrow them.
   const bounded = (value: number | undefined, field: string, b: Bounds): number => {
@@ -160,7 +163,36 @@ export function normalizePushInput(
     passphrase: push.passphrase ?? null,
     name: push.name ?? '',
     note: push.note ?? '',
+    clientEncryption,
   };
+}
+
+/**
+ * The operator's choice (`features.pushes.client_encryption`): an encrypted push while the feature is off, a scheme
+ * the instance does not accept, or an ordinary push while encryption is required → 422 on `client_encryption`. (The
+ * schema has already checked the marker's shape and the envelopes' form.)
+ */
+function checkClientEncryption(
+  marker: ClientEncryption | null,
+  settings: PushRuleSettings,
+  add: (field: string, message: string) => void,
+): ClientEncryption | null {
+  const setting = settings.clientEncryption;
+  if (marker === null) {
+    if (setting.required) {
+      add('client_encryption', 'This instance accepts only end-to-end encrypted pushes: encrypt the push in the client (see features.pushes.client_encryption).');
+    }
+    return null;
+  }
+  if (!setting.enabled) {
+    add('client_encryption', 'End-to-end encrypted pushes are turned off on this instance.');
+    return null;
+  }
+  if (!CLIENT_ENCRYPTION_SCHEMES.some((s) => s.scheme === marker.scheme && s.version === marker.version)) {
+    add('client_encryption', 'This instance does not accept that encryption scheme or version.');
+    return null;
+  }
+  return { scheme: marker.scheme, version: marker.version };
 }
 
 function checkFiles(

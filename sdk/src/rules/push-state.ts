@@ -6,7 +6,7 @@
  * Adding a field to the push record starts here: PushState gets it, `newPushState` sets it from the validated input,
  * and `pushRecord` puts it on the wire (the compiler points at each once the spec's `Push` requires it).
  */
-import type { Push, PushKind, PushOwner } from '../generated/types.gen.js';
+import type { ClientEncryption, Push, PushKind, PushOwner } from '../generated/types.gen.js';
 import { durationOfSeconds } from './durations.js';
 import { DAY_MS } from './limits.js';
 import type { ValidPush } from './push-input.js';
@@ -17,6 +17,8 @@ export interface PushState {
   /** The owner's user id; null for an anonymous push. */
   ownerId: string | null;
   passphraseProtected: boolean;
+  /** Set for an end-to-end encrypted push: its payload, file names and bytes are the client's envelopes. */
+  clientEncryption: ClientEncryption | null;
   /** Whole days, rounded up for a lifetime under a day. */
   expireAfterDays: number;
   /** The exact lifetime: `expiresAt` − `createdAt`. */
@@ -43,6 +45,7 @@ export function newPushState(valid: ValidPush, ids: { urlToken: string; ownerId:
     kind: valid.kind,
     ownerId: ids.ownerId,
     passphraseProtected: valid.passphrase !== null,
+    clientEncryption: valid.clientEncryption,
     expireAfterDays: valid.expireAfterDays,
     expireAfterSeconds: valid.expireAfterSeconds,
     expireAfterViews: valid.expireAfterViews,
@@ -119,6 +122,7 @@ export function pushRecord(state: PushState, now: Date, base: string): Push {
     deletable_by_viewer: state.deletableByViewer,
     retrieval_step: state.retrievalStep,
     passphrase_protected: state.passphraseProtected,
+    client_encryption: state.clientEncryption ? { ...state.clientEncryption } : null,
     json_url: jsonUrl(base, state.urlToken),
     html_url: htmlUrl(base, state),
   };

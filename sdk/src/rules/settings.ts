@@ -30,7 +30,31 @@ export interface PushRuleSettings {
   retrievalStepDefault: boolean;
   /** Failed passphrase attempts per push within ATTEMPT_WINDOW_MS before 429. */
   passphraseAttemptsPerMinute: number;
+  /** End-to-end encrypted pushes (`features.pushes.client_encryption`): accepted, the pages' default, required. */
+  clientEncryption: ClientEncryptionSetting;
 }
+
+/**
+ * The operator's choice about end-to-end encrypted pushes. `required` implies `default`, which implies `enabled`
+ * (`clientEncryptionSetting` builds a consistent one from a mode).
+ */
+export interface ClientEncryptionSetting {
+  enabled: boolean;
+  default: boolean;
+  required: boolean;
+}
+
+/** `PWPUSH_CLIENT_ENCRYPTION`'s values, weakest first. */
+export const CLIENT_ENCRYPTION_MODES = ['off', 'allowed', 'default', 'required'] as const;
+export type ClientEncryptionMode = (typeof CLIENT_ENCRYPTION_MODES)[number];
+
+export function clientEncryptionSetting(mode: ClientEncryptionMode): ClientEncryptionSetting {
+  const rank = CLIENT_ENCRYPTION_MODES.indexOf(mode);
+  return { enabled: rank >= 1, default: rank >= 2, required: rank >= 3 };
+}
+
+/** The schemes (and versions) of `client_encryption` this implementation accepts. */
+export const CLIENT_ENCRYPTION_SCHEMES: readonly { scheme: 'aes-256-gcm'; version: 1 }[] = [{ scheme: 'aes-256-gcm', version: 1 }];
 
 /** Widest bounds the spec allows; an instance may only narrow them. */
 export const SPEC_LIMITS = {
@@ -55,4 +79,5 @@ export const DEFAULT_PUSH_RULE_SETTINGS: PushRuleSettings = {
   deletableByViewerDefault: true,
   retrievalStepDefault: false,
   passphraseAttemptsPerMinute: 5,
+  clientEncryption: clientEncryptionSetting('allowed'),
 };

@@ -1,16 +1,30 @@
 /** The version report (api-decisions.md "Version report"), from the instance's settings. */
 import type { VersionReport } from '../generated/types.gen.js';
 import { acceptedDurations } from './durations.js';
-import type { PushRuleSettings } from './settings.js';
+import { CLIENT_ENCRYPTION_SCHEMES, type PushRuleSettings } from './settings.js';
 
 export const API_VERSION = '2.1';
+
+/** What an implementation offers beyond the settings (the mock does not keep idempotency keys; the server does). */
+export interface ImplementationFeatures {
+  /** Hours an Idempotency-Key is remembered; absent when keys are not honoured. */
+  idempotencyKeyHours?: number;
+}
 
 export function versionReport(
   settings: Pick<
     PushRuleSettings,
-    'allowAnonymous' | 'enableFilePushes' | 'filesRequireAuth' | 'enableUrlPushes' | 'enableQrPushes' | 'expireAfterDays' | 'expireAfterDurationMin'
+    | 'allowAnonymous'
+    | 'enableFilePushes'
+    | 'filesRequireAuth'
+    | 'enableUrlPushes'
+    | 'enableQrPushes'
+    | 'clientEncryption'
+    | 'expireAfterDays'
+    | 'expireAfterDurationMin'
   >,
   applicationVersion: string,
+  features: ImplementationFeatures = {},
 ): VersionReport {
   const durations = acceptedDurations(settings);
   return {
@@ -29,6 +43,13 @@ export function versionReport(
         qr_code_pushes: { enabled: settings.enableQrPushes },
         // Honoured exactly; an instance whose days bounds leave no value of the enum honours none of them.
         expire_after_duration: { enabled: durations.length > 0, min: durations[0] ?? settings.expireAfterDurationMin, values: durations },
+        ...(features.idempotencyKeyHours ? { idempotency_keys: { enabled: true, lifetime_hours: features.idempotencyKeyHours } } : {}),
+        client_encryption: {
+          enabled: settings.clientEncryption.enabled,
+          default: settings.clientEncryption.default,
+          required: settings.clientEncryption.required,
+          schemes: settings.clientEncryption.enabled ? CLIENT_ENCRYPTION_SCHEMES.map((s) => ({ ...s })) : [],
+        },
       },
       requests: { enabled: false },
     },

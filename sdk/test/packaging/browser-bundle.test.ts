@@ -1,6 +1,6 @@
 /**
- * The browser entries bundle for `platform: 'browser'` without a single Node built-in: the main entry and the
- * mocks entry. The Node entry is bundled too, as the check's own control: it must be caught importing `node:fs`.
+ * The browser entries bundle for `platform: 'browser'` without a single Node built-in: the main entry, the
+ * end-to-end entry and the mocks entry (the round trip in Chromium is ./browser-e2e.test.ts). The Node entry is bundled too, as the check's own control: it must be caught importing `node:fs`.
  */
 import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,15 @@ describe('browser bundle', () => {
     expect(found).toEqual([]);
     expect(inputs.filter((i) => /node_modules\/(msw|zod)\//.test(i))).toEqual([]);
     expect(inputs.some((i) => i.endsWith('generated/sdk.gen.ts'))).toBe(true);
+  });
+
+  it('bundles the end-to-end entry for the browser with no Node built-in, no HTTP client, no msw or zod', async () => {
+    const { found, inputs } = await bundle('e2e/index.ts');
+    expect(found).toEqual([]);
+    expect(inputs.filter((i) => /node_modules\/(msw|zod)\//.test(i))).toEqual([]);
+    // Pages bundle it next to their own fetch calls: the generated client stays out.
+    expect(inputs.filter((i) => /generated\/(sdk\.gen|client\.gen|client\/)/.test(i) || i.endsWith('src/client.ts'))).toEqual([]);
+    expect(inputs.some((i) => i.endsWith('e2e/envelope.ts'))).toBe(true);
   });
 
   it('bundles the mocks entry for the browser (msw core) with no Node built-in', async () => {

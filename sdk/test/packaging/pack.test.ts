@@ -1,6 +1,6 @@
 /**
  * `npm pack -w sdk` makes a package that installs on its own into a fresh TypeScript project, type-checks under
- * `strict` through the `exports` map (".", "./node", "./mocks", "./generated"), and works: the program creates,
+ * `strict` through the `exports` map (".", "./node", "./mocks", "./e2e", "./generated"), and works: the program creates,
  * retrieves, downloads and expires pushes against the real server, then the same flow against the packaged
  * stateful mock in-process (msw/node).
  */
@@ -30,6 +30,7 @@ import {
 import { fileFromPath } from '@secret-push/sdk/node';
 import { createMockServerHandlers, handleGetVersion, type MockServer } from '@secret-push/sdk/mocks';
 import type { VersionReport } from '@secret-push/sdk/generated';
+import { parseShareLink, MissingKeyError as E2EMissingKeyError } from '@secret-push/sdk/e2e';
 
 async function flow(client: SecretPushClient): Promise<Record<string, unknown>> {
   const push: PushOwner = await client.createPush({ payload: 'from the tarball', expire_after_views: 2 });
@@ -68,9 +69,20 @@ const mock: MockServer = createMockServerHandlers({ baseUrl: 'http://mock.exampl
 const server = setupServer(...mock.handlers, handleGetVersion());
 server.listen({ onUnhandledFrame: 'error' });
 const mocked = await flow(createSecretPushClient({ baseUrl: 'http://mock.example', token: mock.users[0]!.token }));
+// End to end (the mock stores encrypted pushes; the real server does not know them yet).
+const anon = createSecretPushClient({ baseUrl: 'http://mock.example' });
+const sealed = await anon.createPush({ payload: 'sealed in the tarball' }, { endToEnd: true });
+const opened = await anon.retrieveLink(sealed.shareLink);
+let missingKey = false;
+try {
+  await anon.retrieveLink(sealed.html_url);
+} catch (error) {
+  missingKey = error instanceof E2EMissingKeyError && error instanceof SecretPushError;
+}
+const e2e = { payload: opened.payload, sameToken: parseShareLink(sealed.shareLink).urlToken === sealed.url_token, missingKey };
 server.close();
 
-console.log(JSON.stringify({ real, mocked }));
+console.log(JSON.stringify({ real, mocked, e2e }));
 `;
 
 describe('packaging', () => {
@@ -93,7 +105,7 @@ describe('packaging', () => {
 
     const { stdout: listing } = await run('tar', ['-tzf', path.join(dir, tarball!)], { env });
     const files = listing.split('\n').filter(Boolean);
-    expect(files).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/node.js', 'package/dist/mocks/index.js', 'package/dist/generated/index.d.ts', 'package/README.md']));
+    expect(files).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/node.js', 'package/dist/mocks/index.js', 'package/dist/e2e/index.js', 'package/dist/generated/index.d.ts', 'package/README.md']));
     expect(files.filter((f) => f.includes('/src/') || f.includes('/test/'))).toEqual([]);
 
     const app = path.join(dir, 'app');
@@ -136,6 +148,6 @@ describe('packaging', () => {
       payload: 'from the tarball', viewsRemaining: 2, deleted: true, file: [expect.stringMatching(/^sdk-pack-\d+\.bin$/), [1, 2, 3, 254]],
       passphraseError: 'passphrase_required', notFound: true, apiVersion: '2.1',
     };
-    expect(result).toEqual({ real: expected, mocked: expected });
+    expect(result).toEqual({ real: expected, mocked: expected, e2e: { payload: 'sealed in the tarball', sameToken: true, missingKey: true } });
   }, 300_000);
 });

@@ -4,7 +4,8 @@
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createMockServerHandlers } from '../../src/mocks/index.js';
-import { defineParitySuite } from './suite.js';
+import { defineEndToEndParitySuite } from './e2e-suite.js';
+import { defineParitySuite, type ParityTarget } from './suite.js';
 
 const baseUrl = 'http://secret-push.mock.test';
 const mock = createMockServerHandlers({ baseUrl });
@@ -13,14 +14,17 @@ const server = setupServer(...mock.handlers);
 beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
 afterAll(() => server.close());
 
+const target = (): ParityTarget => ({
+  name: 'mock',
+  baseUrl,
+  tokenA: mock.users[0]!.token,
+  tokenB: mock.users[1]!.token,
+  emailA: mock.users[0]!.email,
+  setClock: (date) => mock.setClock(date),
+  now: () => mock.now(),
+});
+
 describe('parity: stateful mock', () => {
-  defineParitySuite(() => ({
-    name: 'mock',
-    baseUrl,
-    tokenA: mock.users[0]!.token,
-    tokenB: mock.users[1]!.token,
-    emailA: mock.users[0]!.email,
-    setClock: (date) => mock.setClock(date),
-    now: () => mock.now(),
-  }));
+  defineParitySuite(target);
+  defineEndToEndParitySuite(target);
 });

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe } from 'vitest';
 import { type RealServer, startRealServer } from '../support/real-server.js';
-import { defineParitySuite } from './suite.js';
+import { defineEndToEndParitySuite } from './e2e-suite.js';
+import { defineParitySuite, type ParityTarget } from './suite.js';
 
 let real: RealServer;
 
@@ -15,13 +16,16 @@ afterAll(async () => {
   await real?.close();
 });
 
+const target = (): ParityTarget => ({
+  name: 'server',
+  baseUrl: real.baseUrl,
+  tokenA: real.users[0]!.token,
+  tokenB: real.users[1]!.token,
+  emailA: real.users[0]!.email,
+  backdate: (urlToken, ms) => real.backdate(urlToken, ms),
+});
+
 describe('parity: real server', () => {
-  defineParitySuite(() => ({
-    name: 'server',
-    baseUrl: real.baseUrl,
-    tokenA: real.users[0]!.token,
-    tokenB: real.users[1]!.token,
-    emailA: real.users[0]!.email,
-    backdate: (urlToken, ms) => real.backdate(urlToken, ms),
-  }));
+  defineParitySuite(target);
+  defineEndToEndParitySuite(target);
 });

@@ -74,7 +74,8 @@ describe('errors by status', () => {
     it(`maps ${status} ${code} to ${type.name} with status, code, body and request id`, async () => {
       const body = { error: 'nope', code, request_id: 'req-body' };
       const { fetch } = scripted(json(body, status, { 'X-Request-Id': 'req-header' }));
-      const client = createSecretPushClient({ baseUrl, fetch });
+      // No retries: createPush retries 429 and 503 with its Idempotency-Key (tested under "retries").
+      const client = createSecretPushClient({ baseUrl, fetch, maxRetries: 0 });
       const error = await failure(client.createPush({ payload: 'x' }));
       expect(error).toBeInstanceOf(type);
       expect(error).toMatchObject({ status, code, body, requestId: 'req-header', name: type.name });
@@ -204,9 +205,50 @@ describe('retries', () => {
     expect(requests).toHaveLength(1);
   });
 
-  it('never retries createPush, retrievePush or expirePush', async () => {
+  it('retries createPush with the same Idempotency-Key (a retry never makes a second push), and a fresh key per create', async () => {
+    const created = { ...push, name: '', note: '' };
+    const { fetch, requests } = scripted(busy(), json({ error: 'busy', code: 'idempotency_key_in_use' }, 409, { 'Retry-After': '0' }), json(created, 201));
+    const client = createSecretPushClient({ baseUrl, fetch });
+    await expect(client.createPush({ payload: 'x' })).resolves.toEqual(created);
+    expect(requests).toHaveLength(3);
+    const keys = requests.map((r) => r.headers.get('Idempotency-Key'));
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(keys).size).toBe(1);
+    const again = scripted(json(created, 201));
+    await createSecretPushClient({ baseUrl, fetch: again.fetch }).createPush({ payload: 'x' }, { idempotencyKey: 'my-own-key' });
+    expect(again.requests[0]!.headers.get('Idempotency-Key')).toBe('my-own-key');
+    const other = scripted(json(created, 201));
+    await createSecretPushClient({ baseUrl, fetch: other.fetch }).createPush({ payload: 'x' });
+    expect(other.requests[0]!.headers.get('Idempotency-Key')).not.toBe(keys[0]);
+  });
+
+  it('retries a multipart create with the same key and the same bytes (one boundary for every attempt)', async () => {
+    const created = { ...push, kind: 'file', name: '', note: '' };
+    const { fetch, requests } = scripted(busy(), json(created, 201));
+    await createSecretPushClient({ baseUrl, token: 't', fetch }).createPush({ files: [{ filename: 'a.bin', data: new Uint8Array([1, 2, 3]) }] });
+    expect(requests).toHaveLength(2);
+    const [first, second] = requests as [Request, Request];
+    expect(first.headers.get('Content-Type')).toMatch(/^multipart\/form-data; boundary=/);
+    expect(second.headers.get('Content-Type')).toBe(first.headers.get('Content-Type'));
+    expect(second.headers.get('Idempotency-Key')).toBe(first.headers.get('Idempotency-Key'));
+    expect(new Uint8Array(await second.arrayBuffer())).toEqual(new Uint8Array(await first.arrayBuffer()));
+  });
+
+  it('retries createPush after a network error, with the same key', async () => {
+    let calls = 0;
+    const keys: (string | null)[] = [];
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      keys.push(new Request(input, init).headers.get('Idempotency-Key'));
+      if (calls++ === 0) throw new TypeError('fetch failed');
+      return new Response(JSON.stringify({ ...push, name: '', note: '' }), { status: 201, headers: { 'Content-Type': 'application/json' } });
+    };
+    await expect(createSecretPushClient({ baseUrl, fetch }).createPush({ payload: 'x' })).resolves.toMatchObject({ url_token: push.url_token });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+  });
+
+  it('never retries retrievePush or expirePush', async () => {
     for (const call of [
-      (c: ReturnType<typeof createSecretPushClient>) => c.createPush({ payload: 'x' }),
       (c: ReturnType<typeof createSecretPushClient>) => c.retrievePush('t'),
       (c: ReturnType<typeof createSecretPushClient>) => c.expirePush('t'),
     ]) {

@@ -4,7 +4,6 @@
  * holds across instances; an attempt reserves its row before the password is checked, so parallel guesses count too.
  */
 import { randomUUID } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiError } from '@secret-push/sdk/rules';
 import type { Settings } from '../config/settings.js';
@@ -12,7 +11,10 @@ import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
 import { ApiToken, User } from '../db/entities.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
-import { normalizeEmail } from '../user/user-service.js';
+import { clientAddressKey } from '../client-address.js';
+import { EMAIL, normalizeEmail } from '../user/user-service.js';
+
+export { clientAddressKey };
 
 /** A web-page session's user: `sessionVersion` changes on sign-out, which ends every session made before. */
 export interface AccountUser {
@@ -71,38 +73,11 @@ const S = {
 };
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const PASSWORD_MIN = 12;
 const PASSWORD_MAX = 1024;
 // Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.
 const DUMMY_HASH = hashPassphrase(randomUUID());
 
-
-/**
- * The client an address stands for, as the per-address limit counts it: an IPv4-mapped IPv6 address is its IPv4
- * address, and an IPv6 address is its /64 (one host usually holds a whole /64, so rotating the interface id would
- * otherwise give an attacker 2^64 fresh limits). Anything else is kept as it is (lower-cased).
- */
-export function clientAddressKey(ip: string): string {
-  let address = (ip || 'unknown').trim().toLowerCase();
-  const zone = address.indexOf('%');
-  if (zone > 0) address = address.slice(0, zone);
-  const mapped = /^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(address.replace(/^::/, '0:'));
-  if (mapped && isIPv4(mapped[1]!)) return mapped[1]!;
-  if (!isIPv6(address)) return address.slice(0, 255);
-  let tail = address;
-  // An embedded IPv4 tail (`64:ff9b::192.0.2.1`) is two groups.
-  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(tail);
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
-    tail = `${tail.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, rest] = tail.includes('::') ? tail.split('::') as [string, string] : [tail, undefined];
-  const left = head ? head.split(':') : [];
-  const right = rest === undefined ? [] : rest ? rest.split(':') : [];
-  const groups = rest === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
-}
 
 function accountOf(user: { id: string; email: string; sessionVersion: number }): AccountUser {
   return { userId: user.id, email: user.email, sessionVersion: Number(user.sessionVersion) };
@@ -145,7 +120,8 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
     },
 
     async signIn(email: string, password: string, ip: string, now = new Date()) {
-      const normalized = normalizeEmail(email ?? '').slice(0, 320);
+      // Control characters are no part of any registered email (a NUL could not even be stored): counted without them.
+      const normalized = normalizeEmail(email ?? '').replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 320);
       const address = clientAddressKey(ip);
       const limit = settings.loginAttemptsPer15Minutes;
       const windowStart = new Date(now.getTime() - LOGIN_WINDOW_MS);

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadSettings, maxBodyBytes, parseMasterKey, SettingsError, settingsTable } from './settings.js';
+import { defaultWorkers, loadSettings, maxBodyBytes, parseMasterKey, SettingsError, settingsTable } from './settings.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-settings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,6 +43,7 @@ describe('loadSettings', () => {
       deletableByViewerDefault: true,
       retrievalStepDefault: false,
       passphraseAttemptsPerMinute: 5,
+      clientEncryption: { enabled: true, default: false, required: false },
       rateLimitPerMinute: 120,
       sweepIntervalSeconds: 30,
       purgeExpiredAfterDays: null,
@@ -58,6 +59,17 @@ describe('loadSettings', () => {
     const e = error({ ...base, PWPUSH_ALLOW_ANONYMOUS: 'maybe' });
     expect(e.variable).toBe('PWPUSH_ALLOW_ANONYMOUS');
     expect(e.message).toMatch(/PWPUSH_ALLOW_ANONYMOUS must be one of true, false, 1, 0, yes, no/);
+  });
+
+  it('reads PWPUSH_CLIENT_ENCRYPTION as off, allowed, default or required, each implying the weaker ones', () => {
+    const mode = (v: string) => loadSettings({ ...base, PWPUSH_CLIENT_ENCRYPTION: v }).clientEncryption;
+    expect(mode('off')).toEqual({ enabled: false, default: false, required: false });
+    expect(mode('Allowed')).toEqual({ enabled: true, default: false, required: false });
+    expect(mode('default')).toEqual({ enabled: true, default: true, required: false });
+    expect(mode('REQUIRED')).toEqual({ enabled: true, default: true, required: true });
+    const e = error({ ...base, PWPUSH_CLIENT_ENCRYPTION: 'on' });
+    expect(e.variable).toBe('PWPUSH_CLIENT_ENCRYPTION');
+    expect(e.message).toMatch(/must be one of off, allowed, default, required/);
   });
 
   it('accepts integers only, within their ranges', () => {
@@ -146,6 +158,35 @@ describe('master keys', () => {
     expect(a.equals(b)).toBe(false);
     expect(loadSettings({ ...base, PWPUSH_SIGNING_SECRET: 'x'.repeat(40) }).signingSecret.toString()).toBe('x'.repeat(40));
     expect(error({ ...base, PWPUSH_SIGNING_SECRET: 'short' }).variable).toBe('PWPUSH_SIGNING_SECRET');
+  });
+});
+
+describe('runtime settings', () => {
+  it('defaults the workers to the cores, less one for a PostgreSQL on this machine, and at least one', () => {
+    expect(defaultWorkers(null, 4)).toBe(3);
+    expect(defaultWorkers('postgres://u:p@127.0.0.1:5432/db', 4)).toBe(3);
+    expect(defaultWorkers('postgres://u:p@localhost/db', 8)).toBe(7);
+    expect(defaultWorkers('postgres://u:p@[::1]:5432/db', 2)).toBe(1);
+    expect(defaultWorkers('postgres://u:p@db.internal:5432/db', 4)).toBe(4);
+    expect(defaultWorkers(null, 1)).toBe(1);
+    expect(defaultWorkers('postgres://u:p@db.internal/db', 200)).toBe(64);
+    expect(loadSettings({ ...base, PWPUSH_WORKERS: '3' }).workers).toBe(3);
+    expect(error({ ...base, PWPUSH_WORKERS: '0' }).variable).toBe('PWPUSH_WORKERS');
+    expect(loadSettings(base).databasePoolSize).toBe(10);
+    expect(error({ ...base, PWPUSH_DATABASE_POOL_SIZE: '1000' }).variable).toBe('PWPUSH_DATABASE_POOL_SIZE');
+  });
+
+  it('serves metrics only when asked, and takes a token only with them and long enough', () => {
+    expect(loadSettings(base)).toMatchObject({ metricsEnabled: false, metricsToken: null });
+    expect(loadSettings({ ...base, PWPUSH_METRICS: 'true' })).toMatchObject({ metricsEnabled: true, metricsToken: null });
+    const token = 't'.repeat(20);
+    expect(loadSettings({ ...base, PWPUSH_METRICS: 'true', PWPUSH_METRICS_TOKEN: token }).metricsToken).toBe(token);
+    const without = error({ ...base, PWPUSH_METRICS_TOKEN: token });
+    expect(without.variable).toBe('PWPUSH_METRICS_TOKEN');
+    expect(without.message).not.toContain(token);
+    const short = error({ ...base, PWPUSH_METRICS: 'true', PWPUSH_METRICS_TOKEN: 'short' });
+    expect(short.message).toMatch(/at least 16 characters/);
+    expect(short.message).not.toContain('short"');
   });
 });
 

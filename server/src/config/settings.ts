@@ -5,9 +5,17 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DURATION_MIN_BOUNDS, SPEC_LIMITS, type Bounds, type PushRuleSettings } from '@secret-push/sdk/rules';
+import {
+  CLIENT_ENCRYPTION_MODES,
+  clientEncryptionSetting,
+  DURATION_MIN_BOUNDS,
+  SPEC_LIMITS,
+  type Bounds,
+  type PushRuleSettings,
+} from '@secret-push/sdk/rules';
 
 export { SPEC_LIMITS };
 
@@ -40,6 +48,14 @@ export interface Settings extends PushRuleSettings {
   sessionLifetimeHours: number;
   /** Web pages: failed sign-ins per email, and per client address, within 15 minutes before 429 (PWPUSH_LOGIN_ATTEMPTS). */
   loginAttemptsPer15Minutes: number;
+  /** Server processes sharing the port (PWPUSH_WORKERS); 1 serves from the main process itself. */
+  workers: number;
+  /** Connections each server process keeps to PostgreSQL at most (PWPUSH_DATABASE_POOL_SIZE). */
+  databasePoolSize: number;
+  /** `GET /metrics` answers (PWPUSH_METRICS); otherwise it is an unknown path. */
+  metricsEnabled: boolean;
+  /** When set, `GET /metrics` needs `Authorization: Bearer <token>` (PWPUSH_METRICS_TOKEN). */
+  metricsToken: string | null;
 }
 
 export class SettingsError extends Error {
@@ -52,8 +68,24 @@ export class SettingsError extends Error {
   }
 }
 
-/** The repository root (server/src/config → ../../..). */
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/**
+ * The repository root: the nearest folder above this module whose package.json lists the workspaces. Found by
+ * walking up rather than by a fixed number of `..`, because this module runs both from its source
+ * (server/src/config) and from the compiled bundle (server/dist).
+ */
+export const repoRoot = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function findRepoRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { workspaces?: unknown };
+      if (Array.isArray(pkg.workspaces)) return dir;
+    } catch {
+      /* no package.json here: keep going up */
+    }
+    if (path.dirname(dir) === dir) throw new Error(`no repository root (a package.json with workspaces) above ${from}`);
+  }
+}
 
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -92,6 +124,12 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', default: '`true`', meaning: 'Default of `deletable_by_viewer`.' },
   { name: 'PWPUSH_RETRIEVAL_STEP_DEFAULT', default: '`false`', meaning: 'Default of `retrieval_step`.' },
   { name: 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', default: '`5`', meaning: 'Failed passphrase attempts per push per minute before 429 (1..1000, held in PostgreSQL).' },
+  {
+    name: 'PWPUSH_CLIENT_ENCRYPTION',
+    default: '`allowed`',
+    meaning:
+      'End-to-end encrypted pushes (encrypted by the client, the key only in the link): `off` (refused with 422), `allowed`, `default` (the create page starts with "Encrypt in my browser" on) or `required` (ordinary pushes refused with 422: existing clients that do not encrypt cannot create pushes). Reported in `features.pushes.client_encryption`.',
+  },
   { name: 'PWPUSH_RATE_LIMIT_PER_MINUTE', default: '`120`', meaning: 'Requests per minute per client address (as the reference\'s default throttle; `/healthz`, `/readyz` and `/assets/` are not counted); `0` turns the limit off, e.g. for a conformance run or a benchmark.' },
   { name: 'PWPUSH_BODY_LIMIT_BYTES', default: '`8388608`', meaning: 'Largest request body (bytes, as sent and as decoded) of a caller who may not send files: anonymous callers while files need a token, everyone while file pushes are off. Callers who may send files get room for every file at the file limits. The limit is chosen per operation and caller before the body is read; over it: 413. The default fits the largest text push (1,048,576 characters) in any JSON encoding (65536..67108864).' },
   { name: 'PWPUSH_SWEEP_INTERVAL_SECONDS', default: '`30`', meaning: 'How often the sweeper erases expired secrets and lapsed file bytes (1..60, so secrets past their time are gone within a minute).' },
@@ -103,6 +141,10 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_ENABLE_SIGNUPS', default: '`true`', meaning: 'Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`).' },
   { name: 'PWPUSH_SESSION_LIFETIME_HOURS', default: '`24`', meaning: 'How long a web sign-in lasts (1..720 hours).' },
   { name: 'PWPUSH_LOGIN_ATTEMPTS', default: '`5`', meaning: 'Failed sign-ins per email, and per client address, within 15 minutes before the sign-in page answers 429 (1..1000, held in PostgreSQL).' },
+  { name: 'PWPUSH_WORKERS', default: 'the number of cores, less one when PostgreSQL runs on this machine (embedded, or `DATABASE_URL` on a loopback address); at least 1', meaning: 'Server processes sharing the port (1..64). Above 1, a primary process runs the embedded PostgreSQL, the per-client limit and the metrics sum, and replaces a worker that dies; `1` serves from one process. See Operations.' },
+  { name: 'PWPUSH_DATABASE_POOL_SIZE', default: '`10`', meaning: 'Most PostgreSQL connections each server process holds (1..100): a host uses up to workers × this many.' },
+  { name: 'PWPUSH_METRICS', default: '`false`', meaning: 'Serve Prometheus metrics at `GET /metrics` (request counts and latencies by operation, pool, sweeper, refusals, process figures; summed over the workers).' },
+  { name: 'PWPUSH_METRICS_TOKEN', default: 'unset', meaning: 'When set (≥ 16 characters), `/metrics` needs `Authorization: Bearer <token>`; needs `PWPUSH_METRICS=true`.' },
 ];
 
 /** The README's settings table: name, default and meaning of every variable. */
@@ -325,6 +367,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     deletableByViewerDefault: bool(env, 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', true),
     retrievalStepDefault: bool(env, 'PWPUSH_RETRIEVAL_STEP_DEFAULT', false),
     passphraseAttemptsPerMinute: int(env, 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', 5, 1, 1000),
+    clientEncryption: clientEncryptionSetting(oneOf(env, 'PWPUSH_CLIENT_ENCRYPTION', CLIENT_ENCRYPTION_MODES, 'allowed')),
     rateLimitPerMinute: int(env, 'PWPUSH_RATE_LIMIT_PER_MINUTE', 120, 0, 1_000_000),
     bodyLimitBytes: int(env, 'PWPUSH_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
     sweepIntervalSeconds: int(env, 'PWPUSH_SWEEP_INTERVAL_SECONDS', 30, 1, 60),
@@ -334,5 +377,44 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     enableSignups: bool(env, 'PWPUSH_ENABLE_SIGNUPS', true),
     sessionLifetimeHours: int(env, 'PWPUSH_SESSION_LIFETIME_HOURS', 24, 1, 720),
     loginAttemptsPer15Minutes: int(env, 'PWPUSH_LOGIN_ATTEMPTS', 5, 1, 1000),
+    workers: int(env, 'PWPUSH_WORKERS', defaultWorkers(databaseUrl), 1, 64),
+    databasePoolSize: int(env, 'PWPUSH_DATABASE_POOL_SIZE', 10, 1, 100),
+    ...metricsSettings(env),
   };
+}
+
+/**
+ * One server process per core this process may use (cgroup and affinity limits included), less one when PostgreSQL
+ * runs on the same machine (the embedded one, or a DATABASE_URL on a loopback address): it needs a core of its own.
+ * Measured with the bench on a 2-core machine, a second worker beside a local PostgreSQL added no throughput and cost
+ * about 40 % more CPU per request and 200 MB (a worker and the primary); with PostgreSQL elsewhere every core serves.
+ */
+export function defaultWorkers(databaseUrl: string | null, cores = os.availableParallelism()): number {
+  const local = databaseUrl === null || isLoopbackUrl(databaseUrl);
+  return Math.min(64, Math.max(1, local ? cores - 1 : cores));
+}
+
+function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return false;
+  }
+  // No host (a Unix socket named in the query) is this machine too.
+  return host === '' || host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+function metricsSettings(env: NodeJS.ProcessEnv): Pick<Settings, 'metricsEnabled' | 'metricsToken'> {
+  const metricsEnabled = bool(env, 'PWPUSH_METRICS', false);
+  const metricsToken = raw(env, 'PWPUSH_METRICS_TOKEN') ?? null;
+  if (metricsToken !== null) {
+    if (!metricsEnabled) {
+      throw new SettingsError('PWPUSH_METRICS_TOKEN', 'PWPUSH_METRICS_TOKEN is set but PWPUSH_METRICS is not true: set PWPUSH_METRICS=true to serve /metrics');
+    }
+    if (metricsToken.length < 16 || /\s/.test(metricsToken)) {
+      throw new SettingsError('PWPUSH_METRICS_TOKEN', 'PWPUSH_METRICS_TOKEN must be at least 16 characters without spaces');
+    }
+  }
+  return { metricsEnabled, metricsToken };
 }

@@ -1,13 +1,17 @@
 /**
- * Turns "the database is unreachable" into ApiError('service_unavailable') so the HTTP layer answers 503 instead
- * of 500 (or a hang). Every other error passes through untouched. This is the one detector of an outage.
+ * Turns "the database did not answer" into ApiError('service_unavailable') so the HTTP layer answers 503 instead of
+ * 500 (or a hang): it could not be reached, it refused connections, it gave up on a statement at its timeout, or it
+ * did not answer before the client's. Every other error passes through untouched (a statement the database refused,
+ * for example a value it cannot store, is no outage). This is the one detector of an outage. A 503 means nothing
+ * happened: writes carry the request's deadline (push-repository.ts, deadlines.ts).
  */
 import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN']);
-// SQLSTATE class 08 (connection exception), 57P01..57P03 (shutdown, crash, cannot connect now), 53300 (too many
-// connections).
-const SQLSTATE = /^(08...|57P0[123]|53300)$/;
+// SQLSTATE: the connection exceptions of class 08 (not 08P01, a protocol violation a value can cause), 57P01..57P03
+// (shutdown, crash, cannot connect now), 57014 (statement cancelled at its timeout), 55P03 (lock wait over its timeout),
+// 53300 (too many connections).
+const SQLSTATE = /^(08000|08001|08003|08004|08006|08007|57P0[123]|57014|55P03|53300)$/;
 const MESSAGES = [
   /connection terminated/i,
   /connection refused/i,
@@ -17,7 +21,8 @@ const MESSAGES = [
   /cannot use a pool after calling end/i,
   /Client has encountered a connection error/i,
   /not queryable/i,
-  /canceling statement due to statement timeout|statement timeout/i,
+  /query read timeout/i,
+  /canceling statement due to statement timeout/i,
   /the database system is (starting up|shutting down)/i,
 ];
 

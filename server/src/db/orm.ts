@@ -6,6 +6,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities.js';
+import { CONNECT_TIMEOUT_MS, IDLE_IN_TRANSACTION_MS, LOCK_TIMEOUT_MS, QUERY_TIMEOUT_MS, STATEMENT_TIMEOUT_MS } from './deadlines.js';
 import { migrationsList } from './migrations/index.js';
 
 export { migrationsList };
@@ -13,6 +14,11 @@ export { migrationsList };
 export interface OrmOptions {
   /** Largest number of pooled connections (default 10). */
   poolMax?: number;
+  /**
+   * A pool without the request deadlines (for migrations: waiting for another instance's migrations, or building an
+   * index, is not a request and may take longer than a statement of one).
+   */
+  noTimeouts?: boolean;
 }
 
 export async function openOrm(databaseUrl: string, options: OrmOptions = {}): Promise<MikroORM> {
@@ -24,8 +30,17 @@ export async function openOrm(databaseUrl: string, options: OrmOptions = {}): Pr
     allowGlobalContext: false,
     discovery: { warnWhenNoEntities: false },
     pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },
-    // Fail fast (and answer 503) instead of hanging when the database is down.
-    driverOptions: { connectionTimeoutMillis: 5_000 },
+    // Every layer has a deadline shorter than the one above it (./deadlines.ts): the database gives up before the
+    // client, the client before the HTTP layer, and a connection that cannot be had fails fast (503, nothing sent).
+    driverOptions: options.noTimeouts
+      ? { connectionTimeoutMillis: CONNECT_TIMEOUT_MS }
+      : {
+          connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+          statement_timeout: STATEMENT_TIMEOUT_MS,
+          lock_timeout: LOCK_TIMEOUT_MS,
+          idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+          query_timeout: QUERY_TIMEOUT_MS,
+        },
     migrations: {
       migrationsList,
       snapshot: false,
@@ -44,6 +59,16 @@ export async function openOrm(databaseUrl: string, options: OrmOptions = {}): Pr
  */
 export function nativePool(orm: MikroORM): Promise<Pool> {
   return (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient();
+}
+
+/** Applies pending migrations on a pool of their own, without the request deadlines; closes it after. */
+export async function migrateDatabase(databaseUrl: string): Promise<void> {
+  const orm = await openOrm(databaseUrl, { poolMax: 2, noTimeouts: true });
+  try {
+    await migrate(orm);
+  } finally {
+    await orm.close(true);
+  }
 }
 
 /** Applies pending migrations; safe when several processes start at once (an advisory lock serialises them). */

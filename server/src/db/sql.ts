@@ -35,10 +35,19 @@ export function sql<P extends object = Record<string, never>, R = Record<string,
   };
 }
 
+/** Text PostgreSQL cannot store (a NUL character): refused here, as the client's error it is, before it is sent. */
+export class UnstorableTextError extends Error {
+  constructor(readonly parameter: string) {
+    super(`SQL parameter :${parameter} holds a NUL character`);
+    this.name = 'UnstorableTextError';
+  }
+}
+
 function values<P extends object, R>(statement: Statement<P, R>, params: P): unknown[] {
   return statement.names.map((name) => {
     const value = (params as Record<string, unknown>)[name];
     if (value === undefined) throw new Error(`SQL parameter :${name} has no value`);
+    if (typeof value === 'string' && value.includes('\u0000')) throw new UnstorableTextError(name);
     return value;
   });
 }

@@ -39,6 +39,14 @@ export const column = {
   dateOrNull: (name: string): Column<Date | null> => ({ name, parse: nullable(toDate) }),
   bytes: (name: string): Column<Buffer> => ({ name, parse: (raw) => (Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)) }),
   uuidOrNull: (name: string): Column<string | null> => ({ name, parse: nullable((raw) => String(raw)) }),
+  /**
+   * A `jsonb` value (pg writes an object parameter as JSON; it may read jsonb back parsed or as text, so both are
+   * taken). The row type says what the JSON holds; a CHECK constraint in the migration keeps the database to it.
+   */
+  jsonOrNull: <T extends object>(name: string): Column<T | null> => ({
+    name,
+    parse: nullable((raw) => (typeof raw === 'string' ? JSON.parse(raw) : raw) as T),
+  }),
 };
 
 export type Columns<Row> = { readonly [K in keyof Row]-?: Column<Row[K]> };

@@ -17,6 +17,7 @@ import { bundledDocument, contract, type Contract } from '@secret-push/contract'
 import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
+import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
 import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
 import { hasBody, readBody, type BodyLimits, type ParsedBody } from './body.js';
 import { formToInput } from './form-input.js';
@@ -27,6 +28,7 @@ import { versionHandler } from './handlers/version-handler.js';
 import { state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
 import type { Handlers, OperationId, Reply } from './operations.js';
+import { closeAfterReply } from './close-after-reply.js';
 
 export interface ApiEdgeOptions {
   logger: Logger;
@@ -54,6 +56,8 @@ interface ApiState extends RequestState {
   ctx: RequestContext;
   /** SHA-256 of the body as read (idempotency keys compare it). */
   bodyDigest?: string;
+  /** Writes on behalf of this request change nothing after it (db/deadlines.ts). */
+  deadline: Date;
 }
 
 const apiState = (res: Response) => res.locals as ApiState;
@@ -67,6 +71,8 @@ export interface EdgeRequest {
   /** Request headers, lower-cased. */
   headers: Record<string, string | undefined>;
   ctx: RequestContext;
+  /** SHA-256 of the body as read (idempotency keys compare it). */
+  bodyDigest?: string;
 }
 /** A handler's answer: a documented status, its body, extra headers. */
 export interface EdgeReply {
@@ -142,6 +148,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
       body: c.request.requestBody as unknown,
       headers: c.request.headers as Record<string, string | undefined>,
       ctx: apiState(res).ctx,
+      bodyDigest: apiState(res).bodyDigest,
     };
     writeReply(res, (await handler(request)) as Reply<OperationId>);
   };
@@ -171,7 +178,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
         for (const name of Object.keys(query)) if (!declared?.has(name)) delete query[name];
         s.auth = tokenIgnored.has(c.operation.operationId ?? '') ? ANONYMOUS : await authenticate(core, credentialOf(req));
         if (c.operation.requestBody) await readRequestBody(c, req, res, bodyLimits(settings, s.auth), spec);
-        else if (hasBody(req)) res.setHeader('Connection', 'close'); // a body nobody reads: do not keep the connection for it
+        else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
       },
       postSecurityHandler: async (c: Context, req: Request, res: Response) => {
         const s = apiState(res);
@@ -182,6 +189,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
         s.ctx = {
           actor: actorOf(req, s.auth.user?.userId ?? null),
           baseUrl: baseUrlOf(req, settings.publicBaseUrl),
+          deadline: s.deadline,
           ...(opts.clock ? { now: opts.clock() } : {}),
         };
       },
@@ -193,11 +201,11 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
       },
       notFound: async (_c: Context, req: Request, res: Response) => {
         state(res).route = 'no_route';
-        if (hasBody(req)) res.setHeader('Connection', 'close');
+        if (hasBody(req)) closeAfterReply(req, res);
         throw new ApiError('no_route', 'No such API route.');
       },
       methodNotAllowed: async (c: Context, req: Request, res: Response) => {
-        if (hasBody(req)) res.setHeader('Connection', 'close');
+        if (hasBody(req)) closeAfterReply(req, res);
         const match = routes.match(req.method, c.request.path);
         const allow = match.kind === 'method_not_allowed' ? match.allow : [];
         state(res).route = match.kind === 'method_not_allowed' ? match.path : 'no_route';
@@ -215,8 +223,9 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   });
   const ready = backendReady.then(() => undefined);
 
-  const requestTimeoutMs = opts.requestTimeoutMs ?? 20_000;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? SAFETY_NET_MS;
   const handle: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+    const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     try {
       const backend = await backendReady;
@@ -235,12 +244,14 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
         body: req.body as unknown,
       };
       apiState(res).apiRequest = apiRequest;
+      apiState(res).deadline = deadlineFrom(started);
       if (opts.validateResponses) checkAnswers(res, opts.logger, spec.contract);
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () =>
             reject(
-              new ApiError('service_unavailable', 'The service did not answer in time. Try again shortly.', {
+              // Every write of this request is past its deadline by now, so nothing it sent can still commit.
+              new ApiError('service_unavailable', 'The service did not answer in time; nothing was changed. Try again shortly.', {
                 retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
               }),
             ),
@@ -301,7 +312,7 @@ async function readRequestBody(c: Context, req: Request, res: Response, limits: 
     c.request.requestBody = value;
     s.bodyDigest = digest;
   } catch (error) {
-    res.setHeader('Connection', 'close');
+    closeAfterReply(req, res);
     throw error;
   }
 }

@@ -3,7 +3,7 @@
  * limit, the web pages, the API edge (./api.ts) and the one error responder. Builds the app without listening, so
  * tests mount it on port 0.
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import { pino, type Logger } from 'pino';
 import { ApiError } from '@secret-push/sdk/rules';
@@ -14,6 +14,7 @@ import { describeFailure, sendError, toApiError } from './errors.js';
 import { accessLog, baseHeaders, rateLimit, securityHeaders, state, stripJsonSuffix } from './middleware.js';
 import { probes } from './probes.js';
 import { createV1Edge, isV1Path } from './v1/edge.js';
+import type { HitCounter } from '../runtime/window-counter.js';
 
 export interface AppOptions {
   /** Where request logs go; defaults to pino on stdout at settings.logLevel. */
@@ -24,6 +25,10 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** The instant services decide expiry with (tests move it); default: the system clock. */
   clock?: () => Date;
+  /** The server process's own middleware (runtime/serve.ts: request metrics, /metrics, draining), before the probes. */
+  runtime?: RequestHandler;
+  /** Keeps the per-client limit's windows; default: in this process (a cluster worker's asks the primary). */
+  rateLimitCounter?: HitCounter;
 }
 
 export interface AppLocals {
@@ -53,8 +58,9 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   app.set('x-powered-by', false);
 
   app.use(baseHeaders(), securityHeaders(helmet()), accessLog(logger));
+  if (opts.runtime) app.use(opts.runtime);
   app.use(probes(core));
-  app.use(rateLimit(settings.rateLimitPerMinute));
+  app.use(rateLimit(settings.rateLimitPerMinute, Date.now, opts.rateLimitCounter));
   // The web pages: HTML, assets, /help/api and the bundled contract at /api/v2/openapi.json. Mounted before the
   // `.json` suffix rewrite (which would turn openapi.json into `openapi`) and before the API's no_route fallback.
   // API requests skip the pages' routes altogether (they would only fall through them).

@@ -7,7 +7,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Transform, type Readable } from 'node:stream';
+import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
@@ -119,6 +119,31 @@ function streamFailure(error: unknown): ApiError {
   return new ApiError('bad_request', 'The request body could not be read.');
 }
 
+/**
+ * Streams the request through `rest`. On a failure (over the limit, a body that does not decode) reading stops but
+ * the request is not destroyed: its socket must stay up until the client has read the answer (close-after-reply.ts),
+ * and what the client still sends is discarded as it comes. A client that goes away fails the read.
+ */
+async function pump(req: Readable, rest: NodeJS.WritableStream[]): Promise<void> {
+  const entry = new PassThrough();
+  const gone = () => {
+    if (!(req as IncomingMessage).complete) entry.destroy(new ApiError('bad_request', 'The client went away before its body was sent.'));
+  };
+  req.on('error', gone);
+  req.on('close', gone);
+  req.pipe(entry);
+  try {
+    await pipeline([entry, ...rest] as [NodeJS.ReadableStream, ...NodeJS.WritableStream[]]);
+  } catch (error) {
+    req.unpipe(entry);
+    req.resume();
+    throw error;
+  } finally {
+    req.off('error', gone);
+    req.off('close', gone);
+  }
+}
+
 async function readWhole(req: Readable, stages: Transform[], media: 'json' | 'urlencoded'): Promise<ParsedBody> {
   const chunks: Buffer[] = [];
   const sink = new Transform({
@@ -128,7 +153,7 @@ async function readWhole(req: Readable, stages: Transform[], media: 'json' | 'ur
     },
   });
   try {
-    await pipeline([req, ...stages, sink]);
+    await pump(req, [...stages, sink]);
   } catch (error) {
     throw streamFailure(error);
   }
@@ -180,7 +205,7 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
   });
   parser.on('partsLimit', () => fail(new ApiError('invalid_form', `The multipart body has more than ${MAX_PARTS} parts.`)));
   try {
-    await pipeline([req, ...stages, parser as unknown as NodeJS.WritableStream]);
+    await pump(req, [...stages, parser as unknown as NodeJS.WritableStream]);
   } catch (error) {
     const mapped = streamFailure(error);
     throw mapped.code === 'bad_request' ? new ApiError('invalid_form', 'The multipart body is malformed.') : mapped;

@@ -7,6 +7,8 @@ import type { ErrorObject } from 'ajv';
 import type { Response } from 'express';
 import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
 import { isConnectionError } from '../db/database-errors.js';
+import { UnstorableTextError } from '../db/sql.js';
+import { state } from './middleware.js';
 
 export { ApiError };
 
@@ -22,6 +24,9 @@ export function toApiError(error: unknown): ApiError {
   }
   if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') {
     return new ApiError('unsupported_media_type', 'The request body encoding is not supported.');
+  }
+  if (error instanceof UnstorableTextError) {
+    return new ApiError('bad_request', 'The request holds a character that cannot be stored (NUL).');
   }
   if (isConnectionError(error)) {
     return new ApiError('service_unavailable', 'The service is temporarily unavailable. Try again shortly.');
@@ -52,6 +57,7 @@ export function sendError(res: Response, error: ApiError, requestId: string | un
     return;
   }
   for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, value);
+  state(res).errorCode = error.code;
   res.status(error.status).json({ ...errorBody(error, requestId), ...extra });
 }
 

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '@secret-push/sdk/rules';
+import { RATE_WINDOW_MS, windowCounter, type HitCounter, type WindowHit } from '../runtime/window-counter.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -13,6 +14,8 @@ export interface RequestState {
   /** The route template (never the raw URL, which can carry a passphrase or a download token). */
   route?: string;
   operationId?: string;
+  /** The error code of an error answer (metrics count refusals by it). */
+  errorCode?: string;
   /** A failure worth a log line (500s), without message text that could carry data. */
   failure?: { name: string; code?: string; stack?: string };
 }
@@ -34,10 +37,13 @@ export function baseHeaders(): RequestHandler {
   };
 }
 
-/** One log line per request: method, route template, status, duration, request id. Nothing from the payload. */
+/**
+ * One log line per request: method, route template, status, duration, request id. Nothing from the payload. A client
+ * that went away before its answer was sent is logged too, with `client_gone: true`.
+ */
 export function accessLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    res.on('finish', () => {
+    const write = (clientGone: boolean) => {
       const s = state(res);
       const durationMs = Number(process.hrtime.bigint() - s.startedAt) / 1e6;
       const line = {
@@ -47,44 +53,42 @@ export function accessLog(logger: Logger): RequestHandler {
         operation: s.operationId,
         status: res.statusCode,
         duration_ms: Math.round(durationMs * 10) / 10,
+        ...(clientGone ? { client_gone: true } : {}),
         ...(s.failure ? { failure: s.failure } : {}),
       };
       if (res.statusCode >= 500) logger.error(line, 'request failed');
       else logger.info(line, 'request');
+    };
+    res.on('finish', () => write(false));
+    res.on('close', () => {
+      if (!res.writableFinished) write(true);
     });
     next();
   };
 }
 
 /**
- * Fixed one-minute window per client address, in process memory: each server process counts on its own, so
- * behind N processes a client gets up to N × the limit. (The passphrase limit that must hold everywhere lives in
- * PostgreSQL, in the domain layer.)
+ * Fixed one-minute window per client address. `counter` keeps the windows: by default in this process; a cluster
+ * worker passes one that asks the primary process, so the limit holds across the workers of a host (each host counts
+ * on its own: behind N hosts a client gets up to N × the limit). The passphrase and sign-in limits that must hold
+ * everywhere live in PostgreSQL, in the domain layer.
  */
-export function rateLimit(perMinute: number, now: () => number = Date.now): RequestHandler {
-  const windows = new Map<string, { start: number; count: number }>();
-  let lastPrune = now();
+export function rateLimit(perMinute: number, now: () => number = Date.now, counter: HitCounter = windowCounter()): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     if (perMinute <= 0) return next();
-    // Probes and static assets are not requests a client can abuse for work (as the reference's throttle).
+    // Probes and static assets are not requests a client can abuse for work (as the reference's throttle). (/metrics,
+    // when it is on, is answered before this limit.)
     if (req.path === '/healthz' || req.path === '/readyz' || req.path.startsWith('/assets/')) return next();
     const t = now();
-    if (t - lastPrune > 60_000) {
-      for (const [key, w] of windows) if (t - w.start >= 60_000) windows.delete(key);
-      lastPrune = t;
-    }
     const key = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    let w = windows.get(key);
-    if (!w || t - w.start >= 60_000) {
-      w = { start: t, count: 0 };
-      windows.set(key, w);
-    }
-    w.count += 1;
-    if (w.count > perMinute) {
-      const retryAfterSeconds = Math.max(1, Math.ceil((w.start + 60_000 - t) / 1000));
-      return next(new ApiError('rate_limited', 'Too many requests from this address. Try again later.', { retryAfterSeconds }));
-    }
-    next();
+    const decide = (w: WindowHit) => {
+      if (w.count <= perMinute) return next();
+      const retryAfterSeconds = Math.max(1, Math.ceil((w.start + RATE_WINDOW_MS - t) / 1000));
+      next(new ApiError('rate_limited', 'Too many requests from this address. Try again later.', { retryAfterSeconds }));
+    };
+    const hit = counter(key, t);
+    if (hit instanceof Promise) hit.then(decide, next);
+    else decide(hit);
   };
 }
 

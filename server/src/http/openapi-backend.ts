@@ -60,8 +60,15 @@ export async function createSpecBackend(opts: SpecBackendOptions = {}): Promise<
     // A tree without shared objects (see inlineRefs): openapi-backend's dereferencer mangles shared `$ref`s.
     definition: inlineRefs(definition),
     strict: true,
+    // Start-up cost and memory (issue 12): the document was just validated and the spec is linted, so Ajv need not
+    // check each schema against the 2020-12 meta-schema (compiled anew for each of openapi-backend's Ajv instances);
+    // and only request validators are used (answers are checked by the contract toolkit), so the response validators
+    // are not compiled: lazy mode, then the request validators at once.
+    ajvOpts: { validateSchema: false },
+    quick: true,
     customizeAjv: (_original, ajvOpts) => makeAjv(ajvOpts as AjvOptions) as never,
   });
   await backend.init();
+  backend.validator.preCompileRequestValidators();
   return backend;
 }

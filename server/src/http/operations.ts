@@ -40,8 +40,10 @@ export interface HandlerRequest<Op extends OperationId> {
   body: Operations[Op]['data'] extends { body: infer B } ? B : undefined;
   /** Request headers, lower-cased. */
   headers: Record<string, string | undefined>;
-  /** The caller, `{base}` and the instant, as the security step resolved them. */
+  /** The caller, `{base}`, the instant and the deadline, as the security step resolved them. */
   ctx: RequestContext;
+  /** SHA-256 of the body as read (what "the same body" means for an Idempotency-Key). */
+  bodyDigest: string | undefined;
 }
 
 /** A documented binary body (`Blob | File` in the generated types) is bytes on the server. */

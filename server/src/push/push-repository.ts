@@ -1,19 +1,28 @@
 /**
- * Every statement about pushes, their files, their audit entries and their passphrase attempts (push-tables.ts). The
- * service above keeps the rules; this module keeps the SQL, its rows and their mapping. Whatever SQL can guarantee
- * lives here: a counting view is claimed by one conditional UPDATE (never read-then-write), the expiry that follows
- * it happens in the same statement (in the same transaction for file pushes), and the passphrase limit is counted
- * in a table every instance shares. The hot paths are one statement each (create; the claim of a view), audit entry
- * included, prepared once per connection.
+ * Every statement about pushes, their files, their audit entries, their passphrase attempts and the idempotency keys
+ * of creates (push-tables.ts). The service above keeps the rules; this module keeps the SQL, its rows and their
+ * mapping. Whatever SQL can guarantee lives here: a counting view is claimed by one conditional UPDATE (never
+ * read-then-write) that also writes its audit entry and, on the last view, expires the push and erases its secrets;
+ * a create is one statement with its audit entry, its files and its idempotency key; the passphrase limit is counted
+ * in a table every instance shares. The hot paths are prepared once per connection.
+ *
+ * **Nothing changes after a request's deadline.** Every statement that writes on behalf of a request carries the
+ * request's deadline and changes nothing once the database's clock has passed it (`clock_timestamp()`, read while
+ * the statement runs). A statement the database only gets to late (it was stopped, or busy) is then a no-op, so an
+ * answer of 503 (given only after the deadline) cannot hide a commit. What is left is the instant between a commit
+ * and its reply: a database that stops exactly there leaves the outcome unknown, as with any database.
  *
  * Statements list their columns rather than `*`: a prepared `*` whose expansion changes (another instance migrating
  * a column in during a rolling deploy) fails with "cached plan must not change result type".
  */
-import { sql, type Db } from '../db/sql.js';
+import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
+import { sql, type Db, type Statement } from '../db/sql.js';
 import {
   AUDIT_ENTRIES,
   type AuditKind,
   type AuditRow,
+  IDEMPOTENCY_KEYS,
+  type IdempotencyKeyRow,
   PASSPHRASE_ATTEMPTS,
   PUSH_FILES,
   type PushFileRow,
@@ -37,11 +46,25 @@ export interface PageOf<T> {
   total: number;
 }
 
+/** Ties a create to its idempotency key: the create's own statement marks the key done. */
+export interface KeyRef {
+  scope: string;
+  keyDigest: string;
+}
+
 const P = PUSHES;
 const F = PUSH_FILES;
 const A = AUDIT_ENTRIES;
+const K = IDEMPOTENCY_KEYS;
 const BATCH = 500;
 const FIELD_MAX = 255;
+
+/** The answer when a write reached the database after its request's deadline: it changed nothing. */
+export function tooLate(): ApiError {
+  return new ApiError('service_unavailable', 'The database did not answer in time; nothing was changed. Try again shortly.', {
+    retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+  });
+}
 
 /** The audit columns are varchar(255). */
 function cut(value: string | null | undefined): string {
@@ -50,80 +73,101 @@ function cut(value: string | null | undefined): string {
 }
 
 type AuditParams = { ip: string; userAgent: string; referrer: string; userId: string | null; now: Date };
+type Guarded = { deadline: Date };
 
 function auditParams(actor: AuditActor, now: Date): AuditParams {
   return { ip: cut(actor.ip), userAgent: cut(actor.userAgent), referrer: cut(actor.referrer), userId: actor.userId, now };
 }
 
 type Total = { total: string | number };
+type InTime = { in_time: boolean };
 
 const ERASE_SECRETS = 'payload_ciphertext = null, note_ciphertext = null, passphrase_hash = null';
 const AUDIT_COLUMNS = 'push_id, kind, ip, user_agent, referrer, user_id, created_at';
+/** The first CTE of every guarded statement: whether the database's clock is still before the deadline. */
+const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
+const IN_TIME = '(select in_time from guard)';
+const LAST_VIEW = 'views_used + 1 >= expire_after_views';
+
+/** A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count). */
+function insertStatement(files: number, keyed: boolean): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
+  const fileCtes = Array.from(
+    { length: files },
+    (_, i) =>
+      `, file${i} as (insert into push_files (${F.list}) select ${F.placeholders.replace(/:(\w+)/g, `:f${i}_$1`)} from push)`,
+  ).join('');
+  const keyCte = keyed
+    ? `, key as (update idempotency_keys set state = 'done', push_id = push.id from push where scope = :keyScope and key_digest = :keyDigest)`
+    : '';
+  return sql(
+    `with ${GUARD}, push as (
+       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME} returning ${P.list}
+     ), creation as (
+       insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
+     )${fileCtes}${keyCte}
+     select guard.in_time, push.* from guard left join push on true`,
+    { prepare: files === 0 },
+  );
+}
 
 const S = {
   findByToken: sql<{ urlToken: string }>(`select ${P.list} from pushes where url_token = :urlToken`, { prepare: true }),
   findById: sql<{ id: string }>(`select ${P.list} from pushes where id = :id`),
-  /** The push and its `creation` audit entry in one statement (a data-modifying CTE is atomic on its own). */
-  insertWithCreation: sql<PushRow & AuditParams>(
-    `with push as (
-       insert into pushes (${P.list}) values (${P.placeholders}) returning ${P.list}
-     ), creation as (
-       insert into audit_entries (${AUDIT_COLUMNS})
-       select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
-     )
-     select * from push`,
-    { prepare: true },
-  ),
-  insertFile: sql<PushFileRow>(`insert into push_files (${F.list}) values (${F.placeholders})`),
   /**
-   * The claim of a push without files: succeeds for at most `expire_after_views` callers, on any instance, writes
-   * the `view` audit entry and, on the last view, expires the push and erases its secrets, as one statement.
+   * The claim of a view: succeeds for at most `expire_after_views` callers, on any instance, writes the `view` audit
+   * entry and, on the last view, expires the push and erases its secrets (file bytes stay until the links issued
+   * lapse), as one statement.
    */
-  claimView: sql<{ id: string } & AuditParams>(
-    `with won as (
+  claimView: sql<{ id: string } & AuditParams & Guarded, InTime & Record<string, unknown>>(
+    `with ${GUARD}, won as (
        update pushes set views_used = views_used + 1, updated_at = :now,
-         expired = views_used + 1 >= expire_after_views,
-         expired_on = case when views_used + 1 >= expire_after_views then :now else expired_on end,
-         payload_ciphertext = case when views_used + 1 >= expire_after_views then null else payload_ciphertext end,
-         note_ciphertext = case when views_used + 1 >= expire_after_views then null else note_ciphertext end,
-         passphrase_hash = case when views_used + 1 >= expire_after_views then null else passphrase_hash end
-       where id = :id and not expired and views_used < expire_after_views and expires_at > :now
+         expired = ${LAST_VIEW},
+         expired_on = case when ${LAST_VIEW} then :now else expired_on end,
+         payload_ciphertext = case when ${LAST_VIEW} then null else payload_ciphertext end,
+         note_ciphertext = case when ${LAST_VIEW} then null else note_ciphertext end,
+         passphrase_hash = case when ${LAST_VIEW} then null else passphrase_hash end
+       where id = :id and not expired and views_used < expire_after_views and expires_at > :now and ${IN_TIME}
        returning ${P.list}
      ), viewed as (
        insert into audit_entries (${AUDIT_COLUMNS})
        select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
      )
-     select * from won`,
+     select guard.in_time, won.* from guard left join won on true`,
     { prepare: true },
   ),
-  /** The claim of a file push (its transaction also writes the audit entry and reads the files). */
-  claimFileView: sql<{ id: string; now: Date }>(
-    `update pushes set views_used = views_used + 1, updated_at = :now
-     where id = :id and not expired and views_used < expire_after_views and expires_at > :now
-     returning ${P.list}`,
-  ),
-  expireAfterLastView: sql<{ id: string; now: Date }>(
-    `update pushes set expired = true, expired_on = :now, updated_at = :now, ${ERASE_SECRETS} where id = :id`,
-  ),
-  /** Marks a push past its time as expired (as of its expires_at) and erases its secrets; idempotent. */
+  /** Marks a push past its time as expired (as of its expires_at) and erases its secrets; idempotent, any time. */
   expireByTime: sql<{ id: string; now: Date }>(
     `update pushes set expired = true, expired_on = expires_at, updated_at = :now, ${ERASE_SECRETS}
      where id = :id and not expired and expires_at <= :now returning ${P.list}`,
   ),
-  expireByRequest: sql<{ id: string; now: Date }>(
-    `update pushes set expired = true, deleted = true, expired_on = :now, updated_at = :now, ${ERASE_SECRETS}
-     where id = :id and not expired and expires_at > :now returning ${P.list}`,
+  /** Expire by request: flag, erase, drop the files and audit `expire`, as one statement. */
+  expireByRequest: sql<{ id: string } & AuditParams & Guarded, InTime & Record<string, unknown>>(
+    `with ${GUARD}, updated as (
+       update pushes set expired = true, deleted = true, expired_on = :now, updated_at = :now, ${ERASE_SECRETS}
+       where id = :id and not expired and expires_at > :now and ${IN_TIME} returning ${P.list}
+     ), gone as (
+       delete from push_files where push_id in (select id from updated)
+     ), logged as (
+       insert into audit_entries (${AUDIT_COLUMNS}) select id, 'expire', :ip, :userAgent, :referrer, :userId, :now from updated
+     )
+     select guard.in_time, updated.* from guard left join updated on true`,
   ),
-  deleteFilesOf: sql<{ pushId: string }>('delete from push_files where push_id = :pushId'),
-  insertAudit: sql<{ pushId: string; kind: AuditKind } & AuditParams>(
-    `insert into audit_entries (${AUDIT_COLUMNS}) values (:pushId, :kind, :ip, :userAgent, :referrer, :userId, :now)`,
+  insertAudit: sql<{ pushId: string; kind: AuditKind } & AuditParams & Guarded, InTime>(
+    `with ${GUARD}, logged as (
+       insert into audit_entries (${AUDIT_COLUMNS})
+       select :pushId, :kind, :ip, :userAgent, :referrer, :userId, :now where ${IN_TIME}
+     )
+     select in_time from guard`,
   ),
   /** At most one `failed_view` per push, client address and window. */
-  insertFailedView: sql<{ pushId: string; since: Date } & AuditParams>(
-    `insert into audit_entries (${AUDIT_COLUMNS})
-     select :pushId, 'failed_view', :ip, :userAgent, :referrer, :userId, :now
-     where not exists (
-       select 1 from audit_entries where push_id = :pushId and kind = 'failed_view' and ip = :ip and created_at > :since)`,
+  insertFailedView: sql<{ pushId: string; since: Date } & AuditParams & Guarded, InTime>(
+    `with ${GUARD}, logged as (
+       insert into audit_entries (${AUDIT_COLUMNS})
+       select :pushId, 'failed_view', :ip, :userAgent, :referrer, :userId, :now
+       where ${IN_TIME} and not exists (
+         select 1 from audit_entries where push_id = :pushId and kind = 'failed_view' and ip = :ip and created_at > :since)
+     )
+     select in_time from guard`,
   ),
   filesOf: sql<{ pushId: string }>(
     'select id, filename_ciphertext, content_type, size from push_files where push_id = :pushId order by position',
@@ -147,13 +191,48 @@ const S = {
     `select ${P.list} from pushes where user_id = :ownerId and (expired or expires_at <= :now)
      order by created_at desc, id desc limit :limit offset :offset`,
   ),
+  // Passphrase attempts. Attempts of one push are serialised by a lock on its row, in a short transaction.
+  lockPush: sql<{ id: string }>('select id from pushes where id = :id for update'),
+  attemptsSince: sql<{ pushId: string; failuresSince: Date; inFlightSince: Date }>(
+    `select ${PASSPHRASE_ATTEMPTS.list} from passphrase_attempts
+     where push_id = :pushId and ((failed and attempted_at > :failuresSince) or (not failed and attempted_at > :inFlightSince))
+     order by attempted_at, id`,
+  ),
   reserveAttempt: sql<{ pushId: string; now: Date }, { id: string }>(
-    'insert into passphrase_attempts (push_id, attempted_at) values (:pushId, :now) returning id',
+    'insert into passphrase_attempts (push_id, attempted_at, failed) values (:pushId, :now, false) returning id',
   ),
   releaseAttempt: sql<{ id: string }>('delete from passphrase_attempts where id = :id'),
-  attemptsSince: sql<{ pushId: string; since: Date }>(
-    `select ${PASSPHRASE_ATTEMPTS.list} from passphrase_attempts
-     where push_id = :pushId and attempted_at > :since order by attempted_at, id`,
+  /** A wrong (or missing) passphrase: the reservation becomes a failure, with its `failed_passphrase` entry. */
+  failAttempt: sql<{ id: string; pushId: string } & AuditParams & Guarded, InTime>(
+    `with ${GUARD}, failed as (
+       update passphrase_attempts set failed = true, attempted_at = :now where id = :id and ${IN_TIME} returning push_id
+     ), logged as (
+       insert into audit_entries (${AUDIT_COLUMNS})
+       select :pushId, 'failed_passphrase', :ip, :userAgent, :referrer, :userId, :now where ${IN_TIME}
+     )
+     select in_time from guard`,
+  ),
+  // Idempotency keys.
+  claimKey: sql<
+    { scope: string; keyDigest: string; fingerprint: string; now: Date; expiresAt: Date; staleBefore: Date },
+    { outcome: 'claimed' | 'existing' } & Record<string, unknown>
+  >(
+    `with claimed as (
+       insert into idempotency_keys (${K.list}) values (:scope, :keyDigest, :fingerprint, 'in_flight', null, :now, :expiresAt)
+       on conflict (scope, key_digest) do update
+         set fingerprint = excluded.fingerprint, state = 'in_flight', push_id = null, created_at = excluded.created_at,
+             expires_at = excluded.expires_at
+         where idempotency_keys.expires_at <= excluded.created_at
+            or (idempotency_keys.state = 'in_flight' and idempotency_keys.created_at < :staleBefore)
+       returning ${K.list}
+     )
+     select 'claimed' as outcome, * from claimed
+     union all
+     select 'existing' as outcome, ${K.list} from idempotency_keys
+     where scope = :scope and key_digest = :keyDigest and not exists (select 1 from claimed)`,
+  ),
+  releaseKey: sql<{ scope: string; keyDigest: string }>(
+    "delete from idempotency_keys where scope = :scope and key_digest = :keyDigest and state = 'in_flight'",
   ),
   // The sweeper: batches of rows picked with FOR UPDATE SKIP LOCKED, so any number of instances may sweep at once.
   sweepPastTime: sql<{ now: Date }>(
@@ -171,6 +250,7 @@ const S = {
      returning id`,
   ),
   forgetAttempts: sql<{ before: Date }>('delete from passphrase_attempts where attempted_at < :before'),
+  forgetKeys: sql<{ now: Date }>('delete from idempotency_keys where expires_at <= :now'),
   purgeExpired: sql<{ cutoff: Date }>(
     `delete from pushes where id in (
        select id from pushes where expired and expired_on <= :cutoff
@@ -179,18 +259,50 @@ const S = {
   ),
 };
 
-async function count(rows: Promise<{ total: string | number }[]>): Promise<number> {
+async function count(rows: Promise<Total[]>): Promise<number> {
   return Number((await rows)[0]?.total ?? 0);
 }
+
+/** The push of a guarded statement's one row, null when none changed; throws when it came too late. */
+function guardedPush(rows: (InTime & Record<string, unknown>)[]): PushRow | null {
+  const row = rows[0];
+  if (!row?.in_time) throw tooLate();
+  return row.id === null || row.id === undefined ? null : P.fromRow(row);
+}
+
+function checkInTime(rows: InTime[]): void {
+  if (!rows[0]?.in_time) throw tooLate();
+}
+
+/** Named parameters of file `i` of a create (`f0_id`, `f0_pushId`, …). */
+function fileParams(files: PushFileRow[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  files.forEach((file, i) => {
+    for (const [key, value] of Object.entries(file)) out[`f${i}_${key}`] = value;
+  });
+  return out;
+}
+
+/** The outcome of presenting an idempotency key. */
+export type KeyClaim = { outcome: 'claimed' } | { outcome: 'existing'; key: IdempotencyKeyRow };
+
+/** The outcome of asking for a place to check a passphrase. */
+export type AttemptReservation =
+  | { state: 'reserved'; id: string }
+  /** Too many failures in the window: their instants, for Retry-After. */
+  | { state: 'blocked'; failures: Date[] }
+  /** Enough attempts are being checked right now that one more might exceed the limit: ask again shortly. */
+  | { state: 'busy' };
 
 export type PushRepository = ReturnType<typeof createPushRepository>;
 
 export function createPushRepository(db: Db) {
   const pushes = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow[]> => (await rows).map((r) => P.fromRow(r));
   const first = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow | null> => (await pushes(rows))[0] ?? null;
+  const insertStatements = new Map<string, ReturnType<typeof insertStatement>>();
 
-  async function findById(id: string, on: Db = db): Promise<PushRow | null> {
-    return first(on.query(S.findById, { id }));
+  async function findById(id: string): Promise<PushRow | null> {
+    return first(db.query(S.findById, { id }));
   }
 
   return {
@@ -200,39 +312,18 @@ export function createPushRepository(db: Db) {
 
     findById,
 
-    /**
-     * A new push with its `creation` audit entry: one statement when it has no files, else one transaction that also
-     * stores the files (each already encrypted).
-     */
-    async insert(push: PushRow, files: PushFileRow[], by: AuditActor): Promise<PushRow> {
-      const params = { ...push, ...auditParams(by, push.createdAt) };
-      if (files.length === 0) return (await first(db.query(S.insertWithCreation, params)))!;
-      return db.transaction(async (tx) => {
-        const row = (await first(tx.query(S.insertWithCreation, params)))!;
-        for (const file of files) await tx.query(S.insertFile, file);
-        return row;
-      });
+    /** A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement. */
+    async insert(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key?: KeyRef): Promise<PushRow> {
+      const variant = `${files.length}:${key ? 'k' : ''}`;
+      let statement = insertStatements.get(variant);
+      if (!statement) insertStatements.set(variant, (statement = insertStatement(files.length, key !== undefined)));
+      const params = { ...push, ...auditParams(by, push.createdAt), deadline, ...fileParams(files), ...(key ? { keyScope: key.scope, keyDigest: key.keyDigest } : {}) };
+      return guardedPush(await db.query(statement, params))!;
     },
 
-    /** Claims a view of a push without files; null when none is left (or the time ran out). */
-    async claimView(id: string, by: AuditActor, now: Date): Promise<PushRow | null> {
-      return first(db.query(S.claimView, { id, ...auditParams(by, now) }));
-    },
-
-    /**
-     * Claims a view of a file push in one transaction: the claim, its audit entry, then `inspect` with the claimed row
-     * and the file list (the caller decrypts there, so a missing key rolls the claim back instead of burning a view),
-     * then, on the last view, the expiry. File bytes stay until the links issued lapse.
-     */
-    async claimFileView<T>(id: string, by: AuditActor, now: Date, inspect: (won: PushRow, files: FileMeta[]) => T): Promise<{ won: PushRow; result: T } | null> {
-      return db.transaction(async (tx) => {
-        const won = await first(tx.query(S.claimFileView, { id, now }));
-        if (!won) return null;
-        await tx.query(S.insertAudit, { pushId: id, kind: 'view', ...auditParams(by, now) });
-        const result = inspect(won, await filesOf(tx, id));
-        if (won.viewsUsed >= won.expireAfterViews) await tx.query(S.expireAfterLastView, { id, now });
-        return { won, result };
-      });
+    /** Claims a view; null when none is left (or the time ran out). */
+    async claimView(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
+      return guardedPush(await db.query(S.claimView, { id, ...auditParams(by, now), deadline }));
     },
 
     /** Expires a push past its time (idempotent; the sweeper does the same); returns its current row. */
@@ -240,26 +331,27 @@ export function createPushRepository(db: Db) {
       return (await first(db.query(S.expireByTime, { id: row.id, now }))) ?? (await findById(row.id)) ?? row;
     },
 
-    /** Expire by request: flag, erase, drop the files and audit `expire`, together; null when it was already expired. */
-    async expireByRequest(id: string, by: AuditActor, now: Date): Promise<PushRow | null> {
-      return db.transaction(async (tx) => {
-        const updated = await first(tx.query(S.expireByRequest, { id, now }));
-        if (!updated) return null;
-        await tx.query(S.deleteFilesOf, { pushId: id });
-        await tx.query(S.insertAudit, { pushId: id, kind: 'expire', ...auditParams(by, now) });
-        return updated;
-      });
+    /** Expire by request; null when it was already expired (or ran out of time). */
+    async expireByRequest(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
+      return guardedPush(await db.query(S.expireByRequest, { id, ...auditParams(by, now), deadline }));
     },
 
-    async recordAudit(pushId: string, kind: AuditKind, by: AuditActor, now: Date): Promise<void> {
-      await db.query(S.insertAudit, { pushId, kind, ...auditParams(by, now) });
+    async recordAudit(pushId: string, kind: AuditKind, by: AuditActor, now: Date, deadline: Date): Promise<void> {
+      checkInTime(await db.query(S.insertAudit, { pushId, kind, ...auditParams(by, now), deadline }));
     },
 
-    async recordFailedView(pushId: string, by: AuditActor, now: Date, dedupeMs: number): Promise<void> {
-      await db.query(S.insertFailedView, { pushId, since: new Date(now.getTime() - dedupeMs), ...auditParams(by, now) });
+    async recordFailedView(pushId: string, by: AuditActor, now: Date, dedupeMs: number, deadline: Date): Promise<void> {
+      const since = new Date(now.getTime() - dedupeMs);
+      checkInTime(await db.query(S.insertFailedView, { pushId, since, ...auditParams(by, now), deadline }));
     },
 
-    filesOf: (pushId: string) => filesOf(db, pushId),
+    filesOf: async (pushId: string): Promise<FileMeta[]> =>
+      (await db.query(S.filesOf, { pushId })).map((r) => ({
+        id: F.columns.id.parse(r.id),
+        filenameCiphertext: F.columns.filenameCiphertext.parse(r.filename_ciphertext),
+        contentType: F.columns.contentType.parse(r.content_type),
+        size: F.columns.size.parse(r.size),
+      })),
 
     async fileOf(pushId: string, fileId: string): Promise<PushFileRow | null> {
       const [row] = await db.query(S.fileOf, { pushId, fileId });
@@ -283,18 +375,58 @@ export function createPushRepository(db: Db) {
       return { items, total };
     },
 
-    /** Reserves an attempt row (released again by `releaseAttempt`) and returns it with the other recent attempts. */
-    async reserveAttempt(pushId: string, now: Date, windowMs: number): Promise<{ id: string; others: Date[] }> {
-      const [reserved] = await db.query(S.reserveAttempt, { pushId, now });
-      const recent = (await db.query(S.attemptsSince, { pushId, since: new Date(now.getTime() - windowMs) })).map((r) =>
-        PASSPHRASE_ATTEMPTS.fromRow(r),
-      );
-      const id = String(reserved!.id);
-      return { id, others: recent.filter((r) => r.id !== id).map((r) => r.attemptedAt) };
+    /**
+     * A place to check one passphrase attempt. Failures within `windowMs` count against the push; attempts being
+     * checked (younger than `inFlightMs`) hold a place too, so that parallel guesses cannot all slip under the limit,
+     * but they never count once decided right.
+     */
+    async reserveAttempt(pushId: string, now: Date, limit: number, windowMs: number, inFlightMs: number): Promise<AttemptReservation> {
+      return db.transaction(async (tx) => {
+        await tx.query(S.lockPush, { id: pushId });
+        const recent = (
+          await tx.query(S.attemptsSince, {
+            pushId,
+            failuresSince: new Date(now.getTime() - windowMs),
+            inFlightSince: new Date(now.getTime() - inFlightMs),
+          })
+        ).map((r) => PASSPHRASE_ATTEMPTS.fromRow(r));
+        const failures = recent.filter((r) => r.failed).map((r) => r.attemptedAt);
+        if (failures.length >= limit) return { state: 'blocked', failures };
+        if (recent.length >= limit) return { state: 'busy' };
+        const [reserved] = await tx.query(S.reserveAttempt, { pushId, now });
+        return { state: 'reserved', id: String(reserved!.id) };
+      });
     },
 
     async releaseAttempt(id: string): Promise<void> {
       await db.query(S.releaseAttempt, { id });
+    },
+
+    async failAttempt(id: string, pushId: string, by: AuditActor, now: Date, deadline: Date): Promise<void> {
+      checkInTime(await db.query(S.failAttempt, { id, pushId, ...auditParams(by, now), deadline }));
+    },
+
+    /**
+     * Presents an idempotency key: claimed (no live row had it, or its row had expired or was abandoned in flight
+     * before `staleBefore`), or the live row that has it.
+     */
+    async claimKey(ref: KeyRef, fingerprint: string, now: Date, lifetimeMs: number, staleBefore: Date): Promise<KeyClaim> {
+      const params = { ...ref, fingerprint, now, expiresAt: new Date(now.getTime() + lifetimeMs), staleBefore };
+      // No row: another request inserted the key after this statement's snapshot was taken (the insert waited for
+      // it, then yielded), so the statement cannot see it. A new statement can.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const row = (await db.query(S.claimKey, params))[0];
+        if (row?.outcome === 'claimed') return { outcome: 'claimed' };
+        if (row) return { outcome: 'existing', key: K.fromRow(row) };
+      }
+      throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+        headers: { 'Retry-After': '1' },
+      });
+    },
+
+    /** Lets a key go again after a create that failed (a corrected request may use it). */
+    async releaseKey(ref: KeyRef): Promise<void> {
+      await db.query(S.releaseKey, ref);
     },
 
     /** One sweep step: pushes past their time expired and erased (in batches); how many. */
@@ -311,20 +443,15 @@ export function createPushRepository(db: Db) {
       await db.query(S.forgetAttempts, { before });
     },
 
+    async forgetKeys(now: Date): Promise<void> {
+      await db.query(S.forgetKeys, { now });
+    },
+
     /** Deletes expired pushes (with their audit and files) expired before `cutoff`; how many. */
     async purgeExpired(cutoff: Date): Promise<number> {
       return drain(() => db.query(S.purgeExpired, { cutoff }));
     },
   };
-}
-
-async function filesOf(on: Db, pushId: string): Promise<FileMeta[]> {
-  return (await on.query(S.filesOf, { pushId })).map((r) => ({
-    id: F.columns.id.parse(r.id),
-    filenameCiphertext: F.columns.filenameCiphertext.parse(r.filename_ciphertext),
-    contentType: F.columns.contentType.parse(r.content_type),
-    size: F.columns.size.parse(r.size),
-  }));
 }
 
 /** Repeats a batch statement until a batch comes back short; the number of rows in all batches. */

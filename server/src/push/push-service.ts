@@ -4,7 +4,7 @@
  * with a database and keys does: encryption at rest, hashing, signed links, and the order of the statements.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuditEntry, Push, PushInput, PushOwner, PushRetrieval } from '@secret-push/sdk/generated';
+import type { AuditEntry, PreviewResponse, Push, PushInput, PushOwner, PushRetrieval } from '@secret-push/sdk/generated';
 import {
   ApiError,
   ATTEMPT_WINDOW_MS,
@@ -35,9 +35,12 @@ import {
 } from '@secret-push/sdk/rules';
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
-import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
+import { hashPassphrase } from '../crypto/passphrase.js';
+import { deadlineFrom } from '../db/deadlines.js';
+import { keyScope, presentKey, type IdempotencyRequest } from './idempotency.js';
+import { checkPassphrase } from './passphrase-gate.js';
 import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
-import type { AuditActor, FileMeta, PushRepository } from './push-repository.js';
+import type { AuditActor, FileMeta, KeyRef, PushRepository } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
 
@@ -49,7 +52,17 @@ export interface RequestContext {
   actor: Actor;
   baseUrl: string;
   now?: Date;
+  /** Writes on behalf of this request change nothing after it (default: 8 s from the call; db/deadlines.ts). */
+  deadline?: Date;
 }
+
+/** What a create may come with: an Idempotency-Key and the body's fingerprint (the API's createPush). */
+export interface CreateOptions {
+  idempotency?: IdempotencyRequest;
+}
+
+/** A created push, or the push a replayed Idempotency-Key made. */
+export type Created = PushOwner & { readonly replayed?: true };
 
 export interface Page<T> {
   items: T[];
@@ -62,10 +75,11 @@ export interface PushService {
   /** Validates with the contract's PushInput schema, then the instance's rules → validation_failed (422). */
   create(input: PushInput, ctx: RequestContext): Promise<PushOwner>;
   /** The same for an input a validator running the same schema has already accepted (the API's openapi-backend). */
-  createValidated(input: SchemaValidPushInput, ctx: RequestContext): Promise<PushOwner>;
+  createValidated(input: SchemaValidPushInput, ctx: RequestContext, options?: CreateOptions): Promise<Created>;
   /** Counts a view with one atomic claim; expired → record with payload null; passphrase errors per the spec. */
   retrieve(urlToken: string, passphrase: string | undefined, ctx: RequestContext): Promise<PushRetrieval>;
-  preview(urlToken: string, ctx: RequestContext): Promise<{ url: string }>;
+  /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
+  preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse>;
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
   audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>>;
   list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>>;
@@ -110,7 +124,8 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
   const encryptOptional = (plain: string, context: string) => (plain === '' ? null : keyring.encryptText(plain, context));
 
   async function findPush(urlToken: string): Promise<PushRow | null> {
-    if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128) return null;
+    // No push has a token this long, or holding a NUL (which PostgreSQL could not even compare): unknown, 404.
+    if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128 || urlToken.includes('\u0000')) return null;
     return repo.findByToken(urlToken);
   }
 
@@ -141,32 +156,15 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
   /** The answer to a read of an expired push (or a lost race): settle time expiry, log a failed view, no secret. */
   async function expiredAnswer(row: PushRow, ctx: RequestContext, now: Date): Promise<PushRetrieval> {
     const settled = !row.expired && isPastTime(row, now) ? await repo.expireByTime(row, now) : row;
-    await repo.recordFailedView(settled.id, ctx.actor, now, FAILED_VIEW_DEDUPE_MS);
+    await repo.recordFailedView(settled.id, ctx.actor, now, FAILED_VIEW_DEDUPE_MS, deadlineOf(ctx));
     return { ...pushRecord(settled, now, baseOf(ctx)), payload: null, files: [] };
   }
 
-  /**
-   * The per-push passphrase limit, shared by every instance. Each attempt first reserves a row and then counts the
-   * others of the last minute, so concurrent attempts can never all slip under the limit; a refused attempt removes
-   * its row, a correct one too, so only failures stay counted.
-   */
-  async function checkPassphrase(row: PushRow, passphrase: string | undefined, ctx: RequestContext, now: Date): Promise<void> {
-    const attempt = await repo.reserveAttempt(row.id, now, ATTEMPT_WINDOW_MS);
-    const retryAfterSeconds = passphraseRetryAfter(attempt.others, now, settings.passphraseAttemptsPerMinute);
-    if (retryAfterSeconds !== null) {
-      await repo.releaseAttempt(attempt.id);
-      throw new ApiError('too_many_attempts', 'Too many passphrase attempts for this push; try again later.', { retryAfterSeconds });
-    }
-    if (passphrase === undefined || passphrase === '') {
-      await repo.recordAudit(row.id, 'failed_passphrase', ctx.actor, now);
-      throw new ApiError('passphrase_required', 'This push needs a passphrase (send it in the X-Passphrase header).');
-    }
-    if (!(await verifyPassphrase(passphrase, row.passphraseHash!))) {
-      await repo.recordAudit(row.id, 'failed_passphrase', ctx.actor, now);
-      throw new ApiError('passphrase_incorrect', 'That passphrase is incorrect.');
-    }
-    await repo.releaseAttempt(attempt.id);
-  }
+  const deadlineOf = (ctx: RequestContext) => ctx.deadline ?? deadlineFrom();
+
+  /** The passphrase gate (passphrase-gate.ts), with this request's actor, instant and deadline. */
+  const passphraseGate = (row: PushRow, passphrase: string | undefined, ctx: RequestContext, now: Date) =>
+    checkPassphrase(row, passphrase, { repo, limit: settings.passphraseAttemptsPerMinute, actor: ctx.actor, now, deadline: deadlineOf(ctx) });
 
   /** The row of a new push (secrets encrypted) and its files. */
   async function newRows(valid: ValidPush, ownerId: string | null, now: Date): Promise<{ push: PushRow; files: PushFileRow[] }> {
@@ -196,13 +194,13 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
     return { push, files };
   }
 
-  async function createFrom(input: SchemaValidPushInput, ctx: RequestContext): Promise<PushOwner> {
+  async function createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<PushOwner> {
     const now = nowOf(ctx);
     const valid = normalizePushInput(input, settings, decodeBase64);
     const { push, files } = await newRows(valid, ctx.actor.userId, now);
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const row = await repo.insert(push, files, ctx.actor);
+        const row = await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key);
         return ownerRecord(row, now, baseOf(ctx), { name: valid.name, note: valid.note });
       } catch (err) {
         // 23505 on url_token: a collision of 120 random bits; try another token.
@@ -216,66 +214,79 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
     }
   }
 
-  return { repo, settings, keyring, baseOf, nowOf, decryptOptional, findPush, findOrThrow, ownerView, fileLinks, expiredAnswer, checkPassphrase, createFrom };
+  /** A create with an Idempotency-Key: fresh (create, marking the key in the same statement), or a replay. */
+  async function createKeyed(input: SchemaValidPushInput, ctx: RequestContext, idempotency: IdempotencyRequest): Promise<Created> {
+    const outcome = await presentKey(repo, idempotency, keyScope(ctx.actor.userId, ctx.actor.ip), new Date());
+    if (outcome.kind === 'replay') {
+      const row = await repo.findById(outcome.pushId);
+      if (!row) throw notFound();
+      return Object.assign(ownerView(row, nowOf(ctx), baseOf(ctx)), { replayed: true as const });
+    }
+    try {
+      return await createFrom(input, ctx, outcome.ref);
+    } catch (error) {
+      // A create that failed made nothing: its key may be used again (a 503 after the deadline made nothing either).
+      await repo.releaseKey(outcome.ref).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  return {
+    repo, settings, keyring, baseOf, nowOf, deadlineOf, decryptOptional, findPush, findOrThrow, ownerView, fileLinks,
+    expiredAnswer, passphraseGate, createFrom, createKeyed,
+  };
 }
 
 type PushKit = ReturnType<typeof pushKit>;
 
 /** Retrieve: expired → record without secret; passphrase; the owner's look; else one atomic claim of a view. */
 async function retrieve(kit: PushKit, urlToken: string, passphrase: string | undefined, ctx: RequestContext): Promise<PushRetrieval> {
-  const { repo, settings, baseOf, nowOf, decryptOptional, findOrThrow, fileLinks, expiredAnswer, checkPassphrase } = kit;
+  const { repo, settings, baseOf, nowOf, deadlineOf, decryptOptional, findOrThrow, fileLinks, expiredAnswer, passphraseGate } = kit;
   requireCallerAllowed(settings, ctx.actor.userId);
   const now = nowOf(ctx);
   const base = baseOf(ctx);
   const row = await findOrThrow(urlToken);
   if (isExpired(row, now)) return expiredAnswer(row, ctx, now);
-  if (row.passphraseHash) await checkPassphrase(row, passphrase, ctx, now);
+  if (row.passphraseHash) await passphraseGate(row, passphrase, ctx, now);
 
   if (isOwner(row, ctx.actor.userId)) {
     // The owner's own look does not count; it is served from the row as read, which was active.
-    await repo.recordAudit(row.id, 'owner_view', ctx.actor, now);
+    await repo.recordAudit(row.id, 'owner_view', ctx.actor, now, deadlineOf(ctx));
     const files = row.kind === 'file' ? fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
     return { ...pushRecord(row, now, base), payload: decryptOptional(row.payloadCiphertext, aad.payload(row.id)), files };
   }
 
-  if (row.kind === 'file') {
-    const claimed = await repo.claimFileView(row.id, ctx.actor, now, (won, files) => ({
-      // Decrypted inside the claim's transaction: if a key is missing, the claim rolls back.
-      payload: decryptOptional(won.payloadCiphertext, aad.payload(won.id)),
-      files: fileLinks(files, won.urlToken, base, now),
-    }));
-    if (!claimed) return expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
-    return { ...pushRecord(claimed.won, now, base), ...claimed.result };
-  }
-  // Decrypt first: if a key is missing, nothing is claimed and no view is burned. The ciphertext read with the row
-  // is the one the claim sees: it only ever changes to null, together with `expired`, which the claim excludes.
+  // Decrypt first (payload, and file names): if a key is missing, nothing is claimed and no view is burned. What was
+  // read with the row is what the claim sees: it only ever changes to null, together with `expired`, which the claim
+  // excludes. File bytes stay until the links issued lapse, so the links are made from the list read here.
   const payload = decryptOptional(row.payloadCiphertext, aad.payload(row.id));
-  const won = await repo.claimView(row.id, ctx.actor, now);
+  const files = row.kind === 'file' ? fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
+  const won = await repo.claimView(row.id, ctx.actor, now, deadlineOf(ctx));
   // Someone else took the last view (or the time ran out) between our read and our claim.
   if (!won) return expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
-  return { ...pushRecord(lastViewAnswer(won), now, base), payload, files: [] };
+  return { ...pushRecord(lastViewAnswer(won), now, base), payload, files };
 }
 
 export function createPushService(deps: PushServiceDeps): PushService {
   const kit = pushKit(deps);
-  const { repo, settings, keyring, baseOf, nowOf, findPush, findOrThrow, ownerView, createFrom } = kit;
+  const { repo, settings, keyring, baseOf, nowOf, deadlineOf, findPush, findOrThrow, ownerView, createFrom, createKeyed } = kit;
   return {
     async create(input, ctx) {
       requireMayCreate(settings, ctx.actor.userId, input);
       return createFrom(checkPushSchema(pushSchema(), input ?? {}), ctx);
     },
 
-    async createValidated(input, ctx) {
+    async createValidated(input, ctx, options = {}) {
       requireMayCreate(settings, ctx.actor.userId, input);
-      return createFrom(input, ctx);
+      return options.idempotency ? createKeyed(input, ctx, options.idempotency) : createFrom(input, ctx);
     },
 
     retrieve: (urlToken, passphrase, ctx) => retrieve(kit, urlToken, passphrase, ctx),
 
     async preview(urlToken, ctx) {
       requireCallerAllowed(settings, ctx.actor.userId);
-      const row = await findOrThrow(urlToken);
-      return { url: pushRecord(row, nowOf(ctx), baseOf(ctx)).html_url };
+      const record = pushRecord(await findOrThrow(urlToken), nowOf(ctx), baseOf(ctx));
+      return { url: record.html_url, client_encryption: record.client_encryption };
     },
 
     async expire(urlToken, ctx) {
@@ -287,7 +298,7 @@ export function createPushService(deps: PushServiceDeps): PushService {
       if (isExpired(row, now)) {
         return pushRecord(row.expired ? row : await repo.expireByTime(row, now), now, base);
       }
-      const done = await repo.expireByRequest(row.id, ctx.actor, now);
+      const done = await repo.expireByRequest(row.id, ctx.actor, now, deadlineOf(ctx));
       if (done) return pushRecord(done, now, base);
       // Expired concurrently (or just ran out of time): unchanged, no audit.
       const current = (await repo.findById(row.id)) ?? row;

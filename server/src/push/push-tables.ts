@@ -4,7 +4,7 @@
  * migrated database, and the compiler checks them against the row types (a PushState field without a column does
  * not compile).
  */
-import type { AuditEntry, PushKind } from '@secret-push/sdk/generated';
+import type { AuditEntry, ClientEncryption, PushKind } from '@secret-push/sdk/generated';
 import type { PushState } from '@secret-push/sdk/rules';
 import { column, defineTable } from '../db/table.js';
 
@@ -27,6 +27,7 @@ export const PUSHES = defineTable<PushRow>('pushes', {
   noteCiphertext: column.textOrNull('note_ciphertext'),
   passphraseHash: column.textOrNull('passphrase_hash'),
   passphraseProtected: column.bool('passphrase_protected'),
+  clientEncryption: column.jsonOrNull<ClientEncryption>('client_encryption'),
   expireAfterDays: column.int('expire_after_days'),
   expireAfterSeconds: column.int('expire_after_seconds'),
   expireAfterViews: column.int('expire_after_views'),
@@ -87,17 +88,44 @@ export const AUDIT_ENTRIES = defineTable<AuditRow>('audit_entries', {
   createdAt: column.date('created_at'),
 });
 
+/** A passphrase attempt: a failure (counted against the push for a minute), or one being checked (holds a place). */
 export interface PassphraseAttemptRow {
   id: string;
   pushId: string;
   attemptedAt: Date;
+  failed: boolean;
 }
 
 export const PASSPHRASE_ATTEMPTS = defineTable<PassphraseAttemptRow>('passphrase_attempts', {
   id: column.bigint('id'),
   pushId: column.text('push_id'),
   attemptedAt: column.date('attempted_at'),
+  failed: column.bool('failed'),
+});
+
+/**
+ * An idempotency key of a create: who sent it (`scope`), its SHA-256, the body it came with, and, once the create has
+ * committed, the push it made (a replay is answered from that push; no secret is kept here).
+ */
+export interface IdempotencyKeyRow {
+  scope: string;
+  keyDigest: string;
+  fingerprint: string;
+  state: 'in_flight' | 'done';
+  pushId: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export const IDEMPOTENCY_KEYS = defineTable<IdempotencyKeyRow>('idempotency_keys', {
+  scope: column.text('scope'),
+  keyDigest: column.text('key_digest'),
+  fingerprint: column.text('fingerprint'),
+  state: column.oneOf<'in_flight' | 'done'>('state'),
+  pushId: column.uuidOrNull('push_id'),
+  createdAt: column.date('created_at'),
+  expiresAt: column.date('expires_at'),
 });
 
 /** Every table the push area owns (the schema test walks them). */
-export const PUSH_AREA_TABLES = [PUSHES, PUSH_FILES, AUDIT_ENTRIES, PASSPHRASE_ATTEMPTS];
+export const PUSH_AREA_TABLES = [PUSHES, PUSH_FILES, AUDIT_ENTRIES, PASSPHRASE_ATTEMPTS, IDEMPOTENCY_KEYS];

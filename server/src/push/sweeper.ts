@@ -28,6 +28,7 @@ export async function sweep({ pushes, forgetLoginAttempts, settings }: SweepDeps
   const erasedFiles = await pushes.sweepLapsedFiles(new Date(now.getTime() - LINK_LIFETIME_MS));
   // 3. Passphrase and sign-in attempts older than their windows count for nothing any more.
   await pushes.forgetAttempts(new Date(now.getTime() - 2 * ATTEMPT_WINDOW_MS));
+  await pushes.forgetKeys(now);
   await forgetLoginAttempts(now);
   // 4. Optional purge of old expired records (their audit entries and files go with them).
   const purgedPushes =

@@ -24,7 +24,8 @@ const REPLACE_TOKEN = sql<{ id: string; userId: string; digest: string; now: Dat
    on conflict (user_id) do update set digest = excluded.digest, created_at = excluded.created_at`,
 );
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** An email: no spaces or control characters (PostgreSQL cannot even store a NUL). */
+export const EMAIL = /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/;
 const PASSWORD_MIN = 12;
 
 export function normalizeEmail(email: string): string {
@@ -86,6 +87,7 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
 
     async rotateToken(email: string) {
       const normalized = normalizeEmail(email ?? '');
+      if (!EMAIL.test(normalized)) throw new ApiError('not_found', 'No user has this email.');
       const m = em();
       const user = await m.findOne(User, { email: normalized });
       if (!user) throw new ApiError('not_found', 'No user has this email.');

@@ -1,12 +1,18 @@
 /**
  * Static assets, all served from this server (no CDN): our stylesheet and page scripts from ./assets, the QR code
- * library bundled for the browser from the `qrcode` package (esbuild, once, in memory), and the API docs renderer's
- * standalone bundle from `@scalar/api-reference`. A fixed map: no path from the request ever reaches the file system.
+ * library bundled for the browser from the `qrcode` package, the SDK's end-to-end encryption
+ * (`@secret-push/sdk/e2e`), and the API docs renderer's standalone bundle from `@scalar/api-reference`. A fixed
+ * map: no path from the request ever reaches the file system.
+ *
+ * Browser bundles (./browser-bundles.ts) are made with esbuild: by the build (scripts/build.ts writes them into the
+ * compiled server's assets folder, server/dist/assets, beside a copy of ./assets), so the compiled server only reads
+ * files; from source (tests, `npm run dev`), once per process, in memory, on first request.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { COMPILED } from '../runtime/compiled.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -18,24 +24,16 @@ export interface Asset {
 
 type Loader = () => Promise<Buffer>;
 
-const own = (file: string): Loader => async () => readFileSync(path.join(here, 'assets', file));
+/** The assets folder: ./assets beside this source file, or the build's copy beside the bundle. */
+export const ASSETS_DIR = path.join(here, 'assets');
 
-/** qrcode's browser entry as one IIFE exposing `window.QRCode` (toString(text, { type: 'svg' }) among others). */
-const qrcodeBundle: Loader = async () => {
-  const { build } = await import('esbuild');
-  const result = await build({
-    entryPoints: [require.resolve('qrcode/lib/browser.js')],
-    bundle: true,
-    format: 'iife',
-    globalName: 'QRCode',
-    platform: 'browser',
-    minify: true,
-    write: false,
-    legalComments: 'inline',
-    logLevel: 'silent',
-  });
-  return Buffer.from(result.outputFiles[0]!.contents);
-};
+const own = (file: string): Loader => async () => readFileSync(path.join(ASSETS_DIR, file));
+
+/** A browser bundle of ./browser-bundles.ts: the build's file, or (from source) made now; the build drops the import. */
+const browserBundle =
+  (name: string): Loader =>
+  async () =>
+    COMPILED ? readFileSync(path.join(ASSETS_DIR, name)) : (await import('./browser-bundles.js')).buildBrowserBundle(name);
 
 const scalarBundle: Loader = async () => {
   // The package exports only its ESM entry (dist/index.js); the standalone browser bundle sits beside it.
@@ -49,8 +47,10 @@ const TABLE: Record<string, { type: string; load: Loader }> = {
   'app.js': { type: JS, load: own('app.js') },
   'recipient.js': { type: JS, load: own('recipient.js') },
   'create.js': { type: JS, load: own('create.js') },
+  'keep-fragment.js': { type: JS, load: own('keep-fragment.js') },
   'api-docs.js': { type: JS, load: own('api-docs.js') },
-  'vendor/qrcode.js': { type: JS, load: qrcodeBundle },
+  'vendor/qrcode.js': { type: JS, load: browserBundle('vendor/qrcode.js') },
+  'vendor/secret-push-e2e.js': { type: JS, load: browserBundle('vendor/secret-push-e2e.js') },
   'vendor/scalar-api-reference.js': { type: JS, load: scalarBundle },
 };
 

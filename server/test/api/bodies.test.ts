@@ -165,6 +165,30 @@ describe('limits chosen before the body is read', () => {
     expect([anonymous.status, anonymous.body.code]).toEqual([413, 'payload_too_large']);
     expect((await chunked(auth())).status).toBe(201);
   });
+
+  it('lets a client that goes away mid-body go: nothing is created, nothing waits for the rest, the server answers on', async () => {
+    const before = await api.db.query<{ n: number }>('select count(*)::int as n from pushes');
+    const requestIds: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      await new Promise<void>((resolve) => {
+        const url = new URL('/api/v2/pushes', api.baseUrl);
+        const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...auth(), 'content-type': 'application/json', 'content-length': '100000' } });
+        req.on('error', () => resolve());
+        req.write('{"push":{"payload":"half a bo', () => setTimeout(() => req.destroy(), 50));
+        req.on('close', () => resolve());
+      });
+    }
+    // Each abandoned create ends (its line is logged: answered with a 400 nobody reads, or the client gone first).
+    await new Promise((r) => setTimeout(r, 300));
+    for (const line of api.logs) {
+      const entry = JSON.parse(line) as { operation?: string; status?: number; client_gone?: boolean; request_id: string };
+      if (entry.operation === 'createPush' && (entry.status === 400 || entry.client_gone)) requestIds.push(entry.request_id);
+    }
+    expect(requestIds.length).toBeGreaterThanOrEqual(5);
+    const after = await api.db.query<{ n: number }>('select count(*)::int as n from pushes');
+    expect(after[0]!.n).toBe(before[0]!.n);
+    expect((await post(JSON.stringify({ push: { payload: 'still here' } }), { ...auth(), 'content-type': 'application/json' })).status).toBe(201);
+  });
 });
 
 describe('Content-Encoding', () => {

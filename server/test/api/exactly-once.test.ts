@@ -1,7 +1,8 @@
 /**
  * Exactly-once views over HTTP: 50 concurrent retrievals of a one-view push deliver the payload once, on one server
- * and across two server processes sharing one database (the second is a real OS process: `tsx server/src/main.ts`
- * with DATABASE_URL pointing at the same database).
+ * and across two server processes sharing one database (the second is a real OS process: the compiled server,
+ * `server/dist/main.js` as `npm start` runs it, with its default workers and DATABASE_URL pointing at the same
+ * database).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { createPush, getPush } from '@secret-push/sdk/generated';
 import { createClient } from '@secret-push/sdk/generated/client';
 import { freePort } from '../../src/db/embedded.js';
 import { repoRoot } from '../../src/config/settings.js';
+import { compiledServerCommand } from '../support/compiled-server.js';
 import { TEST_KEY_A } from '../support/db.js';
 import { startRealApi, type RealApi } from './support/real.js';
 import { expectData } from './support/sdk.js';
@@ -22,7 +24,8 @@ let second: { child: ChildProcess; baseUrl: string; output: string[]; dataDir: s
 async function startSecondProcess(databaseUrl: string): Promise<NonNullable<typeof second>> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-second-'));
-  const child = spawn(process.execPath, [path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs'), '--conditions=@secret-push/source', 'server/src/main.ts'], {
+  const [command, args] = compiledServerCommand();
+  const child = spawn(command, args, {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH,

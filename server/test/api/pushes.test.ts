@@ -228,7 +228,7 @@ describe('retrieve', () => {
 describe('preview', () => {
   it('answers the html_url without a view or an audit entry, also for expired pushes', async () => {
     const push = await create({ payload: secret('p'), expire_after_views: 1 }, owner.token);
-    expect(expectData(await previewPush({ client: api.client, path: { url_token: push.url_token } }))).toEqual({ url: push.html_url });
+    expect(expectData(await previewPush({ client: api.client, path: { url_token: push.url_token } }))).toEqual({ url: push.html_url, client_encryption: null });
     expect(expectData(await getPush({ client: api.client, path: { url_token: push.url_token } })).views_remaining).toBe(0);
     expect(status(await previewPush({ client: api.client, path: { url_token: push.url_token } }))).toBe(200);
     expect(await auditKinds(push.url_token)).toEqual(['creation', 'view']);

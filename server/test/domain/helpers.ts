@@ -10,6 +10,7 @@ export function ctx(userId: string | null = null, extra: Partial<RequestContext>
     actor: { userId, ip: extra.ip ?? '203.0.113.7', userAgent: extra.userAgent ?? 'vitest', referrer: extra.referrer ?? '' },
     baseUrl: extra.baseUrl ?? BASE,
     ...(extra.now ? { now: extra.now } : {}),
+    ...(extra.deadline ? { deadline: extra.deadline } : {}),
   };
 }
 

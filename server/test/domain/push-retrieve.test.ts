@@ -185,9 +185,9 @@ describe('preview', () => {
   it('returns the html_url without an audit entry, also for expired pushes', async () => {
     const me = await h.user();
     const push = await h.core.pushes.create({ payload: 'x', retrieval_step: true }, ctx(me.userId));
-    expect(await h.core.pushes.preview(push.url_token, ctx())).toEqual({ url: `${BASE}/p/${push.url_token}/r` });
+    expect(await h.core.pushes.preview(push.url_token, ctx())).toEqual({ url: `${BASE}/p/${push.url_token}/r`, client_encryption: null });
     await h.core.pushes.expire(push.url_token, ctx(me.userId));
-    expect(await h.core.pushes.preview(push.url_token, ctx())).toEqual({ url: push.html_url });
+    expect(await h.core.pushes.preview(push.url_token, ctx())).toEqual({ url: push.html_url, client_encryption: null });
     expect(await auditKinds(push.url_token, me.userId)).toEqual(['creation', 'expire']);
     expect((await rejection(h.core.pushes.preview('unknowntoken123', ctx()))).code).toBe('not_found');
   });

@@ -104,6 +104,8 @@ describe('core', () => {
           qr_code_pushes: { enabled: false },
           // PWPUSH_EXPIRE_AFTER_DURATION_MIN=3 (1 hour) and at most 30 days: 1 hour … 30 days.
           expire_after_duration: { enabled: true, min: 3, values: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] },
+          idempotency_keys: { enabled: true, lifetime_hours: 24 },
+          client_encryption: { enabled: true, default: false, required: false, schemes: [{ scheme: 'aes-256-gcm', version: 1 }] },
         },
         requests: { enabled: false },
       },

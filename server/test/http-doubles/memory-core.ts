@@ -101,7 +101,8 @@ export function memoryCore(
       },
       async preview(token, ctx) {
         core.check();
-        return { url: pushRecord(find(token).state, new Date(), base(ctx)).html_url };
+        const record = pushRecord(find(token).state, new Date(), base(ctx));
+        return { url: record.html_url, client_encryption: record.client_encryption };
       },
       async expire(token, ctx) {
         core.check();

@@ -97,6 +97,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     deletableByViewerDefault: true,
     retrievalStepDefault: false,
     passphraseAttemptsPerMinute: 5,
+    clientEncryption: { enabled: true, default: false, required: false },
     rateLimitPerMinute: 0,
     bodyLimitBytes: 8 * 1024 * 1024,
     sweepIntervalSeconds: 30,
@@ -106,6 +107,10 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     enableSignups: true,
     sessionLifetimeHours: 24,
     loginAttemptsPer15Minutes: 5,
+    workers: 1,
+    databasePoolSize: 10,
+    metricsEnabled: false,
+    metricsToken: null,
     ...overrides,
   };
 }

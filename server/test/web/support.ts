@@ -1,13 +1,12 @@
 /**
  * Web page tests: the real app on the real Core and a fresh database of the run's test cluster, listening on
- * 127.0.0.1:0; a cookie-keeping fetch for plain HTTP checks; and headless Debian Chromium driven by playwright-core.
+ * 127.0.0.1:0; a cookie-keeping fetch for plain HTTP checks; and headless Debian Chromium driven by playwright-core
+ * (./chromium.ts).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
 import { pino } from 'pino';
 import { createApp } from '../../src/http/app.js';
 import { repoRoot } from '../../src/config/settings.js';
@@ -15,7 +14,7 @@ import type { Core, Settings } from '../../src/core.js';
 import { createCore } from '../../src/core.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
+export { CHROMIUM, ensureChromium, launchChromium } from './chromium.js';
 export const SCREENSHOTS = path.join(repoRoot, 'docs', 'screenshots');
 
 export interface WebApp {
@@ -113,39 +112,6 @@ export class Visitor {
     const { csrf } = await this.page('/users/sign_in');
     return this.post('/users/sign_in', { _csrf: csrf, email, password, next });
   }
-}
-
-/** Installs Debian's Chromium when it is missing (scripts/install-chromium: apt-get, as root, ≈ 30 s). */
-export function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
-  execFileSync(path.join(repoRoot, 'scripts', 'install-chromium'), { stdio: 'inherit', timeout: 600_000 });
-}
-
-/** Headless Chromium with the flags this machine needs (its closed network refuses Chromium's background calls). */
-export async function launchChromium(): Promise<{ browser: Browser; close(): Promise<void> }> {
-  ensureChromium();
-  // playwright-core's launch() starts Chromium with a fresh, empty --user-data-dir of its own (it refuses the flag in
-  // `args`) and deletes it on close; the other flags are the ones this machine needs.
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  return {
-    browser,
-    async close() {
-      await browser.close();
-    },
-  };
 }
 
 export function screenshotPath(name: string): string {

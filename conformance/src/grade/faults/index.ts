@@ -4,18 +4,25 @@ import { fieldFaults, headerFaults, mediaFaults, statusFaults } from './wire.js'
 import { optionFaults, orderFaults, valueFaults } from './values.js';
 import { authFaults, leakFaults, raceFaults, viewFaults } from './state.js';
 import { durationFaults, durationValueFaults, v1AuthFaults, v1Faults, v1MediaFaults, v1StateFaults, v1WireFaults } from './issue11.js';
+import { idempotencyFaults } from './idempotency.js';
+import { e2eAuthFaults, e2eFieldFaults, e2eLeakFaults, e2eOptionFaults, e2eValueFaults, e2eViewFaults } from './e2e.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
   ...fieldFaults,
+  ...e2eFieldFaults,
   ...headerFaults,
   ...mediaFaults,
   ...valueFaults,
+  ...e2eValueFaults,
   ...viewFaults,
+  ...e2eViewFaults,
   ...raceFaults,
   ...orderFaults,
   ...leakFaults,
+  ...e2eLeakFaults,
   ...optionFaults,
+  ...e2eOptionFaults,
   ...authFaults,
   ...durationFaults,
   ...durationValueFaults,
@@ -24,4 +31,6 @@ export const FAULTS: Fault[] = [
   ...v1WireFaults,
   ...v1MediaFaults,
   ...v1AuthFaults,
+  ...idempotencyFaults,
+  ...e2eAuthFaults,
 ];

@@ -5,10 +5,14 @@
  */
 import { Migration20260101000000_initial } from './Migration20260101000000_initial.js';
 import { Migration20260301000000_accounts } from './Migration20260301000000_accounts.js';
-import { Migration20261122000000_durations } from './Migration20261122000000_durations.js';
+import { Migration20260601000000_client_encryption } from './Migration20260601000000_client_encryption.js';
+import { Migration20261122000000_faults } from './Migration20261122000000_faults.js';
+import { Migration20261122120000_durations } from './Migration20261122120000_durations.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
   { name: 'Migration20260301000000_accounts', class: Migration20260301000000_accounts },
-  { name: 'Migration20261122000000_durations', class: Migration20261122000000_durations },
+  { name: 'Migration20260601000000_client_encryption', class: Migration20260601000000_client_encryption },
+  { name: 'Migration20261122000000_faults', class: Migration20261122000000_faults },
+  { name: 'Migration20261122120000_durations', class: Migration20261122120000_durations },
 ];

@@ -25,10 +25,13 @@ export function pushHandlers(core: Core): PushHandlers {
     return { status: 200 as const, body: page.items, headers: pagingHeaders(`${ctx.baseUrl}/api/v2/pushes/${state}`, page.page, page.total) };
   };
   return {
-    createPush: async ({ body, ctx }) => {
+    createPush: async ({ body, headers, ctx, bodyDigest }) => {
       // openapi-backend has validated the body against the spec's PushInput: the domain applies only instance rules.
-      const push = await core.pushes.createValidated(schemaValidated(pickPushInput(body.push as Record<string, unknown>)), ctx);
-      return { status: 201, body: push };
+      const input = schemaValidated(pickPushInput(body.push as Record<string, unknown>));
+      const key = headers['idempotency-key'];
+      const idempotency = key === undefined ? undefined : { key, fingerprint: bodyDigest ?? '' };
+      const { replayed, ...push } = await core.pushes.createValidated(input, ctx, { idempotency });
+      return { status: 201, body: push, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
     },
 
     getPush: async ({ params, query, headers, ctx }) => {

@@ -55,7 +55,8 @@ export function v1Handlers(core: Core): Record<string, V1Handler> {
       return { status: 200, body: v1Retrieval(await core.pushes.retrieve(params.url_token!, passphrase, ctx), baseOf(ctx)) };
     },
 
-    previewPushV1: async ({ params, ctx }) => ({ status: 200, body: await core.pushes.preview(params.url_token!, ctx) }),
+    // v1's preview is the link alone (V1Preview): v2's may carry more (client_encryption).
+    previewPushV1: async ({ params, ctx }) => ({ status: 200, body: { url: (await core.pushes.preview(params.url_token!, ctx)).url } }),
 
     // A refused delete: anonymous 401, signed-in non-owner 403, both with the reference's text (decision 9).
     expirePushV1: async ({ params, ctx }) => {

@@ -5,6 +5,11 @@
 // Two ways to fetch, chosen by the server (data-reveal): "api", the API without credentials (anonymous visitors of an
 // open instance), or "web", the page's own POST steps as the signed-in user (session cookie, CSRF token in a header,
 // passphrase in the JSON body). Both answer the same statuses and bodies, so everything below handles them alike.
+//
+// An end-to-end encrypted push (data-e2e) comes back as the sender's envelopes: it is decrypted here with the key in
+// the link's fragment (location.hash, never sent to a server) by the SDK's own code (window.SecretPushE2E), and its
+// files are downloaded, decrypted and saved under their real names. A missing or damaged key, or a browser without
+// WebCrypto, is reported before anything is fetched, so it costs no view.
 (function () {
   'use strict';
   var root = document.getElementById('push');
@@ -15,6 +20,12 @@
   var api = '/api/v2/pushes/' + encodeURIComponent(token);
   var step = '/p/' + encodeURIComponent(token);
   var busy = false;
+  var e2e = root.getAttribute('data-e2e');
+  var E = window.SecretPushE2E;
+  /** The key from the fragment (end-to-end encrypted pushes only). */
+  var key = null;
+  /** Set when nothing may be fetched (the secret could not be decrypted here anyway). */
+  var blocked = false;
 
   function $(id) { return document.getElementById(id); }
   function announce(message) { if (window.SecretPush) window.SecretPush.announce(message); }
@@ -105,14 +116,104 @@
       var list = el('ul', { 'class': 'files' });
       files.forEach(function (f) {
         var li = el('li');
-        var link = el('a', { href: f.url, download: f.filename, rel: 'noopener noreferrer' }, f.filename);
-        li.appendChild(link);
-        li.appendChild(document.createTextNode(' (' + f.size + ' bytes)'));
+        if (key) {
+          // The server's link serves the envelope: the click downloads, decrypts and saves it here.
+          var button = el('a', { href: f.url, rel: 'noopener noreferrer', 'data-decrypt': '' }, f.filename);
+          var state = el('span', { 'class': 'muted', role: 'status' });
+          button.addEventListener('click', function (event) {
+            event.preventDefault();
+            downloadDecrypted(f, state);
+          });
+          li.appendChild(button);
+          li.appendChild(document.createTextNode(' (' + Math.max(f.size - E.BINARY_OVERHEAD, 0) + ' bytes) '));
+          li.appendChild(state);
+        } else {
+          var link = el('a', { href: f.url, download: f.filename, rel: 'noopener noreferrer' }, f.filename);
+          li.appendChild(link);
+          li.appendChild(document.createTextNode(' (' + f.size + ' bytes)'));
+        }
         list.appendChild(li);
       });
       box.appendChild(list);
       box.appendChild(el('p', { 'class': 'hint' }, 'Download links work for 5 minutes.'));
     }
+  }
+
+  // Stops the page before it fetches anything: the reason is shown, the reveal controls go away, no view is spent.
+  function block(message) {
+    blocked = true;
+    showError(message);
+    ['passphrase-form', 'reveal-step', 'auto-note'].forEach(function (id) { if ($(id)) $(id).hidden = true; });
+  }
+
+  function checkKey() {
+    if (!E || !window.crypto || !window.crypto.subtle) {
+      block('This browser cannot decrypt the secret here: that needs a current browser and an https:// address. ' +
+        'Nothing was used up; open the link in another browser.');
+      return;
+    }
+    if (e2e !== E.CLIENT_ENCRYPTION.scheme + ':' + E.CLIENT_ENCRYPTION.version) {
+      block('This secret is encrypted with a scheme this page does not know. Nothing was used up.');
+      return;
+    }
+    var link = null;
+    try { link = E.parseShareLink(location.href); } catch (e) { link = null; }
+    key = link ? link.key : null;
+    if (!key) {
+      block('This link is missing its key (the part after #k=), so the secret cannot be decrypted. ' +
+        'Ask the sender for the whole link. Nothing was used up.');
+    } else if (!E.isKey(key)) {
+      key = null;
+      block('The key in this link is damaged or cut short, so the secret cannot be decrypted. ' +
+        'Ask the sender for the whole link. Nothing was used up.');
+    }
+  }
+
+  // The answer was fetched (a view was spent) but does not open with this key.
+  function decryptFailed(error) {
+    var code = error && error.code;
+    if (code === 'not_encrypted') {
+      block('The server sent this secret unencrypted although it was sent encrypted, so it is not shown.');
+    } else if (error instanceof E.UnsupportedEncryptionError) {
+      block('This secret is encrypted with a scheme this page does not know.');
+    } else {
+      block('The key in this link does not open this secret: the link is damaged or is not the one the sender made. ' +
+        'Opening it used a view. Ask the sender to share the secret again.');
+    }
+  }
+
+  function fileError(status, body) {
+    if (status === 0) return 'The server could not be reached.';
+    if (body && body.code === 'link_expired') return 'The download link has expired. Reload the page only if views are left: opening it again uses one.';
+    return 'The file could not be downloaded (' + ((body && body.error) || 'status ' + status) + ').';
+  }
+
+  // An encrypted file: fetch its envelope, decrypt it here, and save it under its real name.
+  function downloadDecrypted(file, status) {
+    status.textContent = 'Decrypting…';
+    fetch(file.url, { credentials: 'omit', cache: 'no-store' })
+      .then(function (response) {
+        if (response.ok) return response.arrayBuffer();
+        return response.json().catch(function () { return {}; }).then(function (body) {
+          throw { message: fileError(response.status, body) };
+        });
+      })
+      .then(function (buffer) { return E.openFile(file, new Uint8Array(buffer)); })
+      .then(function (bytes) {
+        var url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+        var save = el('a', { href: url, download: file.filename, hidden: '' });
+        document.body.appendChild(save);
+        save.click();
+        document.body.removeChild(save);
+        window.setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+        status.textContent = 'Saved.';
+        announce('The file ' + file.filename + ' is decrypted and saved.');
+      })
+      .catch(function (error) {
+        if (error instanceof E.EndToEndError) status.textContent = 'The file does not open with the key in this link.';
+        else if (error instanceof Error) status.textContent = 'The file could not be downloaded.';
+        else status.textContent = error.message;
+      });
   }
 
   function copyButton(targetId, label) {
@@ -160,7 +261,7 @@
   }
 
   function retrieve(passphrase) {
-    if (busy) return;
+    if (busy || blocked) return;
     clearError();
     setBusy(true);
     var request;
@@ -181,6 +282,7 @@
         var body = r.body || {};
         if (status === 200) {
           if (body.expired) showGone(body.deleted);
+          else if (key) E.openPush(body, key).then(showRevealed, decryptFailed);
           else showRevealed(body);
         } else if (status === 401 && body.code === 'passphrase_incorrect') {
           showError('That passphrase is not correct. Check it and try again.');
@@ -231,6 +333,8 @@
         $('delete-status').textContent = 'The server could not be reached.';
       });
   }
+
+  if (e2e) checkKey();
 
   var form = $('passphrase-form');
   if (form) {

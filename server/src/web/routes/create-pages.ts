@@ -1,6 +1,6 @@
 /** The create page: a push from the form, through the same domain call (and rules) as the API. */
 import type { Router } from 'express';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError, validationFailed } from '@secret-push/sdk/rules';
 import type { PushInput } from '../../core.js';
 import { maxBodyBytes } from '../../config/settings.js';
 import { field } from '../forms.js';
@@ -13,6 +13,15 @@ import { createdPage, createPage, type CreateFormState } from '../views/pushes.j
  * an anonymous request cannot make the server buffer the full file allowance before it is refused.
  */
 const TEXT_FORM_BYTES = 6 * 1024 * 1024;
+
+/**
+ * The form's `client_encryption` (create.js posts `<scheme>:<version>`) as the API's marker. Anything else is passed
+ * on as it reads, so the contract's schema answers it (422 on client_encryption) like any API client's.
+ */
+function markerOf(value: string): PushInput['client_encryption'] {
+  const [scheme = '', version = ''] = value.split(':');
+  return { scheme, version: /^\d{1,4}$/.test(version) ? Number(version) : 0 } as PushInput['client_encryption'];
+}
 
 export function createPages(router: Router, kit: PageKit): void {
   const { core, settings } = kit;
@@ -39,7 +48,12 @@ export function createPages(router: Router, kit: PageKit): void {
       const passphrase = field(form, 'passphrase');
       const name = field(form, 'name');
       const optionsPresent = form.has('options_present');
+      const marker = field(form, 'client_encryption');
+      // The box was ticked but nothing was encrypted (no script): refuse rather than store what the person wanted
+      // encrypted. Nothing is stored; the form comes back with the plaintext they typed.
+      const encrypt = form.has('encrypt_in_browser') || marker !== '';
       const input: PushInput = { kind: kind as PushInput['kind'] };
+      if (marker !== '') input.client_encryption = markerOf(marker);
       if (payload !== '' || kind !== 'file') input.payload = payload;
       const days = intOrNaN('expire_after_days');
       const views = intOrNaN('expire_after_views');
@@ -65,20 +79,32 @@ export function createPages(router: Router, kit: PageKit): void {
         );
       }
       try {
+        if (encrypt && marker === '') {
+          throw validationFailed({
+            client_encryption: ['Your browser did not encrypt the secret (this needs JavaScript), so nothing was stored. Turn JavaScript on, or untick “Encrypt in my browser”.'],
+          });
+        }
         const push = await core.pushes.create(input, kit.ctxOf(req, v.user?.userId ?? null));
         kit.send(res, 201, createdPage(v.viewer, push));
       } catch (error) {
         if (!(error instanceof ApiError) || (error.code !== 'validation_failed' && error.code !== 'authentication_required')) throw error;
         const state: CreateFormState = {
           kind,
-          payload,
+          // An encrypted push's payload is an envelope: never put back into the form (the plaintext never came here).
+          payload: marker === '' ? payload : '',
+          encrypt,
           name,
           expireAfterDays: Number.isFinite(days) ? days : undefined,
           expireAfterDuration: Number.isFinite(duration) ? duration : undefined,
           expireAfterViews: Number.isFinite(views) ? views : undefined,
           retrievalStep: input.retrieval_step,
           deletableByViewer: input.deletable_by_viewer,
-          error: error.code === 'authentication_required' ? 'Sign in to send files.' : 'The secret was not stored: check the fields marked below.',
+          error:
+            error.code === 'authentication_required'
+              ? 'Sign in to send files.'
+              : marker !== ''
+                ? 'The secret was not stored: check the fields marked below, then enter the secret again (it was encrypted, so this page cannot show it back).'
+                : 'The secret was not stored: check the fields marked below.',
           fields: error.details.fields,
         };
         kit.send(res, error.status, createPage(v.viewer, settings, state));

@@ -13,9 +13,11 @@ export function signInPage(viewer: Viewer, state: AccountFormState = {}): string
   return page({
     title: 'Sign in',
     viewer,
+    // Back to a secret's link after sign-in with its fragment (the key of an end-to-end encrypted secret).
+    scripts: ['keep-fragment.js'],
     body: html`<h1>Sign in</h1>
 ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
-<form method="post" action="/users/sign_in" class="card" novalidate>
+<form method="post" action="/users/sign_in" class="card" novalidate data-keep-fragment>
   ${csrfField(viewer)}
   <input type="hidden" name="next" value="${state.next ?? ''}">
   <label for="email">Email</label>
@@ -33,9 +35,10 @@ export function signUpPage(viewer: Viewer, state: AccountFormState = {}, passwor
   return page({
     title: 'Sign up',
     viewer,
+    scripts: ['keep-fragment.js'],
     body: html`<h1>Make an account</h1>
 ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
-<form method="post" action="/users/sign_up" class="card" novalidate>
+<form method="post" action="/users/sign_up" class="card" novalidate data-keep-fragment>
   ${csrfField(viewer)}
   <input type="hidden" name="next" value="${state.next ?? ''}">
   <label for="email">Email</label>

@@ -14,6 +14,8 @@ export interface CreateFormState {
   expireAfterViews?: number;
   retrievalStep?: boolean;
   deletableByViewer?: boolean;
+  /** The "Encrypt in my browser" choice as submitted (the instance's default when the form is new). */
+  encrypt?: boolean;
   error?: string;
   fields?: Record<string, string[]>;
 }
@@ -39,10 +41,11 @@ export function createPage(viewer: Viewer, settings: Settings, state: CreateForm
   const retrieval = state.retrievalStep ?? settings.retrievalStepDefault;
   const deletable = state.deletableByViewer ?? settings.deletableByViewerDefault;
   const hasFiles = kinds.includes('file');
+  const e2e = settings.clientEncryption;
   return page({
     title: 'New push',
     viewer,
-    scripts: ['create.js'],
+    scripts: e2e.enabled ? ['vendor/secret-push-e2e.js', 'create.js'] : ['create.js'],
     body: html`<h1>Share a secret</h1>
 <p class="muted">The link you get works for a limited number of days and views; then the secret is deleted.</p>
 ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
@@ -80,9 +83,12 @@ ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error
       ${fieldErrors(f, 'expire_after_views')}
     </div>
   </div>
+  ${e2e.enabled ? encryptChoice(e2e.required, state.encrypt ?? e2e.default, f) : ''}
   <label for="passphrase">Passphrase (optional)</label>
   <input type="password" id="passphrase" name="passphrase" autocomplete="new-password"${describedBy(f, 'passphrase', 'passphrase-hint')}>
-  <p class="hint" id="passphrase-hint">The recipient must enter it; send it to them another way.</p>
+  <p class="hint" id="passphrase-hint">The recipient must enter it; send it to them another way.${e2e.enabled
+    ? ' The server checks it before it hands out the secret (it limits wrong guesses); it is not part of the encryption key.'
+    : ''}</p>
   ${fieldErrors(f, 'passphrase')}
   ${viewer.user
     ? html`<label for="name">Name (only you see it)</label>
@@ -111,14 +117,39 @@ function shorterChoice(settings: Settings, state: CreateFormState, f: CreateForm
     </div>`;
 }
 
+/**
+ * The "Encrypt in my browser" choice. create.js encrypts the payload, the file names and the file bytes with the
+ * key it makes (`SecretPushE2E.sealPush`), sends the envelopes with `client_encryption`, and carries the key to the
+ * page that shows the link in the fragment of the form's action, which browsers never send. Without script the box
+ * still posts `encrypt_in_browser`, and the server refuses rather than store the plaintext. When the instance
+ * requires encryption the box cannot be unticked (a hidden field posts the choice; a disabled box posts nothing).
+ */
+function encryptChoice(required: boolean, checked: boolean, f: Record<string, string[]> | undefined): Html {
+  return html`<div id="encrypt-field">
+  ${required ? html`<input type="hidden" name="encrypt_in_browser" value="1">` : ''}
+  <label class="check"><input type="checkbox" id="encrypt_in_browser"${required ? html` disabled` : html` name="encrypt_in_browser"`} value="1"${checked || required ? html` checked` : ''}${describedBy(f, 'client_encryption', 'encrypt-hint')}> Encrypt in my browser${required ? ' (this site requires it)' : ''}</label>
+  <p class="hint" id="encrypt-hint">The secret, file names and files are encrypted on this device before they are sent; the server stores only ciphertext and cannot read it. The key goes only into the link (after <code>#</code>, which browsers never send to a server): anyone with the whole link can open the secret. The name you give it is not encrypted.</p>
+  <noscript><p class="hint">Encrypting in the browser needs JavaScript.</p></noscript>
+  ${fieldErrors(f, 'client_encryption')}
+  <p class="error" id="encrypt-error" role="alert" hidden></p>
+</div>`;
+}
+
 export function createdPage(viewer: Viewer, push: PushOwner): string {
+  const e2e = push.client_encryption !== null;
   return page({
     title: 'Secret link',
     viewer,
+    // create.js puts the key from this page's fragment into the link (the server never had it).
+    scripts: e2e ? ['create.js'] : [],
     body: html`<h1 id="created-title" tabindex="-1">Your secret link</h1>
 <div class="card">
   <p class="success" role="status">The secret is stored. Share this link with the recipient:</p>
-  <p><a class="share" id="share-link" href="${push.html_url}" rel="noopener noreferrer">${push.html_url}</a></p>
+  ${e2e
+    ? html`<p class="muted" id="e2e-created">It was encrypted in your browser: the server holds only ciphertext. The key is the part of the link after <code>#k=</code>; share the whole link, and keep it safe, since nobody (this server included) can open the secret without it.</p>
+  <p class="error" id="key-missing" role="alert" hidden>The key of this secret did not reach this page, so nobody can open the secret. Make it again.</p>`
+    : ''}
+  <p><a class="share" id="share-link" href="${push.html_url}" rel="noopener noreferrer"${e2e ? html` data-e2e="1"` : ''}>${push.html_url}</a></p>
   <button type="button" data-copy-target="share-link">Copy the link</button>
   <p class="hint">It works for ${lifetimeLabel(push.expire_after_seconds)} or ${push.expire_after_views} view${push.expire_after_views === 1 ? '' : 's'}, whichever comes first${push.passphrase_protected ? ', and needs the passphrase' : ''}.</p>
 </div>
@@ -145,7 +176,7 @@ export function listPage(viewer: Viewer, state: 'active' | 'expired', p: Page<Pu
   const rows = p.items.map(
     (push) => html`<tr>
   <td data-label="Created">${when(push.created_at)}</td>
-  <td data-label="Kind">${KIND_LABELS[push.kind] ?? push.kind}</td>
+  <td data-label="Kind">${KIND_LABELS[push.kind] ?? push.kind}${push.client_encryption ? html` <span class="muted">(encrypted in the browser)</span>` : ''}</td>
   <td data-label="Name">${push.name ?? ''}</td>
   <td data-label="Left">${state === 'active' ? html`${push.views_remaining} views, ${push.days_remaining} days` : html`expired ${when(push.expired_on)}${push.deleted ? ' (deleted)' : ''}`}</td>
   <td data-label="Actions">

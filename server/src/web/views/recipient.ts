@@ -3,6 +3,10 @@
  * /assets/recipient.js when the person acts, so a GET of this page consumes nothing. The script fetches it through
  * the API (`reveal: 'api'`, anonymous visitors of an open instance) or through the page's own POST step
  * (`reveal: 'web'`, signed-in visitors: the session is the credential, the CSRF token goes in a header).
+ *
+ * An end-to-end encrypted push (`client_encryption`) is decrypted by the script with the key in the link's fragment
+ * (the SDK's own code, /assets/vendor/secret-push-e2e.js); a link without its key, or a browser without WebCrypto, is
+ * told so before anything is fetched, so no view is spent.
  */
 import type { Push } from '../../core.js';
 import { html } from '../html.js';
@@ -24,23 +28,30 @@ export function recipientPage(viewer: Viewer, push: Push, opts: RecipientOptions
   if (push.expired) {
     return page({ title: 'Secret expired', viewer, bare: true, body: gone });
   }
+  const marker = push.client_encryption;
+  const scripts = [...(push.kind === 'qr' ? ['vendor/qrcode.js'] : []), ...(marker ? ['vendor/secret-push-e2e.js'] : []), 'recipient.js'];
   return page({
     title: 'You have received a secret',
     viewer,
     bare: true,
-    scripts: push.kind === 'qr' ? ['vendor/qrcode.js', 'recipient.js'] : ['recipient.js'],
-    body: html`<section id="push" class="card" data-token="${push.url_token}" data-auto="${auto ? 'true' : 'false'}" data-reveal="${opts.reveal}"${opts.reveal === 'web' ? html` data-csrf="${viewer.csrf}"` : ''} aria-labelledby="push-title">
+    scripts,
+    body: html`<section id="push" class="card" data-token="${push.url_token}" data-auto="${auto ? 'true' : 'false'}" data-reveal="${opts.reveal}"${opts.reveal === 'web' ? html` data-csrf="${viewer.csrf}"` : ''}${marker ? html` data-e2e="${marker.scheme}:${marker.version}"` : ''} aria-labelledby="push-title">
   <h1 id="push-title">You have received a secret</h1>
+  ${marker
+    ? html`<p class="muted" id="e2e-note">This secret is end-to-end encrypted: your browser decrypts it with the key in the link (the part after <code>#</code>), which is never sent to the server.</p>`
+    : ''}
   <p id="push-error" class="error" role="alert" hidden></p>
   ${push.passphrase_protected
     ? html`<form id="passphrase-form" novalidate>
     <label for="passphrase">Passphrase</label>
     <input type="password" id="passphrase" name="passphrase" autocomplete="off" required aria-describedby="passphrase-hint">
-    <p class="hint" id="passphrase-hint">The sender gave it to you separately. Opening the secret counts as one view.</p>
+    <p class="hint" id="passphrase-hint">The sender gave it to you separately. Opening the secret counts as one view.${marker
+      ? ' The server checks the passphrase before it hands out the encrypted secret; the key in the link is what decrypts it.'
+      : ''}</p>
     <button type="submit">Reveal the secret</button>
   </form>`
     : auto
-      ? html`<p class="muted">Opening the secret…</p>`
+      ? html`<p class="muted" id="auto-note">Opening the secret…</p>`
       : html`<div id="reveal-step">
     <p>Click the button when you are ready to see it. Opening it counts as one view; it can be opened only a limited number of times.</p>
     <button type="button" id="reveal">Reveal the secret</button>
@@ -64,7 +75,8 @@ ${gone}`,
 
 /**
  * What a signed-out visitor of a closed instance (PWPUSH_ALLOW_ANONYMOUS=false) sees at a recipient link: a prompt to
- * sign in and come back. It says nothing about the push (not even whether it exists) and loads no script.
+ * sign in and come back. It says nothing about the push (not even whether it exists); its one script carries the
+ * link's fragment (an end-to-end encrypted secret's key) onto the sign-in links, so the key comes back with it.
  */
 export function signInRequiredPage(viewer: Viewer, next: string): string {
   const back = encodeURIComponent(next);
@@ -72,11 +84,12 @@ export function signInRequiredPage(viewer: Viewer, next: string): string {
     title: 'Sign in to open this secret',
     viewer,
     bare: true,
+    scripts: ['keep-fragment.js'],
     body: html`<section id="sign-in-required" class="card" aria-labelledby="sign-in-title">
   <h1 id="sign-in-title">Sign in to open this secret</h1>
   <p>This instance requires sign-in: only its users can open the secrets shared through it. Opening this page used up nothing.</p>
-  <p><a class="button" id="sign-in-link" href="/users/sign_in?next=${back}">Sign in</a>${viewer.signupsEnabled
-    ? html` or <a href="/users/sign_up?next=${back}">make an account</a>`
+  <p><a class="button" id="sign-in-link" href="/users/sign_in?next=${back}" data-keep-fragment>Sign in</a>${viewer.signupsEnabled
+    ? html` or <a href="/users/sign_up?next=${back}" data-keep-fragment>make an account</a>`
     : ''}, and you come back to this link.</p>
 </section>`,
   });

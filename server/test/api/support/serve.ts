@@ -6,6 +6,7 @@ import { createApp } from '../../../src/http/app.js';
 import type { Core } from '../../../src/core.js';
 import { createClient, type Client } from '@secret-push/sdk/generated/client';
 import { SpecChecker } from './spec-check.js';
+import { answerClientErrors } from '../../../src/http/client-error.js';
 
 export interface Served {
   baseUrl: string;
@@ -29,6 +30,7 @@ export async function serve(
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
+  answerClientErrors(server);
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const checker = await SpecChecker.create();
   const checkedFetch = checker.fetch();

@@ -7,8 +7,8 @@ import { Migration } from '@mikro-orm/migrations';
  * updated yet (a rolling deploy) inserts without the column: a trigger fills it from the days, so its pushes keep
  * working and the NOT NULL and the checks hold for every row.
  */
-export class Migration20261122000000_durations extends Migration {
-  override name = 'Migration20261122000000_durations';
+export class Migration20261122120000_durations extends Migration {
+  override name = 'Migration20261122120000_durations';
 
   override up(): void {
     this.addSql(`alter table "pushes" add column "expire_after_seconds" int null;`);

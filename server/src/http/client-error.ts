@@ -1,0 +1,39 @@
+/**
+ * Requests Node's HTTP parser refuses before the app sees them (a control character in a header value, a malformed
+ * request line, headers over the size limit) get the same JSON error body as every other error, instead of Node's
+ * bare `400 Bad Request` with no body. Nothing of the request is echoed.
+ */
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { ApiError, errorBody } from '@secret-push/sdk/rules';
+
+function answer(err: NodeJS.ErrnoException): { status: number; body: string } {
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    return { status: 431, body: JSON.stringify({ error: 'The request headers are too large.', code: 'bad_request' }) };
+  }
+  const error = new ApiError('bad_request', 'The request is not valid HTTP (a malformed request line, or a header with a forbidden character).');
+  return { status: 400, body: JSON.stringify(errorBody(error)) };
+}
+
+/** Answers the parser's refusals of `server` with a JSON error and closes the connection. */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // A connection reset, or an error after the answer began: nothing can be said on it.
+    if (err.code === 'ECONNRESET' || !socket.writable || (socket as Socket & { _httpMessage?: unknown })._httpMessage) {
+      socket.destroy();
+      return;
+    }
+    const { status, body } = answer(err);
+    const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+    const headers = [
+      `HTTP/1.1 ${status} ${reason}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Cache-Control: no-store',
+      'X-Content-Type-Options: nosniff',
+      'X-Robots-Tag: noindex, nofollow',
+      'Connection: close',
+    ];
+    socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+  });
+}

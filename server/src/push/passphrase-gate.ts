@@ -1,0 +1,103 @@
+/**
+ * The per-push passphrase gate, shared by every instance through PostgreSQL. Only failures count: five wrong (or
+ * missing) passphrases within a minute close the gate for the rest of that minute, for everyone, on every instance.
+ * An attempt holds a place while its passphrase is checked (so that a burst of parallel guesses cannot all be checked
+ * before the first failure is recorded); a correct one gives its place back and never counts. When every place is held
+ * by attempts still being checked, a new attempt waits for a place instead of being refused: concurrent correct
+ * attempts are never refused. Attempts of one process wait for a place in memory (no polling); attempts of other
+ * processes that hold the places are waited for by asking PostgreSQL again.
+ */
+import { ApiError, ATTEMPT_WINDOW_MS, passphraseRetryAfter } from '@secret-push/sdk/rules';
+import { verifyPassphrase } from '../crypto/passphrase.js';
+import type { AuditActor, PushRepository } from './push-repository.js';
+import type { PushRow } from './push-tables.js';
+
+/** A place held longer than this belongs to a process that died mid-check: it no longer holds. */
+const IN_FLIGHT_MS = 30_000;
+/** How long an attempt waits for a place at most (the request's deadline bounds it first). */
+const WAIT_FOR_PLACE_MS = 6_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** This process's attempts per push: at most `limit` at once ask PostgreSQL for a place; the others queue here. */
+const local = new Map<string, { active: number; waiting: (() => void)[] }>();
+
+async function takeLocalPlace(pushId: string, limit: number, waitUntil: number): Promise<() => void> {
+  let entry = local.get(pushId);
+  if (!entry) local.set(pushId, (entry = { active: 0, waiting: [] }));
+  const slot = entry;
+  if (slot.active >= limit) {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        slot.waiting.splice(slot.waiting.indexOf(wake), 1);
+        reject(tooMany(1));
+      }, Math.max(0, waitUntil - Date.now()));
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      slot.waiting.push(wake);
+    });
+  } else {
+    slot.active += 1;
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const next = slot.waiting.shift();
+    if (next) next(); // the place passes on
+    else if (--slot.active === 0) local.delete(pushId);
+  };
+}
+
+function tooMany(retryAfterSeconds: number): ApiError {
+  return new ApiError('too_many_attempts', 'Too many passphrase attempts for this push; try again later.', { retryAfterSeconds });
+}
+
+export interface GateOptions {
+  repo: PushRepository;
+  limit: number;
+  actor: AuditActor;
+  /** The instant rules are decided at (tests move it). */
+  now: Date;
+  deadline: Date;
+}
+
+/** Passes when `passphrase` opens the push; throws 401 passphrase_required / passphrase_incorrect, or 429. */
+export async function checkPassphrase(row: PushRow, passphrase: string | undefined, o: GateOptions): Promise<void> {
+  const waitUntil = Math.min(Date.now() + WAIT_FOR_PLACE_MS, o.deadline.getTime() - 1_500);
+  const release = await takeLocalPlace(row.id, o.limit, waitUntil);
+  try {
+    let pause = 10;
+    for (;;) {
+      const place = await o.repo.reserveAttempt(row.id, o.now, o.limit, ATTEMPT_WINDOW_MS, IN_FLIGHT_MS);
+      if (place.state === 'blocked') throw tooMany(passphraseRetryAfter(place.failures, o.now, o.limit) ?? 1);
+      if (place.state === 'reserved') return await decide(row, passphrase, place.id, o);
+      // Every place is held by attempts other processes are checking (a check takes a scrypt, tens of milliseconds).
+      if (Date.now() + pause > waitUntil) throw tooMany(1);
+      await sleep(pause + Math.random() * pause);
+      pause = Math.min(pause * 2, 100);
+    }
+  } finally {
+    release();
+  }
+}
+
+async function decide(row: PushRow, passphrase: string | undefined, attemptId: string, o: GateOptions): Promise<void> {
+  const missing = passphrase === undefined || passphrase === '';
+  let correct = false;
+  try {
+    correct = !missing && (await verifyPassphrase(passphrase, row.passphraseHash!));
+  } catch (error) {
+    await o.repo.releaseAttempt(attemptId).catch(() => undefined);
+    throw error;
+  }
+  if (correct) {
+    await o.repo.releaseAttempt(attemptId);
+    return;
+  }
+  await o.repo.failAttempt(attemptId, row.id, o.actor, o.now, o.deadline);
+  if (missing) throw new ApiError('passphrase_required', 'This push needs a passphrase (send it in the X-Passphrase header).');
+  throw new ApiError('passphrase_incorrect', 'That passphrase is incorrect.');
+}

@@ -1,0 +1,30 @@
+/**
+ * What `npm start` runs: the compiled server, refused when older than its sources, with the Node flags that keep a
+ * worker lean (the primary gives workers any that are missing, an operator's own value winning).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkBuild } from '../../../scripts/build-info.mjs';
+import { repoRoot } from '../../src/config/settings.js';
+import { missingNodeFlags, NODE_FLAGS } from '../../src/runtime/node-flags.js';
+
+const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+describe('npm start', () => {
+  it('checks the build, then runs the compiled bundle with the lean Node flags', () => {
+    expect(scripts.start).toMatch(/node scripts\/build-info\.mjs && exec node (.*) server\/dist\/main\.js$/);
+    expect(scripts.start).toContain(`exec node ${NODE_FLAGS.join(' ')} server/dist/main.js`);
+    expect(scripts.users).toContain('node server/dist/users.js');
+  });
+
+  it('finds the compiled server built from the sources on disk (scripts/install builds it)', () => {
+    expect(checkBuild()).toEqual({ fresh: true });
+  });
+
+  it('gives workers the flags the primary lacks, leaving an operator’s own values alone', () => {
+    expect(missingNodeFlags([])).toEqual([...NODE_FLAGS]);
+    expect(missingNodeFlags(['--max-semi-space-size=32'])).toEqual(NODE_FLAGS.filter((f) => !f.startsWith('--max-semi-space-size')));
+    expect(missingNodeFlags(['--max_semi_space_size=16', '--heap-growing-percent=50'])).toEqual([]);
+  });
+});
