@@ -1,7 +1,8 @@
 /**
- * The API edge: every /api/v2 request is routed and validated by openapi-backend from the bundled contract (one
- * route match per request, in `handleRequest`), authenticated, then dispatched to its typed handler
- * (./operations.ts), whose reply is written here. Errors go to the app's one error mapper.
+ * The API edge: every /api/v2 request is routed and validated from the bundled contract (openapi-backend compiles the
+ * validators at start-up; ./operation-table.ts runs its `handleRequest` steps against what it compiled), authenticated,
+ * then dispatched to its typed handler (./operations.ts), whose reply is written here. Errors go to the app's one error
+ * mapper.
  *
  * In order: routing (404 no_route / 405 method_not_allowed with Allow), the body's media type, the credential,
  * the operation's security (401), request validation (400/422), the handler.
@@ -10,7 +11,7 @@
  * so the legacy v1 API (./v1) runs on these same parts: body reader, authentication, validation, error mapping.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Context, Document, OpenAPIBackend } from 'openapi-backend';
+import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
@@ -27,7 +28,8 @@ import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
 import { state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
-import type { Handlers, OperationId, Reply } from './operations.js';
+import { OperationTable, requestPath, type CompiledOperation } from './operation-table.js';
+import type { Handlers } from './operations.js';
 import { closeAfterReply } from './close-after-reply.js';
 
 export interface ApiEdgeOptions {
@@ -40,18 +42,8 @@ export interface ApiEdgeOptions {
   clock?: () => Date;
 }
 
-/** The request object handed to openapi-backend (its query is narrowed to the operation's parameters). */
-interface BackendRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string | string[]>;
-  query: Record<string, unknown>;
-  body: unknown;
-}
-
 /** What the routing and security steps leave for a handler. */
 interface ApiState extends RequestState {
-  apiRequest: BackendRequest;
   auth: AuthResult;
   ctx: RequestContext;
   /** SHA-256 of the body as read (idempotency keys compare it). */
@@ -139,114 +131,91 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   const queries = declaredQueries(spec.contract);
   const routes = spec.contract.routes;
   const tokenIgnored = spec.tokenIgnored;
+  const check = opts.validateResponses ? answerChecker(opts.logger, spec.contract) : undefined;
 
-  /** openapi-backend's handler for one operation: the handler, then its reply written out. */
-  const dispatch = (handler: (request: EdgeRequest) => Promise<EdgeReply>) => async (c: Context, _req: Request, res: Response) => {
-    const request: EdgeRequest = {
-      params: c.request.params as EdgeRequest['params'],
-      query: c.request.query as EdgeRequest['query'],
-      body: c.request.requestBody as unknown,
-      headers: c.request.headers as Record<string, string | undefined>,
-      ctx: apiState(res).ctx,
-      bodyDigest: apiState(res).bodyDigest,
+  // openapi-backend validates the contract and compiles its request validators at start-up; requests are then routed,
+  // authorised and validated against the table made from it (./operation-table.ts), with the library's rules. Its
+  // handler map is checked against the contract's operations (strict: an unknown operationId fails to load).
+  const tableReady: Promise<OperationTable> = createSpecBackend({ definition: spec.document, handlers: spec.handlers as never }).then(
+    (backend) => new OperationTable(backend),
+  );
+  let table: OperationTable | undefined;
+  tableReady.then(
+    (t) => void (table = t),
+    () => undefined,
+  );
+  const ready = tableReady.then(() => undefined);
+
+  /** Routing, the caller, the body, security, validation, the handler, its reply: the order openapi-backend runs them in. */
+  const answer = async (t: OperationTable, req: Request, res: Response, path: string, query: Record<string, unknown>): Promise<void> => {
+    const s = apiState(res);
+    const routed = t.route(req.method, path);
+    if (routed.kind !== 'ok') refuseRoute(routed.kind, req, res, path, routes);
+    const op = routed.operation;
+    const params = t.params(op, path);
+    s.route = op.path;
+    // The contract's route table decides: a more literal path (`/pushes/active`, `/p/active.json`) wins over
+    // `{url_token}` for every method, so DELETE /pushes/active is a 405, never an expiry of a push called "active".
+    const match = routes.match(req.method, path);
+    if (match.kind === 'method_not_allowed') {
+      s.route = match.path;
+      throw new ApiError('method_not_allowed', `This path answers ${match.allow.join(', ')}.`, { headers: { Allow: match.allow.join(', ') } });
+    }
+    s.operationId = op.operationId;
+    // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
+    // busters) are ignored rather than refused.
+    const declared = queries.get(op.operationId);
+    for (const name of Object.keys(query)) if (!declared?.has(name)) delete query[name];
+    const ignoresToken = tokenIgnored.has(op.operationId);
+    s.auth = ignoresToken ? ANONYMOUS : await authenticate(core, credentialOf(req));
+    let body: unknown = undefined;
+    if (op.hasRequestBody) body = await readRequestBody(op, req, res, bodyLimits(settings, s.auth), spec);
+    else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
+    const authorized = t.authorized(op, (scheme) => schemeHolds(scheme, s.auth));
+    if (!ignoresToken) {
+      if (s.auth.invalid) throw new ApiError('invalid_token', 'The API token is not valid.');
+      if (!s.auth.user && !settings.allowAnonymous) throw new ApiError('authentication_required', 'This instance needs an API token.');
+    }
+    s.ctx = {
+      actor: actorOf(req, s.auth.user?.userId ?? null),
+      baseUrl: baseUrlOf(req, settings.publicBaseUrl),
+      deadline: s.deadline,
+      ...(opts.clock ? { now: opts.clock() } : {}),
     };
-    writeReply(res, (await handler(request)) as Reply<OperationId>);
+    if (!authorized) throw new ApiError('authentication_required', 'This operation needs an API token.');
+    const errors = t.validate(op, { params: { ...params }, query: { ...query }, headers: req.headers, body });
+    if (errors) throw spec.validationError(errors, op.operationId, body);
+    const handler = spec.handlers[op.operationId];
+    if (!handler) throw new Error(`No handler for ${op.operationId}`);
+    const reply = await handler({
+      params,
+      query: query as EdgeRequest['query'],
+      body,
+      headers: req.headers as EdgeRequest['headers'],
+      ctx: s.ctx,
+      bodyDigest: s.bodyDigest,
+    });
+    writeReply(res, reply, check);
   };
-
-  const operationHandlers = Object.fromEntries(Object.entries(spec.handlers).map(([id, handler]) => [id, dispatch(handler)]));
-
-  const backendReady: Promise<OpenAPIBackend> = createSpecBackend({
-    definition: spec.document,
-    handlers: {
-      ...operationHandlers,
-      postRoutingHandler: async (c: Context, req: Request, res: Response) => {
-        if (!c.operation) return; // routing failed: notFound / methodNotAllowed answer
-        const s = apiState(res);
-        s.route = c.operation.path;
-        // The contract's route table decides: a more literal path (`/pushes/active`, `/p/active.json`) wins over
-        // `{url_token}` for every method, so DELETE /pushes/active is a 405, never an expiry of a push called "active".
-        const match = routes.match(c.request.method, c.request.path);
-        if (match.kind === 'method_not_allowed') {
-          s.route = match.path;
-          throw new ApiError('method_not_allowed', `This path answers ${match.allow.join(', ')}.`, { headers: { Allow: match.allow.join(', ') } });
-        }
-        s.operationId = c.operation.operationId;
-        // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
-        // busters) are ignored rather than refused.
-        const declared = queries.get(c.operation.operationId ?? '');
-        const query = s.apiRequest.query;
-        for (const name of Object.keys(query)) if (!declared?.has(name)) delete query[name];
-        s.auth = tokenIgnored.has(c.operation.operationId ?? '') ? ANONYMOUS : await authenticate(core, credentialOf(req));
-        if (c.operation.requestBody) await readRequestBody(c, req, res, bodyLimits(settings, s.auth), spec);
-        else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
-      },
-      postSecurityHandler: async (c: Context, req: Request, res: Response) => {
-        const s = apiState(res);
-        if (!tokenIgnored.has(c.operation.operationId ?? '')) {
-          if (s.auth.invalid) throw new ApiError('invalid_token', 'The API token is not valid.');
-          if (!s.auth.user && !settings.allowAnonymous) throw new ApiError('authentication_required', 'This instance needs an API token.');
-        }
-        s.ctx = {
-          actor: actorOf(req, s.auth.user?.userId ?? null),
-          baseUrl: baseUrlOf(req, settings.publicBaseUrl),
-          deadline: s.deadline,
-          ...(opts.clock ? { now: opts.clock() } : {}),
-        };
-      },
-      unauthorizedHandler: async () => {
-        throw new ApiError('authentication_required', 'This operation needs an API token.');
-      },
-      validationFail: async (c: Context) => {
-        throw spec.validationError((c.validation.errors ?? []) as ErrorObject[], c.operation.operationId ?? '', c.request.requestBody);
-      },
-      notFound: async (_c: Context, req: Request, res: Response) => {
-        state(res).route = 'no_route';
-        if (hasBody(req)) closeAfterReply(req, res);
-        throw new ApiError('no_route', 'No such API route.');
-      },
-      methodNotAllowed: async (c: Context, req: Request, res: Response) => {
-        if (hasBody(req)) closeAfterReply(req, res);
-        const match = routes.match(req.method, c.request.path);
-        const allow = match.kind === 'method_not_allowed' ? match.allow : [];
-        state(res).route = match.kind === 'method_not_allowed' ? match.path : 'no_route';
-        throw new ApiError('method_not_allowed', `This path answers ${allow.join(', ')}.`, { headers: { Allow: allow.join(', ') } });
-      },
-      notImplemented: async (c: Context) => {
-        throw new Error(`No handler for ${c.operation.operationId}`);
-      },
-    },
-    securityHandlers: {
-      bearerAuth: (_c: Context, _req: Request, res: Response) => apiState(res).auth.credential === 'bearer' && apiState(res).auth.user !== null,
-      legacyEmail: (_c: Context, _req: Request, res: Response) => apiState(res).auth.credential === 'legacy' && apiState(res).auth.user !== null,
-      legacyToken: (_c: Context, _req: Request, res: Response) => apiState(res).auth.credential === 'legacy' && apiState(res).auth.user !== null,
-    },
-  });
-  const ready = backendReady.then(() => undefined);
 
   const requestTimeoutMs = opts.requestTimeoutMs ?? SAFETY_NET_MS;
   const handle: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     try {
-      const backend = await backendReady;
+      const t = table ?? (await tableReady);
+      const path = req.path;
       try {
-        decodeURIComponent(req.path);
+        decodeURIComponent(path);
       } catch {
         // A malformed percent-escape (`/api/v2/pushes/%ZZ`) can name no push: answer as for an unknown token.
         state(res).route = 'malformed_path';
         throw new ApiError('not_found', 'No push has this token.');
       }
-      const apiRequest: BackendRequest = {
-        method: req.method,
-        path: req.path,
-        headers: req.headers as Record<string, string | string[]>,
-        query: { ...(req.query as Record<string, unknown>) },
-        body: req.body as unknown,
-      };
-      apiState(res).apiRequest = apiRequest;
+      const query = { ...(req.query as Record<string, unknown>) };
       apiState(res).deadline = deadlineFrom(started);
-      if (opts.validateResponses) checkAnswers(res, opts.logger, spec.contract);
-      const timeout = new Promise<never>((_, reject) => {
+      if (check) checkErrorAnswers(res, check);
+      await new Promise<void>((resolve, reject) => {
         timer = setTimeout(
           () =>
             reject(
@@ -257,8 +226,8 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
             ),
           requestTimeoutMs,
         );
+        answer(t, req, res, requestPath(path), query).then(resolve, reject);
       });
-      await Promise.race([backend.handleRequest(apiRequest as Parameters<OpenAPIBackend['handleRequest']>[0], req, res), timeout]);
     } catch (error) {
       if (spec.sendError) spec.sendError(res, error);
       else next(error);
@@ -268,6 +237,29 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   };
   return { ready, handle };
 }
+
+/** Whether a security scheme of the contract is satisfied by the caller the credential step found. */
+function schemeHolds(scheme: string, auth: AuthResult): boolean {
+  if (scheme === 'bearerAuth') return auth.credential === 'bearer' && auth.user !== null;
+  if (scheme === 'legacyEmail' || scheme === 'legacyToken') return auth.credential === 'legacy' && auth.user !== null;
+  return false;
+}
+
+/** A request no operation takes: 404 no_route, or 405 with the methods the contract's route table gives the path. */
+function refuseRoute(kind: 'not_found' | 'method_not_allowed', req: Request, res: Response, path: string, routes: Contract['routes']): never {
+  if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
+  if (kind === 'not_found') {
+    state(res).route = 'no_route';
+    throw new ApiError('no_route', 'No such API route.');
+  }
+  const match = routes.match(req.method, path);
+  const allow = match.kind === 'method_not_allowed' ? match.allow : [];
+  state(res).route = match.kind === 'method_not_allowed' ? match.path : 'no_route';
+  throw new ApiError('method_not_allowed', `This path answers ${allow.join(', ')}.`, { headers: { Allow: allow.join(', ') } });
+}
+
+/** The refusal of a file part from a caller who may not send files (made when one arrives, not for every request). */
+const filesNeedToken = () => new ApiError('authentication_required', 'File pushes need an API token on this instance.');
 
 /**
  * The body limit of a request, chosen before it is read: room for every file only for a caller who may send files
@@ -279,75 +271,98 @@ function bodyLimits(settings: Core['settings'], auth: AuthResult): BodyLimits {
     maxBytes: mayUpload ? Math.max(maxBodyBytes(settings), settings.bodyLimitBytes) : settings.bodyLimitBytes,
     maxFileBytes: settings.fileMaxBytes,
     maxFiles: settings.fileMaxCount,
-    ...(auth.user === null && settings.filesRequireAuth
-      ? { filesRefused: new ApiError('authentication_required', 'File pushes need an API token on this instance.') }
-      : {}),
+    ...(auth.user === null && settings.filesRequireAuth ? { filesRefused: filesNeedToken } : {}),
   };
 }
+
+const KNOWN_MEDIA_TYPES = ['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded'];
 
 /**
  * The media types an operation's request body declares. A body in one the reader knows but the operation does not
  * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.
  */
-function requireDeclaredMediaType(c: Context, req: Request): void {
-  const declared = Object.keys((c.operation.requestBody as { content?: object } | undefined)?.content ?? {});
+function requireDeclaredMediaType(op: CompiledOperation, req: Request): void {
+  const declared = op.mediaTypes;
   const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  const known = ['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded'];
   const asDeclared = /^application\/[a-z0-9.+-]+\+json$/.test(type) ? 'application/json' : type;
-  if (!hasBody(req) || !known.includes(asDeclared) || declared.includes(asDeclared)) return;
+  if (!hasBody(req) || !KNOWN_MEDIA_TYPES.includes(asDeclared) || declared.includes(asDeclared)) return;
   throw new ApiError('unsupported_media_type', `Send the body as ${declared.join(' or ')}.`);
 }
 
 /**
- * Reads the body into the request openapi-backend validates next (JSON as sent; a form into the `{ push }` object a
- * JSON body gives: `spec.bodyValue`). On a failure the rest of the body may be unread: the connection is not kept for it.
+ * Reads the body into the value validated next (JSON as sent; a form into the `{ push }` object a JSON body gives:
+ * `spec.bodyValue`). On a failure the rest of the body may be unread: the connection is not kept for it.
  */
-async function readRequestBody(c: Context, req: Request, res: Response, limits: BodyLimits, spec: EdgeSpec): Promise<void> {
-  const s = apiState(res);
+async function readRequestBody(op: CompiledOperation, req: Request, res: Response, limits: BodyLimits, spec: EdgeSpec): Promise<unknown> {
   try {
-    requireDeclaredMediaType(c, req);
+    requireDeclaredMediaType(op, req);
     const { body, digest } = await readBody(req, limits);
-    const value = spec.bodyValue(body, c.operation.operationId ?? '');
-    s.apiRequest.body = value;
-    c.request.requestBody = value;
-    s.bodyDigest = digest;
+    apiState(res).bodyDigest = digest;
+    return spec.bodyValue(body, op.operationId);
   } catch (error) {
     closeAfterReply(req, res);
     throw error;
   }
 }
 
-/** Writes a handler's reply: JSON, or bytes for a binary answer. */
-function writeReply<Op extends OperationId>(res: Response, reply: Reply<Op>): void {
-  const { status, body, headers } = reply as { status: number; body: unknown; headers?: Record<string, string> };
-  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
-  res.status(status);
+/** Checks one JSON answer of a routed operation against the contract (`status`, the body as sent). */
+type AnswerCheck = (res: Response, body: unknown) => void;
+
+/**
+ * Writes a handler's reply: bytes for a binary answer; JSON as express's `res.json` writes it (`application/json;
+ * charset=utf-8`, its length), without the steps that do nothing here (ETag generation is off, the settings lookups).
+ */
+function writeReply(res: Response, reply: EdgeReply, check: AnswerCheck | undefined): void {
+  const { status, body, headers } = reply;
+  if (headers) for (const name of Object.keys(headers)) res.setHeader(name, headers[name]!);
   if (body instanceof Uint8Array) {
+    res.status(status);
     res.setHeader('Content-Length', String(body.byteLength));
     res.end(body);
     return;
   }
-  res.json(body);
+  if (res.hasHeader('Content-Type')) {
+    // A handler's own media type: express's charset handling (and the check res.json is wrapped with).
+    res.status(status);
+    res.json(body);
+    return;
+  }
+  res.statusCode = status;
+  check?.(res, body);
+  const text = JSON.stringify(body) as string | undefined;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  if (text === undefined) {
+    res.end();
+    return;
+  }
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
-/** Wraps res.json so that each JSON answer of a routed operation (errors too) is checked against the contract. */
-function checkAnswers(res: Response, logger: Logger, against: Contract): void {
+/** The check of answers against the contract; mismatches are logged (never exposed). */
+function answerChecker(logger: Logger, against: Contract): AnswerCheck {
+  return (res, body) => {
+    const operationId = state(res).operationId;
+    if (!operationId) return;
+    const violations = against.checkResponse(
+      operationId,
+      { status: res.statusCode, headers: { 'content-type': 'application/json' }, body },
+      { requiredHeaders: false },
+    );
+    if (violations.length > 0) {
+      logger.error(
+        { request_id: state(res).requestId, operation: operationId, status: res.statusCode, violations: violations.map((v) => `${v.path} ${v.message}`) },
+        'response does not match the contract',
+      );
+    }
+  };
+}
+
+/** Wraps res.json so that the error answers of a routed operation (written by the error responders) are checked too. */
+function checkErrorAnswers(res: Response, check: AnswerCheck): void {
   const json = res.json.bind(res);
   res.json = (body: unknown) => {
-    const operationId = state(res).operationId;
-    if (operationId) {
-      const violations = against.checkResponse(
-        operationId,
-        { status: res.statusCode, headers: { 'content-type': 'application/json' }, body },
-        { requiredHeaders: false },
-      );
-      if (violations.length > 0) {
-        logger.error(
-          { request_id: state(res).requestId, operation: operationId, status: res.statusCode, violations: violations.map((v) => `${v.path} ${v.message}`) },
-          'response does not match the contract',
-        );
-      }
-    }
+    check(res, body);
     return json(body);
   };
 }

@@ -5,7 +5,7 @@
  * form-data` (a well-kept streaming parser, @fastify/busboy, with the per-file limit applied while a file streams)
  * and `application/x-www-form-urlencoded` (the WHATWG URL Standard's parser). Failures are the API's 400/413/422.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash as digestOf, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -20,8 +20,8 @@ export interface BodyLimits {
   maxFileBytes: number;
   /** Most multipart file parts read (later ones are drained and counted). */
   maxFiles: number;
-  /** Set when file parts need a token this caller does not have: the first one answers it at once (401). */
-  filesRefused?: ApiError;
+  /** Set when file parts need a token this caller does not have: the first one answers its error at once (401). */
+  filesRefused?: () => ApiError;
 }
 
 export interface FormFile {
@@ -93,8 +93,7 @@ function counter(max: number, hash?: Hash): Transform {
  * of the three answers 400 unsupported_media_type; an empty body is `none`.
  */
 export async function readBody(req: IncomingMessage, limits: BodyLimits): Promise<ReadBody> {
-  const hash = createHash('sha256');
-  if (!hasBody(req)) return { body: { type: 'none' }, digest: hash.digest('hex') };
+  if (!hasBody(req)) return { body: { type: 'none' }, digest: EMPTY_DIGEST };
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limits.maxBytes) throw tooLarge();
   const media = mediaTypeOf(String(req.headers['content-type'] ?? ''));
@@ -102,11 +101,58 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits): Promis
     throw new ApiError('unsupported_media_type', 'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.');
   }
   const decoder = decoderFor(req.headers['content-encoding'] as string | undefined);
+  if (!decoder && media !== 'multipart') {
+    // The common case (a JSON or form body as sent): its bytes straight from the request, no stream stages.
+    const bytes = await readPlain(req, limits.maxBytes);
+    return { body: parseWhole(bytes, media), digest: digestOf('sha256', bytes, 'hex') };
+  }
+  const hash = createHash('sha256');
   const stages: Transform[] = [counter(limits.maxBytes)];
   if (decoder) stages.push(decoder);
   stages.push(counter(limits.maxBytes, hash));
   const body = media === 'multipart' ? await readMultipart(req, stages, limits) : await readWhole(req, stages, media);
   return { body, digest: hash.digest('hex') };
+}
+
+/** SHA-256 of no bytes. */
+const EMPTY_DIGEST = digestOf('sha256', '', 'hex');
+
+/**
+ * Reads a body without a Content-Encoding: what `pump` does through its stages, without them. Past `max` bytes, or
+ * when the client goes away, reading stops (the rest is discarded as it comes, the request is not destroyed).
+ */
+function readPlain(req: IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let seen = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onGone);
+    };
+    const fail = (error: ApiError) => {
+      stop();
+      req.resume();
+      reject(error);
+    };
+    function onData(chunk: Buffer) {
+      seen += chunk.length;
+      if (seen > max) fail(tooLarge());
+      else chunks.push(chunk);
+    }
+    function onEnd() {
+      stop();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, seen));
+    }
+    function onGone() {
+      if (!req.complete) fail(new ApiError('bad_request', 'The client went away before its body was sent.'));
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onGone);
+    req.on('close', onGone);
+  });
 }
 
 /** Maps a stream failure to the API's answer: our own ApiError, a body that does not decode, or a broken upload. */
@@ -157,7 +203,12 @@ async function readWhole(req: Readable, stages: Transform[], media: 'json' | 'ur
   } catch (error) {
     throw streamFailure(error);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return parseWhole(Buffer.concat(chunks), media);
+}
+
+/** A whole JSON or form body, parsed. */
+function parseWhole(bytes: Buffer, media: 'json' | 'urlencoded'): ParsedBody {
+  const text = bytes.toString('utf8');
   if (media === 'urlencoded') return { type: 'form', fields: [...new URLSearchParams(text)], files: [], filesSeen: 0 };
   if (text.trim() === '') return { type: 'none' };
   try {
@@ -187,7 +238,7 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
   parser.on('field', (name, value) => void fields.push([name, value]));
   parser.on('file', (field, stream, filename, _transfer, mimeType) => {
     if (limits.filesRefused) {
-      fail(limits.filesRefused);
+      fail(limits.filesRefused());
       stream.resume();
       return;
     }

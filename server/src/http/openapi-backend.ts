@@ -2,12 +2,12 @@
  * openapi-backend speaks OpenAPI 3.0 with draft-07 Ajv. Our contract is OpenAPI 3.1 (JSON Schema 2020-12), so this
  * wrapper validates the document with a 3.1-aware validator, replaces the backend's own (3.0-only) definition check
  * and compiles every schema with the contract's Ajv set-up (Ajv2020 + formats, `makeAjv`). It is openapi-backend as
- * published otherwise: its router matches each request once (`handleRequest`), with its own matching rules.
+ * published otherwise; the API edge runs its request steps from what it compiled (./operation-table.ts).
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { BUNDLED_SPEC_PATH, bundledDocument, inlineRefs, makeAjv } from '@secret-push/contract';
 import type { AjvOptions } from '@secret-push/sdk/rules';
-import { OpenAPIBackend, OpenAPIRouter, type Document, type Operation, type Options as BackendOptions } from 'openapi-backend';
+import { OpenAPIBackend, type Document, type Options as BackendOptions } from 'openapi-backend';
 
 /** Validates a 3.1 document; throws with the validator's findings when it is not valid OpenAPI. */
 /** The bundled contract the HTTP layer validates with (and serves at /api/v2/openapi.json). */
@@ -21,29 +21,10 @@ export async function validateDocument(document: Document): Promise<void> {
   }
 }
 
-/**
- * openapi-backend's router, with its list of operations built once. The library rebuilds the list (a lodash chain
- * over every path) twice per request in `matchOperation`; the definition never changes after `init()`, so the list
- * cannot either. Matching itself is the library's.
- */
-class MemoizedRouter extends OpenAPIRouter {
-  #operations: Operation[] | undefined;
-  override getOperations(): Operation[] {
-    this.#operations ??= super.getOperations();
-    return this.#operations;
-  }
-}
-
 /** openapi-backend with the 3.0 definition check replaced (the 3.1 document was validated before init). */
 class OpenApi31Backend extends OpenAPIBackend {
   override validateDefinition(): Document {
     return this.document;
-  }
-
-  override async init(): Promise<this> {
-    await super.init();
-    this.router = new MemoizedRouter({ definition: this.definition, apiRoot: this.apiRoot, ignoreTrailingSlashes: this.ignoreTrailingSlashes });
-    return this;
   }
 }
 

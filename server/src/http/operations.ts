@@ -3,9 +3,9 @@
  * parameters, query, body) and what it may answer (status → body). A handler's reply must be one of the documented
  * statuses with that status's body type, so a handler returning the wrong shape does not compile.
  *
- * Adding an operation: add its line here (the generated `…Data` and `…Responses` types); openapi-backend (strict)
- * refuses to start while an operation of the spec has no handler, and `Handlers` makes a missing handler a compile
- * error.
+ * Adding an operation: add its line here (the generated `…Data` and `…Responses` types); `Handlers` makes a missing
+ * handler a compile error (and openapi-backend, strict, refuses to start with a handler for an operation the spec
+ * does not have).
  */
 import type * as G from '@secret-push/sdk/generated';
 import type { RequestContext } from '../push/push-service.js';
