@@ -28,11 +28,12 @@
  * sends everything; a high value such as 1000000 measures the limit's cost), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
  * (a V8 CPU profile of each server process), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
- * driven too, as `base`, from its sources, and compared with ours).
+ * driven too, as `base`, and compared with ours: its compiled server with ours' Node flags when it has one built,
+ * else from its sources).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -526,7 +527,12 @@ async function startServers(databaseUrl: string, dir: string, keyHex: string) {
       await add('physical', async () => startChild('physical floor', tsxArgs(repoRoot, 'scripts/bench.ts').concat(['--physical', databaseUrl, String(await freePort())]), {}, /physical listening on (http:\/\/\S+)/));
     } else throw new Error(`BENCH_SERVERS: unknown server ${name} (ours, ours<N>, bare, physical)`);
   }
-  if (BASELINE) await add('base', async () => startChild('baseline server', tsxArgs(BASELINE, 'server/src/main.ts'), await ourEnv(), LISTENING, BASELINE));
+  if (BASELINE) {
+    // A checkout with a build runs as its `npm start` does; an older one (no build) from its sources.
+    const compiled = existsSync(path.join(BASELINE, 'server/dist/main.js'));
+    const args = compiled ? [...NODE_FLAGS, 'server/dist/main.js'] : tsxArgs(BASELINE, 'server/src/main.ts');
+    await add('base', async () => startChild('baseline server', args, await ourEnv(), LISTENING, BASELINE));
+  }
   return started;
 }
 
