@@ -26,14 +26,19 @@
  * runs ours with those Node flags instead of `npm start`'s, `ours1@` with none), BENCH_WORKERS (ours' PWPUSH_WORKERS;
  * default: the server's own default), BENCH_RATE_LIMIT (ours' PWPUSH_RATE_LIMIT_PER_MINUTE, default 0: off, as one address
  * sends everything; a high value such as 1000000 measures the limit's cost), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
- * (a V8 CPU profile of each server process), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
+ * (a V8 CPU profile of each server process: wall-clock samples, so on a busy machine a system call that lets another
+ * process run looks expensive), BENCH_NODE_OPTIONS (NODE_OPTIONS for every server process: `--perf-prof
+ * --interpreted-frames-native-stack` lets Linux `perf record -k mono -p <pid>` sample CPU time with JavaScript
+ * names, after `perf inject --jit`; the jit-<pid>.dump files land in each server's working directory), BENCH_OUTPUT_DIR
+ * (each server's output, its request log or `--trace-gc` lines, goes to <name>.log there instead of being drained),
+ * BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
  * driven too, as `base`, and compared with ours: its compiled server with ours' Node flags when it has one built,
  * else from its sources).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,6 +55,11 @@ const SERVERS = process.env.BENCH_SERVERS?.split(',');
 const MAX_SECONDS = Number(process.env.BENCH_MAX_SECONDS ?? 60);
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 400);
+const OUTPUT_DIR = process.env.BENCH_OUTPUT_DIR ? path.resolve(process.env.BENCH_OUTPUT_DIR) : undefined;
+/** Node options for every server process: CPU profiles, and BENCH_NODE_OPTIONS (e.g. `--perf-prof` for `perf`). */
+const NODE_OPTIONS = [CPU_PROF_DIR ? `--cpu-prof --cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}` : '', process.env.BENCH_NODE_OPTIONS ?? '']
+  .filter(Boolean)
+  .join(' ');
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4));
 const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
 
@@ -415,7 +425,7 @@ function startChild(
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}` } : {}),
+      ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -430,8 +440,12 @@ function startChild(
         clearTimeout(timer);
         child.stdout!.off('data', onData);
         // Our server logs one JSON line per request to stdout, as in production, into a pipe that this process
-        // drains (what a container runtime or journald does with it).
-        child.stdout!.resume();
+        // drains (what a container runtime or journald does with it), or writes to a file when asked.
+        if (OUTPUT_DIR) {
+          const file = createWriteStream(path.join(OUTPUT_DIR, `${name.replace(/[^A-Za-z0-9.-]+/g, '_')}.log`));
+          child.stdout!.pipe(file);
+          child.stderr!.pipe(file);
+        } else child.stdout!.resume();
         resolve({ child, url: m[1]!.replace('localhost', '127.0.0.1'), startupMs: performance.now() - t0 });
       }
     };
