@@ -310,32 +310,31 @@ type AnswerCheck = (res: Response, body: unknown) => void;
 
 /**
  * Writes a handler's reply: bytes for a binary answer; JSON as express's `res.json` writes it (`application/json;
- * charset=utf-8`, its length), without the steps that do nothing here (ETag generation is off, the settings lookups).
+ * charset=utf-8`, its length), without the steps that do nothing here (ETag generation is off, the settings lookups),
+ * its headers given to `writeHead` at once.
  */
 function writeReply(res: Response, reply: EdgeReply, check: AnswerCheck | undefined): void {
   const { status, body, headers } = reply;
-  if (headers) for (const name of Object.keys(headers)) res.setHeader(name, headers[name]!);
-  if (body instanceof Uint8Array) {
+  const names = headers ? Object.keys(headers) : [];
+  if (body instanceof Uint8Array || names.some((name) => name.toLowerCase() === 'content-type')) {
+    // Bytes, or a handler's own media type (express's charset handling, and the check res.json is wrapped with).
+    for (const name of names) res.setHeader(name, headers![name]!);
     res.status(status);
+    if (!(body instanceof Uint8Array)) {
+      res.json(body);
+      return;
+    }
     res.setHeader('Content-Length', String(body.byteLength));
     res.end(body);
-    return;
-  }
-  if (res.hasHeader('Content-Type')) {
-    // A handler's own media type: express's charset handling (and the check res.json is wrapped with).
-    res.status(status);
-    res.json(body);
     return;
   }
   res.statusCode = status;
   check?.(res, body);
   const text = JSON.stringify(body) as string | undefined;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  if (text === undefined) {
-    res.end();
-    return;
-  }
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  const list = ['Content-Type', 'application/json; charset=utf-8'];
+  if (text !== undefined) list.push('Content-Length', String(Buffer.byteLength(text)));
+  for (const name of names) list.push(name, headers![name]!);
+  res.writeHead(status, list);
   res.end(text);
 }
 

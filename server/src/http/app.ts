@@ -15,7 +15,7 @@ import type { Core } from '../core.js';
 import { createWebRouter } from '../web/router.js';
 import { createApiEdge } from './api.js';
 import { describeFailure, sendError, toApiError } from './errors.js';
-import { accessLog, baseHeaders, rateLimit, securityHeaders, state, stripJsonSuffix } from './middleware.js';
+import { accessLog, answerWithHeaders, baseHeaders, everyAnswerHeaders, rateLimit, requestIdentity, state, stripJsonSuffix } from './middleware.js';
 import { probes } from './probes.js';
 import { createV1Edge, isV1Path } from './v1/edge.js';
 import type { HitCounter } from '../runtime/window-counter.js';
@@ -66,11 +66,13 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   app.set('etag', false);
   app.set('x-powered-by', false);
 
-  const every: RequestHandler[] = [baseHeaders(), securityHeaders(helmet()), accessLog(logger), ...(opts.runtime ? [opts.runtime] : [])];
+  const headers = everyAnswerHeaders(helmet());
+  const log = accessLog(logger);
+  const runtime: RequestHandler[] = opts.runtime ? [opts.runtime] : [];
   const limit = rateLimit(settings.rateLimitPerMinute, Date.now, opts.rateLimitCounter);
   const jsonSuffix = stripJsonSuffix();
   const responder = errorResponder();
-  app.use(...every);
+  app.use(baseHeaders(headers), log, ...runtime);
   app.use(probes(core));
   app.use(limit);
   // The web pages: HTML, assets, /help/api and the bundled contract at /api/v2/openapi.json. Mounted before the
@@ -83,8 +85,10 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   app.use(api.handle);
   app.use(responder);
 
-  // The same parts, in the same order, for a request the API answers (the probes and the pages never match one).
-  const apiFront = steps(app, [...every, limit, v1.handle, jsonSuffix, api.handle], responder);
+  // The same parts, in the same order, for a request the API answers (the probes and the pages never match one); its
+  // response writes the headers every answer carries with its status line (answerWithHeaders).
+  const apiResponse = answerWithHeaders((app as unknown as { response: object }).response, headers);
+  const apiFront = steps(app, apiResponse, [requestIdentity(), log, ...runtime, limit, v1.handle, jsonSuffix, api.handle], responder);
   const front = ((req: IncomingMessage, res: ServerResponse) => {
     const path = plainPath(req.url ?? '');
     if (path !== null && isApiRequest(path)) apiFront(req, res);
@@ -108,10 +112,11 @@ function plainPath(url: string): string | null {
 /**
  * Runs middlewares in order, as express's router runs ones mounted at `/`: `next()` goes on, `next(error)` (or a
  * throw, or a rejected promise) goes to the error handler. The request and response get express's methods first, as
- * express's `app.handle` gives them (the parts use `req.ip`, `res.json`, …).
+ * express's `app.handle` gives them (the parts use `req.ip`, `res.json`, …): `response` is express's response or one
+ * on top of it.
  */
-function steps(app: express.Express, middlewares: RequestHandler[], onError: ErrorRequestHandler) {
-  const { request, response } = app as unknown as { request: object; response: object };
+function steps(app: express.Express, response: object, middlewares: RequestHandler[], onError: ErrorRequestHandler) {
+  const { request } = app as unknown as { request: object };
   const fail = (error: unknown, req: Request, res: Response) => {
     try {
       onError(error, req, res, () => undefined);

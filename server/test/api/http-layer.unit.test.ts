@@ -32,6 +32,27 @@ describe('HTTP layer on the in-memory double', () => {
     expect(res.response?.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
+  it('gives every API answer (success, error, 405, v1) the headers the other pages carry, beside its own', async () => {
+    const common = ['cache-control', 'x-robots-tag', 'content-security-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'cross-origin-resource-policy'];
+    // The probes go through express's router, as every page does; API requests take the shorter way.
+    const probe = await fetch(`${api.baseUrl}/healthz`);
+    expect(probe.status).toBe(200);
+    const answers = {
+      ok: await api.raw('/api/v2/version'),
+      noRoute: await api.raw('/api/v2/nothing-here'),
+      methodNotAllowed: await api.raw('/api/v2/pushes/active', { method: 'DELETE' }),
+      v1: await api.raw('/api/v1/version.json'),
+    };
+    expect(Object.values(answers).map((a) => a.status)).toEqual([200, 404, 405, 200]);
+    for (const answer of Object.values(answers)) {
+      for (const name of common) expect([name, answer.headers.get(name)]).toEqual([name, probe.headers.get(name)]);
+      expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    }
+    expect(answers.methodNotAllowed.headers.get('allow')).toBe('GET');
+    expect(answers.noRoute.body.request_id).toBe(answers.noRoute.headers.get('x-request-id'));
+  });
+
   it('replaces an unsafe request id with its own', async () => {
     const res = await api.raw('/api/v2/version', { headers: { 'X-Request-Id': 'bad id<script>' } });
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
