@@ -94,7 +94,7 @@ describe.each([
 
   it('finds the same validation errors as validateRequest, for bodies, queries and headers of every kind', () => {
     const bodies: unknown[] = [undefined, null, {}, [], [1], 'text', '{"push":{}}', 123, true, { push: 'x' }, { push: {} }, { push: { payload: 'a' } }];
-    const queries: Record<string, unknown>[] = [{}, { page: '2' }, { page: '0' }, { page: 'x' }, { page: ['1', '2'] }, { passphrase: 'p' }, { token: 't' }, { other: '1' }];
+    const queries: Record<string, string | string[]>[] = [{}, { page: '2' }, { page: '0' }, { page: 'x' }, { page: ['1', '2'] }, { passphrase: 'p' }, { token: 't' }, { other: '1' }];
     const headers: Record<string, string>[] = [{}, { 'content-type': 'application/json' }, { 'content-type': 'application/json', 'idempotency-key': 'k1' }, { 'x-passphrase': 'p' }];
     let compared = 0;
     for (const op of table.operations()) {
