@@ -66,6 +66,8 @@ describe('the supervised embedded PostgreSQL', () => {
     expect(after.status).toBe(201);
     expect((await call('GET', `/api/v2/pushes/${after.body!.url_token as string}`)).body).toMatchObject({ payload: 'after the restart' });
 
+    // The primary's log lines are written in batches (at most 200 ms late): wait for the restart's line.
+    await eventually(async () => server.output().includes('embedded PostgreSQL restarted'), 5_000, 'the restart to be logged');
     const out = server.output();
     expect(out).toContain('embedded PostgreSQL exited unexpectedly; restarting it');
     expect(out).toContain('embedded PostgreSQL restarted');
