@@ -27,6 +27,8 @@ export const ERROR_STATUS = {
   no_route: 404,
   method_not_allowed: 405,
   idempotency_key_in_use: 409,
+  /** The v1 API only: an end-to-end encrypted push, which its records cannot mark as such (nothing is counted). */
+  end_to_end_encrypted: 409,
   payload_too_large: 413,
   /** The web pages' JSON steps only (never the API, whose decisions allow no 415: it answers unsupported_media_type). */
   body_not_json: 415,
