@@ -116,7 +116,7 @@ export const endToEnd = define('E2E', [
   {
     id: 'E2E-005',
     title: 'client_encryption is in every record of the push (create, retrieve, preview, lists, delete); null if ordinary',
-    source: 'spec: Push.client_encryption (required); spec: PreviewResponse.client_encryption',
+    source: 'spec: Push.client_encryption (every record where the feature is reported); spec: PreviewResponse.client_encryption',
     needs: ['clientEncryption', 'token', 'viewer'],
     async run(ctx) {
       const { push } = await sealedText(ctx, `marked ${unique()}`, {}, 'a');

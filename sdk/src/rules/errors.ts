@@ -87,12 +87,27 @@ export function retryAfterOf(error: ApiError): number | undefined {
   return undefined;
 }
 
-/** The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on token 401s. */
+/**
+ * The challenge of a passphrase 401: HTTP requires one on every 401 (RFC 9110 §15.5.2), and a Bearer challenge would
+ * tell the client to sign in, which does not help. The scheme is ours; its parameter names the header to send.
+ */
+export const PASSPHRASE_CHALLENGE = 'Passphrase header="X-Passphrase"';
+
+/** The challenge each 401 sends: Bearer for the token codes, the passphrase challenge for the passphrase codes. */
+const CHALLENGES: Partial<Record<ErrorCode, string>> = {
+  invalid_token: 'Bearer',
+  authentication_required: 'Bearer',
+  passphrase_required: PASSPHRASE_CHALLENGE,
+  passphrase_incorrect: PASSPHRASE_CHALLENGE,
+};
+
+/** The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on every 401. */
 export function errorHeaders(error: ApiError): Record<string, string> {
   const headers: Record<string, string> = { ...error.details.headers };
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-  if (error.code === 'invalid_token' || error.code === 'authentication_required') headers['WWW-Authenticate'] = 'Bearer';
+  const challenge = CHALLENGES[error.code];
+  if (challenge) headers['WWW-Authenticate'] = challenge;
   return headers;
 }
 
