@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretPushClient } from '@secret-push/sdk';
+import { multipart } from './support/multipart.js';
 import { startRealApi, type RealApi } from './support/real.js';
 
 let api: RealApi;
@@ -34,19 +35,6 @@ afterAll(async () => {
 const legacy = (user: { email: string; token: string }) => ({ 'X-User-Email': user.email, 'X-User-Token': user.token });
 const json = { 'content-type': 'application/json' };
 const secret = (label: string) => `${label}-${Math.random().toString(36).slice(2)}`;
-
-/** A multipart body built part by part (Go's mime/multipart and Python's requests build them like this). */
-function multipart(parts: { name: string; value?: string; filename?: string; type?: string; bytes?: Buffer }[]): { body: Uint8Array<ArrayBuffer>; type: string } {
-  const boundary = `----v1client${Math.random().toString(16).slice(2)}`;
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"\r\nContent-Type: ${p.type ?? 'application/octet-stream'}`;
-    chunks.push(Buffer.from(`${head}\r\n\r\n`), p.bytes ?? Buffer.from(p.value ?? ''), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: new Uint8Array(Buffer.concat(chunks)), type: `multipart/form-data; boundary=${boundary}` };
-}
 
 const get = (path: string, headers: Record<string, string> = {}) => api.raw(path, { headers });
 const del = (path: string, headers: Record<string, string> = {}) => api.raw(path, { method: 'DELETE', headers });
