@@ -452,11 +452,12 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
       if (!(error instanceof HttpError)) {
         out = { status: 500, body: { error: 'Internal error.', code: 'internal_error', request_id: requestId } };
       } else {
-        const challenge = error.code === 'invalid_token' || error.code === 'authentication_required';
+        // Every 401 carries a challenge (RFC 9110 §15.5.2): Bearer for the token, the passphrase scheme otherwise.
+        const challenge = error.status !== 401 ? undefined : /^passphrase_/.test(error.code) ? 'Passphrase header="X-Passphrase"' : 'Bearer';
         out = {
           status: error.status,
           body: { error: error.message, code: error.code, ...error.extra, request_id: requestId },
-          headers: { ...error.headers, ...(challenge ? { 'www-authenticate': 'Bearer' } : {}) },
+          headers: { ...error.headers, ...(challenge ? { 'www-authenticate': challenge } : {}) },
         };
       }
     }

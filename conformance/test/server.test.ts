@@ -76,7 +76,7 @@ describe.each([
 // The operator's other choices for end-to-end encrypted pushes: `required` refuses every ordinary push (so only the
 // E2E class is run there: the other classes make ordinary pushes on purpose) and `off` refuses encrypted ones.
 describe.each([
-  { name: 'required', clientEncryption: { enabled: true, default: true, required: true }, decisive: 'E2E-009', passing: 10 },
+  { name: 'required', clientEncryption: { enabled: true, default: true, required: true }, decisive: 'E2E-013', passing: 12 },
   { name: 'off', clientEncryption: { enabled: false, default: false, required: false }, decisive: 'E2E-010', passing: 2 },
 ])('the E2E class against our server (client encryption $name)', ({ clientEncryption, decisive, passing }) => {
   let instance: Instance;

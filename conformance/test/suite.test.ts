@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { REQUIREMENTS } from '../src/runner.js';
 import { AREAS } from '../src/requirement.js';
 import { Contract } from '../src/spec.js';
+import { FAULTS } from '../src/grade/faults/index.js';
 
 describe('requirement registry', () => {
   it('has unique AREA-NNN ids, each traced to the seed or the decisions', () => {
@@ -32,6 +33,22 @@ describe('requirement registry', () => {
 
   it('covers every class', () => {
     for (const area of AREAS) expect(REQUIREMENTS.some((r) => r.area === area)).toBe(true);
+  });
+});
+
+describe('fault catalogue', () => {
+  it('is listed in the README fault table: each fault once, in catalogue order, with its class, bug and a killer it names', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const rows = readme.split('\n').flatMap((line) => {
+      const cells = /^\| `([a-z0-9-]+)` \| ([a-z]+) \| (.*) \| (\*\*survives\*\*|[A-Z][A-Z0-9]*-\d{3}) \| (.*) \|$/.exec(line);
+      return cells ? [{ name: cells[1]!, class: cells[2]!, models: cells[3]!, first: cells[4]! }] : [];
+    });
+    expect(rows.map((r) => r.name)).toEqual(FAULTS.map((f) => f.name));
+    for (const [i, f] of FAULTS.entries()) {
+      const row = rows[i]!;
+      expect([row.class, row.models.replace(/\\\|/g, '|')], f.name).toEqual([f.class, f.models]);
+      expect(f.invisible ? row.first === '**survives**' : f.killers.includes(row.first), `${f.name}: caught first by ${row.first}`).toBe(true);
+    }
   });
 });
 

@@ -178,4 +178,34 @@ export const durations = define('DUR', [
       }
     },
   },
+  {
+    id: 'DUR-009',
+    title: 'Every record carries the lifetime fields: create, retrieve, delete and both owner lists',
+    source: 'spec: Push (expire_after_duration, expire_after_seconds, seconds_remaining: every record where the feature is reported)',
+    needs: ['duration', 'token', 'viewer'],
+    async run(ctx) {
+      const value = accepted(ctx)[0]!;
+      const seconds = DURATION_SECONDS[value]!;
+      const has = (record: Record<string, any> | undefined, what: string) => {
+        expect(record !== undefined, `${what}: the push is not there`);
+        expectEqual([record!.expire_after_duration, record!.expire_after_seconds], [value, seconds], `${what}: expire_after_duration, expire_after_seconds`);
+        expect(Number.isInteger(record!.seconds_remaining), `${what}: seconds_remaining ${JSON.stringify(record!.seconds_remaining)} is no integer`);
+      };
+      const find = async (list: 'listActivePushes' | 'listExpiredPushes', token: string) => {
+        const res = await ctx.call(list, { as: 'a' });
+        expectStatus(res, 200);
+        return (res.body as Record<string, any>[]).find((p) => p.url_token === token);
+      };
+      const push = await ctx.create({ payload: SECRET(), expire_after_duration: value, expire_after_views: 2 }, 'a');
+      has(push, 'create');
+      has(await find('listActivePushes', push.url_token), 'active list');
+      const got = await ctx.retrieve(push.url_token);
+      expectStatus(got, 200);
+      has(got.body, 'retrieve');
+      const deleted = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' });
+      expectStatus(deleted, 200);
+      has(deleted.body, 'delete');
+      has(await find('listExpiredPushes', push.url_token), 'expired list');
+    },
+  },
 ]);

@@ -116,7 +116,7 @@ export const endToEnd = define('E2E', [
   {
     id: 'E2E-005',
     title: 'client_encryption is in every record of the push (create, retrieve, preview, lists, delete); null if ordinary',
-    source: 'spec: Push.client_encryption (required); spec: PreviewResponse.client_encryption',
+    source: 'spec: Push.client_encryption (every record where the feature is reported); spec: PreviewResponse.client_encryption',
     needs: ['clientEncryption', 'token', 'viewer'],
     async run(ctx) {
       const { push } = await sealedText(ctx, `marked ${unique()}`, {}, 'a');
@@ -224,6 +224,43 @@ export const endToEnd = define('E2E', [
       const right = await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': passphrase } });
       expectStatus(right, 200);
       expect(right.body.payload === envelope, 'the right passphrase did not return the envelope as sent');
+    },
+  },
+  {
+    id: 'E2E-012',
+    title: 'v1 refuses an active encrypted push (409 end_to_end_encrypted): no envelope handed out, nothing counted',
+    source: 'spec: v1 getPushV1 (409: v1 records cannot mark an envelope); decisions: Retrieve, bullet 3 (a view counts when the payload is served)',
+    needs: ['v1', 'clientEncryption', 'creator', 'viewer'],
+    async run(ctx) {
+      const { push, envelope } = await sealedText(ctx, `v1 ${unique()}`, { expire_after_views: 2 });
+      for (const prefix of ['p', 'f']) {
+        const res = await ctx.callV1('getPushV1', { params: { prefix, url_token: push.url_token }, as: ctx.viewer });
+        expectStatus(res, 409);
+        expectCode(res, 'end_to_end_encrypted');
+        expect(!JSON.stringify(res.body).includes(envelope), `GET /${prefix}/{url_token}.json handed out the envelope`);
+      }
+      const res = await ctx.retrieve(push.url_token);
+      expectStatus(res, 200);
+      expectEqual([res.body.views_remaining, res.body.payload === envelope], [1, true], 'v2 retrieval after the refused v1 ones: views_remaining, the envelope');
+    },
+  },
+  {
+    id: 'E2E-013',
+    title: 'Where encryption is required, a v1 create (it cannot encrypt) answers 422 on client_encryption, makes nothing',
+    source: 'spec: ClientEncryptionFeature (required); spec: v1 createPasswordV1 (422)',
+    needs: ['v1', 'clientEncryptionRequired', 'creator'],
+    async run(ctx) {
+      const payload = `ordinary ${unique()}`;
+      const note = unique('v1-refused');
+      const res = await ctx.callV1('createPasswordV1', { body: { password: { payload, note } }, as: ctx.creator });
+      expectStatus(res, 422);
+      expectCode(res, 'validation_failed');
+      expect(Array.isArray(res.body?.errors?.client_encryption), `422 errors ${JSON.stringify(res.body?.errors)} do not name client_encryption`);
+      expect(!JSON.stringify(res.body).includes(payload), 'the 422 repeats the payload');
+      if (!ctx.hasToken) return;
+      const active = await ctx.call('listActivePushes', { as: 'a' });
+      expectStatus(active, 200);
+      expect(!(active.body as any[]).some((p) => p.note === note), 'the refused v1 create made a push (it is in the active list)');
     },
   },
 ]);

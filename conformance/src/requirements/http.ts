@@ -111,4 +111,24 @@ export const httpHeaders = define('HDR', [
       expect(ids.every((v) => v !== null && v.length > 0) && ids[0] !== ids[1], `two requests got X-Request-Id ${JSON.stringify(ids)}`);
     },
   },
+  {
+    id: 'HDR-007',
+    title: 'A passphrase 401 (missing or wrong) also sends a WWW-Authenticate challenge, as every 401 must',
+    source: 'RFC 9110 §15.5.2 (a 401 sends at least one challenge); spec: components/responses/PassphraseUnauthorized',
+    needs: ['creator', 'viewer'],
+    async run(ctx) {
+      const passphrase = unique('gate');
+      const push = await ctx.create({ payload: SECRET(), passphrase });
+      const checks: [string, Res][] = [
+        ['no passphrase', await ctx.retrieve(push.url_token)],
+        ['a wrong passphrase', await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': `${passphrase}-wrong` } })],
+      ];
+      for (const [what, res] of checks) {
+        expectStatus(res, 401);
+        // RFC 9110 §11.6.1: a challenge starts with an auth-scheme token; which scheme is the implementation's choice.
+        const challenge = res.headers.get('www-authenticate') ?? '';
+        expect(/^\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s|,|$)/.test(challenge), `${what}: 401 with WWW-Authenticate ${JSON.stringify(res.headers.get('www-authenticate'))}`);
+      }
+    },
+  },
 ]);

@@ -826,7 +826,7 @@ export const TimestampSchema = {
 
 export const PushSchema = {
     type: 'object',
-    description: 'The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and\ncarries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).\n`expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them\non every record, so they are `required`. Servers before them (and the reference) do not send them: a client that\ntalks to other servers too treats their absence as "unknown" and falls back to `expires_at`.\n',
+    description: 'The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and\ncarries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).\nThe fields of optional features (`expire_after_duration`, `expire_after_seconds` and `seconds_remaining` of\ndurations to the minute, `client_encryption` of end-to-end encrypted pushes) are not `required`: servers without\nthe feature (older ones, the reference) do not send them, and a client that talks to other servers reads their\nabsence as "unknown" (durations: fall back to `expires_at`; `client_encryption`: null). This server sends them on\nevery record, and the conformance suite requires them wherever the instance\'s version report lists the feature\n(`features.pushes.expire_after_duration`, `features.pushes.client_encryption`).\n',
     required: [
         'url_token',
         'kind',
@@ -837,16 +837,12 @@ export const PushSchema = {
         'updated_at',
         'expires_at',
         'expire_after_days',
-        'expire_after_duration',
-        'expire_after_seconds',
-        'seconds_remaining',
         'expire_after_views',
         'days_remaining',
         'views_remaining',
         'deletable_by_viewer',
         'retrieval_step',
         'passphrase_protected',
-        'client_encryption',
         'json_url',
         'html_url'
     ],
@@ -951,7 +947,7 @@ export const PushSchema = {
             description: 'Whether retrieval needs a passphrase. The passphrase itself is never returned.'
         },
         client_encryption: {
-            description: 'The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the\nretrieval\'s `payload` and file names, and the downloaded file bytes, are the client\'s envelopes, returned\nexactly as sent; only a holder of the share link\'s key can open them. Required: this server returns it in\nevery push record (create, retrieve, delete, the lists). Clients talking to other servers must read an absent\nfield (older servers, the reference) as null.\n',
+            description: 'The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the\nretrieval\'s `payload` and file names, and the downloaded file bytes, are the client\'s envelopes, returned\nexactly as sent; only a holder of the share link\'s key can open them. This server returns it in every\npush record (create, retrieve, delete, the lists); clients talking to other servers read an absent field\n(older servers, the reference) as null.\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/ClientEncryption'
@@ -1106,8 +1102,7 @@ export const PreviewResponseSchema = {
     type: 'object',
     description: 'The push\'s shareable link, without retrieving it.',
     required: [
-        'url',
-        'client_encryption'
+        'url'
     ],
     properties: {
         url: {
@@ -1119,7 +1114,7 @@ export const PreviewResponseSchema = {
             ]
         },
         client_encryption: {
-            description: 'The push\'s `client_encryption` (null for an ordinary push), so a client holding a link without a key can\ntell, without spending a view, that it cannot open the push. Always sent by this server; clients should read\nan absent field (servers that do not know it, the reference) as null.\n',
+            description: 'The push\'s `client_encryption` (null for an ordinary push), so a client holding a link without a key can\ntell, without spending a view, that it cannot open the push. Not required (the reference does not send it):\nalways sent by this server, and required by the conformance suite where the version report lists\n`features.pushes.client_encryption`; clients read an absent field as null.\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/ClientEncryption'

@@ -462,9 +462,12 @@ export type Timestamp = string;
 /**
  * The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and
  * carries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).
- * `expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them
- * on every record, so they are `required`. Servers before them (and the reference) do not send them: a client that
- * talks to other servers too treats their absence as "unknown" and falls back to `expires_at`.
+ * The fields of optional features (`expire_after_duration`, `expire_after_seconds` and `seconds_remaining` of
+ * durations to the minute, `client_encryption` of end-to-end encrypted pushes) are not `required`: servers without
+ * the feature (older ones, the reference) do not send them, and a client that talks to other servers reads their
+ * absence as "unknown" (durations: fall back to `expires_at`; `client_encryption`: null). This server sends them on
+ * every record, and the conformance suite requires them wherever the instance's version report lists the feature
+ * (`features.pushes.expire_after_duration`, `features.pushes.client_encryption`).
  *
  */
 export type Push = {
@@ -510,20 +513,20 @@ export type Push = {
      * days, …). Sent by this server on every push record; servers before durations do not send it.
      *
      */
-    expire_after_duration: ExpireAfterDuration | null;
+    expire_after_duration?: ExpireAfterDuration | null;
     /**
      * The exact lifetime in seconds (`expires_at` − `created_at`): 900 for 15 minutes, 86400 × days for a push made
      * with days. Sent by this server on every push record; servers before durations do not send it.
      *
      */
-    expire_after_seconds: number;
+    expire_after_seconds?: number;
     /**
      * Whole seconds from the response to `expires_at` (rounded down), 0 once it has passed; computed by the server, so
      * a client can count down without trusting its own clock. Counts time only: a push expired by views or deleted
      * keeps its value like `days_remaining` does. Sent by this server on every push record; servers before durations do not send it.
      *
      */
-    seconds_remaining: number;
+    seconds_remaining?: number;
     /**
      * How many counting retrievals the push allows.
      */
@@ -558,12 +561,12 @@ export type Push = {
     /**
      * The scheme of an end-to-end encrypted push (as sent on create), or null for an ordinary push. When set, the
      * retrieval's `payload` and file names, and the downloaded file bytes, are the client's envelopes, returned
-     * exactly as sent; only a holder of the share link's key can open them. Required: this server returns it in
-     * every push record (create, retrieve, delete, the lists). Clients talking to other servers must read an absent
-     * field (older servers, the reference) as null.
+     * exactly as sent; only a holder of the share link's key can open them. This server returns it in every
+     * push record (create, retrieve, delete, the lists); clients talking to other servers read an absent field
+     * (older servers, the reference) as null.
      *
      */
-    client_encryption: ClientEncryption | null;
+    client_encryption?: ClientEncryption | null;
     /**
      * The push's API URL, `{base}/api/v2/pushes/{url_token}`.
      */
@@ -650,11 +653,12 @@ export type PreviewResponse = {
     url: string;
     /**
      * The push's `client_encryption` (null for an ordinary push), so a client holding a link without a key can
-     * tell, without spending a view, that it cannot open the push. Always sent by this server; clients should read
-     * an absent field (servers that do not know it, the reference) as null.
+     * tell, without spending a view, that it cannot open the push. Not required (the reference does not send it):
+     * always sent by this server, and required by the conformance suite where the version report lists
+     * `features.pushes.client_encryption`; clients read an absent field as null.
      *
      */
-    client_encryption: ClientEncryption | null;
+    client_encryption?: ClientEncryption | null;
 };
 
 /**

@@ -263,9 +263,12 @@ export const zTimestamp = z.iso.datetime().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}
 /**
  * The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and
  * carries the payload, name and note only in the variants that add them (`PushOwner`, `PushRetrieval`).
- * `expire_after_duration`, `expire_after_seconds` and `seconds_remaining` came with durations: this server sends them
- * on every record, so they are `required`. Servers before them (and the reference) do not send them: a client that
- * talks to other servers too treats their absence as "unknown" and falls back to `expires_at`.
+ * The fields of optional features (`expire_after_duration`, `expire_after_seconds` and `seconds_remaining` of
+ * durations to the minute, `client_encryption` of end-to-end encrypted pushes) are not `required`: servers without
+ * the feature (older ones, the reference) do not send them, and a client that talks to other servers reads their
+ * absence as "unknown" (durations: fall back to `expires_at`; `client_encryption`: null). This server sends them on
+ * every record, and the conformance suite requires them wherever the instance's version report lists the feature
+ * (`features.pushes.expire_after_duration`, `features.pushes.client_encryption`).
  *
  */
 export const zPush = z.object({
@@ -278,16 +281,16 @@ export const zPush = z.object({
     updated_at: zTimestamp,
     expires_at: zTimestamp,
     expire_after_days: z.int().gte(1).lte(90),
-    expire_after_duration: zExpireAfterDuration.nullable(),
-    expire_after_seconds: z.int().gte(900).lte(7776000),
-    seconds_remaining: z.int().gte(0).lte(7776000),
+    expire_after_duration: zExpireAfterDuration.nullish(),
+    expire_after_seconds: z.int().gte(900).lte(7776000).optional(),
+    seconds_remaining: z.int().gte(0).lte(7776000).optional(),
     expire_after_views: z.int().gte(1).lte(100),
     days_remaining: z.int().gte(0).lte(90),
     views_remaining: z.int().gte(0).lte(100),
     deletable_by_viewer: z.boolean(),
     retrieval_step: z.boolean(),
     passphrase_protected: z.boolean(),
-    client_encryption: zClientEncryption.nullable(),
+    client_encryption: zClientEncryption.nullish(),
     json_url: z.url(),
     html_url: z.url()
 });
@@ -332,7 +335,7 @@ export const zPushRetrieval = zPush.and(z.object({
  */
 export const zPreviewResponse = z.object({
     url: z.url(),
-    client_encryption: zClientEncryption.nullable()
+    client_encryption: zClientEncryption.nullish()
 });
 
 /**

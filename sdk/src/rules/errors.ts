@@ -27,6 +27,8 @@ export const ERROR_STATUS = {
   no_route: 404,
   method_not_allowed: 405,
   idempotency_key_in_use: 409,
+  /** The v1 API only: an end-to-end encrypted push, which its records cannot mark as such (nothing is counted). */
+  end_to_end_encrypted: 409,
   payload_too_large: 413,
   /** The web pages' JSON steps only (never the API, whose decisions allow no 415: it answers unsupported_media_type). */
   body_not_json: 415,
@@ -85,12 +87,27 @@ export function retryAfterOf(error: ApiError): number | undefined {
   return undefined;
 }
 
-/** The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on token 401s. */
+/**
+ * The challenge of a passphrase 401: HTTP requires one on every 401 (RFC 9110 §15.5.2), and a Bearer challenge would
+ * tell the client to sign in, which does not help. The scheme is ours; its parameter names the header to send.
+ */
+export const PASSPHRASE_CHALLENGE = 'Passphrase header="X-Passphrase"';
+
+/** The challenge each 401 sends: Bearer for the token codes, the passphrase challenge for the passphrase codes. */
+const CHALLENGES: Partial<Record<ErrorCode, string>> = {
+  invalid_token: 'Bearer',
+  authentication_required: 'Bearer',
+  passphrase_required: PASSPHRASE_CHALLENGE,
+  passphrase_incorrect: PASSPHRASE_CHALLENGE,
+};
+
+/** The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on every 401. */
 export function errorHeaders(error: ApiError): Record<string, string> {
   const headers: Record<string, string> = { ...error.details.headers };
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-  if (error.code === 'invalid_token' || error.code === 'authentication_required') headers['WWW-Authenticate'] = 'Bearer';
+  const challenge = CHALLENGES[error.code];
+  if (challenge) headers['WWW-Authenticate'] = challenge;
   return headers;
 }
 

@@ -77,7 +77,7 @@ export interface PushService {
   /** The same for an input a validator running the same schema has already accepted (the API's openapi-backend). */
   createValidated(input: SchemaValidPushInput, ctx: RequestContext, options?: CreateOptions): Promise<Created>;
   /** Counts a view with one atomic claim; expired → record with payload null; passphrase errors per the spec. */
-  retrieve(urlToken: string, passphrase: string | undefined, ctx: RequestContext): Promise<PushRetrieval>;
+  retrieve(urlToken: string, passphrase: string | undefined, ctx: RequestContext, options?: RetrieveOptions): Promise<PushRetrieval>;
   /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
   preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse>;
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
@@ -89,6 +89,15 @@ export interface PushService {
   state(urlToken: string, ctx: RequestContext): Promise<Push | null>;
 }
 
+export interface RetrieveOptions {
+  /**
+   * The caller cannot say that a payload is an end-to-end envelope (the v1 API: its records have no
+   * `client_encryption`). An active encrypted push is then refused with 409 `end_to_end_encrypted` before anything is
+   * counted: handing out the envelope would spend a view on a secret nobody can read through that caller.
+   */
+  plaintextOnly?: boolean;
+}
+
 /** The additional-data contexts envelopes are bound to (tests use them to decrypt what is stored). */
 export const envelopeContexts = {
   payload: (pushId: string) => `pushes.payload:${pushId}`,
@@ -98,6 +107,12 @@ export const envelopeContexts = {
   content: (fileId: string) => `push_files.content:${fileId}`,
 };
 const aad = envelopeContexts;
+
+const endToEndEncrypted = () =>
+  new ApiError(
+    'end_to_end_encrypted',
+    'This push is end-to-end encrypted: open its link (with the key after #) in a browser. No view was counted.',
+  );
 
 const decodeBase64 = (content: string) => Buffer.from(content, 'base64');
 
@@ -240,13 +255,15 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
 type PushKit = ReturnType<typeof pushKit>;
 
 /** Retrieve: expired → record without secret; passphrase; the owner's look; else one atomic claim of a view. */
-async function retrieve(kit: PushKit, urlToken: string, passphrase: string | undefined, ctx: RequestContext): Promise<PushRetrieval> {
+async function retrieve(kit: PushKit, urlToken: string, passphrase: string | undefined, ctx: RequestContext, options: RetrieveOptions = {}): Promise<PushRetrieval> {
   const { repo, settings, baseOf, nowOf, deadlineOf, decryptOptional, findOrThrow, fileLinks, expiredAnswer, passphraseGate } = kit;
   requireCallerAllowed(settings, ctx.actor.userId);
   const now = nowOf(ctx);
   const base = baseOf(ctx);
   const row = await findOrThrow(urlToken);
   if (isExpired(row, now)) return expiredAnswer(row, ctx, now);
+  // Before the passphrase gate: a caller that could never read the push does not spend passphrase attempts either.
+  if (options.plaintextOnly && row.clientEncryption) throw endToEndEncrypted();
   if (row.passphraseHash) await passphraseGate(row, passphrase, ctx, now);
 
   if (isOwner(row, ctx.actor.userId)) {
@@ -281,7 +298,7 @@ export function createPushService(deps: PushServiceDeps): PushService {
       return options.idempotency ? createKeyed(input, ctx, options.idempotency) : createFrom(input, ctx);
     },
 
-    retrieve: (urlToken, passphrase, ctx) => retrieve(kit, urlToken, passphrase, ctx),
+    retrieve: (urlToken, passphrase, ctx, options) => retrieve(kit, urlToken, passphrase, ctx, options),
 
     async preview(urlToken, ctx) {
       requireCallerAllowed(settings, ctx.actor.userId);

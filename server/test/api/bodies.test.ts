@@ -7,6 +7,7 @@
 import { gzipSync, brotliCompressSync } from 'node:zlib';
 import http from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { multipart } from './support/multipart.js';
 import { startRealApi, type RealApi } from './support/real.js';
 
 let api: RealApi;
@@ -24,19 +25,6 @@ afterAll(async () => {
 });
 
 const auth = () => ({ authorization: `Bearer ${owner.token}` });
-
-/** A multipart body built by hand, part by part, the way Python's requests builds pwpush-cli's upload. */
-function multipart(parts: { name: string; value?: string; filename?: string; type?: string; bytes?: Buffer }[]): { body: Buffer; type: string } {
-  const boundary = '----pwpushcli' + Math.random().toString(16).slice(2);
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"\r\nContent-Type: ${p.type ?? 'application/octet-stream'}`;
-    chunks.push(Buffer.from(`${head}\r\n\r\n`), p.bytes ?? Buffer.from(p.value ?? ''), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
-}
 
 async function post(body: BodyInit | Buffer, headers: Record<string, string>) {
   return api.raw('/api/v2/pushes', { method: 'POST', headers, body: Buffer.isBuffer(body) ? new Uint8Array(body) : body });

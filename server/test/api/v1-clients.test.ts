@@ -5,6 +5,8 @@
  * (serve.ts → spec-check.ts), and the server checks its own answers too (validateResponses; a mismatch is logged).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretPushClient } from '@secret-push/sdk';
+import { multipart } from './support/multipart.js';
 import { startRealApi, type RealApi } from './support/real.js';
 
 let api: RealApi;
@@ -33,19 +35,6 @@ afterAll(async () => {
 const legacy = (user: { email: string; token: string }) => ({ 'X-User-Email': user.email, 'X-User-Token': user.token });
 const json = { 'content-type': 'application/json' };
 const secret = (label: string) => `${label}-${Math.random().toString(36).slice(2)}`;
-
-/** A multipart body built part by part (Go's mime/multipart and Python's requests build them like this). */
-function multipart(parts: { name: string; value?: string; filename?: string; type?: string; bytes?: Buffer }[]): { body: Uint8Array<ArrayBuffer>; type: string } {
-  const boundary = `----v1client${Math.random().toString(16).slice(2)}`;
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"\r\nContent-Type: ${p.type ?? 'application/octet-stream'}`;
-    chunks.push(Buffer.from(`${head}\r\n\r\n`), p.bytes ?? Buffer.from(p.value ?? ''), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: new Uint8Array(Buffer.concat(chunks)), type: `multipart/form-data; boundary=${boundary}` };
-}
 
 const get = (path: string, headers: Record<string, string> = {}) => api.raw(path, { headers });
 const del = (path: string, headers: Record<string, string> = {}) => api.raw(path, { method: 'DELETE', headers });
@@ -292,5 +281,49 @@ describe('v1 errors and paths', () => {
     const limited = await get(`/p/${created.body.url_token}.json?passphrase=right`);
     expect([limited.status, limited.body.error, limited.body.code]).toEqual([429, 'Too many passphrase attempts. Please try again in a minute.', 'too_many_attempts']);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+});
+
+describe('end-to-end encrypted pushes and the v1 API (its records cannot say a payload is an envelope)', () => {
+  const sdk = (on: RealApi, token?: string) => createSecretPushClient({ baseUrl: on.baseUrl, token, fetch: on.checker.fetch(), maxRetries: 0 });
+
+  it('PassPushPosh retrieving an encrypted push gets 409 and no envelope; no view, attempt or audit entry is spent; the link still opens it', async () => {
+    const plaintext = secret('e2e-v1');
+    const created = await sdk(api, alice.token).createPush({ payload: plaintext, expire_after_views: 1, passphrase: 'right' }, { endToEnd: true });
+    const token = created.url_token;
+    // Six tries with a wrong passphrase and one with the right one, as PassPushPosh sends them (?passphrase=).
+    for (const passphrase of ['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'right']) {
+      const res = await get(`/p/${token}.json?passphrase=${passphrase}`, legacy(bob));
+      expect([res.status, res.body.code, res.headers.get('content-type')?.split(';')[0]]).toEqual([409, 'end_to_end_encrypted', 'application/json']);
+      expect(res.body.error).toMatch(/end-to-end encrypted: open its link .* in a browser\. No view was counted\./);
+      expect(JSON.stringify(res.body)).not.toContain('spe1.');
+      expect(res.body).not.toHaveProperty('payload');
+    }
+    // Nothing was counted: one view left, no audit entry but the creation, and no passphrase lock-out for the recipient.
+    const listed = await get('/p/active.json', legacy(alice));
+    expect(listed.body.find((p: { url_token: string }) => p.url_token === token)).toMatchObject({ views_remaining: 1, expired: false });
+    expect((await get(`/p/${token}/audit.json`, legacy(alice))).body.views.map((v: { kind: string }) => v.kind)).toEqual(['creation']);
+    const opened = await sdk(api).retrieveLink(created.shareLink, { passphrase: 'right' });
+    expect([opened.payload, opened.expired, opened.views_remaining]).toEqual([plaintext, false, 0]);
+    // Once expired, v1 answers the record as for any push: expired, no payload.
+    const after = await get(`/p/${token}.json`, legacy(bob));
+    expect([after.status, after.body.expired, after.body.payload]).toEqual([200, true, null]);
+  });
+
+  it('on an instance that requires encryption, v1 creates (JSON and multipart) get 422 with a text saying what to do, and make nothing', async () => {
+    const required = await startRealApi({ clientEncryption: { enabled: true, default: true, required: true } }, { db: api.db });
+    try {
+      const carol = await required.user('v1-carol@example.org');
+      const text = 'This instance accepts only end-to-end encrypted pushes, which the v1 API cannot make: use the web page or an API v2 client that encrypts.';
+      const viaJson = await required.raw('/p.json', { method: 'POST', headers: { ...json, ...legacy(carol) }, body: JSON.stringify({ password: { payload: secret('x'), expire_after_days: 2 } }) });
+      const form = multipart([{ name: 'password[payload]', value: secret('y') }, { name: 'password[expire_after_views]', value: '2' }]);
+      const viaForm = await required.raw('/p.json', { method: 'POST', headers: { 'content-type': form.type, ...legacy(carol) }, body: form.body });
+      expect([viaJson.status, viaJson.body.code, viaJson.body.error, viaJson.body.errors]).toEqual([422, 'validation_failed', `client_encryption: ${text}`, { client_encryption: [text] }]);
+      expect([viaForm.status, viaForm.body.error, viaForm.body.errors]).toEqual([422, `client_encryption: ${text}`, { client_encryption: [text] }]);
+      expect((await required.raw('/p/active.json', { headers: legacy(carol) })).body).toEqual([]);
+      expect(required.checker.violations).toEqual([]);
+    } finally {
+      await required.stop();
+    }
   });
 });

@@ -149,5 +149,11 @@ describe('the database frozen under load', () => {
     const made = creates.filter((c) => c.token).map((c) => c.token);
     expect(rows.total).toBe(made.length);
     expect(new Set(rows.items.map((p) => p.url_token))).toEqual(new Set(made));
+    // The figures of the run, for notes and reports (the assertions above are what CI holds).
+    const attempts = creates.flatMap((c) => c.statuses);
+    console.log(
+      `freeze ${FREEZE_MS} ms: ${answers.length} retrievals (${answers.length - failed.length} × 200, ${failed.length} × 503, all ${failed.length} re-read intact); ` +
+        `${creates.length} keyed creates in ${attempts.length} attempts (${attempts.filter((s) => s === 503).length} × 503, ${attempts.filter((s) => s === 409).length} × 409), ${retried.length} retried, ${rows.total} pushes made`,
+    );
   }, 120_000);
 });

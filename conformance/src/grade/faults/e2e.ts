@@ -182,3 +182,23 @@ export const e2eAuthFaults = define('auth', [
     }),
   },
 ]);
+
+export const e2eV1Faults = define('leak', [
+  {
+    name: 'v1-hands-out-envelopes',
+    models: 'the v1 API retrieves an encrypted push like any other: the envelope as the payload, unmarked, and a view spent',
+    killers: ['E2E-012'],
+    start: () => ({
+      async response(ex) {
+        if (ex.op !== 'getPushV1' || ex.status !== 409) return;
+        const url = new URL(`/api/v2/pushes/${encodeURIComponent(ex.params.url_token!)}${ex.url.search}`, ex.url);
+        const v2 = await ex.send({ url });
+        ex.adopt(v2);
+        mapJson(ex, v2.status === 200, (body) => {
+          delete body.client_encryption;
+          return body;
+        });
+      },
+    }),
+  },
+]);

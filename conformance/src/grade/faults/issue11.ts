@@ -147,6 +147,24 @@ export const durationValueFaults = define('value', [
   },
 ]);
 
+export const durationFieldFaults = define('field', [
+  {
+    name: 'duration-fields-missing-from-lists',
+    models: 'the owner lists are built from a query that leaves out the lifetime fields (they are optional in the schema)',
+    killers: ['DUR-009'],
+    start: () => ({
+      response(ex) {
+        if (ex.op !== 'listActivePushes' && ex.op !== 'listExpiredPushes') return;
+        mapRecords(ex, (r) => {
+          delete r.expire_after_duration;
+          delete r.expire_after_seconds;
+          delete r.seconds_remaining;
+        });
+      },
+    }),
+  },
+]);
+
 export const v1Faults = define('value', [
   {
     name: 'v1-version-1-0',

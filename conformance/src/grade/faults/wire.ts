@@ -192,6 +192,16 @@ export const headerFaults = define('header', [
     }),
   },
   {
+    name: 'no-challenge-on-passphrase-401',
+    models: 'a passphrase 401 sends no WWW-Authenticate (the token 401s do), as if only sign-in were authentication',
+    killers: ['HDR-007', 'HDR-004'],
+    start: () => ({
+      response(ex) {
+        if (ex.status === 401 && /^passphrase_/.test(String(ex.json?.code))) delete ex.headers['www-authenticate'];
+      },
+    }),
+  },
+  {
     name: 'no-allow-on-405',
     models: 'a 405 does not say which methods the path answers (no Allow)',
     killers: ['ERR-003'],

@@ -2,7 +2,7 @@
  * The v1 operations (openapi/v1): each is the v2 operation of the same name on the same push service (storage, rules,
  * audit, limits, encryption), in v1's wrappers, shapes and texts (./shapes.ts).
  */
-import { ApiError, pagingHeaders, parsePage, trimBase } from '@secret-push/sdk/rules';
+import { ApiError, pagingHeaders, parsePage, trimBase, validationFailed } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../../core.js';
 import type { EdgeReply, EdgeRequest } from '../api.js';
 import { V1_CREATES, V1_TEXT, v1AuditEntry, v1OwnerRecord, v1PushInput, v1Record, v1Retrieval, type V1Create } from './shapes.js';
@@ -23,13 +23,27 @@ async function withTexts<T>(call: () => Promise<T>, texts: Partial<Record<ApiErr
   }
 }
 
+/**
+ * A create refused on `client_encryption` can only be the instance requiring end-to-end encryption (v1 bodies cannot
+ * carry a marker): v2's text points at a report field v1 clients never read, so v1's says what to do instead.
+ */
+async function v1Refusals<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const fields = error instanceof ApiError && error.code === 'validation_failed' ? error.details.fields : undefined;
+    if (!fields?.client_encryption) throw error;
+    throw validationFailed({ ...fields, client_encryption: [V1_TEXT.encryptionRequired] });
+  }
+}
+
 export function v1Handlers(core: Core): Record<string, V1Handler> {
   const baseOf = (ctx: RequestContext) => trimBase(core.settings.publicBaseUrl ?? ctx.baseUrl);
   const create =
     (what: V1Create): V1Handler =>
     async ({ body, ctx }) => {
       // The v2 schema and rules decide (422 names the field as v2 does); only the wrapper and the value forms are v1's.
-      const push = await core.pushes.create(v1PushInput(body, what), ctx);
+      const push = await v1Refusals(() => core.pushes.create(v1PushInput(body, what), ctx));
       return { status: 201, body: v1OwnerRecord(push, baseOf(ctx)) };
     };
   const list =
@@ -52,7 +66,9 @@ export function v1Handlers(core: Core): Record<string, V1Handler> {
     getPushV1: async ({ params, query, headers, ctx }) => {
       // X-Passphrase wins when both are sent: it stays out of access logs.
       const passphrase = headers['x-passphrase'] ?? query.passphrase;
-      return { status: 200, body: v1Retrieval(await core.pushes.retrieve(params.url_token!, passphrase, ctx), baseOf(ctx)) };
+      // v1 records cannot say that a payload is an envelope: an encrypted push is refused (409), nothing counted.
+      const push = await core.pushes.retrieve(params.url_token!, passphrase, ctx, { plaintextOnly: true });
+      return { status: 200, body: v1Retrieval(push, baseOf(ctx)) };
     },
 
     // v1's preview is the link alone (V1Preview): v2's may carry more (client_encryption).

@@ -98,6 +98,8 @@ export const V1_TEXT = {
   passphrase: 'This push has a passphrase that was incorrect or not provided.',
   passphraseRequired: "This push requires a passphrase. Please provide it using the 'passphrase' parameter (e.g. ?passphrase=mysecret)",
   passphraseIncorrect: 'That passphrase is incorrect.',
+  encryptionRequired:
+    'This instance accepts only end-to-end encrypted pushes, which the v1 API cannot make: use the web page or an API v2 client that encrypts.',
   missing: (wrapper: Wrapper) => `param is missing or the value is empty or invalid: ${wrapper}`,
 } as const;
 

@@ -151,7 +151,7 @@ export function createdPage(viewer: Viewer, push: PushOwner): string {
     : ''}
   <p><a class="share" id="share-link" href="${push.html_url}" rel="noopener noreferrer"${e2e ? html` data-e2e="1"` : ''}>${push.html_url}</a></p>
   <button type="button" data-copy-target="share-link">Copy the link</button>
-  <p class="hint">It works for ${lifetimeLabel(push.expire_after_seconds)} or ${push.expire_after_views} view${push.expire_after_views === 1 ? '' : 's'}, whichever comes first${push.passphrase_protected ? ', and needs the passphrase' : ''}.</p>
+  <p class="hint">It works for ${lifetimeLabel(push.expire_after_seconds ?? push.expire_after_days * 86_400)} or ${push.expire_after_views} view${push.expire_after_views === 1 ? '' : 's'}, whichever comes first${push.passphrase_protected ? ', and needs the passphrase' : ''}.</p>
 </div>
 <p><a href="/">Make another</a>${viewer.user ? html` · <a href="/pushes/active">My pushes</a> · <a href="/pushes/${push.url_token}/audit">Audit log</a>` : ''}</p>`,
   });
