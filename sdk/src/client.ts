@@ -324,20 +324,12 @@ async function afterRetrieval(data: PushRetrieval, key: CryptoKey | undefined): 
   return data;
 }
 
-export function createSecretPushClient(options: SecretPushClientOptions): SecretPushClient {
-  if (!options || typeof options.baseUrl !== 'string' || !/^https?:\/\//i.test(options.baseUrl)) {
-    throw new TypeError('createSecretPushClient: baseUrl must be an absolute http(s) URL');
-  }
-  const baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v2$/, '');
-  const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxRetries = Math.max(0, options.maxRetries ?? DEFAULT_MAX_RETRIES);
-  const maxRetryWaitMs = Math.max(0, options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS);
+/** The generated client for `baseUrl`: JSON accepted, the caller's User-Agent, one of the two credential styles. */
+function rawClient(options: SecretPushClientOptions, baseUrl: string) {
   const { token, email } = options;
-
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (options.userAgent) headers['User-Agent'] = options.userAgent;
-
-  const raw = createClient({
+  return createClient({
     baseUrl,
     headers,
     // Resolve at call time so a replaced globalThis.fetch (msw, test doubles) is honoured.
@@ -351,6 +343,17 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       return undefined;
     },
   });
+}
+
+export function createSecretPushClient(options: SecretPushClientOptions): SecretPushClient {
+  if (!options || typeof options.baseUrl !== 'string' || !/^https?:\/\//i.test(options.baseUrl)) {
+    throw new TypeError('createSecretPushClient: baseUrl must be an absolute http(s) URL');
+  }
+  const baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v2$/, '');
+  const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxRetries = Math.max(0, options.maxRetries ?? DEFAULT_MAX_RETRIES);
+  const maxRetryWaitMs = Math.max(0, options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS);
+  const raw = rawClient(options, baseUrl);
 
   const send = createSender(raw, { defaultTimeout, maxRetries, maxRetryWaitMs });
 

@@ -375,6 +375,38 @@ export function createPushRepository(db: Db) {
       return { items, total };
     },
 
+    ...attemptOperations(db),
+
+    ...keyOperations(db),
+
+    /** One sweep step: pushes past their time expired and erased (in batches); how many. */
+    async sweepPastTime(now: Date): Promise<number> {
+      return drain(() => db.query(S.sweepPastTime, { now }));
+    },
+
+    /** File bytes of pushes expired before `cutoff`; how many files. */
+    async sweepLapsedFiles(cutoff: Date): Promise<number> {
+      return drain(() => db.query(S.sweepLapsedFiles, { cutoff }));
+    },
+
+    async forgetAttempts(before: Date): Promise<void> {
+      await db.query(S.forgetAttempts, { before });
+    },
+
+    async forgetKeys(now: Date): Promise<void> {
+      await db.query(S.forgetKeys, { now });
+    },
+
+    /** Deletes expired pushes (with their audit and files) expired before `cutoff`; how many. */
+    async purgeExpired(cutoff: Date): Promise<number> {
+      return drain(() => db.query(S.purgeExpired, { cutoff }));
+    },
+  };
+}
+
+/** The passphrase attempts of a push (passphrase-gate.ts decides with them). */
+function attemptOperations(db: Db) {
+  return {
     /**
      * A place to check one passphrase attempt. Failures within `windowMs` count against the push; attempts being
      * checked (younger than `inFlightMs`) hold a place too, so that parallel guesses cannot all slip under the limit,
@@ -405,7 +437,12 @@ export function createPushRepository(db: Db) {
     async failAttempt(id: string, pushId: string, by: AuditActor, now: Date, deadline: Date): Promise<void> {
       checkInTime(await db.query(S.failAttempt, { id, pushId, ...auditParams(by, now), deadline }));
     },
+  };
+}
 
+/** Idempotency keys (idempotency.ts decides with them). */
+function keyOperations(db: Db) {
+  return {
     /**
      * Presents an idempotency key: claimed (no live row had it, or its row had expired or was abandoned in flight
      * before `staleBefore`), or the live row that has it.
@@ -427,29 +464,6 @@ export function createPushRepository(db: Db) {
     /** Lets a key go again after a create that failed (a corrected request may use it). */
     async releaseKey(ref: KeyRef): Promise<void> {
       await db.query(S.releaseKey, ref);
-    },
-
-    /** One sweep step: pushes past their time expired and erased (in batches); how many. */
-    async sweepPastTime(now: Date): Promise<number> {
-      return drain(() => db.query(S.sweepPastTime, { now }));
-    },
-
-    /** File bytes of pushes expired before `cutoff`; how many files. */
-    async sweepLapsedFiles(cutoff: Date): Promise<number> {
-      return drain(() => db.query(S.sweepLapsedFiles, { cutoff }));
-    },
-
-    async forgetAttempts(before: Date): Promise<void> {
-      await db.query(S.forgetAttempts, { before });
-    },
-
-    async forgetKeys(now: Date): Promise<void> {
-      await db.query(S.forgetKeys, { now });
-    },
-
-    /** Deletes expired pushes (with their audit and files) expired before `cutoff`; how many. */
-    async purgeExpired(cutoff: Date): Promise<number> {
-      return drain(() => db.query(S.purgeExpired, { cutoff }));
     },
   };
 }
