@@ -3,15 +3,15 @@
  * the freshness of its bundle, routing by openapi-backend (the server's toolkit) and by Prism, each checked with the
  * requests the v1 clients of /work/shared/reference/client-dialects.md send.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedValidationError, invalidExamples, missingExampleKinds, namedExamples } from './tooling/named-examples.js';
 import { backendFor } from './tooling/openapi-backend.js';
+import { startPrism, type PrismProcess } from './tooling/prism-process.js';
 import { BUNDLED_V1_SPEC_PATH, bundledV1Document, contract, contractV1 } from './src/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -281,36 +281,17 @@ function v1Backend() {
 }
 
 describe('the Prism mock of v1 answers the client flows with bodies that match the contract', () => {
-  let prism: ChildProcess;
+  let prism: PrismProcess;
   let baseUrl: string;
   const legacy = { 'X-User-Email': 'alice@example.com', 'X-User-Token': 'spt_example_token' };
 
   beforeAll(async () => {
-    const port = await new Promise<number>((resolve, reject) => {
-      const srv = createServer().listen(0, '127.0.0.1', () => {
-        const { port: p } = srv.address() as { port: number };
-        srv.close(() => resolve(p));
-      });
-      srv.on('error', reject);
-    });
-    baseUrl = `http://127.0.0.1:${port}`;
-    prism = spawn(process.execPath, ['scripts/mock.mjs'], {
-      cwd: root,
-      env: { ...process.env, MOCK_PORT: String(port), MOCK_HOST: '127.0.0.1', MOCK_API: 'v1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let log = '';
-    prism.stdout!.on('data', (d) => (log += d));
-    prism.stderr!.on('data', (d) => (log += d));
-    const deadline = Date.now() + 90_000;
-    while (!log.includes('Prism is listening')) {
-      if (prism.exitCode !== null || Date.now() > deadline) throw new Error(`Prism did not start:\n${log}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    prism = await startPrism({ api: 'v1' });
+    baseUrl = prism.baseUrl;
   }, 120_000);
 
   afterAll(() => {
-    prism?.kill('SIGTERM');
+    prism?.stop();
   });
 
   async function call(operationId: string, path: string, init: RequestInit, status: number) {

@@ -3,53 +3,27 @@
  * validates against the spec; and every documented error status of every operation (selected with Prism's
  * `Prefer: code=…` header) answers the spec's error body.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contract } from '@secret-push/contract';
 import { createClient, type Client } from '../../src/generated/client/index.js';
 import * as sdk from '../../src/generated/sdk.gen.js';
+import { startPrism, type PrismProcess } from '../../../openapi/tooling/prism-process.js';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 const spec = contract();
 const token = 'k7mz4qv2xw5nrt3hbj6ypa2c';
 
-let prism: ChildProcess;
+let prism: PrismProcess;
 let baseUrl: string;
 let client: Client;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
 beforeAll(async () => {
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}`;
-  prism = spawn(process.execPath, ['scripts/mock.mjs'], {
-    cwd: root,
-    env: { ...process.env, MOCK_PORT: String(port), MOCK_HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  prism.stdout!.on('data', (d) => (log += d));
-  prism.stderr!.on('data', (d) => (log += d));
-  const deadline = Date.now() + 90_000;
-  while (!log.includes('Prism is listening')) {
-    if (prism.exitCode !== null || Date.now() > deadline) throw new Error(`Prism did not start:\n${log}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  prism = await startPrism();
+  baseUrl = prism.baseUrl;
   client = createClient({ baseUrl });
 }, 120_000);
 
 afterAll(() => {
-  prism?.kill('SIGTERM');
+  prism?.stop();
 });
 
 /** Calls one operation through the generated SDK, raw, and checks the answer against the spec. */

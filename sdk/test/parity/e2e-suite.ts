@@ -14,23 +14,14 @@ import {
   MissingKeyError,
   parseShareLink,
   sealPush,
-  SecretPushError,
   type SecretPushClient,
 } from '../../src/index.js';
 import { specCheckingFetch } from '../support/spec-fetch.js';
 import type { ParityTarget } from './suite.js';
+import { failure } from '../support/failure.js';
 
 const MARKER = { scheme: 'aes-256-gcm', version: 1 };
 
-async function failure(promise: Promise<unknown>): Promise<SecretPushError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(SecretPushError);
-    return error as SecretPushError;
-  }
-  throw new Error('expected the call to fail, and it succeeded');
-}
 
 function keyOf(link: string): string {
   const key = parseShareLink(link).key;

@@ -22,6 +22,7 @@ import {
   UnexpectedResponseError,
   ValidationError,
 } from '../../src/index.js';
+import { failure } from '../support/failure.js';
 
 const baseUrl = 'https://pwpush.example.org';
 const push = {
@@ -49,11 +50,6 @@ function scripted(...answers: Array<Response | (() => Response | Promise<Respons
   return { fetch, requests };
 }
 
-async function failure(promise: Promise<unknown>): Promise<SecretPushError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(SecretPushError);
-  return error as SecretPushError;
-}
 
 describe('errors by status', () => {
   const cases: Array<[number, string, new (...a: never[]) => SecretPushError]> = [

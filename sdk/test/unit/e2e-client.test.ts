@@ -19,13 +19,13 @@ import {
   PassphraseRequiredError,
   type PushRetrieval,
   sealPush,
-  SecretPushError,
   type SecretPushClient,
   UnsupportedEncryptionError,
   ValidationError,
 } from '../../src/index.js';
 import { createMockServerHandlers, type MockServer, type MockSettings } from '../../src/mocks/index.js';
 import { specCheckingFetch } from '../support/spec-fetch.js';
+import { failure } from '../support/failure.js';
 
 const server = setupServer();
 const checker = specCheckingFetch();
@@ -76,15 +76,6 @@ function expectNothingSent(...secrets: string[]): void {
   for (const secret of secrets) for (const request of sent) expect(request).not.toContain(secret);
 }
 
-async function failure(promise: Promise<unknown>): Promise<SecretPushError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(SecretPushError);
-    return error as SecretPushError;
-  }
-  throw new Error('expected a failure, and it succeeded');
-}
 
 function expectNoKeyIn(error: unknown, key: string): void {
   expect(`${String(error)} ${inspect(error, { depth: 6, showHidden: true })} ${JSON.stringify(error)}`).not.toContain(key);

@@ -30,10 +30,10 @@ import {
   parseShareLink,
   type PushRetrieval,
   sealPush,
-  SecretPushError,
   UnsupportedEncryptionError,
   ValidationError,
 } from '../../src/e2e/index.js';
+import { failure } from '../support/failure.js';
 
 const spec = contract();
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- examples of the bundled spec
@@ -41,15 +41,6 @@ const example = (name: string): any => spec.deref<{ value: unknown }>({ $ref: `#
 const VECTOR_KEY = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
 const TEXT: ItemRole = { item: 'payload', kind: 'text' };
 
-async function failure(promise: Promise<unknown>): Promise<SecretPushError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(SecretPushError);
-    return error as SecretPushError;
-  }
-  throw new Error('expected a failure, and it succeeded');
-}
 
 /** Flips one bit of the byte at `index` of a text envelope's decoded bytes (IV at 0..11, then ciphertext, tag last). */
 function flipText(envelope: string, index: number): string {

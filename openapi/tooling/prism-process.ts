@@ -1,0 +1,46 @@
+/**
+ * The Prism mock as a process for tests (what `npm run mock` runs: scripts/mock.mjs), on a free local port, for
+ * the v2 document or, with `api: 'v1'`, the v1 one.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface PrismProcess {
+  baseUrl: string;
+  stop(): void;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** Starts Prism and resolves once it listens (it takes a while to load the document); fails with its output. */
+export async function startPrism(options: { api?: 'v1'; timeoutMs?: number } = {}): Promise<PrismProcess> {
+  const port = await freePort();
+  const prism = spawn(process.execPath, ['scripts/mock.mjs'], {
+    cwd: root,
+    env: { ...process.env, MOCK_PORT: String(port), MOCK_HOST: '127.0.0.1', ...(options.api ? { MOCK_API: options.api } : {}) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  prism.stdout!.on('data', (d) => (log += d));
+  prism.stderr!.on('data', (d) => (log += d));
+  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
+  while (!log.includes('Prism is listening')) {
+    if (prism.exitCode !== null || Date.now() > deadline) {
+      prism.kill('SIGTERM');
+      throw new Error(`Prism did not start:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { baseUrl: `http://127.0.0.1:${port}`, stop: () => prism.kill('SIGTERM') };
+}
