@@ -4,73 +4,23 @@
  * `server/dist/main.js` as `npm start` runs it, with its default workers and DATABASE_URL pointing at the same
  * database).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPush, getPush } from '@secret-push/sdk/generated';
 import { createClient } from '@secret-push/sdk/generated/client';
-import { freePort } from '../../src/db/embedded.js';
-import { repoRoot } from '../../src/config/settings.js';
-import { compiledServerCommand } from '../support/compiled-server.js';
+import { startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
 import { TEST_KEY_A } from '../support/db.js';
 import { startRealApi, type RealApi } from './support/real.js';
 import { expectData } from './support/sdk.js';
 
 let api: RealApi;
-let second: { child: ChildProcess; baseUrl: string; output: string[]; dataDir: string } | undefined;
-
-async function startSecondProcess(databaseUrl: string): Promise<NonNullable<typeof second>> {
-  const port = await freePort();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-second-'));
-  const [command, args] = compiledServerCommand();
-  const child = spawn(command, args, {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PWPUSH_ENV: 'test',
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      PWPUSH_HOST: '127.0.0.1',
-      PWPUSH_DATA_DIR: dataDir,
-      PWPUSH_LOG_LEVEL: 'info',
-      // 150 requests from one address in a few seconds: the per-client limit (default 120/min) is not under test here.
-      PWPUSH_RATE_LIMIT_PER_MINUTE: '0',
-      PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
-      PWPUSH_SIGNING_SECRET: '^'.repeat(32),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`second server did not start:\n${output.join('')}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output.push(chunk.toString());
-      const match = /Secret Push listening on (http:\/\/\S+)/.exec(output.join(''));
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`second server exited with ${code}:\n${output.join('')}`));
-    });
-  });
-  return { child, baseUrl, output, dataDir };
-}
+let second: ServerProcess | undefined;
 
 beforeAll(async () => {
   api = await startRealApi({ expireAfterViews: { default: 5, min: 1, max: 100 } });
 });
 
 afterAll(async () => {
-  if (second && second.child.exitCode === null) second.child.kill('SIGKILL');
-  if (second) rmSync(second.dataDir, { recursive: true, force: true });
+  await second?.stop();
   await api?.stop();
 });
 
@@ -99,7 +49,13 @@ describe('exactly once', () => {
   });
 
   it('delivers it once across two server processes sharing the database, and the second stops cleanly on SIGTERM', async () => {
-    second = await startSecondProcess(api.db.url);
+    second = await startCompiledServer({
+      DATABASE_URL: api.db.url,
+      // 150 requests from one address in a few seconds: the per-client limit (default 120/min) is not under test here.
+      PWPUSH_RATE_LIMIT_PER_MINUTE: '0',
+      PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
+      PWPUSH_SIGNING_SECRET: '^'.repeat(32),
+    });
     for (let round = 0; round < 3; round++) {
       const payload = `twice-${round}-${Date.now()}`;
       const push = expectData(await createPush({ client: api.client, body: { push: { payload, expire_after_views: 1 } } }), 201);
@@ -111,10 +67,8 @@ describe('exactly once', () => {
     const push = expectData(await createPush({ client: api.client, body: { push: { payload: 'shared' } } }), 201);
     const viaSecond = await getPush({ client: createClient({ baseUrl: second.baseUrl }), path: { url_token: push.url_token } });
     expect(viaSecond.data?.payload).toBe('shared');
-    const exited = new Promise<number | null>((resolve) => second!.child.once('exit', (code) => resolve(code)));
-    second.child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    const logs = second.output.join('');
+    expect(await second.stop()).toBe(0);
+    const logs = second.output();
     expect(logs).toContain('shutting down');
     expect(logs).not.toContain('shared');
     expect(logs).not.toContain('twice-');
