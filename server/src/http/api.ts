@@ -15,12 +15,14 @@ import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
+import { ApiError, fieldMessage, pushFieldErrors, UNAVAILABLE_RETRY_SECONDS, validationFailed } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
 import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
-import { hasBody, readBody, type BodyLimits, type ParsedBody } from './body.js';
+import { hasBody, isBoundsError, readBody, type BodyLimits, type BoundsError, type ParsedBody } from './body.js';
+import { formBounds, jsonBounds } from './body-bounds.js';
+import { JsonViolationError, type JsonPath, type JsonViolation } from './json-scan.js';
 import { formToInput } from './form-input.js';
 import { validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
@@ -73,6 +75,12 @@ export interface EdgeReply {
   headers?: Record<string, string>;
 }
 
+/** Where an operation's body holds the push (EdgeSpec.pushFrame). */
+export interface PushFrame {
+  wrapper: string;
+  topLevel: boolean;
+}
+
 /** What makes an edge serve one document: the contract, its handlers and what differs between documents. */
 export interface EdgeSpec {
   contract: Contract;
@@ -85,8 +93,19 @@ export interface EdgeSpec {
   bodyValue(body: ParsedBody, operationId: string): unknown;
   /** openapi-backend's validation errors → the error to answer (`requestBody` is the value it validated). */
   validationError(errors: ErrorObject[], operationId: string, requestBody: unknown): ApiError;
+  /**
+   * Where an operation's body holds the push: the wrapper (`push`, `password`, …) of its JSON and form bodies, and
+   * whether the push fields may also stand at the top level of a JSON body (v1). A bound passed inside the push
+   * is refused with the validator's 422 on that field; undefined: the operation takes no push.
+   */
+  pushFrame(operationId: string): PushFrame | undefined;
   /** Answers an error in this document's shape; without it, errors go to the app's one error responder. */
   sendError?(res: Response, error: unknown): void;
+}
+
+export interface PushFrame {
+  wrapper: string;
+  topLevel: boolean;
 }
 
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
@@ -117,6 +136,7 @@ export function v2Spec(core: Core): EdgeSpec {
     tokenIgnored: TOKEN_IGNORED,
     bodyValue: (body) => (body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined),
     validationError: (errors) => validationError(errors),
+    pushFrame: (operationId) => (operationId === 'createPush' ? { wrapper: 'push', topLevel: false } : undefined),
   };
 }
 
@@ -140,8 +160,12 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
     (backend) => new OperationTable(backend),
   );
   let table: OperationTable | undefined;
+  let bounds = new Map<string, BodyBounds>();
   tableReady.then(
-    (t) => void (table = t),
+    (t) => {
+      bounds = bodyBounds(t, spec);
+      table = t;
+    },
     () => undefined,
   );
   const ready = tableReady.then(() => undefined);
@@ -169,7 +193,9 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
     const ignoresToken = tokenIgnored.has(op.operationId);
     s.auth = ignoresToken ? ANONYMOUS : await authenticate(core, credentialOf(req));
     let body: unknown = undefined;
-    if (op.hasRequestBody) body = await readRequestBody(op, req, res, bodyLimits(settings, s.auth), spec);
+    if (op.hasRequestBody) {
+      body = await readRequestBody(op, req, res, { ...bodyLimits(settings, s.auth), ...bounds.get(op.operationId) }, spec);
+    }
     else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
     const authorized = t.authorized(op, (scheme) => schemeHolds(scheme, s.auth));
     if (!ignoresToken) {
@@ -301,8 +327,87 @@ async function readRequestBody(op: CompiledOperation, req: Request, res: Respons
     return spec.bodyValue(body, op.operationId);
   } catch (error) {
     closeAfterReply(req, res);
-    throw error;
+    throw isBoundsError(error) ? boundsRefusal(error, spec.pushFrame(op.operationId)) : error;
   }
+}
+
+/** The bounds of an operation's body, by media type (from its dereferenced request body schemas). */
+type BodyBounds = Pick<BodyLimits, 'json' | 'urlencoded' | 'multipart'>;
+
+function bodyBounds(t: OperationTable, spec: EdgeSpec): Map<string, BodyBounds> {
+  const out = new Map<string, BodyBounds>();
+  for (const op of t.operations()) {
+    const content = (op.operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
+    if (!content) continue;
+    const frame = spec.pushFrame(op.operationId);
+    const json = content['application/json']?.schema;
+    const properties = (json?.properties ?? {}) as Record<string, unknown>;
+    const entry: BodyBounds = {};
+    if (json) entry.json = jsonBounds(json, frame?.topLevel ? properties[frame.wrapper] : undefined);
+    const urlencoded = content['application/x-www-form-urlencoded']?.schema;
+    if (urlencoded) entry.urlencoded = formBounds(urlencoded);
+    const multipart = content['multipart/form-data']?.schema;
+    if (multipart) entry.multipart = formBounds(multipart);
+    out.set(op.operationId, entry);
+  }
+  return out;
+}
+
+/** What a refused bound was, said without anything the body holds (no key, no value). */
+function describeViolation(v: JsonViolation): string {
+  switch (v.kind) {
+    case 'maxLength':
+      return `holds a string longer than ${v.limit} characters`;
+    case 'maxItems':
+      return `holds an array of more than ${v.limit} items`;
+    case 'maxProperties':
+      return `holds an object with more than ${v.limit} keys`;
+    case 'depth':
+      return `nests deeper than ${v.limit} levels`;
+    case 'values':
+      return `holds more than ${v.limit} values`;
+    case 'keyLength':
+      return `holds a key longer than ${v.limit} characters`;
+    case 'numberLength':
+      return `holds a number longer than ${v.limit} characters`;
+  }
+}
+
+/**
+ * A refused bound → the API's answer: inside the push, the 422 the validator gives for that field (`payload: is too
+ * long (at most 1048576 characters)`, `files: You can only attach up to 10 files per push.`); elsewhere 400, saying
+ * which limit (never the key or the value).
+ */
+export function boundsRefusal(error: BoundsError, frame: PushFrame | undefined): ApiError {
+  if (error instanceof JsonViolationError) {
+    const v = error.violation;
+    const field = frame && 'declared' in v && v.declared ? pushField(v.path, frame) : undefined;
+    if (field) {
+      const ajvError = { keyword: v.kind, instancePath: `/${field.join('/')}`, schemaPath: '', params: { limit: v.limit } } as ErrorObject;
+      const fields = pushFieldErrors([ajvError], '');
+      if (Object.keys(fields).length > 0) return validationFailed(fields);
+    }
+    return new ApiError('bad_request', `The request body ${describeViolation(v)}; this instance reads no more.`);
+  }
+  const v = error.violation;
+  if (v.kind === 'fields') return new ApiError('invalid_form', `The form has more than ${v.limit} fields.`);
+  if (v.kind === 'name') return new ApiError('invalid_form', `A field name of the form is longer than ${v.limit} bytes.`);
+  const prefix = frame ? `${frame.wrapper}[` : undefined;
+  if (prefix && v.name.startsWith(prefix) && v.name.endsWith(']')) {
+    const field = v.name.slice(prefix.length).replace(/\](\[\])?$/, '');
+    if (/^[a-z_]+$/.test(field)) {
+      const message = fieldMessage({ keyword: 'maxLength', instancePath: `/${field}`, schemaPath: '', params: { limit: v.limit } } as ErrorObject, field, undefined);
+      return validationFailed({ [field]: [message] });
+    }
+  }
+  return new ApiError('invalid_form', `A field of the form is longer than ${v.limit} characters.`);
+}
+
+/** The path inside the push of a JSON path (`push`, `payload` → [`payload`]); undefined outside it. */
+function pushField(path: JsonPath, frame: PushFrame): JsonPath | undefined {
+  if (path.length >= 2 && path[0] === frame.wrapper) return path.slice(1);
+  if (frame.topLevel && path.length >= 1 && path[0] !== frame.wrapper) return path;
+  return undefined;
 }
 
 /** Checks one JSON answer of a routed operation against the contract (`status`, the body as sent). */
