@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   no_route: 404,
   method_not_allowed: 405,
+  /** Answered by the HTTP server itself when a request's headers (or body) do not arrive in time (http/client-error.ts). */
+  request_timeout: 408,
   idempotency_key_in_use: 409,
   /** The v1 API only: an end-to-end encrypted push, which its records cannot mark as such (nothing is counted). */
   end_to_end_encrypted: 409,

@@ -20,7 +20,7 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
-import { ApiError, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, stripUnsafeInName, validationFailed } from '@secret-push/sdk/rules';
 import { FORM_LIMITS, formFieldBound, largestFormField, OPEN, type FormBounds, type ShapeBounds } from './body-bounds.js';
 import { JsonScanner, JsonViolationError } from './json-scan.js';
 import { FormViolationError, UrlencodedParser } from './urlencoded.js';
@@ -297,6 +297,41 @@ async function readDecoded(req: Readable, decoder: Transform, max: number, consu
   return Buffer.concat(chunks);
 }
 
+/**
+ * Fails a multipart stream as soon as one part holds more than `maxPartBytes` (counted between two boundary
+ * delimiters): the multipart parser cuts a text field at its limit but reads the rest of the part before it says so,
+ * so a 50 MB field would be read whole. A file part meets its own limit (the parser's `limit` event) before this one.
+ */
+function partGuard(boundary: string, maxPartBytes: number): Transform {
+  const token = Buffer.from(`--${boundary}`);
+  const keep = token.length - 1;
+  let since = 0;
+  let tail = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const at = chunk.lastIndexOf(token);
+      if (at !== -1) {
+        since = chunk.length - (at + token.length);
+      } else {
+        // A delimiter across the previous chunk and this one.
+        const seam = Buffer.concat([tail, chunk.subarray(0, keep)]);
+        const k = seam.lastIndexOf(token);
+        since = k !== -1 ? chunk.length - (k + token.length - tail.length) : since + chunk.length;
+      }
+      tail = chunk.length >= keep ? Buffer.from(chunk.subarray(chunk.length - keep)) : Buffer.concat([tail, chunk]).subarray(-keep);
+      if (since > maxPartBytes) {
+        return done(new ApiError('invalid_form', 'A part of the multipart body is larger than any field or file this instance takes.'));
+      }
+      done(null, chunk);
+    },
+  });
+}
+
+function boundaryOf(contentType: string): string | null {
+  const m = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  return m ? (m[1] ?? m[2] ?? null) : null;
+}
+
 /** The code points of a decoded field value (a surrogate pair is one, as the contract's maxLength counts). */
 function codePoints(value: string): number {
   let n = value.length;
@@ -315,6 +350,7 @@ function codePoints(value: string): number {
 
 async function readMultipart(req: IncomingMessage, stages: Transform[], limits: BodyLimits): Promise<ParsedBody> {
   const truncate = limits.oversizedFiles === 'truncate';
+  const fieldSize = 4 * largestFormField(limits.multipart) + 4;
   let parser: InstanceType<typeof Busboy>;
   try {
     parser = new Busboy({
@@ -324,7 +360,7 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
         fields: MAX_PARTS,
         // A text part is buffered up to the largest field's bound (4 bytes a code point) and then cut: a value over
         // its field's bound is refused below either way.
-        fieldSize: 4 * largestFormField(limits.multipart) + 4,
+        fieldSize,
         fileSize: truncate ? limits.maxFileBytes + 1 : limits.maxFileBytes,
         headerPairs: 16,
         headerSize: MAX_PART_HEADER_BYTES,
@@ -333,6 +369,8 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
   } catch {
     throw new ApiError('invalid_form', 'The multipart body has no usable boundary.');
   }
+  const boundary = boundaryOf(String(req.headers['content-type'] ?? ''));
+  if (boundary) stages.push(partGuard(boundary, Math.max(fieldSize, limits.maxFileBytes + 1) + MAX_PART_HEADER_BYTES));
   const fields: [string, string][] = [];
   const files: FormFile[] = [];
   let filesSeen = 0;
@@ -378,7 +416,7 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
       if (!truncate) fail(validationFailed({ files: [`file ${index}: larger than the limit of ${limits.maxFileBytes} bytes`] }));
     });
     stream.on('end', () => {
-      if (keep) files.push({ field, filename: filename ?? '', contentType: mimeType || 'application/octet-stream', bytes: Buffer.concat(chunks) });
+      if (keep) files.push({ field, filename: stripUnsafeInName(filename ?? ''), contentType: mimeType || 'application/octet-stream', bytes: Buffer.concat(chunks) });
     });
   });
   parser.on('partsLimit', () => fail(new ApiError('invalid_form', `The multipart body has more than ${MAX_PARTS} parts.`)));
