@@ -309,10 +309,10 @@ const fileName = fc.oneof(fc.constantFrom('a.txt', 'report\u202etxt.exe', 'x\u20
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 describe('multipart: through the body reader over real HTTP', () => {
-  const parts = fc.array(
+  const parts: fc.Arbitrary<Part[]> = fc.array(
     fc.oneof(
-      fc.record({ name: fieldName, value: fieldValue }),
-      fc.record({ name: fc.constant('push[files][]'), filename: fileName, bytes: fc.uint8Array({ maxLength: 300 }) }),
+      fc.record({ name: fieldName, value: fieldValue }) as fc.Arbitrary<Part>,
+      fc.record({ name: fc.constant('push[files][]'), filename: fileName, bytes: fc.uint8Array({ maxLength: 300 }) }) as fc.Arbitrary<Part>,
     ),
     { maxLength: 6 },
   );
