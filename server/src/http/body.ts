@@ -370,7 +370,9 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
     throw new ApiError('invalid_form', 'The multipart body has no usable boundary.');
   }
   const boundary = boundaryOf(String(req.headers['content-type'] ?? ''));
-  if (boundary) stages.push(partGuard(boundary, Math.max(fieldSize, limits.maxFileBytes + 1) + MAX_PART_HEADER_BYTES));
+  // Past the parser's own limits by a margin: a file over its limit gets the parser's 422 on `files` first (the
+  // parser may be a few chunks behind this stage).
+  if (boundary) stages.push(partGuard(boundary, Math.max(fieldSize, limits.maxFileBytes + 1) + MAX_PART_HEADER_BYTES + 1024 * 1024));
   const fields: [string, string][] = [];
   const files: FormFile[] = [];
   let filesSeen = 0;
