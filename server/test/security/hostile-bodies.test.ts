@@ -82,6 +82,27 @@ describe('a multipart body that ends inside a part', () => {
     }
   }
 
+  it('a file part past the count the reader keeps (its stream discarded), cut short: 400 at once', async () => {
+    const parts = Array.from({ length: 11 }, (_, i) => `--X\r\nContent-Disposition: form-data; name="push[files][]"; filename="f${i}.txt"\r\n\r\nbytes\r\n`).join('');
+    const body = Buffer.from(`${parts}--X\r\nContent-Disposition: form-data; name="push[files][]"; filename="last.txt"\r\n\r\ncut sh`);
+    const answer = await rawExchange(base, request('/api/v2/pushes', 'multipart/form-data; boundary=X', body, { Authorization: `Bearer ${token}` }));
+    expect(answer.status, answer.body).toBe(400);
+    expect(JSON.parse(answer.body).code).toBe('invalid_form');
+    await stillServing();
+  });
+
+  it("the pages' forms: a cut multipart body and a form of 200,000 fields answer 4xx at once", async () => {
+    const { contentType, body } = truncatedMultipart('x', 'file');
+    const cut = await rawExchange(base, request('/', contentType, Buffer.from(body.toString().replace('x[files][]', 'files')), {}));
+    expect(cut.status, cut.head).toBe(400);
+    expect(cut.ms).toBeLessThan(5_000);
+    const fields = await rawExchange(base, request('/', 'application/x-www-form-urlencoded', Buffer.from('payload=x' + '&files'.repeat(200_000)), {}));
+    expect(fields.status, fields.head).toBeGreaterThanOrEqual(400);
+    expect(fields.status).toBeLessThan(500);
+    expect(fields.ms).toBeLessThan(5_000);
+    await stillServing();
+  });
+
   it('sent chunked, the cut body is refused alike', async () => {
     const { contentType, body } = truncatedMultipart('push', 'file');
     const chunked = Buffer.concat([
