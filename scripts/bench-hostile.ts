@@ -4,8 +4,9 @@
  * arrays, 200,000 keys or fields, deep nesting, a 50 MB string in each field; JSON, multipart and urlencoded; v2 and
  * v1's `/p.json` and `/f.json`; anonymous and with a token) is streamed to it, one after the other, while ordinary
  * creates run alongside; the table gives each one's status, the time to its answer and how much of the body had been
- * sent by then, then the server's resident memory before, at its peak and after, and the ordinary creates' latency
- * before and during the run.
+ * handed to the connection by then (after its answer the server reads and discards what still comes for up to 2 s,
+ * so on loopback this can exceed what it had read when it answered), then the server's resident memory before, at
+ * its peak and after, and the ordinary creates' latency before and during the run.
  *
  * One process tree: an embedded PostgreSQL in a temp folder, the compiled server against it (DATABASE_URL), this
  * process as the client, all on loopback. Options (env): BENCH_HOSTILE_ROUNDS (default 1: each body once per caller),
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
     const not4xx = rows.filter((r) => r.answer.status < 400 || r.answer.status >= 500);
     console.log(
       `\n${rows.length} hostile bodies: ${rows.length - not4xx.length} refused with a 4xx; time to the answer p50 ${quantile(times, 0.5).toFixed(1)} ms, ` +
-        `p99 ${quantile(times, 0.99).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms; at most ${Math.max(...rows.map((r) => r.answer.sent / 1024 / 1024)).toFixed(1)} MB sent before an answer`,
+        `p99 ${quantile(times, 0.99).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms; at most ${Math.max(...rows.map((r) => r.answer.sent / 1024 / 1024)).toFixed(1)} MB handed to the connection before an answer`,
     );
     console.log(`server RSS: ${before.toFixed(0)} MB before, ${peak.toFixed(0)} MB at the peak, ${after.toFixed(0)} MB after; the same process throughout (pid ${pid})`);
     console.log(

@@ -144,7 +144,7 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits): Promis
     return { body, digest: hash.digest('hex') };
   }
   const consumer = media === 'json' ? jsonConsumer(limits.json ?? OPEN) : formConsumer(limits.urlencoded);
-  // The common case (a JSON or form body as sent): its bytes straight from the request, no stream stages.
+  // Without a Content-Encoding (the common case) the bytes come straight from the request, with no stream stages.
   const bytes = decoder ? await readDecoded(req, decoder, limits.maxBytes, consumer) : await readPlain(req, limits.maxBytes, consumer);
   return { body: consumer.finish(bytes), digest: digestOf('sha256', bytes, 'hex') };
 }

@@ -226,7 +226,7 @@ export interface Answer {
   status: number;
   /** From the first byte sent to the answer's status line. */
   ms: number;
-  /** Bytes of the body sent by then. */
+  /** Bytes of the body handed to the connection by then (some may still sit in the system's buffers). */
   sent: number;
   body: string;
 }
@@ -276,7 +276,8 @@ export function stream(
         if (!req.write(next.value)) return void req.once('drain', pump);
       }
     };
-    req.on('socket', () => setImmediate(pump));
+    // From the connection on: bytes written before it would only be queued in this process, not sent.
+    req.on('socket', (socket) => (socket.connecting ? socket.once('connect', pump) : setImmediate(pump)));
   });
 }
 
