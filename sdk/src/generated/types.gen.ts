@@ -750,8 +750,9 @@ export type GetVersionData = {
 
 export type GetVersionErrors = {
     /**
-     * The request carries more than one `Host` header (400 `bad_request`). Every operation answers it so: links are built
-     * from `Host` when the instance has no public base URL, and two of them name no one origin.
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
      *
      */
     400: ErrorResponse;
@@ -970,8 +971,9 @@ export type ExpirePushData = {
 
 export type ExpirePushErrors = {
     /**
-     * The request carries more than one `Host` header (400 `bad_request`). Every operation answers it so: links are built
-     * from `Host` when the instance has no public base URL, and two of them name no one origin.
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
      *
      */
     400: ErrorResponse;
@@ -1099,8 +1101,9 @@ export type PreviewPushData = {
 
 export type PreviewPushErrors = {
     /**
-     * The request carries more than one `Host` header (400 `bad_request`). Every operation answers it so: links are built
-     * from `Host` when the instance has no public base URL, and two of them name no one origin.
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
      *
      */
     400: ErrorResponse;

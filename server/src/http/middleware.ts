@@ -36,10 +36,14 @@ export function requestIdentity(): RequestHandler {
   };
 }
 
+/** A host name, an IPv4 or an IPv6 literal, and a port (RFC 3986 `host [ ":" port ]`, at most 255 + 6 characters). */
+const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=%-]{1,255}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
 /**
- * A request with more than one `Host` header answers 400. Without PWPUSH_PUBLIC_BASE_URL the links an answer carries
- * are built from `Host`; two of them name no one origin (Node keeps the first, a proxy in front may have read the
- * other), the classic request-smuggling and cache-poisoning split.
+ * A request with more than one `Host` header, or one that names no host, answers 400. Without PWPUSH_PUBLIC_BASE_URL
+ * the links an answer carries are built from `Host`; two of them name no one origin (Node keeps the first, a proxy in
+ * front may have read the other: the classic request-smuggling and cache-poisoning split), and a value that is no
+ * host would be copied into every link.
  */
 export function singleHost(): RequestHandler {
   return (req, res, next) => {
@@ -51,6 +55,11 @@ export function singleHost(): RequestHandler {
         closeAfterReply(req, res);
         return next(new ApiError('bad_request', 'The request has more than one Host header.'));
       }
+    }
+    const host = req.headers.host;
+    if (host !== undefined && !HOST.test(host)) {
+      closeAfterReply(req, res);
+      return next(new ApiError('bad_request', 'The Host header names no host (a host name or address, and a port).'));
     }
     next();
   };

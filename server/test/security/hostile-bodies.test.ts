@@ -179,6 +179,18 @@ describe('Host headers', () => {
     }
     await stillServing();
   });
+
+  it('a Host header that names no host answers 400 too; a host name, an address or an IPv6 literal with a port do not', async () => {
+    for (const host of ['a'.repeat(300), 'evil.example/path', 'a b', 'x@y:80:90']) {
+      const answer = await rawExchange(base, Buffer.from(`GET /api/v2/version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+      expect(answer.status, `${host.slice(0, 20)}: ${answer.head}`).toBe(400);
+      expect(JSON.parse(answer.body)).toMatchObject({ code: 'bad_request' });
+    }
+    for (const host of ['secret-push.example.org', 'localhost:5100', '127.0.0.1:8080', '[::1]:5100', 'xn--bcher-kva.example']) {
+      const answer = await rawExchange(base, Buffer.from(`GET /api/v2/version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+      expect(answer.status, `${host}: ${answer.head}`).toBe(200);
+    }
+  });
 });
 
 function median(values: number[]): number {
