@@ -432,6 +432,30 @@ function mockDecodesMultipart(c: Case): boolean {
   return Boolean(c.body?.type.startsWith('multipart/') && /%[0-9A-Fa-f]{2}/.test(c.body.bytes.toString('latin1')));
 }
 
+/**
+ * A form's empty integer or boolean field means "not given" (FormInteger, FormBoolean, V1Integer, V1Boolean say so in
+ * words); a schema cannot say it of an integer, and Prism, which reads only the schema, refuses `push[expire_after_days]=`
+ * as not an integer. Such a request is left out of the "the mock refuses nothing the server takes" check too.
+ */
+function mockRefusesEmptyFormValue(c: Case, answer: Answer): boolean {
+  if (!c.body || c.body.type.startsWith('application/json')) return false;
+  let refused: string[] = [];
+  try {
+    refused = (JSON.parse(answer.headers['sl-violations'] ?? '[]') as { location: string[]; code?: unknown }[])
+      .filter((v) => v.code === 'type')
+      .map((v) => v.location[v.location.length - 1]!);
+  } catch {
+    return false;
+  }
+  if (refused.length === 0) return false;
+  const text = c.body.bytes.toString('utf8');
+  const empty = (name: string) =>
+    c.body!.type.startsWith('multipart/')
+      ? text.includes(`name="${name}"\r\n\r\n\r\n`)
+      : new URLSearchParams(text).getAll(name).some((v) => v === '');
+  return refused.every(empty);
+}
+
 describe('generative requests from the contract', () => {
   it(`every operation of both documents answers each generated request as its contract documents it, never 5xx (${cases.length} requests)`, async () => {
     const failures: string[] = [];
@@ -489,7 +513,7 @@ describe('generative requests from the contract', () => {
         const problems: string[] = [];
         if (answer.status >= 500) problems.push(`mock status ${answer.status}`);
         else if (!knownMockDeviation(c, answer)) problems.push(...violations(c, answer, false).map((v) => `mock: ${v}`));
-        if (server && refusedByContract && server.status < 400 && !mockDecodesMultipart(c)) problems.push(`the mock refused it as invalid (${answer.headers['sl-violations']}) but the server answered ${server.status}`);
+        if (server && refusedByContract && server.status < 400 && !mockDecodesMultipart(c) && !mockRefusesEmptyFormValue(c, answer)) problems.push(`the mock refused it as invalid (${answer.headers['sl-violations']}) but the server answered ${server.status}`);
         if (problems.length > 0) failures.push(`${problems.join('; ')}\n    case #${i}: ${describeCase(c)}\n    mock: ${answer.status} ${answer.text.slice(0, 200)}`);
       }
     };

@@ -231,7 +231,8 @@ describe('urlencoded: the linear parser', () => {
   it('refuses exactly the forms with too many fields, too long a name, or a value over its bound', () => {
     fc.assert(
       fc.property(formText, fc.nat(6), fc.nat(12), fc.nat(6), (text, maxFields, maxNameBytes, maxValue) => {
-        const fields = [...new URLSearchParams(text)];
+        // The Standard's fields (Node's URLSearchParams misreads astral characters next to a bad escape).
+        const fields = reference(Buffer.from(text));
         const sequences = text.split('&').filter((s) => s !== '');
         const parser = new UrlencodedParser({ maxFields, maxNameBytes, maxValue: () => maxValue });
         let refused: string | null = null;
