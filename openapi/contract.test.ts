@@ -51,7 +51,9 @@ describe('the OpenAPI contract', () => {
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
     expect(statuses('createPush')).toEqual(['201', '400', '401', '409', '413', '422', '429', '500', '503']);
     expect(statuses('getPush')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
-    expect(statuses('expirePush')).toEqual(['200', '401', '403', '404', '429', '500', '503']);
+    expect(statuses('expirePush')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
+    // A request with two Host headers answers 400 on every operation (issue 19).
+    for (const id of ['getVersion', 'previewPush']) expect(statuses(id), id).toContain('400');
     expect(statuses('getPushAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     for (const id of ['listActivePushes', 'listExpiredPushes']) expect(statuses(id)).toEqual(['200', '400', '401', '429', '500', '503']);
     // active and expired are matched before {url_token}: they are their own paths.

@@ -90,11 +90,11 @@ describe('the v1 contract', () => {
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
     for (const id of ['createPasswordV1', 'createFilePushV1', 'createUrlPushV1']) expect(statuses(id), id).toEqual(['201', '400', '401', '413', '422', '429', '500', '503']);
     expect(statuses('getPushV1')).toEqual(['200', '400', '401', '404', '409', '429', '500', '503']);
-    expect(statuses('expirePushV1')).toEqual(['200', '401', '403', '404', '429', '500', '503']);
+    expect(statuses('expirePushV1')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(statuses('getPushAuditV1')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
-    expect(statuses('previewPushV1')).toEqual(['200', '401', '404', '429', '500', '503']);
+    expect(statuses('previewPushV1')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
     for (const id of ['listActivePushesV1', 'listExpiredPushesV1']) expect(statuses(id), id).toEqual(['200', '400', '401', '429', '500', '503']);
-    expect(statuses('getVersionV1')).toEqual(['200', '429', '500', '503']);
+    expect(statuses('getVersionV1')).toEqual(['200', '400', '429', '500', '503']);
     expect(v.deref<Json>({ $ref: '#/components/parameters/Prefix' }).schema.enum).toEqual(['p', 'f', 'r']);
     // Lists, audit and the /f.json and /r.json creates need a token, as in the reference.
     for (const id of ['listActivePushesV1', 'listExpiredPushesV1', 'getPushAuditV1', 'createFilePushV1', 'createUrlPushV1']) {

@@ -30,6 +30,9 @@ export const ClientEncryptionSchema = {
         },
         version: {
             type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 1,
             enum: [
                 1
             ],
@@ -65,6 +68,7 @@ export const ClientEncryptionFeatureSchema = {
         },
         schemes: {
             type: 'array',
+            maxItems: 16,
             description: 'The schemes and versions this instance accepts in `client_encryption`.',
             items: {
                 $ref: '#/components/schemas/ClientEncryption'
@@ -134,6 +138,7 @@ export const ClientEncryptionFeatureSchema = {
 
 export const ExpireAfterDurationSchema = {
     type: 'integer',
+    format: 'int32',
     minimum: 0,
     maximum: 17,
     description: 'Password Pusher Pro\'s lifetime enum, honoured to the second: the push expires exactly this long after it is created.\n\n| value | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n| lifetime | 15 min | 30 min | 45 min | 1 h | 6 h | 12 h | 1 d | 2 d | 3 d | 4 d | 5 d | 6 d | 1 w | 2 w | 3 w | 30 d | 60 d | 90 d |\n| seconds | 900 | 1800 | 2700 | 3600 | 21600 | 43200 | 86400 | 172800 | 259200 | 345600 | 432000 | 518400 | 604800 | 1209600 | 1814400 | 2592000 | 5184000 | 7776000 |\n| same as `expire_after_days` | – | – | – | – | – | – | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 14 | 21 | 30 | 60 | 90 |\n',
@@ -154,6 +159,7 @@ export const VersionReportSchema = {
     properties: {
         application_version: {
             type: 'string',
+            maxLength: 32,
             pattern: '^\\d+(\\.\\d+)*$',
             description: 'The server\'s version, dotted numeric.',
             examples: [
@@ -162,6 +168,7 @@ export const VersionReportSchema = {
         },
         api_version: {
             type: 'string',
+            maxLength: 16,
             pattern: '^\\d+(\\.\\d+)*$',
             description: 'The API version, dotted numeric. `"2.1"` is v2 with the `features` report.',
             examples: [
@@ -170,6 +177,7 @@ export const VersionReportSchema = {
         },
         edition: {
             type: 'string',
+            maxLength: 32,
             description: 'The edition. The open-source edition reports `oss`.',
             examples: [
                 'oss'
@@ -253,6 +261,8 @@ export const VersionReportSchema = {
                                 },
                                 lifetime_hours: {
                                     type: 'integer',
+                                    format: 'int32',
+                                    maximum: 8760,
                                     minimum: 1
                                 }
                             }
@@ -302,7 +312,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `idempotency_key_in_use` (409);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -310,31 +320,39 @@ export const ErrorResponseSchema = {
     properties: {
         error: {
             type: 'string',
+            maxLength: 2048,
             description: 'A human-readable message. Never contains a secret. Many clients print only this, so it says what to fix: for a\n422 (`validation_failed`) it is `<field>: <message>` for the first failing field, in the order of `PushInput`\'s\nproperties, with its first message (`expire_after_views: must be at most 100`), followed by ` (and N more)` when\n`errors` holds N further messages.\n'
         },
         code: {
             type: 'string',
+            maxLength: 64,
             pattern: '^[a-z][a-z0-9_]*$',
             description: 'Stable machine-readable code.'
         },
         errors: {
             type: 'object',
+            maxProperties: 32,
             description: 'Per-field messages (422 only). Keys are field names of the push (`payload`, `files`, `kind`, …), in the order of\n`PushInput`\'s properties, also when the push was sent as a form (`expire_after_days`, not `push[expire_after_days]`).\n',
             additionalProperties: {
                 type: 'array',
+                maxItems: 10,
                 minItems: 1,
                 items: {
-                    type: 'string'
+                    type: 'string',
+                    maxLength: 1024
                 }
             }
         },
         retry_after: {
             type: 'integer',
+            format: 'int32',
+            maximum: 86400,
             minimum: 0,
             description: 'Seconds to wait before trying again (429 and 503; also in the `Retry-After` header).'
         },
         request_id: {
             type: 'string',
+            maxLength: 128,
             description: 'The request\'s id (also in the `X-Request-Id` header), to quote in a bug report.'
         }
     }
@@ -342,6 +360,7 @@ export const ErrorResponseSchema = {
 
 export const FileUploadSchema = {
     type: 'object',
+    maxProperties: 16,
     description: 'A file to attach to a file push, sent inline as base64.',
     required: [
         'filename',
@@ -394,6 +413,7 @@ export const PushKindSchema = {
 
 export const PushInputSchema = {
     type: 'object',
+    maxProperties: 64,
     description: 'The push to create. Unknown properties are ignored (clients of other dialects send extra fields). Rules that\ndepend on `kind`:\n- `text` (the default): `payload` required, 1 to 1,048,576 characters.\n- `url`: `payload` required, an absolute `http://` or `https://` URL.\n- `qr`: `payload` required, 1 to 1,024 characters.\n- `file` (the default when `files` is non-empty): at least one file; `payload` is optional text that goes with\n  the files. Needs authentication while `features.pushes.file_attachments.requires_authentication` is on.\n- Only `file` pushes take `files`.\nA kind the instance disables answers 422 on `kind`.\n\nAn **end-to-end encrypted** push (`client_encryption` set) carries envelopes instead of plaintext: `payload`\n(when present) and every `filename` are `spe1.` text envelopes, every file `content` is the base64 of an `SPE1`\nbinary envelope. The checks that need the plaintext (the URL shape of `url`, the 1,024 characters of `qr`) are\nthe client\'s; the server checks only the envelopes\' form and the sizes, which apply to the ciphertext (see\n"End-to-end encrypted pushes" in the API description for the plaintext limits that follow).\n\n**Lifetime**: `expire_after_duration` (0..17, exact, from 15 minutes to 90 days) or `expire_after_days` (whole\ndays); neither → the instance default (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`, 7 days). Sent together they must mean\nthe same lifetime: duration 6..17 and days 1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90 in that order (6 ↔ 1 day, 12 ↔ 7\ndays, 15 ↔ 30 days, …); the sub-day durations 0..5 match no `expire_after_days`. Otherwise 422 with a message on\n**both** fields, each naming the other (`expire_after_days: ["conflicts with expire_after_duration 3 (1 hour)"]`,\n`expire_after_duration: ["conflicts with expire_after_days 7 (7 days)"]`). The server checks this pair after the\nschema (JSON Schema cannot name both fields in one rule), before the instance\'s bounds. A value outside 0..17 is a\n422 on `expire_after_duration` (never dropped, never replaced by the default: a secret must not outlive what was\nasked).\n\n**422 messages**: `errors` holds the messages per field; the response\'s `error` names the first failing field in\nthe order of this schema\'s properties and its first message (`expire_after_views: must be at most 100`), with\n`(and N more)` when other messages follow.\n\n**Forms**: `createPush` also takes this object as `multipart/form-data` or `application/x-www-form-urlencoded`\n(`CreatePushMultipart`, `CreatePushUrlencoded`); the server reads a form into this object and then applies exactly\nthese rules and messages.\n',
     properties: {
         payload: {
@@ -414,6 +434,7 @@ export const PushInputSchema = {
         },
         expire_after_days: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 90,
             description: 'Lifetime in days (units of 24 h). Default 7 (`PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT`) when neither this nor\n`expire_after_duration` is sent; bounds 1..90, which an instance may narrow (`PWPUSH_EXPIRE_AFTER_DAYS_MIN`/`_MAX`).\nOut of bounds → 422 (never silently replaced).\n'
@@ -424,6 +445,7 @@ export const PushInputSchema = {
         },
         expire_after_views: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 100,
             description: 'Counting retrievals allowed. Default 5 (`PWPUSH_EXPIRE_AFTER_VIEWS_DEFAULT`); bounds 1..100, which an\ninstance may narrow (`PWPUSH_EXPIRE_AFTER_VIEWS_MIN`/`_MAX`). Out of bounds → 422.\n'
@@ -669,7 +691,8 @@ export const PushInputSchema = {
                             ],
                             properties: {
                                 kind: {
-                                    type: 'string'
+                                    type: 'string',
+                                    maxLength: 65536
                                 }
                             }
                         },
@@ -702,6 +725,7 @@ export const PushInputSchema = {
 
 export const CreatePushRequestSchema = {
     type: 'object',
+    maxProperties: 64,
     description: 'The body of `createPush`. A body that is not an object, or has no `push` object, answers 400.',
     required: [
         'push'
@@ -715,6 +739,9 @@ export const CreatePushRequestSchema = {
 
 export const FormIntegerSchema = {
     type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    maximum: 999999999,
     description: 'An integer field of a form. As every form value it travels as text: ASCII digits (`"5"`, `"05"`), read as the\ninteger and then checked like the JSON field (bounds, 422 messages). No sign, spaces, decimals, exponents or\nhexadecimal (`"+5"`, `" 5"`, `"1.0"`, `"1e2"`, `"0x10"` answer 422 `must be an integer`). An empty value is the same\nas leaving the field out.\n'
 } as const;
 
@@ -723,12 +750,14 @@ export const FormBooleanSchema = {
         'boolean',
         'string'
     ],
+    maxLength: 5,
     pattern: '^(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Oo][Nn]|[Oo][Ff][Ff]|[Yy][Ee][Ss]|[Nn][Oo]|1|0)?$',
     description: 'A boolean field of a form, read without regard to case: `true`, `1`, `on`, `yes` are true; `false`, `0`, `off`,\n`no` are false (clients send `true`/`false`, Python\'s `True`/`False`, `1`/`0`; HTML check boxes send `on`). An\nempty value is the same as leaving the field out; anything else answers 422 `must be true or false`.\n'
 } as const;
 
 export const CreatePushUrlencodedSchema = {
     type: 'object',
+    maxProperties: 64,
     description: '`createPush` as `application/x-www-form-urlencoded`: one field per field of `PushInput`, named `push[<field>]`. The\nserver reads the form into the `push` object a JSON body gives and then applies `PushInput`\'s rules and messages\n(422 `errors` keyed `expire_after_days`, not `push[expire_after_days]`). How values are read:\n- text fields (`payload`, `kind`, `passphrase`, `name`, `note`) as they are; an empty `push[kind]` or\n  `push[passphrase]` is the same as leaving it out (an empty `push[payload]` stays empty: 422 for text, no text for\n  a file push);\n- integers (`FormInteger`: ASCII digits) and booleans (`FormBoolean`: `true`/`false`/`1`/`0`/`on`/`off`/`yes`/`no`\n  in any case), an empty value being the same as leaving the field out; anything else answers 422 on that field;\n- a field given more than once answers 422 on it (`must be given once`);\n- fields with other names (`utf8`, `account_id`, `push[account_id]`, …) are ignored;\n- no `push[…]` field at all → 400 `missing_push`.\nParsed as the WHATWG URL Standard parses this media type (`+` is a space; a `%` not followed by two hex digits\nstays as it is), as UTF-8. Files cannot be sent this way (a `push[files][]` value is text: 422 on `files`); send\nthem as multipart (`CreatePushMultipart`).\n',
     properties: {
         'push[payload]': {
@@ -806,6 +835,7 @@ export const CreatePushMultipartSchema = {
                     description: 'One file part per file (`Content-Disposition` with a filename; any `Content-Type`).',
                     items: {
                         type: 'string',
+                        maxLength: 10485760,
                         contentMediaType: 'application/octet-stream'
                     }
                 }
@@ -816,6 +846,7 @@ export const CreatePushMultipartSchema = {
 
 export const TimestampSchema = {
     type: 'string',
+    maxLength: 24,
     format: 'date-time',
     description: 'ISO-8601 instant in UTC with milliseconds.',
     pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
@@ -849,6 +880,7 @@ export const PushSchema = {
     properties: {
         url_token: {
             type: 'string',
+            maxLength: 64,
             description: 'The push\'s address: random, URL-safe and lower-case. This server makes 24 characters of `[a-z2-7]` (120\nbits); clients must accept any string matching the pattern (the reference makes 11 to 19 of `[a-z0-9_-]`).\n',
             pattern: '^[a-z0-9_-]{11,64}$',
             examples: [
@@ -889,6 +921,7 @@ export const PushSchema = {
         },
         expire_after_days: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 90,
             description: 'Lifetime in days (units of 24 h), rounded up to a whole day: 1 for a push of 15 minutes, 1 hour or 12 hours, so\nit stays a valid 1..90 for clients that only know days and never claims a shorter life than the push has.\nExact for every push made with `expire_after_days` and for durations 6..17.\n'
@@ -906,30 +939,35 @@ export const PushSchema = {
         },
         expire_after_seconds: {
             type: 'integer',
+            format: 'int32',
             minimum: 900,
             maximum: 7776000,
             description: 'The exact lifetime in seconds (`expires_at` − `created_at`): 900 for 15 minutes, 86400 × days for a push made\nwith days. Sent by this server on every push record; servers before durations do not send it.\n'
         },
         seconds_remaining: {
             type: 'integer',
+            format: 'int32',
             minimum: 0,
             maximum: 7776000,
             description: 'Whole seconds from the response to `expires_at` (rounded down), 0 once it has passed; computed by the server, so\na client can count down without trusting its own clock. Counts time only: a push expired by views or deleted\nkeeps its value like `days_remaining` does. Sent by this server on every push record; servers before durations do not send it.\n'
         },
         expire_after_views: {
             type: 'integer',
+            format: 'int32',
             minimum: 1,
             maximum: 100,
             description: 'How many counting retrievals the push allows.'
         },
         days_remaining: {
             type: 'integer',
+            format: 'int32',
             minimum: 0,
             maximum: 90,
             description: 'The time left until `expires_at` in days, rounded up: 1 for a push with 10 minutes left, 0 only once the time\nis up (a client that reads 0 as "expired" stays right for sub-day pushes). For a push made with days this is\n`max(expire_after_days − whole days elapsed since created_at, 0)`, as before.\n'
         },
         views_remaining: {
             type: 'integer',
+            format: 'int32',
             minimum: 0,
             maximum: 100,
             description: '`max(expire_after_views − counting views, 0)`. Counting views are successful retrievals by anyone but the\nowner; reads of an expired push (`failed_view`) do not count.\n'
@@ -959,6 +997,7 @@ export const PushSchema = {
         },
         json_url: {
             type: 'string',
+            maxLength: 2048,
             format: 'uri',
             description: 'The push\'s API URL, `{base}/api/v2/pushes/{url_token}`.',
             examples: [
@@ -967,6 +1006,7 @@ export const PushSchema = {
         },
         html_url: {
             type: 'string',
+            maxLength: 2048,
             format: 'uri',
             description: 'The link to share: `{base}/p/{url_token}`, or `{base}/p/{url_token}/r` when `retrieval_step` is on.\n`{base}` is the instance\'s configured public base URL (`PWPUSH_PUBLIC_BASE_URL`), else the request\'s origin.\n',
             examples: [
@@ -1026,6 +1066,7 @@ export const PushFileSchema = {
     properties: {
         id: {
             type: 'string',
+            maxLength: 64,
             description: 'The file\'s id within the push.',
             pattern: '^[A-Za-z0-9_-]{1,64}$',
             examples: [
@@ -1043,17 +1084,21 @@ export const PushFileSchema = {
         },
         content_type: {
             type: 'string',
+            maxLength: 255,
             examples: [
                 'application/octet-stream'
             ]
         },
         size: {
             type: 'integer',
+            format: 'int32',
+            maximum: 2147483647,
             minimum: 0,
             description: 'Size in bytes after decoding (for an encrypted push, of the envelope, 32 bytes more than the plaintext).'
         },
         url: {
             type: 'string',
+            maxLength: 4096,
             format: 'uri',
             description: 'Signed download link (`GET /api/v2/pushes/{url_token}/files/{file_id}?token=…`) valid for 5 minutes.\nDownloads do not count as views. After the push expires, the file is downloadable only through links issued\nbefore expiry, until they lapse; then its bytes are deleted.\n'
         }
@@ -1107,6 +1152,7 @@ export const PreviewResponseSchema = {
     properties: {
         url: {
             type: 'string',
+            maxLength: 2048,
             format: 'uri',
             description: 'The push\'s `html_url`.',
             examples: [
@@ -1152,6 +1198,7 @@ export const AuditEntrySchema = {
         },
         ip: {
             type: 'string',
+            maxLength: 64,
             description: 'The client\'s address as the server saw it (behind a trusted proxy, from `X-Forwarded-For`).',
             examples: [
                 '203.0.113.7'

@@ -172,7 +172,7 @@ export type VersionReport = {
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `idempotency_key_in_use` (409);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -750,6 +750,13 @@ export type GetVersionData = {
 
 export type GetVersionErrors = {
     /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
      * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */
     429: ErrorResponse;
@@ -964,6 +971,13 @@ export type ExpirePushData = {
 
 export type ExpirePushErrors = {
     /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
      * An anonymous caller tried to expire a push that viewers may not delete (`authentication_required`), or the token is invalid (`invalid_token`).
      */
     401: ErrorResponse;
@@ -1086,6 +1100,13 @@ export type PreviewPushData = {
 };
 
 export type PreviewPushErrors = {
+    /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
     /**
      * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
      */

@@ -33,7 +33,7 @@ export const zClientEncryptionFeature = z.intersection(z.unknown(), z.object({
     enabled: z.boolean(),
     default: z.boolean(),
     required: z.boolean(),
-    schemes: z.array(zClientEncryption)
+    schemes: z.array(zClientEncryption).max(16)
 }));
 
 /**
@@ -52,9 +52,9 @@ export const zExpireAfterDuration = z.int().gte(0).lte(17);
  * What the instance is and which features it enables.
  */
 export const zVersionReport = z.object({
-    application_version: z.string().regex(/^\d+(\.\d+)*$/),
-    api_version: z.string().regex(/^\d+(\.\d+)*$/),
-    edition: z.string(),
+    application_version: z.string().max(32).regex(/^\d+(\.\d+)*$/),
+    api_version: z.string().max(16).regex(/^\d+(\.\d+)*$/),
+    edition: z.string().max(32),
     features: z.object({
         anonymous_access: z.boolean(),
         api_token_authentication: z.boolean(),
@@ -70,7 +70,7 @@ export const zVersionReport = z.object({
             qr_code_pushes: zEnabled,
             idempotency_keys: z.object({
                 enabled: z.boolean(),
-                lifetime_hours: z.int().gte(1)
+                lifetime_hours: z.int().gte(1).lte(8760)
             }).optional(),
             client_encryption: zClientEncryptionFeature.optional(),
             expire_after_duration: z.object({
@@ -87,17 +87,17 @@ export const zVersionReport = z.object({
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `idempotency_key_in_use` (409);
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `idempotency_key_in_use` (409);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
 export const zErrorResponse = z.object({
-    error: z.string(),
-    code: z.string().regex(/^[a-z][a-z0-9_]*$/),
-    errors: z.record(z.string(), z.array(z.string()).min(1)).optional(),
-    retry_after: z.int().gte(0).optional(),
-    request_id: z.string().optional()
+    error: z.string().max(2048),
+    code: z.string().max(64).regex(/^[a-z][a-z0-9_]*$/),
+    errors: z.record(z.string(), z.array(z.string().max(1024)).min(1).max(10)).optional(),
+    retry_after: z.int().gte(0).lte(86400).optional(),
+    request_id: z.string().max(128).optional()
 });
 
 /**
@@ -187,7 +187,7 @@ export const zCreatePushRequest = z.object({
  * as leaving the field out.
  *
  */
-export const zFormInteger = z.int();
+export const zFormInteger = z.int().gte(0).lte(999999999);
 
 /**
  * A boolean field of a form, read without regard to case: `true`, `1`, `on`, `yes` are true; `false`, `0`, `off`,
@@ -197,7 +197,7 @@ export const zFormInteger = z.int();
  */
 export const zFormBoolean = z.union([
     z.boolean(),
-    z.string().regex(/^(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Oo][Nn]|[Oo][Ff][Ff]|[Yy][Ee][Ss]|[Nn][Oo]|1|0)?$/)
+    z.string().max(5).regex(/^(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Oo][Nn]|[Oo][Ff][Ff]|[Yy][Ee][Ss]|[Nn][Oo]|1|0)?$/)
 ]);
 
 /**
@@ -252,13 +252,13 @@ export const zCreatePushUrlencoded = z.object({
  *
  */
 export const zCreatePushMultipart = zCreatePushUrlencoded.and(z.object({
-    'push[files][]': z.array(z.string()).max(10).optional()
+    'push[files][]': z.array(z.string().max(10485760)).max(10).optional()
 }));
 
 /**
  * ISO-8601 instant in UTC with milliseconds.
  */
-export const zTimestamp = z.iso.datetime().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+export const zTimestamp = z.iso.datetime().max(24).regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
 /**
  * The push record, returned by create, retrieve, delete and the owner lists. Never carries the passphrase, and
@@ -272,7 +272,7 @@ export const zTimestamp = z.iso.datetime().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}
  *
  */
 export const zPush = z.object({
-    url_token: z.string().regex(/^[a-z0-9_-]{11,64}$/),
+    url_token: z.string().max(64).regex(/^[a-z0-9_-]{11,64}$/),
     kind: zPushKind,
     expired: z.boolean(),
     expired_on: zTimestamp.nullable(),
@@ -291,8 +291,8 @@ export const zPush = z.object({
     retrieval_step: z.boolean(),
     passphrase_protected: z.boolean(),
     client_encryption: zClientEncryption.nullish(),
-    json_url: z.url(),
-    html_url: z.url()
+    json_url: z.url().max(2048),
+    html_url: z.url().max(2048)
 });
 
 /**
@@ -312,11 +312,11 @@ export const zPushList = z.array(zPushOwner).max(50);
  * A file of a retrieved file push, with a signed download link.
  */
 export const zPushFile = z.object({
-    id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+    id: z.string().max(64).regex(/^[A-Za-z0-9_-]{1,64}$/),
     filename: z.string().min(1).max(255),
-    content_type: z.string(),
-    size: z.int().gte(0),
-    url: z.url()
+    content_type: z.string().max(255),
+    size: z.int().gte(0).lte(2147483647),
+    url: z.url().max(4096)
 });
 
 /**
@@ -334,7 +334,7 @@ export const zPushRetrieval = zPush.and(z.object({
  * The push's shareable link, without retrieving it.
  */
 export const zPreviewResponse = z.object({
-    url: z.url(),
+    url: z.url().max(2048),
     client_encryption: zClientEncryption.nullish()
 });
 
@@ -350,7 +350,7 @@ export const zAuditEntry = z.object({
         'failed_passphrase',
         'expire'
     ]),
-    ip: z.string(),
+    ip: z.string().max(64),
     user_agent: z.string().max(255),
     referrer: z.string().max(255),
     created_at: zTimestamp
@@ -383,7 +383,7 @@ export const zPage = z.int().gte(1).lte(200).default(1);
 /**
  * The push's `url_token`. Any unknown value answers 404.
  */
-export const zUrlToken = z.string().min(1);
+export const zUrlToken = z.string().min(1).max(64);
 
 /**
  * The push's passphrase. Needed only when the push is `passphrase_protected`.
@@ -444,7 +444,7 @@ export const zListExpiredPushesQuery = z.object({
 export const zListExpiredPushesResponse = zPushList;
 
 export const zExpirePushPath = z.object({
-    url_token: z.string().min(1)
+    url_token: z.string().min(1).max(64)
 });
 
 /**
@@ -457,7 +457,7 @@ export const zGetPushHeaders = z.object({
 });
 
 export const zGetPushPath = z.object({
-    url_token: z.string().min(1)
+    url_token: z.string().min(1).max(64)
 });
 
 export const zGetPushQuery = z.object({
@@ -470,7 +470,7 @@ export const zGetPushQuery = z.object({
 export const zGetPushResponse = zPushRetrieval;
 
 export const zPreviewPushPath = z.object({
-    url_token: z.string().min(1)
+    url_token: z.string().min(1).max(64)
 });
 
 /**
@@ -479,7 +479,7 @@ export const zPreviewPushPath = z.object({
 export const zPreviewPushResponse = zPreviewResponse;
 
 export const zGetPushAuditPath = z.object({
-    url_token: z.string().min(1)
+    url_token: z.string().min(1).max(64)
 });
 
 export const zGetPushAuditQuery = z.object({
@@ -492,7 +492,7 @@ export const zGetPushAuditQuery = z.object({
 export const zGetPushAuditResponse = zAuditLog;
 
 export const zDownloadPushFilePath = z.object({
-    url_token: z.string().min(1),
+    url_token: z.string().min(1).max(64),
     file_id: z.string().min(1).max(64)
 });
 
@@ -506,4 +506,4 @@ export const zDownloadPushFileQuery = z.object({
  * `content_type` of the retrieval's `files` item.
  *
  */
-export const zDownloadPushFileResponse = z.string();
+export const zDownloadPushFileResponse = z.string().max(10485760);

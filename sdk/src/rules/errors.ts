@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   no_route: 404,
   method_not_allowed: 405,
+  /** Answered by the HTTP server itself when a request's headers (or body) do not arrive in time (http/client-error.ts). */
+  request_timeout: 408,
   idempotency_key_in_use: 409,
   /** The v1 API only: an end-to-end encrypted push, which its records cannot mark as such (nothing is counted). */
   end_to_end_encrypted: 409,
@@ -124,15 +126,27 @@ function fieldRank(field: string): number {
 }
 
 /**
+ * Most messages a 422 lists for one field (ErrorResponse `errors`, `maxItems`): past it, the last one says how many
+ * more there were. `error` counts them all.
+ */
+export const MAX_FIELD_MESSAGES = 10;
+
+/**
  * 422 validation_failed with messages per field, in `PushInput`'s order. Many clients print only `error`, so it says
  * what to fix: the first failing field and its first message (`expire_after_views: must be at most 100`), and how many
- * more there are.
+ * more there are. A field lists its first messages only (MAX_FIELD_MESSAGES, the last saying how many more).
  */
 export function validationFailed(fields: FieldErrors): ApiError {
   const ordered: FieldErrors = {};
-  for (const field of Object.keys(fields).sort((a, b) => fieldRank(a) - fieldRank(b))) ordered[field] = fields[field]!;
+  for (const field of Object.keys(fields).sort((a, b) => fieldRank(a) - fieldRank(b))) {
+    const messages = fields[field]!;
+    ordered[field] =
+      messages.length <= MAX_FIELD_MESSAGES
+        ? messages
+        : [...messages.slice(0, MAX_FIELD_MESSAGES - 1), `and ${messages.length - (MAX_FIELD_MESSAGES - 1)} more`];
+  }
   const [first] = Object.entries(ordered);
-  const total = Object.values(ordered).reduce((n, messages) => n + messages.length, 0);
+  const total = Object.values(fields).reduce((n, messages) => n + messages.length, 0);
   const message = first ? `${first[0]}: ${first[1][0] ?? 'is invalid'}${total > 1 ? ` (and ${total - 1} more)` : ''}` : 'The push is invalid.';
   return new ApiError('validation_failed', message, { fields: ordered });
 }

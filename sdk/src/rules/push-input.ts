@@ -195,6 +195,23 @@ function checkClientEncryption(
   return { scheme: marker.scheme, version: marker.version };
 }
 
+/**
+ * Characters no file name keeps: C0 and C1 controls, DEL, the line and paragraph separators, and the Unicode bidi
+ * controls (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069), with which `report\u202Etxt.exe` reads as `reportexe.txt`.
+ */
+const UNSAFE_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** A file name without control and bidi characters (what is stored, and shown on download and on the pages). */
+export function safeFilename(name: string): string {
+  const clean = name.replace(UNSAFE_IN_NAMES, '');
+  return clean === '' ? 'file' : clean;
+}
+
+/** A file name without control and bidi characters, possibly empty (a form's file part, before the push rules). */
+export function stripUnsafeInName(name: string): string {
+  return name.replace(UNSAFE_IN_NAMES, '');
+}
+
 function checkFiles(
   files: FileUpload[],
   settings: PushRuleSettings,
@@ -210,7 +227,7 @@ function checkFiles(
     const attached = attachedBytes.get(file);
     if (attached) {
       if (attached.length > settings.fileMaxBytes) add('files', `${label}: larger than the limit of ${settings.fileMaxBytes} bytes`);
-      else valid.push({ filename: file.filename, contentType: file.content_type ?? DEFAULT_CONTENT_TYPE, bytes: attached });
+      else valid.push({ filename: safeFilename(file.filename), contentType: file.content_type ?? DEFAULT_CONTENT_TYPE, bytes: attached });
       return;
     }
     // The schema's pattern checks the alphabet only; `contentEncoding: base64` is an annotation Ajv does not check.
@@ -224,7 +241,7 @@ function checkFiles(
       add('files', `${label}: larger than the limit of ${settings.fileMaxBytes} bytes`);
       return;
     }
-    valid.push({ filename: file.filename, contentType: file.content_type ?? DEFAULT_CONTENT_TYPE, bytes });
+    valid.push({ filename: safeFilename(file.filename), contentType: file.content_type ?? DEFAULT_CONTENT_TYPE, bytes });
   });
   return valid;
 }

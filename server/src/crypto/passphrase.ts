@@ -27,6 +27,11 @@ export async function verifyPassphrase(passphrase: string, stored: string): Prom
   const salt = Buffer.from(parts[4]!, 'base64');
   const expected = Buffer.from(parts[5]!, 'base64');
   if (![N, r, p].every((n) => Number.isSafeInteger(n) && n > 0) || expected.length === 0) return false;
-  const actual = await scryptAsync(passphrase, salt, expected.length, { N, r, p, maxmem: 256 * 1024 * 1024 });
+  let actual: Buffer;
+  try {
+    actual = await scryptAsync(passphrase, salt, expected.length, { N, r, p, maxmem: 256 * 1024 * 1024 });
+  } catch {
+    return false; // parameters scrypt refuses (a damaged hash): it opens nothing
+  }
   return timingSafeEqual(actual, expected);
 }

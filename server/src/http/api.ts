@@ -20,7 +20,9 @@ import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
 import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
-import { hasBody, readBody, type BodyLimits, type ParsedBody } from './body.js';
+import { hasBody, isBoundsError, readBody, type BodyLimits, type ParsedBody } from './body.js';
+import { formBounds, jsonBounds } from './body-bounds.js';
+import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
 import { validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
@@ -73,6 +75,7 @@ export interface EdgeReply {
   headers?: Record<string, string>;
 }
 
+
 /** What makes an edge serve one document: the contract, its handlers and what differs between documents. */
 export interface EdgeSpec {
   contract: Contract;
@@ -85,9 +88,17 @@ export interface EdgeSpec {
   bodyValue(body: ParsedBody, operationId: string): unknown;
   /** openapi-backend's validation errors → the error to answer (`requestBody` is the value it validated). */
   validationError(errors: ErrorObject[], operationId: string, requestBody: unknown): ApiError;
+  /**
+   * Where an operation's body holds the push: the wrapper (`push`, `password`, …) of its JSON and form bodies, and
+   * whether the push fields may also stand at the top level of a JSON body (v1). A bound passed inside the push
+   * is refused with the validator's 422 on that field; undefined: the operation takes no push.
+   */
+  pushFrame(operationId: string): PushFrame | undefined;
   /** Answers an error in this document's shape; without it, errors go to the app's one error responder. */
   sendError?(res: Response, error: unknown): void;
 }
+
+export type { PushFrame };
 
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
 const TOKEN_IGNORED = new Set<string>(['getVersion', 'downloadPushFile']);
@@ -117,6 +128,7 @@ export function v2Spec(core: Core): EdgeSpec {
     tokenIgnored: TOKEN_IGNORED,
     bodyValue: (body) => (body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined),
     validationError: (errors) => validationError(errors),
+    pushFrame: (operationId) => (operationId === 'createPush' ? { wrapper: 'push', topLevel: false } : undefined),
   };
 }
 
@@ -140,8 +152,12 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
     (backend) => new OperationTable(backend),
   );
   let table: OperationTable | undefined;
+  let bounds = new Map<string, BodyBounds>();
   tableReady.then(
-    (t) => void (table = t),
+    (t) => {
+      bounds = bodyBounds(t, spec);
+      table = t;
+    },
     () => undefined,
   );
   const ready = tableReady.then(() => undefined);
@@ -169,7 +185,9 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
     const ignoresToken = tokenIgnored.has(op.operationId);
     s.auth = ignoresToken ? ANONYMOUS : await authenticate(core, credentialOf(req));
     let body: unknown = undefined;
-    if (op.hasRequestBody) body = await readRequestBody(op, req, res, bodyLimits(settings, s.auth), spec);
+    if (op.hasRequestBody) {
+      body = await readRequestBody(op, req, res, { ...bodyLimits(settings, s.auth), ...bounds.get(op.operationId) }, spec);
+    }
     else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
     const authorized = t.authorized(op, (scheme) => schemeHolds(scheme, s.auth));
     if (!ignoresToken) {
@@ -301,9 +319,33 @@ async function readRequestBody(op: CompiledOperation, req: Request, res: Respons
     return spec.bodyValue(body, op.operationId);
   } catch (error) {
     closeAfterReply(req, res);
-    throw error;
+    throw isBoundsError(error) ? boundsRefusal(error, spec.pushFrame(op.operationId)) : error;
   }
 }
+
+/** The bounds of an operation's body, by media type (from its dereferenced request body schemas). */
+type BodyBounds = Pick<BodyLimits, 'json' | 'urlencoded' | 'multipart'>;
+
+function bodyBounds(t: OperationTable, spec: EdgeSpec): Map<string, BodyBounds> {
+  const out = new Map<string, BodyBounds>();
+  for (const op of t.operations()) {
+    const content = (op.operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
+    if (!content) continue;
+    const frame = spec.pushFrame(op.operationId);
+    const json = content['application/json']?.schema;
+    const properties = (json?.properties ?? {}) as Record<string, unknown>;
+    const entry: BodyBounds = {};
+    if (json) entry.json = jsonBounds(json, frame?.topLevel ? properties[frame.wrapper] : undefined);
+    const urlencoded = content['application/x-www-form-urlencoded']?.schema;
+    if (urlencoded) entry.urlencoded = formBounds(urlencoded);
+    const multipart = content['multipart/form-data']?.schema;
+    if (multipart) entry.multipart = formBounds(multipart);
+    out.set(op.operationId, entry);
+  }
+  return out;
+}
+
+
 
 /** Checks one JSON answer of a routed operation against the contract (`status`, the body as sent). */
 type AnswerCheck = (res: Response, body: unknown) => void;

@@ -15,7 +15,7 @@ import type { Core } from '../core.js';
 import { createWebRouter } from '../web/router.js';
 import { createApiEdge } from './api.js';
 import { describeFailure, sendError, toApiError } from './errors.js';
-import { accessLog, answerWithHeaders, baseHeaders, everyAnswerHeaders, rateLimit, requestIdentity, state, stripJsonSuffix } from './middleware.js';
+import { accessLog, answerWithHeaders, baseHeaders, everyAnswerHeaders, rateLimit, requestIdentity, singleHost, state, stripJsonSuffix } from './middleware.js';
 import { probes } from './probes.js';
 import { createV1Edge, isV1Path } from './v1/edge.js';
 import type { HitCounter } from '../runtime/window-counter.js';
@@ -72,7 +72,8 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   const limit = rateLimit(settings.rateLimitPerMinute, Date.now, opts.rateLimitCounter);
   const jsonSuffix = stripJsonSuffix();
   const responder = errorResponder();
-  app.use(baseHeaders(headers), log, ...runtime);
+  const oneHost = singleHost();
+  app.use(baseHeaders(headers), log, oneHost, ...runtime);
   app.use(probes(core));
   app.use(limit);
   // The web pages: HTML, assets, /help/api and the bundled contract at /api/v2/openapi.json. Mounted before the
@@ -88,7 +89,7 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   // The same parts, in the same order, for a request the API answers (the probes and the pages never match one); its
   // response writes the headers every answer carries with its status line (answerWithHeaders).
   const apiResponse = answerWithHeaders((app as unknown as { response: object }).response, headers);
-  const apiFront = steps(app, apiResponse, [requestIdentity(), log, ...runtime, limit, v1.handle, jsonSuffix, api.handle], responder);
+  const apiFront = steps(app, apiResponse, [requestIdentity(), log, oneHost, ...runtime, limit, v1.handle, jsonSuffix, api.handle], responder);
   const front = ((req: IncomingMessage, res: ServerResponse) => {
     const path = plainPath(req.url ?? '');
     if (path !== null && isApiRequest(path)) apiFront(req, res);

@@ -43,7 +43,8 @@ export function actorOf(req: Request, userId: string | null): Actor {
   return {
     userId,
     // `req.ip` honours `trust proxy` (settings.trustProxy) for X-Forwarded-For.
-    ip: req.ip ?? req.socket.remoteAddress ?? '',
+    // At most the contract's 64 characters (an IPv6 address with a zone has fewer; a proxy's odd X-Forwarded-For may not).
+    ip: (req.ip ?? req.socket.remoteAddress ?? '').slice(0, 64),
     userAgent: (header(req, 'user-agent') ?? '').slice(0, 1024),
     referrer: (header(req, 'referer') ?? '').slice(0, 2048),
   };

@@ -1,18 +1,23 @@
 /**
  * Requests Node's HTTP parser refuses before the app sees them (a control character in a header value, a malformed
- * request line, headers over the size limit) get the same JSON error body as every other error, instead of Node's
+ * request line, headers over the size limit: 400 or 431; headers or a body that did not arrive in time: 408) get the same JSON error body as every other error, instead of Node's
  * bare `400 Bad Request` with no body. Nothing of the request is echoed.
  */
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, errorBody } from '@secret-push/sdk/rules';
 
-function answer(err: NodeJS.ErrnoException): { status: number; body: string } {
+function answer(err: NodeJS.ErrnoException, requestId: string): { status: number; body: string } {
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, body: JSON.stringify({ error: 'The request headers are too large.', code: 'bad_request' }) };
+    return { status: 431, body: JSON.stringify({ error: 'The request headers are too large.', code: 'bad_request', request_id: requestId }) };
+  }
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // The server's headersTimeout (or requestTimeout) passed before the request was complete: a slow or stalled client.
+    return { status: 408, body: JSON.stringify(errorBody(new ApiError('request_timeout', 'The request did not arrive in time.'), requestId)) };
   }
   const error = new ApiError('bad_request', 'The request is not valid HTTP (a malformed request line, or a header with a forbidden character).');
-  return { status: 400, body: JSON.stringify(errorBody(error)) };
+  return { status: 400, body: JSON.stringify(errorBody(error, requestId)) };
 }
 
 /** Answers the parser's refusals of `server` with a JSON error and closes the connection. */
@@ -23,8 +28,10 @@ export function answerClientErrors(server: Server): void {
       socket.destroy();
       return;
     }
-    const { status, body } = answer(err);
-    const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+    // Every answer carries a request id (the contract requires X-Request-Id); this one never reached the app.
+    const requestId = randomUUID();
+    const { status, body } = answer(err, requestId);
+    const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
     const headers = [
       `HTTP/1.1 ${status} ${reason}`,
       'Content-Type: application/json; charset=utf-8',
@@ -32,6 +39,7 @@ export function answerClientErrors(server: Server): void {
       'Cache-Control: no-store',
       'X-Content-Type-Options: nosniff',
       'X-Robots-Tag: noindex, nofollow',
+      `X-Request-Id: ${requestId}`,
       'Connection: close',
     ];
     socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);

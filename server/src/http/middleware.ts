@@ -4,6 +4,7 @@ import { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '@secret-push/sdk/rules';
+import { closeAfterReply } from './close-after-reply.js';
 import { RATE_WINDOW_MS, windowCounter, type HitCounter, type WindowHit } from '../runtime/window-counter.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -31,6 +32,35 @@ export function requestIdentity(): RequestHandler {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     Object.assign(res.locals, { requestId, startedAt: process.hrtime.bigint() } satisfies RequestState);
+    next();
+  };
+}
+
+/** A host name, an IPv4 or an IPv6 literal, and a port (RFC 3986 `host [ ":" port ]`, at most 255 + 6 characters). */
+const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=%-]{1,255}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
+/**
+ * A request with more than one `Host` header, or one that names no host, answers 400. Without PWPUSH_PUBLIC_BASE_URL
+ * the links an answer carries are built from `Host`; two of them name no one origin (Node keeps the first, a proxy in
+ * front may have read the other: the classic request-smuggling and cache-poisoning split), and a value that is no
+ * host would be copied into every link.
+ */
+export function singleHost(): RequestHandler {
+  return (req, res, next) => {
+    const raw = req.rawHeaders;
+    let hosts = 0;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!;
+      if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1) {
+        closeAfterReply(req, res);
+        return next(new ApiError('bad_request', 'The request has more than one Host header.'));
+      }
+    }
+    const host = req.headers.host;
+    if (host !== undefined && !HOST.test(host)) {
+      closeAfterReply(req, res);
+      return next(new ApiError('bad_request', 'The Host header names no host (a host name or address, and a port).'));
+    }
     next();
   };
 }

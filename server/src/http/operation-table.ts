@@ -24,6 +24,12 @@ import type { OpenAPIBackend, Operation } from 'openapi-backend';
 
 type Json = Record<string, unknown>;
 
+/**
+ * Most validation errors kept for one request. The body reader bounds every array and object by the contract before
+ * validation (./body-bounds.ts), so the validator's list is short; this is the backstop.
+ */
+export const MAX_ERRORS = 200;
+
 export interface CompiledOperation {
   operationId: string;
   /** Lower case, as in the document. */
@@ -228,7 +234,11 @@ export class OperationTable {
     if (typeof requestBody === 'object' || contentType === 'application/json') parameters.requestBody = requestBody;
     for (const validate of op.validators) {
       validate(parameters);
-      if (validate.errors) errors.push(...validate.errors);
+      // One by one, and no more than MAX_ERRORS (never spread: a list of millions overflows the call stack).
+      for (const error of validate.errors ?? []) {
+        if (errors.length >= MAX_ERRORS) break;
+        errors.push(error);
+      }
     }
     return errors.length > 0 ? errors : null;
   }

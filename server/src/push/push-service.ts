@@ -29,6 +29,7 @@ import {
   requireListCaller,
   requireMayCreate,
   requireMayExpire,
+  safeFilename,
   trimBase,
   type SchemaValidPushInput,
   type ValidPush,
@@ -161,7 +162,7 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
   function fileLinks(files: FileMeta[], urlToken: string, base: string, now: Date): PushRetrieval['files'] {
     return files.map((f) => ({
       id: f.id,
-      filename: keyring.decryptText(f.filenameCiphertext, aad.filename(f.id)),
+      filename: safeFilename(keyring.decryptText(f.filenameCiphertext, aad.filename(f.id))),
       content_type: f.contentType,
       size: f.size,
       url: `${jsonUrl(base, urlToken)}/files/${f.id}?token=${signDownloadToken(settings.signingSecret, urlToken, f.id, now)}`,
@@ -362,7 +363,7 @@ export function createPushService(deps: PushServiceDeps): PushService {
       const file = await repo.fileOf(row.id, fileId);
       if (!file) throw new ApiError('not_found', 'This file is no longer available.');
       return {
-        filename: keyring.decryptText(file.filenameCiphertext, aad.filename(file.id)),
+        filename: safeFilename(keyring.decryptText(file.filenameCiphertext, aad.filename(file.id))),
         contentType: file.contentType,
         bytes: keyring.decrypt(file.content, aad.content(file.id)),
       };

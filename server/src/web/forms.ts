@@ -1,9 +1,17 @@
 /**
- * Form bodies (application/x-www-form-urlencoded and multipart/form-data) parsed with the platform's own FormData
- * (undici's Request), with a byte limit enforced while streaming.
+ * The pages' request bodies: their forms (application/x-www-form-urlencoded and multipart/form-data) and the
+ * recipient page's small JSON steps, read by the API's body reader (../http/body.ts): the byte limit enforced while
+ * streaming, urlencoded forms parsed in linear time, a bounded number of fields, each field's value bounded (the push
+ * fields by the contract's `PushInput`, any other by the reader's policy), every stream with an error path. A form
+ * comes back as a `FormData` (files as `File`s), as the platform's parser gave it before.
  */
-import { Readable, Transform } from 'node:stream';
 import type { Request } from 'express';
+import { bundledDocument, inlineRefs } from '@secret-push/contract';
+import { ApiError } from '@secret-push/sdk/rules';
+import { isBoundsError, readBody } from '../http/body.js';
+import { formBounds, OPEN, type FormBounds } from '../http/body-bounds.js';
+import { boundsRefusal } from '../http/body-refusal.js';
+import { closeAfterReply } from '../http/close-after-reply.js';
 
 export class FormError extends Error {
   constructor(
@@ -15,35 +23,51 @@ export class FormError extends Error {
   }
 }
 
-export async function readForm(req: Request, limitBytes: number): Promise<FormData> {
+/** The pages' push fields carry PushInput's names (`payload`, `passphrase`, `name`, …): their bounds are the contract's. */
+let pageFields: FormBounds | undefined;
+
+export interface FormFiles {
+  /** Most bytes of one file: a larger one is kept cut to one byte more, so the push rules refuse it with their message. */
+  maxFileBytes: number;
+  /** Most file parts kept. */
+  maxFiles: number;
+}
+
+/** The failure of a page body read as the page's FormError (the rest of the body is not waited for). */
+function formFailure(req: Request, error: unknown, tooLarge: string): FormError {
+  if (req.res) closeAfterReply(req, req.res);
+  const api = isBoundsError(error) ? boundsRefusal(error, undefined) : error;
+  if (!(api instanceof ApiError)) return new FormError(400, 'The form could not be read.');
+  if (api.status === 413) return new FormError(413, tooLarge);
+  return new FormError(400, api.message);
+}
+
+export async function readForm(req: Request, limitBytes: number, files: FormFiles = { maxFileBytes: limitBytes, maxFiles: 0 }): Promise<FormData> {
   const type = String(req.headers['content-type'] ?? '').toLowerCase();
   if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) {
     throw new FormError(415, 'Send the form as a web form.');
   }
-  const declared = Number(req.headers['content-length'] ?? NaN);
-  if (Number.isFinite(declared) && declared > limitBytes) throw new FormError(413, 'The form is too large.');
-  let seen = 0;
-  const limiter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      seen += chunk.length;
-      if (seen > limitBytes) done(new FormError(413, 'The form is too large.'));
-      else done(null, chunk);
-    },
-  });
-  req.pipe(limiter);
-  req.on('error', (err) => limiter.destroy(err));
-  const request = new globalThis.Request('http://form.invalid/', {
-    method: 'POST',
-    headers: { 'content-type': String(req.headers['content-type']) },
-    body: Readable.toWeb(limiter) as unknown as ReadableStream<Uint8Array>,
-    duplex: 'half',
-  } as RequestInit);
+  pageFields ??= formBounds((inlineRefs(bundledDocument()) as { components: { schemas: Record<string, unknown> } }).components.schemas.PushInput);
+  let read;
   try {
-    return await request.formData();
-  } catch (err) {
-    if (seen > limitBytes) throw new FormError(413, 'The form is too large.');
-    throw new FormError(400, 'The form could not be read.');
+    read = await readBody(req, {
+      maxBytes: limitBytes,
+      maxFileBytes: files.maxFileBytes,
+      maxFiles: files.maxFiles,
+      urlencoded: pageFields,
+      multipart: pageFields,
+      oversizedFiles: 'truncate',
+    });
+  } catch (error) {
+    throw formFailure(req, error, 'The form is too large.');
   }
+  const form = new FormData();
+  if (read.body.type !== 'form') return form;
+  for (const [name, value] of read.body.fields) form.append(name, value);
+  for (const file of read.body.files) {
+    form.append(file.field, new File([new Uint8Array(file.bytes)], file.filename, { type: file.contentType }));
+  }
+  return form;
 }
 
 export function field(form: FormData, name: string): string {
@@ -59,20 +83,11 @@ export function field(form: FormData, name: string): string {
 export async function readJson(req: Request, limitBytes: number): Promise<unknown> {
   const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw new FormError(415, 'Send the body as application/json.');
-  const declared = Number(req.headers['content-length'] ?? NaN);
-  if (Number.isFinite(declared) && declared > limitBytes) throw new FormError(413, 'The request body is too large.');
-  const chunks: Buffer[] = [];
-  let seen = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    seen += chunk.length;
-    if (seen > limitBytes) throw new FormError(413, 'The request body is too large.');
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return {};
+  let read;
   try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new FormError(400, 'The request body is not valid JSON.');
+    read = await readBody(req, { maxBytes: limitBytes, maxFileBytes: 0, maxFiles: 0, json: OPEN });
+  } catch (error) {
+    throw formFailure(req, error, 'The request body is too large.');
   }
+  return read.body.type === 'json' ? read.body.value : {};
 }

@@ -10,7 +10,7 @@ import type { AccountUser } from '../account/account-service.js';
 import type { Core, RequestContext, WebServices } from '../core.js';
 import { actorOf, baseUrlOf } from '../http/auth.js';
 import { state } from '../http/middleware.js';
-import { FormError, readForm } from './forms.js';
+import { FormError, readForm, type FormFiles } from './forms.js';
 import { comesFromOurPages, pageHeaders, safeNext } from './security.js';
 import { createSessions, CSRF_FIELD, type Sessions } from './session.js';
 import { messagePage, type Viewer } from './views/layout.js';
@@ -46,7 +46,7 @@ export interface PageKit {
   ctxOf(req: Request, userId: string | null): RequestContext;
   visit(req: Request, res: Response): Promise<Visit>;
   /** Reads a posted form and checks that it comes from our own page (CSRF token + origin); 403 otherwise. */
-  postedForm(req: Request, v: Visit, limit?: number): Promise<FormData>;
+  postedForm(req: Request, v: Visit, limit?: number, files?: FormFiles): Promise<FormData>;
   redirectToSignIn(req: Request, res: Response): void;
   send(res: Response, status: number, body: string): void;
   pageRoute(route: string, handler: PageHandler, csp?: string): (req: Request, res: Response) => Promise<void>;
@@ -84,8 +84,8 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
         },
       };
     },
-    async postedForm(req, v, limit = SMALL_FORM_BYTES) {
-      const form = await readForm(req, limit);
+    async postedForm(req, v, limit = SMALL_FORM_BYTES, files) {
+      const form = await readForm(req, limit, files);
       if (!comesFromOurPages(req, settings.publicBaseUrl) || !sessions.csrfValid(req, form.get(CSRF_FIELD), v.user?.userId ?? null)) {
         throw new PageError(403, 'Form rejected', 'This form has expired or did not come from this site. Go back, reload the page and try again.');
       }

@@ -69,6 +69,10 @@ export function v1Spec(core: Core): EdgeSpec {
     bodyValue: (body, operationId) =>
       body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, V1_CREATES[operationId]?.wrapper ?? 'password') : undefined,
     validationError: v1ValidationError,
+    pushFrame: (operationId) => {
+      const create = V1_CREATES[operationId];
+      return create ? { wrapper: create.wrapper, topLevel: true } : undefined;
+    },
     sendError: sendV1Error,
   };
 }

@@ -118,7 +118,7 @@
         var li = el('li');
         if (key) {
           // The server's link serves the envelope: the click downloads, decrypts and saves it here.
-          var button = el('a', { href: f.url, rel: 'noopener noreferrer', 'data-decrypt': '' }, f.filename);
+          var button = el('a', { href: f.url, rel: 'noopener noreferrer', 'data-decrypt': '' }, safeName(f.filename));
           var state = el('span', { 'class': 'muted', role: 'status' });
           button.addEventListener('click', function (event) {
             event.preventDefault();
@@ -128,7 +128,7 @@
           li.appendChild(document.createTextNode(' (' + Math.max(f.size - E.BINARY_OVERHEAD, 0) + ' bytes) '));
           li.appendChild(state);
         } else {
-          var link = el('a', { href: f.url, download: f.filename, rel: 'noopener noreferrer' }, f.filename);
+          var link = el('a', { href: f.url, download: safeName(f.filename), rel: 'noopener noreferrer' }, safeName(f.filename));
           li.appendChild(link);
           li.appendChild(document.createTextNode(' (' + f.size + ' bytes)'));
         }
@@ -188,6 +188,13 @@
     return 'The file could not be downloaded (' + ((body && body.error) || 'status ' + status) + ').';
   }
 
+  // A file name without control or bidi characters (a decrypted name never passed the server's cleaning), as the
+  // server stores and serves names (@secret-push/sdk/rules safeFilename).
+  function safeName(name) {
+    var clean = String(name).replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '');
+    return clean === '' ? 'file' : clean;
+  }
+
   // An encrypted file: fetch its envelope, decrypt it here, and save it under its real name.
   function downloadDecrypted(file, status) {
     status.textContent = 'Decrypting…';
@@ -201,13 +208,13 @@
       .then(function (buffer) { return E.openFile(file, new Uint8Array(buffer)); })
       .then(function (bytes) {
         var url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
-        var save = el('a', { href: url, download: file.filename, hidden: '' });
+        var save = el('a', { href: url, download: safeName(file.filename), hidden: '' });
         document.body.appendChild(save);
         save.click();
         document.body.removeChild(save);
         window.setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
         status.textContent = 'Saved.';
-        announce('The file ' + file.filename + ' is decrypted and saved.');
+        announce('The file ' + safeName(file.filename) + ' is decrypted and saved.');
       })
       .catch(function (error) {
         if (error instanceof E.EndToEndError) status.textContent = 'The file does not open with the key in this link.';

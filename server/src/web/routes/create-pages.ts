@@ -3,6 +3,7 @@ import type { Router } from 'express';
 import { ApiError, validationFailed } from '@secret-push/sdk/rules';
 import type { PushInput } from '../../core.js';
 import { maxBodyBytes } from '../../config/settings.js';
+import { FORM_LIMITS } from '../../http/body-bounds.js';
 import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
 import { createdPage, createPage, type CreateFormState } from '../views/pushes.js';
@@ -38,7 +39,12 @@ export function createPages(router: Router, kit: PageKit): void {
     kit.pageRoute('/', async (req, res, v) => {
       if (!v.user && !settings.allowAnonymous) return kit.redirectToSignIn(req, res);
       const mayUpload = settings.enableFilePushes && (v.user !== null || !settings.filesRequireAuth);
-      const form = await kit.postedForm(req, v, mayUpload ? maxBodyBytes(settings) : TEXT_FORM_BYTES);
+      // Every file part is kept (cut one byte past the file limit), so the push rules answer on the form with their own
+      // messages (too many files, a file too large); the byte limit bounds them all.
+      const form = await kit.postedForm(req, v, mayUpload ? maxBodyBytes(settings) : TEXT_FORM_BYTES, {
+        maxFileBytes: settings.fileMaxBytes,
+        maxFiles: FORM_LIMITS.maxFields,
+      });
       const kind = field(form, 'kind') || 'text';
       const intOrNaN = (name: string) => {
         const raw = field(form, name).trim();
