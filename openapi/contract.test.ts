@@ -182,7 +182,7 @@ describe('the OpenAPI contract', () => {
           for (const name of Object.keys((c.deref<Json>(response).headers ?? {}) as Json)) responseHeaders.add(name.toLowerCase());
         }
       }
-      for (const scheme of Object.values((c.document.components?.securitySchemes ?? {}) as Json)) {
+      for (const scheme of Object.values(((c.document as Json).components?.securitySchemes ?? {}) as Json)) {
         if (scheme.type === 'http') requestHeaders.add('authorization');
         if (scheme.type === 'apiKey' && scheme.in === 'header') requestHeaders.add(String(scheme.name).toLowerCase());
       }
