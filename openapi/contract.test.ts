@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { contract } from './src/index.js';
+import { contract, contractV1, corsRules } from './src/index.js';
 import { expectedValidationError, invalidExamples, missingExampleKinds, namedExamples } from './tooling/named-examples.js';
 import { backendFor } from './tooling/openapi-backend.js';
 
@@ -168,6 +168,40 @@ describe('the OpenAPI contract', () => {
     const result = run([`${root}node_modules/typescript/bin/tsc`, '-p', 'tsconfig.json']);
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
+  });
+
+  it('has a CORS policy (x-cors) that allows every method and request header, and exposes every response header, that the v2 and v1 documents declare', () => {
+    const rules = corsRules(v.document);
+    const lower = (names: string[]) => names.map((n) => n.toLowerCase());
+    const methods = new Set<string>();
+    const requestHeaders = new Set<string>(['content-type']);
+    const responseHeaders = new Set<string>();
+    for (const c of [v, contractV1()]) {
+      for (const op of c.operations()) {
+        methods.add(op.method.toUpperCase());
+        for (const p of c.parameters(op.operationId)) if (p.in === 'header') requestHeaders.add(String(p.name).toLowerCase());
+        for (const response of Object.values((op.object.responses ?? {}) as Json)) {
+          for (const name of Object.keys((c.deref<Json>(response).headers ?? {}) as Json)) responseHeaders.add(name.toLowerCase());
+        }
+      }
+      for (const scheme of Object.values(((c.document as Json).components?.securitySchemes ?? {}) as Json)) {
+        if (scheme.type === 'http') requestHeaders.add('authorization');
+        if (scheme.type === 'apiKey' && scheme.in === 'header') requestHeaders.add(String(scheme.name).toLowerCase());
+      }
+    }
+    expect(new Set(rules.methods)).toEqual(methods);
+    expect(lower(rules.allowedHeaders)).toEqual(expect.arrayContaining([...requestHeaders]));
+    // Safelisted response headers (CORS lets a page read them anyway) and ones only the browser itself acts on.
+    for (const name of ['cache-control', 'content-type', 'x-content-type-options']) responseHeaders.delete(name);
+    expect(lower(rules.exposedHeaders)).toEqual(expect.arrayContaining([...responseHeaders]));
+    // What clients read that no operation declares yet: the IETF RateLimit fields, and Location.
+    expect(lower(rules.exposedHeaders)).toEqual(expect.arrayContaining(['ratelimit', 'ratelimit-policy', 'retry-after', 'location', 'x-request-id', 'link', 'x-total-count', 'idempotent-replayed']));
+    expect(rules.maxAgeSeconds).toBeGreaterThan(0);
+    // The `*` exception names a v1 operation.
+    for (const entry of rules.anyOrigin) {
+      const [method, path] = entry.split(' ') as [string, string];
+      expect(contractV1().routes.match(method, path).kind, entry).toBe('ok');
+    }
   });
 
   it('documents every x- extension it uses', () => {

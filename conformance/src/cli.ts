@@ -149,6 +149,8 @@ export async function main(argv: string[]): Promise<number> {
   const text = format === 'json' ? formatJson(run) : format === 'junit' ? formatJunit(run) : formatTable(run, process.stdout.columns || 120);
   console.log(text);
   if (values.out) writeFileSync(values.out as string, text + '\n');
+  // Said on stderr too, whatever the format: every later requirement would have failed for this reason alone.
+  if (run.rateLimited) console.error(`\nThe run stopped early. ${run.rateLimited}`);
   return exitCode(run.results);
 }
 

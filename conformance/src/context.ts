@@ -16,6 +16,30 @@ export class AssertionFailure extends Error {
   override name = 'AssertionFailure';
 }
 
+/**
+ * The target answered 429 for a reason that is not one the suite tests (the passphrase attempt limit answers
+ * `too_many_attempts`): its per-client rate limit is on. Every requirement after it would fail for that reason alone,
+ * so the run stops and says so.
+ */
+export class TargetRateLimited extends Error {
+  constructor(readonly call: string, readonly retryAfter: string | null) {
+    super(
+      `${call} answered 429 (rate limited${retryAfter ? `, Retry-After ${retryAfter}` : ''}): the target's per-client rate limit is on, ` +
+        'and the suite sends about 620 requests in under a minute. Turn the limit off for the run (on Secret Push: ' +
+        'start the server with PWPUSH_RATE_LIMIT_PER_MINUTE=0; on Password Pusher: raise PWP__THROTTLING__MINUTE ' +
+        'and PWP__THROTTLING__SECOND), or let this client through it, then run the suite again.',
+    );
+    this.name = 'TargetRateLimited';
+  }
+}
+
+/** A 429 that is the target's rate limit rather than a limit the suite tests (`too_many_attempts`). */
+function isRateLimit(status: number, body: unknown): boolean {
+  if (status !== 429) return false;
+  const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
+  return code !== 'too_many_attempts';
+}
+
 export interface Options {
   baseUrl: string;
   /** Another process of the same installation (same database), for the cross-process requirements. */
@@ -221,6 +245,7 @@ export class Ctx {
     }
     const text = await response.text();
     const parsed = parseJson(text);
+    if (isRateLimit(response.status, parsed)) throw new TargetRateLimited(label, response.headers.get('retry-after'));
     for (const violation of against.validate(target, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }
@@ -251,6 +276,7 @@ export class Ctx {
     const bytes = Buffer.from(await response.arrayBuffer());
     const text = response.headers.get('content-type')?.includes('json') ? bytes.toString('utf8') : '';
     const label = `GET ${new URL(url).pathname}`;
+    if (isRateLimit(response.status, parseJson(text))) throw new TargetRateLimited(label, response.headers.get('retry-after'));
     for (const violation of this.contract.validate(operationId, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }

@@ -48,6 +48,7 @@ export function formatTable(run: RunOutput, width = 110): string {
   lines.push(`${'TOTAL'.padEnd(30)} ${STATUSES.map((s) => String(total[s]).padStart(7)).join(' ')}`);
   lines.push('');
   lines.push(exitCode(run.results) === 0 ? 'RESULT: conformant (no failures)' : `RESULT: ${total.fail} requirement(s) failed`);
+  if (run.rateLimited) lines.push('', `STOPPED: ${run.rateLimited}`);
   return lines.join('\n');
 }
 

@@ -1,5 +1,5 @@
 /** Runs the requirements against one base URL: reads the capability report first, gates, runs, collects results. */
-import { AssertionFailure, Ctx, type Features, type Instance, type Observed, type Options } from './context.js';
+import { AssertionFailure, Ctx, TargetRateLimited, type Features, type Instance, type Observed, type Options } from './context.js';
 import { Contract } from './spec.js';
 import { AREAS, type Need, type Requirement, type Result } from './requirement.js';
 import { version, create, retrieve, views, passphrase, preview } from './requirements/pushes.js';
@@ -40,6 +40,8 @@ export interface RunOutput {
   profile: Options['profile'];
   features: Features | null;
   results: Result[];
+  /** Set when the run stopped early because the target rate-limited it (what to do about it, in words). */
+  rateLimited?: string;
 }
 
 /** Why a requirement cannot run here: `not-run` for missing CLI input, `skip` for what the instance reports. */
@@ -173,6 +175,7 @@ async function runOne(requirement: Requirement, run: RunState, partial = false):
   try {
     await requirement.run(ctx);
   } catch (error) {
+    if (error instanceof TargetRateLimited) throw error;
     status = 'fail';
     reason = error instanceof AssertionFailure ? error.message : `error: ${(error as Error).stack ?? error}`;
   }
@@ -212,12 +215,14 @@ export async function runSuite(config: RunConfig): Promise<RunOutput> {
   // Capabilities first: everything else is gated on them.
   let features: Features | null = null;
   let versionProblem = '';
+  let rateLimited: string | undefined;
   try {
     const probe = new Ctx(config, contract, {} as Features, observed);
     const res = await probe.call('getVersion');
     if (res.status === 200 && res.body?.features?.pushes) features = res.body.features as Features;
     else versionProblem = `GET /api/v2/version answered ${res.status}`;
   } catch (error) {
+    if (error instanceof TargetRateLimited) rateLimited = error.message;
     versionProblem = (error as Error).message;
   }
 
@@ -234,11 +239,25 @@ export async function runSuite(config: RunConfig): Promise<RunOutput> {
   let stopped = false;
   for (const requirement of ordered) {
     if (done.has(requirement.id)) continue;
-    if (stopped) {
-      record({ id: requirement.id, area: requirement.area, title: requirement.title, source: requirement.source, status: 'not-run', reason: 'the run stopped at the first failure', ms: 0 });
+    const base = { id: requirement.id, area: requirement.area, title: requirement.title, source: requirement.source };
+    if (rateLimited) {
+      const first = !results.some((r) => r.status === 'fail');
+      record({ ...base, status: first ? 'fail' : 'not-run', reason: first ? rateLimited : 'the run stopped: the target rate-limited it', ms: 0 });
       continue;
     }
-    const result = await runOne(requirement, run);
+    if (stopped) {
+      record({ ...base, status: 'not-run', reason: 'the run stopped at the first failure', ms: 0 });
+      continue;
+    }
+    let result: Result;
+    try {
+      result = await runOne(requirement, run);
+    } catch (error) {
+      if (!(error instanceof TargetRateLimited)) throw error;
+      // The requirement that met the limit fails with the reason; the rest do not run (each would fail the same way).
+      rateLimited = error.message;
+      result = { ...base, status: 'fail', reason: error.message, ms: 0 };
+    }
     record(result);
     if (!config.stopOnFailure) continue;
     if (result.status === 'fail') {
@@ -255,5 +274,5 @@ export async function runSuite(config: RunConfig): Promise<RunOutput> {
     }
   }
   results.sort((a, b) => AREAS.indexOf(a.area) - AREAS.indexOf(b.area) || REQUIREMENTS.findIndex((r) => r.id === a.id) - REQUIREMENTS.findIndex((r) => r.id === b.id));
-  return { baseUrl: config.baseUrl, profile: config.profile, features, results };
+  return { baseUrl: config.baseUrl, profile: config.profile, features, results, ...(rateLimited ? { rateLimited } : {}) };
 }

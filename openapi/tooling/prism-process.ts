@@ -1,6 +1,6 @@
 /**
- * The Prism mock as a process for tests (what `npm run mock` runs: scripts/mock.mjs), on a free local port, for
- * the v2 document or, with `api: 'v1'`, the v1 one.
+ * The mock as a process for tests, exactly as `npm run mock` runs it (scripts/mock.ts: Prism behind its front,
+ * ./mock-front.ts), on a free local port, for the v2 document or, with `api: 'v1'`, the v1 one.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -11,7 +11,12 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 export interface PrismProcess {
   baseUrl: string;
   stop(): void;
+  /** Everything the process printed. */
+  output(): string;
 }
+
+/** The command line of `npm run mock` (package.json), without its `exec`. */
+export const MOCK_COMMAND = [process.execPath, '--conditions=@secret-push/source', '--import', 'tsx', 'scripts/mock.ts'] as const;
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -24,23 +29,30 @@ export function freePort(): Promise<number> {
 }
 
 /** Starts Prism and resolves once it listens (it takes a while to load the document); fails with its output. */
-export async function startPrism(options: { api?: 'v1'; timeoutMs?: number } = {}): Promise<PrismProcess> {
+export async function startPrism(options: { api?: 'v1'; timeoutMs?: number; corsOrigins?: string } = {}): Promise<PrismProcess> {
   const port = await freePort();
-  const prism = spawn(process.execPath, ['scripts/mock.mjs'], {
+  const [command, ...args] = MOCK_COMMAND;
+  const prism = spawn(command, args, {
     cwd: root,
-    env: { ...process.env, MOCK_PORT: String(port), MOCK_HOST: '127.0.0.1', ...(options.api ? { MOCK_API: options.api } : {}) },
+    env: {
+      ...process.env,
+      MOCK_PORT: String(port),
+      MOCK_HOST: '127.0.0.1',
+      ...(options.api ? { MOCK_API: options.api } : {}),
+      ...(options.corsOrigins !== undefined ? { MOCK_CORS_ORIGINS: options.corsOrigins } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
   prism.stdout!.on('data', (d) => (log += d));
   prism.stderr!.on('data', (d) => (log += d));
   const deadline = Date.now() + (options.timeoutMs ?? 90_000);
-  while (!log.includes('Prism is listening')) {
+  while (!log.includes('Mock listening on')) {
     if (prism.exitCode !== null || Date.now() > deadline) {
       prism.kill('SIGTERM');
       throw new Error(`Prism did not start:\n${log}`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { baseUrl: `http://127.0.0.1:${port}`, stop: () => prism.kill('SIGTERM') };
+  return { baseUrl: `http://127.0.0.1:${port}`, stop: () => prism.kill('SIGTERM'), output: () => log };
 }

@@ -106,6 +106,23 @@ export interface CreatePushOptions extends RequestOptions {
   idempotencyKey?: string | undefined;
 }
 
+/**
+ * A new random Idempotency-Key (a UUID v4). WebCrypto's where there is one (browsers, Node ≥ 19, Node 18 with
+ * `--experimental-global-webcrypto`); Node 18 without it has no global `crypto`, and a key only has to be unique
+ * among one caller's creates, not secret: Math.random's 122 bits then.
+ */
+function newIdempotencyKey(): string {
+  const webCrypto = globalThis.crypto as Crypto | undefined;
+  if (typeof webCrypto?.randomUUID === 'function') return webCrypto.randomUUID();
+  const bytes = new Uint8Array(16);
+  if (typeof webCrypto?.getRandomValues === 'function') webCrypto.getRandomValues(bytes);
+  else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** The created push (owner view) and the link to give the recipient. */
 export type CreatedPush = PushOwner & {
   /**
@@ -413,7 +430,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       const sealed = opts?.endToEnd ? await sealPush(params) : undefined;
       if (sealed) await checkEncryptionSupport(opts);
       // One key for every attempt of this create: the server answers a repeat with the push the first one made.
-      const key = opts?.idempotencyKey ?? globalThis.crypto.randomUUID();
+      const key = opts?.idempotencyKey ?? newIdempotencyKey();
       const { files, ...rest } = params;
       if (!sealed && files !== undefined && files.length > 0 && formCanCarry(rest)) {
         // Files as multipart parts (./upload.ts), encoded once: every attempt sends the same bytes under the key.

@@ -1,6 +1,6 @@
 /**
  * @secret-push/sdk: a typed client for the Secret Push JSON API v2 (Password Pusher compatible).
- * Runs in Node 22+ and browsers; this entry imports no Node built-in (file paths: `@secret-push/sdk/node`,
+ * Runs in Node 18+ (ESM or CommonJS) and browsers; this entry imports no Node built-in (file paths: `@secret-push/sdk/node`,
  * mocks: `@secret-push/sdk/mocks`, end-to-end encryption without the HTTP client: `@secret-push/sdk/e2e`).
  */
 export {

@@ -13,7 +13,7 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { loadSettings, SettingsError, type Settings } from './config/settings.js';
+import { loadSettings, SettingsError, unknownVariables, unknownVariablesWarning, type Settings } from './config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from './db/embedded.js';
 import { createLogger } from './runtime/logger.js';
 import { createPrimaryMetrics } from './runtime/metrics.js';
@@ -94,6 +94,9 @@ async function main(): Promise<void> {
   let settings = settingsOrExit();
   const logger = createLogger(settings);
   if (cluster.isWorker) return runWorker(settings, logger);
+  // A mistyped setting would otherwise be silently ignored: name it, with the closest known name (never its value).
+  const unknown = unknownVariablesWarning(process.env);
+  if (unknown) logger.warn({ unknown_settings: unknownVariables(process.env) }, unknown);
 
   const alone = settings.workers === 1;
   const registry = new Registry();

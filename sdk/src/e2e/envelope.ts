@@ -2,7 +2,7 @@
  * The `aes-256-gcm` scheme, version 1, of end-to-end encrypted pushes, as the API description specifies it
  * ("End-to-end encrypted pushes"): a random 256-bit key per push, a fresh random 96-bit IV per item, 128-bit tags,
  * and additional data that binds the scheme, the version and the item's role. Only WebCrypto
- * (`globalThis.crypto.subtle`), so the same code runs in Node 22+ and in browsers (secure contexts).
+ * (`globalThis.crypto.subtle`), so the same code runs in Node 19+ (Node 18 with `--experimental-global-webcrypto`) and in browsers (secure contexts).
  */
 import { DecryptionError, MissingKeyError, UnsupportedEncryptionError } from '../errors.js';
 import type { ClientEncryption, PushKind } from '../generated/types.gen.js';

@@ -158,3 +158,31 @@ describe('the Prism mock serves every documented error example', () => {
     });
   }
 });
+
+describe('the SDK facade against the mock (a stand-in for the server)', () => {
+  it('creates an end-to-end encrypted push (the mock answers the create marked client_encryption)', async () => {
+    const { createSecretPushClient } = await import('../../src/index.js');
+    const sp = createSecretPushClient({ baseUrl, maxRetries: 0 });
+    const created = await sp.createPush({ payload: 'sealed for the mock' }, { endToEnd: true });
+    expect(created.client_encryption).toEqual({ scheme: 'aes-256-gcm', version: 1 });
+    expect(created.shareLink).toMatch(new RegExp(`^${baseUrl}/p/[a-z0-9]+#k=[A-Za-z0-9_-]{43}$`));
+  });
+
+  it('walks every list to its end through Link, at the mock’s own origin', async () => {
+    const { createSecretPushClient } = await import('../../src/index.js');
+    const sp = createSecretPushClient({ baseUrl, token: 'spt_any_token', maxRetries: 0 });
+    const active = [];
+    for await (const push of sp.activePushes()) active.push(push);
+    expect(active.map((p) => p.url_token)).toEqual(['k7mz4qv2xw5nrt3hbj6ypa2c', 'w5hn2cx7kz3qbt6mrjv4eyap']);
+    expect(active.every((p) => p.html_url.startsWith(`${baseUrl}/p/`))).toBe(true);
+    const first = await sp.activePushes.page(1);
+    expect(first.nextPage).toBe(2);
+    expect((await sp.activePushes.page(2)).nextPage).toBeNull();
+    const entries = [];
+    for await (const entry of sp.audit(token)) entries.push(entry);
+    expect(entries.length).toBeGreaterThan(0);
+    let expired = 0;
+    for await (const _ of sp.expiredPushes()) expired++;
+    expect(expired).toBeGreaterThan(0);
+  });
+});

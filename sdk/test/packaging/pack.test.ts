@@ -1,11 +1,19 @@
 /**
- * `npm pack -w sdk` makes a package that installs on its own into a fresh TypeScript project, type-checks under
- * `strict` through the `exports` map (".", "./node", "./mocks", "./e2e", "./generated"), and works: the program creates,
- * retrieves, downloads and expires pushes against the real server, then the same flow against the packaged
- * stateful mock in-process (msw/node).
+ * The consumer test: `npm pack -w sdk` makes a package that installs on its own into fresh projects of every kind and
+ * works in each against the real server:
+ * - CommonJS JavaScript with `require` (type-checked with `checkJs` against the `.d.cts` declarations), run on this
+ *   Node and on the machine's older one;
+ * - ESM JavaScript with `import` (checked against the `.d.mts` ones);
+ * - TypeScript with `moduleResolution` `node16` in a CommonJS package (compiled to `require`);
+ * - TypeScript with `moduleResolution` `bundler` (compiled as ESM, as a bundler reads it);
+ * - and a strict NodeNext TypeScript project through every entry (".", "./node", "./mocks", "./e2e",
+ *   "./generated"): the program creates, retrieves, downloads and expires pushes against the real server, then the
+ *   same flow against the packaged stateful mock in-process (msw/node).
+ * The four small projects install only the tarball (the SDK has no dependency) and type-check with the repository's
+ * TypeScript, so they need nothing from the registry.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,27 +93,37 @@ server.close();
 console.log(JSON.stringify({ real, mocked, e2e }));
 `;
 
+/** The machine's own Node (20 here: npm runs on it), older than the repository's 24. */
+const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => existsSync(p));
+
 describe('packaging', () => {
   let dir: string;
   let real: RealServer;
+  let tarball: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'sdk-pack-'));
     real = await startRealServer();
-  }, 120_000);
+    await run('npm', ['pack', '-w', 'sdk', '--pack-destination', dir, '--silent'], { cwd: root, env, timeout: 120_000 });
+    tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
+  }, 240_000);
   afterAll(async () => {
     await real?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('packs, installs into a fresh strict TypeScript project, type-checks and runs against the server and the mock', async () => {
-    await run('npm', ['pack', '-w', 'sdk', '--pack-destination', dir, '--silent'], { cwd: root, env, timeout: 120_000 });
-    const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
     expect(tarball).toMatch(/^secret-push-sdk-\d+\.\d+\.\d+\.tgz$/);
 
-    const { stdout: listing } = await run('tar', ['-tzf', path.join(dir, tarball!)], { env });
+    const { stdout: listing } = await run('tar', ['-tzf', path.join(dir, tarball)], { env });
     const files = listing.split('\n').filter(Boolean);
-    expect(files).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/node.js', 'package/dist/mocks/index.js', 'package/dist/e2e/index.js', 'package/dist/generated/index.d.ts', 'package/README.md']));
+    expect(files).toEqual(
+      expect.arrayContaining(
+        ['index', 'node', 'mocks/index', 'e2e/index', 'rules/index', 'generated/index', 'generated/client/index'].flatMap((entry) =>
+          ['mjs', 'cjs', 'd.mts', 'd.cts'].map((ext) => `package/dist/${entry}.${ext}`),
+        ).concat(['package/README.md', 'package/LICENSE']),
+      ),
+    );
     expect(files.filter((f) => f.includes('/src/') || f.includes('/test/'))).toEqual([]);
 
     const app = path.join(dir, 'app');
@@ -126,7 +144,7 @@ describe('packaging', () => {
     await run(
       'npm',
       [
-        'install', path.join(dir, tarball!), 'typescript@6.0.3', '@types/node@24.19.2', 'msw@3.0.5', 'zod@4.6.7', 'ajv@8.20.0', 'ajv-formats@3.0.1',
+        'install', path.join(dir, tarball), 'typescript@6.0.3', '@types/node@24.19.2', 'msw@3.0.5', 'zod@4.6.7', 'ajv@8.20.0', 'ajv-formats@3.0.1',
         '--prefer-offline', '--no-audit', '--no-fund', '--silent',
       ],
       { cwd: app, env, timeout: 240_000 },
@@ -150,4 +168,102 @@ describe('packaging', () => {
     };
     expect(result).toEqual({ real: expected, mocked: expected, e2e: { payload: 'sealed in the tarball', sameToken: true, missingKey: true } });
   }, 300_000);
+
+  /** The same calls in every kind of project: what each prints. */
+  const flowBody = (kind: string) => `
+  const client = createSecretPushClient({ baseUrl: BASE, token: TOKEN });
+  const anonymous = createSecretPushClient({ baseUrl: BASE });
+  const made = await client.createPush({ payload: 'from ${kind}', passphrase: 'open sesame', expire_after_views: 3 });
+  let required = '';
+  try {
+    await anonymous.retrievePush(made.url_token);
+  } catch (error) {
+    if (error instanceof PassphraseRequiredError) required = error.code || '';
+  }
+  const retrieved = await anonymous.retrievePush(made.url_token, { passphrase: 'open sesame' });
+  const first = await client.activePushes.page(1);
+  let listed = 0;
+  for await (const push of client.activePushes()) if (push.url_token === made.url_token) listed++;
+  const version = await client.version();
+  return { kind: '${kind}', payload: retrieved.payload, viewsRemaining: retrieved.views_remaining, required, listed, total: first.totalCount, api: version.api_version };
+`;
+  const baked = (real: RealServer) => `const BASE = ${JSON.stringify(real.baseUrl)};\nconst TOKEN = ${JSON.stringify(real.users[1]!.token)};\n`;
+  const compilerOptions = { target: 'ES2022', lib: ['ES2022', 'DOM'], types: [], strict: true, skipLibCheck: false };
+
+  interface Project {
+    name: string;
+    type: 'commonjs' | 'module';
+    file: string;
+    source: string;
+    tsconfig: Record<string, unknown>;
+    /** The file node runs (the emitted one for TypeScript). */
+    runs: string;
+  }
+
+  const projects = (real: RealServer): Project[] => [
+    {
+      name: 'cjs',
+      type: 'commonjs',
+      file: 'main.js',
+      source: `// @ts-check\nconst { createSecretPushClient, PassphraseRequiredError } = require('@secret-push/sdk');\n${baked(real)}async function main() {${flowBody('cjs')}}\nmain().then((result) => console.log(JSON.stringify(result)));\n`,
+      tsconfig: { compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16', allowJs: true, checkJs: true, noEmit: true }, include: ['main.js'] },
+      runs: 'main.js',
+    },
+    {
+      name: 'esm',
+      type: 'module',
+      file: 'main.js',
+      source: `// @ts-check\nimport { createSecretPushClient, PassphraseRequiredError } from '@secret-push/sdk';\n${baked(real)}async function main() {${flowBody('esm')}}\nconsole.log(JSON.stringify(await main()));\n`,
+      tsconfig: { compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16', allowJs: true, checkJs: true, noEmit: true }, include: ['main.js'] },
+      runs: 'main.js',
+    },
+    {
+      name: 'ts-node16',
+      type: 'commonjs',
+      file: 'main.ts',
+      source: `import { createSecretPushClient, PassphraseRequiredError, type PushOwner, type SecretPushClient } from '@secret-push/sdk';\n${baked(real)}async function main(): Promise<Record<string, unknown>> {${flowBody('ts-node16')}}\nconst typed: (c: SecretPushClient) => Promise<PushOwner> = (c) => c.createPush({ payload: 'typed' });\nvoid typed;\nmain().then((result) => console.log(JSON.stringify(result)));\n`,
+      tsconfig: { compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16', outDir: 'out' }, include: ['main.ts'] },
+      runs: 'out/main.js',
+    },
+    {
+      name: 'ts-bundler',
+      type: 'module',
+      file: 'main.ts',
+      source: `import { createSecretPushClient, PassphraseRequiredError, type PushOwner, type SecretPushClient } from '@secret-push/sdk';\nimport { parseShareLink } from '@secret-push/sdk/e2e';\n${baked(real)}async function main(): Promise<Record<string, unknown>> {${flowBody('ts-bundler')}}\nconst typed: (c: SecretPushClient) => Promise<PushOwner> = (c) => c.createPush({ payload: 'typed' });\nvoid typed;\nvoid parseShareLink;\nconsole.log(JSON.stringify(await main()));\n`,
+      tsconfig: { compilerOptions: { ...compilerOptions, module: 'ES2022', moduleResolution: 'bundler', outDir: 'out' }, include: ['main.ts'] },
+      runs: 'out/main.js',
+    },
+  ];
+
+  it('installs into fresh CommonJS, ESM, TypeScript node16 and bundler projects; each type-checks and calls the server', async () => {
+    const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
+    const results: Record<string, unknown>[] = [];
+    for (const project of projects(real)) {
+      const app = path.join(dir, project.name);
+      rmSync(app, { recursive: true, force: true });
+      await run('mkdir', ['-p', app]);
+      writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: `sdk-consumer-${project.name}`, private: true, type: project.type }));
+      writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify(project.tsconfig));
+      writeFileSync(path.join(app, project.file), project.source);
+      // Only the tarball: the SDK has no dependency, so nothing comes from the registry.
+      await run('npm', ['install', path.join(dir, tarball), '--offline', '--no-audit', '--no-fund', '--silent'], { cwd: app, env, timeout: 120_000 });
+      const check = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app, env, timeout: 120_000 }).catch((e: { stdout: string }) => e);
+      expect(check.stdout, `${project.name} type-check`).toBe('');
+      const { stdout } = await run(process.execPath, [project.runs], { cwd: app, env, timeout: 60_000 });
+      results.push(JSON.parse(stdout.trim()) as Record<string, unknown>);
+    }
+    const expected = (kind: string) => ({ kind, payload: `from ${kind}`, viewsRemaining: 2, required: 'passphrase_required', listed: 1, total: expect.any(Number), api: '2.1' });
+    expect(results).toEqual(['cjs', 'esm', 'ts-node16', 'ts-bundler'].map(expected));
+    // The TypeScript node16 project in a CommonJS package compiled to require(); the bundler one stayed ESM.
+    expect(readFileSync(path.join(dir, 'ts-node16/out/main.js'), 'utf8')).toContain('require("@secret-push/sdk")');
+    expect(readFileSync(path.join(dir, 'ts-bundler/out/main.js'), 'utf8')).toContain("from '@secret-push/sdk'");
+  }, 300_000);
+
+  it.skipIf(!systemNode)('loads with require on the oldest Node at hand (the machine\'s own, below the 24 the repository runs on)', async () => {
+    const system = systemNode!;
+    const { stdout: version } = await run(system, ['--version'], { env });
+    expect(Number(/^v(\d+)/.exec(version)![1])).toBeGreaterThanOrEqual(18);
+    const { stdout } = await run(system, ['main.js'], { cwd: path.join(dir, 'cjs'), env, timeout: 60_000 });
+    expect(JSON.parse(stdout.trim())).toMatchObject({ kind: 'cjs', payload: 'from cjs', required: 'passphrase_required' });
+  }, 120_000);
 });

@@ -39,6 +39,11 @@ export interface AccountService {
   tokenStatus(userId: string): Promise<{ hasToken: boolean; createdAt: string | null }>;
   /** Forgets failed sign-ins that no longer count (the sweeper calls it). */
   forgetAttempts(now: Date): Promise<void>;
+  /**
+   * Sets (or replaces) a user's password, as the operator does with `npm run users -- set-password`: the same rules
+   * as sign-up; ends the user's sessions and forgets the email's failed sign-ins. not_found for an unknown email.
+   */
+  setPassword(email: string, password: string): Promise<void>;
 }
 
 interface LoginAttemptRow {
@@ -70,7 +75,18 @@ const S = {
   endSessions: sql<{ userId: string; now: Date }>(
     'update users set session_version = session_version + 1, updated_at = :now where id = :userId',
   ),
+  setPassword: sql<{ email: string; hash: string; now: Date }, { id: string }>(
+    `update users set password_hash = :hash, session_version = session_version + 1, updated_at = :now
+     where email = :email returning id`,
+  ),
 };
+
+/** What is wrong with a password, by sign-up's rules, or null. */
+function passwordProblem(password: unknown): string | null {
+  if (typeof password !== 'string' || password.length < PASSWORD_MIN) return `must be at least ${PASSWORD_MIN} characters`;
+  if (password.length > PASSWORD_MAX) return `must be at most ${PASSWORD_MAX} characters`;
+  return null;
+}
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 export const PASSWORD_MIN = 12;
@@ -171,6 +187,16 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
 
     async forgetAttempts(now: Date) {
       await db.query(S.forget, { before: new Date(now.getTime() - 2 * LOGIN_WINDOW_MS) });
+    },
+
+    async setPassword(email: string, password: string) {
+      const normalized = normalizeEmail(email ?? '');
+      const problem = passwordProblem(password);
+      if (problem) throw new ApiError('validation_failed', `The password ${problem}.`, { fields: { password: [problem] } });
+      const hash = await hashPassphrase(password);
+      const [updated] = EMAIL.test(normalized) ? await db.query(S.setPassword, { email: normalized, hash, now: new Date() }) : [];
+      if (!updated) throw new ApiError('not_found', 'No user has this email.');
+      await db.query(S.clearEmail, { email: normalized });
     },
   };
 }

@@ -1,27 +1,120 @@
 /**
- * `npm run users -- create EMAIL` makes a user and prints its API token; `npm run users -- token EMAIL` rotates the
- * token (the old one stops working) and prints the new one. The token is always the LAST line of output.
- *
- * Uses the same settings and data dir as the server. Without DATABASE_URL it joins the embedded cluster of a running
- * server, or starts it for the duration of the command.
+ * `npm run users -- <command>`: the operator's user management, on the same settings and data dir as the server.
+ * Without DATABASE_URL it joins the embedded cluster of a running server, or starts it for the duration of the
+ * command. A new token is always the LAST line of output; a password is read from standard input (asked twice,
+ * hidden, on a terminal), never from the command line (which other users of the machine can see).
  */
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import { loadSettings, SettingsError } from '../config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
-import { createCore, DomainError } from '../core.js';
+import { createCore, DomainError, type Core } from '../core.js';
 
 const USAGE = `usage: npm run users -- create EMAIL
        npm run users -- token EMAIL
+       npm run users -- set-password EMAIL      (the password on standard input)
+       npm run users -- revoke EMAIL
+       npm run users -- delete EMAIL
+       npm run users -- list
 
-  create EMAIL   make a user and print a new API token (shown once)
-  token EMAIL    replace the user's API token and print the new one`;
+  create EMAIL         make a user and print a new API token (shown once)
+  token EMAIL          replace the user's API token and print the new one (the old one stops working at once)
+  set-password EMAIL   set the user's password for the web pages (/users/sign_in), read from standard input: the
+                       first line, or asked twice without echo on a terminal; ends the user's web sessions
+  revoke EMAIL         remove the user's API token: calls with it answer 401 (make a new one with "token")
+  delete EMAIL         delete the user: its API token and sessions end, its active pushes are expired, then every
+                       push it made is erased (secrets, files, records, audit logs), then the user
+  list                 every user: email, when made, password set, token made, token last used (within a minute)`;
 
-export async function runUsersCli(argv: string[], out: (line: string) => void, err: (line: string) => void, env = process.env): Promise<number> {
+/** Reads a password: the first line of piped input, or asked twice without echo on a terminal. */
+export async function readPassword(input: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin, prompt: (text: string) => void = (t) => process.stderr.write(t)): Promise<string> {
+  if (!input.isTTY) {
+    let text = '';
+    for await (const chunk of input) text += String(chunk);
+    return text.split(/\r?\n/)[0] ?? '';
+  }
+  const ask = (question: string) =>
+    new Promise<string>((resolve) => {
+      prompt(question);
+      const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
+      const rl = createInterface({ input, output: silent, terminal: true });
+      rl.question('', (answer) => {
+        rl.close();
+        prompt('\n');
+        resolve(answer);
+      });
+    });
+  const first = await ask('New password: ');
+  const second = await ask('Again: ');
+  if (first !== second) throw new DomainError('validation_failed', 'The two passwords differ.', {});
+  return first;
+}
+
+const date = (d: Date | null) => (d ? d.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-');
+
+/** Expires every active push of the user through the push service (as its owner deleting it), then erases them all. */
+async function deleteUser(core: Core, email: string, out: (line: string) => void): Promise<void> {
+  const userId = await core.users.userIdOf(email);
+  // First nothing new: no API call with the token, no page session.
+  await core.users.revokeToken(email);
+  await core.web?.accounts.endSessions(userId);
+  const ctx = { actor: { userId, ip: '', userAgent: 'npm run users', referrer: '' }, baseUrl: 'http://localhost' };
+  let expired = 0;
+  for (let round = 0; round < 10_000; round++) {
+    const page = await core.pushes.list('active', 1, ctx);
+    if (page.items.length === 0) break;
+    for (const push of page.items) {
+      await core.pushes.expire(push.url_token, ctx);
+      expired++;
+    }
+  }
+  const { pushes } = await core.users.deleteUserRecords(userId);
+  out(`deleted user ${email.trim().toLowerCase()}: ${expired} active push(es) expired, ${pushes} push(es) erased with their files and audit logs`);
+}
+
+async function runCommand(core: Core, command: string, email: string, out: (line: string) => void, password: () => Promise<string>): Promise<void> {
+  const who = email.trim().toLowerCase();
+  if (command === 'create') {
+    const { token } = await core.users.createUser(email);
+    out(`created user ${who}; API token (shown once):`);
+    out(token);
+  } else if (command === 'token') {
+    const token = await core.users.rotateToken(email);
+    out(`new API token for ${who} (the old one no longer works):`);
+    out(token);
+  } else if (command === 'set-password') {
+    await core.users.userIdOf(email);
+    await core.web!.accounts.setPassword(email, await password());
+    out(`password set for ${who}; they sign in at /users/sign_in (their other web sessions ended)`);
+  } else if (command === 'revoke') {
+    const had = await core.users.revokeToken(email);
+    out(had ? `API token of ${who} revoked: calls with it now answer 401` : `${who} had no API token`);
+  } else if (command === 'delete') {
+    await deleteUser(core, email, out);
+  } else {
+    const users = await core.users.listUsers();
+    out(['email', 'created', 'password', 'token made', 'token last used'].join('\t'));
+    for (const u of users) out([u.email, date(u.createdAt), u.hasPassword ? 'yes' : 'no', date(u.tokenCreatedAt), date(u.tokenLastUsedAt)].join('\t'));
+    out(`${users.length} user(s)`);
+  }
+}
+
+const WITH_EMAIL = ['create', 'token', 'set-password', 'revoke', 'delete'];
+
+export async function runUsersCli(
+  argv: string[],
+  out: (line: string) => void,
+  err: (line: string) => void,
+  env = process.env,
+  password: () => Promise<string> = () => readPassword(),
+): Promise<number> {
   const [command, email, ...rest] = argv;
   if (argv.includes('-h') || argv.includes('--help')) {
     out(USAGE);
     return 0;
   }
-  if ((command !== 'create' && command !== 'token') || !email || rest.length > 0) {
+  const valid = command === 'list' ? email === undefined : WITH_EMAIL.includes(command ?? '') && Boolean(email) && rest.length === 0;
+  if (!valid) {
     err(USAGE);
     return 2;
   }
@@ -38,7 +131,7 @@ export async function runUsersCli(argv: string[], out: (line: string) => void, e
   }
 
   let embedded: EmbeddedDatabase | null = null;
-  let core: Awaited<ReturnType<typeof createCore>> | null = null;
+  let core: Core | null = null;
   try {
     if (!settings.databaseUrl) {
       embedded = await startEmbeddedPostgres({ dataDir: settings.dataDir });
@@ -46,15 +139,7 @@ export async function runUsersCli(argv: string[], out: (line: string) => void, e
       settings = { ...settings, databaseUrl: embedded.url };
     }
     core = await createCore(settings);
-    if (command === 'create') {
-      const { token } = await core.users.createUser(email);
-      out(`created user ${email.trim().toLowerCase()}; API token (shown once):`);
-      out(token);
-    } else {
-      const token = await core.users.rotateToken(email);
-      out(`new API token for ${email.trim().toLowerCase()} (the old one no longer works):`);
-      out(token);
-    }
+    await runCommand(core, command!, email ?? '', out, password);
     return 0;
   } catch (e) {
     if (e instanceof DomainError) {

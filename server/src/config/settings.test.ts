@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultWorkers, loadSettings, maxBodyBytes, parseMasterKey, SettingsError, settingsTable } from './settings.js';
+import { defaultWorkers, loadSettings, maxBodyBytes, parseMasterKey, SettingsError, settingsTable, unknownVariables, unknownVariablesWarning } from './settings.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-settings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -187,6 +187,43 @@ describe('runtime settings', () => {
     const short = error({ ...base, PWPUSH_METRICS: 'true', PWPUSH_METRICS_TOKEN: 'short' });
     expect(short.message).toMatch(/at least 16 characters/);
     expect(short.message).not.toContain('short"');
+  });
+});
+
+describe('host, CORS and unknown variables', () => {
+  it('binds loopback in development and test, every interface in production, and what PWPUSH_HOST says', () => {
+    expect(loadSettings(base).host).toBe('127.0.0.1');
+    expect(loadSettings({ ...base, PWPUSH_ENV: 'development' }).host).toBe('127.0.0.1');
+    expect(loadSettings({ ...base, PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: HEX }).host).toBe('0.0.0.0');
+    expect(loadSettings({ ...base, PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: HEX, PWPUSH_HOST: '10.0.0.5' }).host).toBe('10.0.0.5');
+    expect(loadSettings({ ...base, PWPUSH_HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+  });
+
+  it('reads PWPUSH_CORS_ORIGINS as exact origins, none by default, and the v1 create exception on by default', () => {
+    expect(loadSettings(base)).toMatchObject({ corsOrigins: [], corsV1Create: true });
+    const s = loadSettings({ ...base, PWPUSH_CORS_ORIGINS: ' https://App.Example.org , http://localhost:3000/,http://localhost:3000,https://a.example:443', PWPUSH_CORS_V1_CREATE: 'false' });
+    expect(s.corsOrigins).toEqual(['https://app.example.org', 'http://localhost:3000', 'https://a.example']);
+    expect(s.corsV1Create).toBe(false);
+    for (const bad of ['*', 'https://*.example.org', 'app.example.org', 'https://app.example.org/path', 'ftp://x.example', 'https://u:p@x.example', 'https://x.example?q=1']) {
+      const e = error({ ...base, PWPUSH_CORS_ORIGINS: bad });
+      expect(e.variable, bad).toBe('PWPUSH_CORS_ORIGINS');
+      expect(e.message).toMatch(/exact origins/);
+    }
+  });
+
+  it('names unknown PWPUSH_* variables with the closest known name, and only those', () => {
+    expect(unknownVariables({ ...base, PORT: '1', DATABASE_URL: 'postgres://x', HOME: '/root', PWPUSH_CORS_ORIGINS: '' })).toEqual([]);
+    expect(unknownVariablesWarning(base)).toBeNull();
+    const env = { ...base, PWPUSH_RATE_LIMT_PER_MINUTE: '5', PWPUSH_CORS_ORIGIN: 'http://a.example', pwpush_log_level: 'debug', PWPUSH_MASTERKEY: 'secret!' };
+    expect(unknownVariables(env)).toEqual([
+      { name: 'PWPUSH_CORS_ORIGIN', closest: 'PWPUSH_CORS_ORIGINS' },
+      { name: 'PWPUSH_MASTERKEY', closest: 'PWPUSH_MASTER_KEY' },
+      { name: 'PWPUSH_RATE_LIMT_PER_MINUTE', closest: 'PWPUSH_RATE_LIMIT_PER_MINUTE' },
+      { name: 'pwpush_log_level', closest: 'PWPUSH_LOG_LEVEL' },
+    ]);
+    const warning = unknownVariablesWarning(env)!;
+    expect(warning).toContain('PWPUSH_RATE_LIMT_PER_MINUTE (did you mean PWPUSH_RATE_LIMIT_PER_MINUTE?)');
+    expect(warning).not.toContain('secret!');
   });
 });
 

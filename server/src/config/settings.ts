@@ -56,6 +56,10 @@ export interface Settings extends PushRuleSettings {
   metricsEnabled: boolean;
   /** When set, `GET /metrics` needs `Authorization: Bearer <token>` (PWPUSH_METRICS_TOKEN). */
   metricsToken: string | null;
+  /** Browser apps on these exact origins may call the API (PWPUSH_CORS_ORIGINS); empty: no CORS. */
+  corsOrigins: string[];
+  /** `POST /p.json` answers `Access-Control-Allow-Origin: *`, as the reference does (PWPUSH_CORS_V1_CREATE). */
+  corsV1Create: boolean;
 }
 
 export class SettingsError extends Error {
@@ -101,7 +105,7 @@ export interface SettingDoc {
 const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_ENV', default: 'NODE_ENV, else `development`', meaning: '`development`, `production` or `test`. Production refuses to start without a master key.' },
   { name: 'PORT', default: '`5100`', meaning: 'TCP port the server listens on (1..65535).' },
-  { name: 'PWPUSH_HOST', default: '`0.0.0.0`', meaning: 'Address the server binds to.' },
+  { name: 'PWPUSH_HOST', default: '`127.0.0.1`; `0.0.0.0` in production', meaning: 'Address the server binds to. Development and test listen on the loopback address only; production (`PWPUSH_ENV=production`) binds what this says, every interface by default.' },
   { name: 'PWPUSH_DATA_DIR', default: '`<repo>/data`', meaning: 'Data directory: embedded PostgreSQL cluster and the development key file.' },
   { name: 'DATABASE_URL', default: 'unset', meaning: 'PostgreSQL connection URL. Unset: an embedded PostgreSQL is started under the data directory.' },
   { name: 'PWPUSH_PUBLIC_BASE_URL', default: 'unset', meaning: 'Public base URL (http or https) used in `json_url`, `html_url` and file links; unset: the request\'s own origin.' },
@@ -145,7 +149,52 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_DATABASE_POOL_SIZE', default: '`10`', meaning: 'Most PostgreSQL connections each server process holds (1..100): a host uses up to workers × this many.' },
   { name: 'PWPUSH_METRICS', default: '`false`', meaning: 'Serve Prometheus metrics at `GET /metrics` (request counts and latencies by operation, pool, sweeper, refusals, process figures; summed over the workers).' },
   { name: 'PWPUSH_METRICS_TOKEN', default: 'unset', meaning: 'When set (≥ 16 characters), `/metrics` needs `Authorization: Bearer <token>`; needs `PWPUSH_METRICS=true`.' },
+  { name: 'PWPUSH_CORS_ORIGINS', default: 'unset (no CORS)', meaning: 'Comma-separated exact origins (`https://app.example.org,http://localhost:3000`) of browser apps that may call the API (`/api/…` and the v1 `.json` paths) from another origin: preflights, `Access-Control-Allow-Origin` for those origins only, the headers clients read exposed. Never on pages, never with credentials (cookies). See "Browser apps on another origin".' },
+  { name: 'PWPUSH_CORS_V1_CREATE', default: '`true`', meaning: 'v1 compatibility: `POST /p.json` (an anonymous create) answers `Access-Control-Allow-Origin: *` from any origin, as Password Pusher does. `false` applies `PWPUSH_CORS_ORIGINS` to it like every other API path.' },
 ];
+
+/** The `PWPUSH_*` variables the server reads (those of the table). */
+const KNOWN_VARIABLES: readonly string[] = TABLE.map((row) => row.name).filter((name) => name.startsWith('PWPUSH_'));
+
+/** Edit distance (insertions, deletions, substitutions, swaps of neighbours), for the closest known name. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * `PWPUSH_*` variables of the environment that no setting reads (a typo is otherwise silently ignored), each with the
+ * known name closest to it. Names only: a value may be a secret.
+ */
+export function unknownVariables(env: NodeJS.ProcessEnv): { name: string; closest: string }[] {
+  return Object.keys(env)
+    .filter((name) => name.toUpperCase().startsWith('PWPUSH_') && !KNOWN_VARIABLES.includes(name))
+    .sort()
+    .map((name) => {
+      let closest = KNOWN_VARIABLES[0]!;
+      let best = Infinity;
+      for (const known of KNOWN_VARIABLES) {
+        const distance = editDistance(name.toUpperCase(), known);
+        if (distance < best) [best, closest] = [distance, known];
+      }
+      return { name, closest };
+    });
+}
+
+/** The start-up warning for `unknownVariables`, or null when every `PWPUSH_*` variable is known. */
+export function unknownVariablesWarning(env: NodeJS.ProcessEnv): string | null {
+  const unknown = unknownVariables(env);
+  if (unknown.length === 0) return null;
+  return `Unknown settings ignored: ${unknown.map((u) => `${u.name} (did you mean ${u.closest}?)`).join(', ')}`;
+}
 
 /** The README's settings table: name, default and meaning of every variable. */
 export function settingsTable(): SettingDoc[] {
@@ -347,7 +396,8 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
 
   return {
     env: appEnv,
-    host: raw(env, 'PWPUSH_HOST') ?? '0.0.0.0',
+    // Development listens on loopback only; production binds what PWPUSH_HOST says (every interface by default).
+    host: raw(env, 'PWPUSH_HOST') ?? (appEnv === 'production' ? '0.0.0.0' : '127.0.0.1'),
     port: int(env, 'PORT', 5100, 1, 65535),
     dataDir,
     databaseUrl,
@@ -380,7 +430,35 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     workers: int(env, 'PWPUSH_WORKERS', defaultWorkers(databaseUrl), 1, 64),
     databasePoolSize: int(env, 'PWPUSH_DATABASE_POOL_SIZE', 10, 1, 100),
     ...metricsSettings(env),
+    ...corsSettings(env),
   };
+}
+
+/** PWPUSH_CORS_ORIGINS: exact origins (scheme, host, port; no path, no `*`), each as browsers send it in `Origin`. */
+function corsSettings(env: NodeJS.ProcessEnv): Pick<Settings, 'corsOrigins' | 'corsV1Create'> {
+  const value = raw(env, 'PWPUSH_CORS_ORIGINS');
+  const corsOrigins: string[] = [];
+  for (const part of value === undefined ? [] : value.split(',')) {
+    const text = part.trim();
+    if (text === '') continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(text);
+    } catch {
+      /* refused below */
+    }
+    // An origin is what `Origin` carries: scheme, host and port; no path, query, credentials or wildcard.
+    const exact = url && (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password && !text.includes('*');
+    if (!exact) {
+      throw new SettingsError(
+        'PWPUSH_CORS_ORIGINS',
+        `PWPUSH_CORS_ORIGINS must be a comma-separated list of exact origins such as https://app.example.org or http://localhost:3000 (scheme, host and port; no path and no wildcard; got "${text}")`,
+      );
+    }
+    const origin = url!.origin;
+    if (!corsOrigins.includes(origin)) corsOrigins.push(origin);
+  }
+  return { corsOrigins, corsV1Create: bool(env, 'PWPUSH_CORS_V1_CREATE', true) };
 }
 
 /**

@@ -31,6 +31,8 @@ export const ApiToken = defineEntity({
     /** SHA-256 (hex) of the token; the token itself is shown once and never stored. */
     digest: p.string().length(64).unique(),
     createdAt: p.datetime(),
+    /** When the token last authenticated a request (written at most once a minute per server process). */
+    lastUsedAt: p.datetime().nullable(),
   },
 });
 

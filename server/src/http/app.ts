@@ -14,6 +14,7 @@ import { ApiError } from '@secret-push/sdk/rules';
 import type { Core } from '../core.js';
 import { createWebRouter } from '../web/router.js';
 import { createApiEdge } from './api.js';
+import { corsLayer } from './cors.js';
 import { describeFailure, sendError, toApiError } from './errors.js';
 import { accessLog, answerWithHeaders, baseHeaders, everyAnswerHeaders, rateLimit, requestIdentity, singleHost, state, stripJsonSuffix } from './middleware.js';
 import { probes } from './probes.js';
@@ -73,8 +74,11 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   const jsonSuffix = stripJsonSuffix();
   const responder = errorResponder();
   const oneHost = singleHost();
+  // Browser apps on the listed origins (API paths only; preflights answered here, before the limit counts them).
+  const crossOrigin = corsLayer(settings);
   app.use(baseHeaders(headers), log, oneHost, ...runtime);
   app.use(probes(core));
+  app.use(crossOrigin);
   app.use(limit);
   // The web pages: HTML, assets, /help/api and the bundled contract at /api/v2/openapi.json. Mounted before the
   // `.json` suffix rewrite (which would turn openapi.json into `openapi`) and before the API's no_route fallback.
@@ -89,7 +93,7 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   // The same parts, in the same order, for a request the API answers (the probes and the pages never match one); its
   // response writes the headers every answer carries with its status line (answerWithHeaders).
   const apiResponse = answerWithHeaders((app as unknown as { response: object }).response, headers);
-  const apiFront = steps(app, apiResponse, [requestIdentity(), log, oneHost, ...runtime, limit, v1.handle, jsonSuffix, api.handle], responder);
+  const apiFront = steps(app, apiResponse, [requestIdentity(), log, oneHost, ...runtime, crossOrigin, limit, v1.handle, jsonSuffix, api.handle], responder);
   const front = ((req: IncomingMessage, res: ServerResponse) => {
     const path = plainPath(req.url ?? '');
     if (path !== null && isApiRequest(path)) apiFront(req, res);

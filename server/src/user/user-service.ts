@@ -16,7 +16,27 @@ export interface UserService {
   createUser(email: string, password?: string): Promise<{ userId: string; token: string }>;
   /** Replaces the user's token (the old one stops working at once); returns the new one. */
   rotateToken(email: string): Promise<string>;
+  /** Every user, by email: when made, whether a password is set, the token's age and last use. */
+  listUsers(): Promise<UserSummary[]>;
+  /** Removes the user's API token (no new one); false when the user had none. not_found for an unknown email. */
+  revokeToken(email: string): Promise<boolean>;
+  /** The user's id, or not_found. */
+  userIdOf(email: string): Promise<string>;
+  /** Deletes the user's push records (files, audit and attempts go with them), then the user and its token. */
+  deleteUserRecords(userId: string): Promise<{ pushes: number }>;
 }
+
+export interface UserSummary {
+  email: string;
+  createdAt: Date;
+  hasPassword: boolean;
+  tokenCreatedAt: Date | null;
+  /** Within a minute (authentication writes it at most once a minute per token and process). */
+  tokenLastUsedAt: Date | null;
+}
+
+/** How often one server process writes a token's last use (at most). */
+export const LAST_USED_EVERY_MS = 60_000;
 
 /** One statement replaces the token: the old digest is gone the moment the new one exists. */
 const REPLACE_TOKEN = sql<{ id: string; userId: string; digest: string; now: Date }>(
@@ -37,8 +57,34 @@ function isUniqueViolation(err: unknown): boolean {
   return e?.name === 'UniqueConstraintViolationException' || e?.code === '23505' || e?.cause?.code === '23505';
 }
 
+const U = {
+  lastUsed: sql<{ id: string; now: Date }>('update api_tokens set last_used_at = :now where id = :id'),
+  list: sql<Record<string, never>, { email: string; created_at: Date | string; has_password: boolean; token_created_at: Date | string | null; last_used_at: Date | string | null }>(
+    `select u.email, u.created_at, u.password_hash is not null as has_password, t.created_at as token_created_at, t.last_used_at
+     from users u left join api_tokens t on t.user_id = u.id order by u.email`,
+  ),
+  revoke: sql<{ userId: string }, { id: string }>('delete from api_tokens where user_id = :userId returning id'),
+  deletePushes: sql<{ userId: string }, { id: string }>('delete from pushes where user_id = :userId returning id'),
+  deleteUser: sql<{ userId: string }>('delete from users where id = :userId'),
+};
+
 export function createUserService(orm: MikroORM, db: Db): UserService {
   const em = (): EntityManager => orm.em.fork() as EntityManager;
+  // When this process last wrote each token's last use: one UPDATE a minute per token, never one per request.
+  const lastUsedWritten = new Map<string, number>();
+  const noteUse = (tokenId: string) => {
+    const now = Date.now();
+    if (now - (lastUsedWritten.get(tokenId) ?? 0) < LAST_USED_EVERY_MS) return;
+    lastUsedWritten.set(tokenId, now);
+    // Not awaited: the request does not wait for bookkeeping, and a failure only leaves the time older.
+    db.query(U.lastUsed, { id: tokenId, now: new Date(now) }).catch(() => lastUsedWritten.delete(tokenId));
+  };
+  const findUser = async (email: string) => {
+    const normalized = normalizeEmail(email ?? '');
+    const user = EMAIL.test(normalized) ? await em().findOne(User, { email: normalized }) : null;
+    if (!user) throw new ApiError('not_found', 'No user has this email.');
+    return user;
+  };
 
   return {
     async authenticate(token: string, email?: string) {
@@ -48,6 +94,7 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
       const user = found.user;
       // The legacy pair (X-User-Email + X-User-Token) only counts when the email is the token's user's.
       if (email !== undefined && normalizeEmail(email) !== user.email) return null;
+      noteUse(found.id);
       return { userId: user.id, email: user.email };
     },
 
@@ -94,6 +141,35 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
       const token = newApiToken();
       await db.query(REPLACE_TOKEN, { id: randomUUID(), userId: user.id, digest: tokenDigest(token), now: new Date() });
       return token;
+    },
+
+    async listUsers() {
+      // The pool reads timestamps as text (db/sql.ts): dates here.
+      const at = (value: Date | string | null) => (value === null ? null : new Date(value));
+      return (await db.query(U.list, {})).map((r) => ({
+        email: r.email,
+        createdAt: at(r.created_at)!,
+        hasPassword: r.has_password,
+        tokenCreatedAt: at(r.token_created_at),
+        tokenLastUsedAt: at(r.last_used_at),
+      }));
+    },
+
+    async revokeToken(email: string) {
+      const user = await findUser(email);
+      return (await db.query(U.revoke, { userId: user.id })).length > 0;
+    },
+
+    async userIdOf(email: string) {
+      return (await findUser(email)).id;
+    },
+
+    async deleteUserRecords(userId: string) {
+      return db.transaction(async (tx) => {
+        const pushes = await tx.query(U.deletePushes, { userId });
+        await tx.query(U.deleteUser, { userId });
+        return { pushes: pushes.length };
+      });
     },
   };
 }

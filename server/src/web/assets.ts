@@ -44,6 +44,7 @@ const scalarBundle: Loader = async () => {
 const JS = 'text/javascript; charset=utf-8';
 const TABLE: Record<string, { type: string; load: Loader }> = {
   'style.css': { type: 'text/css; charset=utf-8', load: own('style.css') },
+  'docs.css': { type: 'text/css; charset=utf-8', load: own('docs.css') },
   'app.js': { type: JS, load: own('app.js') },
   'recipient.js': { type: JS, load: own('recipient.js') },
   'create.js': { type: JS, load: own('create.js') },

@@ -28,7 +28,7 @@ export interface WebRouterOptions {
 export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router {
   const router = express.Router();
   const kit = createPageKit(core, opts.clock);
-  docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH);
+  docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH, core.settings.publicBaseUrl);
   accountPages(router, kit);
   createPages(router, kit);
   recipientPages(router, kit);

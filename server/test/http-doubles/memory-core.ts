@@ -146,6 +146,18 @@ export function memoryCore(
       async createUser(): Promise<{ userId: string; token: string }> {
         throw new Error('not in the double');
       },
+      async listUsers(): Promise<never> {
+        throw new Error('not in the double');
+      },
+      async revokeToken(): Promise<never> {
+        throw new Error('not in the double');
+      },
+      async userIdOf(): Promise<never> {
+        throw new Error('not in the double');
+      },
+      async deleteUserRecords(): Promise<never> {
+        throw new Error('not in the double');
+      },
       async rotateToken(): Promise<string> {
         throw new Error('not in the double');
       },

@@ -62,6 +62,8 @@ beforeAll(async () => {
     PWPUSH_METRICS: 'true',
     PWPUSH_METRICS_TOKEN: METRICS_TOKEN,
     PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
+    // A typo of a setting: named at start-up with the closest known name, its value never printed.
+    PWPUSH_RATE_LIMT_PER_MINUTE: 'typo-value-7f3a',
   });
 });
 
@@ -85,6 +87,14 @@ describe('the compiled server in a cluster', () => {
     for (const file of readdirSync(dist).filter((f) => f.endsWith('.js'))) {
       expect(readFileSync(path.join(dist, file), 'utf8'), file).not.toMatch(/from ["'](esbuild|tsx|typescript)["']|import\(["'](esbuild|tsx|typescript)["']\)/);
     }
+  });
+
+  it('names an unknown PWPUSH_* variable once at start-up, with the closest known name, never its value', () => {
+    const warnings = server.output().split('\n').filter((l) => l.includes('Unknown settings ignored'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('PWPUSH_RATE_LIMT_PER_MINUTE (did you mean PWPUSH_RATE_LIMIT_PER_MINUTE?)');
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, unknown_settings: [{ name: 'PWPUSH_RATE_LIMT_PER_MINUTE', closest: 'PWPUSH_RATE_LIMIT_PER_MINUTE' }] });
+    expect(server.output()).not.toContain('typo-value-7f3a');
   });
 
   it('counts the per-client limit once for the host: the workers share it', async () => {

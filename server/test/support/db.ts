@@ -111,6 +111,8 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     databasePoolSize: 10,
     metricsEnabled: false,
     metricsToken: null,
+    corsOrigins: [],
+    corsV1Create: true,
     ...overrides,
   };
 }

@@ -254,6 +254,11 @@ describe('in headless Chromium', () => {
     });
     await page.goto(`${app.baseUrl}/help/api`);
     await page.getByText('Report the version and enabled features').first().waitFor({ timeout: 20_000 });
+    // Its header is styled like every page's, and "try it" calls this instance, not the document's example host.
+    expect(await page.locator('header.site').evaluate((e) => getComputedStyle(e).backgroundColor)).toBe('rgb(36, 41, 47)');
+    await page.getByText('This instance').first().waitFor();
+    expect(await page.getByText(app.baseUrl).count()).toBeGreaterThan(0);
+    expect(await page.getByText('{scheme}://{host}').count()).toBe(0);
     await page.close();
     expect(external).toEqual([]);
     expect(cspViolations).toEqual([]);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/config/settings.js';
 import { createCore } from '../../src/core.js';
-import { makeSettings } from '../support/db.js';
+import { createTestDatabase, makeSettings } from '../support/db.js';
 import { listen, startWeb, Visitor, type WebApp } from './support.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -277,8 +277,15 @@ describe('API documentation and the contract', () => {
   it('serves /help/api with every asset from this server and no external URL in the HTML', async () => {
     const { response, html } = await new Visitor(app.baseUrl).page('/help/api');
     expect(response.status).toBe(200);
-    expect(html).not.toMatch(/https?:\/\//);
+    // The only absolute URL is the instance itself: the "try it" server and the introduction name it.
+    expect(html.replaceAll(app.baseUrl, '')).not.toMatch(/https?:\/\//);
     expect(html).toContain('data-openapi-url="/api/v2/openapi.json"');
+    expect(html).toContain(`data-server-url="${app.baseUrl}"`);
+    // Styled: its own stylesheet (the header and footer; the reference brings its own styles).
+    expect(html).toContain('<link rel="stylesheet" href="/assets/docs.css">');
+    const css = await fetch(`${app.baseUrl}/assets/docs.css`);
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+    expect(await css.text()).toContain('header.site');
     const scripts = [...html.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]!);
     expect(scripts).toContain('/assets/vendor/scalar-api-reference.js');
     for (const src of scripts) {
@@ -287,6 +294,20 @@ describe('API documentation and the contract', () => {
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toMatch(/javascript/);
       expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(100);
+    }
+  });
+
+  it('names PWPUSH_PUBLIC_BASE_URL as the "try it" server when it is set', async () => {
+    const db = await createTestDatabase('sp_docs');
+    const core = await createCore(makeSettings({ databaseUrl: db.url, publicBaseUrl: 'https://secrets.example.org' }), { poolMax: 2 });
+    const served = await listen(core, []);
+    try {
+      const { html } = await new Visitor(served.baseUrl).page('/help/api');
+      expect(html).toContain('data-server-url="https://secrets.example.org"');
+    } finally {
+      await served.close();
+      await core.close();
+      await db.drop();
     }
   });
 

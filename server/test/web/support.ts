@@ -15,7 +15,12 @@ import { createCore } from '../../src/core.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
 export { CHROMIUM, ensureChromium, launchChromium } from './chromium.js';
-export const SCREENSHOTS = path.join(repoRoot, 'docs', 'screenshots');
+/**
+ * Where the browser tests put their screenshots: an ignored folder (test-results/screenshots), so a test run leaves
+ * the tree as it found it; `npm run screenshots` (SCREENSHOTS_UPDATE=1) writes the committed ones in docs/screenshots
+ * on purpose.
+ */
+export const SCREENSHOTS = process.env.SCREENSHOTS_UPDATE === '1' ? path.join(repoRoot, 'docs', 'screenshots') : path.join(repoRoot, 'test-results', 'screenshots');
 
 export interface WebApp {
   baseUrl: string;

@@ -8,6 +8,7 @@ import { Migration20260301000000_accounts } from './Migration20260301000000_acco
 import { Migration20260601000000_client_encryption } from './Migration20260601000000_client_encryption.js';
 import { Migration20261122000000_faults } from './Migration20261122000000_faults.js';
 import { Migration20261122120000_durations } from './Migration20261122120000_durations.js';
+import { Migration20261201000000_token_last_used } from './Migration20261201000000_token_last_used.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -15,4 +16,5 @@ export const migrationsList = [
   { name: 'Migration20260601000000_client_encryption', class: Migration20260601000000_client_encryption },
   { name: 'Migration20261122000000_faults', class: Migration20261122000000_faults },
   { name: 'Migration20261122120000_durations', class: Migration20261122120000_durations },
+  { name: 'Migration20261201000000_token_last_used', class: Migration20261201000000_token_last_used },
 ];

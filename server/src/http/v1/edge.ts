@@ -8,7 +8,9 @@
 import type { ErrorObject } from 'ajv';
 import type { NextFunction, Request, Response } from 'express';
 import type { Document } from 'openapi-backend';
-import { bundledV1Document, contractV1, type Json } from '@secret-push/contract';
+import { bundledV1Document, contractV1, isV1Path, type Json } from '@secret-push/contract';
+
+export { isV1Path };
 import { ApiError, checkPushSchema, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
 import type { Core } from '../../core.js';
 import { pushSchema } from '../../push/push-schema.js';
@@ -18,15 +20,6 @@ import { formToInput } from '../form-input.js';
 import { state } from '../middleware.js';
 import { v1Handlers } from './handlers.js';
 import { V1_CREATES, v1Error, v1PushInput } from './shapes.js';
-
-/**
- * Whether a path belongs to v1: anything under `/api/v1/`, and every `.json` path of the reference's three prefixes
- * (`/p.json`, `/p/{url_token}.json`, `/f/{url_token}/audit.json`, …). `/p/{url_token}` without `.json` stays the
- * recipient's page.
- */
-export function isV1Path(path: string): boolean {
-  return path.startsWith('/api/v1/') || path === '/api/v1' || /^\/[pfr](?:\.json|\/.*\.json)$/.test(path);
-}
 
 /** Paths the document marks `x-json-suffix-optional`, without their `.json` → with it (`/api/v1/version`). */
 function suffixOptional(document: Json): Map<string, string> {

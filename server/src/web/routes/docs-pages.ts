@@ -1,6 +1,7 @@
 /** The assets, the bundled contract at /api/v2/openapi.json and the API reference page at /help/api. */
 import { readFileSync } from 'node:fs';
 import type { Router } from 'express';
+import { baseUrlOf } from '../../http/auth.js';
 import { state } from '../../http/middleware.js';
 import { asset } from '../assets.js';
 import { html } from '../html.js';
@@ -8,7 +9,7 @@ import type { PageKit } from '../page-kit.js';
 import { DOCS_CSP } from '../security.js';
 import { page } from '../views/layout.js';
 
-export function docsPages(router: Router, kit: PageKit, specPath: string): void {
+export function docsPages(router: Router, kit: PageKit, specPath: string, publicBaseUrl: string | null): void {
   let spec: Buffer | null = null;
   const specBytes = () => (spec ??= readFileSync(specPath));
 
@@ -41,18 +42,21 @@ export function docsPages(router: Router, kit: PageKit, specPath: string): void 
     '/help/api',
     kit.pageRoute(
       '/help/api',
-      async (_req, res, v) => {
+      async (req, res, v) => {
         // Scalar renders into #api-docs (not #api-reference nor [data-spec-url]: its bundle would mount those on its own, with its default web fonts); its bundle and our init script come from /assets.
+        // Its "try it" client calls this instance (PWPUSH_PUBLIC_BASE_URL when set, else the origin it was opened on),
+        // never the document's example host.
+        const server = baseUrlOf(req, publicBaseUrl);
         const body = page({
           title: 'API documentation',
           viewer: v.viewer,
           scripts: ['vendor/scalar-api-reference.js', 'api-docs.js'],
-          noStylesheet: true,
+          stylesheet: 'docs.css',
           bare: true,
           body: html`<h1 class="visually-hidden">API documentation</h1>
-<p>The JSON API (v2). The contract itself: <a href="/api/v2/openapi.json">/api/v2/openapi.json</a>.
+<p class="docs-intro">The JSON API (v2) of this instance, <code>${server}</code>. The contract itself: <a href="/api/v2/openapi.json">/api/v2/openapi.json</a>.
 Get a token at <a href="/users/token">/users/token</a>.</p>
-<div id="api-docs" data-openapi-url="/api/v2/openapi.json"></div>
+<div id="api-docs" data-openapi-url="/api/v2/openapi.json" data-server-url="${server}"></div>
 <noscript><p>The interactive reference needs JavaScript; the contract above is plain JSON.</p></noscript>`,
         });
         kit.send(res, 200, body);

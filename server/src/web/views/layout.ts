@@ -17,8 +17,11 @@ export interface PageOptions {
   scripts?: string[];
   /** Hide the navigation (recipient pages: the person opening a secret needs none of it). */
   bare?: boolean;
-  /** Leave out our stylesheet (the API docs page: the renderer brings its own styles, ours would leak into it). */
-  noStylesheet?: boolean;
+  /**
+   * Another stylesheet of /assets instead of style.css (the API docs page: `docs.css` styles its header and footer
+   * only, since the renderer brings its own styles and ours would leak into it).
+   */
+  stylesheet?: string;
 }
 
 export function csrfField(viewer: Viewer): Html {
@@ -52,7 +55,7 @@ export function page(opts: PageOptions): string {
 <meta name="referrer" content="no-referrer">
 <title>${opts.title} · Secret Push</title>
 <link rel="icon" href="data:,">
-${opts.noStylesheet ? '' : html`<link rel="stylesheet" href="/assets/style.css">`}
+<link rel="stylesheet" href="/assets/${opts.stylesheet ?? 'style.css'}">
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
