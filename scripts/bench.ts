@@ -475,17 +475,25 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
+/** The superuser's URL of the bench database. */
+function benchAdminUrl(db: { adminUrl: string }): string {
+  const url = new URL(db.adminUrl);
+  url.pathname = '/bench';
+  return url.toString();
+}
+
 /** The bench's PostgreSQL: embedded, in a temp folder, with pg_stat_statements (loading it needs a restart). */
 async function benchDatabase(dir: string) {
   const { startEmbeddedPostgres, openOrm, migrate } = await import('@secret-push/server');
   const first = await startEmbeddedPostgres({ dataDir: dir, database: 'bench', maxConnections: 200 });
-  const setup = new pg.Client({ connectionString: first.url });
+  const setup = new pg.Client({ connectionString: first.adminUrl });
   await setup.connect();
   await setup.query("alter system set shared_preload_libraries = 'pg_stat_statements'");
   await setup.end();
   await first.stop();
   const db = await startEmbeddedPostgres({ dataDir: dir, database: 'bench', maxConnections: 200 });
-  const ext = new pg.Client({ connectionString: db.url });
+  // The extension and its statistics need the superuser; the servers connect as the application role (db.url).
+  const ext = new pg.Client({ connectionString: benchAdminUrl(db) });
   await ext.connect();
   await ext.query('create extension if not exists pg_stat_statements');
   await ext.end();
@@ -614,7 +622,7 @@ async function main(): Promise<void> {
     children.push(...started.map((s) => s.child));
 
     const postgresPid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const admin = new pg.Client({ connectionString: db.url });
+    const admin = new pg.Client({ connectionString: benchAdminUrl(db) });
     await admin.connect();
     const targets: Target[] = started.map((s) => ({ name: s.name, base: s.url, startupMs: s.startupMs, meters: { serverPid: s.child.pid!, postgresPid, admin } }));
 

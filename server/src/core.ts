@@ -87,6 +87,7 @@ export function versionReport(settings: Settings, version = applicationVersion()
 }
 
 const PING = sql('select 1');
+const SUPERUSER = sql<Record<string, never>, { superuser: boolean }>('select rolsuper as superuser from pg_roles where rolname = current_user');
 const CLOCK = sql<Record<string, never>, { ms: number }>('select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms');
 
 export async function createCore(settings: Settings, opts: CoreOptions = {}): Promise<Core> {
@@ -100,6 +101,13 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   opts.metrics?.observePool(pool);
   const db = poolDb(pool);
   const skewMs = await databaseClockSkewMs(async () => Number((await db.query(CLOCK, {}))[0]!.ms));
+  if ((await db.query(SUPERUSER, {}))[0]?.superuser) {
+    // Names the fix, never the URL or its password.
+    opts.logger?.warn(
+      { database_role_superuser: true },
+      'the server connects to PostgreSQL as a superuser: anything that reaches its connection could run programs and read files on the database host. Connect as a role with only the grants listed in the README (Operations, "The database role")',
+    );
+  }
   if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) {
     opts.logger?.warn({ skew_ms: skewMs }, "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit");
   }

