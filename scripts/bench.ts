@@ -513,6 +513,8 @@ async function startServers(databaseUrl: string, dir: string, keyHex: string) {
     PWPUSH_HOST: '127.0.0.1',
     PWPUSH_DATA_DIR: dir,
     PWPUSH_MASTER_KEY: `bench:${keyHex}`,
+    // Production refuses to start without it; the bench's links are never opened.
+    PWPUSH_PUBLIC_BASE_URL: 'http://127.0.0.1',
     PWPUSH_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     // The bench drives everything from one address: the per-client limit would answer 429.
     PWPUSH_RATE_LIMIT_PER_MINUTE: process.env.BENCH_RATE_LIMIT ?? '0',

@@ -104,10 +104,24 @@ describe('loadSettings', () => {
     expect(error({ ...base, PWPUSH_PUBLIC_BASE_URL: 'not a url' }).variable).toBe('PWPUSH_PUBLIC_BASE_URL');
   });
 
+  it('refuses to start in production without a public base URL, saying what to set and why', () => {
+    for (const env of [{ NODE_ENV: 'production' }, { PWPUSH_ENV: 'production' }, { NODE_ENV: 'test', PWPUSH_ENV: 'production' }]) {
+      const e = error({ ...base, ...env, PWPUSH_MASTER_KEY: HEX });
+      expect(e.variable).toBe('PWPUSH_PUBLIC_BASE_URL');
+      expect(e.message).toMatch(/PWPUSH_PUBLIC_BASE_URL is required in production/);
+      expect(e.message).toMatch(/PWPUSH_PUBLIC_BASE_URL=https:\/\//);
+      expect(e.message).toMatch(/Host header/);
+      expect(error({ ...base, ...env, PWPUSH_MASTER_KEY: HEX, PWPUSH_PUBLIC_BASE_URL: '   ' }).variable).toBe('PWPUSH_PUBLIC_BASE_URL');
+    }
+    // Development and test still build links from the request.
+    expect(loadSettings({ ...base, PWPUSH_ENV: 'development' }).publicBaseUrl).toBeNull();
+    expect(loadSettings({ ...base, PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: HEX, PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com' }).publicBaseUrl).toBe('https://pw.example.com');
+  });
+
   it('validates the log level, environment and database URL', () => {
     expect(error({ ...base, PWPUSH_LOG_LEVEL: 'loud' }).message).toMatch(/fatal, error, warn, info, debug, trace, silent/);
     expect(error({ ...base, NODE_ENV: 'staging' }).variable).toBe('NODE_ENV');
-    expect(loadSettings({ ...base, NODE_ENV: 'test', PWPUSH_ENV: 'production' }).env).toBe('production');
+    expect(loadSettings({ ...base, NODE_ENV: 'test', PWPUSH_ENV: 'production', PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com' }).env).toBe('production');
     expect(error({ ...base, DATABASE_URL: 'mysql://x' }).variable).toBe('DATABASE_URL');
   });
 });
@@ -194,8 +208,9 @@ describe('host, CORS and unknown variables', () => {
   it('binds loopback in development and test, every interface in production, and what PWPUSH_HOST says', () => {
     expect(loadSettings(base).host).toBe('127.0.0.1');
     expect(loadSettings({ ...base, PWPUSH_ENV: 'development' }).host).toBe('127.0.0.1');
-    expect(loadSettings({ ...base, PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: HEX }).host).toBe('0.0.0.0');
-    expect(loadSettings({ ...base, PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: HEX, PWPUSH_HOST: '10.0.0.5' }).host).toBe('10.0.0.5');
+    const production = { ...base, PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: HEX, PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com' };
+    expect(loadSettings(production).host).toBe('0.0.0.0');
+    expect(loadSettings({ ...production, PWPUSH_HOST: '10.0.0.5' }).host).toBe('10.0.0.5');
     expect(loadSettings({ ...base, PWPUSH_HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
   });
 

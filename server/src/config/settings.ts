@@ -103,12 +103,12 @@ export interface SettingDoc {
 
 /** One row per variable, in the order of the README table. */
 const TABLE: SettingDoc[] = [
-  { name: 'PWPUSH_ENV', default: 'NODE_ENV, else `development`', meaning: '`development`, `production` or `test`. Production refuses to start without a master key.' },
+  { name: 'PWPUSH_ENV', default: 'NODE_ENV, else `development`', meaning: '`development`, `production` or `test`. Production refuses to start without a master key and without `PWPUSH_PUBLIC_BASE_URL`.' },
   { name: 'PORT', default: '`5100`', meaning: 'TCP port the server listens on (1..65535).' },
   { name: 'PWPUSH_HOST', default: '`127.0.0.1`; `0.0.0.0` in production', meaning: 'Address the server binds to. Development and test listen on the loopback address only; production (`PWPUSH_ENV=production`) binds what this says, every interface by default.' },
   { name: 'PWPUSH_DATA_DIR', default: '`<repo>/data`', meaning: 'Data directory: embedded PostgreSQL cluster and the development key file.' },
   { name: 'DATABASE_URL', default: 'unset', meaning: 'PostgreSQL connection URL. Unset: an embedded PostgreSQL is started under the data directory.' },
-  { name: 'PWPUSH_PUBLIC_BASE_URL', default: 'unset', meaning: 'Public base URL (http or https) used in `json_url`, `html_url` and file links; unset: the request\'s own origin.' },
+  { name: 'PWPUSH_PUBLIC_BASE_URL', default: 'unset', meaning: 'Public base URL (http or https) used in `json_url`, `html_url` and file links. **Required in production** (the server refuses to start without it); elsewhere, unset: the request\'s own origin (its `Host` header).' },
   { name: 'PWPUSH_TRUST_PROXY', default: '`false`', meaning: 'Trust `X-Forwarded-*` headers (client address, protocol) from the one reverse proxy in front: the client address is the one that proxy appended.' },
   { name: 'PWPUSH_LOG_LEVEL', default: '`info`', meaning: `One of ${LOG_LEVELS.join(', ')}.` },
   { name: 'PWPUSH_ALLOW_ANONYMOUS', default: '`true`', meaning: 'Allow creating and retrieving pushes without a token (`features.anonymous_access`).' },
@@ -386,6 +386,13 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
   const purge = raw(env, 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS');
 
   const keys = masterKeys(env, appEnv, dataDir);
+  const publicBaseUrl = httpUrl(env, 'PWPUSH_PUBLIC_BASE_URL');
+  if (publicBaseUrl === null && appEnv === 'production') {
+    throw new SettingsError(
+      'PWPUSH_PUBLIC_BASE_URL',
+      'PWPUSH_PUBLIC_BASE_URL is required in production: set it to the public address people open, e.g. PWPUSH_PUBLIC_BASE_URL=https://secrets.example.org (without it, the links in answers would be built from each request\'s Host header, which a client chooses)',
+    );
+  }
   const signingRaw = raw(env, 'PWPUSH_SIGNING_SECRET');
   if (signingRaw !== undefined && signingRaw.length < 32) {
     throw new SettingsError('PWPUSH_SIGNING_SECRET', 'PWPUSH_SIGNING_SECRET must be at least 32 characters');
@@ -401,7 +408,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     port: int(env, 'PORT', 5100, 1, 65535),
     dataDir,
     databaseUrl,
-    publicBaseUrl: httpUrl(env, 'PWPUSH_PUBLIC_BASE_URL'),
+    publicBaseUrl,
     trustProxy: bool(env, 'PWPUSH_TRUST_PROXY', false),
     logLevel: oneOf(env, 'PWPUSH_LOG_LEVEL', LOG_LEVELS, 'info'),
     allowAnonymous: bool(env, 'PWPUSH_ALLOW_ANONYMOUS', true),
