@@ -15,6 +15,7 @@ import { ApiError, versionReport as reportOf } from '@secret-push/sdk/rules';
 import { createAccountService, type AccountService } from './account/account-service.js';
 import { repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
+import { verifyMasterKeys } from './crypto/key-check.js';
 import { guard, guarded } from './db/database-errors.js';
 import { migrateDatabase, nativePool, openOrm } from './db/orm.js';
 import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
@@ -101,6 +102,19 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   opts.metrics?.observePool(pool);
   const db = poolDb(pool);
   const skewMs = await databaseClockSkewMs(async () => Number((await db.query(CLOCK, {}))[0]!.ms));
+  try {
+    // Before anything is served: the configured keys must open what the database holds (MasterKeyMismatch otherwise).
+    const { unopened } = await verifyMasterKeys(db, keyring, settings.masterKeys.map((k) => k.id));
+    if (unopened.length > 0) {
+      opts.logger?.warn(
+        { key_ids: unopened },
+        'data written under these master key ids cannot be read with the configured keys: add the old key to PWPUSH_MASTER_KEY_PREVIOUS if any of it is still needed',
+      );
+    }
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
   if ((await db.query(SUPERUSER, {}))[0]?.superuser) {
     // Names the fix, never the URL or its password.
     opts.logger?.warn(

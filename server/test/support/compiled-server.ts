@@ -38,9 +38,12 @@ export interface ServerProcess {
  * Starts the compiled server with `env` on a free port of 127.0.0.1 and a fresh data dir (embedded PostgreSQL unless
  * env has DATABASE_URL). Resolves once it prints its "listening on" line.
  */
-export async function startCompiledServer(env: Record<string, string>, opts: { timeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function startCompiledServer(
+  env: Record<string, string>,
+  opts: { timeoutMs?: number; /** Reuse this data dir (and keep it on stop) instead of a fresh one. */ dataDir?: string } = {},
+): Promise<ServerProcess> {
   const [command, args] = compiledServerCommand();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-proc-'));
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'secret-push-proc-'));
   chmodSync(dataDir, 0o755); // the embedded PostgreSQL (user postgres) must enter it
   const child = spawn(command, args, {
     cwd: repoRoot,
@@ -90,7 +93,7 @@ export async function startCompiledServer(env: Record<string, string>, opts: { t
         const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
         const code = await exited;
         clearTimeout(kill);
-        rmSync(dataDir, { recursive: true, force: true });
+        if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
         return code;
       })();
       return stopped;
@@ -134,4 +137,30 @@ export async function eventually(fn: () => Promise<boolean> | boolean, ms: numbe
     if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Runs the compiled server with `env` (on `dataDir`) expecting it to refuse to start: resolves with its exit code and
+ * output once it exits; kills it and throws if it is still running after `timeoutMs` (or prints its "listening" line).
+ */
+export async function compiledServerExit(env: Record<string, string>, dataDir: string, timeoutMs = 90_000): Promise<{ code: number | string; output: string }> {
+  const [command, args] = compiledServerCommand();
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PWPUSH_ENV: 'test', PORT: String(await freePort()), PWPUSH_HOST: '127.0.0.1', PWPUSH_DATA_DIR: dataDir, PWPUSH_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const chunks: string[] = [];
+  child.stdout!.on('data', (c: Buffer) => chunks.push(c.toString()));
+  child.stderr!.on('data', (c: Buffer) => chunks.push(c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not exit within ${timeoutMs} ms:\n${chunks.join('')}`));
+    }, timeoutMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? signal ?? -1, output: chunks.join('') });
+    });
+  });
 }
