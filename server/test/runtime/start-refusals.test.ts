@@ -60,7 +60,7 @@ describe('the master key', () => {
     const tokens = [await createPush(first.baseUrl, 'kept secret 1'), await createPush(first.baseUrl, 'kept secret 2')];
     await stop(first);
 
-    for (const env of [
+    const wrongStarts: Record<string, string>[] = [
       { PWPUSH_MASTER_KEY: WRONG.toString('hex') },
       // The same id as before with other bytes: the id matches, the key does not.
       { PWPUSH_MASTER_KEY: `${(await import('../../src/config/settings.js')).parseMasterKey(RIGHT.toString('hex'), 'x').id}:${WRONG.toString('base64')}` },
@@ -68,7 +68,8 @@ describe('the master key', () => {
       { PWPUSH_MASTER_KEY: WRONG.toString('hex'), PWPUSH_MASTER_KEY_PREVIOUS: NEW.toString('hex') },
       // More than one worker: the cluster's start fails the same way, it does not keep replacing workers.
       { PWPUSH_MASTER_KEY: WRONG.toString('hex'), PWPUSH_WORKERS: '2' },
-    ]) {
+    ];
+    for (const env of wrongStarts) {
       const { code, output } = await compiledServerExit({ ...one, ...env }, dataDir);
       expect(code, output).toBe(1);
       // Alone: "Secret Push failed to start: …"; in a cluster the worker says it ("Secret Push worker 0 failed to start: …").
