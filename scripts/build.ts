@@ -29,7 +29,12 @@ const externalPackages: Plugin = {
   },
 };
 
-const ENTRY_POINTS = { main: 'server/src/main.ts', users: 'server/src/cli/users.ts' };
+const ENTRY_POINTS = {
+  main: 'server/src/main.ts',
+  users: 'server/src/cli/users.ts',
+  // Started as a worker thread on the first password check (server/src/account/password-strength.ts).
+  'password-strength-worker': 'server/src/account/password-strength-worker.ts',
+};
 const ENTRY_SOURCES: string[] = Object.values(ENTRY_POINTS);
 
 async function main(): Promise<void> {

@@ -8,6 +8,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiError } from '@secret-push/sdk/rules';
 import type { Settings } from '../config/settings.js';
 import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
+import { PASSWORD_MAX, PASSWORD_MIN, passwordProblem, passwordSentence } from './password-strength.js';
 import { ApiToken, User } from '../db/entities.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
@@ -81,16 +82,8 @@ const S = {
   ),
 };
 
-/** What is wrong with a password, by sign-up's rules, or null. */
-function passwordProblem(password: unknown): string | null {
-  if (typeof password !== 'string' || password.length < PASSWORD_MIN) return `must be at least ${PASSWORD_MIN} characters`;
-  if (password.length > PASSWORD_MAX) return `must be at most ${PASSWORD_MAX} characters`;
-  return null;
-}
-
 export const LOGIN_WINDOW_MS = 15 * 60_000;
-export const PASSWORD_MIN = 12;
-const PASSWORD_MAX = 1024;
+export { PASSWORD_MIN };
 // Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.
 const DUMMY_HASH = hashPassphrase(randomUUID());
 
@@ -112,9 +105,8 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
       const normalized = normalizeEmail(email ?? '');
       const fields: Record<string, string[]> = {};
       if (normalized.length > 320 || !EMAIL.test(normalized)) fields.email = ['must be an email address'];
-      if (typeof password !== 'string' || password.length < PASSWORD_MIN) {
-        fields.password = [`must be at least ${PASSWORD_MIN} characters`];
-      } else if (password.length > PASSWORD_MAX) fields.password = [`must be at most ${PASSWORD_MAX} characters`];
+      const problem = await passwordProblem(password, normalized);
+      if (problem) fields.password = [problem];
       if (Object.keys(fields).length > 0) {
         throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields });
       }
@@ -191,8 +183,8 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
 
     async setPassword(email: string, password: string) {
       const normalized = normalizeEmail(email ?? '');
-      const problem = passwordProblem(password);
-      if (problem) throw new ApiError('validation_failed', `The password ${problem}.`, { fields: { password: [problem] } });
+      const problem = await passwordProblem(password, normalized);
+      if (problem) throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
       const hash = await hashPassphrase(password);
       const [updated] = EMAIL.test(normalized) ? await db.query(S.setPassword, { email: normalized, hash, now: new Date() }) : [];
       if (!updated) throw new ApiError('not_found', 'No user has this email.');

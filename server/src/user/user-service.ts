@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { passwordProblem, passwordSentence } from '../account/password-strength.js';
 import { hashPassphrase } from '../crypto/passphrase.js';
 import { newApiToken, tokenDigest } from '../crypto/tokens.js';
 import { ApiToken, User } from '../db/entities.js';
@@ -46,7 +47,6 @@ const REPLACE_TOKEN = sql<{ id: string; userId: string; digest: string; now: Dat
 
 /** An email: no spaces or control characters (PostgreSQL cannot even store a NUL). */
 export const EMAIL = /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/;
-const PASSWORD_MIN = 12;
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -105,11 +105,8 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
           fields: { email: ['must be an email address'] },
         });
       }
-      if (password !== undefined && password.length < PASSWORD_MIN) {
-        throw new ApiError('validation_failed', `The password must be at least ${PASSWORD_MIN} characters.`, {
-          fields: { password: [`must be at least ${PASSWORD_MIN} characters`] },
-        });
-      }
+      const problem = password === undefined ? null : await passwordProblem(password, normalized);
+      if (problem) throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
       const passwordHash = password !== undefined ? await hashPassphrase(password) : null;
       const token = newApiToken();
       const now = new Date();

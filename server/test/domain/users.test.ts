@@ -69,6 +69,41 @@ describe('users and tokens', () => {
     expect((await rejection(h.core.users.createUser('short@example.com', 'short'))).details.fields?.password).toBeDefined();
   });
 
+  it('refuses passwords that are short, long, common or made of the account\'s own words, with the reason', async () => {
+    const accounts = h.core.web!.accounts;
+    const refused = async (email: string, password: string) => {
+      const e = await rejection(accounts.signUp(email, password));
+      expect(e.code).toBe('validation_failed');
+      expect(e.message).not.toContain(password);
+      return e.details.fields!.password![0]!;
+    };
+    // The length rule is kept, before any strength check: 11 strong-looking characters are still too short.
+    expect(await refused('len@example.com', 'Xk9#mQ2!zL4')).toBe('must be at least 12 characters');
+    expect(await refused('len@example.com', 'Xk9#mQ2!zL4w'.repeat(86))).toBe('must be at most 1024 characters');
+    // zxcvbn: commonly used passwords, keyboard walks, sequences, repeats, the email itself: refused with its warning.
+    expect(await refused('common@example.com', 'password1234')).toBe(
+      'is too easy to guess: This is similar to a commonly used password. Add more words that are less common.',
+    );
+    expect(await refused('walk@example.com', 'qwertyuiop123')).toMatch(/^is too easy to guess: /);
+    expect(await refused('seq@example.com', 'abcdefghijkl')).toMatch(/^is too easy to guess: Common character sequences like "abc" are easy to guess\./);
+    expect(await refused('repeat@example.com', 'passwordpassword')).toMatch(/^is too easy to guess: Repeated character patterns/);
+    expect(await refused('alice.wonderland@example.org', 'alice.wonderland@example.org')).toMatch(/^is too easy to guess: There should not be any personal or page related data\./);
+    expect(await refused('brand@example.com', 'secretpush12345')).toMatch(/^is too easy to guess/);
+    // The same rule for the operator's set-password and for users made with a password; nothing was stored.
+    const { userId } = await h.core.users.createUser('rules@example.com');
+    const setWeak = await rejection(accounts.setPassword('rules@example.com', 'iloveyou2024!'));
+    expect(setWeak.message).toMatch(/^The password is too easy to guess: .*\.$/);
+    expect(setWeak.message).not.toMatch(/\.\.$/);
+    expect((await rejection(h.core.users.createUser('weak@example.com', 'letmein123456'))).details.fields?.password?.[0]).toMatch(/^is too easy to guess/);
+    expect(await h.db.query('select 1 from users where email in ($1, $2, $3)', ['common@example.com', 'weak@example.com', 'len@example.com'])).toEqual([]);
+    const [row] = await h.db.query('select password_hash from users where id = $1', [userId]);
+    expect(row!.password_hash).toBeNull();
+    // Passphrases and long random passwords pass.
+    await accounts.setPassword('rules@example.com', 'correct horse battery staple');
+    expect(await accounts.signUp('strong@example.com', 'K7#mQ9!zR2@wL5')).toMatchObject({ email: 'strong@example.com' });
+    expect(await accounts.signUp('phrase@example.com', 'violet kettles argue with the tide')).toMatchObject({ email: 'phrase@example.com' });
+  });
+
   it('ties pushes to the token\'s user for ownership', async () => {
     const { token } = await h.core.users.createUser('owner@example.com');
     const who = await h.core.users.authenticate(token);

@@ -72,6 +72,23 @@ describe('page headers', () => {
     }
   });
 
+  it('refuses a guessable password on sign-up with zxcvbn\'s reason on the page, and keeps the length rule', async () => {
+    const visitor = new Visitor(app.baseUrl);
+    const { html: form } = await visitor.page('/users/sign_up');
+    expect(form).toContain('minlength="12"');
+    expect(form).toContain('At least 12 characters, and not easy to guess');
+    const weak = await visitor.signUp('guessable@example.org', 'password1234');
+    expect(weak.status).toBe(422);
+    const page = await weak.text();
+    expect(page).toContain('is too easy to guess: This is similar to a commonly used password. Add more words that are less common.');
+    expect(page).not.toContain('password1234');
+    const short = await visitor.signUp('guessable@example.org', 'Xk9#mQ2!zL4');
+    expect(short.status).toBe(422);
+    expect(await short.text()).toContain('must be at least 12 characters');
+    // Nothing was made: the same email then signs up with a strong password.
+    expect((await visitor.signUp('guessable@example.org', PASSWORD)).status).toBe(303);
+  });
+
   it('sets the session cookie HttpOnly and SameSite=Lax, and Secure when the base URL is https', async () => {
     const visitor = new Visitor(app.baseUrl);
     const { csrf } = await visitor.page('/users/sign_up');

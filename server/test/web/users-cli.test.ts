@@ -75,10 +75,14 @@ describe('npm run users', () => {
     await page.close();
   }, 120_000);
 
-  it('refuses a short password and an unknown email, changing nothing', async () => {
+  it('refuses a short password, a guessable one (with zxcvbn\'s reason) and an unknown email, changing nothing', async () => {
     const short = await users(['set-password', EMAIL], 'short');
     expect(short.code).toBe(1);
     expect(short.err.join('\n')).toMatch(/at least 12 characters/);
+    const common = await users(['set-password', EMAIL], 'password1234');
+    expect(common.code).toBe(1);
+    expect(common.err.join('\n')).toMatch(/error: The password is too easy to guess: This is similar to a commonly used password\./);
+    expect(common.err.join('\n')).not.toContain('password1234');
     const unknown = await users(['set-password', 'nobody@example.org'], PASSWORD);
     expect(unknown.code).toBe(1);
     expect(unknown.err.join('\n')).toMatch(/no user has the email nobody@example.org/);

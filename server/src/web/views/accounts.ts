@@ -46,7 +46,7 @@ ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error
   ${fieldErrors(f, 'email')}
   <label for="password">Password</label>
   <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${passwordMin}"${describedBy(f, 'password', 'password-hint')}>
-  <p class="hint" id="password-hint">At least ${passwordMin} characters.</p>
+  <p class="hint" id="password-hint">At least ${passwordMin} characters, and not easy to guess: several uncommon words, or a long random password.</p>
   ${fieldErrors(f, 'password')}
   <button type="submit">Sign up</button>
 </form>
