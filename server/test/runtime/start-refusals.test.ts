@@ -72,8 +72,8 @@ describe('the master key', () => {
     for (const env of wrongStarts) {
       const { code, output } = await compiledServerExit({ ...one, ...env }, dataDir);
       expect(code, output).toBe(1);
-      // Alone: "Secret Push failed to start: …"; in a cluster the worker says it ("Secret Push worker 0 failed to start: …").
-      expect(output).toMatch(/Secret Push (worker 0 )?failed to start: the configured master keys cannot decrypt what this database holds/);
+      // Alone: "Secret Push failed to start: …"; in a cluster the worker says it ("Secret Push worker 1 failed to start: …").
+      expect(output).toMatch(/Secret Push (worker \d+ )?failed to start: the configured master keys cannot decrypt what this database holds/);
       expect(output).toContain('PWPUSH_MASTER_KEY');
       expect(output).toContain('PWPUSH_MASTER_KEY_PREVIOUS');
       expect(output).toContain('`npm run key`');

@@ -25,7 +25,8 @@ beforeAll(async () => {
     PWPUSH_WORKERS: '1',
     PWPUSH_LOG_LEVEL: 'warn',
     PWPUSH_RATE_LIMIT_PER_MINUTE: '0',
-    PWPUSH_MASTER_KEY: TEST_KEY_A.key.toString('hex'),
+    // The same key, under the same id, as the Core below (the start-up key check refuses a key under another id).
+    PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
   });
   base = server.baseUrl;
   pid = server.child.pid!;
