@@ -12,8 +12,10 @@
  * - The server never connects as the superuser. `url` names the application role `secret_push_app` (LOGIN, not a
  *   superuser, cannot create databases or roles, member of no role) that owns the application database, its schema
  *   `public` and every object in it, so migrations run as that owner. A database made before this role existed
- *   (everything owned by `postgres`) is handed over on start, data kept. A second process on the same data dir (the users CLI while the server runs) connects to the
- *   running cluster instead of starting another one.
+ *   (everything owned by `postgres`) is handed over on start, data kept. The superuser's URL (`adminUrl`) is for the
+ *   test harness and the bench only.
+ * - A second process on the same data dir (the users CLI while the server runs) connects to the running cluster
+ *   instead of starting another one.
  * - A cluster left running by a crashed process (its owner pid is gone) is stopped and started again.
  * - Supervised (`supervise`): when the postmaster exits without being asked to (killed, crashed), the owner starts it
  *   again on the same port, with a growing delay between failed attempts. PostgreSQL's crash recovery replays its
