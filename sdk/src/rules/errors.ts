@@ -38,6 +38,8 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 422,
   too_many_attempts: 429,
   rate_limited: 429,
+  /** A storage quota (anonymous bytes per address per hour, or a user's active bytes); the message names which. */
+  storage_quota_exceeded: 429,
   internal_error: 500,
   service_unavailable: 503,
 } as const;

@@ -28,7 +28,7 @@ import { validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
-import { state, type RequestState } from './middleware.js';
+import { fieldValue, state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
 import { OperationTable, requestPath, type CompiledOperation } from './operation-table.js';
 import type { Handlers } from './operations.js';
@@ -360,7 +360,7 @@ function writeReply(res: Response, reply: EdgeReply, check: AnswerCheck | undefi
   const names = headers ? Object.keys(headers) : [];
   if (body instanceof Uint8Array || names.some((name) => name.toLowerCase() === 'content-type')) {
     // Bytes, or a handler's own media type (express's charset handling, and the check res.json is wrapped with).
-    for (const name of names) res.setHeader(name, headers![name]!);
+    for (const name of names) res.setHeader(name, fieldValue(res, name, headers![name]!));
     res.status(status);
     if (!(body instanceof Uint8Array)) {
       res.json(body);
@@ -375,7 +375,7 @@ function writeReply(res: Response, reply: EdgeReply, check: AnswerCheck | undefi
   const text = JSON.stringify(body) as string | undefined;
   const list = ['Content-Type', 'application/json; charset=utf-8'];
   if (text !== undefined) list.push('Content-Length', String(Buffer.byteLength(text)));
-  for (const name of names) list.push(name, headers![name]!);
+  for (const name of names) list.push(name, fieldValue(res, name, headers![name]!));
   res.writeHead(status, list);
   res.end(text);
 }

@@ -8,7 +8,7 @@ import type { Response } from 'express';
 import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
 import { isConnectionError } from '../db/database-errors.js';
 import { UnstorableTextError } from '../db/sql.js';
-import { state } from './middleware.js';
+import { fieldValue, state } from './middleware.js';
 
 export { ApiError };
 
@@ -56,7 +56,7 @@ export function sendError(res: Response, error: ApiError, requestId: string | un
     if (!res.writableEnded) res.destroy();
     return;
   }
-  for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, fieldValue(res, name, value));
   state(res).errorCode = error.code;
   res.status(error.status).json({ ...errorBody(error, requestId), ...extra });
 }

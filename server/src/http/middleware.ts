@@ -157,13 +157,33 @@ export function accessLog(logger: Logger): RequestHandler {
 }
 
 /**
+ * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` lists the policies that govern
+ * an answer, `RateLimit` where the client stands in each. Both are lists: the per-client request limit writes its item
+ * first, a create adds its storage quota's (../push/storage-quota.ts). A list field is added to, never replaced.
+ */
+export const RATE_LIMIT_FIELDS: ReadonlySet<string> = new Set(['ratelimit', 'ratelimit-policy']);
+
+/** The value to set for `name`: for a RateLimit field, what the response already has followed by `value`. */
+export function fieldValue(res: { getHeader(name: string): unknown }, name: string, value: string): string {
+  if (!RATE_LIMIT_FIELDS.has(name.toLowerCase())) return value;
+  const existing = res.getHeader(name);
+  return existing === undefined || existing === '' ? value : `${String(existing)}, ${value}`;
+}
+
+/** The request limit's policy item: `q` requests per `w` seconds, per client address. */
+export function requestPolicyField(perMinute: number): string {
+  return `"requests";q=${perMinute};w=${RATE_WINDOW_MS / 1000}`;
+}
+
+/**
  * Fixed one-minute window per client address. `counter` keeps the windows: by default in this process; a cluster
  * worker passes one that asks the primary process, so the limit holds across the workers of a host (each host counts
  * on its own: behind N hosts a client gets up to N × the limit). The passphrase and sign-in limits that must hold
  * everywhere live in PostgreSQL, in the domain layer.
  */
 export function rateLimit(perMinute: number, now: () => number = Date.now, counter: HitCounter = windowCounter()): RequestHandler {
-  return (req: Request, _res: Response, next: NextFunction) => {
+  const policy = perMinute > 0 ? requestPolicyField(perMinute) : '';
+  return (req: Request, res: Response, next: NextFunction) => {
     if (perMinute <= 0) return next();
     // Probes and static assets are not requests a client can abuse for work (as the reference's throttle). (/metrics,
     // when it is on, is answered before this limit.)
@@ -171,8 +191,12 @@ export function rateLimit(perMinute: number, now: () => number = Date.now, count
     const t = now();
     const key = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const decide = (w: WindowHit) => {
+      // Every answer this limit governs says so: the policy, the requests left in the window and when it starts again.
+      const resetSeconds = Math.max(1, Math.ceil((w.start + RATE_WINDOW_MS - t) / 1000));
+      res.setHeader('RateLimit-Policy', policy);
+      res.setHeader('RateLimit', `"requests";r=${Math.max(0, perMinute - w.count)};t=${resetSeconds}`);
       if (w.count <= perMinute) return next();
-      const retryAfterSeconds = Math.max(1, Math.ceil((w.start + RATE_WINDOW_MS - t) / 1000));
+      const retryAfterSeconds = resetSeconds;
       next(new ApiError('rate_limited', 'Too many requests from this address. Try again later.', { retryAfterSeconds }));
     };
     const hit = counter(key, t);

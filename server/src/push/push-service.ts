@@ -44,6 +44,7 @@ import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '
 import type { AuditActor, FileMeta, KeyRef, PushRepository } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
+import { addressQuota, governingQuota, largerThanQuota, quotaExceeded, windowResetSeconds, type StorageQuotaState } from './storage-quota.js';
 
 /** Who is asking, as the HTTP layer (or a page) resolved it. `userId` is null for anonymous callers. */
 export type Actor = AuditActor;
@@ -62,8 +63,11 @@ export interface CreateOptions {
   idempotency?: IdempotencyRequest;
 }
 
-/** A created push, or the push a replayed Idempotency-Key made. */
-export type Created = PushOwner & { readonly replayed?: true };
+/**
+ * A created push, or the push a replayed Idempotency-Key made; `storage` says where the create left the storage quota
+ * that governs it (not part of the record: the API answers it as RateLimit fields).
+ */
+export type Created = PushOwner & { readonly replayed?: true; readonly storage?: StorageQuotaState };
 
 export interface Page<T> {
   items: T[];
@@ -74,7 +78,7 @@ export interface Page<T> {
 
 export interface PushService {
   /** Validates with the contract's PushInput schema, then the instance's rules → validation_failed (422). */
-  create(input: PushInput, ctx: RequestContext): Promise<PushOwner>;
+  create(input: PushInput, ctx: RequestContext): Promise<Created>;
   /** The same for an input a validator running the same schema has already accepted (the API's openapi-backend). */
   createValidated(input: SchemaValidPushInput, ctx: RequestContext, options?: CreateOptions): Promise<Created>;
   /** Counts a view with one atomic claim; expired → record with payload null; passphrase errors per the spec. */
@@ -114,6 +118,9 @@ const endToEndEncrypted = () =>
     'end_to_end_encrypted',
     'This push is end-to-end encrypted: open its link (with the key after #) in a browser. No view was counted.',
   );
+
+/** Retry-After of a user's refused create when no expiry by time frees enough (only while pushes change under it). */
+const QUOTA_FALLBACK_RETRY_SECONDS = 3600;
 
 const decodeBase64 = (content: string) => Buffer.from(content, 'base64');
 
@@ -193,6 +200,7 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
       nameCiphertext: encryptOptional(valid.name, aad.name(id)),
       noteCiphertext: encryptOptional(valid.note, aad.note(id)),
       passphraseHash,
+      storedBytes: Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
     };
     const files = valid.files.map((file, position): PushFileRow => {
       const fileId = newFileId();
@@ -210,14 +218,35 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
     return { push, files };
   }
 
-  async function createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<PushOwner> {
+  /** Stores the rows, counted against the storage quota that governs the caller (if any). */
+  async function store(push: PushRow, files: PushFileRow[], ctx: RequestContext, now: Date, key?: KeyRef): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
+    const quota = governingQuota(settings, ctx.actor.userId);
+    if (!quota) return { row: await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key) };
+    const limit = quota === 'anonymous' ? settings.anonymousStoragePerHour : settings.userStorageBytes;
+    if (push.storedBytes > limit) throw largerThanQuota(quota, push.storedBytes, limit);
+    const counted =
+      quota === 'anonymous'
+        ? await repo.insertCountedByAddress(push, files, ctx.actor, deadlineOf(ctx), addressQuota(settings, ctx.actor.ip, now), key)
+        : await repo.insertCountedForUser(push, files, ctx.actor, deadlineOf(ctx), limit, now, key);
+    if ('refused' in counted) {
+      // The anonymous window starts again on the hour; a user's space frees as pushes expire (by time at the latest).
+      const retryAfter = counted.freeAt ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000)) : QUOTA_FALLBACK_RETRY_SECONDS;
+      throw quotaExceeded(quota, push.storedBytes, limit, counted.usedBytes, retryAfter);
+    }
+    const remaining = limit - counted.usedBytes;
+    return { row: counted.row, storage: { quota, limit, remaining, ...(quota === 'anonymous' ? { resetSeconds: windowResetSeconds(now) } : {}) } };
+  }
+
+  async function createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<Created> {
     const now = nowOf(ctx);
     const valid = normalizePushInput(input, settings, decodeBase64);
     const { push, files } = await newRows(valid, ctx.actor.userId, now);
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const row = await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key);
-        return ownerRecord(row, now, baseOf(ctx), { name: valid.name, note: valid.note });
+        const { row, storage } = await store(push, files, ctx, now, key);
+        const record = ownerRecord(row, now, baseOf(ctx), { name: valid.name, note: valid.note });
+        // Not enumerable: the record is what clients get; the quota's state travels beside it, as RateLimit fields.
+        return storage ? Object.defineProperty(record, 'storage', { value: storage, enumerable: false }) : record;
       } catch (err) {
         // 23505 on url_token: a collision of 120 random bits; try another token.
         const code = (err as { code?: string }).code;
