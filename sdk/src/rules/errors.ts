@@ -55,6 +55,8 @@ export interface ApiErrorDetails {
   retryAfterSeconds?: number;
   /** Extra response headers (`Allow` on 405). */
   headers?: Record<string, string>;
+  /** A finer reason than the code, for metrics only (which storage quota refused); never sent. */
+  reason?: string;
 }
 
 /** A failure with a stable code; its status comes from ERROR_STATUS. Messages never carry submitted values. */

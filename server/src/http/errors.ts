@@ -58,6 +58,7 @@ export function sendError(res: Response, error: ApiError, requestId: string | un
   }
   for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, fieldValue(res, name, value));
   state(res).errorCode = error.code;
+  if (error.details.reason) state(res).errorReason = error.details.reason;
   res.status(error.status).json({ ...errorBody(error, requestId), ...extra });
 }
 

@@ -18,6 +18,8 @@ export interface RequestState {
   operationId?: string;
   /** The error code of an error answer (metrics count refusals by it). */
   errorCode?: string;
+  /** Its finer reason, when it has one (which storage quota refused). */
+  errorReason?: string;
   /** A failure worth a log line (500s), without message text that could carry data. */
   failure?: { name: string; code?: string; stack?: string };
 }

@@ -86,5 +86,5 @@ export function quotaExceeded(name: StorageQuotaName, size: number, limit: numbe
         `they hold ${formatBytes(used)} and this push needs ${formatBytes(size)}. Nothing was stored. ` +
         'Expire pushes you no longer need, or try again when enough have expired (Retry-After).';
   const state: StorageQuotaState = { quota: name, limit, remaining: Math.max(0, limit - used), resetSeconds: retryAfterSeconds };
-  return new ApiError('storage_quota_exceeded', message, { retryAfterSeconds, headers: storageFields(state) });
+  return new ApiError('storage_quota_exceeded', message, { retryAfterSeconds, headers: storageFields(state), reason: name });
 }
