@@ -344,25 +344,29 @@ export type AttemptReservation =
   /** Enough attempts are being checked right now that one more might exceed the limit: ask again shortly. */
   | { state: 'busy' };
 
+/** The create statements, one text per variant (file count, keyed, counted by address). */
+const insertStatements = new Map<string, ReturnType<typeof insertStatement>>();
+function insertFor(files: number, key: KeyRef | undefined, addressQuota: boolean) {
+  const variant = `${files}:${key ? 'k' : ''}:${addressQuota ? 'q' : ''}`;
+  let statement = insertStatements.get(variant);
+  if (!statement) insertStatements.set(variant, (statement = insertStatement(files, key !== undefined, addressQuota)));
+  return statement;
+}
+
+/** The named parameters of a create. */
+const insertParams = (push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key: KeyRef | undefined) => ({
+  ...push,
+  ...auditParams(by, push.createdAt),
+  deadline,
+  ...fileParams(files),
+  ...(key ? { keyScope: key.scope, keyDigest: key.keyDigest } : {}),
+});
+
 export type PushRepository = ReturnType<typeof createPushRepository>;
 
 export function createPushRepository(db: Db) {
   const pushes = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow[]> => (await rows).map((r) => P.fromRow(r));
   const first = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow | null> => (await pushes(rows))[0] ?? null;
-  const insertStatements = new Map<string, ReturnType<typeof insertStatement>>();
-  const insertFor = (files: number, key: KeyRef | undefined, addressQuota: boolean) => {
-    const variant = `${files}:${key ? 'k' : ''}:${addressQuota ? 'q' : ''}`;
-    let statement = insertStatements.get(variant);
-    if (!statement) insertStatements.set(variant, (statement = insertStatement(files, key !== undefined, addressQuota)));
-    return statement;
-  };
-  const insertParams = (push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key: KeyRef | undefined) => ({
-    ...push,
-    ...auditParams(by, push.createdAt),
-    deadline,
-    ...fileParams(files),
-    ...(key ? { keyScope: key.scope, keyDigest: key.keyDigest } : {}),
-  });
 
   async function findById(id: string): Promise<PushRow | null> {
     return first(db.query(S.findById, { id }));
@@ -380,37 +384,6 @@ export function createPushRepository(db: Db) {
       return guardedPush(await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)))!;
     },
 
-    /**
-     * The same, counted against the anonymous storage quota in the same statement: refused (nothing stored) when the
-     * address's window would go over the quota.
-     */
-    async insertCountedByAddress(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, quota: AddressQuota, key?: KeyRef): Promise<CountedInsert> {
-      const params = { ...insertParams(push, files, by, deadline, key), quotaScope: quota.scope, quotaWindow: quota.windowStart, quotaLimit: quota.limit };
-      const rows = await db.query(insertFor(files.length, key, true), params);
-      const row = guardedPush(rows);
-      if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
-      const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
-      return { refused: true, usedBytes: window ? Number(window.bytes) : 0, freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS) };
-    },
-
-    /**
-     * The same, counted against the user's storage quota: in a transaction that holds the user's lock, so the user's
-     * creates are counted one after the other on any instance, the bytes of the user's active pushes are summed, then
-     * the push is inserted, or refused (nothing stored) with the instant at which enough space frees by time.
-     */
-    async insertCountedForUser(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, limit: number, now: Date, key?: KeyRef): Promise<CountedInsert> {
-      const ownerId = push.ownerId!;
-      return db.transaction(async (tx) => {
-        await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
-        const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
-        if (used + push.storedBytes > limit) {
-          const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
-          return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
-        }
-        const row = guardedPush(await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)))!;
-        return { row, usedBytes: used + push.storedBytes };
-      });
-    },
 
     /** Claims a view; null when none is left (or the time ran out). */
     async claimView(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
@@ -470,6 +443,8 @@ export function createPushRepository(db: Db) {
 
     ...keyOperations(db),
 
+    ...storageOperations(db),
+
     /** One sweep step: pushes past their time expired and erased (in batches); how many. */
     async sweepPastTime(now: Date): Promise<number> {
       return drain(() => db.query(S.sweepPastTime, { now }));
@@ -486,11 +461,6 @@ export function createPushRepository(db: Db) {
 
     async forgetKeys(now: Date): Promise<void> {
       await db.query(S.forgetKeys, { now });
-    },
-
-    /** Forgets the anonymous storage windows that ended before `now`'s window. */
-    async forgetStorageWindows(now: Date): Promise<void> {
-      await db.query(S.forgetStorageWindows, { before: storageWindowStart(now) });
     },
 
     /** Deletes expired pushes (with their audit and files) expired before `cutoff`; how many. */
@@ -533,6 +503,48 @@ function attemptOperations(db: Db) {
     async failAttempt(id: string, pushId: string, by: AuditActor, now: Date, deadline: Date): Promise<void> {
       checkInTime(await db.query(S.failAttempt, { id, pushId, ...auditParams(by, now), deadline }));
     },
+  };
+}
+
+/** Creates counted against the storage quotas (storage-quota.ts decides with them), and their windows. */
+function storageOperations(db: Db) {
+  return {
+  /**
+   * The same, counted against the anonymous storage quota in the same statement: refused (nothing stored) when the
+   * address's window would go over the quota.
+   */
+  async insertCountedByAddress(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, quota: AddressQuota, key?: KeyRef): Promise<CountedInsert> {
+    const params = { ...insertParams(push, files, by, deadline, key), quotaScope: quota.scope, quotaWindow: quota.windowStart, quotaLimit: quota.limit };
+    const rows = await db.query(insertFor(files.length, key, true), params);
+    const row = guardedPush(rows);
+    if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
+    const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
+    return { refused: true, usedBytes: window ? Number(window.bytes) : 0, freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS) };
+  },
+
+  /**
+   * The same, counted against the user's storage quota: in a transaction that holds the user's lock, so the user's
+   * creates are counted one after the other on any instance, the bytes of the user's active pushes are summed, then
+   * the push is inserted, or refused (nothing stored) with the instant at which enough space frees by time.
+   */
+  async insertCountedForUser(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, limit: number, now: Date, key?: KeyRef): Promise<CountedInsert> {
+    const ownerId = push.ownerId!;
+    return db.transaction(async (tx) => {
+      await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
+      const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
+      if (used + push.storedBytes > limit) {
+        const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
+        return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
+      }
+      const row = guardedPush(await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)))!;
+      return { row, usedBytes: used + push.storedBytes };
+    });
+  },
+
+  /** Forgets the anonymous storage windows that ended before `now`'s window. */
+  async forgetStorageWindows(now: Date): Promise<void> {
+    await db.query(S.forgetStorageWindows, { before: storageWindowStart(now) });
+  },
   };
 }
 
