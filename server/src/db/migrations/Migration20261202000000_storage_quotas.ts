@@ -8,12 +8,13 @@ export class Migration20261202000000_storage_quotas extends Migration {
   override name = 'Migration20261202000000_storage_quotas';
 
   override up(): void {
+    // The default stays: during a rolling deploy, instances from before this migration insert pushes without the
+    // column (counted as 0 bytes until they expire) instead of failing.
     this.addSql(`alter table "pushes" add column "stored_bytes" bigint not null default 0;`);
     // Pushes made before: the file bytes they hold, and their payload's ciphertext (a little over the plaintext).
     this.addSql(`update "pushes" p set "stored_bytes" = coalesce(octet_length(p."payload_ciphertext"), 0)
       + coalesce((select sum(f."size") from "push_files" f where f."push_id" = p."id"), 0)
       where not p."expired";`);
-    this.addSql(`alter table "pushes" alter column "stored_bytes" drop default;`);
     this.addSql(`create index "pushes_owner_active_bytes_idx" on "pushes" ("user_id", "expires_at") include ("stored_bytes") where not "expired" and "user_id" is not null;`);
 
     this.addSql(`create table "storage_windows" (
