@@ -15,7 +15,7 @@ import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
@@ -238,9 +238,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
           () =>
             reject(
               // Every write of this request is past its deadline by now, so nothing it sent can still commit.
-              new ApiError('service_unavailable', 'The service did not answer in time; nothing was changed. Try again shortly.', {
-                retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-              }),
+              new ApiError('service_unavailable'),
             ),
           requestTimeoutMs,
         );

@@ -29,7 +29,7 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError('bad_request', 'The request holds a character that cannot be stored (NUL).');
   }
   if (isConnectionError(error)) {
-    return new ApiError('service_unavailable', 'The service is temporarily unavailable. Try again shortly.');
+    return new ApiError('service_unavailable');
   }
   return new ApiError('internal_error', 'Something went wrong on our side.');
 }

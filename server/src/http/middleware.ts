@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError, rateLimitFields, type LimitState } from '@secret-push/sdk/rules';
 import { closeAfterReply } from './close-after-reply.js';
 import { RATE_WINDOW_MS, windowCounter, type HitCounter, type WindowHit } from '../runtime/window-counter.js';
 
@@ -172,11 +172,6 @@ export function fieldValue(res: { getHeader(name: string): unknown }, name: stri
   return existing === undefined || existing === '' ? value : `${String(existing)}, ${value}`;
 }
 
-/** The request limit's policy item: `q` requests per `w` seconds, per client address. */
-export function requestPolicyField(perMinute: number): string {
-  return `"requests";q=${perMinute};w=${RATE_WINDOW_MS / 1000}`;
-}
-
 /**
  * Fixed one-minute window per client address. `counter` keeps the windows: by default in this process; a cluster
  * worker passes one that asks the primary process, so the limit holds across the workers of a host (each host counts
@@ -184,7 +179,6 @@ export function requestPolicyField(perMinute: number): string {
  * everywhere live in PostgreSQL, in the domain layer.
  */
 export function rateLimit(perMinute: number, now: () => number = Date.now, counter: HitCounter = windowCounter()): RequestHandler {
-  const policy = perMinute > 0 ? requestPolicyField(perMinute) : '';
   return (req: Request, res: Response, next: NextFunction) => {
     if (perMinute <= 0) return next();
     // Probes and static assets are not requests a client can abuse for work (as the reference's throttle). (/metrics,
@@ -195,11 +189,11 @@ export function rateLimit(perMinute: number, now: () => number = Date.now, count
     const decide = (w: WindowHit) => {
       // Every answer this limit governs says so: the policy, the requests left in the window and when it starts again.
       const resetSeconds = Math.max(1, Math.ceil((w.start + RATE_WINDOW_MS - t) / 1000));
-      res.setHeader('RateLimit-Policy', policy);
-      res.setHeader('RateLimit', `"requests";r=${Math.max(0, perMinute - w.count)};t=${resetSeconds}`);
+      const limit: LimitState = { policy: 'requests', quota: perMinute, windowSeconds: RATE_WINDOW_MS / 1000, remaining: perMinute - w.count, resetSeconds };
+      for (const [name, value] of Object.entries(rateLimitFields(limit))) res.setHeader(name, value);
       if (w.count <= perMinute) return next();
-      const retryAfterSeconds = resetSeconds;
-      next(new ApiError('rate_limited', 'Too many requests from this address. Try again later.', { retryAfterSeconds }));
+      // The fields are on the response already; the error carries the Retry-After.
+      next(new ApiError('rate_limited', undefined, { retryAfterSeconds: resetSeconds }));
     };
     const hit = counter(key, t);
     if (hit instanceof Promise) hit.then(decide, next);

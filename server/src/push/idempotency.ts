@@ -52,7 +52,7 @@ export async function presentKey(repo: PushRepository, request: IdempotencyReque
     // True: by then the first request has finished (the key is done) or can no longer finish (the key is free).
     const retryAfter = Math.max(1, Math.ceil((key.createdAt.getTime() + ABANDONED_AFTER_MS - now.getTime()) / 1000));
     throw new ApiError('idempotency_key_in_use', `A request with this Idempotency-Key is still being processed; retry in ${retryAfter} s.`, {
-      headers: { 'Retry-After': String(retryAfter) },
+      retryAfterSeconds: retryAfter,
     });
   }
   return { kind: 'replay', pushId: key.pushId };

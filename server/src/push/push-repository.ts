@@ -15,7 +15,7 @@
  * Statements list their columns rather than `*`: a prepared `*` whose expansion changes (another instance migrating
  * a column in during a rolling deploy) fails with "cached plan must not change result type".
  */
-import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/sdk/rules';
 import { sql, type Db, type Statement } from '../db/sql.js';
 import {
   AUDIT_ENTRIES,
@@ -79,9 +79,7 @@ export function storageWindowStart(now: Date): Date {
 
 /** The answer when a write reached the database after its request's deadline: it changed nothing. */
 export function tooLate(): ApiError {
-  return new ApiError('service_unavailable', 'The database did not answer in time; nothing was changed. Try again shortly.', {
-    retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-  });
+  return new ApiError('service_unavailable');
 }
 
 /** The audit columns are varchar(255). */
@@ -565,7 +563,7 @@ function keyOperations(db: Db) {
         if (row) return { outcome: 'existing', key: K.fromRow(row) };
       }
       throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-        headers: { 'Retry-After': '1' },
+        retryAfterSeconds: 1,
       });
     },
 

@@ -261,7 +261,7 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
 
   /** A create with an Idempotency-Key: fresh (create, marking the key in the same statement), or a replay. */
   async function createKeyed(input: SchemaValidPushInput, ctx: RequestContext, idempotency: IdempotencyRequest): Promise<Created> {
-    const outcome = await presentKey(repo, idempotency, keyScope(ctx.actor.userId, ctx.actor.ip), new Date());
+    const outcome = await presentKey(repo, idempotency, keyScope(ctx.actor.userId, ctx.actor.ip), nowOf(ctx));
     if (outcome.kind === 'replay') {
       const row = await repo.findById(outcome.pushId);
       if (!row) throw notFound();

@@ -6,7 +6,7 @@
  * module says which quota governs a create, and words its answers: the 429's message, `Retry-After`, and the IETF
  * `RateLimit-Policy` / `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers, quota unit `content-bytes`).
  */
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError, rateLimitFields, type LimitState } from '@secret-push/sdk/rules';
 import { clientAddressKey } from '../client-address.js';
 import type { Settings } from '../config/settings.js';
 import { STORAGE_WINDOW_MS, storageWindowStart, type AddressQuota } from './push-repository.js';
@@ -41,19 +41,21 @@ export function windowResetSeconds(now: Date): number {
   return Math.max(1, Math.ceil((storageWindowStart(now).getTime() + STORAGE_WINDOW_MS - now.getTime()) / 1000));
 }
 
-/** `RateLimit-Policy` item of a quota (content bytes; the anonymous one per hour). */
-export function storagePolicyField(name: StorageQuotaName, limit: number): string {
-  return `"${STORAGE_POLICY[name]}";q=${limit};qu="content-bytes"${name === 'anonymous' ? `;w=${STORAGE_WINDOW_MS / 1000}` : ''}`;
+/** A quota's state as the limit it is (the RateLimit fields are written from it). */
+export function storageLimit(state: StorageQuotaState): LimitState {
+  return {
+    policy: STORAGE_POLICY[state.quota],
+    quota: state.limit,
+    unit: 'content-bytes',
+    ...(state.quota === 'anonymous' ? { windowSeconds: STORAGE_WINDOW_MS / 1000 } : {}),
+    remaining: state.remaining,
+    ...(state.resetSeconds !== undefined ? { resetSeconds: state.resetSeconds } : {}),
+  };
 }
 
-/** `RateLimit` item of a quota's state. */
-export function storageLimitField(state: StorageQuotaState): string {
-  return `"${STORAGE_POLICY[state.quota]}";r=${Math.max(0, state.remaining)}${state.resetSeconds !== undefined ? `;t=${state.resetSeconds}` : ''}`;
-}
-
-/** Both fields of a quota's state. */
+/** The RateLimit fields of a create's quota state. */
 export function storageFields(state: StorageQuotaState): Record<string, string> {
-  return { 'RateLimit-Policy': storagePolicyField(state.quota, state.limit), RateLimit: storageLimitField(state) };
+  return rateLimitFields(storageLimit(state));
 }
 
 /** Bytes in the unit people read (`512 B`, `3.5 KiB`, `100 MiB`, `1 GiB`). */
@@ -86,5 +88,5 @@ export function quotaExceeded(name: StorageQuotaName, size: number, limit: numbe
         `they hold ${formatBytes(used)} and this push needs ${formatBytes(size)}. Nothing was stored. ` +
         'Expire pushes you no longer need, or try again when enough have expired (Retry-After).';
   const state: StorageQuotaState = { quota: name, limit, remaining: Math.max(0, limit - used), resetSeconds: retryAfterSeconds };
-  return new ApiError('storage_quota_exceeded', message, { retryAfterSeconds, headers: storageFields(state), reason: name });
+  return new ApiError('storage_quota_exceeded', message, { retryAfterSeconds, limit: storageLimit(state), reason: name });
 }
