@@ -107,15 +107,15 @@ async function runBare(databaseUrl: string, port: number, masterKeyHex: string):
           text: `with push as (
              insert into pushes (id, url_token, kind, user_id, payload_ciphertext, name_ciphertext, note_ciphertext,
                passphrase_hash, passphrase_protected, expire_after_days, expire_after_views, views_used,
-               deletable_by_viewer, retrieval_step, expired, expired_on, deleted, created_at, updated_at, expires_at)
-             values ($1, $2, 'text', null, $3, null, null, null, false, 7, 5, 0, true, false, false, null, false, $4, $4, $5)
+               deletable_by_viewer, retrieval_step, expired, expired_on, deleted, created_at, updated_at, expires_at, stored_bytes)
+             values ($1, $2, 'text', null, $3, null, null, null, false, 7, 5, 0, true, false, false, null, false, $4, $4, $5, $8)
              returning *
            ), creation as (
              insert into audit_entries (push_id, kind, ip, user_agent, referrer, user_id, created_at)
              select id, 'creation', $6, $7, '', null, $4 from push
            )
            select * from push`,
-          values: [id, newUrlToken(), keyring.encryptText(payload, `push:${id}:payload`), now, new Date(now.getTime() + 7 * 86_400_000), ip, ua],
+          values: [id, newUrlToken(), keyring.encryptText(payload, `push:${id}:payload`), now, new Date(now.getTime() + 7 * 86_400_000), ip, ua, Buffer.byteLength(payload)],
         });
         const row = rows[0] as { url_token: string };
         return send(res, 201, { url_token: row.url_token, kind: 'text', expired: false });
@@ -182,9 +182,9 @@ async function runPhysical(databaseUrl: string, port: number): Promise<void> {
           const { rows } = await pool.query({
             name: 'physical_create',
             text: `insert into pushes (id, url_token, kind, payload_ciphertext, passphrase_protected, expire_after_days, expire_after_views,
-               deletable_by_viewer, retrieval_step, created_at, updated_at, expires_at)
-             values ($1, $2, 'text', $3, false, 7, 5, true, false, $4, $4, $5) returning url_token`,
-            values: [randomUUID(), randomBytes(15).toString('base64url'), payload, now, new Date(now.getTime() + 7 * 86_400_000)],
+               deletable_by_viewer, retrieval_step, created_at, updated_at, expires_at, stored_bytes)
+             values ($1, $2, 'text', $3, false, 7, 5, true, false, $4, $4, $5, $6) returning url_token`,
+            values: [randomUUID(), randomBytes(15).toString('base64url'), payload, now, new Date(now.getTime() + 7 * 86_400_000), Buffer.byteLength(payload)],
           });
           return send(res, 201, JSON.stringify({ url_token: (rows[0] as { url_token: string }).url_token }));
         }

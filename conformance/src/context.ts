@@ -22,22 +22,26 @@ export class AssertionFailure extends Error {
  * so the run stops and says so.
  */
 export class TargetRateLimited extends Error {
-  constructor(readonly call: string, readonly retryAfter: string | null) {
+  constructor(readonly call: string, readonly retryAfter: string | null, readonly code?: unknown) {
     super(
-      `${call} answered 429 (rate limited${retryAfter ? `, Retry-After ${retryAfter}` : ''}): the target's per-client rate limit is on, ` +
-        'and the suite sends about 620 requests in under a minute. Turn the limit off for the run (on Secret Push: ' +
-        'start the server with PWPUSH_RATE_LIMIT_PER_MINUTE=0; on Password Pusher: raise PWP__THROTTLING__MINUTE ' +
-        'and PWP__THROTTLING__SECOND), or let this client through it, then run the suite again.',
+      code === 'storage_quota_exceeded'
+        ? `${call} answered 429 (storage_quota_exceeded${retryAfter ? `, Retry-After ${retryAfter}` : ''}): the target's storage quota is ` +
+            'full for this client (the suite stores a few MiB of files and text). Raise or turn off the quota for the run (on ' +
+            'Secret Push: PWPUSH_ANONYMOUS_STORAGE_PER_HOUR=0 and PWPUSH_USER_STORAGE=0), or wait for Retry-After, then run the suite again.'
+        : `${call} answered 429 (rate limited${retryAfter ? `, Retry-After ${retryAfter}` : ''}): the target's per-client rate limit is on, ` +
+            'and the suite sends about 620 requests in under a minute. Turn the limit off for the run (on Secret Push: ' +
+            'start the server with PWPUSH_RATE_LIMIT_PER_MINUTE=0; on Password Pusher: raise PWP__THROTTLING__MINUTE ' +
+            'and PWP__THROTTLING__SECOND), or let this client through it, then run the suite again.',
     );
     this.name = 'TargetRateLimited';
   }
 }
 
-/** A 429 that is the target's rate limit rather than a limit the suite tests (`too_many_attempts`). */
+const codeOf = (body: unknown): unknown => (body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined);
+
+/** A 429 that is the target's rate limit or storage quota rather than a limit the suite tests (`too_many_attempts`). */
 function isRateLimit(status: number, body: unknown): boolean {
-  if (status !== 429) return false;
-  const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
-  return code !== 'too_many_attempts';
+  return status === 429 && codeOf(body) !== 'too_many_attempts';
 }
 
 export interface Options {
@@ -245,7 +249,7 @@ export class Ctx {
     }
     const text = await response.text();
     const parsed = parseJson(text);
-    if (isRateLimit(response.status, parsed)) throw new TargetRateLimited(label, response.headers.get('retry-after'));
+    if (isRateLimit(response.status, parsed)) throw new TargetRateLimited(label, response.headers.get('retry-after'), codeOf(parsed));
     for (const violation of against.validate(target, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }
@@ -276,7 +280,7 @@ export class Ctx {
     const bytes = Buffer.from(await response.arrayBuffer());
     const text = response.headers.get('content-type')?.includes('json') ? bytes.toString('utf8') : '';
     const label = `GET ${new URL(url).pathname}`;
-    if (isRateLimit(response.status, parseJson(text))) throw new TargetRateLimited(label, response.headers.get('retry-after'));
+    if (isRateLimit(response.status, parseJson(text))) throw new TargetRateLimited(label, response.headers.get('retry-after'), codeOf(parseJson(text)));
     for (const violation of this.contract.validate(operationId, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }

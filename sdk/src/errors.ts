@@ -69,6 +69,12 @@ export class RateLimitError extends SecretPushError {
     this.retryAfterSeconds = init.retryAfterSeconds;
   }
 }
+/**
+ * 429 `storage_quota_exceeded`: the create would go over a storage quota (anonymous bytes per address per hour, or
+ * the user's active bytes); nothing was stored. `retryAfterSeconds` says when the same push fits (often far beyond
+ * `maxRetryWaitMs`, so the client does not wait for it); `message` names the quota.
+ */
+export class StorageQuotaError extends RateLimitError {}
 /** 5xx: the server failed. */
 export class ServerError extends SecretPushError {}
 /** 503: the service (its database) is unavailable; `retryAfterSeconds` says when to try again. */
@@ -153,6 +159,7 @@ export function errorFromResponse(response: Response, body: unknown): SecretPush
   if (status === 404) return new NotFoundError(message, init);
   if (status === 413) return new PayloadTooLargeError(message, init);
   if (status === 422) return new ValidationError(message, { ...init, errors: errorBody?.errors ?? {} });
+  if (status === 429 && code === 'storage_quota_exceeded') return new StorageQuotaError(message, { ...init, retryAfterSeconds });
   if (status === 429) return new RateLimitError(message, { ...init, retryAfterSeconds });
   if (status === 503) return new ServiceUnavailableError(message, { ...init, retryAfterSeconds });
   if (status >= 500) return new ServerError(message, init);

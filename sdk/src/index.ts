@@ -32,6 +32,7 @@ export {
   SecretPushError,
   ServerError,
   ServiceUnavailableError,
+  StorageQuotaError,
   TimeoutError,
   UnexpectedResponseError,
   UnsupportedEncryptionError,

@@ -84,7 +84,10 @@ function applicationVersion(): string {
 
 /** The version report of an instance with these settings. */
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
-  return reportOf(settings, version, { idempotencyKeyHours: KEY_LIFETIME_MS / 3_600_000 });
+  return reportOf(settings, version, {
+    idempotencyKeyHours: KEY_LIFETIME_MS / 3_600_000,
+    storageQuotas: { anonymousBytesPerHour: settings.anonymousStoragePerHour || null, userActiveBytes: settings.userStorageBytes || null },
+  });
 }
 
 const PING = sql('select 1');

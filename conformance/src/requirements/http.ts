@@ -18,6 +18,25 @@ function expectNone(ctx: Ctx, bad: string[], checked: number, what: string): voi
   ctx.note = `${checked} ${what} checked`;
 }
 
+/** The items of a RateLimit-Policy or RateLimit field (`"name";k=v;…, …`) by name, or null when it is not such a list. */
+export function rateLimitItems(field: string | null): Record<string, Record<string, string>> | null {
+  if (field === null) return {};
+  const out: Record<string, Record<string, string>> = {};
+  for (const item of field.split(',')) {
+    const [name, ...params] = item.trim().split(';');
+    const named = /^"([a-z][a-z0-9_-]*)"$/.exec(name ?? '');
+    if (!named) return null;
+    const values: Record<string, string> = {};
+    for (const param of params) {
+      const kv = /^([a-z][a-z0-9]*)=("[^"]*"|-?\d+)$/.exec(param.trim());
+      if (!kv) return null;
+      values[kv[1]!] = kv[2]!;
+    }
+    out[named[1]!] = values;
+  }
+  return out;
+}
+
 /** A challenge list names the Bearer scheme (RFC 9110 §11.6.1: auth-scheme is case-insensitive). */
 function hasBearerChallenge(res: Res): boolean {
   return /(^|,)\s*bearer(\s|,|$)/i.test(res.headers.get('www-authenticate') ?? '');
@@ -109,6 +128,42 @@ export const httpHeaders = define('HDR', [
       const [one, two] = [await ctx.call('getVersion'), await ctx.call('getVersion')];
       const ids = [one.headers.get('x-request-id'), two.headers.get('x-request-id')];
       expect(ids.every((v) => v !== null && v.length > 0) && ids[0] !== ids[1], `two requests got X-Request-Id ${JSON.stringify(ids)}`);
+    },
+  },
+  {
+    id: 'HDR-008',
+    title: 'RateLimit fields, where sent, are lists of named policies; each RateLimit item names a listed policy',
+    source: 'spec: components/headers/RateLimit and RateLimitPolicy (IETF draft-ietf-httpapi-ratelimit-headers)',
+    stateless: true,
+    aggregate: true,
+    async run(ctx) {
+      const bad: string[] = [];
+      let checked = 0;
+      for (const o of ctx.observed) {
+        const policy = o.headers.get('ratelimit-policy');
+        const limit = o.headers.get('ratelimit');
+        if (policy === null && limit === null) continue;
+        checked++;
+        const policies = rateLimitItems(policy);
+        const limits = rateLimitItems(limit);
+        if (!policies || !limits) {
+          bad.push(`${describe(o)}: RateLimit-Policy ${JSON.stringify(policy)} / RateLimit ${JSON.stringify(limit)} is not a list of "name";key=value items`);
+          continue;
+        }
+        for (const [name, params] of Object.entries(policies)) {
+          if (!/^\d+$/.test(params.q ?? '')) bad.push(`${describe(o)}: policy "${name}" has no quota q`);
+        }
+        for (const [name, params] of Object.entries(limits)) {
+          if (!(name in policies)) bad.push(`${describe(o)}: RateLimit names "${name}", which RateLimit-Policy does not list`);
+          if (!/^\d+$/.test(params.r ?? '')) bad.push(`${describe(o)}: RateLimit "${name}" has no remaining r`);
+          if (params.t !== undefined && !/^\d+$/.test(params.t)) bad.push(`${describe(o)}: RateLimit "${name}" has t=${params.t}`);
+        }
+      }
+      if (checked === 0) {
+        ctx.note = 'no answer carried RateLimit fields (the target runs without a limit, or does not send them)';
+        return;
+      }
+      expectNone(ctx, bad, checked, 'answers with RateLimit fields');
     },
   },
   {

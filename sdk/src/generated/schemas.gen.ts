@@ -304,6 +304,42 @@ export const VersionReportSchema = {
                 requests: {
                     description: 'The requests API; not part of the open-source edition (always false).',
                     $ref: '#/components/schemas/Enabled'
+                },
+                storage_quotas: {
+                    type: 'object',
+                    description: 'The storage quotas of this instance (separate from the request limit): what a create may store before it\nanswers 429 `storage_quota_exceeded`. Each is `null` when the instance turns it off. Absent (older servers,\nthe open-source reference, the mock): not reported.\n',
+                    required: [
+                        'anonymous_bytes_per_hour',
+                        'user_active_bytes'
+                    ],
+                    properties: {
+                        anonymous_bytes_per_hour: {
+                            type: [
+                                'integer',
+                                'null'
+                            ],
+                            format: 'int64',
+                            minimum: 1,
+                            maximum: 1099511627776,
+                            description: 'Bytes of secrets (payload and file contents) one client address may store per clock hour without a token (`PWPUSH_ANONYMOUS_STORAGE_PER_HOUR`).',
+                            examples: [
+                                104857600
+                            ]
+                        },
+                        user_active_bytes: {
+                            type: [
+                                'integer',
+                                'null'
+                            ],
+                            format: 'int64',
+                            minimum: 1,
+                            maximum: 1099511627776,
+                            description: 'Bytes of secrets each user\'s active pushes may hold at once (`PWPUSH_USER_STORAGE`).',
+                            examples: [
+                                1073741824
+                            ]
+                        }
+                    }
                 }
             }
         }
@@ -312,7 +348,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `idempotency_key_in_use` (409);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use` (409);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -346,9 +382,9 @@ export const ErrorResponseSchema = {
         retry_after: {
             type: 'integer',
             format: 'int32',
-            maximum: 86400,
+            maximum: 7776000,
             minimum: 0,
-            description: 'Seconds to wait before trying again (429 and 503; also in the `Retry-After` header).'
+            description: 'Seconds to wait before trying again (429, 503, and 409 `idempotency_key_in_use`; also in the `Retry-After` header).'
         },
         request_id: {
             type: 'string',

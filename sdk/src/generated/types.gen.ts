@@ -165,6 +165,22 @@ export type VersionReport = {
          * The requests API; not part of the open-source edition (always false).
          */
         requests: Enabled;
+        /**
+         * The storage quotas of this instance (separate from the request limit): what a create may store before it
+         * answers 429 `storage_quota_exceeded`. Each is `null` when the instance turns it off. Absent (older servers,
+         * the open-source reference, the mock): not reported.
+         *
+         */
+        storage_quotas?: {
+            /**
+             * Bytes of secrets (payload and file contents) one client address may store per clock hour without a token (`PWPUSH_ANONYMOUS_STORAGE_PER_HOUR`).
+             */
+            anonymous_bytes_per_hour: number | null;
+            /**
+             * Bytes of secrets each user's active pushes may hold at once (`PWPUSH_USER_STORAGE`).
+             */
+            user_active_bytes: number | null;
+        };
     };
 };
 
@@ -172,9 +188,9 @@ export type VersionReport = {
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `idempotency_key_in_use` (409);
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use` (409);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
- * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
+ * `rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
 export type ErrorResponse = {
@@ -199,7 +215,7 @@ export type ErrorResponse = {
         [key: string]: Array<string>;
     };
     /**
-     * Seconds to wait before trying again (429 and 503; also in the `Retry-After` header).
+     * Seconds to wait before trying again (429, 503, and 409 `idempotency_key_in_use`; also in the `Retry-After` header).
      */
     retry_after?: number;
     /**
@@ -829,7 +845,10 @@ export type CreatePushErrors = {
      */
     422: ErrorResponse;
     /**
-     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address), or the
+     * create would go over its storage quota (`storage_quota_exceeded`: anonymous bytes per address per hour, or the
+     * user's active bytes; the `error` names which, nothing was stored, and `Retry-After` says when the same push fits).
+     *
      */
     429: ErrorResponse;
     /**

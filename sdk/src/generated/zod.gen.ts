@@ -79,7 +79,11 @@ export const zVersionReport = z.object({
                 values: z.array(zExpireAfterDuration).max(18)
             }).optional()
         }),
-        requests: zEnabled
+        requests: zEnabled,
+        storage_quotas: z.object({
+            anonymous_bytes_per_hour: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(1099511627776)).nullable(),
+            user_active_bytes: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(1099511627776)).nullable()
+        }).optional()
     })
 });
 
@@ -87,16 +91,16 @@ export const zVersionReport = z.object({
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `idempotency_key_in_use` (409);
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use` (409);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
- * `rate_limited` (429); `internal_error` (500); `service_unavailable` (503).
+ * `rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
 export const zErrorResponse = z.object({
     error: z.string().max(2048),
     code: z.string().max(64).regex(/^[a-z][a-z0-9_]*$/),
     errors: z.record(z.string(), z.array(z.string().max(1024)).min(1).max(10)).optional(),
-    retry_after: z.int().gte(0).lte(86400).optional(),
+    retry_after: z.int().gte(0).lte(7776000).optional(),
     request_id: z.string().max(128).optional()
 });
 

@@ -1,66 +1,110 @@
 /**
- * Every failure the API answers, as one code → status table, and the one error type that carries it. The server's
- * API and pages, and the stateful mock, all throw `ApiError` and build the spec's ErrorResponse with `errorBody`, so
- * a code answers the same status everywhere.
+ * The error catalogue: every failure the API answers, by code, with its status and the message it gives when the
+ * thrower has nothing more specific to say, and the one error type that carries a code. The server's API and pages,
+ * and the stateful mock, all throw `ApiError` and answer with `errorBody` and `errorHeaders`, so a code answers the
+ * same status everywhere; openapi/errors.test.ts walks this catalogue against both contracts (every code documented
+ * with its status, every example's code in the catalogue with the status it is shown under).
  */
 import { PushInputSchema } from '../generated/schemas.gen.js';
 import type { ErrorResponse } from '../generated/types.gen.js';
 
-export const ERROR_STATUS = {
-  bad_request: 400,
-  invalid_json: 400,
-  invalid_form: 400,
-  invalid_encoding: 400,
-  missing_push: 400,
-  invalid_page: 400,
-  invalid_parameter: 400,
-  unsupported_media_type: 400,
-  authentication_required: 401,
-  invalid_token: 401,
-  passphrase_required: 401,
-  passphrase_incorrect: 401,
-  forbidden: 403,
-  invalid_link: 403,
-  link_expired: 403,
-  csrf_rejected: 403,
-  not_found: 404,
-  no_route: 404,
-  method_not_allowed: 405,
-  /** Answered by the HTTP server itself when a request's headers (or body) do not arrive in time (http/client-error.ts). */
-  request_timeout: 408,
-  idempotency_key_in_use: 409,
-  /** The v1 API only: an end-to-end encrypted push, which its records cannot mark as such (nothing is counted). */
-  end_to_end_encrypted: 409,
-  payload_too_large: 413,
-  /** The web pages' JSON steps only (never the API, whose decisions allow no 415: it answers unsupported_media_type). */
-  body_not_json: 415,
-  validation_failed: 422,
-  idempotency_key_reused: 422,
-  too_many_attempts: 429,
-  rate_limited: 429,
-  internal_error: 500,
-  service_unavailable: 503,
-} as const;
+interface CatalogueEntry {
+  readonly status: number;
+  readonly message: string;
+}
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERRORS = {
+  bad_request: { status: 400, message: 'The request is not valid.' },
+  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
+  invalid_form: { status: 400, message: 'The request body is not a valid form.' },
+  invalid_encoding: { status: 400, message: 'The request body does not decode as its Content-Encoding says.' },
+  missing_push: { status: 400, message: 'The request body must be a JSON object with a "push" object.' },
+  invalid_page: { status: 400, message: 'The page parameter must be an integer from 1 to 200.' },
+  invalid_parameter: { status: 400, message: 'Invalid or missing parameter.' },
+  unsupported_media_type: { status: 400, message: 'The request body has a media type this operation does not take.' },
+  authentication_required: { status: 401, message: 'This needs an API token.' },
+  invalid_token: { status: 401, message: 'The API token is not valid.' },
+  passphrase_required: { status: 401, message: 'This push needs its passphrase.' },
+  passphrase_incorrect: { status: 401, message: 'That passphrase is not correct.' },
+  forbidden: { status: 403, message: 'You may not do this.' },
+  invalid_link: { status: 403, message: 'This download link is not valid for this file.' },
+  link_expired: { status: 403, message: 'This download link has expired; retrieve the push again for a new one.' },
+  csrf_rejected: { status: 403, message: 'The form was not sent from this site; reload the page and try again.' },
+  not_found: { status: 404, message: 'No push has this token.' },
+  no_route: { status: 404, message: 'No such API route.' },
+  method_not_allowed: { status: 405, message: 'This path does not answer this method.' },
+  /** Answered by the HTTP server itself when a request's headers (or body) do not arrive in time (http/client-error.ts). */
+  request_timeout: { status: 408, message: 'The request did not arrive in time.' },
+  idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still being processed.' },
+  /** The v1 API only: an end-to-end encrypted push, which its records cannot mark as such (nothing is counted). */
+  end_to_end_encrypted: { status: 409, message: 'This push is end-to-end encrypted: open its link (with the key after #) in a browser.' },
+  payload_too_large: { status: 413, message: 'The request body is larger than this instance accepts.' },
+  /** The web pages' JSON steps only (never the API, whose decisions allow no 415: it answers unsupported_media_type). */
+  body_not_json: { status: 415, message: 'This step takes a JSON body.' },
+  validation_failed: { status: 422, message: 'The push is invalid.' },
+  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with another request body; use a new key for a new push.' },
+  too_many_attempts: { status: 429, message: 'Too many wrong passphrases for this push; wait before trying again.' },
+  rate_limited: { status: 429, message: 'Too many requests from this address. Try again later.' },
+  /** A storage quota (anonymous bytes per address per hour, or a user's active bytes); the message names which. */
+  storage_quota_exceeded: { status: 429, message: 'This push would go over a storage quota; nothing was stored.' },
+  /** Answered by the HTTP server itself when a request's headers are over its limit (http/client-error.ts). */
+  header_fields_too_large: { status: 431, message: 'The request headers are too large.' },
+  internal_error: { status: 500, message: 'Something went wrong on our side.' },
+  /** Nothing was changed: every write carries its request's deadline (server/src/db/deadlines.ts). */
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable; nothing was changed. Try again shortly.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The status of each code (the catalogue's statuses). */
+export const ERROR_STATUS = Object.fromEntries(Object.entries(ERRORS).map(([code, e]) => [code, e.status])) as {
+  readonly [C in ErrorCode]: (typeof ERRORS)[C]['status'];
+};
 
 export type FieldErrors = Record<string, string[]>;
+
+/**
+ * Where a caller stands in a limit, as data (the IETF RateLimit fields are written from it: `rateLimitFields`):
+ * the policy's name, its quota (in requests, or bytes of content) and window, what is left and when it renews.
+ */
+export interface LimitState {
+  policy: string;
+  quota: number;
+  unit?: 'content-bytes';
+  windowSeconds?: number;
+  remaining: number;
+  resetSeconds?: number;
+}
+
+/** `RateLimit-Policy` and `RateLimit` items of a limit (draft-ietf-httpapi-ratelimit-headers). */
+export function rateLimitFields(limit: LimitState): { 'RateLimit-Policy': string; RateLimit: string } {
+  const policy = `"${limit.policy}";q=${limit.quota}${limit.unit ? `;qu="${limit.unit}"` : ''}${limit.windowSeconds !== undefined ? `;w=${limit.windowSeconds}` : ''}`;
+  const state = `"${limit.policy}";r=${Math.max(0, limit.remaining)}${limit.resetSeconds !== undefined ? `;t=${limit.resetSeconds}` : ''}`;
+  return { 'RateLimit-Policy': policy, RateLimit: state };
+}
 
 export interface ApiErrorDetails {
   /** Messages per field (422 `errors`). */
   fields?: FieldErrors;
-  /** Seconds before a retry makes sense (429, 503): `Retry-After` and `retry_after`. */
+  /** Seconds before a retry makes sense (429 and 503 have a default; a 409 of a busy key says it): `Retry-After` and `retry_after`. */
   retryAfterSeconds?: number;
-  /** Extra response headers (`Allow` on 405). */
+  /** The limit that refused (429): answered as its RateLimit fields. */
+  limit?: LimitState;
+  /** Extra response headers the HTTP layer decides (`Allow` on 405); the domain describes, it never sets headers. */
   headers?: Record<string, string>;
+  /** A finer reason than the code, for metrics only (which storage quota refused); never sent. */
+  reason?: string;
 }
 
-/** A failure with a stable code; its status comes from ERROR_STATUS. Messages never carry submitted values. */
+/**
+ * A failure with a stable code; its status (and, when the thrower gives none, its message) comes from the catalogue.
+ * Messages never carry submitted values.
+ */
 export class ApiError extends Error {
   readonly status: number;
   constructor(
     readonly code: ErrorCode,
-    message: string,
+    message: string = ERRORS[code].message,
     readonly details: ApiErrorDetails = {},
   ) {
     super(message);
@@ -82,10 +126,11 @@ export function errorBody(error: ApiError, requestId?: string): ErrorResponse {
   return body;
 }
 
-/** The Retry-After a 429 or 503 carries (a default when the thrower gave none); undefined for other statuses. */
+/** The Retry-After an error carries: the thrower's, else a default for 429 and 503; undefined otherwise. */
 export function retryAfterOf(error: ApiError): number | undefined {
-  if (error.status === 503) return error.details.retryAfterSeconds ?? UNAVAILABLE_RETRY_SECONDS;
-  if (error.status === 429) return error.details.retryAfterSeconds ?? 60;
+  if (error.details.retryAfterSeconds !== undefined) return error.details.retryAfterSeconds;
+  if (error.status === 503) return UNAVAILABLE_RETRY_SECONDS;
+  if (error.status === 429) return 60;
   return undefined;
 }
 
@@ -105,7 +150,7 @@ const CHALLENGES: Partial<Record<ErrorCode, string>> = {
 
 /** The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on every 401. */
 export function errorHeaders(error: ApiError): Record<string, string> {
-  const headers: Record<string, string> = { ...error.details.headers };
+  const headers: Record<string, string> = { ...error.details.headers, ...(error.details.limit ? rateLimitFields(error.details.limit) : {}) };
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   const challenge = CHALLENGES[error.code];

@@ -9,6 +9,8 @@ export const API_VERSION = '2.1';
 export interface ImplementationFeatures {
   /** Hours an Idempotency-Key is remembered; absent when keys are not honoured. */
   idempotencyKeyHours?: number;
+  /** The storage quotas in bytes (null: off); absent when the implementation keeps none (the mock). */
+  storageQuotas?: { anonymousBytesPerHour: number | null; userActiveBytes: number | null };
 }
 
 export function versionReport(
@@ -52,6 +54,9 @@ export function versionReport(
         },
       },
       requests: { enabled: false },
+      ...(features.storageQuotas
+        ? { storage_quotas: { anonymous_bytes_per_hour: features.storageQuotas.anonymousBytesPerHour, user_active_bytes: features.storageQuotas.userActiveBytes } }
+        : {}),
     },
   };
 }

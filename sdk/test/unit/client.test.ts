@@ -18,6 +18,7 @@ import {
   SecretPushError,
   ServerError,
   ServiceUnavailableError,
+  StorageQuotaError,
   TimeoutError,
   UnexpectedResponseError,
   ValidationError,
@@ -63,6 +64,7 @@ describe('errors by status', () => {
     [413, 'payload_too_large', PayloadTooLargeError],
     [422, 'validation_failed', ValidationError],
     [429, 'rate_limited', RateLimitError],
+    [429, 'storage_quota_exceeded', StorageQuotaError],
     [500, 'internal_error', ServerError],
     [503, 'service_unavailable', ServiceUnavailableError],
   ];

@@ -34,6 +34,10 @@ export interface Settings extends PushRuleSettings {
   trustProxy: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimitPerMinute: number;
+  /** Bytes of secrets (payload and files) anonymous callers may store per client address per clock hour; 0: no quota. */
+  anonymousStoragePerHour: number;
+  /** Bytes of secrets (payload and files) each user's active pushes may hold; 0: no quota. */
+  userStorageBytes: number;
   /** Largest request body of a caller who may not send files (anonymous callers, or file pushes off). */
   bodyLimitBytes: number;
   sweepIntervalSeconds: number;
@@ -135,6 +139,8 @@ const TABLE: SettingDoc[] = [
       'End-to-end encrypted pushes (encrypted by the client, the key only in the link): `off` (refused with 422), `allowed`, `default` (the create page starts with "Encrypt in my browser" on) or `required` (ordinary pushes refused with 422: existing clients that do not encrypt cannot create pushes). Reported in `features.pushes.client_encryption`.',
   },
   { name: 'PWPUSH_RATE_LIMIT_PER_MINUTE', default: '`120`', meaning: 'Requests per minute per client address (as the reference\'s default throttle; `/healthz`, `/readyz` and `/assets/` are not counted); `0` turns the limit off, e.g. for a conformance run or a benchmark.' },
+  { name: 'PWPUSH_ANONYMOUS_STORAGE_PER_HOUR', default: '`100MiB`', meaning: 'Storage quota of anonymous creators: bytes of secrets (payload and file contents) one client address (an IPv6 /64 counts as one) may store per clock hour (UTC), as bytes or with a unit (`KiB`, `MiB`, `GiB`; 0..1TiB); `0` turns it off. Independent of the request limit: `PWPUSH_RATE_LIMIT_PER_MINUTE=0` leaves it on. Over it: 429 `storage_quota_exceeded` with `Retry-After` (the next hour), nothing stored.' },
+  { name: 'PWPUSH_USER_STORAGE', default: '`1GiB`', meaning: 'Storage quota of each user: bytes of secrets (payload and file contents) the user\'s active pushes may hold at once (same units; `0` turns it off). Space comes back as pushes expire (by views, by time, or deleted). Over it: 429 `storage_quota_exceeded` with `Retry-After` (when enough of the user\'s pushes will have expired by time), nothing stored.' },
   { name: 'PWPUSH_BODY_LIMIT_BYTES', default: '`8388608`', meaning: 'Largest request body (bytes, as sent and as decoded) of a caller who may not send files: anonymous callers while files need a token, everyone while file pushes are off. Callers who may send files get room for every file at the file limits. The limit is chosen per operation and caller before the body is read; over it: 413. The default fits the largest text push (1,048,576 characters) in any JSON encoding (65536..67108864).' },
   { name: 'PWPUSH_SWEEP_INTERVAL_SECONDS', default: '`30`', meaning: 'How often the sweeper erases expired secrets and lapsed file bytes (1..60, so secrets past their time are gone within a minute).' },
   { name: 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', default: 'unset (never)', meaning: 'Delete expired push records (and their audit) this many days after expiry (1..36500).' },
@@ -241,6 +247,23 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new SettingsError(name, `${name} must be an integer from ${min} to ${max} (got "${value}")`);
+  }
+  return n;
+}
+
+const MIB = 1024 * 1024;
+const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: MIB, gib: 1024 * MIB, tib: 1024 * 1024 * MIB };
+const MAX_BYTE_SIZE = 1024 * 1024 * MIB;
+
+/** A size in bytes: a whole number, optionally with a binary unit (`512KiB`, `100MiB`, `1GiB`); at most 1 TiB. */
+function byteSize(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const match = /^(\d{1,16})\s*([a-z]*)$/i.exec(value);
+  const unit = match ? BYTE_UNITS[match[2]!.toLowerCase()] : undefined;
+  const n = match && unit ? Number(match[1]) * unit : NaN;
+  if (!Number.isSafeInteger(n) || n > MAX_BYTE_SIZE) {
+    throw new SettingsError(name, `${name} must be a number of bytes, optionally with a unit (KiB, MiB, GiB, TiB), at most 1TiB; 0 turns it off (got "${value}")`);
   }
   return n;
 }
@@ -426,6 +449,8 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     passphraseAttemptsPerMinute: int(env, 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', 5, 1, 1000),
     clientEncryption: clientEncryptionSetting(oneOf(env, 'PWPUSH_CLIENT_ENCRYPTION', CLIENT_ENCRYPTION_MODES, 'allowed')),
     rateLimitPerMinute: int(env, 'PWPUSH_RATE_LIMIT_PER_MINUTE', 120, 0, 1_000_000),
+    anonymousStoragePerHour: byteSize(env, 'PWPUSH_ANONYMOUS_STORAGE_PER_HOUR', 100 * MIB),
+    userStorageBytes: byteSize(env, 'PWPUSH_USER_STORAGE', 1024 * MIB),
     bodyLimitBytes: int(env, 'PWPUSH_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
     sweepIntervalSeconds: int(env, 'PWPUSH_SWEEP_INTERVAL_SECONDS', 30, 1, 60),
     purgeExpiredAfterDays: purge === undefined ? null : int(env, 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', 0, 1, 36500),

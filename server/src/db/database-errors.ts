@@ -5,7 +5,7 @@
  * for example a value it cannot store, is no outage). This is the one detector of an outage. A 503 means nothing
  * happened: writes carry the request's deadline (push-repository.ts, deadlines.ts).
  */
-import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/sdk/rules';
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN']);
 // SQLSTATE: the connection exceptions of class 08 (not 08P01, a protocol violation a value can cause), 57P01..57P03
@@ -39,9 +39,7 @@ export function isConnectionError(err: unknown, depth = 0): boolean {
 }
 
 export function unavailable(): ApiError {
-  return new ApiError('service_unavailable', 'The database is unavailable; try again shortly.', {
-    retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-  });
+  return new ApiError('service_unavailable');
 }
 
 /** Runs `fn`, mapping connection failures to ApiError('service_unavailable'). */
@@ -58,8 +56,14 @@ export async function guard<T>(fn: () => Promise<T>): Promise<T> {
 /** Wraps every method of a service object with `guard`. */
 export function guarded<T extends object>(service: T): T {
   const out = {} as Record<string, unknown>;
-  for (const [name, value] of Object.entries(service)) {
-    out[name] = typeof value === 'function' ? (...args: unknown[]) => guard(() => value.apply(service, args)) : value;
+  // Its own members (a service made of closures), then its class's methods (a service made as a class).
+  const names = new Set(Object.keys(service));
+  for (let proto = Object.getPrototypeOf(service) as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+    for (const name of Object.getOwnPropertyNames(proto)) if (name !== 'constructor') names.add(name);
+  }
+  for (const name of names) {
+    const value = (service as Record<string, unknown>)[name];
+    out[name] = typeof value === 'function' ? (...args: unknown[]) => guard(async () => (value as (...a: unknown[]) => unknown).apply(service, args)) : value;
   }
   return out as T;
 }

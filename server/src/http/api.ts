@@ -15,7 +15,7 @@ import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
@@ -28,7 +28,7 @@ import { validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
-import { state, type RequestState } from './middleware.js';
+import { fieldValue, state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
 import { OperationTable, requestPath, type CompiledOperation } from './operation-table.js';
 import type { Handlers } from './operations.js';
@@ -238,9 +238,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
           () =>
             reject(
               // Every write of this request is past its deadline by now, so nothing it sent can still commit.
-              new ApiError('service_unavailable', 'The service did not answer in time; nothing was changed. Try again shortly.', {
-                retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-              }),
+              new ApiError('service_unavailable'),
             ),
           requestTimeoutMs,
         );
@@ -360,7 +358,7 @@ function writeReply(res: Response, reply: EdgeReply, check: AnswerCheck | undefi
   const names = headers ? Object.keys(headers) : [];
   if (body instanceof Uint8Array || names.some((name) => name.toLowerCase() === 'content-type')) {
     // Bytes, or a handler's own media type (express's charset handling, and the check res.json is wrapped with).
-    for (const name of names) res.setHeader(name, headers![name]!);
+    for (const name of names) res.setHeader(name, fieldValue(res, name, headers![name]!));
     res.status(status);
     if (!(body instanceof Uint8Array)) {
       res.json(body);
@@ -375,7 +373,7 @@ function writeReply(res: Response, reply: EdgeReply, check: AnswerCheck | undefi
   const text = JSON.stringify(body) as string | undefined;
   const list = ['Content-Type', 'application/json; charset=utf-8'];
   if (text !== undefined) list.push('Content-Length', String(Buffer.byteLength(text)));
-  for (const name of names) list.push(name, headers![name]!);
+  for (const name of names) list.push(name, fieldValue(res, name, headers![name]!));
   res.writeHead(status, list);
   res.end(text);
 }

@@ -8,16 +8,17 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, errorBody } from '@secret-push/sdk/rules';
 
+/** The catalogue's error for what the parser refused. */
+function refusal(err: NodeJS.ErrnoException): ApiError {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return new ApiError('header_fields_too_large');
+  // The server's headersTimeout (or requestTimeout) passed before the request was complete: a slow or stalled client.
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError('request_timeout');
+  return new ApiError('bad_request', 'The request is not valid HTTP (a malformed request line, or a header with a forbidden character).');
+}
+
 function answer(err: NodeJS.ErrnoException, requestId: string): { status: number; body: string } {
-  if (err.code === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, body: JSON.stringify({ error: 'The request headers are too large.', code: 'bad_request', request_id: requestId }) };
-  }
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    // The server's headersTimeout (or requestTimeout) passed before the request was complete: a slow or stalled client.
-    return { status: 408, body: JSON.stringify(errorBody(new ApiError('request_timeout', 'The request did not arrive in time.'), requestId)) };
-  }
-  const error = new ApiError('bad_request', 'The request is not valid HTTP (a malformed request line, or a header with a forbidden character).');
-  return { status: 400, body: JSON.stringify(errorBody(error, requestId)) };
+  const error = refusal(err);
+  return { status: error.status, body: JSON.stringify(errorBody(error, requestId)) };
 }
 
 /** Answers the parser's refusals of `server` with a JSON error and closes the connection. */

@@ -8,7 +8,7 @@ import type { Response } from 'express';
 import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
 import { isConnectionError } from '../db/database-errors.js';
 import { UnstorableTextError } from '../db/sql.js';
-import { state } from './middleware.js';
+import { fieldValue, state } from './middleware.js';
 
 export { ApiError };
 
@@ -29,7 +29,7 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError('bad_request', 'The request holds a character that cannot be stored (NUL).');
   }
   if (isConnectionError(error)) {
-    return new ApiError('service_unavailable', 'The service is temporarily unavailable. Try again shortly.');
+    return new ApiError('service_unavailable');
   }
   return new ApiError('internal_error', 'Something went wrong on our side.');
 }
@@ -56,8 +56,9 @@ export function sendError(res: Response, error: ApiError, requestId: string | un
     if (!res.writableEnded) res.destroy();
     return;
   }
-  for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, fieldValue(res, name, value));
   state(res).errorCode = error.code;
+  if (error.details.reason) state(res).errorReason = error.details.reason;
   res.status(error.status).json({ ...errorBody(error, requestId), ...extra });
 }
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError, rateLimitFields, type LimitState } from '@secret-push/sdk/rules';
 import { closeAfterReply } from './close-after-reply.js';
 import { RATE_WINDOW_MS, windowCounter, type HitCounter, type WindowHit } from '../runtime/window-counter.js';
 
@@ -18,6 +18,8 @@ export interface RequestState {
   operationId?: string;
   /** The error code of an error answer (metrics count refusals by it). */
   errorCode?: string;
+  /** Its finer reason, when it has one (which storage quota refused). */
+  errorReason?: string;
   /** A failure worth a log line (500s), without message text that could carry data. */
   failure?: { name: string; code?: string; stack?: string };
 }
@@ -157,13 +159,27 @@ export function accessLog(logger: Logger): RequestHandler {
 }
 
 /**
+ * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` lists the policies that govern
+ * an answer, `RateLimit` where the client stands in each. Both are lists: the per-client request limit writes its item
+ * first, a create adds its storage quota's (../push/storage-quota.ts). A list field is added to, never replaced.
+ */
+export const RATE_LIMIT_FIELDS: ReadonlySet<string> = new Set(['ratelimit', 'ratelimit-policy']);
+
+/** The value to set for `name`: for a RateLimit field, what the response already has followed by `value`. */
+export function fieldValue(res: { getHeader(name: string): unknown }, name: string, value: string): string {
+  if (!RATE_LIMIT_FIELDS.has(name.toLowerCase())) return value;
+  const existing = res.getHeader(name);
+  return existing === undefined || existing === '' ? value : `${String(existing)}, ${value}`;
+}
+
+/**
  * Fixed one-minute window per client address. `counter` keeps the windows: by default in this process; a cluster
  * worker passes one that asks the primary process, so the limit holds across the workers of a host (each host counts
  * on its own: behind N hosts a client gets up to N × the limit). The passphrase and sign-in limits that must hold
  * everywhere live in PostgreSQL, in the domain layer.
  */
 export function rateLimit(perMinute: number, now: () => number = Date.now, counter: HitCounter = windowCounter()): RequestHandler {
-  return (req: Request, _res: Response, next: NextFunction) => {
+  return (req: Request, res: Response, next: NextFunction) => {
     if (perMinute <= 0) return next();
     // Probes and static assets are not requests a client can abuse for work (as the reference's throttle). (/metrics,
     // when it is on, is answered before this limit.)
@@ -171,9 +187,13 @@ export function rateLimit(perMinute: number, now: () => number = Date.now, count
     const t = now();
     const key = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const decide = (w: WindowHit) => {
+      // Every answer this limit governs says so: the policy, the requests left in the window and when it starts again.
+      const resetSeconds = Math.max(1, Math.ceil((w.start + RATE_WINDOW_MS - t) / 1000));
+      const limit: LimitState = { policy: 'requests', quota: perMinute, windowSeconds: RATE_WINDOW_MS / 1000, remaining: perMinute - w.count, resetSeconds };
+      for (const [name, value] of Object.entries(rateLimitFields(limit))) res.setHeader(name, value);
       if (w.count <= perMinute) return next();
-      const retryAfterSeconds = Math.max(1, Math.ceil((w.start + RATE_WINDOW_MS - t) / 1000));
-      next(new ApiError('rate_limited', 'Too many requests from this address. Try again later.', { retryAfterSeconds }));
+      // The fields are on the response already; the error carries the Retry-After.
+      next(new ApiError('rate_limited', undefined, { retryAfterSeconds: resetSeconds }));
     };
     const hit = counter(key, t);
     if (hit instanceof Promise) hit.then(decide, next);

@@ -19,7 +19,7 @@ export function probes(core: Core): Router {
       await withTimeout(core.ping(), READY_TIMEOUT_MS);
       res.status(200).json({ status: 'ok' });
     } catch {
-      sendError(res, new ApiError('service_unavailable', 'The database is not reachable.'), state(res).requestId);
+      sendError(res, new ApiError('service_unavailable'), state(res).requestId);
     }
   });
   return router;

@@ -9,11 +9,17 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '@secret-push/sdk/rules';
 import { clientAddressKey } from '../client-address.js';
+import { QUERY_TIMEOUT_MS } from '../db/deadlines.js';
 import type { KeyRef, PushRepository } from './push-repository.js';
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
-/** A key still in flight after this long belongs to a request that died: a new request may take it over. */
-const ABANDONED_AFTER_MS = 60_000;
+/**
+ * A key still in flight after this long belongs to a request that died or gave up: a new request may take it over.
+ * The create that claimed it had its deadline at most REQUEST_DEADLINE_MS after the claim, and a write that reaches
+ * the database after its deadline changes nothing (push-repository.ts); QUERY_TIMEOUT_MS leaves the clocks' margin.
+ * By then the key is either done (the create committed: a replay) or free: the Retry-After of a 409 says when.
+ */
+export const ABANDONED_AFTER_MS = QUERY_TIMEOUT_MS;
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotencyRequest {
@@ -43,8 +49,10 @@ export async function presentKey(repo: PushRepository, request: IdempotencyReque
     throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with another request body; use a new key for a new push.');
   }
   if (key.state === 'in_flight' || key.pushId === null) {
-    throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-      headers: { 'Retry-After': '1' },
+    // True: by then the first request has finished (the key is done) or can no longer finish (the key is free).
+    const retryAfter = Math.max(1, Math.ceil((key.createdAt.getTime() + ABANDONED_AFTER_MS - now.getTime()) / 1000));
+    throw new ApiError('idempotency_key_in_use', `A request with this Idempotency-Key is still being processed; retry in ${retryAfter} s.`, {
+      retryAfterSeconds: retryAfter,
     });
   }
   return { kind: 'replay', pushId: key.pushId };

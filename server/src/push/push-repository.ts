@@ -15,7 +15,7 @@
  * Statements list their columns rather than `*`: a prepared `*` whose expansion changes (another instance migrating
  * a column in during a rolling deploy) fails with "cached plan must not change result type".
  */
-import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/sdk/rules';
 import { sql, type Db, type Statement } from '../db/sql.js';
 import {
   AUDIT_ENTRIES,
@@ -46,6 +46,16 @@ export interface PageOf<T> {
   total: number;
 }
 
+/** The anonymous storage quota a create is counted against: its address's window (a clock hour) and the quota. */
+export interface AddressQuota {
+  scope: string;
+  windowStart: Date;
+  limit: number;
+}
+
+/** A create counted against a storage quota: the push and the bytes now used, or a refusal with the bytes in use. */
+export type CountedInsert = { row: PushRow; usedBytes: number } | { refused: true; usedBytes: number; freeAt: Date | null };
+
 /** Ties a create to its idempotency key: the create's own statement marks the key done. */
 export interface KeyRef {
   scope: string;
@@ -59,11 +69,17 @@ const K = IDEMPOTENCY_KEYS;
 const BATCH = 500;
 const FIELD_MAX = 255;
 
+/** The anonymous storage quota counts bytes per clock hour (UTC). */
+export const STORAGE_WINDOW_MS = 60 * 60 * 1000;
+
+/** The start of the clock hour `now` falls in. */
+export function storageWindowStart(now: Date): Date {
+  return new Date(Math.floor(now.getTime() / STORAGE_WINDOW_MS) * STORAGE_WINDOW_MS);
+}
+
 /** The answer when a write reached the database after its request's deadline: it changed nothing. */
 export function tooLate(): ApiError {
-  return new ApiError('service_unavailable', 'The database did not answer in time; nothing was changed. Try again shortly.', {
-    retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-  });
+  return new ApiError('service_unavailable');
 }
 
 /** The audit columns are varchar(255). */
@@ -89,8 +105,14 @@ const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
 const IN_TIME = '(select in_time from guard)';
 const LAST_VIEW = 'views_used + 1 >= expire_after_views';
 
-/** A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count). */
-function insertStatement(files: number, keyed: boolean): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
+/**
+ * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count). With
+ * the anonymous storage quota, the statement first adds the push's bytes to its address's window, on the condition
+ * that the window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its
+ * latest version, so concurrent creates from one address (on any instance) are counted one after the other, and the
+ * push is inserted only when its bytes were counted. A refused create changes nothing.
+ */
+function insertStatement(files: number, keyed: boolean, addressQuota: boolean): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
   const fileCtes = Array.from(
     { length: files },
     (_, i) =>
@@ -99,13 +121,23 @@ function insertStatement(files: number, keyed: boolean): Statement<Record<string
   const keyCte = keyed
     ? `, key as (update idempotency_keys set state = 'done', push_id = push.id from push where scope = :keyScope and key_digest = :keyDigest)`
     : '';
+  const quotaCte = addressQuota
+    ? `, quota as (
+         insert into storage_windows (scope, window_start, bytes)
+         select :quotaScope, :quotaWindow, :storedBytes where ${IN_TIME} and :storedBytes::bigint <= :quotaLimit::bigint
+         on conflict (scope, window_start) do update set bytes = storage_windows.bytes + excluded.bytes
+           where storage_windows.bytes + excluded.bytes <= :quotaLimit::bigint
+         returning bytes
+       )`
+    : '';
+  const counted = addressQuota ? ' and exists (select 1 from quota)' : '';
   return sql(
-    `with ${GUARD}, push as (
-       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME} returning ${P.list}
+    `with ${GUARD}${quotaCte}, push as (
+       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning ${P.list}
      ), creation as (
        insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
      )${fileCtes}${keyCte}
-     select guard.in_time, push.* from guard left join push on true`,
+     select guard.in_time, ${addressQuota ? '(select bytes from quota) as window_bytes, ' : ''}push.* from guard left join push on true`,
     { prepare: files === 0 },
   );
 }
@@ -251,6 +283,22 @@ const S = {
   ),
   forgetAttempts: sql<{ before: Date }>('delete from passphrase_attempts where attempted_at < :before'),
   forgetKeys: sql<{ now: Date }>('delete from idempotency_keys where expires_at <= :now'),
+  forgetStorageWindows: sql<{ before: Date }>('delete from storage_windows where window_start < :before'),
+  windowBytes: sql<{ scope: string; windowStart: Date }, { bytes: string }>(
+    'select bytes from storage_windows where scope = :scope and window_start = :windowStart',
+  ),
+  /** Creates of one user's pushes, one after the other (their bytes are summed, then the push inserted). */
+  lockUserStorage: sql<{ lockKey: string }>('select pg_advisory_xact_lock(hashtextextended(:lockKey, 0))'),
+  userActiveBytes: sql<{ ownerId: string; now: Date }, { used: string }>(
+    'select coalesce(sum(stored_bytes), 0) as used from pushes where user_id = :ownerId and not expired and expires_at > :now',
+  ),
+  /** The first instant at which enough of a user's active pushes will have expired by time to free `need` bytes. */
+  userBytesFreeAt: sql<{ ownerId: string; now: Date; need: number }, { expires_at: Date | string }>(
+    `select expires_at from (
+       select expires_at, sum(stored_bytes) over (order by expires_at, id rows unbounded preceding) as freed
+       from pushes where user_id = :ownerId and not expired and expires_at > :now
+     ) t where freed >= :need order by expires_at limit 1`,
+  ),
   purgeExpired: sql<{ cutoff: Date }>(
     `delete from pushes where id in (
        select id from pushes where expired and expired_on <= :cutoff
@@ -294,12 +342,29 @@ export type AttemptReservation =
   /** Enough attempts are being checked right now that one more might exceed the limit: ask again shortly. */
   | { state: 'busy' };
 
+/** The create statements, one text per variant (file count, keyed, counted by address). */
+const insertStatements = new Map<string, ReturnType<typeof insertStatement>>();
+function insertFor(files: number, key: KeyRef | undefined, addressQuota: boolean) {
+  const variant = `${files}:${key ? 'k' : ''}:${addressQuota ? 'q' : ''}`;
+  let statement = insertStatements.get(variant);
+  if (!statement) insertStatements.set(variant, (statement = insertStatement(files, key !== undefined, addressQuota)));
+  return statement;
+}
+
+/** The named parameters of a create. */
+const insertParams = (push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key: KeyRef | undefined) => ({
+  ...push,
+  ...auditParams(by, push.createdAt),
+  deadline,
+  ...fileParams(files),
+  ...(key ? { keyScope: key.scope, keyDigest: key.keyDigest } : {}),
+});
+
 export type PushRepository = ReturnType<typeof createPushRepository>;
 
 export function createPushRepository(db: Db) {
   const pushes = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow[]> => (await rows).map((r) => P.fromRow(r));
   const first = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow | null> => (await pushes(rows))[0] ?? null;
-  const insertStatements = new Map<string, ReturnType<typeof insertStatement>>();
 
   async function findById(id: string): Promise<PushRow | null> {
     return first(db.query(S.findById, { id }));
@@ -314,12 +379,9 @@ export function createPushRepository(db: Db) {
 
     /** A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement. */
     async insert(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key?: KeyRef): Promise<PushRow> {
-      const variant = `${files.length}:${key ? 'k' : ''}`;
-      let statement = insertStatements.get(variant);
-      if (!statement) insertStatements.set(variant, (statement = insertStatement(files.length, key !== undefined)));
-      const params = { ...push, ...auditParams(by, push.createdAt), deadline, ...fileParams(files), ...(key ? { keyScope: key.scope, keyDigest: key.keyDigest } : {}) };
-      return guardedPush(await db.query(statement, params))!;
+      return guardedPush(await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)))!;
     },
+
 
     /** Claims a view; null when none is left (or the time ran out). */
     async claimView(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
@@ -378,6 +440,8 @@ export function createPushRepository(db: Db) {
     ...attemptOperations(db),
 
     ...keyOperations(db),
+
+    ...storageOperations(db),
 
     /** One sweep step: pushes past their time expired and erased (in batches); how many. */
     async sweepPastTime(now: Date): Promise<number> {
@@ -440,6 +504,48 @@ function attemptOperations(db: Db) {
   };
 }
 
+/** Creates counted against the storage quotas (storage-quota.ts decides with them), and their windows. */
+function storageOperations(db: Db) {
+  return {
+  /**
+   * The same, counted against the anonymous storage quota in the same statement: refused (nothing stored) when the
+   * address's window would go over the quota.
+   */
+  async insertCountedByAddress(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, quota: AddressQuota, key?: KeyRef): Promise<CountedInsert> {
+    const params = { ...insertParams(push, files, by, deadline, key), quotaScope: quota.scope, quotaWindow: quota.windowStart, quotaLimit: quota.limit };
+    const rows = await db.query(insertFor(files.length, key, true), params);
+    const row = guardedPush(rows);
+    if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
+    const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
+    return { refused: true, usedBytes: window ? Number(window.bytes) : 0, freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS) };
+  },
+
+  /**
+   * The same, counted against the user's storage quota: in a transaction that holds the user's lock, so the user's
+   * creates are counted one after the other on any instance, the bytes of the user's active pushes are summed, then
+   * the push is inserted, or refused (nothing stored) with the instant at which enough space frees by time.
+   */
+  async insertCountedForUser(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, limit: number, now: Date, key?: KeyRef): Promise<CountedInsert> {
+    const ownerId = push.ownerId!;
+    return db.transaction(async (tx) => {
+      await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
+      const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
+      if (used + push.storedBytes > limit) {
+        const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
+        return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
+      }
+      const row = guardedPush(await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)))!;
+      return { row, usedBytes: used + push.storedBytes };
+    });
+  },
+
+  /** Forgets the anonymous storage windows that ended before `now`'s window. */
+  async forgetStorageWindows(now: Date): Promise<void> {
+    await db.query(S.forgetStorageWindows, { before: storageWindowStart(now) });
+  },
+  };
+}
+
 /** Idempotency keys (idempotency.ts decides with them). */
 function keyOperations(db: Db) {
   return {
@@ -457,7 +563,7 @@ function keyOperations(db: Db) {
         if (row) return { outcome: 'existing', key: K.fromRow(row) };
       }
       throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-        headers: { 'Retry-After': '1' },
+        retryAfterSeconds: 1,
       });
     },
 

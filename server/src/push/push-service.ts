@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import type { AuditEntry, PreviewResponse, Push, PushInput, PushOwner, PushRetrieval } from '@secret-push/sdk/generated';
 import {
   ApiError,
-  ATTEMPT_WINDOW_MS,
   checkPushSchema,
   FAILED_VIEW_DEDUPE_MS,
   isExpired,
@@ -21,7 +20,6 @@ import {
   notFound,
   ownerRecord,
   PAGE_SIZE,
-  passphraseRetryAfter,
   pushRecord,
   requireAuditCaller,
   requireAuditOwner,
@@ -44,6 +42,7 @@ import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '
 import type { AuditActor, FileMeta, KeyRef, PushRepository } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
+import { addressQuota, governingQuota, largerThanQuota, quotaExceeded, windowResetSeconds, type StorageQuotaState } from './storage-quota.js';
 
 /** Who is asking, as the HTTP layer (or a page) resolved it. `userId` is null for anonymous callers. */
 export type Actor = AuditActor;
@@ -62,8 +61,11 @@ export interface CreateOptions {
   idempotency?: IdempotencyRequest;
 }
 
-/** A created push, or the push a replayed Idempotency-Key made. */
-export type Created = PushOwner & { readonly replayed?: true };
+/**
+ * A created push, or the push a replayed Idempotency-Key made; `storage` says where the create left the storage quota
+ * that governs it (not part of the record: the API answers it as RateLimit fields).
+ */
+export type Created = PushOwner & { readonly replayed?: true; readonly storage?: StorageQuotaState };
 
 export interface Page<T> {
   items: T[];
@@ -74,7 +76,7 @@ export interface Page<T> {
 
 export interface PushService {
   /** Validates with the contract's PushInput schema, then the instance's rules → validation_failed (422). */
-  create(input: PushInput, ctx: RequestContext): Promise<PushOwner>;
+  create(input: PushInput, ctx: RequestContext): Promise<Created>;
   /** The same for an input a validator running the same schema has already accepted (the API's openapi-backend). */
   createValidated(input: SchemaValidPushInput, ctx: RequestContext, options?: CreateOptions): Promise<Created>;
   /** Counts a view with one atomic claim; expired → record with payload null; passphrase errors per the spec. */
@@ -115,6 +117,9 @@ const endToEndEncrypted = () =>
     'This push is end-to-end encrypted: open its link (with the key after #) in a browser. No view was counted.',
   );
 
+/** Retry-After of a user's refused create when no expiry by time frees enough (only while pushes change under it). */
+const QUOTA_FALLBACK_RETRY_SECONDS = 3600;
+
 const decodeBase64 = (content: string) => Buffer.from(content, 'base64');
 
 /** Callers other than the API (which answers 400 invalid_page first) get a 422 for a page outside 1..200. */
@@ -132,67 +137,202 @@ export interface PushServiceDeps {
   keyring: Keyring;
 }
 
-/** What the operations share: the repository, settings, keys, and the helpers built on them. */
-function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
-  const baseOf = (ctx: RequestContext) => trimBase(settings.publicBaseUrl ?? ctx.baseUrl);
-  const nowOf = (ctx: RequestContext) => ctx.now ?? new Date();
-  const decryptOptional = (ciphertext: string | null, context: string) => (ciphertext ? keyring.decryptText(ciphertext, context) : '');
-  const encryptOptional = (plain: string, context: string) => (plain === '' ? null : keyring.encryptText(plain, context));
+/**
+ * The push operations: one class, so that an editor jumps from a handler to the operation and from there to the
+ * repository's statement. Public methods are the `PushService` contract; the private ones are what they share.
+ */
+class PushOperations implements PushService {
+  private readonly repo: PushRepository;
+  private readonly settings: Settings;
+  private readonly keyring: Keyring;
 
-  async function findPush(urlToken: string): Promise<PushRow | null> {
-    // No push has a token this long, or holding a NUL (which PostgreSQL could not even compare): unknown, 404.
-    if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128 || urlToken.includes('\u0000')) return null;
-    return repo.findByToken(urlToken);
+  constructor({ repository, settings, keyring }: PushServiceDeps) {
+    this.repo = repository;
+    this.settings = settings;
+    this.keyring = keyring;
   }
 
-  async function findOrThrow(urlToken: string): Promise<PushRow> {
-    const row = await findPush(urlToken);
+  // ---- the operations ----
+
+  async create(input: PushInput, ctx: RequestContext): Promise<Created> {
+    requireMayCreate(this.settings, ctx.actor.userId, input);
+    return this.createFrom(checkPushSchema(pushSchema(), input ?? {}), ctx);
+  }
+
+  async createValidated(input: SchemaValidPushInput, ctx: RequestContext, options: CreateOptions = {}): Promise<Created> {
+    requireMayCreate(this.settings, ctx.actor.userId, input);
+    return options.idempotency ? this.createKeyed(input, ctx, options.idempotency) : this.createFrom(input, ctx);
+  }
+
+  /** Retrieve: expired → record without secret; passphrase; the owner's look; else one atomic claim of a view. */
+  async retrieve(urlToken: string, passphrase: string | undefined, ctx: RequestContext, options: RetrieveOptions = {}): Promise<PushRetrieval> {
+    const { repo } = this;
+    requireCallerAllowed(this.settings, ctx.actor.userId);
+    const now = nowOf(ctx);
+    const base = this.baseOf(ctx);
+    const row = await this.findOrThrow(urlToken);
+    if (isExpired(row, now)) return this.expiredAnswer(row, ctx, now);
+    // Before the passphrase gate: a caller that could never read the push does not spend passphrase attempts either.
+    if (options.plaintextOnly && row.clientEncryption) throw endToEndEncrypted();
+    if (row.passphraseHash) await this.passphraseGate(row, passphrase, ctx, now);
+
+    if (isOwner(row, ctx.actor.userId)) {
+      // The owner's own look does not count; it is served from the row as read, which was active.
+      await repo.recordAudit(row.id, 'owner_view', ctx.actor, now, deadlineOf(ctx));
+      const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
+      return { ...pushRecord(row, now, base), payload: this.decryptOptional(row.payloadCiphertext, aad.payload(row.id)), files };
+    }
+
+    // Decrypt first (payload, and file names): if a key is missing, nothing is claimed and no view is burned. What was
+    // read with the row is what the claim sees: it only ever changes to null, together with `expired`, which the claim
+    // excludes. File bytes stay until the links issued lapse, so the links are made from the list read here.
+    const payload = this.decryptOptional(row.payloadCiphertext, aad.payload(row.id));
+    const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
+    const won = await repo.claimView(row.id, ctx.actor, now, deadlineOf(ctx));
+    // Someone else took the last view (or the time ran out) between our read and our claim.
+    if (!won) return this.expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
+    return { ...pushRecord(lastViewAnswer(won), now, base), payload, files };
+  }
+
+  async preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse> {
+    requireCallerAllowed(this.settings, ctx.actor.userId);
+    const record = pushRecord(await this.findOrThrow(urlToken), nowOf(ctx), this.baseOf(ctx));
+    return { url: record.html_url, client_encryption: record.client_encryption };
+  }
+
+  async expire(urlToken: string, ctx: RequestContext): Promise<Push> {
+    const { repo } = this;
+    requireCallerAllowed(this.settings, ctx.actor.userId);
+    const now = nowOf(ctx);
+    const base = this.baseOf(ctx);
+    const row = await this.findOrThrow(urlToken);
+    requireMayExpire(row, ctx.actor.userId);
+    if (isExpired(row, now)) {
+      return pushRecord(row.expired ? row : await repo.expireByTime(row, now), now, base);
+    }
+    const done = await repo.expireByRequest(row.id, ctx.actor, now, deadlineOf(ctx));
+    if (done) return pushRecord(done, now, base);
+    // Expired concurrently (or just ran out of time): unchanged, no audit.
+    const current = (await repo.findById(row.id)) ?? row;
+    return pushRecord(!current.expired && isPastTime(current, now) ? await repo.expireByTime(current, now) : current, now, base);
+  }
+
+  async audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>> {
+    requireAuditCaller(ctx.actor.userId);
+    checkPage(page);
+    const row = await this.findOrThrow(urlToken);
+    requireAuditOwner(row, ctx.actor.userId);
+    const result = await this.repo.auditPage(row.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+    return {
+      items: result.items.map((r) => ({
+        kind: r.kind,
+        ip: r.ip,
+        user_agent: r.userAgent,
+        referrer: r.referrer,
+        created_at: r.createdAt.toISOString(),
+      })),
+      total: result.total,
+      page,
+      perPage: PAGE_SIZE,
+    };
+  }
+
+  async list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>> {
+    requireListCaller(ctx.actor.userId);
+    checkPage(page);
+    const now = nowOf(ctx);
+    const base = this.baseOf(ctx);
+    const result = await this.repo.ownerPage(state, ctx.actor.userId, now, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+    return { items: result.items.map((r) => this.ownerView(r, now, base)), total: result.total, page, perPage: PAGE_SIZE };
+  }
+
+  async downloadFile(urlToken: string, fileId: string, token: string): Promise<{ filename: string; contentType: string; bytes: Buffer }> {
+    const row = await this.findOrThrow(urlToken);
+    const check = verifyDownloadToken(this.settings.signingSecret, token, urlToken, fileId);
+    if (!check.ok) throw new ApiError(check.reason === 'link_expired' ? 'link_expired' : 'invalid_link');
+    const file = await this.repo.fileOf(row.id, fileId);
+    if (!file) throw new ApiError('not_found', 'This file is no longer available.');
+    return {
+      filename: safeFilename(this.keyring.decryptText(file.filenameCiphertext, aad.filename(file.id))),
+      contentType: file.contentType,
+      bytes: this.keyring.decrypt(file.content, aad.content(file.id)),
+    };
+  }
+
+  async state(urlToken: string, ctx: RequestContext): Promise<Push | null> {
+    const row = await this.findPush(urlToken);
+    return row ? pushRecord(row, nowOf(ctx), this.baseOf(ctx)) : null;
+  }
+
+  // ---- what they share ----
+
+  private baseOf(ctx: RequestContext): string {
+    return trimBase(this.settings.publicBaseUrl ?? ctx.baseUrl);
+  }
+
+  private decryptOptional(ciphertext: string | null, context: string): string {
+    return ciphertext ? this.keyring.decryptText(ciphertext, context) : '';
+  }
+
+  private encryptOptional(plain: string, context: string): string | null {
+    return plain === '' ? null : this.keyring.encryptText(plain, context);
+  }
+
+  private async findPush(urlToken: string): Promise<PushRow | null> {
+    // No push has a token this long, or holding a NUL (which PostgreSQL could not even compare): unknown, 404.
+    if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128 || urlToken.includes('\u0000')) return null;
+    return this.repo.findByToken(urlToken);
+  }
+
+  private async findOrThrow(urlToken: string): Promise<PushRow> {
+    const row = await this.findPush(urlToken);
     if (!row) throw notFound();
     return row;
   }
 
-  function ownerView(row: PushRow, now: Date, base: string): PushOwner {
+  private ownerView(row: PushRow, now: Date, base: string): PushOwner {
     return ownerRecord(row, now, base, {
-      name: decryptOptional(row.nameCiphertext, aad.name(row.id)),
+      name: this.decryptOptional(row.nameCiphertext, aad.name(row.id)),
       // Decrypted only while the push is active: the note is erased at expiry.
-      note: isExpired(row, now) ? '' : decryptOptional(row.noteCiphertext, aad.note(row.id)),
+      note: isExpired(row, now) ? '' : this.decryptOptional(row.noteCiphertext, aad.note(row.id)),
     });
   }
 
-  function fileLinks(files: FileMeta[], urlToken: string, base: string, now: Date): PushRetrieval['files'] {
+  private fileLinks(files: FileMeta[], urlToken: string, base: string, now: Date): PushRetrieval['files'] {
     return files.map((f) => ({
       id: f.id,
-      filename: safeFilename(keyring.decryptText(f.filenameCiphertext, aad.filename(f.id))),
+      filename: safeFilename(this.keyring.decryptText(f.filenameCiphertext, aad.filename(f.id))),
       content_type: f.contentType,
       size: f.size,
-      url: `${jsonUrl(base, urlToken)}/files/${f.id}?token=${signDownloadToken(settings.signingSecret, urlToken, f.id, now)}`,
+      url: `${jsonUrl(base, urlToken)}/files/${f.id}?token=${signDownloadToken(this.settings.signingSecret, urlToken, f.id, now)}`,
     }));
   }
 
   /** The answer to a read of an expired push (or a lost race): settle time expiry, log a failed view, no secret. */
-  async function expiredAnswer(row: PushRow, ctx: RequestContext, now: Date): Promise<PushRetrieval> {
-    const settled = !row.expired && isPastTime(row, now) ? await repo.expireByTime(row, now) : row;
-    await repo.recordFailedView(settled.id, ctx.actor, now, FAILED_VIEW_DEDUPE_MS, deadlineOf(ctx));
-    return { ...pushRecord(settled, now, baseOf(ctx)), payload: null, files: [] };
+  private async expiredAnswer(row: PushRow, ctx: RequestContext, now: Date): Promise<PushRetrieval> {
+    const settled = !row.expired && isPastTime(row, now) ? await this.repo.expireByTime(row, now) : row;
+    await this.repo.recordFailedView(settled.id, ctx.actor, now, FAILED_VIEW_DEDUPE_MS, deadlineOf(ctx));
+    return { ...pushRecord(settled, now, this.baseOf(ctx)), payload: null, files: [] };
   }
 
-  const deadlineOf = (ctx: RequestContext) => ctx.deadline ?? deadlineFrom();
-
   /** The passphrase gate (passphrase-gate.ts), with this request's actor, instant and deadline. */
-  const passphraseGate = (row: PushRow, passphrase: string | undefined, ctx: RequestContext, now: Date) =>
-    checkPassphrase(row, passphrase, { repo, limit: settings.passphraseAttemptsPerMinute, actor: ctx.actor, now, deadline: deadlineOf(ctx) });
+  private passphraseGate(row: PushRow, passphrase: string | undefined, ctx: RequestContext, now: Date): Promise<void> {
+    return checkPassphrase(row, passphrase, { repo: this.repo, limit: this.settings.passphraseAttemptsPerMinute, actor: ctx.actor, now, deadline: deadlineOf(ctx) });
+  }
 
   /** The row of a new push (secrets encrypted) and its files. */
-  async function newRows(valid: ValidPush, ownerId: string | null, now: Date): Promise<{ push: PushRow; files: PushFileRow[] }> {
+  private async newRows(valid: ValidPush, ownerId: string | null, now: Date): Promise<{ push: PushRow; files: PushFileRow[] }> {
+    const { keyring } = this;
     const id = randomUUID();
     const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
     const push: PushRow = {
       ...newPushState(valid, { urlToken: newUrlToken(), ownerId }, now),
       id,
-      payloadCiphertext: encryptOptional(valid.payload, aad.payload(id)),
-      nameCiphertext: encryptOptional(valid.name, aad.name(id)),
-      noteCiphertext: encryptOptional(valid.note, aad.note(id)),
+      payloadCiphertext: this.encryptOptional(valid.payload, aad.payload(id)),
+      nameCiphertext: this.encryptOptional(valid.name, aad.name(id)),
+      noteCiphertext: this.encryptOptional(valid.note, aad.note(id)),
       passphraseHash,
+      storedBytes: Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
     };
     const files = valid.files.map((file, position): PushFileRow => {
       const fileId = newFileId();
@@ -210,14 +350,36 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
     return { push, files };
   }
 
-  async function createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<PushOwner> {
+  /** Stores the rows, counted against the storage quota that governs the caller (if any). */
+  private async store(push: PushRow, files: PushFileRow[], ctx: RequestContext, now: Date, key?: KeyRef): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
+    const { repo, settings } = this;
+    const quota = governingQuota(settings, ctx.actor.userId);
+    if (!quota) return { row: await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key) };
+    const limit = quota === 'anonymous' ? settings.anonymousStoragePerHour : settings.userStorageBytes;
+    if (push.storedBytes > limit) throw largerThanQuota(quota, push.storedBytes, limit);
+    const counted =
+      quota === 'anonymous'
+        ? await repo.insertCountedByAddress(push, files, ctx.actor, deadlineOf(ctx), addressQuota(settings, ctx.actor.ip, now), key)
+        : await repo.insertCountedForUser(push, files, ctx.actor, deadlineOf(ctx), limit, now, key);
+    if ('refused' in counted) {
+      // The anonymous window starts again on the hour; a user's space frees as pushes expire (by time at the latest).
+      const retryAfter = counted.freeAt ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000)) : QUOTA_FALLBACK_RETRY_SECONDS;
+      throw quotaExceeded(quota, push.storedBytes, limit, counted.usedBytes, retryAfter);
+    }
+    const remaining = limit - counted.usedBytes;
+    return { row: counted.row, storage: { quota, limit, remaining, ...(quota === 'anonymous' ? { resetSeconds: windowResetSeconds(now) } : {}) } };
+  }
+
+  private async createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<Created> {
     const now = nowOf(ctx);
-    const valid = normalizePushInput(input, settings, decodeBase64);
-    const { push, files } = await newRows(valid, ctx.actor.userId, now);
+    const valid = normalizePushInput(input, this.settings, decodeBase64);
+    const { push, files } = await this.newRows(valid, ctx.actor.userId, now);
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const row = await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key);
-        return ownerRecord(row, now, baseOf(ctx), { name: valid.name, note: valid.note });
+        const { row, storage } = await this.store(push, files, ctx, now, key);
+        const record = ownerRecord(row, now, this.baseOf(ctx), { name: valid.name, note: valid.note });
+        // Not enumerable: the record is what clients get; the quota's state travels beside it, as RateLimit fields.
+        return storage ? Object.defineProperty(record, 'storage', { value: storage, enumerable: false }) : record;
       } catch (err) {
         // 23505 on url_token: a collision of 120 random bits; try another token.
         const code = (err as { code?: string }).code;
@@ -231,147 +393,28 @@ function pushKit({ repository: repo, settings, keyring }: PushServiceDeps) {
   }
 
   /** A create with an Idempotency-Key: fresh (create, marking the key in the same statement), or a replay. */
-  async function createKeyed(input: SchemaValidPushInput, ctx: RequestContext, idempotency: IdempotencyRequest): Promise<Created> {
-    const outcome = await presentKey(repo, idempotency, keyScope(ctx.actor.userId, ctx.actor.ip), new Date());
+  private async createKeyed(input: SchemaValidPushInput, ctx: RequestContext, idempotency: IdempotencyRequest): Promise<Created> {
+    const { repo } = this;
+    const outcome = await presentKey(repo, idempotency, keyScope(ctx.actor.userId, ctx.actor.ip), nowOf(ctx));
     if (outcome.kind === 'replay') {
       const row = await repo.findById(outcome.pushId);
       if (!row) throw notFound();
-      return Object.assign(ownerView(row, nowOf(ctx), baseOf(ctx)), { replayed: true as const });
+      return Object.assign(this.ownerView(row, nowOf(ctx), this.baseOf(ctx)), { replayed: true as const });
     }
     try {
-      return await createFrom(input, ctx, outcome.ref);
+      return await this.createFrom(input, ctx, outcome.ref);
     } catch (error) {
       // A create that failed made nothing: its key may be used again (a 503 after the deadline made nothing either).
       await repo.releaseKey(outcome.ref).catch(() => undefined);
       throw error;
     }
   }
-
-  return {
-    repo, settings, keyring, baseOf, nowOf, deadlineOf, decryptOptional, findPush, findOrThrow, ownerView, fileLinks,
-    expiredAnswer, passphraseGate, createFrom, createKeyed,
-  };
 }
 
-type PushKit = ReturnType<typeof pushKit>;
-
-/** Retrieve: expired → record without secret; passphrase; the owner's look; else one atomic claim of a view. */
-async function retrieve(kit: PushKit, urlToken: string, passphrase: string | undefined, ctx: RequestContext, options: RetrieveOptions = {}): Promise<PushRetrieval> {
-  const { repo, settings, baseOf, nowOf, deadlineOf, decryptOptional, findOrThrow, fileLinks, expiredAnswer, passphraseGate } = kit;
-  requireCallerAllowed(settings, ctx.actor.userId);
-  const now = nowOf(ctx);
-  const base = baseOf(ctx);
-  const row = await findOrThrow(urlToken);
-  if (isExpired(row, now)) return expiredAnswer(row, ctx, now);
-  // Before the passphrase gate: a caller that could never read the push does not spend passphrase attempts either.
-  if (options.plaintextOnly && row.clientEncryption) throw endToEndEncrypted();
-  if (row.passphraseHash) await passphraseGate(row, passphrase, ctx, now);
-
-  if (isOwner(row, ctx.actor.userId)) {
-    // The owner's own look does not count; it is served from the row as read, which was active.
-    await repo.recordAudit(row.id, 'owner_view', ctx.actor, now, deadlineOf(ctx));
-    const files = row.kind === 'file' ? fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
-    return { ...pushRecord(row, now, base), payload: decryptOptional(row.payloadCiphertext, aad.payload(row.id)), files };
-  }
-
-  // Decrypt first (payload, and file names): if a key is missing, nothing is claimed and no view is burned. What was
-  // read with the row is what the claim sees: it only ever changes to null, together with `expired`, which the claim
-  // excludes. File bytes stay until the links issued lapse, so the links are made from the list read here.
-  const payload = decryptOptional(row.payloadCiphertext, aad.payload(row.id));
-  const files = row.kind === 'file' ? fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
-  const won = await repo.claimView(row.id, ctx.actor, now, deadlineOf(ctx));
-  // Someone else took the last view (or the time ran out) between our read and our claim.
-  if (!won) return expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
-  return { ...pushRecord(lastViewAnswer(won), now, base), payload, files };
-}
+/** The request's instant (tests move it), and its deadline (db/deadlines.ts). */
+const nowOf = (ctx: RequestContext): Date => ctx.now ?? new Date();
+const deadlineOf = (ctx: RequestContext): Date => ctx.deadline ?? deadlineFrom();
 
 export function createPushService(deps: PushServiceDeps): PushService {
-  const kit = pushKit(deps);
-  const { repo, settings, keyring, baseOf, nowOf, deadlineOf, findPush, findOrThrow, ownerView, createFrom, createKeyed } = kit;
-  return {
-    async create(input, ctx) {
-      requireMayCreate(settings, ctx.actor.userId, input);
-      return createFrom(checkPushSchema(pushSchema(), input ?? {}), ctx);
-    },
-
-    async createValidated(input, ctx, options = {}) {
-      requireMayCreate(settings, ctx.actor.userId, input);
-      return options.idempotency ? createKeyed(input, ctx, options.idempotency) : createFrom(input, ctx);
-    },
-
-    retrieve: (urlToken, passphrase, ctx, options) => retrieve(kit, urlToken, passphrase, ctx, options),
-
-    async preview(urlToken, ctx) {
-      requireCallerAllowed(settings, ctx.actor.userId);
-      const record = pushRecord(await findOrThrow(urlToken), nowOf(ctx), baseOf(ctx));
-      return { url: record.html_url, client_encryption: record.client_encryption };
-    },
-
-    async expire(urlToken, ctx) {
-      requireCallerAllowed(settings, ctx.actor.userId);
-      const now = nowOf(ctx);
-      const base = baseOf(ctx);
-      const row = await findOrThrow(urlToken);
-      requireMayExpire(row, ctx.actor.userId);
-      if (isExpired(row, now)) {
-        return pushRecord(row.expired ? row : await repo.expireByTime(row, now), now, base);
-      }
-      const done = await repo.expireByRequest(row.id, ctx.actor, now, deadlineOf(ctx));
-      if (done) return pushRecord(done, now, base);
-      // Expired concurrently (or just ran out of time): unchanged, no audit.
-      const current = (await repo.findById(row.id)) ?? row;
-      return pushRecord(!current.expired && isPastTime(current, now) ? await repo.expireByTime(current, now) : current, now, base);
-    },
-
-    async audit(urlToken, page, ctx) {
-      requireAuditCaller(ctx.actor.userId);
-      checkPage(page);
-      const row = await findOrThrow(urlToken);
-      requireAuditOwner(row, ctx.actor.userId);
-      const result = await repo.auditPage(row.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
-      return {
-        items: result.items.map((r) => ({
-          kind: r.kind,
-          ip: r.ip,
-          user_agent: r.userAgent,
-          referrer: r.referrer,
-          created_at: r.createdAt.toISOString(),
-        })),
-        total: result.total,
-        page,
-        perPage: PAGE_SIZE,
-      };
-    },
-
-    async list(state, page, ctx) {
-      requireListCaller(ctx.actor.userId);
-      checkPage(page);
-      const now = nowOf(ctx);
-      const base = baseOf(ctx);
-      const result = await repo.ownerPage(state, ctx.actor.userId, now, PAGE_SIZE, (page - 1) * PAGE_SIZE);
-      return { items: result.items.map((r) => ownerView(r, now, base)), total: result.total, page, perPage: PAGE_SIZE };
-    },
-
-    async downloadFile(urlToken, fileId, token) {
-      const row = await findOrThrow(urlToken);
-      const check = verifyDownloadToken(settings.signingSecret, token, urlToken, fileId);
-      if (!check.ok) {
-        throw check.reason === 'link_expired'
-          ? new ApiError('link_expired', 'This download link has expired; retrieve the push again for a new one.')
-          : new ApiError('invalid_link', 'This download link is not valid for this file.');
-      }
-      const file = await repo.fileOf(row.id, fileId);
-      if (!file) throw new ApiError('not_found', 'This file is no longer available.');
-      return {
-        filename: safeFilename(keyring.decryptText(file.filenameCiphertext, aad.filename(file.id))),
-        contentType: file.contentType,
-        bytes: keyring.decrypt(file.content, aad.content(file.id)),
-      };
-    },
-
-    async state(urlToken, ctx) {
-      const row = await findPush(urlToken);
-      return row ? pushRecord(row, nowOf(ctx), baseOf(ctx)) : null;
-    },
-  };
+  return new PushOperations(deps);
 }

@@ -15,6 +15,8 @@ export interface PushRow extends PushState {
   nameCiphertext: string | null;
   noteCiphertext: string | null;
   passphraseHash: string | null;
+  /** Bytes of secrets the push stores (payload and file contents, as sent): what the storage quotas count. */
+  storedBytes: number;
 }
 
 export const PUSHES = defineTable<PushRow>('pushes', {
@@ -40,6 +42,7 @@ export const PUSHES = defineTable<PushRow>('pushes', {
   createdAt: column.date('created_at'),
   updatedAt: column.date('updated_at'),
   expiresAt: column.date('expires_at'),
+  storedBytes: column.int('stored_bytes'),
 });
 
 export interface PushFileRow {
@@ -127,5 +130,18 @@ export const IDEMPOTENCY_KEYS = defineTable<IdempotencyKeyRow>('idempotency_keys
   expiresAt: column.date('expires_at'),
 });
 
+/** Bytes anonymous creators stored, per client address (`scope`) and clock hour (`window_start`). */
+export interface StorageWindowRow {
+  scope: string;
+  windowStart: Date;
+  bytes: number;
+}
+
+export const STORAGE_WINDOWS = defineTable<StorageWindowRow>('storage_windows', {
+  scope: column.text('scope'),
+  windowStart: column.date('window_start'),
+  bytes: column.int('bytes'),
+});
+
 /** Every table the push area owns (the schema test walks them). */
-export const PUSH_AREA_TABLES = [PUSHES, PUSH_FILES, AUDIT_ENTRIES, PASSPHRASE_ATTEMPTS, IDEMPOTENCY_KEYS];
+export const PUSH_AREA_TABLES = [PUSHES, PUSH_FILES, AUDIT_ENTRIES, PASSPHRASE_ATTEMPTS, IDEMPOTENCY_KEYS, STORAGE_WINDOWS];

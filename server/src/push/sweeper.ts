@@ -29,6 +29,7 @@ export async function sweep({ pushes, forgetLoginAttempts, settings }: SweepDeps
   // 3. Passphrase and sign-in attempts older than their windows count for nothing any more.
   await pushes.forgetAttempts(new Date(now.getTime() - 2 * ATTEMPT_WINDOW_MS));
   await pushes.forgetKeys(now);
+  await pushes.forgetStorageWindows(now);
   await forgetLoginAttempts(now);
   // 4. Optional purge of old expired records (their audit entries and files go with them).
   const purgedPushes =

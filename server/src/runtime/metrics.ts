@@ -30,7 +30,7 @@ export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 export interface ServerMetrics extends CoreMetrics {
   registry: Registry;
   /** One answer: operation (operationId, or the page's route template), method, status, seconds. */
-  answered(operation: string, method: string, status: number, seconds: number, errorCode?: string): void;
+  answered(operation: string, method: string, status: number, seconds: number, errorCode?: string, errorReason?: string): void;
 }
 
 /** The metrics of one server process. `worker` labels its process figures. */
@@ -59,6 +59,12 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
   const rateLimited = new Counter({
     name: `${PREFIX}rate_limit_refusals_total`,
     help: 'Requests refused with 429 rate_limited by the per-client limit.',
+    registers,
+  });
+  const quotaRefusals = new Counter({
+    name: `${PREFIX}storage_quota_refusals_total`,
+    help: 'Creates refused with 429 storage_quota_exceeded, by quota (anonymous: bytes per address per hour; user: active bytes).',
+    labelNames: ['quota'] as const,
     registers,
   });
   const sweeps = new Counter({
@@ -105,11 +111,12 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
 
   return {
     registry,
-    answered(operation, method, status, seconds, errorCode) {
+    answered(operation, method, status, seconds, errorCode, errorReason) {
       const labels = { operation, method, status: String(status) };
       requests.inc(labels);
       duration.observe(labels, seconds);
       if (errorCode === 'rate_limited') rateLimited.inc();
+      else if (errorCode === 'storage_quota_exceeded') quotaRefusals.inc({ quota: errorReason ?? 'unknown' });
       else if (errorCode && PASSPHRASE_REFUSALS.has(errorCode)) passphraseRefusals.inc({ reason: errorCode });
     },
     sweepRan(result) {
@@ -235,7 +242,7 @@ export function metricsMiddleware(metrics: ServerMetrics, settings: Pick<Setting
     res.on('finish', () => {
       const s = state(res);
       const operation = s.operationId ?? s.route ?? 'unmatched';
-      metrics.answered(operation, req.method, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9, s.errorCode);
+      metrics.answered(operation, req.method, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9, s.errorCode, s.errorReason);
     });
     next();
   };

@@ -61,7 +61,7 @@ export async function serve(settings: Settings, opts: ServeOptions): Promise<Ser
       res.setHeader('Connection', 'close');
       if (req.path === '/readyz') {
         state(res).route = '/readyz';
-        sendError(res, new ApiError('service_unavailable', 'This server process is shutting down.'), state(res).requestId);
+        sendError(res, new ApiError('service_unavailable'), state(res).requestId);
         return;
       }
     }

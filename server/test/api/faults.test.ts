@@ -66,8 +66,23 @@ describe('Idempotency-Key on create', () => {
     const sent = await api.raw('/api/v2/pushes', json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }));
     await api.db.query("update idempotency_keys set state = 'in_flight', push_id = null where push_id = (select id from pushes where url_token = $1)", [sent.body.url_token]);
     const busy = await api.raw('/api/v2/pushes', json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }));
-    expect([busy.status, busy.body.code, busy.headers.get('retry-after')]).toEqual([409, 'idempotency_key_in_use', '1']);
-    expect(await pushCount(me.userId)).toBe(2);
+    expect([busy.status, busy.body.code]).toEqual([409, 'idempotency_key_in_use']);
+    // Retry-After holds: the first request's writes change nothing after its deadline, so once the key's claim is that
+    // old (10 s), the key is free (or done). Before it, the key is still held.
+    const retryAfter = Number(busy.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(9);
+    expect(retryAfter).toBeLessThanOrEqual(10);
+    expect(busy.body.retry_after).toBe(retryAfter);
+    const age = async (seconds: number) =>
+      api.db.query(`update idempotency_keys set created_at = created_at - make_interval(secs => $1) where state = 'in_flight'`, [seconds]);
+    await age(retryAfter - 2);
+    const early = await api.raw('/api/v2/pushes', json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }));
+    expect([early.status, early.body.code]).toEqual([409, 'idempotency_key_in_use']);
+    expect(Number(early.headers.get('retry-after'))).toBeLessThanOrEqual(3);
+    await age(2);
+    const taken = await api.raw('/api/v2/pushes', json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }));
+    expect([taken.status, taken.headers.get('idempotent-replayed')]).toEqual([201, null]);
+    expect(await pushCount(me.userId)).toBe(3);
   });
 
   it('makes one push from concurrent creates with one key: the others replay it or answer 409', async () => {

@@ -143,6 +143,7 @@ describe('core', () => {
           client_encryption: { enabled: true, default: false, required: false, schemes: [{ scheme: 'aes-256-gcm', version: 1 }] },
         },
         requests: { enabled: false },
+        storage_quotas: { anonymous_bytes_per_hour: 100 * 1024 * 1024, user_active_bytes: 1024 * 1024 * 1024 },
       },
     });
   });

@@ -122,4 +122,21 @@ describe('the header timeout', () => {
     expect(head).toMatch(/x-request-id: [0-9a-f-]{36}/i);
     expect(JSON.parse(body)).toMatchObject({ code: 'request_timeout', error: 'The request did not arrive in time.' });
   });
+
+  it('answers 431 header_fields_too_large (a code of the catalogue, with its status) for headers over the limit', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      let text = '';
+      socket.setTimeout(10_000, () => socket.destroy(new Error('no answer')));
+      socket.on('data', (c: Buffer) => void (text += c.toString('latin1')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+      // Node's default header limit is 16 KiB.
+      socket.write(`GET /api/v2/version HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    });
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large/);
+    expect(head).toMatch(/x-request-id: [0-9a-f-]{36}/i);
+    expect(JSON.parse(body)).toMatchObject({ code: 'header_fields_too_large', error: 'The request headers are too large.' });
+  });
 });

@@ -99,6 +99,8 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     passphraseAttemptsPerMinute: 5,
     clientEncryption: { enabled: true, default: false, required: false },
     rateLimitPerMinute: 0,
+    anonymousStoragePerHour: 100 * 1024 * 1024,
+    userStorageBytes: 1024 * 1024 * 1024,
     bodyLimitBytes: 8 * 1024 * 1024,
     sweepIntervalSeconds: 30,
     purgeExpiredAfterDays: null,

@@ -210,10 +210,10 @@ describe('a browser app on another origin against the real server', () => {
     expect(Number(result.rateLimited.retryAfterHeader)).toBeGreaterThan(0);
     expect(result.rateLimited.retryAfterSeconds).toBe(Number(result.rateLimited.retryAfterHeader));
     expect(result.rateLimited.after).toBeLessThan(LIMIT);
-    // RateLimit / RateLimit-Policy are exposed (Access-Control-Expose-Headers) but not sent on main yet: the page
-    // reads them as null. Where they are sent (branch issue-19b), assert their values here.
-    expect(result.rateLimited).toHaveProperty('rateLimit');
-    expect(result.rateLimited).toHaveProperty('rateLimitPolicy');
+    // RateLimit / RateLimit-Policy are exposed (Access-Control-Expose-Headers): the page reads the policy and that
+    // nothing is left, with the same reset as Retry-After.
+    expect(result.rateLimited.rateLimitPolicy).toBe(`"requests";q=${LIMIT};w=60`);
+    expect(result.rateLimited.rateLimit).toBe(`"requests";r=0;t=${result.rateLimited.retryAfterHeader}`);
     expect(result.pagesReadable).toEqual([]);
   }, 120_000);
 

@@ -202,6 +202,16 @@ export const headerFaults = define('header', [
     }),
   },
   {
+    name: 'ratelimit-unlisted-policy',
+    models: 'a RateLimit item names a policy its RateLimit-Policy does not list (the client cannot tell which limit it is)',
+    killers: ['HDR-008'],
+    start: () => ({
+      response(ex) {
+        if (ex.headers.ratelimit !== undefined) ex.headers['ratelimit-policy'] = '"another";q=1;w=60';
+      },
+    }),
+  },
+  {
     name: 'no-allow-on-405',
     models: 'a 405 does not say which methods the path answers (no Allow)',
     killers: ['ERR-003'],

@@ -9,6 +9,7 @@ import { Migration20260601000000_client_encryption } from './Migration2026060100
 import { Migration20261122000000_faults } from './Migration20261122000000_faults.js';
 import { Migration20261122120000_durations } from './Migration20261122120000_durations.js';
 import { Migration20261201000000_token_last_used } from './Migration20261201000000_token_last_used.js';
+import { Migration20261202000000_storage_quotas } from './Migration20261202000000_storage_quotas.js';
 import { Migration20261215000000_key_checks } from './Migration20261215000000_key_checks.js';
 
 export const migrationsList = [
@@ -18,5 +19,6 @@ export const migrationsList = [
   { name: 'Migration20261122000000_faults', class: Migration20261122000000_faults },
   { name: 'Migration20261122120000_durations', class: Migration20261122120000_durations },
   { name: 'Migration20261201000000_token_last_used', class: Migration20261201000000_token_last_used },
+  { name: 'Migration20261202000000_storage_quotas', class: Migration20261202000000_storage_quotas },
   { name: 'Migration20261215000000_key_checks', class: Migration20261215000000_key_checks },
 ];

@@ -3,6 +3,7 @@ import { contract } from '@secret-push/contract';
 import type { PushInput } from '@secret-push/sdk/generated';
 import { pagingHeaders, parsePage, schemaValidated } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../../core.js';
+import { storageFields } from '../../push/storage-quota.js';
 import type { Handlers } from '../operations.js';
 
 /** The properties `PushInput` declares, read from the contract; anything else a client of another dialect sends is ignored. */
@@ -30,8 +31,9 @@ export function pushHandlers(core: Core): PushHandlers {
       const input = schemaValidated(pickPushInput(body.push as Record<string, unknown>));
       const key = headers['idempotency-key'];
       const idempotency = key === undefined ? undefined : { key, fingerprint: bodyDigest ?? '' };
-      const { replayed, ...push } = await core.pushes.createValidated(input, ctx, { idempotency });
-      return { status: 201, body: push, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
+      const { replayed, storage, ...push } = await core.pushes.createValidated(input, ctx, { idempotency });
+      const answer: Record<string, string> = { ...(storage ? storageFields(storage) : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
+      return { status: 201, body: push, ...(Object.keys(answer).length > 0 ? { headers: answer } : {}) };
     },
 
     getPush: async ({ params, query, headers, ctx }) => {

@@ -6,6 +6,7 @@ import { ApiError, pagingHeaders, parsePage, trimBase, validationFailed } from '
 import type { Core, RequestContext } from '../../core.js';
 import type { EdgeReply, EdgeRequest } from '../api.js';
 import { V1_CREATES, V1_TEXT, v1AuditEntry, v1OwnerRecord, v1PushInput, v1Record, v1Retrieval, type V1Create } from './shapes.js';
+import { storageFields } from '../../push/storage-quota.js';
 
 /** `api_version` of the v1 report: PassPushPosh uses an instance only above 1.0 (decision 21). */
 export const V1_API_VERSION = '1.5';
@@ -44,7 +45,7 @@ export function v1Handlers(core: Core): Record<string, V1Handler> {
     async ({ body, ctx }) => {
       // The v2 schema and rules decide (422 names the field as v2 does); only the wrapper and the value forms are v1's.
       const push = await v1Refusals(() => core.pushes.create(v1PushInput(body, what), ctx));
-      return { status: 201, body: v1OwnerRecord(push, baseOf(ctx)) };
+      return { status: 201, body: v1OwnerRecord(push, baseOf(ctx)), ...(push.storage ? { headers: storageFields(push.storage) } : {}) };
     };
   const list =
     (state: 'active' | 'expired'): V1Handler =>

@@ -6,6 +6,9 @@ import { maxBodyBytes } from '../../config/settings.js';
 import { FORM_LIMITS } from '../../http/body-bounds.js';
 import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
+
+/** Refusals the create form answers by showing itself again, with what to do. */
+const FORM_REFUSALS: ReadonlySet<string> = new Set(['validation_failed', 'authentication_required', 'storage_quota_exceeded', 'payload_too_large']);
 import { createdPage, createPage, type CreateFormState } from '../views/pushes.js';
 
 /**
@@ -93,7 +96,10 @@ export function createPages(router: Router, kit: PageKit): void {
         const push = await core.pushes.create(input, kit.ctxOf(req, v.user?.userId ?? null));
         kit.send(res, 201, createdPage(v.viewer, push));
       } catch (error) {
-        if (!(error instanceof ApiError) || (error.code !== 'validation_failed' && error.code !== 'authentication_required')) throw error;
+        if (!(error instanceof ApiError) || !FORM_REFUSALS.has(error.code)) throw error;
+        // Over a storage quota (or larger than it): the form comes back with the message that names the quota.
+        const quota = error.code === 'storage_quota_exceeded' || error.code === 'payload_too_large';
+        if (error.details.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
         const state: CreateFormState = {
           kind,
           // An encrypted push's payload is an envelope: never put back into the form (the plaintext never came here).
@@ -105,8 +111,9 @@ export function createPages(router: Router, kit: PageKit): void {
           expireAfterViews: Number.isFinite(views) ? views : undefined,
           retrievalStep: input.retrieval_step,
           deletableByViewer: input.deletable_by_viewer,
-          error:
-            error.code === 'authentication_required'
+          error: quota
+            ? error.message
+            : error.code === 'authentication_required'
               ? 'Sign in to send files.'
               : marker !== ''
                 ? 'The secret was not stored: check the fields marked below, then enter the secret again (it was encrypted, so this page cannot show it back).'

@@ -1,0 +1,282 @@
+/**
+ * Storage quotas and RateLimit fields (issue 19), on the real app and PostgreSQL, through the generated SDK and raw
+ * HTTP: anonymous bytes per address per clock hour, a user's active bytes, both with the request limit off; 429
+ * `storage_quota_exceeded` naming the quota with a Retry-After that holds (checked by moving the services' clock to
+ * it), nothing stored; concurrent creates never go over; RateLimit-Policy / RateLimit on every answer a limit
+ * governs; /metrics counting refusals by quota.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPush, expirePush, getVersion } from '@secret-push/sdk/generated';
+import { startCompiledServer } from '../support/compiled-server.js';
+import { bearer, expectData, expectError } from './support/sdk.js';
+import { startRealApi, type RealApi } from './support/real.js';
+import { multipart } from './support/multipart.js';
+import { startWeb, Visitor } from '../web/support.js';
+
+const KIB = 1024;
+const HOUR = 3_600_000;
+
+const json = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
+
+/** A text payload of `bytes` bytes of UTF-8 (ASCII). */
+const text = (bytes: number) => 'x'.repeat(bytes);
+
+/** The items of a RateLimit field, by policy name: `{ requests: { r: 4, t: 60 } }`. */
+function items(field: string | null): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const item of (field ?? '').split(', ').filter(Boolean)) {
+    const [name, ...params] = item.split(';');
+    out[JSON.parse(name!) as string] = Object.fromEntries(params.map((p) => p.split('=') as [string, string]));
+  }
+  return out;
+}
+
+describe('the anonymous storage quota (bytes per address per clock hour)', () => {
+  let api: RealApi;
+  // An instant 30 minutes into an hour, so that "the next hour" is 1,800 s away.
+  const halfPast = new Date(Math.floor(Date.now() / HOUR) * HOUR + 30 * 60_000);
+
+  beforeAll(async () => {
+    // Behind one proxy, so that tests can be several client addresses (X-Forwarded-For); the request limit is off.
+    api = await startRealApi({ rateLimitPerMinute: 0, anonymousStoragePerHour: 10 * KIB, trustProxy: true });
+  });
+  afterEach(() => {
+    api.setClock(null);
+    expect(api.checker.violations).toEqual([]);
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  const from = (address: string) => ({ 'x-forwarded-for': address });
+  const pushCount = async () => Number((await api.db.query<{ n: string }>('select count(*) as n from pushes'))[0]!.n);
+
+  it('counts every create of an address, refuses the one that would go over with 429 naming the quota, stores nothing, and takes it when the hour is over', async () => {
+    api.setClock(halfPast);
+    const me = from('203.0.113.7');
+    const first = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me));
+    expect(first.status).toBe(201);
+    expect(items(first.headers.get('ratelimit-policy'))).toEqual({ 'anonymous-storage': { q: String(10 * KIB), qu: '"content-bytes"', w: '3600' } });
+    expect(items(first.headers.get('ratelimit'))).toEqual({ 'anonymous-storage': { r: String(6 * KIB), t: '1800' } });
+    const second = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me));
+    expect(items(second.headers.get('ratelimit'))['anonymous-storage']).toEqual({ r: String(2 * KIB), t: '1800' });
+
+    const before = await pushCount();
+    const over = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me));
+    expect([over.status, over.body.code]).toEqual([429, 'storage_quota_exceeded']);
+    expect(over.body.error).toMatch(/anonymous pushes from one address may store at most 10 KiB per hour/);
+    expect(over.body.error).not.toContain('xxxx');
+    expect(over.headers.get('retry-after')).toBe('1800');
+    expect(over.body.retry_after).toBe(1800);
+    expect(items(over.headers.get('ratelimit'))['anonymous-storage']).toEqual({ r: String(2 * KIB), t: '1800' });
+    expect(await pushCount()).toBe(before);
+    const [window] = await api.db.query<{ bytes: string }>('select sum(bytes) as bytes from storage_windows');
+    expect(Number(window!.bytes)).toBe(8 * KIB);
+
+    // What still fits is taken; another address has a window of its own.
+    expect((await api.raw('/api/v2/pushes', json({ push: { payload: text(2 * KIB) } }, me))).status).toBe(201);
+    expect((await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, from('198.51.100.9')))).status).toBe(201);
+    // A second before Retry-After the quota still holds; at Retry-After the same push is stored.
+    api.setClock(new Date(halfPast.getTime() + 1799_000));
+    expect((await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me))).status).toBe(429);
+    api.setClock(new Date(halfPast.getTime() + 1800_000));
+    const later = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me));
+    expect(later.status).toBe(201);
+    expect(items(later.headers.get('ratelimit'))['anonymous-storage']).toEqual({ r: String(6 * KIB), t: '3600' });
+  });
+
+  it('never lets concurrent creates of one address go over: exactly what fits is stored', async () => {
+    const me = from('203.0.113.50');
+    const answers = await Promise.all(Array.from({ length: 24 }, () => api.raw('/api/v2/pushes', json({ push: { payload: text(KIB) } }, me))));
+    expect(answers.map((a) => a.status).sort()).toEqual([...Array<number>(10).fill(201), ...Array<number>(14).fill(429)]);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(new Set(refused.map((a) => a.body.code))).toEqual(new Set(['storage_quota_exceeded']));
+  });
+
+  it('counts the v1 creates with v2 (the same address, the same window)', async () => {
+    const me = from('203.0.113.77');
+    expect((await api.raw('/p.json', json({ password: { payload: text(6 * KIB) } }, me))).status).toBe(201);
+    const over = await api.raw('/api/v2/pushes', json({ push: { payload: text(6 * KIB) } }, me));
+    expect([over.status, over.body.code]).toEqual([429, 'storage_quota_exceeded']);
+    const v1 = await api.raw('/p.json', json({ password: { payload: text(6 * KIB) } }, me));
+    expect([v1.status, v1.body.code]).toEqual([429, 'storage_quota_exceeded']);
+    expect(v1.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('answers 413 for a push larger than the whole quota (no Retry-After could hold)', async () => {
+    const big = await api.raw('/api/v2/pushes', json({ push: { payload: text(11 * KIB) } }, from('203.0.113.99')));
+    expect([big.status, big.body.code]).toEqual([413, 'payload_too_large']);
+    expect(big.body.error).toMatch(/more than the storage quota of anonymous pushes/);
+  });
+
+  it('leaves the quota out of creates with a token, which count against the user quota instead', async () => {
+    const me = await api.user(`q-${randomUUID()}@example.org`);
+    const made = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, { authorization: `Bearer ${me.token}`, ...from('203.0.113.7') }));
+    expect(made.status).toBe(201);
+    expect(Object.keys(items(made.headers.get('ratelimit')))).toEqual(['user-storage']);
+  });
+});
+
+describe('the user storage quota (bytes of active pushes)', () => {
+  let api: RealApi;
+
+  beforeAll(async () => {
+    api = await startRealApi({ rateLimitPerMinute: 0, userStorageBytes: 20 * KIB });
+  });
+  afterEach(() => {
+    api.setClock(null);
+    expect(api.checker.violations).toEqual([]);
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  const create = (token: string, push: Record<string, unknown>) => api.raw('/api/v2/pushes', json({ push }, { authorization: `Bearer ${token}` }));
+
+  it('refuses the create that would go over with 429 naming the quota, with a Retry-After at which enough expires by time', async () => {
+    const me = await api.user(`quota-${randomUUID()}@example.org`);
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+    api.setClock(now);
+    const soon = await create(me.token, { payload: text(6 * KIB), expire_after_days: 1, expire_after_views: 100 });
+    expect(items(soon.headers.get('ratelimit-policy'))).toEqual({ 'user-storage': { q: String(20 * KIB), qu: '"content-bytes"' } });
+    expect(items(soon.headers.get('ratelimit'))).toEqual({ 'user-storage': { r: String(14 * KIB) } });
+    await create(me.token, { payload: text(6 * KIB), expire_after_days: 3 });
+    const third = await create(me.token, { payload: text(6 * KIB), expire_after_days: 2 });
+    expect(items(third.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(2 * KIB) });
+
+    const over = await create(me.token, { payload: text(6 * KIB), expire_after_days: 7 });
+    expect([over.status, over.body.code]).toEqual([429, 'storage_quota_exceeded']);
+    expect(over.body.error).toMatch(/your active pushes may hold at most 20 KiB; they hold 18 KiB and this push needs 6 KiB/);
+    // 4 KiB must free: the push that expires first (in one day) frees 6.
+    expect(over.headers.get('retry-after')).toBe('86400');
+    expect(items(over.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(2 * KIB), t: '86400' });
+    const [count] = await api.db.query<{ n: string }>('select count(*) as n from pushes where user_id = $1', [me.userId]);
+    expect(Number(count!.n)).toBe(3);
+
+    // Retry-After holds: at that instant the first push has expired by time (the sweeper has not run) and it fits.
+    api.setClock(new Date(now.getTime() + 86_399_000));
+    expect((await create(me.token, { payload: text(6 * KIB) })).status).toBe(429);
+    api.setClock(new Date(now.getTime() + 86_400_000));
+    expect((await create(me.token, { payload: text(6 * KIB) })).status).toBe(201);
+  });
+
+  it('gives space back at once when the user expires a push, and counts file bytes (multipart too)', async () => {
+    const me = await api.user(`quota-${randomUUID()}@example.org`);
+    const files = [{ filename: 'a.bin', content: Buffer.alloc(8 * KIB, 1).toString('base64') }];
+    const a = expectData(await createPush({ client: api.client, body: { push: { kind: 'file', files } }, auth: bearer(me.token) }), 201);
+    const form = multipart([
+      { name: 'push[kind]', value: 'file' },
+      { name: 'push[files][]', filename: 'b.bin', bytes: Buffer.alloc(8 * KIB, 2) },
+    ]);
+    const b = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': form.type, authorization: `Bearer ${me.token}` }, body: form.body });
+    expect(b.status).toBe(201);
+    expectError(
+      await createPush({ client: api.client, body: { push: { kind: 'file', files } }, auth: bearer(me.token) }),
+      429,
+      'storage_quota_exceeded',
+    );
+    expectData(await expirePush({ client: api.client, path: { url_token: a.url_token }, auth: bearer(me.token) }), 200);
+    expectData(await createPush({ client: api.client, body: { push: { kind: 'file', files } }, auth: bearer(me.token) }), 201);
+  });
+
+  it('never lets concurrent creates of one user go over (counted one after the other, on every connection)', async () => {
+    const me = await api.user(`quota-${randomUUID()}@example.org`);
+    const answers = await Promise.all(Array.from({ length: 16 }, () => create(me.token, { payload: text(3 * KIB) })));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(6);
+    expect(answers.filter((a) => a.status === 429 && a.body.code === 'storage_quota_exceeded')).toHaveLength(10);
+    const [sum] = await api.db.query<{ used: string }>('select sum(stored_bytes) as used from pushes where user_id = $1', [me.userId]);
+    expect(Number(sum!.used)).toBe(18 * KIB);
+  });
+
+  it('reports both quotas in the version report', async () => {
+    const report = expectData(await getVersion({ client: api.client }), 200);
+    expect(report.features.storage_quotas).toEqual({ anonymous_bytes_per_hour: 100 * 1024 * KIB, user_active_bytes: 20 * KIB });
+  });
+});
+
+describe('RateLimit fields and the request limit', () => {
+  let api: RealApi;
+
+  beforeAll(async () => {
+    api = await startRealApi({ rateLimitPerMinute: 4, anonymousStoragePerHour: 0, userStorageBytes: 0 });
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  it('states the policy and what is left on every answer, and a 429 whose Retry-After is the window reset', async () => {
+    const version = await api.raw('/api/v2/version');
+    // Both storage quotas are off here: the report says so.
+    expect(version.body.features.storage_quotas).toEqual({ anonymous_bytes_per_hour: null, user_active_bytes: null });
+    expect(version.headers.get('ratelimit-policy')).toBe('"requests";q=4;w=60');
+    const first = items(version.headers.get('ratelimit')).requests!;
+    expect(first.r).toBe('3');
+    const t = Number(first.t);
+    expect(t).toBeGreaterThanOrEqual(59);
+    expect(t).toBeLessThanOrEqual(60);
+    // A create with no storage quota: only the request limit governs it; an error answer carries the fields too.
+    const made = await api.raw('/api/v2/pushes', json({ push: { payload: 'x' } }));
+    expect([made.status, items(made.headers.get('ratelimit')).requests!.r]).toEqual([201, '2']);
+    const missing = await api.raw('/api/v2/pushes/no-such-token');
+    expect([missing.status, items(missing.headers.get('ratelimit')).requests!.r]).toEqual([404, '1']);
+    await api.raw('/api/v2/version');
+    const refused = await api.raw('/api/v2/version');
+    expect([refused.status, refused.body.code]).toEqual([429, 'rate_limited']);
+    expect(items(refused.headers.get('ratelimit')).requests!.r).toBe('0');
+    expect(refused.headers.get('retry-after')).toBe(items(refused.headers.get('ratelimit')).requests!.t);
+    expect(api.checker.violations).toEqual([]);
+  });
+
+});
+
+describe('the create page', () => {
+  it('shows the form again with the message that names the quota, and a Retry-After; nothing is stored', async () => {
+    const web = await startWeb({ rateLimitPerMinute: 0, anonymousStoragePerHour: KIB });
+    try {
+      const visitor = new Visitor(web.baseUrl);
+      const send = async (payload: string) => {
+        const { csrf } = await visitor.page('/');
+        return visitor.post('/', { _csrf: csrf, kind: 'text', payload, expire_after_days: '1', expire_after_views: '1' });
+      };
+      expect((await send(text(600))).status).toBe(201);
+      const refused = await send(`${text(590)}-second-secret`);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      const html = await refused.text();
+      expect(html).toContain('Storage quota exceeded: anonymous pushes from one address may store at most 1 KiB per hour');
+      expect(html).toMatch(/<form/);
+      const [count] = await web.db.query<{ n: string }>('select count(*) as n from pushes');
+      expect(Number(count!.n)).toBe(1);
+    } finally {
+      await web.stop();
+    }
+  });
+});
+
+describe('/metrics of the compiled server', () => {
+  it('counts storage quota refusals by quota', async () => {
+    const server = await startCompiledServer({
+      PWPUSH_WORKERS: '1',
+      PWPUSH_METRICS: 'true',
+      PWPUSH_RATE_LIMIT_PER_MINUTE: '0',
+      PWPUSH_ANONYMOUS_STORAGE_PER_HOUR: '2KiB',
+    });
+    try {
+      const post = (bytes: number) => fetch(`${server.baseUrl}/api/v2/pushes`, json({ push: { payload: text(bytes) } }));
+      expect((await post(2 * KIB)).status).toBe(201);
+      expect((await post(KIB)).status).toBe(429);
+      expect((await post(KIB)).status).toBe(429);
+      const scraped = await (await fetch(`${server.baseUrl}/metrics`)).text();
+      expect(scraped).toMatch(/^secret_push_storage_quota_refusals_total\{quota="anonymous"[^}]*\} 2$/m);
+      expect(scraped).not.toContain('xxxx');
+      expect(server.output()).not.toContain('xxxx');
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+});
