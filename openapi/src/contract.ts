@@ -6,7 +6,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import { makeAjv } from '@secret-push/sdk/rules';
+import { makeAjv, mediaTypeOf } from '@secret-push/sdk/rules';
 import { deref, resolvePointer, type Json } from './refs.js';
 import { type Operation, operationsOf, RouteTable } from './routes.js';
 
@@ -179,7 +179,7 @@ export class Contract {
     this.checkHeaders(target, response.status, documented, get, options.requiredHeaders !== false, violations);
     const content = documented.content as Record<string, Json> | undefined;
     if (content && Object.keys(content).length > 0) {
-      const mediaType = (get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      const mediaType = mediaTypeOf(get('content-type'));
       const media = content[mediaType];
       if (!media) {
         violations.push({

@@ -3,10 +3,10 @@
  * (multipart/form-data with files as parts, or form-urlencoded) read by the shared form rules (`../rules`,
  * form-input.ts) into the same push. Any other media type answers 400 unsupported_media_type.
  */
-import { ApiError, formToInput, type FormBody } from '../rules/index.js';
+import { ApiError, formToInput, mediaTypeOf, type FormBody } from '../rules/index.js';
 
 function mediaType(request: Request): string {
-  return (request.headers.get('Content-Type') ?? '').split(';')[0]!.trim().toLowerCase();
+  return mediaTypeOf(request.headers.get('Content-Type'));
 }
 
 async function readJson(request: Request): Promise<unknown> {

@@ -15,7 +15,7 @@ import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError, isJsonMediaType, mediaTypeOf } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
@@ -299,8 +299,8 @@ const KNOWN_MEDIA_TYPES = ['application/json', 'multipart/form-data', 'applicati
  */
 function requireDeclaredMediaType(op: CompiledOperation, req: Request): void {
   const declared = op.mediaTypes;
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  const asDeclared = /^application\/[a-z0-9.+-]+\+json$/.test(type) ? 'application/json' : type;
+  const type = mediaTypeOf(req.headers['content-type']);
+  const asDeclared = isJsonMediaType(type) ? 'application/json' : type;
   if (!hasBody(req) || !KNOWN_MEDIA_TYPES.includes(asDeclared) || declared.includes(asDeclared)) return;
   throw new ApiError('unsupported_media_type', `Send the body as ${declared.join(' or ')}.`);
 }

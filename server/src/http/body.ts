@@ -20,7 +20,7 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
-import { ApiError, stripUnsafeInName, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, bodyKindOf, stripUnsafeInName, validationFailed } from '@secret-push/sdk/rules';
 import { FORM_LIMITS, formFieldBound, largestFormField, OPEN, type FormBounds, type ShapeBounds } from './body-bounds.js';
 import { JsonScanner, JsonViolationError } from './json-scan.js';
 import { FormViolationError, UrlencodedParser } from './urlencoded.js';
@@ -79,15 +79,6 @@ const MAX_PARTS = FORM_LIMITS.maxFields;
 /** Most bytes of the headers of one multipart part. */
 const MAX_PART_HEADER_BYTES = 8 * 1024;
 
-type MediaType = 'json' | 'multipart' | 'urlencoded';
-
-function mediaTypeOf(contentType: string): MediaType | null {
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return 'json';
-  if (type === 'multipart/form-data') return 'multipart';
-  if (type === 'application/x-www-form-urlencoded') return 'urlencoded';
-  return null;
-}
 
 /** Whether a request carries a body (a length above zero, or chunked transfer). */
 export function hasBody(req: IncomingMessage): boolean {
@@ -130,7 +121,7 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits): Promis
   if (!hasBody(req)) return { body: { type: 'none' }, digest: EMPTY_DIGEST };
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limits.maxBytes) throw tooLarge();
-  const media = mediaTypeOf(String(req.headers['content-type'] ?? ''));
+  const media = bodyKindOf(req.headers['content-type']);
   if (!media) {
     throw new ApiError('unsupported_media_type', 'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.');
   }

@@ -21,6 +21,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OpenAPIBackend, Operation } from 'openapi-backend';
+import { mediaTypeOf, type HeaderValue } from '@secret-push/sdk/rules';
 
 type Json = Record<string, unknown>;
 
@@ -224,11 +225,7 @@ export class OperationTable {
         errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: {}, message: (error as Error).message });
       }
     }
-    const rawType = request.headers['content-type'];
-    const contentType = String((Array.isArray(rawType) ? rawType[0] : rawType) || '')
-      .split(';')[0]!
-      .trim()
-      .toLowerCase();
+    const contentType = mediaTypeOf(request.headers['content-type'] as HeaderValue);
     // A copy of the headers: Ajv's type coercion writes into what it validates.
     const parameters: Record<string, unknown> = { path: request.params, query: request.query, header: { ...request.headers }, cookie: {} };
     if (typeof requestBody === 'object' || contentType === 'application/json') parameters.requestBody = requestBody;
