@@ -14,11 +14,11 @@ async function readJson(request: Request): Promise<unknown> {
   try {
     body = JSON.parse(await request.text());
   } catch {
-    throw new ApiError('invalid_json', 'The request body is not valid JSON.');
+    throw new ApiError('invalid_json');
   }
   const push = (body as { push?: unknown } | null)?.push;
   if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof push !== 'object' || push === null || Array.isArray(push)) {
-    throw new ApiError('missing_push', 'The request body must be a JSON object with a "push" object.');
+    throw new ApiError('missing_push');
   }
   return push;
 }

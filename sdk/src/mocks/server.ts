@@ -104,7 +104,7 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
   }
 
   function requireKnownCredential(ctx: RouteContext): void {
-    if (ctx.invalidCredential) throw new ApiError('invalid_token', 'The API token is not valid.');
+    if (ctx.invalidCredential) throw new ApiError('invalid_token');
     if (!settings.allowAnonymous && !ctx.actor.user) {
       throw new ApiError('authentication_required', 'This instance needs an API token.');
     }

@@ -319,9 +319,9 @@ export class MockStore {
   download(urlToken: string, fileId: string, token: string): { filename: string; contentType: string; bytes: Uint8Array } {
     const link = this.links.get(token);
     if (!link || link.urlToken !== urlToken || link.fileId !== fileId) {
-      throw new ApiError('invalid_link', 'This download link is not valid for this file.');
+      throw new ApiError('invalid_link');
     }
-    if (this.now() >= link.expiresAt) throw new ApiError('link_expired', 'This download link has expired; retrieve the push again for a new one.');
+    if (this.now() >= link.expiresAt) throw new ApiError('link_expired');
     const file = this.pushes.get(urlToken)?.files.find((f) => f.id === fileId);
     if (!file || file.bytes === null) throw new ApiError('not_found', 'This file is no longer available.');
     return { filename: file.filename, contentType: file.contentType, bytes: file.bytes };

@@ -191,7 +191,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
     else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
     const authorized = t.authorized(op, (scheme) => schemeHolds(scheme, s.auth));
     if (!ignoresToken) {
-      if (s.auth.invalid) throw new ApiError('invalid_token', 'The API token is not valid.');
+      if (s.auth.invalid) throw new ApiError('invalid_token');
       if (!s.auth.user && !settings.allowAnonymous) throw new ApiError('authentication_required', 'This instance needs an API token.');
     }
     s.ctx = {
@@ -228,7 +228,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
       } catch {
         // A malformed percent-escape (`/api/v2/pushes/%ZZ`) can name no push: answer as for an unknown token.
         state(res).route = 'malformed_path';
-        throw new ApiError('not_found', 'No push has this token.');
+        throw new ApiError('not_found');
       }
       const query = { ...(req.query as Record<string, unknown>) };
       apiState(res).deadline = deadlineFrom(started);
@@ -266,7 +266,7 @@ function refuseRoute(kind: 'not_found' | 'method_not_allowed', req: Request, res
   if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
   if (kind === 'not_found') {
     state(res).route = 'no_route';
-    throw new ApiError('no_route', 'No such API route.');
+    throw new ApiError('no_route');
   }
   const match = routes.match(req.method, path);
   const allow = match.kind === 'method_not_allowed' ? match.allow : [];

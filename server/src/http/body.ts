@@ -87,7 +87,7 @@ export function hasBody(req: IncomingMessage): boolean {
 }
 
 function tooLarge(): ApiError {
-  return new ApiError('payload_too_large', 'The request body is larger than this instance accepts.');
+  return new ApiError('payload_too_large');
 }
 
 function decoderFor(encoding: string | undefined): Transform | null {
@@ -170,7 +170,7 @@ function jsonConsumer(bounds: ShapeBounds): Consumer {
 }
 
 function invalidJson(): ApiError {
-  return new ApiError('invalid_json', 'The request body is not valid JSON.');
+  return new ApiError('invalid_json');
 }
 
 function formConsumer(bounds: FormBounds | undefined): Consumer {
