@@ -4,12 +4,14 @@
  * - **ours**: the compiled server as `npm start` runs it (`server/dist/main.js`, its default workers for a PostgreSQL on
  *   this machine), and **ours×N** with N workers (by default the other of 1 and 2: one process is the figure the
  *   floors compare with, two show what a second worker adds);
- * - **same-SQL floor** (`bare`): a bare `node:http` + `pg` server that runs our SQL (one statement that inserts a push
- *   and its creation audit entry; a select by url_token, then one statement that claims a view, audits it and expires
- *   the push on its last view), prepared once per connection as ours are, with the same AES-256-GCM encryption, on a
- *   pool of the same size (10);
- * - **physical floor** (`physical`): bare `node:http` + `pg`, one INSERT per create and one UPDATE…RETURNING per
- *   retrieve, no validation, crypto or audit: what this machine does at all.
+ * - **same-SQL floor** (`bare`, scripts/bench/bare-floor.ts): a bare `node:http` + `pg` server that sends the SQL ours
+ *   sends for these requests (a create: one statement with the deadline guard, the address's storage quota window,
+ *   the push and its creation audit entry; a retrieve: a select by url_token, then one statement that claims a view,
+ *   audits it and expires the push on its last view), prepared once per connection as ours are, with the same
+ *   AES-256-GCM encryption, on a pool of the same size (10); its doc comment lists what it leaves out;
+ * - **physical floor** (`physical`, scripts/bench/physical-floor.ts): bare `node:http` + `pg`, one INSERT per create
+ *   (the same row, `stored_bytes` included) and one conditional UPDATE…RETURNING per retrieve, no validation, crypto,
+ *   quota or audit: what this machine does at all.
  *
  * The table shows, per server, concurrency and scenario: throughput, p50/p99 latency, errors (a non-2xx answer, a
  * reset or a timeout), the CPU time each server process tree (and PostgreSQL) spent per request, the SQL statements
@@ -17,8 +19,9 @@
  * process and of all of them; then each server's start-up time (spawn → listening) and the ratios.
  *
  * One process tree: this process starts an embedded PostgreSQL in a temp folder, then the servers as child processes
- * (against it, with DATABASE_URL), and drives them over loopback with keep-alive connections, a bounded request count
- * and a time cap. The servers take turns, in rounds, so drift (table growth, a noisy neighbour) hits them alike.
+ * (against it, with DATABASE_URL; scripts/bench/servers.ts), and drives them over loopback with keep-alive
+ * connections, a bounded request count and a time cap (scripts/bench/driver.ts: the load, the measurements, the table).
+ * The servers take turns, in rounds, so drift (table growth, a noisy neighbour) hits them alike.
  *
  * Options (env): BENCH_REQUESTS (default 4000 per scenario and concurrency), BENCH_CONCURRENCY (`16,64`: the number
  * of connections, a list), BENCH_MAX_SECONDS (60 per slice), BENCH_WARMUP (400 requests per server), BENCH_ROUNDS (4),
