@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { defaultWorkers } from '../../server/src/config/settings.js';
 import { NODE_FLAGS } from '../../server/src/runtime/node-flags.js';
@@ -71,8 +72,17 @@ function startChild(
   });
 }
 
-/** Workspace packages resolve to their TypeScript sources (a checkout without the condition ignores it). */
-const tsxArgs = (cwd: string, entry: string) => [path.join(cwd, 'node_modules/tsx/dist/cli.mjs'), '--conditions=@secret-push/source', entry];
+/**
+ * Node arguments that run a TypeScript entry with tsx's loader in the same process (tsx's CLI would add a parent
+ * process, whose memory the RSS columns would count), workspace packages resolving to their TypeScript sources (a
+ * checkout without the condition ignores it). A checkout whose tsx has no loader entry runs through tsx's CLI.
+ */
+const tsxArgs = (cwd: string, entry: string) => {
+  const loader = path.join(cwd, 'node_modules/tsx/dist/loader.mjs');
+  return existsSync(loader)
+    ? ['--conditions=@secret-push/source', `--import=${pathToFileURL(loader).href}`, entry]
+    : [path.join(cwd, 'node_modules/tsx/dist/cli.mjs'), '--conditions=@secret-push/source', entry];
+};
 
 export function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return Promise.resolve();
