@@ -25,7 +25,8 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
-import { createKeyring, newUrlToken } from '@secret-push/server';
+import { createKeyring } from '../../server/src/crypto/envelope.js';
+import { newUrlToken } from '../../server/src/crypto/tokens.js';
 import { deadlineFrom } from '../../server/src/db/deadlines.js';
 import { sql, type Statement } from '../../server/src/db/sql.js';
 import { addressQuota } from '../../server/src/push/storage-quota.js';
