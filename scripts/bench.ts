@@ -52,7 +52,7 @@ chmodSync(dir, 0o755);
 const started: Started[] = [];
 const db = await benchDatabase(dir);
 try {
-  started.push(...(await startServers(db.url, dir, randomBytes(32).toString('hex'))));
+  await startServers(db.url, dir, randomBytes(32).toString('hex'), started);
   const postgresPid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const admin = new pg.Client({ connectionString: db.url });
   await admin.connect();

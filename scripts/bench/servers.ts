@@ -44,7 +44,10 @@ function startChild(
   });
   let output = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output}`)), 90_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not start:\n${output}`));
+    }, 90_000);
     const onData = (chunk: Buffer) => {
       if (output.length < 100_000) output += chunk.toString();
       const m = ready.exec(output);
@@ -116,8 +119,11 @@ export async function benchDatabase(dir: string) {
   return db;
 }
 
-/** Starts the servers named in BENCH_SERVERS (and the baseline) against `databaseUrl`. */
-export async function startServers(databaseUrl: string, dir: string, keyHex: string): Promise<Started[]> {
+/**
+ * Starts the servers named in BENCH_SERVERS (and the baseline) against `databaseUrl`, adding each to `started` as it
+ * is up: when one fails to start, the caller still has the others to stop.
+ */
+export async function startServers(databaseUrl: string, dir: string, keyHex: string, started: Started[]): Promise<void> {
   const { freePort } = await import('@secret-push/server');
   const ourEnv = async (workers = options.workers): Promise<NodeJS.ProcessEnv> => ({
     PWPUSH_ENV: 'production',
@@ -139,7 +145,6 @@ export async function startServers(databaseUrl: string, dir: string, keyHex: str
     if (!status.fresh) throw new Error(`the compiled server is missing or stale (${status.reason}): run npm run build`);
     return [...flags, 'server/dist/main.js'];
   };
-  const started: Started[] = [];
   const add = async (name: string, start: () => Promise<{ child: ChildProcess; url: string; startupMs: number }>) => {
     started.push({ name, ...(await start()) });
   };
@@ -168,6 +173,5 @@ export async function startServers(databaseUrl: string, dir: string, keyHex: str
     const args = compiled ? [...NODE_FLAGS, 'server/dist/main.js'] : tsxArgs(BASELINE, 'server/src/main.ts');
     await add('base', async () => startChild('baseline server', args, await ourEnv(), LISTENING, BASELINE));
   }
-  return started;
 }
 
