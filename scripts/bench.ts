@@ -28,7 +28,9 @@
  * BENCH_SERVERS (which to drive, e.g. `ours,ours2,bare,physical`; `oursN` runs N workers, `ours1@--flag=1+--other=2`
  * runs ours with those Node flags instead of `npm start`'s, `ours1@` with none), BENCH_WORKERS (ours' PWPUSH_WORKERS;
  * default: the server's own default), BENCH_RATE_LIMIT (ours' PWPUSH_RATE_LIMIT_PER_MINUTE, default 0: off, as one address
- * sends everything; a high value such as 1000000 measures the limit's cost), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
+ * sends everything; a high value such as 1000000 measures the limit's cost), BENCH_ADDRESSES (client addresses the load
+ * comes from, sent as X-Forwarded-For to ours behind PWPUSH_TRUST_PROXY; default 1, the worst case for per-address
+ * counters such as the anonymous storage quota's window row), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
  * (a V8 CPU profile of each server process: wall-clock samples, so on a busy machine a system call that lets another
  * process run looks expensive), BENCH_NODE_OPTIONS (NODE_OPTIONS for every server process: `--perf-prof
  * --interpreted-frames-native-stack` lets Linux `perf record -k mono -p <pid>` sample CPU time with JavaScript

@@ -20,6 +20,14 @@ interface Sample {
   failure?: string;
 }
 
+let nextAddress = 0;
+/** With BENCH_ADDRESSES above 1, the next client address (round robin over 10.x.y.1), as a proxy in front would send it. */
+function forwardedFor(): Record<string, string> {
+  if (options.addresses <= 1) return {};
+  const i = nextAddress++ % options.addresses;
+  return { 'x-forwarded-for': `10.${i >> 8}.${i & 255}.1` };
+}
+
 /** A request that gives up after 30 s (a timeout counts as an error, as a reset does). */
 function request(agent: http.Agent, base: string, method: string, urlPath: string, body?: string) {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -28,7 +36,7 @@ function request(agent: http.Agent, base: string, method: string, urlPath: strin
       method,
       agent,
       timeout: 30_000,
-      headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {},
+      headers: { ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}), ...forwardedFor() },
     });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];

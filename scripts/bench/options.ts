@@ -25,6 +25,11 @@ export const options = {
   workers: env.BENCH_WORKERS,
   /** Ours' PWPUSH_RATE_LIMIT_PER_MINUTE: off by default, as one address sends everything. */
   rateLimit: env.BENCH_RATE_LIMIT ?? '0',
+  /**
+   * Client addresses the load comes from (X-Forwarded-For through one trusted proxy, round robin), default 1: every
+   * request from one address, the worst case for per-address counters (the anonymous storage quota's window row).
+   */
+  addresses: Math.max(1, Math.min(65536, Number(env.BENCH_ADDRESSES ?? 1))),
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',
   /** Where each server's output goes (`<name>.log`) instead of being drained. */
   outputDir: env.BENCH_OUTPUT_DIR ? path.resolve(env.BENCH_OUTPUT_DIR) : undefined,

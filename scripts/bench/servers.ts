@@ -135,6 +135,8 @@ export async function startServers(databaseUrl: string, dir: string, keyHex: str
     PWPUSH_LOG_LEVEL: options.logLevel,
     // The bench drives everything from one address: the per-client limit would answer 429.
     PWPUSH_RATE_LIMIT_PER_MINUTE: options.rateLimit,
+    // Several client addresses (BENCH_ADDRESSES): the driver sends them as X-Forwarded-For, as a proxy in front would.
+    ...(options.addresses > 1 ? { PWPUSH_TRUST_PROXY: 'true' } : {}),
     ...(workers ? { PWPUSH_WORKERS: workers } : {}),
   });
   const LISTENING = /Secret Push listening on (http:\/\/\S+)/;
