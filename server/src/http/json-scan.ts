@@ -374,7 +374,7 @@ export class JsonScanner {
   /** A byte of a number; false when it ends the number (the byte is looked at again). */
   private number(byte: number): boolean {
     const digit = isDigit(byte);
-    let next: S | null = null;
+    let next: S | null;
     switch (this.state) {
       case S.NumMinus:
         next = byte === 0x30 ? S.NumZero : digit ? S.NumInt : null;
