@@ -91,7 +91,7 @@ async function runBare(databaseUrl: string, port: number, masterKeyHex: string):
     res.end(text);
   };
 
-  const server = http.createServer(async (req, res) => {
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const ip = req.socket.remoteAddress ?? '';
     const ua = String(req.headers['user-agent'] ?? '');
     try {
@@ -153,6 +153,10 @@ async function runBare(databaseUrl: string, port: number, masterKeyHex: string):
     } catch {
       if (!res.headersSent) send(res, 500, { error: 'internal', code: 'internal_error' });
     }
+  };
+  // node:http ignores the promise a handler returns: a failure that escapes the handler closes the connection.
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => res.destroy(error instanceof Error ? error : undefined));
   });
   server.keepAliveTimeout = 5_000;
   server.listen(port, '127.0.0.1', () => console.log(`bare listening on http://127.0.0.1:${port}`));
