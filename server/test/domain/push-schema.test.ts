@@ -14,6 +14,7 @@ import { makeAjv } from '@secret-push/contract';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { ctx } from './helpers.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking the bundled OpenAPI document
 type Json = Record<string, any>;
 const spec = JSON.parse(readFileSync(BUNDLED_SPEC_PATH, 'utf8')) as Json;
 const pushInput = spec.components.schemas.PushInput as Json;
