@@ -38,7 +38,7 @@ export type SupervisorEvent =
   | { kind: 'restart_failed'; attempt: number; retryInMs: number; reason: string }
   | { kind: 'restarted'; attempt: number; downMs: number };
 
-export interface SuperviseOptions {
+interface SuperviseOptions {
   onEvent?(event: SupervisorEvent): void;
   /** Delay before the first restart attempt, doubled after each failed one up to `maxDelayMs`. Default 250 ms. */
   initialDelayMs?: number;

@@ -430,10 +430,3 @@ export class JsonScanner {
     this.valueDone();
   }
 }
-
-/** Scans a whole body (tests, and callers that already hold the bytes). */
-export function scanJson(bytes: Uint8Array, root: ShapeBounds, limits?: JsonLimits): ScanResult {
-  const scanner = new JsonScanner(root, limits);
-  scanner.write(bytes);
-  return scanner.end();
-}
