@@ -106,7 +106,7 @@ const send = (res: http.ServerResponse, status: number, body: unknown) => {
   res.end(text);
 };
 
-const server = http.createServer(async (req, res) => {
+const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
   const actor = { ip: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '').slice(0, 255), referrer: '', userId: null };
   try {
     if (req.method === 'POST' && req.url === '/api/v2/pushes') {
@@ -171,6 +171,10 @@ const server = http.createServer(async (req, res) => {
   } catch {
     if (!res.headersSent) send(res, 500, { error: 'internal', code: 'internal_error' });
   }
+};
+// node:http ignores the promise a handler returns: a failure that escapes the handler closes the connection.
+const server = http.createServer((req, res) => {
+  handle(req, res).catch((error: unknown) => res.destroy(error instanceof Error ? error : undefined));
 });
 server.keepAliveTimeout = 5_000;
 server.listen(port, '127.0.0.1', () => console.log(`bare listening on http://127.0.0.1:${port}`));

@@ -169,7 +169,7 @@ function treeRss(rootPid: number): { max: number; total: number } {
   return { max: Math.max(0, ...rss), total: rss.reduce((a, b) => a + b, 0) };
 }
 
-export interface Meters {
+interface Meters {
   serverPid: number;
   postgresPid: number;
   /** A superuser connection to the bench database, with pg_stat_statements loaded. */

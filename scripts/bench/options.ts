@@ -42,5 +42,3 @@ export const options = {
   /** Another checkout of this repository, driven too as `base`. */
   baseline: env.BENCH_BASELINE ? path.resolve(env.BENCH_BASELINE) : undefined,
 } as const;
-
-export type BenchOptions = typeof options;

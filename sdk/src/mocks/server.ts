@@ -283,7 +283,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
         return store.ownerRecord(store.create(input, actor, createdAt), settings.publicBaseUrl ?? origin ?? 'http://localhost');
       } catch (error) {
         if (error instanceof ApiError) {
-          throw new TypeError(`seedPush: ${error.code}: ${JSON.stringify(error.details.fields ?? error.message)}`);
+          throw new TypeError(`seedPush: ${error.code}: ${JSON.stringify(error.details.fields ?? error.message)}`, { cause: error });
         }
         throw error;
       }

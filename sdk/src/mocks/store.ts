@@ -12,7 +12,6 @@ import {
   DEFAULT_PUSH_RULE_SETTINGS,
   FAILED_VIEW_DEDUPE_MS,
   generatedPushSchema,
-  generatedSchemaDocument,
   isExpired,
   isOwner,
   lastViewAnswer,
@@ -34,23 +33,10 @@ import {
   type PushState,
 } from '../rules/index.js';
 
-export { PAGE_SIZE };
-
-/** The spec's URL rule (PushInput, kind url), as the mock applies it: read from the generated schema. */
-export const URL_PAYLOAD: RegExp = (() => {
-  const input = generatedSchemaDocument().components.schemas.PushInput as {
-    allOf: { if: { properties: { kind: { const: string } } }; then: { properties: { payload: { pattern: string } } } }[];
-  };
-  const rule = input.allOf.find((r) => r.if.properties.kind.const === 'url')!;
-  return new RegExp(rule.then.properties.payload.pattern);
-})();
-
 export interface MockUser {
   email: string;
   token: string;
 }
-
-export type { Bounds } from '../rules/index.js';
 
 /** Instance settings the mock honours (the server's `PWPUSH_*` counterparts). */
 export interface MockSettings extends PushRuleSettings {
@@ -92,9 +78,6 @@ export interface MockActor {
   userAgent: string;
   referrer: string;
 }
-
-/** A rule the request broke (the shared rules' error, with the status of the one table). */
-export { ApiError as MockFailure };
 
 export interface ListPage<T> {
   items: T[];

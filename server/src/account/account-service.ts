@@ -14,8 +14,6 @@ import { column, defineTable } from '../db/table.js';
 import { clientAddressKey } from '../client-address.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
 
-export { clientAddressKey };
-
 /** A web-page session's user: `sessionVersion` changes on sign-out, which ends every session made before. */
 export interface AccountUser {
   userId: string;
@@ -88,7 +86,7 @@ function passwordProblem(password: unknown): string | null {
   return null;
 }
 
-export const LOGIN_WINDOW_MS = 15 * 60_000;
+const LOGIN_WINDOW_MS = 15 * 60_000;
 export const PASSWORD_MIN = 12;
 const PASSWORD_MAX = 1024;
 // Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.

@@ -38,7 +38,7 @@ export type SupervisorEvent =
   | { kind: 'restart_failed'; attempt: number; retryInMs: number; reason: string }
   | { kind: 'restarted'; attempt: number; downMs: number };
 
-export interface SuperviseOptions {
+interface SuperviseOptions {
   onEvent?(event: SupervisorEvent): void;
   /** Delay before the first restart attempt, doubled after each failed one up to `maxDelayMs`. Default 250 ms. */
   initialDelayMs?: number;
@@ -215,7 +215,7 @@ async function withStartLock<T>(dataDir: string, fn: () => Promise<T>): Promise<
       } catch {
         /* removed meanwhile */
       }
-      if (Date.now() > until) throw new Error(`timed out waiting for ${lock}`);
+      if (Date.now() > until) throw new Error(`timed out waiting for ${lock}`, { cause: err });
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -291,7 +291,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     try {
       await pgInstance.start();
     } catch (err) {
-      throw new Error(`embedded PostgreSQL did not start in ${clusterDir}${err instanceof Error ? `: ${err.message}` : ''}`);
+      throw new Error(`embedded PostgreSQL did not start in ${clusterDir}${err instanceof Error ? `: ${err.message}` : ''}`, { cause: err });
     }
     writeState(stateFile, { password: state.password, port, pid: process.pid });
     await ensureDatabase(port, state.password, database);

@@ -98,8 +98,6 @@ export interface EdgeSpec {
   sendError?(res: Response, error: unknown): void;
 }
 
-export type { PushFrame };
-
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
 const TOKEN_IGNORED = new Set<string>(['getVersion', 'downloadPushFile']);
 
@@ -118,7 +116,7 @@ function allHandlers(core: Core): Handlers {
 }
 
 /** The v2 document: the typed handlers of ./handlers, forms read into `{ push }`, 400/422 as errors.ts maps them. */
-export function v2Spec(core: Core): EdgeSpec {
+function v2Spec(core: Core): EdgeSpec {
   const handlers = allHandlers(core);
   return {
     contract: contract(),

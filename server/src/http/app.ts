@@ -36,7 +36,7 @@ export interface AppOptions {
   rateLimitCounter?: HitCounter;
 }
 
-export interface AppLocals {
+interface AppLocals {
   /** Resolves once the contract is validated and compiled; rejects (and every API request answers 500) otherwise. */
   ready: Promise<void>;
   logger: Logger;

@@ -25,8 +25,6 @@ import { FORM_LIMITS, formFieldBound, largestFormField, OPEN, type FormBounds, t
 import { JsonScanner, JsonViolationError } from './json-scan.js';
 import { FormViolationError, UrlencodedParser } from './urlencoded.js';
 
-export { FormViolationError, JsonViolationError };
-
 export interface BodyLimits {
   /** Most bytes of the body, as sent and as decoded. */
   maxBytes: number;
@@ -56,7 +54,7 @@ export function isBoundsError(error: unknown): error is BoundsError {
   return error instanceof JsonViolationError || error instanceof FormViolationError;
 }
 
-export interface FormFile {
+interface FormFile {
   field: string;
   filename: string;
   contentType: string;

@@ -29,7 +29,7 @@ type Json = Record<string, unknown>;
  * Most validation errors kept for one request. The body reader bounds every array and object by the contract before
  * validation (./body-bounds.ts), so the validator's list is short; this is the backstop.
  */
-export const MAX_ERRORS = 200;
+const MAX_ERRORS = 200;
 
 export interface CompiledOperation {
   operationId: string;

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { Settings } from '../../src/core.js';
 
-export function adminUrl(): string {
+function adminUrl(): string {
   let url: string | undefined;
   try {
     url = inject('pgAdminUrl');

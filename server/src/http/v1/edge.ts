@@ -53,7 +53,7 @@ function sendV1Error(res: Response, error: unknown): void {
   sendError(res, shaped.error, state(res).requestId, shaped.extra);
 }
 
-export function v1Spec(core: Core): EdgeSpec {
+function v1Spec(core: Core): EdgeSpec {
   return {
     contract: contractV1(),
     document: bundledV1Document() as unknown as Document,
