@@ -78,7 +78,8 @@ function isJsonMediaType(type: string): boolean {
 
 export class Contract {
   readonly document: Json;
-  readonly routes: RouteTable;
+  /** The one route table (`RouteTable` of `@secret-push/sdk/rules`) over this document's operations. */
+  readonly routes: RouteTable<Operation>;
   readonly ajv: Ajv2020;
   private readonly byId: Map<string, Operation>;
   private readonly compiled = new Map<string, ValidateFunction>();

@@ -18,3 +18,4 @@ export * from './push-state.js';
 export * from './settings.js';
 export * from './version.js';
 export * from './schemas.js';
+export * from './routes.js';
