@@ -30,7 +30,7 @@ import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
 import { fieldValue, state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
-import { OperationTable, requestPath, type CompiledOperation } from './operation-table.js';
+import { OperationTable, requestPath, type CompiledOperation, type Routed } from './operation-table.js';
 import type { Handlers } from './operations.js';
 import { closeAfterReply } from './close-after-reply.js';
 
@@ -52,6 +52,8 @@ interface ApiState extends RequestState {
   bodyDigest?: string;
   /** Writes on behalf of this request change nothing after it (db/deadlines.ts). */
   deadline: Date;
+  /** The request's one routing answer (the route table is asked once per request). */
+  routed?: Routed;
 }
 
 const apiState = (res: Response) => res.locals as ApiState;
@@ -139,7 +141,6 @@ export interface ApiEdge {
 export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec = v2Spec(core)): ApiEdge {
   const { settings } = core;
   const queries = declaredQueries(spec.contract);
-  const routes = spec.contract.routes;
   const tokenIgnored = spec.tokenIgnored;
   const check = opts.validateResponses ? answerChecker(opts.logger, spec.contract) : undefined;
 
@@ -147,7 +148,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   // authorised and validated against the table made from it (./operation-table.ts), with the library's rules. Its
   // handler map is checked against the contract's operations (strict: an unknown operationId fails to load).
   const tableReady: Promise<OperationTable> = createSpecBackend({ definition: spec.document, handlers: spec.handlers as never }).then(
-    (backend) => new OperationTable(backend),
+    (backend) => new OperationTable(backend, spec.contract.routes),
   );
   let table: OperationTable | undefined;
   let bounds = new Map<string, BodyBounds>();
@@ -163,18 +164,15 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   /** Routing, the caller, the body, security, validation, the handler, its reply: the order openapi-backend runs them in. */
   const answer = async (t: OperationTable, req: Request, res: Response, path: string, query: Record<string, unknown>): Promise<void> => {
     const s = apiState(res);
-    const routed = t.route(req.method, path);
-    if (routed.kind !== 'ok') refuseRoute(routed.kind, req, res, path, routes);
-    const op = routed.operation;
-    const params = t.params(op, path);
-    s.route = op.path;
-    // The contract's route table decides: a more literal path (`/pushes/active`, `/p/active.json`) wins over
+    // The one match of this request (./operation-table.ts: the contract's route table), carried on it: the operation
+    // and its path parameters, or 404 / 405. A more literal path (`/pushes/active`, `/p/active.json`) wins over
     // `{url_token}` for every method, so DELETE /pushes/active is a 405, never an expiry of a push called "active".
-    const match = routes.match(req.method, path);
-    if (match.kind === 'method_not_allowed') {
-      s.route = match.path;
-      throw new ApiError('method_not_allowed', `This path answers ${match.allow.join(', ')}.`, { headers: { Allow: match.allow.join(', ') } });
-    }
+    const routed = t.route(req.method, path);
+    s.routed = routed;
+    if (routed.kind !== 'ok') refuseRoute(routed, req, res);
+    const op = routed.operation;
+    const params = routed.params;
+    s.route = routed.path;
     s.operationId = op.operationId;
     // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
     // busters) are ignored rather than refused.
@@ -259,17 +257,16 @@ function schemeHolds(scheme: string, auth: AuthResult): boolean {
   return false;
 }
 
-/** A request no operation takes: 404 no_route, or 405 with the methods the contract's route table gives the path. */
-function refuseRoute(kind: 'not_found' | 'method_not_allowed', req: Request, res: Response, path: string, routes: Contract['routes']): never {
+/** A request no operation takes: 404 no_route, or 405 with the methods the route table gives the path. */
+function refuseRoute(routed: Exclude<Routed, { kind: 'ok' }>, req: Request, res: Response): never {
   if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
-  if (kind === 'not_found') {
+  if (routed.kind === 'no_route') {
     state(res).route = 'no_route';
     throw new ApiError('no_route');
   }
-  const match = routes.match(req.method, path);
-  const allow = match.kind === 'method_not_allowed' ? match.allow : [];
-  state(res).route = match.kind === 'method_not_allowed' ? match.path : 'no_route';
-  throw new ApiError('method_not_allowed', `This path answers ${allow.join(', ')}.`, { headers: { Allow: allow.join(', ') } });
+  state(res).route = routed.path;
+  const allow = routed.allow.join(', ');
+  throw new ApiError('method_not_allowed', `This path answers ${allow}.`, { headers: { Allow: allow } });
 }
 
 /** The refusal of a file part from a caller who may not send files (made when one arrives, not for every request). */
