@@ -4,7 +4,7 @@
  * plus "the most specific path decides for every method"): the server's API edge, the mock's front, the conformance
  * grader and the tests all route with `contract().routes`.
  */
-import { RouteTable, type RouteMatch as AnyRouteMatch } from '@secret-push/sdk/rules';
+import type { RouteMatch as AnyRouteMatch } from '@secret-push/sdk/rules';
 import type { Json } from './refs.js';
 
 export { RouteTable, routingPath } from '@secret-push/sdk/rules';
