@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ERRORS, type ErrorCode } from '@secret-push/sdk/rules';
 import { bundledDocument, bundledV1Document } from './src/index.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary OpenAPI document
 type Json = Record<string, any>;
 
 /** Codes the web pages answer and the API never does (their own flows, not an API operation). */

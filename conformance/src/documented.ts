@@ -3,6 +3,7 @@
  * headers it marks `required`. Read from the bundled document that `Contract` loaded (the validator in spec.ts
  * checks a header's value only when the header is present, and never the Content-Type).
  */
+import { mediaTypeOf } from '@secret-push/sdk/rules';
 import type { Contract } from './spec.js';
 
 type Json = Record<string, unknown>;
@@ -60,7 +61,7 @@ export function documented(contract: Contract, target: string, status: number): 
   return result;
 }
 
-/** The media type of a Content-Type value, without parameters, lower-case (`''` when absent). */
+/** The media type of a Content-Type value, without parameters, lower-case (`''` when absent): the shared reader. */
 export function mediaType(contentType: string | null): string {
-  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return mediaTypeOf(contentType);
 }

@@ -4,7 +4,7 @@ import type { RunOutput } from './runner.js';
 
 const STATUSES: Status[] = ['pass', 'fail', 'skip', 'not-run'];
 
-export type Counts = Record<Status, number>;
+type Counts = Record<Status, number>;
 
 export function summarize(results: Result[]): { total: Counts; byArea: Partial<Record<Area, Counts>> } {
   const empty = (): Counts => ({ pass: 0, fail: 0, skip: 0, 'not-run': 0 });

@@ -5,7 +5,7 @@
  * schema and headers documented for that operation and status.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { BUNDLED_SPEC_PATH, bundledDocument, bundledV1Document, Contract as Toolkit, type Json, type RouteTable, type Violation } from '@secret-push/contract';
+import { BUNDLED_SPEC_PATH, bundledDocument, bundledV1Document, Contract as Toolkit, type Json, type Operation as ToolkitOperation, type RouteTable, type Violation } from '@secret-push/contract';
 
 export type { Violation };
 
@@ -41,7 +41,7 @@ export class Contract {
   }
 
   /** Which operation a method and path name, by the document's own rules (most literal template first). */
-  get routes(): RouteTable {
+  get routes(): RouteTable<ToolkitOperation> {
     return this.toolkit.routes;
   }
 

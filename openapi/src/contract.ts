@@ -6,7 +6,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import { makeAjv } from '@secret-push/sdk/rules';
+import { makeAjv, mediaTypeOf } from '@secret-push/sdk/rules';
 import { deref, resolvePointer, type Json } from './refs.js';
 import { type Operation, operationsOf, RouteTable } from './routes.js';
 
@@ -78,7 +78,8 @@ function isJsonMediaType(type: string): boolean {
 
 export class Contract {
   readonly document: Json;
-  readonly routes: RouteTable;
+  /** The one route table (`RouteTable` of `@secret-push/sdk/rules`) over this document's operations. */
+  readonly routes: RouteTable<Operation>;
   readonly ajv: Ajv2020;
   private readonly byId: Map<string, Operation>;
   private readonly compiled = new Map<string, ValidateFunction>();
@@ -179,7 +180,7 @@ export class Contract {
     this.checkHeaders(target, response.status, documented, get, options.requiredHeaders !== false, violations);
     const content = documented.content as Record<string, Json> | undefined;
     if (content && Object.keys(content).length > 0) {
-      const mediaType = (get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      const mediaType = mediaTypeOf(get('content-type'));
       const media = content[mediaType];
       if (!media) {
         violations.push({

@@ -134,7 +134,7 @@ export function parseRetryAfter(headers: Headers | undefined, body: unknown, now
   return undefined;
 }
 
-export function isErrorBody(body: unknown): body is ErrorResponse {
+function isErrorBody(body: unknown): body is ErrorResponse {
   return typeof body === 'object' && body !== null && typeof (body as { code?: unknown }).code === 'string';
 }
 

@@ -12,8 +12,8 @@ export interface Page<T> {
 }
 
 /** The spec's page size (50) and highest page number (200). */
-export const PAGE_SIZE = 50;
-export const MAX_PAGE = 200;
+const PAGE_SIZE = 50;
+const MAX_PAGE = 200;
 
 /** Parses an RFC 8288 `Link` header into rel → URL (the first link of each rel wins). */
 export function parseLinkHeader(header: string | null | undefined): Map<string, string> {

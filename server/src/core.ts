@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import type { Push, VersionReport } from '@secret-push/sdk/generated';
-import { ApiError, versionReport as reportOf } from '@secret-push/sdk/rules';
+import { versionReport as reportOf } from '@secret-push/sdk/rules';
 import { createAccountService, type AccountService } from './account/account-service.js';
 import { repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
@@ -27,14 +27,8 @@ import { sweep as runSweep } from './push/sweeper.js';
 import { createUserService, type UserService } from './user/user-service.js';
 
 export type { Settings } from './config/settings.js';
-export type { AccountService, AccountUser } from './account/account-service.js';
-export type { Actor, Page, PushService, RequestContext } from './push/push-service.js';
-export type { UserService } from './user/user-service.js';
-export type { AuditEntry, Push, PushInput, PushOwner, PushRetrieval, VersionReport } from '@secret-push/sdk/generated';
-
-/** The error every service throws (the old name of ApiError in this layer). */
-export const DomainError = ApiError;
-export type DomainError = ApiError;
+export type { Actor, Page, RequestContext } from './push/push-service.js';
+export type { AuditEntry, Push, PushInput, PushOwner, VersionReport } from '@secret-push/sdk/generated';
 
 /** Read-only queries and accounts for the web pages. */
 export interface WebServices {

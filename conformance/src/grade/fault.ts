@@ -35,11 +35,10 @@ export interface Fault {
   start(env: ProxyEnv): FaultHooks;
 }
 
-export const PUSH_OPERATIONS = ['createPush', 'getPush', 'expirePush', 'listActivePushes', 'listExpiredPushes'];
 const SUCCESS: Record<string, number> = { createPush: 201, getPush: 200, expirePush: 200, listActivePushes: 200, listExpiredPushes: 200 };
 
 /** True when the answer carries push records (create, retrieve, delete, lists) and succeeded. */
-export function hasRecords(ex: Exchange): boolean {
+function hasRecords(ex: Exchange): boolean {
   return SUCCESS[ex.op] === ex.status;
 }
 

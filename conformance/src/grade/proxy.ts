@@ -60,62 +60,29 @@ export function identityOf(headers: Headers): string {
   return token ? `token:${token}` : 'anon';
 }
 
-interface Route {
-  operationId: string;
-  method: string;
-  pattern: RegExp;
-  literal: boolean;
-}
-
 /**
- * Matches a request to an operation of the contract (literal paths before templated ones, `.json` stripped), and a
- * legacy v1 path (`/p.json`, `/p/{url_token}.json`, `/api/v1/…`) to an operation of the v1 document.
+ * Matches a request to an operation of the contract and a legacy v1 path (`/p.json`, `/p/{url_token}.json`,
+ * `/api/v1/…`) to an operation of the v1 document, with the contracts' own route tables (`Contract.routes`: the
+ * project's one `RouteTable`, the server's rules): a literal path before the template it also fits, 405 for a path
+ * without the method, path parameters percent-decoded. A v2 path's `.json` suffix is dropped first, as the server does.
  */
 export class Router {
-  private readonly routes: Route[];
-
   constructor(
-    contract: Contract,
+    private readonly contract: Contract,
     private readonly v1: Contract = v1Contract(),
-  ) {
-    this.routes = [...contract.operations.values()]
-      .map((op) => ({
-        operationId: op.operationId,
-        method: op.method,
-        pattern: new RegExp(`^${op.path.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`),
-        literal: !op.path.includes('{'),
-      }))
-      .sort((a, b) => Number(b.literal) - Number(a.literal));
-  }
+  ) {}
 
   /** The operationId, `methodNotAllowed` (the path exists), or `noRoute`; with the path parameters. */
   match(method: string, pathname: string): { op: string; params: Record<string, string> } {
     if (/^\/(api\/v1\/|[pfr](\.json|\/))/.test(pathname)) {
       const v1 = this.v1.routes.match(method, pathname);
-      if (v1.kind === 'ok') {
-        const params = Object.fromEntries(Object.entries(v1.params).map(([k, v]) => [k, safeDecode(v)]));
-        return { op: v1.operation.operationId, params };
-      }
+      if (v1.kind === 'ok') return { op: v1.operation.operationId, params: v1.params };
       if (v1.kind === 'method_not_allowed') return { op: 'methodNotAllowed', params: {} };
     }
-    const path = pathname.replace(/\.json$/, '');
-    let matching = this.routes.filter((r) => r.pattern.test(path));
-    // A literal path (`/pushes/active`) is matched before the template it also fits (`/pushes/{url_token}`).
-    if (matching.some((r) => r.literal)) matching = matching.filter((r) => r.literal);
-    if (matching.length === 0) return { op: 'noRoute', params: {} };
-    const route = matching.find((r) => r.method === method);
-    if (!route) return { op: 'methodNotAllowed', params: {} };
-    const params: Record<string, string> = {};
-    for (const [k, v] of Object.entries(route.pattern.exec(path)?.groups ?? {})) params[k] = safeDecode(v);
-    return { op: route.operationId, params };
-  }
-}
-
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
+    const match = this.contract.routes.match(method, pathname.replace(/\.json$/, ''));
+    if (match.kind === 'no_route') return { op: 'noRoute', params: {} };
+    if (match.kind === 'method_not_allowed') return { op: 'methodNotAllowed', params: {} };
+    return { op: match.operation.operationId, params: match.params };
   }
 }
 

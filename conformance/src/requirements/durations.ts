@@ -10,7 +10,7 @@ import { expect422 } from './pushes.js';
 
 const DAY = 86_400;
 /** Seconds of each value (index = value), as the contract's table gives them. */
-export const DURATION_SECONDS = [900, 1800, 2700, 3600, 21_600, 43_200, ...[1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90].map((d) => d * DAY)];
+const DURATION_SECONDS = [900, 1800, 2700, 3600, 21_600, 43_200, ...[1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90].map((d) => d * DAY)];
 /** The days twin of values 6..17. */
 const DAYS_OF = (value: number) => (value >= 6 ? DURATION_SECONDS[value]! / DAY : null);
 

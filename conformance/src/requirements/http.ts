@@ -19,7 +19,7 @@ function expectNone(ctx: Ctx, bad: string[], checked: number, what: string): voi
 }
 
 /** The items of a RateLimit-Policy or RateLimit field (`"name";k=v;…, …`) by name, or null when it is not such a list. */
-export function rateLimitItems(field: string | null): Record<string, Record<string, string>> | null {
+function rateLimitItems(field: string | null): Record<string, Record<string, string>> | null {
   if (field === null) return {};
   const out: Record<string, Record<string, string>> = {};
   for (const item of field.split(',')) {

@@ -19,9 +19,13 @@ import {
   importKey,
 } from './envelope.js';
 
-/** The spec's URL rule (PushInput, kind url), applied by the client to an encrypted push's plaintext. */
+/**
+ * The spec's URL rule (PushInput, kind url), applied by the client to an encrypted push's plaintext. A copy (this
+ * module stays small, without the generated schemas): sdk/test/mocks/spec-sync.test.ts compares it with the contract.
+ */
+// eslint-disable-next-line no-useless-escape -- character for character the contract's pattern
 export const URL_PAYLOAD = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[A-Za-z0-9\[][^\s]*$/;
-/** The spec's file name rule (FileUpload.filename). */
+/** The spec's file name rule (FileUpload.filename); a copy, compared with the contract like URL_PAYLOAD. */
 export const FILENAME = /^[^/\\\x00-\x1f]+$/;
 /** The longest text plaintext whose envelope fits the payload's 1,048,576 characters. */
 export const MAX_PAYLOAD_PLAINTEXT_BYTES = 786_400;

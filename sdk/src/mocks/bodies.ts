@@ -3,10 +3,10 @@
  * (multipart/form-data with files as parts, or form-urlencoded) read by the shared form rules (`../rules`,
  * form-input.ts) into the same push. Any other media type answers 400 unsupported_media_type.
  */
-import { ApiError, formToInput, type FormBody } from '../rules/index.js';
+import { ApiError, formToInput, mediaTypeOf, type FormBody } from '../rules/index.js';
 
 function mediaType(request: Request): string {
-  return (request.headers.get('Content-Type') ?? '').split(';')[0]!.trim().toLowerCase();
+  return mediaTypeOf(request.headers.get('Content-Type'));
 }
 
 async function readJson(request: Request): Promise<unknown> {
@@ -14,11 +14,11 @@ async function readJson(request: Request): Promise<unknown> {
   try {
     body = JSON.parse(await request.text());
   } catch {
-    throw new ApiError('invalid_json', 'The request body is not valid JSON.');
+    throw new ApiError('invalid_json');
   }
   const push = (body as { push?: unknown } | null)?.push;
   if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof push !== 'object' || push === null || Array.isArray(push)) {
-    throw new ApiError('missing_push', 'The request body must be a JSON object with a "push" object.');
+    throw new ApiError('missing_push');
   }
   return push;
 }

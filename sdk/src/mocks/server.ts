@@ -1,6 +1,8 @@
 /**
- * The stateful mock as msw handlers: a small router over one catch-all handler (so `.json` suffixes, `active` /
- * `expired` before `{url_token}`, 404 `no_route` and 405 `method_not_allowed` work as on the real server).
+ * The stateful mock as msw handlers: one catch-all handler routed by the project's one route table (`RouteTable` of
+ * `../rules`, what the server, the contract toolkit and the conformance grader route with), so `.json` suffixes,
+ * trailing slashes, `active` / `expired` before `{url_token}` for every method, 404 `no_route` and 405
+ * `method_not_allowed` with `Allow` work as on the real server.
  * Credentials, pages, paging headers and error bodies follow the server's own rules (`../rules`), and every body it
  * answers is checked against the contract's schemas first (a mock bug fails loudly).
  */
@@ -15,6 +17,7 @@ import {
   parsePage as parsePageParameter,
   readCredential,
   requireAuditCaller,
+  RouteTable,
   requireListCaller,
   type ComponentCheck,
 } from '../rules/index.js';
@@ -59,10 +62,12 @@ export interface MockServer {
   reset(): void;
 }
 
+/** An operation of the contract the mock answers: its operationId, method and path template, and its handler. */
 type Route = {
+  operationId: string;
   method: string;
-  pattern: RegExp;
-  handle: (ctx: RouteContext, params: string[]) => Response | Promise<Response>;
+  path: string;
+  handle: (ctx: RouteContext, params: Record<string, string>) => Response | Promise<Response>;
 };
 
 interface RouteContext {
@@ -104,7 +109,7 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
   }
 
   function requireKnownCredential(ctx: RouteContext): void {
-    if (ctx.invalidCredential) throw new ApiError('invalid_token', 'The API token is not valid.');
+    if (ctx.invalidCredential) throw new ApiError('invalid_token');
     if (!settings.allowAnonymous && !ctx.actor.user) {
       throw new ApiError('authentication_required', 'This instance needs an API token.');
     }
@@ -118,18 +123,20 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
 
 type MockKit = ReturnType<typeof mockKit>;
 
-/** The operations of the API, each a method, a path pattern and a handler. */
+/** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */
 function mockRoutes(kit: MockKit): Route[] {
   const { store, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
   return [
     {
+      operationId: 'getVersion',
       method: 'GET',
-      pattern: /^\/api\/v2\/version$/,
+      path: '/api/v2/version',
       handle: (ctx) => json(ctx, 'VersionReport', store.version()),
     },
     {
+      operationId: 'createPush',
       method: 'POST',
-      pattern: /^\/api\/v2\/pushes$/,
+      path: '/api/v2/pushes',
       handle: async (ctx) => {
         requireKnownCredential(ctx);
         // JSON, multipart (files as parts, as the SDK uploads them) or form-urlencoded, as the server reads them.
@@ -137,30 +144,35 @@ function mockRoutes(kit: MockKit): Route[] {
         return json(ctx, 'PushOwner', store.ownerRecord(created, ctx.base), 201);
       },
     },
+    ...(['active', 'expired'] as const).map(
+      (state): Route => ({
+        operationId: state === 'active' ? 'listActivePushes' : 'listExpiredPushes',
+        method: 'GET',
+        path: `/api/v2/pushes/${state}`,
+        handle: (ctx) => {
+          requireKnownCredential(ctx);
+          // As on the server: the operation's security (a token) before its parameters.
+          requireListCaller(ctx.actor.user?.email ?? null);
+          const page = parsePage(ctx.url);
+          const result = store.list(state, page, ctx.actor, ctx.base);
+          return json(ctx, 'PushList', result.items, 200, paging(ctx, `/api/v2/pushes/${state}`, page, result.total));
+        },
+      }),
+    ),
     {
+      operationId: 'previewPush',
       method: 'GET',
-      pattern: /^\/api\/v2\/pushes\/(active|expired)$/,
-      handle: (ctx, [state]) => {
-        requireKnownCredential(ctx);
-        // As on the server: the operation's security (a token) before its parameters.
-        requireListCaller(ctx.actor.user?.email ?? null);
-        const page = parsePage(ctx.url);
-        const result = store.list(state as 'active' | 'expired', page, ctx.actor, ctx.base);
-        return json(ctx, 'PushList', result.items, 200, paging(ctx, `/api/v2/pushes/${state}`, page, result.total));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: /^\/api\/v2\/pushes\/([^/]+)\/preview$/,
-      handle: (ctx, [token]) => {
+      path: '/api/v2/pushes/{url_token}/preview',
+      handle: (ctx, { url_token: token }) => {
         requireKnownCredential(ctx);
         return json(ctx, 'PreviewResponse', store.preview(token!, ctx.base));
       },
     },
     {
+      operationId: 'getPushAudit',
       method: 'GET',
-      pattern: /^\/api\/v2\/pushes\/([^/]+)\/audit$/,
-      handle: (ctx, [token]) => {
+      path: '/api/v2/pushes/{url_token}/audit',
+      handle: (ctx, { url_token: token }) => {
         requireKnownCredential(ctx);
         requireAuditCaller(ctx.actor.user?.email ?? null);
         const page = parsePage(ctx.url);
@@ -169,9 +181,10 @@ function mockRoutes(kit: MockKit): Route[] {
       },
     },
     {
+      operationId: 'downloadPushFile',
       method: 'GET',
-      pattern: /^\/api\/v2\/pushes\/([^/]+)\/files\/([^/]+)$/,
-      handle: (ctx, [token, fileId]) => {
+      path: '/api/v2/pushes/{url_token}/files/{file_id}',
+      handle: (ctx, { url_token: token, file_id: fileId }) => {
         const linkToken = ctx.url.searchParams.get('token');
         if (!linkToken) throw new ApiError('invalid_parameter', 'The token query parameter is required.');
         const file = store.download(token!, fileId!, linkToken);
@@ -186,9 +199,10 @@ function mockRoutes(kit: MockKit): Route[] {
       },
     },
     {
+      operationId: 'getPush',
       method: 'GET',
-      pattern: /^\/api\/v2\/pushes\/([^/]+)$/,
-      handle: (ctx, [token]) => {
+      path: '/api/v2/pushes/{url_token}',
+      handle: (ctx, { url_token: token }) => {
         requireKnownCredential(ctx);
         // The header wins over the (deprecated) query parameter.
         const passphrase = ctx.request.headers.get('X-Passphrase') ?? ctx.url.searchParams.get('passphrase') ?? undefined;
@@ -196,9 +210,10 @@ function mockRoutes(kit: MockKit): Route[] {
       },
     },
     {
+      operationId: 'expirePush',
       method: 'DELETE',
-      pattern: /^\/api\/v2\/pushes\/([^/]+)$/,
-      handle: (ctx, [token]) => {
+      path: '/api/v2/pushes/{url_token}',
+      handle: (ctx, { url_token: token }) => {
         requireKnownCredential(ctx);
         return json(ctx, 'Push', store.expireByRequest(token!, ctx.actor, ctx.base));
       },
@@ -216,7 +231,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
 
   const kit = mockKit(store, settings, validate);
   const { failure } = kit;
-  const routes = mockRoutes(kit);
+  const routes = new RouteTable(mockRoutes(kit));
 
 
   function resolveActor(request: Request): { actor: MockActor; invalidCredential: boolean } {
@@ -243,24 +258,14 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     const { actor, invalidCredential } = resolveActor(request);
     const base = settings.publicBaseUrl?.replace(/\/+$/, '') ?? url.origin;
     const ctx: RouteContext = { request, url, actor, base, requestId, invalidCredential };
+    // As the server: trailing slashes, then a `.json` suffix, dropped before routing.
     const path = url.pathname.replace(/\/+$/, '').replace(/\.json$/, '');
     try {
-      let allowed: string[] = [];
-      for (const route of routes) {
-        const match = route.pattern.exec(path);
-        if (!match) continue;
-        if (route.method !== request.method) {
-          allowed.push(route.method);
-          continue;
-        }
-        // A matched route wins; decode path segments once.
-        return await route.handle(ctx, match.slice(1).map((s) => decodeURIComponent(s)));
-      }
-      allowed = [...new Set(allowed)];
-      if (allowed.length > 0) {
-        throw new ApiError('method_not_allowed', `This path answers ${allowed.join(', ')}.`, {
-          headers: { Allow: allowed.join(', ') },
-        });
+      const match = routes.match(request.method, path);
+      if (match.kind === 'ok') return await match.operation.handle(ctx, match.params);
+      if (match.kind === 'method_not_allowed') {
+        const allow = match.allow.join(', ');
+        throw new ApiError('method_not_allowed', `This path answers ${allow}.`, { headers: { Allow: allow } });
       }
       throw new ApiError('no_route', 'No operation lives at this path.');
     } catch (error) {
@@ -283,7 +288,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
         return store.ownerRecord(store.create(input, actor, createdAt), settings.publicBaseUrl ?? origin ?? 'http://localhost');
       } catch (error) {
         if (error instanceof ApiError) {
-          throw new TypeError(`seedPush: ${error.code}: ${JSON.stringify(error.details.fields ?? error.message)}`);
+          throw new TypeError(`seedPush: ${error.code}: ${JSON.stringify(error.details.fields ?? error.message)}`, { cause: error });
         }
         throw error;
       }

@@ -12,7 +12,6 @@ import {
   DEFAULT_PUSH_RULE_SETTINGS,
   FAILED_VIEW_DEDUPE_MS,
   generatedPushSchema,
-  generatedSchemaDocument,
   isExpired,
   isOwner,
   lastViewAnswer,
@@ -34,23 +33,10 @@ import {
   type PushState,
 } from '../rules/index.js';
 
-export { PAGE_SIZE };
-
-/** The spec's URL rule (PushInput, kind url), as the mock applies it: read from the generated schema. */
-export const URL_PAYLOAD: RegExp = (() => {
-  const input = generatedSchemaDocument().components.schemas.PushInput as {
-    allOf: { if: { properties: { kind: { const: string } } }; then: { properties: { payload: { pattern: string } } } }[];
-  };
-  const rule = input.allOf.find((r) => r.if.properties.kind.const === 'url')!;
-  return new RegExp(rule.then.properties.payload.pattern);
-})();
-
 export interface MockUser {
   email: string;
   token: string;
 }
-
-export type { Bounds } from '../rules/index.js';
 
 /** Instance settings the mock honours (the server's `PWPUSH_*` counterparts). */
 export interface MockSettings extends PushRuleSettings {
@@ -92,9 +78,6 @@ export interface MockActor {
   userAgent: string;
   referrer: string;
 }
-
-/** A rule the request broke (the shared rules' error, with the status of the one table). */
-export { ApiError as MockFailure };
 
 export interface ListPage<T> {
   items: T[];
@@ -319,9 +302,9 @@ export class MockStore {
   download(urlToken: string, fileId: string, token: string): { filename: string; contentType: string; bytes: Uint8Array } {
     const link = this.links.get(token);
     if (!link || link.urlToken !== urlToken || link.fileId !== fileId) {
-      throw new ApiError('invalid_link', 'This download link is not valid for this file.');
+      throw new ApiError('invalid_link');
     }
-    if (this.now() >= link.expiresAt) throw new ApiError('link_expired', 'This download link has expired; retrieve the push again for a new one.');
+    if (this.now() >= link.expiresAt) throw new ApiError('link_expired');
     const file = this.pushes.get(urlToken)?.files.find((f) => f.id === fileId);
     if (!file || file.bytes === null) throw new ApiError('not_found', 'This file is no longer available.');
     return { filename: file.filename, contentType: file.contentType, bytes: file.bytes };

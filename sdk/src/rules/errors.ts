@@ -159,7 +159,7 @@ export function errorHeaders(error: ApiError): Record<string, string> {
 }
 
 export function notFound(): ApiError {
-  return new ApiError('not_found', 'No push has this token.');
+  return new ApiError('not_found');
 }
 
 /** The order of `PushInput`'s properties: a 422 lists fields (and names the first) in this order. */

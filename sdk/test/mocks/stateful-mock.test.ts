@@ -17,6 +17,7 @@ import {
 } from '../../src/index.js';
 import { createMockServerHandlers, createMswHandlers, type MockServer } from '../../src/mocks/index.js';
 import { specCheckingFetch } from '../support/spec-fetch.js';
+import { contract } from '@secret-push/contract';
 
 const server = setupServer();
 const checker = specCheckingFetch();
@@ -170,6 +171,28 @@ describe('stateful mock: routing and request errors', () => {
     const notAllowed = await fetch(`${baseUrl}/api/v2/version`, { method: 'POST' });
     expect(notAllowed.status).toBe(405);
     expect(notAllowed.headers.get('Allow')).toBe('GET');
+    checker.clear();
+  });
+
+  it('routes with the contract\'s route table: every operation, a trailing slash, and the 405 of the lists for every other method', async () => {
+    const { mock, baseUrl } = start();
+    const seeded = mock.seedPush({ payload: 'routed' }, { owner: 'alice@example.com' });
+    const bearer = { authorization: `Bearer ${mock.users[0]!.token}` };
+    checker.clear();
+    // Every operation of the contract reaches its handler (no 404 no_route, no 405), by its own template.
+    for (const op of contract().operations()) {
+      const path = op.path.replace('{url_token}', seeded.url_token).replace('{file_id}', 'f1');
+      const answer = await fetch(`${baseUrl}${path}${op.method === 'get' ? '/' : ''}`, { method: op.method.toUpperCase(), headers: bearer });
+      const code = answer.status >= 400 ? ((await answer.json()) as { code: string }).code : '';
+      expect({ op: op.operationId, routed: !['no_route', 'method_not_allowed'].includes(code) }).toEqual({ op: op.operationId, routed: true });
+    }
+    // As on the server: `active` decides for every method, never a push called "active".
+    const deleteList = await fetch(`${baseUrl}/api/v2/pushes/active`, { method: 'DELETE', headers: bearer });
+    expect([deleteList.status, deleteList.headers.get('Allow')]).toEqual([405, 'GET']);
+    const put = await fetch(`${baseUrl}/api/v2/pushes/${seeded.url_token}`, { method: 'PUT', headers: bearer });
+    expect([put.status, put.headers.get('Allow')]).toEqual([405, 'GET, DELETE']);
+    const encoded = await fetch(`${baseUrl}/api/v2/pushes/%ZZ`, { headers: bearer });
+    expect([encoded.status, ((await encoded.json()) as { code: string }).code]).toEqual([404, 'not_found']);
     checker.clear();
   });
 

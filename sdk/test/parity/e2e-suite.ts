@@ -47,6 +47,7 @@ export function defineEndToEndParitySuite(getTarget: () => ParityTarget): void {
   };
 
   /** A request the SDK would never make for you: the raw JSON API, recorded and spec-checked like the rest. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the raw JSON answer, whatever its shape
   async function raw(path: string, init: RequestInit = {}, token?: string): Promise<{ status: number; body: any; bytes: Uint8Array }> {
     const headers = new Headers(init.headers);
     headers.set('accept', 'application/json');

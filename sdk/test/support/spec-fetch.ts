@@ -7,13 +7,13 @@ import { contract } from '@secret-push/contract';
 
 const spec = contract();
 
-export function operationOf(method: string, url: string): string | undefined {
+function operationOf(method: string, url: string): string | undefined {
   const path = new URL(url).pathname.replace(/\.json$/, '');
   const match = spec.routes.match(method, path);
   return match.kind === 'ok' ? match.operation.operationId : undefined;
 }
 
-export interface SeenRequest {
+interface SeenRequest {
   method: string;
   url: string;
   headers: Headers;

@@ -8,14 +8,12 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiError } from '@secret-push/sdk/rules';
 import type { Settings } from '../config/settings.js';
 import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
-import { PASSWORD_MAX, PASSWORD_MIN, passwordProblem, passwordSentence } from './password-strength.js';
+import { PASSWORD_MAX, passwordProblem, passwordSentence } from './password-strength.js';
 import { ApiToken, User } from '../db/entities.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
 import { clientAddressKey } from '../client-address.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
-
-export { clientAddressKey };
 
 /** A web-page session's user: `sessionVersion` changes on sign-out, which ends every session made before. */
 export interface AccountUser {
@@ -82,8 +80,7 @@ const S = {
   ),
 };
 
-export const LOGIN_WINDOW_MS = 15 * 60_000;
-export { PASSWORD_MIN };
+const LOGIN_WINDOW_MS = 15 * 60_000;
 // Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.
 const DUMMY_HASH = hashPassphrase(randomUUID());
 

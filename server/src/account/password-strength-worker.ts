@@ -12,7 +12,7 @@ import * as common from '@zxcvbn-ts/language-common';
 import * as en from '@zxcvbn-ts/language-en';
 
 /** Only the first characters are scored (the time grows fast with length); a longer password is no weaker for it. */
-export const SCORED_LENGTH = 100;
+const SCORED_LENGTH = 100;
 
 const zxcvbn = new ZxcvbnFactory({
   translations: en.translations,

@@ -17,9 +17,9 @@ import { COMPILED } from '../runtime/compiled.js';
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 1024;
 /** zxcvbn's score a password needs (0 too guessable … 4 very unguessable). */
-export const PASSWORD_MIN_SCORE = 3;
+const PASSWORD_MIN_SCORE = 3;
 
-export interface PasswordStrength {
+interface PasswordStrength {
   score: number;
   warning: string | null;
   suggestions: string[];
@@ -36,7 +36,7 @@ interface StrengthThread {
 let thread: StrengthThread | undefined;
 let nextId = 0;
 /** An idle thread is stopped after this long, giving its memory back; the next check starts it again (about 0.5 s). */
-export const IDLE_STOP_MS = 60_000;
+const IDLE_STOP_MS = 60_000;
 
 function strengthThread(): StrengthThread {
   if (thread) return thread;
@@ -75,7 +75,7 @@ function strengthThread(): StrengthThread {
 }
 
 /** zxcvbn's verdict on `password` (only its first 100 characters are scored); `userInputs` count as guessable words. */
-export function passwordStrength(password: string, userInputs: string[] = []): Promise<PasswordStrength> {
+function passwordStrength(password: string, userInputs: string[] = []): Promise<PasswordStrength> {
   const current = strengthThread();
   const { worker, pending } = current;
   clearTimeout(current.idle);

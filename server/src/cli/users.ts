@@ -8,7 +8,8 @@ import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { loadSettings, SettingsError } from '../config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
-import { createCore, DomainError, type Core } from '../core.js';
+import { ApiError } from '@secret-push/sdk/rules';
+import { createCore, type Core } from '../core.js';
 
 const USAGE = `usage: npm run users -- create EMAIL
        npm run users -- token EMAIL
@@ -46,7 +47,7 @@ export async function readPassword(input: NodeJS.ReadableStream & { isTTY?: bool
     });
   const first = await ask('New password: ');
   const second = await ask('Again: ');
-  if (first !== second) throw new DomainError('validation_failed', 'The two passwords differ.', {});
+  if (first !== second) throw new ApiError('validation_failed', 'The two passwords differ.', {});
   return first;
 }
 
@@ -142,7 +143,7 @@ export async function runUsersCli(
     await runCommand(core, command!, email ?? '', out, password);
     return 0;
   } catch (e) {
-    if (e instanceof DomainError) {
+    if (e instanceof ApiError) {
       if (e.code === 'validation_failed' && e.details.fields?.email?.includes('is already registered')) {
         err(`error: a user with the email ${email} already exists (use "token ${email}" to get a new token)`);
       } else if (e.code === 'not_found') {

@@ -31,7 +31,7 @@ const CHECK_TEXT = 'secret-push master key check v1';
 const CHECK_AAD = 'key_checks.envelope';
 
 /** The command the messages point at (scripts/key.mjs). */
-export const NEW_KEY_COMMAND = 'npm run key';
+const NEW_KEY_COMMAND = 'npm run key';
 
 export class MasterKeyMismatch extends Error {
   constructor(message: string) {

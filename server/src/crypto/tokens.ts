@@ -2,7 +2,7 @@
  * Random identifiers and credentials: url tokens, file ids, API tokens (stored as SHA-256 digests only) and the
  * signed, short-lived download links of files.
  */
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -32,13 +32,7 @@ export function tokenDigest(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-export function digestsEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-export const DOWNLOAD_LINK_SECONDS = 5 * 60;
+const DOWNLOAD_LINK_SECONDS = 5 * 60;
 
 export type DownloadLinkCheck = { ok: true } | { ok: false; reason: 'invalid_link' | 'link_expired' };
 

@@ -38,7 +38,7 @@ export function isConnectionError(err: unknown, depth = 0): boolean {
   return isConnectionError(e.cause, depth + 1);
 }
 
-export function unavailable(): ApiError {
+function unavailable(): ApiError {
   return new ApiError('service_unavailable');
 }
 

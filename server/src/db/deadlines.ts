@@ -10,7 +10,7 @@
  *  20 s ─ last resort: the HTTP layer answers 503 for a request still unanswered (by then every write of it is a no-op)
  */
 export const STATEMENT_TIMEOUT_MS = 4_000;
-export const REQUEST_DEADLINE_MS = 8_000;
+const REQUEST_DEADLINE_MS = 8_000;
 export const QUERY_TIMEOUT_MS = 10_000;
 export const SAFETY_NET_MS = 20_000;
 /** A transaction left idle (a crashed holder) is ended by PostgreSQL after this long. */

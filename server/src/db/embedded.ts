@@ -69,7 +69,7 @@ export type SupervisorEvent =
   | { kind: 'restart_failed'; attempt: number; retryInMs: number; reason: string }
   | { kind: 'restarted'; attempt: number; downMs: number };
 
-export interface SuperviseOptions {
+interface SuperviseOptions {
   onEvent?(event: SupervisorEvent): void;
   /** Delay before the first restart attempt, doubled after each failed one up to `maxDelayMs`. Default 250 ms. */
   initialDelayMs?: number;
@@ -399,7 +399,7 @@ async function withStartLock<T>(dataDir: string, fn: () => Promise<T>): Promise<
       } catch {
         /* removed meanwhile */
       }
-      if (Date.now() > until) throw new Error(`timed out waiting for ${lock}`);
+      if (Date.now() > until) throw new Error(`timed out waiting for ${lock}`, { cause: err });
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -489,7 +489,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     try {
       await pgInstance.start();
     } catch (err) {
-      throw new Error(`embedded PostgreSQL did not start in ${clusterDir}${err instanceof Error ? `: ${err.message}` : ''}`);
+      throw new Error(`embedded PostgreSQL did not start in ${clusterDir}${err instanceof Error ? `: ${err.message}` : ''}`, { cause: err });
     }
     const app = { password: state.password, appPassword: state.appPassword! };
     writeState(stateFile, { ...app, port, pid: process.pid });

@@ -12,7 +12,7 @@ export interface Column<T> {
 }
 
 /** Parses what PostgreSQL returns for timestamptz (`2026-01-01 10:00:00.123+00`, or a Date) into a Date. */
-export function toDate(value: unknown): Date {
+function toDate(value: unknown): Date {
   if (value instanceof Date) return value;
   let s = String(value).trim().replace(' ', 'T');
   if (/[+-]\d\d$/.test(s)) s += ':00';

@@ -15,7 +15,7 @@ import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError, isJsonMediaType, mediaTypeOf } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
@@ -30,7 +30,7 @@ import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
 import { fieldValue, state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
-import { OperationTable, requestPath, type CompiledOperation } from './operation-table.js';
+import { OperationTable, requestPath, type CompiledOperation, type Routed } from './operation-table.js';
 import type { Handlers } from './operations.js';
 import { closeAfterReply } from './close-after-reply.js';
 
@@ -52,6 +52,8 @@ interface ApiState extends RequestState {
   bodyDigest?: string;
   /** Writes on behalf of this request change nothing after it (db/deadlines.ts). */
   deadline: Date;
+  /** The request's one routing answer (the route table is asked once per request). */
+  routed?: Routed;
 }
 
 const apiState = (res: Response) => res.locals as ApiState;
@@ -98,8 +100,6 @@ export interface EdgeSpec {
   sendError?(res: Response, error: unknown): void;
 }
 
-export type { PushFrame };
-
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
 const TOKEN_IGNORED = new Set<string>(['getVersion', 'downloadPushFile']);
 
@@ -118,7 +118,7 @@ function allHandlers(core: Core): Handlers {
 }
 
 /** The v2 document: the typed handlers of ./handlers, forms read into `{ push }`, 400/422 as errors.ts maps them. */
-export function v2Spec(core: Core): EdgeSpec {
+function v2Spec(core: Core): EdgeSpec {
   const handlers = allHandlers(core);
   return {
     contract: contract(),
@@ -141,7 +141,6 @@ export interface ApiEdge {
 export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec = v2Spec(core)): ApiEdge {
   const { settings } = core;
   const queries = declaredQueries(spec.contract);
-  const routes = spec.contract.routes;
   const tokenIgnored = spec.tokenIgnored;
   const check = opts.validateResponses ? answerChecker(opts.logger, spec.contract) : undefined;
 
@@ -149,7 +148,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   // authorised and validated against the table made from it (./operation-table.ts), with the library's rules. Its
   // handler map is checked against the contract's operations (strict: an unknown operationId fails to load).
   const tableReady: Promise<OperationTable> = createSpecBackend({ definition: spec.document, handlers: spec.handlers as never }).then(
-    (backend) => new OperationTable(backend),
+    (backend) => new OperationTable(backend, spec.contract.routes),
   );
   let table: OperationTable | undefined;
   let bounds = new Map<string, BodyBounds>();
@@ -165,18 +164,15 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   /** Routing, the caller, the body, security, validation, the handler, its reply: the order openapi-backend runs them in. */
   const answer = async (t: OperationTable, req: Request, res: Response, path: string, query: Record<string, unknown>): Promise<void> => {
     const s = apiState(res);
-    const routed = t.route(req.method, path);
-    if (routed.kind !== 'ok') refuseRoute(routed.kind, req, res, path, routes);
-    const op = routed.operation;
-    const params = t.params(op, path);
-    s.route = op.path;
-    // The contract's route table decides: a more literal path (`/pushes/active`, `/p/active.json`) wins over
+    // The one match of this request (./operation-table.ts: the contract's route table), carried on it: the operation
+    // and its path parameters, or 404 / 405. A more literal path (`/pushes/active`, `/p/active.json`) wins over
     // `{url_token}` for every method, so DELETE /pushes/active is a 405, never an expiry of a push called "active".
-    const match = routes.match(req.method, path);
-    if (match.kind === 'method_not_allowed') {
-      s.route = match.path;
-      throw new ApiError('method_not_allowed', `This path answers ${match.allow.join(', ')}.`, { headers: { Allow: match.allow.join(', ') } });
-    }
+    const routed = t.route(req.method, path);
+    s.routed = routed;
+    if (routed.kind !== 'ok') refuseRoute(routed, req, res);
+    const op = routed.operation;
+    const params = routed.params;
+    s.route = routed.path;
     s.operationId = op.operationId;
     // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
     // busters) are ignored rather than refused.
@@ -191,7 +187,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
     else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
     const authorized = t.authorized(op, (scheme) => schemeHolds(scheme, s.auth));
     if (!ignoresToken) {
-      if (s.auth.invalid) throw new ApiError('invalid_token', 'The API token is not valid.');
+      if (s.auth.invalid) throw new ApiError('invalid_token');
       if (!s.auth.user && !settings.allowAnonymous) throw new ApiError('authentication_required', 'This instance needs an API token.');
     }
     s.ctx = {
@@ -228,7 +224,7 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
       } catch {
         // A malformed percent-escape (`/api/v2/pushes/%ZZ`) can name no push: answer as for an unknown token.
         state(res).route = 'malformed_path';
-        throw new ApiError('not_found', 'No push has this token.');
+        throw new ApiError('not_found');
       }
       const query = { ...(req.query as Record<string, unknown>) };
       apiState(res).deadline = deadlineFrom(started);
@@ -261,17 +257,16 @@ function schemeHolds(scheme: string, auth: AuthResult): boolean {
   return false;
 }
 
-/** A request no operation takes: 404 no_route, or 405 with the methods the contract's route table gives the path. */
-function refuseRoute(kind: 'not_found' | 'method_not_allowed', req: Request, res: Response, path: string, routes: Contract['routes']): never {
+/** A request no operation takes: 404 no_route, or 405 with the methods the route table gives the path. */
+function refuseRoute(routed: Exclude<Routed, { kind: 'ok' }>, req: Request, res: Response): never {
   if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
-  if (kind === 'not_found') {
+  if (routed.kind === 'no_route') {
     state(res).route = 'no_route';
-    throw new ApiError('no_route', 'No such API route.');
+    throw new ApiError('no_route');
   }
-  const match = routes.match(req.method, path);
-  const allow = match.kind === 'method_not_allowed' ? match.allow : [];
-  state(res).route = match.kind === 'method_not_allowed' ? match.path : 'no_route';
-  throw new ApiError('method_not_allowed', `This path answers ${allow.join(', ')}.`, { headers: { Allow: allow.join(', ') } });
+  state(res).route = routed.path;
+  const allow = routed.allow.join(', ');
+  throw new ApiError('method_not_allowed', `This path answers ${allow}.`, { headers: { Allow: allow } });
 }
 
 /** The refusal of a file part from a caller who may not send files (made when one arrives, not for every request). */
@@ -299,8 +294,8 @@ const KNOWN_MEDIA_TYPES = ['application/json', 'multipart/form-data', 'applicati
  */
 function requireDeclaredMediaType(op: CompiledOperation, req: Request): void {
   const declared = op.mediaTypes;
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  const asDeclared = /^application\/[a-z0-9.+-]+\+json$/.test(type) ? 'application/json' : type;
+  const type = mediaTypeOf(req.headers['content-type']);
+  const asDeclared = isJsonMediaType(type) ? 'application/json' : type;
   if (!hasBody(req) || !KNOWN_MEDIA_TYPES.includes(asDeclared) || declared.includes(asDeclared)) return;
   throw new ApiError('unsupported_media_type', `Send the body as ${declared.join(' or ')}.`);
 }

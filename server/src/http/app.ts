@@ -36,7 +36,7 @@ export interface AppOptions {
   rateLimitCounter?: HitCounter;
 }
 
-export interface AppLocals {
+interface AppLocals {
   /** Resolves once the contract is validated and compiled; rejects (and every API request answers 500) otherwise. */
   ready: Promise<void>;
   logger: Logger;
@@ -143,7 +143,7 @@ function steps(app: express.Express, response: object, middlewares: RequestHandl
       if (error) return fail(error, req, res);
       const middleware = middlewares[i++];
       // Past the last part (the API edge answers every request it gets): nothing answered.
-      if (!middleware) return fail(new ApiError('no_route', 'No such API route.'), req, res);
+      if (!middleware) return fail(new ApiError('no_route'), req, res);
       try {
         const result = middleware(req, res, next) as unknown;
         if (result instanceof Promise) result.then(undefined, (e: unknown) => next(e ?? new Error('Rejected promise')));

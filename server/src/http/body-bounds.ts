@@ -32,7 +32,7 @@ export interface ShapeBounds {
 }
 
 /** Policy for positions the contract leaves open: unknown properties (ignored by the API) and what they hold. */
-export const OPEN_LIMITS = { maxLength: 65_536, maxItems: 256, maxProperties: 256 } as const;
+const OPEN_LIMITS = { maxLength: 65_536, maxItems: 256, maxProperties: 256 } as const;
 
 /** Limits of every JSON body, wherever the contract says nothing. */
 export const JSON_LIMITS = {

@@ -20,12 +20,10 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
-import { ApiError, stripUnsafeInName, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, bodyKindOf, stripUnsafeInName, validationFailed } from '@secret-push/sdk/rules';
 import { FORM_LIMITS, formFieldBound, largestFormField, OPEN, type FormBounds, type ShapeBounds } from './body-bounds.js';
 import { JsonScanner, JsonViolationError } from './json-scan.js';
 import { FormViolationError, UrlencodedParser } from './urlencoded.js';
-
-export { FormViolationError, JsonViolationError };
 
 export interface BodyLimits {
   /** Most bytes of the body, as sent and as decoded. */
@@ -56,7 +54,7 @@ export function isBoundsError(error: unknown): error is BoundsError {
   return error instanceof JsonViolationError || error instanceof FormViolationError;
 }
 
-export interface FormFile {
+interface FormFile {
   field: string;
   filename: string;
   contentType: string;
@@ -79,15 +77,6 @@ const MAX_PARTS = FORM_LIMITS.maxFields;
 /** Most bytes of the headers of one multipart part. */
 const MAX_PART_HEADER_BYTES = 8 * 1024;
 
-type MediaType = 'json' | 'multipart' | 'urlencoded';
-
-function mediaTypeOf(contentType: string): MediaType | null {
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return 'json';
-  if (type === 'multipart/form-data') return 'multipart';
-  if (type === 'application/x-www-form-urlencoded') return 'urlencoded';
-  return null;
-}
 
 /** Whether a request carries a body (a length above zero, or chunked transfer). */
 export function hasBody(req: IncomingMessage): boolean {
@@ -96,7 +85,7 @@ export function hasBody(req: IncomingMessage): boolean {
 }
 
 function tooLarge(): ApiError {
-  return new ApiError('payload_too_large', 'The request body is larger than this instance accepts.');
+  return new ApiError('payload_too_large');
 }
 
 function decoderFor(encoding: string | undefined): Transform | null {
@@ -130,7 +119,7 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits): Promis
   if (!hasBody(req)) return { body: { type: 'none' }, digest: EMPTY_DIGEST };
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limits.maxBytes) throw tooLarge();
-  const media = mediaTypeOf(String(req.headers['content-type'] ?? ''));
+  const media = bodyKindOf(req.headers['content-type']);
   if (!media) {
     throw new ApiError('unsupported_media_type', 'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.');
   }
@@ -179,7 +168,7 @@ function jsonConsumer(bounds: ShapeBounds): Consumer {
 }
 
 function invalidJson(): ApiError {
-  return new ApiError('invalid_json', 'The request body is not valid JSON.');
+  return new ApiError('invalid_json');
 }
 
 function formConsumer(bounds: FormBounds | undefined): Consumer {

@@ -17,10 +17,10 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const bodyParserType = (error as { type?: unknown } | null)?.type;
   if (bodyParserType === 'entity.too.large') {
-    return new ApiError('payload_too_large', 'The request body is larger than this instance accepts.');
+    return new ApiError('payload_too_large');
   }
   if (bodyParserType === 'entity.parse.failed') {
-    return new ApiError('invalid_json', 'The request body is not valid JSON.');
+    return new ApiError('invalid_json');
   }
   if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') {
     return new ApiError('unsupported_media_type', 'The request body encoding is not supported.');
@@ -31,7 +31,7 @@ export function toApiError(error: unknown): ApiError {
   if (isConnectionError(error)) {
     return new ApiError('service_unavailable');
   }
-  return new ApiError('internal_error', 'Something went wrong on our side.');
+  return new ApiError('internal_error');
 }
 
 /** What a log line may say about an unexpected failure: its class, code and stack frames, never its message. */
@@ -74,7 +74,7 @@ const PUSH_PATH = '/requestBody/push';
  */
 export function validationError(errors: ErrorObject[]): ApiError {
   if (errors.some((e) => e.keyword === 'parse')) {
-    return new ApiError('invalid_json', 'The request body is not valid JSON.');
+    return new ApiError('invalid_json');
   }
   const envelope = errors.some(
     (e) =>
@@ -83,7 +83,7 @@ export function validationError(errors: ErrorObject[]): ApiError {
       (e.instancePath === '/requestBody/push' && e.keyword === 'type'),
   );
   if (envelope) {
-    return new ApiError('missing_push', 'The request body must be a JSON object with a "push" object.');
+    return new ApiError('missing_push');
   }
   const parameterErrors = errors.filter((e) => /^\/(path|query|header|cookie)(\/|$)/.test(e.instancePath));
   if (parameterErrors.some((e) => e.instancePath === '/query/page')) {
@@ -91,7 +91,7 @@ export function validationError(errors: ErrorObject[]): ApiError {
   }
   if (parameterErrors.length > 0 && parameterErrors.every((e) => e.instancePath === '/path/url_token')) {
     // No push can have a token outside the parameter's bounds: the contract says any unknown value answers 404.
-    return new ApiError('not_found', 'No push has this token.');
+    return new ApiError('not_found');
   }
   if (parameterErrors.length > 0) {
     return new ApiError('invalid_parameter', `Invalid or missing parameter: ${parameterNames(parameterErrors).join(', ')}.`);

@@ -374,7 +374,7 @@ export class JsonScanner {
   /** A byte of a number; false when it ends the number (the byte is looked at again). */
   private number(byte: number): boolean {
     const digit = isDigit(byte);
-    let next: S | null = null;
+    let next: S | null;
     switch (this.state) {
       case S.NumMinus:
         next = byte === 0x30 ? S.NumZero : digit ? S.NumInt : null;
@@ -429,11 +429,4 @@ export class JsonScanner {
     this.stack.pop();
     this.valueDone();
   }
-}
-
-/** Scans a whole body (tests, and callers that already hold the bytes). */
-export function scanJson(bytes: Uint8Array, root: ShapeBounds, limits?: JsonLimits): ScanResult {
-  const scanner = new JsonScanner(root, limits);
-  scanner.write(bytes);
-  return scanner.end();
 }

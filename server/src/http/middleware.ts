@@ -163,7 +163,7 @@ export function accessLog(logger: Logger): RequestHandler {
  * an answer, `RateLimit` where the client stands in each. Both are lists: the per-client request limit writes its item
  * first, a create adds its storage quota's (../push/storage-quota.ts). A list field is added to, never replaced.
  */
-export const RATE_LIMIT_FIELDS: ReadonlySet<string> = new Set(['ratelimit', 'ratelimit-policy']);
+const RATE_LIMIT_FIELDS: ReadonlySet<string> = new Set(['ratelimit', 'ratelimit-policy']);
 
 /** The value to set for `name`: for a RateLimit field, what the response already has followed by `value`. */
 export function fieldValue(res: { getHeader(name: string): unknown }, name: string, value: string): string {
@@ -211,13 +211,4 @@ export function stripJsonSuffix(): RequestHandler {
     }
     next();
   };
-}
-
-/** Whether a request's body is JSON (`application/json` or `application/*+json`). */
-export function isJsonRequest(req: { headers: Record<string, string | string[] | undefined> }): boolean {
-  const type = String(req.headers['content-type'] ?? '')
-    .split(';')[0]!
-    .trim()
-    .toLowerCase();
-  return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }

@@ -5,15 +5,12 @@
  * published otherwise; the API edge runs its request steps from what it compiled (./operation-table.ts).
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { BUNDLED_SPEC_PATH, bundledDocument, inlineRefs, makeAjv } from '@secret-push/contract';
+import { bundledDocument, inlineRefs, makeAjv } from '@secret-push/contract';
 import type { AjvOptions } from '@secret-push/sdk/rules';
 import { OpenAPIBackend, type Document, type Options as BackendOptions } from 'openapi-backend';
 
 /** Validates a 3.1 document; throws with the validator's findings when it is not valid OpenAPI. */
-/** The bundled contract the HTTP layer validates with (and serves at /api/v2/openapi.json). */
-export const SPEC_PATH = BUNDLED_SPEC_PATH;
-
-export async function validateDocument(document: Document): Promise<void> {
+async function validateDocument(document: Document): Promise<void> {
   const result = await new Validator().validate(document as unknown as Record<string, unknown>);
   if (!result.valid) {
     const details = typeof result.errors === 'string' ? result.errors : JSON.stringify(result.errors, null, 2);

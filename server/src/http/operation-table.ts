@@ -2,13 +2,14 @@
  * openapi-backend's request handling (`handleRequest`: routing, path parameters, security requirements, request
  * validation), worked out once per contract instead of on every request. The library rebuilds its operation list,
  * a RegExp per path template, lodash chains and deep copies of the request for each request it handles (about a tenth
- * of a request's CPU time in the bench); the answers depend only on the document, so they are computed here at start-up
- * and each request runs the same steps, with the same rules, against the results:
+ * of a request's CPU time in the bench; its `matchOperation` alone costs 100 times a table lookup or more, ARCHITECTURE.md
+ * "One router"); the answers depend only on the document, so they are computed here at start-up and each request runs
+ * the same steps, with the same rules, against the results:
  *
- * - routing: the operation whose path equals the request's, else the most literal template that matches it (each
- *   `{param}` one segment; trailing slashes ignored) with the request's method; 404 when no template matches, 405 when
- *   one matches without the method (router.js `matchOperation`);
- * - path parameters: bath's pattern for the template, each value percent-decoded (router.js `parseRequest`);
+ * - routing: the contract's route table (`contract().routes`, the project's one `RouteTable`, whose rules are
+ *   router.js `matchOperation` and `parseRequest`: server/test/api/router.unit.test.ts compares them), asked once per
+ *   request; its answer (the operation and its percent-decoded path parameters, or 404, or 405 with `Allow`) is what
+ *   every later step uses;
  * - security: every scheme the operation's requirements name is asked once, a requirement holds when all its schemes
  *   say yes, and the operation is authorised when one requirement holds (backend.js `handleRequest`);
  * - validation: the Ajv validators openapi-backend compiled from the contract for the operation (`validator.
@@ -21,6 +22,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OpenAPIBackend, Operation } from 'openapi-backend';
+import { mediaTypeOf, type HeaderValue, type RouteTable } from '@secret-push/sdk/rules';
 
 type Json = Record<string, unknown>;
 
@@ -28,7 +30,7 @@ type Json = Record<string, unknown>;
  * Most validation errors kept for one request. The body reader bounds every array and object by the contract before
  * validation (./body-bounds.ts), so the validator's list is short; this is the backstop.
  */
-export const MAX_ERRORS = 200;
+const MAX_ERRORS = 200;
 
 export interface CompiledOperation {
   operationId: string;
@@ -42,13 +44,6 @@ export interface CompiledOperation {
   hasRequestBody: boolean;
   /** The request body's declared media types. */
   mediaTypes: string[];
-  /** openapi-backend's route pattern: the template's literal parts as written, each `{param}` one segment. */
-  matcher: RegExp;
-  /** The template's literal characters: the more, the more specific. */
-  literal: number;
-  /** bath's pattern for the template's parameters (what openapi-backend reads path parameters with). */
-  paramPattern: RegExp;
-  paramNames: string[];
   /** The security requirements (the operation's, else the document's) and the schemes they name. */
   security: Record<string, unknown>[];
   schemes: string[];
@@ -56,7 +51,21 @@ export interface CompiledOperation {
   validators: ValidateFunction[];
 }
 
-export type Routed = { kind: 'ok'; operation: CompiledOperation } | { kind: 'not_found' } | { kind: 'method_not_allowed' };
+/**
+ * The one routing answer of a request, carried on it: its operation and path parameters (percent-decoded), or 404, or
+ * 405 with the methods the path answers. `path` is the path template (what the access log names).
+ */
+export type Routed =
+  | { kind: 'ok'; operation: CompiledOperation; path: string; params: Record<string, string> }
+  | { kind: 'no_route' }
+  | { kind: 'method_not_allowed'; path: string; allow: string[] };
+
+/** What the route table routes to: an operation of the contract. */
+export interface ContractOperation {
+  operationId: string;
+  method: string;
+  path: string;
+}
 
 /** What `validate` checks: the request as the edge read it. */
 export interface RequestToValidate {
@@ -64,23 +73,6 @@ export interface RequestToValidate {
   query: Record<string, unknown>;
   headers: Record<string, string | string[] | undefined>;
   body: unknown;
-}
-
-function escapeRegExp(literal: string): string {
-  return literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** router.js `pathTemplateToPattern`. */
-function routePattern(template: string): RegExp {
-  return new RegExp(`^${template.replace(/\{[^}]+\}/g, '\0').split('\0').map(escapeRegExp).join('[^/]+')}$`);
-}
-
-/** bath-es5's `toPathPattern` and parameter names (its literal parts are not escaped: kept as the library has it). */
-function bathPattern(template: string): { pattern: RegExp; names: string[] } {
-  return {
-    pattern: new RegExp(`^${template.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)')}$`),
-    names: (template.match(/\{[A-Za-z0-9_-]+\}/g) ?? []).map((x) => x.slice(1, -1)),
-  };
 }
 
 /** Refuses a parameter whose handling by openapi-backend is not carried over here. */
@@ -104,80 +96,55 @@ export function requestPath(path: string): string {
   return q === -1 ? p : p.slice(0, q);
 }
 
-/** router.js `normalizePath` (apiRoot `/`): trimmed, trailing slashes removed. */
-function routingPath(path: string): string {
-  let p = path.trim();
-  while (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
-  return p;
-}
-
 export class OperationTable {
   private readonly byId = new Map<string, CompiledOperation>();
-  /** Most literal first (a stable sort: document order among equals), as `matchOperation` orders template matches. */
-  private readonly bySpecificity: CompiledOperation[];
-  /** `method path` → operation, for the exact-path match that comes first. */
-  private readonly exact = new Map<string, CompiledOperation>();
 
-  constructor(backend: OpenAPIBackend) {
+  /**
+   * `backend`: openapi-backend loaded with the contract (its dereferenced operations and compiled validators);
+   * `routes`: the contract's route table, over the same operations (checked here: a difference fails to load).
+   */
+  constructor(
+    backend: OpenAPIBackend,
+    private readonly routes: RouteTable<ContractOperation>,
+  ) {
     for (const operation of backend.router.getOperations()) {
       const operationId = operation.operationId;
       if (!operationId) continue;
       const parameters = (operation.parameters ?? []) as unknown as Json[];
       for (const parameter of parameters) checkSupported(operationId, parameter);
       const requestBody = operation.requestBody as { content?: Json } | undefined;
-      const { pattern, names } = bathPattern(operation.path);
       const security = (operation.security ?? []) as Record<string, unknown>[];
-      const compiled: CompiledOperation = {
+      this.byId.set(operationId, {
         operationId,
         method: operation.method.toLowerCase(),
         path: operation.path,
         operation,
         hasRequestBody: Boolean(operation.requestBody),
         mediaTypes: Object.keys(requestBody?.content ?? {}),
-        matcher: routePattern(operation.path),
-        literal: operation.path.replace(/\{.*?\}/g, '').length,
-        paramPattern: pattern,
-        paramNames: names,
         security,
         schemes: security.flatMap((requirement) => Object.keys(requirement)),
         validators: backend.validator.getRequestValidatorsForOperation(operationId) ?? [],
-      };
-      this.byId.set(operationId, compiled);
-      const key = `${compiled.method} ${compiled.path}`;
-      if (!this.exact.has(key)) this.exact.set(key, compiled);
+      });
     }
-    this.bySpecificity = [...this.byId.values()].sort((a, b) => b.literal - a.literal);
+    const routed = routes.operations();
+    const same =
+      routed.length === this.byId.size &&
+      routed.every((op) => {
+        const compiled = this.byId.get(op.operationId);
+        return compiled !== undefined && compiled.method === op.method.toLowerCase() && compiled.path === op.path;
+      });
+    if (!same) throw new Error('The route table and openapi-backend disagree on the operations of the contract');
   }
 
   operations(): CompiledOperation[] {
     return [...this.byId.values()];
   }
 
-  /** The operation a request names (`path` as `requestPath` gives it), or why there is none. */
+  /** Routes a request (its path as sent, before decoding): one match of the route table, the answer every step uses. */
   route(method: string, path: string): Routed {
-    const m = method.trim().toLowerCase();
-    const p = routingPath(path);
-    const exact = this.exact.get(`${m} ${p}`);
-    if (exact) return { kind: 'ok', operation: exact };
-    let matched = false;
-    for (const op of this.bySpecificity) {
-      if (!op.matcher.test(p)) continue;
-      if (op.method === m) return { kind: 'ok', operation: op };
-      matched = true;
-    }
-    return matched ? { kind: 'method_not_allowed' } : { kind: 'not_found' };
-  }
-
-  /** The path parameters of a routed request, percent-decoded ({} when bath's pattern does not match). */
-  params(op: CompiledOperation, path: string): Record<string, string> {
-    const params: Record<string, string> = {};
-    if (op.paramNames.length === 0) return params;
-    const m = op.paramPattern.exec(routingPath(path));
-    if (!m) return params;
-    op.paramNames.forEach((name, i) => {
-      params[name] = decodeURIComponent(m[i + 1]!);
-    });
-    return params;
+    const match = this.routes.match(method, path);
+    if (match.kind !== 'ok') return match;
+    return { kind: 'ok', operation: this.byId.get(match.operation.operationId)!, path: match.operation.path, params: match.params };
   }
 
   /** Whether the operation's security requirements hold, given each scheme's verdict. */
@@ -224,11 +191,7 @@ export class OperationTable {
         errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: {}, message: (error as Error).message });
       }
     }
-    const rawType = request.headers['content-type'];
-    const contentType = String((Array.isArray(rawType) ? rawType[0] : rawType) || '')
-      .split(';')[0]!
-      .trim()
-      .toLowerCase();
+    const contentType = mediaTypeOf(request.headers['content-type'] as HeaderValue);
     // A copy of the headers: Ajv's type coercion writes into what it validates.
     const parameters: Record<string, unknown> = { path: request.params, query: request.query, header: { ...request.headers }, cookie: {} };
     if (typeof requestBody === 'object' || contentType === 'application/json') parameters.requestBody = requestBody;

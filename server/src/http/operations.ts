@@ -15,7 +15,7 @@ interface Operation<Data, Responses> {
   responses: Responses;
 }
 
-export interface Operations {
+interface Operations {
   getVersion: Operation<G.GetVersionData, G.GetVersionResponses>;
   createPush: Operation<G.CreatePushData, G.CreatePushResponses>;
   getPush: Operation<G.GetPushData, G.GetPushResponses>;
@@ -27,13 +27,13 @@ export interface Operations {
   downloadPushFile: Operation<G.DownloadPushFileData, G.DownloadPushFileResponses>;
 }
 
-export type OperationId = keyof Operations;
+type OperationId = keyof Operations;
 
 type Present<T> = [T] extends [undefined] ? Record<string, never> : Exclude<T, undefined>;
 type Field<Data, K extends string> = K extends keyof Data ? Present<Data[K]> : Record<string, never>;
 
 /** The request as openapi-backend parsed and validated it. */
-export interface HandlerRequest<Op extends OperationId> {
+interface HandlerRequest<Op extends OperationId> {
   params: Field<Operations[Op]['data'], 'path'>;
   /** The declared query parameters, as sent (text: openapi-backend checked what they coerce to). */
   query: { [K in keyof Field<Operations[Op]['data'], 'query'>]?: string };
@@ -50,7 +50,7 @@ export interface HandlerRequest<Op extends OperationId> {
 type ServerBody<T> = T extends Blob ? Uint8Array : T;
 
 /** One of the operation's documented success answers. */
-export type Reply<Op extends OperationId> = {
+type Reply<Op extends OperationId> = {
   [S in keyof Operations[Op]['responses']]: {
     status: S;
     body: ServerBody<Operations[Op]['responses'][S]>;
@@ -58,6 +58,6 @@ export type Reply<Op extends OperationId> = {
   };
 }[keyof Operations[Op]['responses']];
 
-export type Handler<Op extends OperationId> = (request: HandlerRequest<Op>) => Promise<Reply<Op>>;
+type Handler<Op extends OperationId> = (request: HandlerRequest<Op>) => Promise<Reply<Op>>;
 
 export type Handlers = { [Op in OperationId]: Handler<Op> };

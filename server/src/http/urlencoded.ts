@@ -174,10 +174,3 @@ export class UrlencodedParser {
     this.nameText = '';
   }
 }
-
-/** Parses a whole body (tests, and callers that already hold the bytes). */
-export function parseUrlencoded(bytes: Uint8Array, bounds: FormFieldBounds): [string, string][] {
-  const parser = new UrlencodedParser(bounds);
-  parser.write(bytes);
-  return parser.end();
-}

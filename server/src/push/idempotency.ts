@@ -19,7 +19,7 @@ export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
  * the database after its deadline changes nothing (push-repository.ts); QUERY_TIMEOUT_MS leaves the clocks' margin.
  * By then the key is either done (the create committed: a replay) or free: the Retry-After of a 409 says when.
  */
-export const ABANDONED_AFTER_MS = QUERY_TIMEOUT_MS;
+const ABANDONED_AFTER_MS = QUERY_TIMEOUT_MS;
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotencyRequest {

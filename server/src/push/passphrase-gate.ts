@@ -86,7 +86,7 @@ export async function checkPassphrase(row: PushRow, passphrase: string | undefin
 
 async function decide(row: PushRow, passphrase: string | undefined, attemptId: string, o: GateOptions): Promise<void> {
   const missing = passphrase === undefined || passphrase === '';
-  let correct = false;
+  let correct: boolean;
   try {
     correct = !missing && (await verifyPassphrase(passphrase, row.passphraseHash!));
   } catch (error) {

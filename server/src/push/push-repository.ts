@@ -54,7 +54,7 @@ export interface AddressQuota {
 }
 
 /** A create counted against a storage quota: the push and the bytes now used, or a refusal with the bytes in use. */
-export type CountedInsert = { row: PushRow; usedBytes: number } | { refused: true; usedBytes: number; freeAt: Date | null };
+type CountedInsert = { row: PushRow; usedBytes: number } | { refused: true; usedBytes: number; freeAt: Date | null };
 
 /** Ties a create to its idempotency key: the create's own statement marks the key done. */
 export interface KeyRef {
@@ -78,7 +78,7 @@ export function storageWindowStart(now: Date): Date {
 }
 
 /** The answer when a write reached the database after its request's deadline: it changed nothing. */
-export function tooLate(): ApiError {
+function tooLate(): ApiError {
   return new ApiError('service_unavailable');
 }
 
@@ -332,10 +332,10 @@ function fileParams(files: PushFileRow[]): Record<string, unknown> {
 }
 
 /** The outcome of presenting an idempotency key. */
-export type KeyClaim = { outcome: 'claimed' } | { outcome: 'existing'; key: IdempotencyKeyRow };
+type KeyClaim = { outcome: 'claimed' } | { outcome: 'existing'; key: IdempotencyKeyRow };
 
 /** The outcome of asking for a place to check a passphrase. */
-export type AttemptReservation =
+type AttemptReservation =
   | { state: 'reserved'; id: string }
   /** Too many failures in the window: their instants, for Retry-After. */
   | { state: 'blocked'; failures: Date[] }

@@ -57,7 +57,7 @@ export interface RequestContext {
 }
 
 /** What a create may come with: an Idempotency-Key and the body's fingerprint (the API's createPush). */
-export interface CreateOptions {
+interface CreateOptions {
   idempotency?: IdempotencyRequest;
 }
 
@@ -65,7 +65,7 @@ export interface CreateOptions {
  * A created push, or the push a replayed Idempotency-Key made; `storage` says where the create left the storage quota
  * that governs it (not part of the record: the API answers it as RateLimit fields).
  */
-export type Created = PushOwner & { readonly replayed?: true; readonly storage?: StorageQuotaState };
+type Created = PushOwner & { readonly replayed?: true; readonly storage?: StorageQuotaState };
 
 export interface Page<T> {
   items: T[];
@@ -92,7 +92,7 @@ export interface PushService {
   state(urlToken: string, ctx: RequestContext): Promise<Push | null>;
 }
 
-export interface RetrieveOptions {
+interface RetrieveOptions {
   /**
    * The caller cannot say that a payload is an end-to-end envelope (the v1 API: its records have no
    * `client_encryption`). An active encrypted push is then refused with 409 `end_to_end_encrypted` before anything is

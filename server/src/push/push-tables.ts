@@ -131,13 +131,13 @@ export const IDEMPOTENCY_KEYS = defineTable<IdempotencyKeyRow>('idempotency_keys
 });
 
 /** Bytes anonymous creators stored, per client address (`scope`) and clock hour (`window_start`). */
-export interface StorageWindowRow {
+interface StorageWindowRow {
   scope: string;
   windowStart: Date;
   bytes: number;
 }
 
-export const STORAGE_WINDOWS = defineTable<StorageWindowRow>('storage_windows', {
+const STORAGE_WINDOWS = defineTable<StorageWindowRow>('storage_windows', {
   scope: column.text('scope'),
   windowStart: column.date('window_start'),
   bytes: column.int('bytes'),

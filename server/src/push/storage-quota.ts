@@ -23,7 +23,7 @@ export interface StorageQuotaState {
 }
 
 /** The policy names in `RateLimit-Policy` / `RateLimit`. */
-export const STORAGE_POLICY: Record<StorageQuotaName, string> = { anonymous: 'anonymous-storage', user: 'user-storage' };
+const STORAGE_POLICY: Record<StorageQuotaName, string> = { anonymous: 'anonymous-storage', user: 'user-storage' };
 
 /** The quota a create by this caller counts against; null when it is off. */
 export function governingQuota(settings: Pick<Settings, 'anonymousStoragePerHour' | 'userStorageBytes'>, userId: string | null): StorageQuotaName | null {
@@ -42,7 +42,7 @@ export function windowResetSeconds(now: Date): number {
 }
 
 /** A quota's state as the limit it is (the RateLimit fields are written from it). */
-export function storageLimit(state: StorageQuotaState): LimitState {
+function storageLimit(state: StorageQuotaState): LimitState {
   return {
     policy: STORAGE_POLICY[state.quota],
     quota: state.limit,
@@ -59,7 +59,7 @@ export function storageFields(state: StorageQuotaState): Record<string, string> 
 }
 
 /** Bytes in the unit people read (`512 B`, `3.5 KiB`, `100 MiB`, `1 GiB`). */
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;

@@ -8,13 +8,13 @@ import type { Worker } from 'node:cluster';
 import type { HitCounter, WindowHit } from './window-counter.js';
 import type { MetricsJson } from './metrics.js';
 
-export type ToPrimary =
+type ToPrimary =
   | { sp: 'hit'; id: number; key: string; now: number }
   | { sp: 'scrape'; id: number }
   | { sp: 'metrics'; id: number; metrics: MetricsJson }
   | { sp: 'listening'; url: string };
 
-export type ToWorker =
+type ToWorker =
   | { sp: 'hit'; id: number; hit: WindowHit }
   | { sp: 'scrape'; id: number; text?: string; error?: string }
   | { sp: 'collect'; id: number };

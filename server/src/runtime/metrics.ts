@@ -18,7 +18,7 @@ import type { Settings } from '../config/settings.js';
 import type { CoreMetrics } from '../core.js';
 import { state } from '../http/middleware.js';
 
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 const PREFIX = 'secret_push_';
 
 /** Error codes counted as refusals (the rest of the 4xx are in the request series). */
@@ -209,7 +209,7 @@ export async function aggregate(parts: MetricsJson[]): Promise<string> {
   return AggregatorRegistry.aggregate(parts).metrics();
 }
 
-export const CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+const CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
 /**
  * Records every answer of the app (once it is finished) and answers `GET /metrics` when the setting is on, with the

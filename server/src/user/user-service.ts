@@ -27,7 +27,7 @@ export interface UserService {
   deleteUserRecords(userId: string): Promise<{ pushes: number }>;
 }
 
-export interface UserSummary {
+interface UserSummary {
   email: string;
   createdAt: Date;
   hasPassword: boolean;
@@ -37,7 +37,7 @@ export interface UserSummary {
 }
 
 /** How often one server process writes a token's last use (at most). */
-export const LAST_USED_EVERY_MS = 60_000;
+const LAST_USED_EVERY_MS = 60_000;
 
 /** One statement replaces the token: the old digest is gone the moment the new one exists. */
 const REPLACE_TOKEN = sql<{ id: string; userId: string; digest: string; now: Date }>(

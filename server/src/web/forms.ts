@@ -7,7 +7,7 @@
  */
 import type { Request } from 'express';
 import { bundledDocument, inlineRefs } from '@secret-push/contract';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError, bodyKindOf, mediaTypeOf } from '@secret-push/sdk/rules';
 import { isBoundsError, readBody } from '../http/body.js';
 import { formBounds, OPEN, type FormBounds } from '../http/body-bounds.js';
 import { boundsRefusal } from '../http/body-refusal.js';
@@ -43,8 +43,8 @@ function formFailure(req: Request, error: unknown, tooLarge: string): FormError 
 }
 
 export async function readForm(req: Request, limitBytes: number, files: FormFiles = { maxFileBytes: limitBytes, maxFiles: 0 }): Promise<FormData> {
-  const type = String(req.headers['content-type'] ?? '').toLowerCase();
-  if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data')) {
+  const kind = bodyKindOf(req.headers['content-type']);
+  if (kind !== 'urlencoded' && kind !== 'multipart') {
     throw new FormError(415, 'Send the form as a web form.');
   }
   pageFields ??= formBounds((inlineRefs(bundledDocument()) as { components: { schemas: Record<string, unknown> } }).components.schemas.PushInput);
@@ -81,8 +81,7 @@ export function field(form: FormData, name: string): string {
  * never grants.
  */
 export async function readJson(req: Request, limitBytes: number): Promise<unknown> {
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json') throw new FormError(415, 'Send the body as application/json.');
+  if (mediaTypeOf(req.headers['content-type']) !== 'application/json') throw new FormError(415, 'Send the body as application/json.');
   let read;
   try {
     read = await readBody(req, { maxBytes: limitBytes, maxFileBytes: 0, maxFiles: 0, json: OPEN });

@@ -16,9 +16,9 @@ import { createSessions, CSRF_FIELD, type Sessions } from './session.js';
 import { messagePage, type Viewer } from './views/layout.js';
 
 /** Forms without files: sign-in, sign-up, token, expire. */
-export const SMALL_FORM_BYTES = 64 * 1024;
+const SMALL_FORM_BYTES = 64 * 1024;
 
-export interface Visit {
+interface Visit {
   user: AccountUser | null;
   viewer: Viewer;
 }
@@ -35,7 +35,7 @@ export class PageError extends Error {
   }
 }
 
-export type PageHandler = (req: Request, res: Response, v: Visit) => Promise<void>;
+type PageHandler = (req: Request, res: Response, v: Visit) => Promise<void>;
 
 export interface PageKit {
   core: Core;

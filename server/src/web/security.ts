@@ -5,7 +5,7 @@
 import type { Request, Response } from 'express';
 
 /** The policy of every page but the API docs: scripts, styles, images and fetches from this server only. */
-export const STRICT_CSP = [
+const STRICT_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
@@ -47,7 +47,7 @@ export function pageHeaders(res: Response, csp: string = STRICT_CSP): void {
 }
 
 /** The request's own origin (honours `trust proxy` for the protocol). */
-export function requestOrigin(req: Request): string {
+function requestOrigin(req: Request): string {
   return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 }
 

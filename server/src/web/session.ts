@@ -16,8 +16,8 @@ import type { AccountUser } from '../account/account-service.js';
 import type { Settings } from '../config/settings.js';
 import { isHttps } from './security.js';
 
-export const SESSION_COOKIE = 'sp_session';
-export const CSRF_COOKIE = 'sp_csrf';
+const SESSION_COOKIE = 'sp_session';
+const CSRF_COOKIE = 'sp_csrf';
 export const CSRF_FIELD = '_csrf';
 const AUDIENCE = 'secret-push-web';
 
@@ -26,7 +26,7 @@ export interface SessionClaims {
   sessionVersion: number;
 }
 
-export function parseCookies(req: Request): Record<string, string> {
+function parseCookies(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
   const header = req.headers.cookie;
   if (!header) return out;

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Settings } from '../../src/core.js';
 import { startRealApi, type RealApi } from './support/real.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw JSON answers, read field by field
 type Json = Record<string, any>;
 
 for (const [mode, clientEncryption] of [

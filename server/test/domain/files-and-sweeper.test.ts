@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createCore, DomainError } from '../../src/core.js';
+import { ApiError } from '@secret-push/sdk/rules';
+import { createCore } from '../../src/core.js';
 import { makeSettings, TEST_KEY_A, TEST_KEY_B } from '../support/db.js';
 import { BASE, ctx, harness } from './helpers.js';
 
@@ -7,10 +8,10 @@ const h = await harness();
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
   const err = await p.then(() => null, (e: unknown) => e);
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
 }
 
 function tokenOf(url: string): string {

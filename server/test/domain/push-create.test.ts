@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError, type PushInput } from '../../src/core.js';
+import { ApiError } from '@secret-push/sdk/rules';
+import { type PushInput } from '../../src/core.js';
 import { BASE, ctx, harness } from './helpers.js';
 
 const h = await harness();
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
   const err = await p.then(
     () => null,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
 }
 
 describe('create', () => {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/core.js';
+import { ApiError } from '@secret-push/sdk/rules';
 import { ctx, harness } from './helpers.js';
 
 const h = await harness();
 const DAY = 24 * 60 * 60 * 1000;
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
   const err = await p.then(() => null, (e: unknown) => e);
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
 }
 
 describe('expire (DELETE)', () => {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/core.js';
+import { ApiError } from '@secret-push/sdk/rules';
 import { BASE, ctx, harness } from './helpers.js';
 
 const h = await harness();
 const DAY = 24 * 60 * 60 * 1000;
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
   const err = await p.then(() => null, (e: unknown) => e);
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
 }
 
 async function auditKinds(urlToken: string, ownerId: string): Promise<string[]> {
@@ -148,7 +148,7 @@ describe('passphrase', () => {
     const results = await Promise.allSettled(
       Array.from({ length: 12 }, (_, i) => (i % 2 ? other : h.core).pushes.retrieve(push.url_token, `wrong${i}`, ctx())),
     );
-    const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as DomainError).code : 'ok'));
+    const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as ApiError).code : 'ok'));
     expect(codes.filter((c) => c === 'passphrase_incorrect').length).toBeLessThanOrEqual(5);
     expect(codes.filter((c) => c === 'too_many_attempts').length).toBeGreaterThanOrEqual(7);
   });

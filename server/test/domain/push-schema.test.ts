@@ -2,18 +2,21 @@
  * The domain validates a push with the contract's PushInput schema, not with a copy of its rules: the web create
  * form calls core.pushes.create without openapi-backend in front, and must be refused exactly as the API is. Each
  * bad input below goes both ways on the same Core: POST /api/v2/pushes (openapi-backend's 422) and
- * core.pushes.create (the domain's DomainError), and the per-field errors must be equal. Then: the compiled schema
+ * core.pushes.create (an ApiError), and the per-field errors must be equal. Then: the compiled schema
  * is the bundled document's, and a change to the document changes what the domain accepts.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError, type PushInput } from '../../src/core.js';
+import { ApiError } from '@secret-push/sdk/rules';
+import { type PushInput } from '../../src/core.js';
 import { BUNDLED_SPEC_PATH, compilePushSchema, pushSchema } from '../../src/push/push-schema.js';
-import { SPEC_PATH } from '../../src/http/openapi-backend.js';
-import { makeAjv } from '@secret-push/contract';
+import { repoRoot } from '../../src/config/settings.js';
+import { bundledDocument, makeAjv } from '@secret-push/contract';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { ctx } from './helpers.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking the bundled OpenAPI document
 type Json = Record<string, any>;
 const spec = JSON.parse(readFileSync(BUNDLED_SPEC_PATH, 'utf8')) as Json;
 const pushInput = spec.components.schemas.PushInput as Json;
@@ -113,9 +116,9 @@ async function viaDomain(push: Json): Promise<Record<string, string[]>> {
     () => null,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(DomainError);
-  expect((error as DomainError).code).toBe('validation_failed');
-  return (error as DomainError).details.fields ?? {};
+  expect(error).toBeInstanceOf(ApiError);
+  expect((error as ApiError).code).toBe('validation_failed');
+  return (error as ApiError).details.fields ?? {};
 }
 
 describe('the domain refuses what the schema refuses, with the API’s field errors', () => {
@@ -157,7 +160,9 @@ describe('the domain refuses what the schema refuses, with the API’s field err
 
 describe('the compiled schema is the bundled document’s', () => {
   it('reads the same file the HTTP layer serves and validates with', () => {
-    expect(BUNDLED_SPEC_PATH).toBe(SPEC_PATH);
+    // The docs page serves the file at BUNDLED_SPEC_PATH; openapi-backend validates with bundledDocument().
+    expect(BUNDLED_SPEC_PATH).toBe(path.join(repoRoot, 'openapi', 'bundled', 'openapi.json'));
+    expect(spec).toEqual(bundledDocument());
     expect(pushSchema().validate.schema).toEqual(pushInput);
     expect(pushSchema()).toBe(pushSchema()); // compiled once
   });

@@ -2,17 +2,18 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createCore, DomainError } from '../../src/core.js';
+import { ApiError } from '@secret-push/sdk/rules';
+import { createCore } from '../../src/core.js';
 import { tokenDigest } from '../../src/crypto/tokens.js';
 import { makeSettings } from '../support/db.js';
 import { ctx, harness } from './helpers.js';
 
 const h = await harness();
 
-async function rejection(p: Promise<unknown>): Promise<DomainError> {
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
   const err = await p.then(() => null, (e: unknown) => e);
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
 }
 
 describe('users and tokens', () => {

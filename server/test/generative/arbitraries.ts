@@ -45,7 +45,7 @@ function typesOf(s: Json): string[] {
 }
 
 /** Both schemas at once (for `allOf` members and `if`/`then` refinements): bounds tightened, properties merged. */
-export function merge(a: Json, b: Json): Json {
+function merge(a: Json, b: Json): Json {
   const out: Json = { ...a };
   for (const [key, value] of Object.entries(b)) {
     if (key === 'properties') {

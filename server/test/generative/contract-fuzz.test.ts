@@ -75,8 +75,6 @@ const operations = [...operationsOf('v2', documents.v2), ...operationsOf('v1', d
 
 // ------------------------------------------------------------------------------------------------ generation
 
-const visible = fc.string({ minLength: 1, maxLength: 40 }).map((s) => s.replace(/[^\x21-\x7e]/g, 'x'));
-
 function parameterValue(p: Json, kind: Kind): fc.Arbitrary<Part> {
   const schema = (p.schema ?? {}) as Json;
   const name = String(p.name);
@@ -439,7 +437,7 @@ function mockDecodesMultipart(c: Case): boolean {
  */
 function mockRefusesEmptyFormValue(c: Case, answer: Answer): boolean {
   if (!c.body || c.body.type.startsWith('application/json')) return false;
-  let refused: string[] = [];
+  let refused: string[];
   try {
     refused = (JSON.parse(answer.headers['sl-violations'] ?? '[]') as { location: string[]; code?: unknown }[])
       .filter((v) => v.code === 'type')

@@ -321,7 +321,7 @@ describe('multipart: through the body reader over real HTTP', () => {
     ),
     { maxLength: 6 },
   );
-  const boundary = fc.stringMatching(/^[A-Za-z0-9'()+_,.\/:=?-]{1,40}$/);
+  const boundary = fc.stringMatching(/^[A-Za-z0-9'()+_,./:=?-]{1,40}$/);
 
   it('gives back every field and file as sent (file names without control or bidi characters)', async () => {
     await fc.assert(

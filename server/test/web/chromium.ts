@@ -8,11 +8,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 const INSTALL_SCRIPT = fileURLToPath(new URL('../../../scripts/install-chromium', import.meta.url));
 
 /** Installs Debian's Chromium when it is missing (scripts/install-chromium: apt-get, as root, ≈ 30 s). */
-export function ensureChromium(): void {
+function ensureChromium(): void {
   if (existsSync(CHROMIUM)) return;
   execFileSync(INSTALL_SCRIPT, { stdio: 'inherit', timeout: 600_000 });
 }

@@ -159,6 +159,7 @@ afterAll(async () => {
 });
 
 /** Opens the app at `origin` with the query, waits for its program, returns what it found. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- what the page's program reported, read field by field
 async function runPage(origin: string, query: Record<string, string>): Promise<Record<string, any>> {
   const context = await chromium.browser.newContext();
   try {
@@ -168,6 +169,7 @@ async function runPage(origin: string, query: Record<string, string>): Promise<R
     await page.goto(`${origin}/?${new URLSearchParams(query)}`);
     await page.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
     expect(problems).toEqual([]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- what the page's program reported, read field by field
     return (await page.evaluate(() => (window as unknown as { result: Record<string, unknown> }).result)) as Record<string, any>;
   } finally {
     await context.close();

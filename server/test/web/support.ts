@@ -14,13 +14,13 @@ import type { Core, Settings } from '../../src/core.js';
 import { createCore } from '../../src/core.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
-export { CHROMIUM, ensureChromium, launchChromium } from './chromium.js';
+export { launchChromium } from './chromium.js';
 /**
  * Where the browser tests put their screenshots: an ignored folder (test-results/screenshots), so a test run leaves
  * the tree as it found it; `npm run screenshots` (SCREENSHOTS_UPDATE=1) writes the committed ones in docs/screenshots
  * on purpose.
  */
-export const SCREENSHOTS = process.env.SCREENSHOTS_UPDATE === '1' ? path.join(repoRoot, 'docs', 'screenshots') : path.join(repoRoot, 'test-results', 'screenshots');
+const SCREENSHOTS = process.env.SCREENSHOTS_UPDATE === '1' ? path.join(repoRoot, 'docs', 'screenshots') : path.join(repoRoot, 'test-results', 'screenshots');
 
 export interface WebApp {
   baseUrl: string;

@@ -4,7 +4,7 @@ import type { Core } from '../../core.js';
 import type { Handlers } from '../operations.js';
 
 /** RFC 6266 / 8187: an ASCII fallback plus the exact UTF-8 name (without control or bidi characters). */
-export function contentDisposition(name: string): string {
+function contentDisposition(name: string): string {
   const filename = safeFilename(name);
   const fallback = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -53,7 +53,7 @@ function sendV1Error(res: Response, error: unknown): void {
   sendError(res, shaped.error, state(res).requestId, shaped.extra);
 }
 
-export function v1Spec(core: Core): EdgeSpec {
+function v1Spec(core: Core): EdgeSpec {
   return {
     contract: contractV1(),
     document: bundledV1Document() as unknown as Document,
@@ -81,7 +81,7 @@ export function createV1Edge(core: Core, opts: ApiEdgeOptions): ApiEdge {
       const full = optional.get(req.path);
       if (full) req.url = full + req.url.slice(req.path.length);
       // A failure of the edge itself (the contract did not load) still answers in v1's shape.
-      return edge.handle(req, res, (error?: unknown) => sendV1Error(res, error ?? new ApiError('no_route', 'No such API route.')));
+      return edge.handle(req, res, (error?: unknown) => sendV1Error(res, error ?? new ApiError('no_route')));
     },
   };
 }

@@ -9,7 +9,7 @@ import { V1_CREATES, V1_TEXT, v1AuditEntry, v1OwnerRecord, v1PushInput, v1Record
 import { storageFields } from '../../push/storage-quota.js';
 
 /** `api_version` of the v1 report: PassPushPosh uses an instance only above 1.0 (decision 21). */
-export const V1_API_VERSION = '1.5';
+const V1_API_VERSION = '1.5';
 
 type V1Handler = (request: EdgeRequest) => Promise<EdgeReply>;
 

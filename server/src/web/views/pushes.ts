@@ -22,7 +22,7 @@ export interface CreateFormState {
 
 type Kinds = Pick<Settings, 'enableUrlPushes' | 'enableQrPushes' | 'enableFilePushes' | 'filesRequireAuth'>;
 
-export function availableKinds(settings: Kinds, signedIn: boolean): string[] {
+function availableKinds(settings: Kinds, signedIn: boolean): string[] {
   const kinds = ['text'];
   if (settings.enableUrlPushes) kinds.push('url');
   if (settings.enableQrPushes) kinds.push('qr');

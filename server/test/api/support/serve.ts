@@ -15,6 +15,7 @@ export interface Served {
   /** Every log line the app wrote (level trace and up). */
   logs: string[];
   /** A raw request through the spec-checking fetch (for bodies the SDK would never send). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the raw JSON answer, whatever its shape
   raw(path: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }>;
   close(): Promise<void>;
 }

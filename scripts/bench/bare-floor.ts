@@ -1,0 +1,183 @@
+/**
+ * The bench's same-SQL floor (`BENCH_SERVERS=bare`): a bare `node:http` + `pg` server that sends PostgreSQL the
+ * statements our server sends for the bench's requests (an anonymous text push, no passphrase, no Idempotency-Key),
+ * with the same AES-256-GCM encryption, prepared once per connection as ours are, on a pool of the same size (10).
+ * What is left between it and ours is the server's own work around the SQL.
+ *
+ * The same, statement for statement (written here after server/src/push/push-repository.ts, with its column lists
+ * from push-tables.ts, so a column added there is written here too):
+ * - create: one statement (insertStatement with no files, no key, counted by address): the deadline guard
+ *   (`clock_timestamp() < deadline`), the anonymous storage quota (the address's `storage_windows` row for this hour,
+ *   upserted on the condition that it stays within PWPUSH_ANONYMOUS_STORAGE_PER_HOUR's default, 100 MiB), the push
+ *   (every column, `stored_bytes` included) and its `creation` audit entry;
+ * - retrieve: the select by url_token (findByToken), then one statement (claimView) that, under the same guard, claims
+ *   a view with a conditional UPDATE, audits it and, on the last view, expires the push and erases its secrets.
+ *
+ * Not done here, and so not in the floor's figures: the contract's validation, the caller's credential and the
+ * request limit, the request log line, the headers every answer carries (RateLimit fields included), the full push
+ * record (this answers three fields), the row mapping, the deadline's 503, a retry on a url_token collision, and
+ * every path the bench does not take (passphrases, files, owners, idempotency keys). The push's settings are fixed
+ * (7 days, 5 views, as ours' defaults); ours reads them from the request and the settings.
+ *
+ * Run by the bench as a child process: `tsx scripts/bench/bare-floor.ts <DATABASE_URL> <port> <master key hex>`; it
+ * prints `bare listening on <url>` and stops on SIGTERM.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import pg from 'pg';
+import { createKeyring } from '../../server/src/crypto/envelope.js';
+import { newUrlToken } from '../../server/src/crypto/tokens.js';
+import { deadlineFrom } from '../../server/src/db/deadlines.js';
+import { sql, type Statement } from '../../server/src/db/sql.js';
+import { addressQuota } from '../../server/src/push/storage-quota.js';
+import { PUSHES, type PushRow } from '../../server/src/push/push-tables.js';
+
+const [databaseUrl, port, masterKeyHex] = [process.argv[2]!, Number(process.argv[3]), process.argv[4]!];
+const keyring = createKeyring([{ id: 'bench', key: Buffer.from(masterKeyHex, 'hex') }]);
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+/** PWPUSH_ANONYMOUS_STORAGE_PER_HOUR's default, under which ours runs in the bench. */
+const ANONYMOUS_STORAGE_PER_HOUR = 100 * 2 ** 20;
+const DAY_MS = 86_400_000;
+
+const P = PUSHES;
+const AUDIT_COLUMNS = 'push_id, kind, ip, user_agent, referrer, user_id, created_at';
+const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
+const IN_TIME = '(select in_time from guard)';
+const LAST_VIEW = 'views_used + 1 >= expire_after_views';
+
+const create = sql(
+  `with ${GUARD}, quota as (
+     insert into storage_windows (scope, window_start, bytes)
+     select :quotaScope, :quotaWindow, :storedBytes where ${IN_TIME} and :storedBytes::bigint <= :quotaLimit::bigint
+     on conflict (scope, window_start) do update set bytes = storage_windows.bytes + excluded.bytes
+       where storage_windows.bytes + excluded.bytes <= :quotaLimit::bigint
+     returning bytes
+   ), push as (
+     insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME} and exists (select 1 from quota) returning ${P.list}
+   ), creation as (
+     insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
+   )
+   select guard.in_time, (select bytes from quota) as window_bytes, push.* from guard left join push on true`,
+  { prepare: true },
+);
+const findByToken = sql(`select ${P.list} from pushes where url_token = :urlToken`, { prepare: true });
+const claimView = sql(
+  `with ${GUARD}, won as (
+     update pushes set views_used = views_used + 1, updated_at = :now,
+       expired = ${LAST_VIEW},
+       expired_on = case when ${LAST_VIEW} then :now else expired_on end,
+       payload_ciphertext = case when ${LAST_VIEW} then null else payload_ciphertext end,
+       note_ciphertext = case when ${LAST_VIEW} then null else note_ciphertext end,
+       passphrase_hash = case when ${LAST_VIEW} then null else passphrase_hash end
+     where id = :id and not expired and views_used < expire_after_views and expires_at > :now and ${IN_TIME}
+     returning ${P.list}
+   ), viewed as (
+     insert into audit_entries (${AUDIT_COLUMNS})
+     select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
+   )
+   select guard.in_time, won.* from guard left join won on true`,
+  { prepare: true },
+);
+
+/** Runs a statement with named values, prepared under its name on each connection (as server/src/db/sql.ts does). */
+async function run(statement: Statement<object>, params: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+  const values = statement.names.map((name) => params[name]);
+  const { rows } = await pool.query({ text: statement.text, values, ...(statement.name ? { name: statement.name } : {}) });
+  return rows as Record<string, unknown>[];
+}
+
+const readJson = (req: http.IncomingMessage): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch (e) {
+        reject(e);
+      }
+    });
+    req.on('error', reject);
+  });
+
+const send = (res: http.ServerResponse, status: number, body: unknown) => {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(text);
+};
+
+const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+  const actor = { ip: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '').slice(0, 255), referrer: '', userId: null };
+  try {
+    if (req.method === 'POST' && req.url === '/api/v2/pushes') {
+      const body = (await readJson(req)) as { push?: { payload?: string } };
+      const payload = body.push?.payload;
+      if (typeof payload !== 'string' || payload === '') return send(res, 422, { error: 'payload', code: 'validation_failed' });
+      const id = randomUUID();
+      const now = new Date();
+      const push: PushRow = {
+        id,
+        urlToken: newUrlToken(),
+        kind: 'text',
+        ownerId: null,
+        payloadCiphertext: keyring.encryptText(payload, `push:${id}:payload`),
+        nameCiphertext: null,
+        noteCiphertext: null,
+        passphraseHash: null,
+        passphraseProtected: false,
+        clientEncryption: null,
+        expireAfterDays: 7,
+        expireAfterSeconds: 7 * 86_400,
+        expireAfterViews: 5,
+        viewsUsed: 0,
+        deletableByViewer: true,
+        retrievalStep: false,
+        expired: false,
+        expiredOn: null,
+        deleted: false,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: new Date(now.getTime() + 7 * DAY_MS),
+        storedBytes: Buffer.byteLength(payload, 'utf8'),
+      };
+      const quota = addressQuota({ anonymousStoragePerHour: ANONYMOUS_STORAGE_PER_HOUR }, actor.ip, now);
+      const [row] = await run(create, {
+        ...push,
+        ...actor,
+        now,
+        deadline: deadlineFrom(now.getTime()),
+        quotaScope: quota.scope,
+        quotaWindow: quota.windowStart,
+        quotaLimit: quota.limit,
+      });
+      if (!row?.in_time) return send(res, 503, { error: 'too late', code: 'service_unavailable' });
+      if (row.url_token === null) return send(res, 429, { error: 'storage quota', code: 'storage_quota_exceeded' });
+      return send(res, 201, { url_token: row.url_token, kind: 'text', expired: false });
+    }
+    const match = /^\/api\/v2\/pushes\/([a-z0-9_-]{1,64})$/i.exec(req.url ?? '');
+    if (req.method === 'GET' && match) {
+      const now = new Date();
+      const [found] = await run(findByToken, { urlToken: match[1] });
+      if (!found) return send(res, 404, { error: 'not found', code: 'not_found' });
+      // Decrypt first, then claim (as PushService.retrieve does: a missing key burns no view).
+      const ciphertext = found.payload_ciphertext as string | null;
+      const payload = ciphertext ? keyring.decryptText(ciphertext, `push:${String(found.id)}:payload`) : '';
+      const [won] = await run(claimView, { id: found.id, ...actor, now, deadline: deadlineFrom(now.getTime()) });
+      if (!won?.in_time) return send(res, 503, { error: 'too late', code: 'service_unavailable' });
+      const claimed = won.id !== null;
+      return send(res, 200, { url_token: match[1], payload: claimed ? payload : null, expired: !claimed });
+    }
+    send(res, 404, { error: 'no route', code: 'no_route' });
+  } catch {
+    if (!res.headersSent) send(res, 500, { error: 'internal', code: 'internal_error' });
+  }
+};
+// node:http ignores the promise a handler returns: a failure that escapes the handler closes the connection.
+const server = http.createServer((req, res) => {
+  handle(req, res).catch((error: unknown) => res.destroy(error instanceof Error ? error : undefined));
+});
+server.keepAliveTimeout = 5_000;
+server.listen(port, '127.0.0.1', () => console.log(`bare listening on http://127.0.0.1:${port}`));
+const stop = () => server.close(() => void pool.end().then(() => process.exit(0)));
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,44 @@
+/**
+ * The bench's options, read once from the environment (scripts/bench.ts documents each one).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const env = process.env;
+const CPU_PROF_DIR = env.BENCH_CPU_PROF_DIR;
+
+export const options = {
+  /** Requests per scenario and concurrency, over all rounds. */
+  requests: Number(env.BENCH_REQUESTS ?? 4000),
+  /** The numbers of connections to drive with, one slice each. */
+  concurrencies: (env.BENCH_CONCURRENCY ?? '16,64').split(',').map(Number),
+  /** The servers to drive (`ours`, `ours<N>`, `ours<N>@<flags>`, `bare`, `physical`); undefined: the default set. */
+  servers: env.BENCH_SERVERS?.split(','),
+  /** Time cap of one slice (one server, one scenario, one concurrency, one round). */
+  maxSeconds: Number(env.BENCH_MAX_SECONDS ?? 60),
+  /** Unmeasured requests per server and concurrency before the rounds. */
+  warmup: Number(env.BENCH_WARMUP ?? 400),
+  rounds: Math.max(1, Number(env.BENCH_ROUNDS ?? 4)),
+  /** Ours' PWPUSH_WORKERS (undefined: the server's own default). */
+  workers: env.BENCH_WORKERS,
+  /** Ours' PWPUSH_RATE_LIMIT_PER_MINUTE: off by default, as one address sends everything. */
+  rateLimit: env.BENCH_RATE_LIMIT ?? '0',
+  /**
+   * Client addresses the load comes from (X-Forwarded-For through one trusted proxy, round robin), default 1: every
+   * request from one address, the worst case for per-address counters (the anonymous storage quota's window row).
+   */
+  addresses: Math.max(1, Math.min(65536, Number(env.BENCH_ADDRESSES ?? 1))),
+  logLevel: env.BENCH_LOG_LEVEL ?? 'info',
+  /** Where each server's output goes (`<name>.log`) instead of being drained. */
+  outputDir: env.BENCH_OUTPUT_DIR ? path.resolve(env.BENCH_OUTPUT_DIR) : undefined,
+  /** NODE_OPTIONS of every server process: a CPU profile (BENCH_CPU_PROF_DIR) and BENCH_NODE_OPTIONS. */
+  nodeOptions: [CPU_PROF_DIR ? `--cpu-prof --cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}` : '', env.BENCH_NODE_OPTIONS ?? '']
+    .filter(Boolean)
+    .join(' '),
+  /** Run ours from its TypeScript sources (tsx) rather than its build. */
+  source: env.BENCH_SOURCE === '1',
+  /** Another checkout of this repository, driven too as `base`. */
+  baseline: env.BENCH_BASELINE ? path.resolve(env.BENCH_BASELINE) : undefined,
+} as const;
