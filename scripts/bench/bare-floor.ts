@@ -4,8 +4,7 @@
  * with the same AES-256-GCM encryption, prepared once per connection as ours are, on a pool of the same size (10).
  * What is left between it and ours is the server's own work around the SQL.
  *
- * The same, statement for statement (written here after server/src/push/push-repository.ts, with its column lists
- * from push-tables.ts, so a column added there is written here too):
+ * The same, statement for statement (push-repository.ts's BENCH_STATEMENTS: the very texts the server sends):
  * - create: one statement (insertStatement with no files, no key, counted by address): the deadline guard
  *   (`clock_timestamp() < deadline`), the anonymous storage quota (the address's `storage_windows` row for this hour,
  *   upserted on the condition that it stays within PWPUSH_ANONYMOUS_STORAGE_PER_HOUR's default, 100 MiB), the push
@@ -28,9 +27,10 @@ import pg from 'pg';
 import { createKeyring } from '../../server/src/crypto/envelope.js';
 import { newUrlToken } from '../../server/src/crypto/tokens.js';
 import { deadlineFrom } from '../../server/src/db/deadlines.js';
-import { sql, type Statement } from '../../server/src/db/sql.js';
+import type { Statement } from '../../server/src/db/sql.js';
+import { BENCH_STATEMENTS } from '../../server/src/push/push-repository.js';
 import { addressQuota } from '../../server/src/push/storage-quota.js';
-import { PUSHES, type PushRow } from '../../server/src/push/push-tables.js';
+import type { PushRow } from '../../server/src/push/push-tables.js';
 
 const [databaseUrl, port, masterKeyHex] = [process.argv[2]!, Number(process.argv[3]), process.argv[4]!];
 const keyring = createKeyring([{ id: 'bench', key: Buffer.from(masterKeyHex, 'hex') }]);
@@ -39,45 +39,9 @@ const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
 const ANONYMOUS_STORAGE_PER_HOUR = 100 * 2 ** 20;
 const DAY_MS = 86_400_000;
 
-const P = PUSHES;
-const AUDIT_COLUMNS = 'push_id, kind, ip, user_agent, referrer, user_id, created_at';
-const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
-const IN_TIME = '(select in_time from guard)';
-const LAST_VIEW = 'views_used + 1 >= expire_after_views';
-
-const create = sql(
-  `with ${GUARD}, quota as (
-     insert into storage_windows (scope, window_start, bytes)
-     select :quotaScope, :quotaWindow, :storedBytes where ${IN_TIME} and :storedBytes::bigint <= :quotaLimit::bigint
-     on conflict (scope, window_start) do update set bytes = storage_windows.bytes + excluded.bytes
-       where storage_windows.bytes + excluded.bytes <= :quotaLimit::bigint
-     returning bytes
-   ), push as (
-     insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME} and exists (select 1 from quota) returning ${P.list}
-   ), creation as (
-     insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
-   )
-   select guard.in_time, (select bytes from quota) as window_bytes, push.* from guard left join push on true`,
-  { prepare: true },
-);
-const findByToken = sql(`select ${P.list} from pushes where url_token = :urlToken`, { prepare: true });
-const claimView = sql(
-  `with ${GUARD}, won as (
-     update pushes set views_used = views_used + 1, updated_at = :now,
-       expired = ${LAST_VIEW},
-       expired_on = case when ${LAST_VIEW} then :now else expired_on end,
-       payload_ciphertext = case when ${LAST_VIEW} then null else payload_ciphertext end,
-       note_ciphertext = case when ${LAST_VIEW} then null else note_ciphertext end,
-       passphrase_hash = case when ${LAST_VIEW} then null else passphrase_hash end
-     where id = :id and not expired and views_used < expire_after_views and expires_at > :now and ${IN_TIME}
-     returning ${P.list}
-   ), viewed as (
-     insert into audit_entries (${AUDIT_COLUMNS})
-     select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
-   )
-   select guard.in_time, won.* from guard left join won on true`,
-  { prepare: true },
-);
+// The repository's own statements (push-repository.ts), not copies.
+const create = BENCH_STATEMENTS.create();
+const { findByToken, claimView } = BENCH_STATEMENTS;
 
 /** Runs a statement with named values, prepared under its name on each connection (as server/src/db/sql.ts does). */
 async function run(statement: Statement<object>, params: Record<string, unknown>): Promise<Record<string, unknown>[]> {

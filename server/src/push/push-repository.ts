@@ -360,6 +360,17 @@ const insertParams = (push: PushRow, files: PushFileRow[], by: AuditActor, deadl
   ...(key ? { keyScope: key.scope, keyDigest: key.keyDigest } : {}),
 });
 
+/**
+ * The statements of the bench's requests (an anonymous text push, then its retrieval), for the bench's same-SQL floor
+ * (scripts/bench/bare-floor.ts), which sends them without the rest of the server: the very texts, so the floor cannot
+ * drift from what the server sends.
+ */
+export const BENCH_STATEMENTS = {
+  create: () => insertFor(0, undefined, true),
+  findByToken: S.findByToken,
+  claimView: S.claimView,
+};
+
 export type PushRepository = ReturnType<typeof createPushRepository>;
 
 export function createPushRepository(db: Db) {

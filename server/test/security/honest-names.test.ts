@@ -105,17 +105,21 @@ describe('the header timeout', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it('answers 408 request_timeout with a JSON error when the headers do not arrive in time', async () => {
-    const answer = await new Promise<string>((resolve, reject) => {
+  /** Writes `request` on a raw connection and returns everything the server sent until it closed the connection. */
+  const exchange = (request: string) =>
+    new Promise<string>((resolve, reject) => {
       const socket = connect(port, '127.0.0.1');
       let text = '';
       socket.setTimeout(10_000, () => socket.destroy(new Error('no answer')));
       socket.on('data', (c: Buffer) => void (text += c.toString('latin1')));
       socket.on('close', () => resolve(text));
       socket.on('error', reject);
-      // A request line and one header, then nothing (a slowloris).
-      socket.write('GET /api/v2/version HTTP/1.1\r\nHost: x\r\n');
+      socket.write(request);
     });
+
+  it('answers 408 request_timeout with a JSON error when the headers do not arrive in time', async () => {
+    // A request line and one header, then nothing (a slowloris).
+    const answer = await exchange('GET /api/v2/version HTTP/1.1\r\nHost: x\r\n');
     const [head = '', body = ''] = answer.split('\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1\.1 408 Request Timeout/);
     expect(head).toMatch(/content-type: application\/json/i);
@@ -124,16 +128,8 @@ describe('the header timeout', () => {
   });
 
   it('answers 431 header_fields_too_large (a code of the catalogue, with its status) for headers over the limit', async () => {
-    const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
-      let text = '';
-      socket.setTimeout(10_000, () => socket.destroy(new Error('no answer')));
-      socket.on('data', (c: Buffer) => void (text += c.toString('latin1')));
-      socket.on('close', () => resolve(text));
-      socket.on('error', reject);
-      // Node's default header limit is 16 KiB.
-      socket.write(`GET /api/v2/version HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    });
+    // Node's default header limit is 16 KiB.
+    const answer = await exchange(`GET /api/v2/version HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     const [head = '', body = ''] = answer.split('\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large/);
     expect(head).toMatch(/x-request-id: [0-9a-f-]{36}/i);
