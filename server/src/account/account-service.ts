@@ -28,13 +28,13 @@ export interface AccountUser {
  */
 export interface AccountService {
   /** validation_failed for a bad email, a short password or an email already registered. */
-  signUp(email: string, password: string): Promise<AccountUser>;
+  signUp(email: string, password: string, now?: Date): Promise<AccountUser>;
   /** authentication_required for a wrong email or password; too_many_attempts (with retryAfterSeconds) past the limit. */
   signIn(email: string, password: string, ip: string, now?: Date): Promise<AccountUser>;
   /** The user of a session, or null when the user is gone or the session's version is stale. */
   sessionUser(userId: string, sessionVersion: number): Promise<AccountUser | null>;
   /** Ends every session of the user (bumps the session version). */
-  endSessions(userId: string): Promise<void>;
+  endSessions(userId: string, now?: Date): Promise<void>;
   tokenStatus(userId: string): Promise<{ hasToken: boolean; createdAt: string | null }>;
   /** Forgets failed sign-ins that no longer count (the sweeper calls it). */
   forgetAttempts(now: Date): Promise<void>;
@@ -98,7 +98,7 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
   const em = (): EntityManager => orm.em.fork() as EntityManager;
 
   return {
-    async signUp(email: string, password: string) {
+    async signUp(email: string, password: string, now: Date = new Date()) {
       const normalized = normalizeEmail(email ?? '');
       const fields: Record<string, string[]> = {};
       if (normalized.length > 320 || !EMAIL.test(normalized)) fields.email = ['must be an email address'];
@@ -108,7 +108,6 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
         throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields });
       }
       const passwordHash = await hashPassphrase(password);
-      const now = new Date();
       const m = em();
       try {
         const user = m.create(User, { id: randomUUID(), email: normalized, passwordHash, createdAt: now, updatedAt: now, sessionVersion: 1 });
@@ -165,8 +164,8 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
       return user ? accountOf(user) : null;
     },
 
-    async endSessions(userId: string) {
-      await db.query(S.endSessions, { userId, now: new Date() });
+    async endSessions(userId: string, now: Date = new Date()) {
+      await db.query(S.endSessions, { userId, now });
     },
 
     async tokenStatus(userId: string) {

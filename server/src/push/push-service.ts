@@ -87,7 +87,7 @@ export interface PushService {
   audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>>;
   list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>>;
   /** Verifies the signed download token and returns the bytes. */
-  downloadFile(urlToken: string, fileId: string, token: string): Promise<{ filename: string; contentType: string; bytes: Buffer }>;
+  downloadFile(urlToken: string, fileId: string, token: string, ctx?: Pick<RequestContext, 'now'>): Promise<{ filename: string; contentType: string; bytes: Buffer }>;
   /** A push's record without its secret, from its real state; null for an unknown token. Counts nothing, logs nothing. */
   state(urlToken: string, ctx: RequestContext): Promise<Push | null>;
 }
@@ -246,9 +246,9 @@ class PushOperations implements PushService {
     return { items: result.items.map((r) => this.ownerView(r, now, base)), total: result.total, page, perPage: PAGE_SIZE };
   }
 
-  async downloadFile(urlToken: string, fileId: string, token: string): Promise<{ filename: string; contentType: string; bytes: Buffer }> {
+  async downloadFile(urlToken: string, fileId: string, token: string, ctx: Pick<RequestContext, 'now'> = {}): Promise<{ filename: string; contentType: string; bytes: Buffer }> {
     const row = await this.findOrThrow(urlToken);
-    const check = verifyDownloadToken(this.settings.signingSecret, token, urlToken, fileId);
+    const check = verifyDownloadToken(this.settings.signingSecret, token, urlToken, fileId, ctx.now ?? new Date());
     if (!check.ok) throw new ApiError(check.reason === 'link_expired' ? 'link_expired' : 'invalid_link');
     const file = await this.repo.fileOf(row.id, fileId);
     if (!file) throw new ApiError('not_found', 'This file is no longer available.');

@@ -14,9 +14,10 @@ import { sql, type Db } from '../db/sql.js';
 export interface UserService {
   /** Resolves a bearer token (or the legacy pair, when `email` is given) to a user; null when invalid. */
   authenticate(token: string, email?: string): Promise<{ userId: string; email: string } | null>;
-  createUser(email: string, password?: string): Promise<{ userId: string; token: string }>;
+  /** `now`: the caller's clock (pages and tests move it; default the system's). */
+  createUser(email: string, password?: string, now?: Date): Promise<{ userId: string; token: string }>;
   /** Replaces the user's token (the old one stops working at once); returns the new one. */
-  rotateToken(email: string): Promise<string>;
+  rotateToken(email: string, now?: Date): Promise<string>;
   /** Every user, by email: when made, whether a password is set, the token's age and last use. */
   listUsers(): Promise<UserSummary[]>;
   /** Removes the user's API token (no new one); false when the user had none. not_found for an unknown email. */
@@ -98,7 +99,7 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
       return { userId: user.id, email: user.email };
     },
 
-    async createUser(email: string, password?: string) {
+    async createUser(email: string, password?: string, now: Date = new Date()) {
       const normalized = normalizeEmail(email ?? '');
       if (normalized.length > 320 || !EMAIL.test(normalized)) {
         throw new ApiError('validation_failed', 'That is not an email address.', {
@@ -109,7 +110,6 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
       if (problem) throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
       const passwordHash = password !== undefined ? await hashPassphrase(password) : null;
       const token = newApiToken();
-      const now = new Date();
       const m = em();
       try {
         const userId = await m.transactional(async (tem) => {
@@ -129,14 +129,14 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
       }
     },
 
-    async rotateToken(email: string) {
+    async rotateToken(email: string, now: Date = new Date()) {
       const normalized = normalizeEmail(email ?? '');
       if (!EMAIL.test(normalized)) throw new ApiError('not_found', 'No user has this email.');
       const m = em();
       const user = await m.findOne(User, { email: normalized });
       if (!user) throw new ApiError('not_found', 'No user has this email.');
       const token = newApiToken();
-      await db.query(REPLACE_TOKEN, { id: randomUUID(), userId: user.id, digest: tokenDigest(token), now: new Date() });
+      await db.query(REPLACE_TOKEN, { id: randomUUID(), userId: user.id, digest: tokenDigest(token), now });
       return token;
     },
 

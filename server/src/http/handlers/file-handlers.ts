@@ -13,8 +13,8 @@ function contentDisposition(name: string): string {
 
 export function fileHandlers(core: Core): Pick<Handlers, 'downloadPushFile'> {
   return {
-    downloadPushFile: async ({ params, query }) => {
-      const file = await core.pushes.downloadFile(params.url_token, params.file_id, query.token ?? '');
+    downloadPushFile: async ({ params, query, ctx }) => {
+      const file = await core.pushes.downloadFile(params.url_token, params.file_id, query.token ?? '', ctx);
       return {
         status: 200,
         body: file.bytes,

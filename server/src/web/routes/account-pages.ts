@@ -69,7 +69,7 @@ export function accountPages(router: Router, kit: PageKit): void {
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');
       try {
-        const user = await kit.web().accounts.signUp(email, field(form, 'password'));
+        const user = await kit.web().accounts.signUp(email, field(form, 'password'), opts.clock?.());
         sessions.start(req, res, user);
         res.redirect(303, next);
       } catch (error) {
@@ -83,7 +83,7 @@ export function accountPages(router: Router, kit: PageKit): void {
     '/users/sign_out',
     kit.pageRoute('/users/sign_out', async (req, res, v) => {
       await kit.postedForm(req, v);
-      if (v.user) await kit.web().accounts.endSessions(v.user.userId);
+      if (v.user) await kit.web().accounts.endSessions(v.user.userId, opts.clock?.());
       sessions.end(req, res);
       res.redirect(303, '/');
     }),
@@ -104,7 +104,7 @@ export function accountPages(router: Router, kit: PageKit): void {
       if (!v.user) return kit.redirectToSignIn(req, res);
       await kit.postedForm(req, v);
       // One statement replaces the digest: the old token stops working the moment the new one exists.
-      const fresh = await core.users.rotateToken(v.user.email);
+      const fresh = await core.users.rotateToken(v.user.email, opts.clock?.());
       const status = await kit.web().accounts.tokenStatus(v.user.userId);
       kit.send(res, 200, tokenPage(v.viewer, { ...status, fresh }));
     }),
