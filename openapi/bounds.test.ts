@@ -19,7 +19,20 @@ describe('bounds of the contracts', () => {
     const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'spectral-')), 'findings.json');
     const result = spawnSync(
       process.execPath,
-      [`${root}node_modules/.bin/spectral`, 'lint', '-r', 'openapi/spectral.yaml', '--fail-severity', 'hint', '-f', 'json', '-o', out, 'openapi/bundled/openapi.json', 'openapi/bundled/openapi-v1.json'],
+      [
+        `${root}node_modules/.bin/spectral`,
+        'lint',
+        '-r',
+        'openapi/spectral.yaml',
+        '--fail-severity',
+        'hint',
+        '-f',
+        'json',
+        '-o',
+        out,
+        'openapi/bundled/openapi.json',
+        'openapi/bundled/openapi-v1.json',
+      ],
       { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
     );
     const findings = JSON.parse(readFileSync(out, 'utf8')) as { code: string; path: string[]; source: string }[];
@@ -38,8 +51,15 @@ describe('bounds of the contracts', () => {
       expect(lines[j]?.trim().startsWith('#'), `line ${i + 1}: ${lines[i]}`).toBe(true);
     }
     // The rate-limit rules hold: every answer declares the RateLimit fields, every 429 its Retry-After.
-    for (const rule of ['owasp:api4:2023-rate-limit', 'owasp:api4:2023-rate-limit-retry-after', 'owasp:api4:2023-rate-limit-responses-429']) {
-      expect(lines.some((l) => l.trim().startsWith(`${rule}:`)), rule).toBe(false);
+    for (const rule of [
+      'owasp:api4:2023-rate-limit',
+      'owasp:api4:2023-rate-limit-retry-after',
+      'owasp:api4:2023-rate-limit-responses-429',
+    ]) {
+      expect(
+        lines.some((l) => l.trim().startsWith(`${rule}:`)),
+        rule,
+      ).toBe(false);
     }
   });
 
@@ -56,10 +76,12 @@ describe('bounds of the contracts', () => {
         const types = Array.isArray(n.type) ? (n.type as string[]) : typeof n.type === 'string' ? [n.type] : [];
         const isSchema = where.includes('schema') || where.includes('/components/schemas/');
         if (isSchema && !('$ref' in n)) {
-          if (types.includes('string') && n.maxLength === undefined && n.enum === undefined && n.const === undefined) loose.push(`${where}: string without maxLength`);
+          if (types.includes('string') && n.maxLength === undefined && n.enum === undefined && n.const === undefined)
+            loose.push(`${where}: string without maxLength`);
           if (types.includes('array') && n.maxItems === undefined) loose.push(`${where}: array without maxItems`);
           if (types.includes('integer') && n.format === undefined) loose.push(`${where}: integer without format`);
-          if (typeof n.additionalProperties === 'object' && n.maxProperties === undefined) loose.push(`${where}: map without maxProperties`);
+          if (typeof n.additionalProperties === 'object' && n.maxProperties === undefined)
+            loose.push(`${where}: map without maxProperties`);
         }
         for (const [key, value] of Object.entries(n)) {
           if (key === 'examples' || key === 'example' || key === 'description') continue;

@@ -3,13 +3,22 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { contract, contractV1, corsRules } from './src/index.js';
-import { expectedValidationError, invalidExamples, missingExampleKinds, namedExamples } from './tooling/named-examples.js';
+import {
+  expectedValidationError,
+  invalidExamples,
+  missingExampleKinds,
+  namedExamples,
+} from './tooling/named-examples.js';
 import { backendFor } from './tooling/openapi-backend.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = (name: string) => `${root}node_modules/.bin/${name}`;
 const run = (args: string[]) =>
-  spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
+  spawnSync(process.execPath, args, {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+  });
 
 const v = contract();
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary OpenAPI document
@@ -35,7 +44,9 @@ describe('the OpenAPI contract', () => {
     const { views_remaining, ...missing } = created;
     expect(views_remaining).toBe(5);
     expect(v.validateComponent('PushOwner', created).valid).toBe(true);
-    expect(v.validateComponent('PushOwner', missing).errors).toContain("/ must have required property 'views_remaining'");
+    expect(v.validateComponent('PushOwner', missing).errors).toContain(
+      "/ must have required property 'views_remaining'",
+    );
     expect(v.validateComponent('PushOwner', { ...created, created_at: 'yesterday' }).valid).toBe(false);
   });
 
@@ -46,7 +57,17 @@ describe('the OpenAPI contract', () => {
   it('has the operations of the decisions plus the signed file download, each with its error statuses', () => {
     const byId = Object.fromEntries(v.operations().map((o) => [o.operationId, o]));
     expect(Object.keys(byId).sort()).toEqual(
-      ['createPush', 'downloadPushFile', 'expirePush', 'getPush', 'getPushAudit', 'getVersion', 'listActivePushes', 'listExpiredPushes', 'previewPush'].sort(),
+      [
+        'createPush',
+        'downloadPushFile',
+        'expirePush',
+        'getPush',
+        'getPushAudit',
+        'getVersion',
+        'listActivePushes',
+        'listExpiredPushes',
+        'previewPush',
+      ].sort(),
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
     expect(statuses('createPush')).toEqual(['201', '400', '401', '409', '413', '422', '429', '500', '503']);
@@ -55,22 +76,48 @@ describe('the OpenAPI contract', () => {
     // A request with two Host headers answers 400 on every operation (issue 19).
     for (const id of ['getVersion', 'previewPush']) expect(statuses(id), id).toContain('400');
     expect(statuses('getPushAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
-    for (const id of ['listActivePushes', 'listExpiredPushes']) expect(statuses(id)).toEqual(['200', '400', '401', '429', '500', '503']);
+    for (const id of ['listActivePushes', 'listExpiredPushes'])
+      expect(statuses(id)).toEqual(['200', '400', '401', '429', '500', '503']);
     // active and expired are matched before {url_token}: they are their own paths.
     expect(byId.listActivePushes!.path).toBe('/api/v2/pushes/active');
     expect((v.document as Json)['x-json-suffix']).toBe(true);
   });
 
-  it('answers the seed\'s gaps the way the decisions fill them', () => {
+  it("answers the seed's gaps the way the decisions fill them", () => {
     const schemas = (v.document as Json).components.schemas;
     // The push record: every reference key plus kind, expires_at and passphrase_protected; never the passphrase.
     expect(schemas.Push.required).toEqual(
-      expect.arrayContaining(['url_token', 'expired', 'expired_on', 'deleted', 'created_at', 'updated_at', 'expire_after_days', 'expire_after_views', 'days_remaining', 'views_remaining', 'deletable_by_viewer', 'retrieval_step', 'json_url', 'html_url', 'kind', 'expires_at', 'passphrase_protected']),
+      expect.arrayContaining([
+        'url_token',
+        'expired',
+        'expired_on',
+        'deleted',
+        'created_at',
+        'updated_at',
+        'expire_after_days',
+        'expire_after_views',
+        'days_remaining',
+        'views_remaining',
+        'deletable_by_viewer',
+        'retrieval_step',
+        'json_url',
+        'html_url',
+        'kind',
+        'expires_at',
+        'passphrase_protected',
+      ]),
     );
     expect(Object.keys(schemas.Push.properties)).not.toContain('passphrase');
     expect(schemas.PushFile.required).toEqual(['id', 'filename', 'content_type', 'size', 'url']);
     expect(schemas.FileUpload.required).toEqual(['filename', 'content']);
-    expect(schemas.AuditEntry.properties.kind.enum).toEqual(['creation', 'view', 'owner_view', 'failed_view', 'failed_passphrase', 'expire']);
+    expect(schemas.AuditEntry.properties.kind.enum).toEqual([
+      'creation',
+      'view',
+      'owner_view',
+      'failed_view',
+      'failed_passphrase',
+      'expire',
+    ]);
     expect(schemas.ErrorResponse.required).toEqual(['error', 'code']);
     expect(schemas.PushInput.properties.expire_after_days).toMatchObject({ minimum: 1, maximum: 90 });
     expect(schemas.PushInput.properties.expire_after_views).toMatchObject({ minimum: 1, maximum: 100 });
@@ -82,7 +129,11 @@ describe('the OpenAPI contract', () => {
     const listOk = (v.operation('listActivePushes').object as Json).responses['200'];
     expect(Object.keys(listOk.headers)).toEqual(expect.arrayContaining(['Link', 'X-Total-Count', 'Cache-Control']));
     expect(Object.keys(v.response('getPush', 429)!.headers as Json)).toContain('Retry-After');
-    expect(Object.keys((v.document as Json).components.securitySchemes).sort()).toEqual(['bearerAuth', 'legacyEmail', 'legacyToken']);
+    expect(Object.keys((v.document as Json).components.securitySchemes).sort()).toEqual([
+      'bearerAuth',
+      'legacyEmail',
+      'legacyToken',
+    ]);
   });
 
   it('enforces the per-kind create rules in the schema itself', () => {
@@ -103,7 +154,7 @@ describe('the OpenAPI contract', () => {
     expect(ok({ payload: 'x', some_other_dialect_field: 1 })).toBe(true); // unknown properties are ignored
   });
 
-  it('skips the plaintext-only checks for end-to-end encrypted pushes and checks the envelopes\' form instead', () => {
+  it("skips the plaintext-only checks for end-to-end encrypted pushes and checks the envelopes' form instead", () => {
     const ok = (push: Json) => v.validateComponent('PushInput', push).valid;
     const marker = { scheme: 'aes-256-gcm', version: 1 };
     const envelope = (chars: number) => `spe1.${'A'.repeat(chars)}`;
@@ -127,7 +178,9 @@ describe('the OpenAPI contract', () => {
     const file = v.deref<Json>({ $ref: '#/components/examples/CreateEncryptedFileRequest' }).value.push;
     expect(ok(file)).toBe(true);
     expect(ok({ ...file, files: [{ ...file.files[0], filename: 'id_ed25519' }] })).toBe(false);
-    expect(ok({ ...file, files: [{ ...file.files[0], content: 'LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0K' }] })).toBe(false);
+    expect(
+      ok({ ...file, files: [{ ...file.files[0], content: 'LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0K' }] }),
+    ).toBe(false);
     expect(ok({ ...file, files: [{ ...file.files[0], filename: envelope(251) }] })).toBe(false); // 256 > 255
     // Unknown schemes and versions are refused (a client must not believe the server could keep a promise it does not know).
     expect(ok({ ...created, client_encryption: { scheme: 'aes-256-gcm', version: 2 } })).toBe(false);
@@ -155,7 +208,9 @@ describe('the OpenAPI contract', () => {
   });
 
   it('keeps the bundled spec and the generated SDK up to date', () => {
-    expect(() => execFileSync(process.execPath, ['scripts/check-generated.mjs'], { cwd: root, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
+    expect(() =>
+      execFileSync(process.execPath, ['scripts/check-generated.mjs'], { cwd: root, encoding: 'utf8', stdio: 'pipe' }),
+    ).not.toThrow();
   });
 
   it('type-checks the SDK (generated client and facade)', () => {
@@ -179,9 +234,11 @@ describe('the OpenAPI contract', () => {
     for (const c of [v, contractV1()]) {
       for (const op of c.operations()) {
         methods.add(op.method.toUpperCase());
-        for (const p of c.parameters(op.operationId)) if (p.in === 'header') requestHeaders.add(String(p.name).toLowerCase());
+        for (const p of c.parameters(op.operationId))
+          if (p.in === 'header') requestHeaders.add(String(p.name).toLowerCase());
         for (const response of Object.values((op.object.responses ?? {}) as Json)) {
-          for (const name of Object.keys((c.deref<Json>(response).headers ?? {}) as Json)) responseHeaders.add(name.toLowerCase());
+          for (const name of Object.keys((c.deref<Json>(response).headers ?? {}) as Json))
+            responseHeaders.add(name.toLowerCase());
         }
       }
       for (const scheme of Object.values(((c.document as Json).components?.securitySchemes ?? {}) as Json)) {
@@ -195,7 +252,18 @@ describe('the OpenAPI contract', () => {
     for (const name of ['cache-control', 'content-type', 'x-content-type-options']) responseHeaders.delete(name);
     expect(lower(rules.exposedHeaders)).toEqual(expect.arrayContaining([...responseHeaders]));
     // What clients read that no operation declares yet: the IETF RateLimit fields, and Location.
-    expect(lower(rules.exposedHeaders)).toEqual(expect.arrayContaining(['ratelimit', 'ratelimit-policy', 'retry-after', 'location', 'x-request-id', 'link', 'x-total-count', 'idempotent-replayed']));
+    expect(lower(rules.exposedHeaders)).toEqual(
+      expect.arrayContaining([
+        'ratelimit',
+        'ratelimit-policy',
+        'retry-after',
+        'location',
+        'x-request-id',
+        'link',
+        'x-total-count',
+        'idempotent-replayed',
+      ]),
+    );
     expect(rules.maxAgeSeconds).toBeGreaterThan(0);
     // The `*` exception names a v1 operation.
     for (const entry of rules.anyOrigin) {
@@ -206,19 +274,35 @@ describe('the OpenAPI contract', () => {
 
   it('documents every x- extension it uses', () => {
     const readme = readFileSync(`${root}openapi/README.md`, 'utf8');
-    const used = new Set(JSON.stringify(v.document).match(/"x-[a-z-]+"/g)?.map((s) => s.slice(1, -1)));
+    const used = new Set(
+      JSON.stringify(v.document)
+        .match(/"x-[a-z-]+"/g)
+        ?.map((s) => s.slice(1, -1)),
+    );
     for (const ext of used) expect(readme).toContain(ext);
   });
 });
 
 /** Password Pusher Pro's `expire_after_duration` enum in seconds (the table of `ExpireAfterDuration`). */
-const DURATION_SECONDS = [900, 1800, 2700, 3600, 21600, 43200, ...[1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90].map((d) => d * 86_400)];
+const DURATION_SECONDS = [
+  900,
+  1800,
+  2700,
+  3600,
+  21600,
+  43200,
+  ...[1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90].map((d) => d * 86_400),
+];
 
 /** The push records among the named examples (single records and list items). */
 function pushRecords(): { where: string; push: Json }[] {
   return namedExamples(v)
     .filter((e) => e.part !== 'request' && Number(e.part) < 300)
-    .flatMap((e) => (Array.isArray(e.value) ? e.value.map((item, i) => ({ where: `${e.where}[${i}]`, push: item as Json })) : [{ where: e.where, push: e.value as Json }]))
+    .flatMap((e) =>
+      Array.isArray(e.value)
+        ? e.value.map((item, i) => ({ where: `${e.where}[${i}]`, push: item as Json }))
+        : [{ where: e.where, push: e.value as Json }],
+    )
     .filter(({ push }) => push && typeof push === 'object' && 'url_token' in push && 'expires_at' in push);
 }
 
@@ -229,16 +313,30 @@ describe('forms, durations and 422 messages (issue 11)', () => {
   it('takes expire_after_duration 0..17 as an integer in PushInput, and nothing else', () => {
     const ok = (push: Json) => v.validateComponent('PushInput', push).valid;
     for (const d of [0, 3, 6, 17]) expect(ok({ payload: 'x', expire_after_duration: d }), String(d)).toBe(true);
-    for (const d of [-1, 18, 1.5, '3', null, true]) expect(ok({ payload: 'x', expire_after_duration: d }), JSON.stringify(d)).toBe(false);
+    for (const d of [-1, 18, 1.5, '3', null, true])
+      expect(ok({ payload: 'x', expire_after_duration: d }), JSON.stringify(d)).toBe(false);
     // The pair rule is the server's (it names both fields); the schema lets a consistent pair through.
     expect(ok({ payload: 'x', expire_after_duration: 6, expire_after_days: 1 })).toBe(true);
-    expect(Object.keys(schemas.PushInput.properties).indexOf('expire_after_duration')).toBe(Object.keys(schemas.PushInput.properties).indexOf('expire_after_days') + 1);
-    expect(schemas.ExpireAfterDuration).toMatchObject({ type: 'integer', minimum: 0, maximum: DURATION_SECONDS.length - 1 });
+    expect(Object.keys(schemas.PushInput.properties).indexOf('expire_after_duration')).toBe(
+      Object.keys(schemas.PushInput.properties).indexOf('expire_after_days') + 1,
+    );
+    expect(schemas.ExpireAfterDuration).toMatchObject({
+      type: 'integer',
+      minimum: 0,
+      maximum: DURATION_SECONDS.length - 1,
+    });
   });
 
   it('declares createPush as JSON, multipart and form-urlencoded, files as parts with a form encoding', () => {
-    expect(Object.keys(createBody.content)).toEqual(['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded']);
-    expect(createBody.content['multipart/form-data'].encoding['push[files][]']).toMatchObject({ style: 'form', explode: true });
+    expect(Object.keys(createBody.content)).toEqual([
+      'application/json',
+      'multipart/form-data',
+      'application/x-www-form-urlencoded',
+    ]);
+    expect(createBody.content['multipart/form-data'].encoding['push[files][]']).toMatchObject({
+      style: 'form',
+      explode: true,
+    });
     // openapi-backend validates every media type with the first of these schemas, which must stay the JSON body.
     expect(createBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CreatePushRequest');
   });
@@ -247,21 +345,27 @@ describe('forms, durations and 422 messages (issue 11)', () => {
     const fields = Object.keys(schemas.PushInput.properties);
     const urlencoded = Object.keys(schemas.CreatePushUrlencoded.properties);
     // client_encryption is JSON-only (PushInput.client_encryption says so): end-to-end encrypted pushes are sent as JSON.
-    expect(urlencoded).toEqual(fields.filter((f) => f !== 'files' && f !== 'client_encryption').map((f) => `push[${f}]`));
+    expect(urlencoded).toEqual(
+      fields.filter((f) => f !== 'files' && f !== 'client_encryption').map((f) => `push[${f}]`),
+    );
     const multipart = schemas.CreatePushMultipart.allOf as Json[];
     expect(multipart[0]!.$ref).toBe('#/components/schemas/CreatePushUrlencoded');
     expect(Object.keys(multipart[1]!.properties)).toEqual(['push[files][]']);
     // Form integers keep the JSON field's bounds, so the mock and the docs show them.
     for (const f of ['expire_after_days', 'expire_after_duration', 'expire_after_views']) {
-      const { minimum, maximum } = schemas.PushInput.properties[f].$ref ? schemas.ExpireAfterDuration : schemas.PushInput.properties[f];
+      const { minimum, maximum } = schemas.PushInput.properties[f].$ref
+        ? schemas.ExpireAfterDuration
+        : schemas.PushInput.properties[f];
       expect(schemas.CreatePushUrlencoded.properties[`push[${f}]`], f).toMatchObject({ minimum, maximum });
     }
   });
 
   it('reads form booleans in any case from true/false/1/0/on/off/yes/no and nothing else', () => {
     const ok = (value: unknown) => v.validateComponent('FormBoolean', value).valid;
-    for (const value of ['true', 'True', 'TRUE', 'false', 'False', '1', '0', 'on', 'OFF', 'yes', 'No', '', true, false]) expect(ok(value), String(value)).toBe(true);
-    for (const value of ['checked', 'truthy', '2', ' true', 'true ', 'y', 1]) expect(ok(value), String(value)).toBe(false);
+    for (const value of ['true', 'True', 'TRUE', 'false', 'False', '1', '0', 'on', 'OFF', 'yes', 'No', '', true, false])
+      expect(ok(value), String(value)).toBe(true);
+    for (const value of ['checked', 'truthy', '2', ' true', 'true ', 'y', 1])
+      expect(ok(value), String(value)).toBe(false);
   });
 
   it('keeps the examples of forms valid against their media type, as clients send them', () => {
@@ -269,14 +373,20 @@ describe('forms, durations and 422 messages (issue 11)', () => {
     const form = v.deref<Json>(multipart.CreateFileMultipartRequest).value;
     expect(form['push[deletable_by_viewer]']).toBe('True'); // pwpush-cli sends Python's booleans
     expect(form['push[files][]']).toHaveLength(1);
-    expect(v.validateComponent('CreatePushMultipart', { ...form, 'push[deletable_by_viewer]': 'maybe' }).valid).toBe(false);
+    expect(v.validateComponent('CreatePushMultipart', { ...form, 'push[deletable_by_viewer]': 'maybe' }).valid).toBe(
+      false,
+    );
   });
 
   it('names the first failing field and its message in the error of every 422 example, errors in PushInput order', () => {
     const order = Object.keys(schemas.PushInput.properties);
     // validation_failed ones (a 422 idempotency_key_reused names no field).
-    const examples = namedExamples(v).filter((e) => e.part === '422' && (e.value as { code?: string }).code === 'validation_failed');
-    expect(examples.map((e) => e.name)).toEqual(expect.arrayContaining(['ErrValidation', 'ErrDurationConflict', 'ErrDurationOutOfRange', 'ErrDurationTooShort']));
+    const examples = namedExamples(v).filter(
+      (e) => e.part === '422' && (e.value as { code?: string }).code === 'validation_failed',
+    );
+    expect(examples.map((e) => e.name)).toEqual(
+      expect.arrayContaining(['ErrValidation', 'ErrDurationConflict', 'ErrDurationOutOfRange', 'ErrDurationTooShort']),
+    );
     for (const { where, value } of examples) {
       const body = value as { error: string; errors: Record<string, string[]> };
       expect(body.error, where).toBe(expectedValidationError(body.errors));
@@ -289,11 +399,15 @@ describe('forms, durations and 422 messages (issue 11)', () => {
   });
 
   it('counts the other messages in the 422 error text', () => {
-    expect(expectedValidationError({ expire_after_views: ['must be at most 100'] })).toBe('expire_after_views: must be at most 100');
-    expect(expectedValidationError({ payload: ['is required', 'x'], kind: ['y'] })).toBe('payload: is required (and 2 more)');
+    expect(expectedValidationError({ expire_after_views: ['must be at most 100'] })).toBe(
+      'expire_after_views: must be at most 100',
+    );
+    expect(expectedValidationError({ payload: ['is required', 'x'], kind: ['y'] })).toBe(
+      'payload: is required (and 2 more)',
+    );
   });
 
-  it('tells every push example\'s lifetime truthfully: exact seconds, days rounded up, the duration when one matches', () => {
+  it("tells every push example's lifetime truthfully: exact seconds, days rounded up, the duration when one matches", () => {
     const records = pushRecords();
     expect(records.length).toBeGreaterThanOrEqual(12);
     for (const { where, push } of records) {
@@ -306,7 +420,12 @@ describe('forms, durations and 422 messages (issue 11)', () => {
       expect(push.seconds_remaining, where).toBeLessThanOrEqual(lifetime);
     }
     const hour = v.deref<Json>({ $ref: '#/components/examples/CreatedDurationPush' }).value;
-    expect([hour.expire_after_duration, hour.expire_after_seconds, hour.expire_after_days, hour.days_remaining]).toEqual([3, 3600, 1, 1]);
+    expect([
+      hour.expire_after_duration,
+      hour.expire_after_seconds,
+      hour.expire_after_days,
+      hour.days_remaining,
+    ]).toEqual([3, 3600, 1, 1]);
   });
 
   it('keeps the fields of optional features optional (servers without them conform) while every example record has them', () => {

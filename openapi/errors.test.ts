@@ -16,7 +16,12 @@ const PAGES_ONLY: ReadonlySet<string> = new Set(['csrf_rejected', 'body_not_json
 /** v2 never answers v1's own refusal of an end-to-end encrypted push. */
 const NOT_IN_V2: ReadonlySet<string> = new Set(['end_to_end_encrypted']);
 /** v1 answers v2's codes, but not the ones of features v1 does not have. */
-const NOT_IN_V1: ReadonlySet<string> = new Set(['idempotency_key_in_use', 'idempotency_key_reused', 'invalid_link', 'link_expired']);
+const NOT_IN_V1: ReadonlySet<string> = new Set([
+  'idempotency_key_in_use',
+  'idempotency_key_reused',
+  'invalid_link',
+  'link_expired',
+]);
 
 /** The codes a schema's description lists, with the status each is listed under: "`a`, `b` (400); `c` (401, …);". */
 function documentedCodes(description: string): Map<string, number> {
@@ -35,7 +40,10 @@ function errorExamples(document: Json): { where: string; code: string; status: n
   const deref = (node: Json): Json => {
     let current = node;
     while (current && typeof current.$ref === 'string') {
-      current = current.$ref.split('/').slice(1).reduce((n: Json, part: string) => n[part.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+      current = current.$ref
+        .split('/')
+        .slice(1)
+        .reduce((n: Json, part: string) => n[part.replace(/~1/g, '/').replace(/~0/g, '~')], document);
     }
     return current;
   };
@@ -48,7 +56,11 @@ function errorExamples(document: Json): { where: string; code: string; status: n
           for (const [name, example] of Object.entries<Json>(media.examples ?? {})) {
             const value = deref(example).value;
             if (value && typeof value === 'object' && typeof value.code === 'string') {
-              found.push({ where: `${method.toUpperCase()} ${path} ${status} ${name}`, code: value.code, status: Number(status) });
+              found.push({
+                where: `${method.toUpperCase()} ${path} ${status} ${name}`,
+                code: value.code,
+                status: Number(status),
+              });
             }
           }
         }

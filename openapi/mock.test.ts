@@ -16,8 +16,13 @@ import { freePort, startPrism, type PrismProcess } from './tooling/prism-process
 const root = fileURLToPath(new URL('..', import.meta.url));
 const APP = 'http://app.localhost:3000';
 const rules = corsRules(contract().document);
-const list = (value: string | null) => (value ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-const corsHeaders = (response: Response) => Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-')));
+const list = (value: string | null) =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+const corsHeaders = (response: Response) =>
+  Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-')));
 
 describe('the mock with listed origins', () => {
   let mock: PrismProcess;
@@ -30,23 +35,36 @@ describe('the mock with listed origins', () => {
   it('answers preflights as the server does: 204, the contract methods and headers (and Prefer), max-age, no credentials', async () => {
     const response = await fetch(`${mock.baseUrl}/api/v2/pushes`, {
       method: 'OPTIONS',
-      headers: { origin: APP, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,prefer' },
+      headers: {
+        origin: APP,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,prefer',
+      },
     });
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe(APP);
-    expect(list(response.headers.get('access-control-allow-methods'))).toEqual(rules.methods.map((m) => m.toLowerCase()));
-    expect(list(response.headers.get('access-control-allow-headers'))).toEqual([...rules.allowedHeaders, 'Prefer'].map((h) => h.toLowerCase()));
+    expect(list(response.headers.get('access-control-allow-methods'))).toEqual(
+      rules.methods.map((m) => m.toLowerCase()),
+    );
+    expect(list(response.headers.get('access-control-allow-headers'))).toEqual(
+      [...rules.allowedHeaders, 'Prefer'].map((h) => h.toLowerCase()),
+    );
     expect(response.headers.get('access-control-max-age')).toBe(String(rules.maxAgeSeconds));
     expect(list(response.headers.get('vary'))).toContain('origin');
     expect(response.headers.get('access-control-allow-credentials')).toBeNull();
   });
 
   it('exposes the same headers on answers, errors included, and gives an unlisted origin none', async () => {
-    for (const [path, status] of [['/api/v2/version', 200], ['/api/v2/pushes/active', 401]] as const) {
+    for (const [path, status] of [
+      ['/api/v2/version', 200],
+      ['/api/v2/pushes/active', 401],
+    ] as const) {
       const response = await fetch(`${mock.baseUrl}${path}`, { headers: { origin: APP } });
       expect(response.status).toBe(status);
       expect(response.headers.get('access-control-allow-origin')).toBe(APP);
-      expect(list(response.headers.get('access-control-expose-headers'))).toEqual(rules.exposedHeaders.map((h) => h.toLowerCase()));
+      expect(list(response.headers.get('access-control-expose-headers'))).toEqual(
+        rules.exposedHeaders.map((h) => h.toLowerCase()),
+      );
       expect(response.headers.get('access-control-allow-credentials')).toBeNull();
     }
     const other = await fetch(`${mock.baseUrl}/api/v2/version`, { headers: { origin: 'http://other.localhost:4000' } });
@@ -59,15 +77,26 @@ describe('the mock with listed origins', () => {
   });
 
   it('names its own origin in links and URLs, never the examples’ host', async () => {
-    const created = await fetch(`${mock.baseUrl}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ push: { payload: 'x' } }) });
+    const created = await fetch(`${mock.baseUrl}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ push: { payload: 'x' } }),
+    });
     const text = await created.text();
     expect(created.status).toBe(201);
     expect(text).not.toContain(EXAMPLE_ORIGIN);
-    expect(JSON.parse(text)).toMatchObject({ html_url: expect.stringMatching(new RegExp(`^${mock.baseUrl}/p/`)), json_url: expect.stringMatching(new RegExp(`^${mock.baseUrl}/api/v2/pushes/`)) });
+    expect(JSON.parse(text)).toMatchObject({
+      html_url: expect.stringMatching(new RegExp(`^${mock.baseUrl}/p/`)),
+      json_url: expect.stringMatching(new RegExp(`^${mock.baseUrl}/api/v2/pushes/`)),
+    });
   });
 
   it('ends every list: page 1 has the example’s items and rel="next", page 2 none and no next (with or without .json)', async () => {
-    for (const path of ['/api/v2/pushes/active', '/api/v2/pushes/expired.json', '/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c/audit']) {
+    for (const path of [
+      '/api/v2/pushes/active',
+      '/api/v2/pushes/expired.json',
+      '/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c/audit',
+    ]) {
       const first = await fetch(`${mock.baseUrl}${path}?page=1`, { headers: { authorization: 'Bearer spt_any' } });
       const firstBody = (await first.json()) as unknown[] | { logs: unknown[] };
       expect(first.status, path).toBe(200);
@@ -82,8 +111,16 @@ describe('the mock with listed origins', () => {
 
   it('answers an end-to-end create with a record marked client_encryption, an ordinary one with null', async () => {
     const post = (push: Record<string, unknown>) =>
-      fetch(`${mock.baseUrl}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ push }) }).then((r) => r.json() as Promise<{ client_encryption: unknown }>);
-    const sealed = await post({ kind: 'text', payload: 'spe1.oKGio6SlpqeoqaqrhXcOXyCodp8KCvWgYlqivwTYPGLrlzEY_X5K41axRA4UM6ZRfVL17vzqxcw', client_encryption: { scheme: 'aes-256-gcm', version: 1 } });
+      fetch(`${mock.baseUrl}/api/v2/pushes`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ push }),
+      }).then((r) => r.json() as Promise<{ client_encryption: unknown }>);
+    const sealed = await post({
+      kind: 'text',
+      payload: 'spe1.oKGio6SlpqeoqaqrhXcOXyCodp8KCvWgYlqivwTYPGLrlzEY_X5K41axRA4UM6ZRfVL17vzqxcw',
+      client_encryption: { scheme: 'aes-256-gcm', version: 1 },
+    });
     expect(sealed.client_encryption).toEqual({ scheme: 'aes-256-gcm', version: 1 });
     expect((await post({ payload: 'plain' })).client_encryption).toBeNull();
   });
@@ -94,7 +131,11 @@ describe('npm run mock as a process', () => {
     const port = await freePort();
     const npm = spawn('npm', ['run', '--silent', 'mock'], {
       cwd: root,
-      env: { ...process.env, MOCK_PORT: String(port), PATH: `${fileURLToPath(new URL('../node_modules/.bin', import.meta.url))}:${process.env.PATH}` },
+      env: {
+        ...process.env,
+        MOCK_PORT: String(port),
+        PATH: `${fileURLToPath(new URL('../node_modules/.bin', import.meta.url))}:${process.env.PATH}`,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: false,
     });
@@ -119,7 +160,9 @@ describe('npm run mock as a process', () => {
     npm.kill('SIGTERM');
     const bindable = () =>
       new Promise<boolean>((resolve) => {
-        const probe = createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+        const probe = createServer()
+          .once('error', () => resolve(false))
+          .listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
       });
     while (!(await bindable())) {
       expect(Date.now() - stopped, 'the port is still taken').toBeLessThan(2_000);
@@ -134,7 +177,9 @@ describe('npm run mock as a process', () => {
       }
     };
     while (alive(prismPid) || alive(mockPid)) {
-      expect(Date.now() - stopped, `still running: ${[prismPid, mockPid].filter(alive).join(', ')}`).toBeLessThan(2_000);
+      expect(Date.now() - stopped, `still running: ${[prismPid, mockPid].filter(alive).join(', ')}`).toBeLessThan(
+        2_000,
+      );
       await new Promise((r) => setTimeout(r, 50));
     }
   }, 120_000);

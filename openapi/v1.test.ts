@@ -9,14 +9,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedValidationError, invalidExamples, missingExampleKinds, namedExamples } from './tooling/named-examples.js';
+import {
+  expectedValidationError,
+  invalidExamples,
+  missingExampleKinds,
+  namedExamples,
+} from './tooling/named-examples.js';
 import { backendFor } from './tooling/openapi-backend.js';
 import { startPrism, type PrismProcess } from './tooling/prism-process.js';
 import { BUNDLED_V1_SPEC_PATH, bundledV1Document, contract, contractV1 } from './src/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const run = (args: string[]) =>
-  spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
+  spawnSync(process.execPath, args, {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+  });
 const redocly = `${root}node_modules/.bin/redocly`;
 
 const v = contractV1();
@@ -56,7 +65,17 @@ describe('the v1 contract', () => {
     const dir = mkdtempSync(join(tmpdir(), 'v1-bundle-'));
     try {
       const out = join(dir, 'openapi-v1.json');
-      const result = run([redocly, 'bundle', 'openapi/v1/openapi.yaml', '--config', 'openapi/redocly.yaml', '--ext', 'json', '-o', out]);
+      const result = run([
+        redocly,
+        'bundle',
+        'openapi/v1/openapi.yaml',
+        '--config',
+        'openapi/redocly.yaml',
+        '--ext',
+        'json',
+        '-o',
+        out,
+      ]);
       expect(result.status, result.stderr).toBe(0);
       expect(readFileSync(out, 'utf8')).toBe(readFileSync(BUNDLED_V1_SPEC_PATH, 'utf8'));
     } finally {
@@ -75,7 +94,9 @@ describe('the v1 contract', () => {
     expect(v.validateComponent('V1PushOwner', created).valid).toBe(true);
     expect(v.validateComponent('V1PushOwner', { ...created, deletable_by_viewer: null }).valid).toBe(false);
     const { views_remaining: _views, ...missing } = created;
-    expect(v.validateComponent('V1PushOwner', missing).errors).toContain("/ must have required property 'views_remaining'");
+    expect(v.validateComponent('V1PushOwner', missing).errors).toContain(
+      "/ must have required property 'views_remaining'",
+    );
   });
 
   it('gives every operation at least one success and one error example', () => {
@@ -85,19 +106,38 @@ describe('the v1 contract', () => {
   it('has the v1 operations the reference routes, each with its statuses', () => {
     const byId = Object.fromEntries(v.operations().map((o) => [o.operationId, o]));
     expect(Object.keys(byId).sort()).toEqual(
-      ['createFilePushV1', 'createPasswordV1', 'createUrlPushV1', 'expirePushV1', 'getPushAuditV1', 'getPushV1', 'getVersionV1', 'listActivePushesV1', 'listExpiredPushesV1', 'previewPushV1'].sort(),
+      [
+        'createFilePushV1',
+        'createPasswordV1',
+        'createUrlPushV1',
+        'expirePushV1',
+        'getPushAuditV1',
+        'getPushV1',
+        'getVersionV1',
+        'listActivePushesV1',
+        'listExpiredPushesV1',
+        'previewPushV1',
+      ].sort(),
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
-    for (const id of ['createPasswordV1', 'createFilePushV1', 'createUrlPushV1']) expect(statuses(id), id).toEqual(['201', '400', '401', '413', '422', '429', '500', '503']);
+    for (const id of ['createPasswordV1', 'createFilePushV1', 'createUrlPushV1'])
+      expect(statuses(id), id).toEqual(['201', '400', '401', '413', '422', '429', '500', '503']);
     expect(statuses('getPushV1')).toEqual(['200', '400', '401', '404', '409', '429', '500', '503']);
     expect(statuses('expirePushV1')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(statuses('getPushAuditV1')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(statuses('previewPushV1')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
-    for (const id of ['listActivePushesV1', 'listExpiredPushesV1']) expect(statuses(id), id).toEqual(['200', '400', '401', '429', '500', '503']);
+    for (const id of ['listActivePushesV1', 'listExpiredPushesV1'])
+      expect(statuses(id), id).toEqual(['200', '400', '401', '429', '500', '503']);
     expect(statuses('getVersionV1')).toEqual(['200', '400', '429', '500', '503']);
     expect(v.deref<Json>({ $ref: '#/components/parameters/Prefix' }).schema.enum).toEqual(['p', 'f', 'r']);
     // Lists, audit and the /f.json and /r.json creates need a token, as in the reference.
-    for (const id of ['listActivePushesV1', 'listExpiredPushesV1', 'getPushAuditV1', 'createFilePushV1', 'createUrlPushV1']) {
+    for (const id of [
+      'listActivePushesV1',
+      'listExpiredPushesV1',
+      'getPushAuditV1',
+      'createFilePushV1',
+      'createUrlPushV1',
+    ]) {
       expect(byId[id]!.object.security, id).not.toContainEqual({});
     }
     expect(byId.createPasswordV1!.object.security).toContainEqual({});
@@ -105,13 +145,23 @@ describe('the v1 contract', () => {
 
   it('takes JSON, multipart and form-urlencoded creates with the v1 wrappers (no urlencoded file push)', () => {
     const media = (id: string) => Object.keys(v.deref<Json>(v.operation(id).object.requestBody).content);
-    expect(media('createPasswordV1')).toEqual(['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded']);
-    expect(media('createUrlPushV1')).toEqual(['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded']);
+    expect(media('createPasswordV1')).toEqual([
+      'application/json',
+      'multipart/form-data',
+      'application/x-www-form-urlencoded',
+    ]);
+    expect(media('createUrlPushV1')).toEqual([
+      'application/json',
+      'multipart/form-data',
+      'application/x-www-form-urlencoded',
+    ]);
     expect(media('createFilePushV1')).toEqual(['application/json', 'multipart/form-data']);
     const fields = Object.keys(schemas.V1PushFields.properties);
     const form = (name: string, wrapper: string, without: string[]) =>
       expect(Object.keys(schemas[name].properties), name).toEqual(
-        fields.filter((f) => !without.includes(f)).map((f) => (f === 'files' ? `${wrapper}[files][]` : `${wrapper}[${f}]`)),
+        fields
+          .filter((f) => !without.includes(f))
+          .map((f) => (f === 'files' ? `${wrapper}[files][]` : `${wrapper}[${f}]`)),
       );
     form('V1PasswordForm', 'password', []);
     form('V1FilePushForm', 'file_push', ['kind']);
@@ -126,9 +176,11 @@ describe('the v1 contract', () => {
   it('reads integers and booleans as v1 clients send them, and null or empty as not given', () => {
     const int = (value: unknown) => v.validateComponent('V1Integer', value).valid;
     for (const value of [5, '5', '05', '', null]) expect(int(value), JSON.stringify(value)).toBe(true);
-    for (const value of ['+5', ' 5', '1e2', '0x10', '1.0', 5.5, true]) expect(int(value), JSON.stringify(value)).toBe(false);
+    for (const value of ['+5', ' 5', '1e2', '0x10', '1.0', 5.5, true])
+      expect(int(value), JSON.stringify(value)).toBe(false);
     const bool = (value: unknown) => v.validateComponent('V1Boolean', value).valid;
-    for (const value of [true, false, 'true', 'True', 'FALSE', '1', '0', 'on', 'off', 'yes', 'no', '', null]) expect(bool(value), JSON.stringify(value)).toBe(true);
+    for (const value of [true, false, 'true', 'True', 'FALSE', '1', '0', 'on', 'off', 'yes', 'no', '', null])
+      expect(bool(value), JSON.stringify(value)).toBe(true);
     for (const value of ['checked', '2', 'y', 1]) expect(bool(value), JSON.stringify(value)).toBe(false);
   });
 
@@ -149,7 +201,11 @@ describe('the v1 decisions, as the documents and examples carry them', () => {
   const records = () =>
     namedExamples(v)
       .filter((e) => e.part !== 'request' && Number(e.part) < 300)
-      .flatMap((e) => (Array.isArray(e.value) ? e.value.map((item) => ({ where: e.where, push: item as Json })) : [{ where: e.where, push: e.value as Json }]))
+      .flatMap((e) =>
+        Array.isArray(e.value)
+          ? e.value.map((item) => ({ where: e.where, push: item as Json }))
+          : [{ where: e.where, push: e.value as Json }],
+      )
       .filter(({ push }) => push && typeof push === 'object' && 'url_token' in push);
 
   it('never sends the passphrase, and says whether one is needed (decision 1)', () => {
@@ -170,8 +226,12 @@ describe('the v1 decisions, as the documents and examples carry them', () => {
       expect(push.json_url, where).toBe(`https://pwpush.example.org/p/${push.url_token}.json`);
       // PassPushPosh's link: json_url without ".json".
       expect(push.json_url.replace('.json', ''), where).toBe(`https://pwpush.example.org/p/${push.url_token}`);
-      expect(push.html_url, where).toBe(`https://pwpush.example.org/p/${push.url_token}${push.retrieval_step ? '/r' : ''}`);
-      expect((Date.parse(push.expires_at) - Date.parse(push.created_at)) / 86_400_000, where).toBe(push.expire_after_days);
+      expect(push.html_url, where).toBe(
+        `https://pwpush.example.org/p/${push.url_token}${push.retrieval_step ? '/r' : ''}`,
+      );
+      expect((Date.parse(push.expires_at) - Date.parse(push.created_at)) / 86_400_000, where).toBe(
+        push.expire_after_days,
+      );
     }
   });
 
@@ -198,7 +258,9 @@ describe('the v1 decisions, as the documents and examples carry them', () => {
       expect(example(name), name).toMatchObject({ status: 'unauthorized', message: expect.any(String) });
     }
     const wrapperError = (id: string) =>
-      Object.values<Json>((v.response(id, 400) as Json).content['application/json'].examples).map((ex) => v.deref<Json>(ex).value.error as string).filter((e) => e.startsWith('param is missing'));
+      Object.values<Json>((v.response(id, 400) as Json).content['application/json'].examples)
+        .map((ex) => v.deref<Json>(ex).value.error as string)
+        .filter((e) => e.startsWith('param is missing'));
     expect(wrapperError('createPasswordV1')).toEqual(['param is missing or the value is empty or invalid: password']);
     expect(wrapperError('createFilePushV1')).toEqual(['param is missing or the value is empty or invalid: file_push']);
     expect(wrapperError('createUrlPushV1')).toEqual(['param is missing or the value is empty or invalid: url']);
@@ -215,15 +277,21 @@ describe('the v1 decisions, as the documents and examples carry them', () => {
 
   it('refuses a DELETE with 401 for anonymous callers and 403 for signed-in non-owners (decision 9)', () => {
     const codes = (status: number) =>
-      Object.values<Json>((v.response('expirePushV1', status) as Json).content['application/json'].examples).map((ex) => v.deref<Json>(ex).value.code);
+      Object.values<Json>((v.response('expirePushV1', status) as Json).content['application/json'].examples).map(
+        (ex) => v.deref<Json>(ex).value.code,
+      );
     expect(codes(401)).toContain('authentication_required');
     expect(codes(403)).toEqual(['forbidden']);
   });
 
   it('serves audit entries under views with successful, kind as the event name (decision 10)', () => {
     expect(schemas.V1AuditLog.required).toEqual(['views']);
-    expect(schemas.V1AuditEntry.required).toEqual(expect.arrayContaining(['kind', 'ip', 'user_agent', 'referrer', 'created_at', 'updated_at', 'successful']));
-    expect(schemas.V1AuditEntry.properties.kind.enum).toEqual((v2.document as Json).components.schemas.AuditEntry.properties.kind.enum);
+    expect(schemas.V1AuditEntry.required).toEqual(
+      expect.arrayContaining(['kind', 'ip', 'user_agent', 'referrer', 'created_at', 'updated_at', 'successful']),
+    );
+    expect(schemas.V1AuditEntry.properties.kind.enum).toEqual(
+      (v2.document as Json).components.schemas.AuditEntry.properties.kind.enum,
+    );
     for (const entry of example('V1AuditViews').views as Json[]) {
       expect(entry.successful, entry.kind).toBe(!['failed_view', 'failed_passphrase'].includes(entry.kind));
       expect(entry.updated_at).toBe(entry.created_at);
@@ -240,19 +308,24 @@ describe('the v1 decisions, as the documents and examples carry them', () => {
 
   it('lists its decisions in the document description', () => {
     const description = (v.document as Json).info.description as string;
-    for (const n of Array.from({ length: 21 }, (_, i) => i + 1)) expect(description).toMatch(new RegExp(`\\n\\| ${n} \\|`));
+    for (const n of Array.from({ length: 21 }, (_, i) => i + 1))
+      expect(description).toMatch(new RegExp(`\\n\\| ${n} \\|`));
     expect(description).toContain('How v1 maps onto the v2 domain');
   });
 
   it('documents every x- extension it uses in openapi/README.md', () => {
     const readme = readFileSync(`${root}openapi/README.md`, 'utf8');
-    const used = new Set(JSON.stringify(v.document).match(/"x-[a-z-]+"/g)?.map((s) => s.slice(1, -1)));
+    const used = new Set(
+      JSON.stringify(v.document)
+        .match(/"x-[a-z-]+"/g)
+        ?.map((s) => s.slice(1, -1)),
+    );
     expect(used.size).toBeGreaterThan(0);
     for (const ext of used) expect(readme).toContain(ext);
   });
 });
 
-describe('the server\'s router (openapi-backend) and the contract\'s route table route the v1 requests of the clients', () => {
+describe("the server's router (openapi-backend) and the contract's route table route the v1 requests of the clients", () => {
   it.each(CLIENT_REQUESTS)('%s %s → %s (%s)', async (method, path, operationId) => {
     const backend = await v1Backend();
     expect(backend.matchOperation({ method, path, headers: {}, query: {} })?.operationId).toBe(operationId);
@@ -262,15 +335,24 @@ describe('the server\'s router (openapi-backend) and the contract\'s route table
 
   it('answers no_route for a path outside v1 and method_not_allowed with Allow for a method a path lacks', () => {
     expect(v.routes.match('GET', '/p/k7mz4qv2xw5nrt3hbj6ypa2c/r.json').kind).toBe('no_route');
-    expect(v.routes.match('PUT', '/p/k7mz4qv2xw5nrt3hbj6ypa2c.json')).toMatchObject({ kind: 'method_not_allowed', allow: ['GET', 'DELETE'] });
+    expect(v.routes.match('PUT', '/p/k7mz4qv2xw5nrt3hbj6ypa2c.json')).toMatchObject({
+      kind: 'method_not_allowed',
+      allow: ['GET', 'DELETE'],
+    });
     expect(v.routes.match('DELETE', '/p/active.json')).toMatchObject({ kind: 'method_not_allowed', allow: ['GET'] });
   });
 
   it('reads the prefix and the url_token out of a .json path segment', async () => {
     const backend = await v1Backend();
     const request = { method: 'GET', path: '/p/rz6nryvl-d4.json', headers: {}, query: {} };
-    expect(backend.router.parseRequest(request, backend.matchOperation(request)).params).toEqual({ prefix: 'p', url_token: 'rz6nryvl-d4' });
-    expect(v.routes.match('GET', '/p/rz6nryvl-d4.json')).toMatchObject({ kind: 'ok', params: { prefix: 'p', url_token: 'rz6nryvl-d4' } });
+    expect(backend.router.parseRequest(request, backend.matchOperation(request)).params).toEqual({
+      prefix: 'p',
+      url_token: 'rz6nryvl-d4',
+    });
+    expect(v.routes.match('GET', '/p/rz6nryvl-d4.json')).toMatchObject({
+      kind: 'ok',
+      params: { prefix: 'p', url_token: 'rz6nryvl-d4' },
+    });
   });
 });
 
@@ -298,30 +380,52 @@ describe('the Prism mock of v1 answers the client flows with bodies that match t
     const res = await fetch(`${baseUrl}${path}`, init);
     const body = await res.json();
     expect(res.status, `${operationId} ${path}`).toBe(status);
-    expect(v.validateResponse(operationId, status, res.headers.get('content-type'), body).errors, operationId).toEqual([]);
+    expect(v.validateResponse(operationId, status, res.headers.get('content-type'), body).errors, operationId).toEqual(
+      [],
+    );
     return body as Json;
   }
 
   it('PassPushPosh: version, JSON create, retrieve with ?passphrase=, preview, audit, active, delete', async () => {
-    expect(Number.parseFloat((await call('getVersionV1', '/api/v1/version.json', {}, 200)).api_version)).toBeGreaterThan(1);
+    expect(
+      Number.parseFloat((await call('getVersionV1', '/api/v1/version.json', {}, 200)).api_version),
+    ).toBeGreaterThan(1);
     const json = { ...legacy, 'Content-Type': 'application/json' };
-    const created = await call('createPasswordV1', '/p.json', { method: 'POST', headers: json, body: JSON.stringify(example('V1CreatePasswordRequest')) }, 201);
+    const created = await call(
+      'createPasswordV1',
+      '/p.json',
+      { method: 'POST', headers: json, body: JSON.stringify(example('V1CreatePasswordRequest')) },
+      201,
+    );
     expect(created.url_token).toMatch(/^[a-z0-9_-]+$/);
     await call('getPushV1', `/p/${created.url_token}.json?passphrase=blue-giraffe-42`, { headers: legacy }, 200);
     await call('previewPushV1', `/p/${created.url_token}/preview.json`, {}, 200);
-    expect((await call('getPushAuditV1', `/p/${created.url_token}/audit.json`, { headers: legacy }, 200)).views).toBeInstanceOf(Array);
+    expect(
+      (await call('getPushAuditV1', `/p/${created.url_token}/audit.json`, { headers: legacy }, 200)).views,
+    ).toBeInstanceOf(Array);
     await call('listActivePushesV1', '/p/active.json', { headers: legacy }, 200);
     await call('expirePushV1', `/p/${created.url_token}.json`, { method: 'DELETE', headers: legacy }, 200);
   });
 
   it('terraform-provider-pwpush: a multipart create with the password wrapper', async () => {
     const form = new FormData();
-    for (const [name, value] of Object.entries({ 'password[payload]': 'x', 'password[expire_after_days]': '3', 'password[deletable_by_viewer]': 'true', 'password[account_id]': '7' })) form.append(name, value);
+    for (const [name, value] of Object.entries({
+      'password[payload]': 'x',
+      'password[expire_after_days]': '3',
+      'password[deletable_by_viewer]': 'true',
+      'password[account_id]': '7',
+    }))
+      form.append(name, value);
     await call('createPasswordV1', '/p.json', { method: 'POST', headers: legacy, body: form }, 201);
   });
 
   it('the .NET client: a form-urlencoded create with True', async () => {
-    const body = new URLSearchParams({ 'password[payload]': 'x', 'password[expire_after_days]': '7', 'password[expire_after_views]': '5', 'password[deletable_by_viewer]': 'True' });
+    const body = new URLSearchParams({
+      'password[payload]': 'x',
+      'password[expire_after_days]': '7',
+      'password[expire_after_views]': '5',
+      'password[deletable_by_viewer]': 'True',
+    });
     await call('createPasswordV1', '/p.json', { method: 'POST', body }, 201);
   });
 
@@ -332,7 +436,9 @@ describe('the Prism mock of v1 answers the client flows with bodies that match t
   });
 
   it('refuses a list without a token with the JSON 401 body', async () => {
-    expect(await call('listActivePushesV1', '/p/active.json', {}, 401)).toMatchObject({ code: 'authentication_required' });
+    expect(await call('listActivePushesV1', '/p/active.json', {}, 401)).toMatchObject({
+      code: 'authentication_required',
+    });
   });
 
   it('serves every documented error example of every operation', async () => {
@@ -340,9 +446,21 @@ describe('the Prism mock of v1 answers the client flows with bodies that match t
       const path = op.path.replace('{prefix}', 'p').replace('{url_token}', 'k7mz4qv2xw5nrt3hbj6ypa2c');
       const headers: Record<string, string> = { ...legacy, 'Content-Type': 'application/json' };
       const init: RequestInit = { method: op.method.toUpperCase(), headers };
-      if (op.method === 'post') init.body = JSON.stringify({ password: { payload: 'x' }, file_push: { payload: 'x' }, url: { payload: 'https://example.org/' } });
-      for (const status of Object.keys(op.object.responses as object).map(Number).filter((s) => s >= 400)) {
-        const body = await call(op.operationId, path, { ...init, headers: { ...headers, Prefer: `code=${status}` } }, status);
+      if (op.method === 'post')
+        init.body = JSON.stringify({
+          password: { payload: 'x' },
+          file_push: { payload: 'x' },
+          url: { payload: 'https://example.org/' },
+        });
+      for (const status of Object.keys(op.object.responses as object)
+        .map(Number)
+        .filter((s) => s >= 400)) {
+        const body = await call(
+          op.operationId,
+          path,
+          { ...init, headers: { ...headers, Prefer: `code=${status}` } },
+          status,
+        );
         expect(body.code, `${op.operationId} ${status}`).toMatch(/^[a-z_]+$/);
       }
     }

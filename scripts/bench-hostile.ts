@@ -38,7 +38,11 @@ function quantile(values: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 }
 
-async function startServer(databaseUrl: string, dir: string, keyHex: string): Promise<{ child: ChildProcess; base: string }> {
+async function startServer(
+  databaseUrl: string,
+  dir: string,
+  keyHex: string,
+): Promise<{ child: ChildProcess; base: string }> {
   const status = checkBuild();
   if (!status.fresh) throw new Error(`the compiled server is missing or stale (${status.reason}): run npm run build`);
   const { freePort } = await import('@secret-push/server');
@@ -80,7 +84,11 @@ async function startServer(databaseUrl: string, dir: string, keyHex: string): Pr
 
 async function ordinary(base: string): Promise<number> {
   const t0 = performance.now();
-  const r = await fetch(`${base}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"push":{"payload":"ordinary"}}' });
+  const r = await fetch(`${base}/api/v2/pushes`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"push":{"payload":"ordinary"}}',
+  });
   await r.arrayBuffer();
   if (r.status !== 201) throw new Error(`an ordinary create answered ${r.status}`);
   return performance.now() - t0;
@@ -98,7 +106,13 @@ async function main(): Promise<void> {
     const { base, child } = server;
     const pid = child.pid!;
     // A token for the cases "with a token" (the body limit is then the file limit, about 140 MB).
-    const settings = loadSettings({ PWPUSH_ENV: 'production', DATABASE_URL: db.url, PWPUSH_MASTER_KEY: `bench:${keyHex}`, PWPUSH_PUBLIC_BASE_URL: 'http://127.0.0.1', PWPUSH_DATA_DIR: dir });
+    const settings = loadSettings({
+      PWPUSH_ENV: 'production',
+      DATABASE_URL: db.url,
+      PWPUSH_MASTER_KEY: `bench:${keyHex}`,
+      PWPUSH_PUBLIC_BASE_URL: 'http://127.0.0.1',
+      PWPUSH_DATA_DIR: dir,
+    });
     const core = await createCore(settings, { sweeper: false });
     const token = (await core.users.createUser('bench-hostile@example.org')).token;
     await core.close();
@@ -144,7 +158,9 @@ async function main(): Promise<void> {
 
     const lines = ['| body | caller | status | ms to the answer | MB sent by then |', '|---|---|---|---|---|'];
     for (const r of rows) {
-      lines.push(`| ${r.what} | ${r.caller} | ${r.answer.status} | ${r.answer.ms.toFixed(1)} | ${(r.answer.sent / 1024 / 1024).toFixed(2)} |`);
+      lines.push(
+        `| ${r.what} | ${r.caller} | ${r.answer.status} | ${r.answer.ms.toFixed(1)} | ${(r.answer.sent / 1024 / 1024).toFixed(2)} |`,
+      );
     }
     console.log(lines.join('\n'));
     const times = rows.map((r) => r.answer.ms);
@@ -153,13 +169,17 @@ async function main(): Promise<void> {
       `\n${rows.length} hostile bodies: ${rows.length - not4xx.length} refused with a 4xx; time to the answer p50 ${quantile(times, 0.5).toFixed(1)} ms, ` +
         `p99 ${quantile(times, 0.99).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms; at most ${Math.max(...rows.map((r) => r.answer.sent / 1024 / 1024)).toFixed(1)} MB handed to the connection before an answer`,
     );
-    console.log(`server RSS: ${before.toFixed(0)} MB before, ${peak.toFixed(0)} MB at the peak, ${after.toFixed(0)} MB after; the same process throughout (pid ${pid})`);
+    console.log(
+      `server RSS: ${before.toFixed(0)} MB before, ${peak.toFixed(0)} MB at the peak, ${after.toFixed(0)} MB after; the same process throughout (pid ${pid})`,
+    );
     console.log(
       `ordinary creates (one at a time): p50 ${quantile(quiet, 0.5).toFixed(1)} ms, p99 ${quantile(quiet, 0.99).toFixed(1)} ms before; ` +
         `p50 ${quantile(during, 0.5).toFixed(1)} ms, p99 ${quantile(during, 0.99).toFixed(1)} ms, max ${Math.max(...during).toFixed(1)} ms during the run (${during.length} creates)`,
     );
     if (not4xx.length > 0) {
-      console.error(`not refused with a 4xx:\n${not4xx.map((r) => `  ${r.what} (${r.caller}): ${r.answer.status}`).join('\n')}`);
+      console.error(
+        `not refused with a 4xx:\n${not4xx.map((r) => `  ${r.what} (${r.caller}): ${r.answer.status}`).join('\n')}`,
+      );
       process.exitCode = 1;
     }
   } finally {

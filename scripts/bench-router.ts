@@ -54,7 +54,8 @@ const requests = [
 let sink = 0;
 const candidates = {
   'openapi-backend router.matchOperation': () => {
-    for (const r of requests) sink += r.backend.router.matchOperation({ method: r.method, path: r.path, headers: {}, query: {} }) ? 1 : 0;
+    for (const r of requests)
+      sink += r.backend.router.matchOperation({ method: r.method, path: r.path, headers: {}, query: {} }) ? 1 : 0;
   },
   'route table (contract().routes.match)': () => {
     for (const r of requests) sink += r.routes.match(r.method, r.path).kind === 'ok' ? 1 : 0;

@@ -58,7 +58,12 @@ try {
   const postgresPid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const admin = new pg.Client({ connectionString: benchAdminUrl(db) });
   await admin.connect();
-  const targets: Target[] = started.map((s) => ({ name: s.name, base: s.url, startupMs: s.startupMs, meters: { serverPid: s.child.pid!, postgresPid, admin } }));
+  const targets: Target[] = started.map((s) => ({
+    name: s.name,
+    base: s.url,
+    startupMs: s.startupMs,
+    meters: { serverPid: s.child.pid!, postgresPid, admin },
+  }));
   await driveAll(targets);
   await admin.end();
 } finally {

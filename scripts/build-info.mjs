@@ -15,12 +15,15 @@ export const INFO_FILE = path.join(BUILD_DIR, 'build-info.json');
 export const EXTRA_INPUTS = ['package-lock.json', 'scripts/build.ts', 'scripts/build-info.mjs'];
 
 export function sha256(file) {
-  return createHash('sha256').update(readFileSync(path.join(ROOT, file))).digest('hex');
+  return createHash('sha256')
+    .update(readFileSync(path.join(ROOT, file)))
+    .digest('hex');
 }
 
 /** `{ fresh: true }`, or `{ fresh: false, reason }` naming the first input that differs. */
 export function checkBuild() {
-  if (!existsSync(INFO_FILE)) return { fresh: false, reason: 'server/dist has no build (server/dist/build-info.json is missing)' };
+  if (!existsSync(INFO_FILE))
+    return { fresh: false, reason: 'server/dist has no build (server/dist/build-info.json is missing)' };
   let info;
   try {
     info = JSON.parse(readFileSync(INFO_FILE, 'utf8'));
@@ -41,7 +44,9 @@ export function checkBuild() {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const status = checkBuild();
   if (!status.fresh) {
-    console.error(`The compiled server is missing or stale: ${status.reason}. Run \`npm run build\` (scripts/install and scripts/start do).`);
+    console.error(
+      `The compiled server is missing or stale: ${status.reason}. Run \`npm run build\` (scripts/install and scripts/start do).`,
+    );
     process.exit(1);
   }
 }

@@ -70,7 +70,8 @@ async function main(): Promise<void> {
     reachable.add(file);
     for (const imported of outputsMeta[file].imports) if (!imported.external) visit(imported.path);
   };
-  for (const [file, meta] of Object.entries(outputsMeta)) if (meta.entryPoint && ENTRY_SOURCES.includes(meta.entryPoint)) visit(file);
+  for (const [file, meta] of Object.entries(outputsMeta))
+    if (meta.entryPoint && ENTRY_SOURCES.includes(meta.entryPoint)) visit(file);
   for (const file of Object.keys(outputsMeta)) {
     if (file.endsWith('.js') && !reachable.has(file)) {
       rmSync(path.join(ROOT, file));
@@ -92,13 +93,17 @@ async function main(): Promise<void> {
   }
 
   const ownAssets = readdirSync(ASSETS_DIR).map((f) => path.relative(ROOT, path.join(ASSETS_DIR, f)));
-  const inputs = [...new Set([...Object.keys(result.metafile.inputs), ...bundleInputs, ...ownAssets, ...EXTRA_INPUTS])].sort();
+  const inputs = [
+    ...new Set([...Object.keys(result.metafile.inputs), ...bundleInputs, ...ownAssets, ...EXTRA_INPUTS]),
+  ].sort();
   const outputs = Object.keys(result.metafile.outputs).map((f) => path.relative(BUILD_DIR, path.join(ROOT, f)));
   writeFileSync(
     INFO_FILE,
     `${JSON.stringify({ inputs: Object.fromEntries(inputs.map((f) => [f, sha256(f)])), outputs: [...outputs, ...Object.keys(BROWSER_BUNDLES).map((n) => `assets/${n}`)] }, null, 1)}\n`,
   );
-  console.log(`Built server/dist (${outputs.filter((f) => f.endsWith('.js')).length} files, ${inputs.length} inputs) in ${Date.now() - started} ms`);
+  console.log(
+    `Built server/dist (${outputs.filter((f) => f.endsWith('.js')).length} files, ${inputs.length} inputs) in ${Date.now() - started} ms`,
+  );
 }
 
 await main();

@@ -38,7 +38,10 @@ export function libraryConfig(options: LibraryOptions): UserConfig {
     // packaging test with publint and attw; tsdown does not rewrite them.
     exports: false,
     // Node built-ins stay imports (only the Node entries have any); workspace packages a CLI needs are inlined.
-    deps: { neverBundle: [/^node:/], ...(options.inline ? { alwaysBundle: options.inline, dts: { alwaysBundle: options.inline } } : {}) },
+    deps: {
+      neverBundle: [/^node:/],
+      ...(options.inline ? { alwaysBundle: options.inline, dts: { alwaysBundle: options.inline } } : {}),
+    },
     checks: { legacyCjs: false, bundlerTimings: false },
     // Workspace packages resolve to their sources (as everywhere in the repository), never to a build of theirs.
     inputOptions: { resolve: { conditionNames: ['@secret-push/source', 'import', 'module', 'node', 'default'] } },

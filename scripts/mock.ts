@@ -19,11 +19,27 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.exit(2);
 }
 const originsText = (process.env.MOCK_CORS_ORIGINS ?? process.env.PWPUSH_CORS_ORIGINS ?? '*').trim();
-const corsOrigins = originsText === '*' ? '*' : originsText.split(',').map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin);
+const corsOrigins =
+  originsText === '*'
+    ? '*'
+    : originsText
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean)
+        .map((o) => new URL(o).origin);
 
 try {
-  const mock = await startMock({ port, host: process.env.MOCK_HOST ?? '127.0.0.1', api, corsOrigins, prismArgs: process.argv.slice(2) });
-  if (corsOrigins === '*') console.log('CORS: every origin gets the headers (set MOCK_CORS_ORIGINS to the exact origins your app runs on, as PWPUSH_CORS_ORIGINS on the server)');
+  const mock = await startMock({
+    port,
+    host: process.env.MOCK_HOST ?? '127.0.0.1',
+    api,
+    corsOrigins,
+    prismArgs: process.argv.slice(2),
+  });
+  if (corsOrigins === '*')
+    console.log(
+      'CORS: every origin gets the headers (set MOCK_CORS_ORIGINS to the exact origins your app runs on, as PWPUSH_CORS_ORIGINS on the server)',
+    );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       void mock.close().then(() => process.exit(0));

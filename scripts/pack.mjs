@@ -16,6 +16,12 @@ const out = path.resolve(process.argv[2] ?? path.join(root, 'packages'));
 mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) if (/^secret-push-.*\.tgz$/.test(name)) rmSync(path.join(out, name));
 for (const workspace of PUBLISHED) {
-  execFileSync('npm', ['pack', '-w', workspace, '--pack-destination', out, '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['pack', '-w', workspace, '--pack-destination', out, '--silent'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
-for (const name of readdirSync(out).filter((n) => n.endsWith('.tgz')).sort()) console.log(path.join(out, name));
+for (const name of readdirSync(out)
+  .filter((n) => n.endsWith('.tgz'))
+  .sort())
+  console.log(path.join(out, name));

@@ -12,5 +12,9 @@ if (existsSync(bundle)) {
   process.exit(await main(process.argv.slice(2)));
 }
 const source = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-const run = spawnSync(process.execPath, ['--conditions=@secret-push/source', '--import', 'tsx', source, ...process.argv.slice(2)], { stdio: 'inherit' });
+const run = spawnSync(
+  process.execPath,
+  ['--conditions=@secret-push/source', '--import', 'tsx', source, ...process.argv.slice(2)],
+  { stdio: 'inherit' },
+);
 process.exit(run.status ?? 1);

@@ -84,14 +84,21 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (values['list-faults']) {
     for (const f of FAULTS) {
-      console.log(`${f.name.padEnd(32)} ${f.class.padEnd(7)} ${f.models}  [${f.killers.join(', ') || `invisible: ${f.invisible}`}]`);
+      console.log(
+        `${f.name.padEnd(32)} ${f.class.padEnd(7)} ${f.models}  [${f.killers.join(', ') || `invisible: ${f.invisible}`}]`,
+      );
     }
     return 0;
   }
   const baseUrl = values['base-url'] as string | undefined;
   const profile = values.profile as string;
   const format = values.format as string;
-  if (!baseUrl || !/^https?:\/\//.test(baseUrl) || !['full', 'stateless'].includes(profile) || !['table', 'json', 'junit'].includes(format)) {
+  if (
+    !baseUrl ||
+    !/^https?:\/\//.test(baseUrl) ||
+    !['full', 'stateless'].includes(profile) ||
+    !['table', 'json', 'junit'].includes(format)
+  ) {
     console.error(USAGE);
     return 2;
   }
@@ -100,7 +107,10 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--max-body-bytes: a positive integer, got ${JSON.stringify(maxBody)}\n\n${USAGE}`);
     return 2;
   }
-  const only = (values.only as string | undefined)?.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const only = (values.only as string | undefined)
+    ?.split(',')
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
   const unknown = only?.filter((o) => !REQUIREMENTS.some((r) => r.area === o || r.id === o)) ?? [];
   if (unknown.length > 0) {
     console.error(`--only: no class or requirement ${unknown.join(', ')}\n\n${USAGE}`);
@@ -128,14 +138,19 @@ export async function main(argv: string[]): Promise<number> {
     publicBaseUrl,
   };
   if (values.grade || values['grade-full']) {
-    const faults = (values.faults as string | undefined)?.split(',').map((f) => f.trim()).filter(Boolean);
+    const faults = (values.faults as string | undefined)
+      ?.split(',')
+      .map((f) => f.trim())
+      .filter(Boolean);
     try {
       selectFaults(faults);
     } catch (error) {
       console.error(`--faults: ${(error as Error).message}\n\n${USAGE}`);
       return 2;
     }
-    const progress = process.stderr.isTTY ? (f: FaultResult) => process.stderr.write(`${f.name} ${f.killed ? 'killed' : 'survived'}\x1b[K\r`) : undefined;
+    const progress = process.stderr.isTTY
+      ? (f: FaultResult) => process.stderr.write(`${f.name} ${f.killed ? 'killed' : 'survived'}\x1b[K\r`)
+      : undefined;
     const output = await grade({ ...config, faults, full: Boolean(values['grade-full']), onFault: progress });
     const text = format === 'json' ? formatGradeJson(output) : formatGrade(output, process.stdout.columns || 120);
     console.log(text);
@@ -144,9 +159,15 @@ export async function main(argv: string[]): Promise<number> {
   }
   const run = await runSuite({
     ...config,
-    onResult: format === 'table' && process.stderr.isTTY ? (r) => process.stderr.write(`${r.id} ${r.status}\r`) : undefined,
+    onResult:
+      format === 'table' && process.stderr.isTTY ? (r) => process.stderr.write(`${r.id} ${r.status}\r`) : undefined,
   });
-  const text = format === 'json' ? formatJson(run) : format === 'junit' ? formatJunit(run) : formatTable(run, process.stdout.columns || 120);
+  const text =
+    format === 'json'
+      ? formatJson(run)
+      : format === 'junit'
+        ? formatJunit(run)
+        : formatTable(run, process.stdout.columns || 120);
   console.log(text);
   if (values.out) writeFileSync(values.out as string, text + '\n');
   // Said on stderr too, whatever the format: every later requirement would have failed for this reason alone.

@@ -22,7 +22,11 @@ export class AssertionFailure extends Error {
  * so the run stops and says so.
  */
 export class TargetRateLimited extends Error {
-  constructor(readonly call: string, readonly retryAfter: string | null, readonly code?: unknown) {
+  constructor(
+    readonly call: string,
+    readonly retryAfter: string | null,
+    readonly code?: unknown,
+  ) {
     super(
       code === 'storage_quota_exceeded'
         ? `${call} answered 429 (storage_quota_exceeded${retryAfter ? `, Retry-After ${retryAfter}` : ''}): the target's storage quota is ` +
@@ -37,7 +41,8 @@ export class TargetRateLimited extends Error {
   }
 }
 
-const codeOf = (body: unknown): unknown => (body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined);
+const codeOf = (body: unknown): unknown =>
+  body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
 
 /** A 429 that is the target's rate limit or storage quota rather than a limit the suite tests (`too_many_attempts`). */
 function isRateLimit(status: number, body: unknown): boolean {
@@ -81,7 +86,12 @@ export interface Features {
     /** Absent on servers without idempotent creates (the reference). */
     idempotency_keys?: { enabled: boolean; lifetime_hours: number };
     /** End-to-end encrypted pushes; absent on instances that do not know them. */
-    client_encryption?: { enabled: boolean; default: boolean; required: boolean; schemes: { scheme: string; version: number }[] };
+    client_encryption?: {
+      enabled: boolean;
+      default: boolean;
+      required: boolean;
+      schemes: { scheme: string; version: number }[];
+    };
   };
 }
 
@@ -215,11 +225,22 @@ export class Ctx {
   }
 
   /** `raw` for a v1 path: checked against the v1 document's component responses (NoRoute, MethodNotAllowed). */
-  async rawV1<T = any>(componentResponse: string, method: string, path: string, opts: CallOptions = {}): Promise<Res<T>> {
+  async rawV1<T = any>(
+    componentResponse: string,
+    method: string,
+    path: string,
+    opts: CallOptions = {},
+  ): Promise<Res<T>> {
     return this.send<T>(`#${componentResponse}`, method, path, opts, this.v1);
   }
 
-  private async send<T>(target: string, method: string, path: string, opts: CallOptions, against: Contract = this.contract): Promise<Res<T>> {
+  private async send<T>(
+    target: string,
+    method: string,
+    path: string,
+    opts: CallOptions,
+    against: Contract = this.contract,
+  ): Promise<Res<T>> {
     const url = new URL((opts.base ?? this.options.baseUrl).replace(/\/$/, '') + path);
     for (const [key, value] of Object.entries(opts.query ?? {})) url.searchParams.set(key, String(value));
     if (opts.rawQuery) url.search = url.search ? `${url.search}&${opts.rawQuery}` : `?${opts.rawQuery}`;
@@ -249,7 +270,8 @@ export class Ctx {
     }
     const text = await response.text();
     const parsed = parseJson(text);
-    if (isRateLimit(response.status, parsed)) throw new TargetRateLimited(label, response.headers.get('retry-after'), codeOf(parsed));
+    if (isRateLimit(response.status, parsed))
+      throw new TargetRateLimited(label, response.headers.get('retry-after'), codeOf(parsed));
     for (const violation of against.validate(target, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }
@@ -273,14 +295,18 @@ export class Ctx {
   async download(operationId: string, url: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
     let response: Response;
     try {
-      response = await fetch(url, { headers: { accept: '*/*' }, signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000) });
+      response = await fetch(url, {
+        headers: { accept: '*/*' },
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000),
+      });
     } catch (error) {
       throw new AssertionFailure(`GET ${url}: no answer (${(error as Error).message})`);
     }
     const bytes = Buffer.from(await response.arrayBuffer());
     const text = response.headers.get('content-type')?.includes('json') ? bytes.toString('utf8') : '';
     const label = `GET ${new URL(url).pathname}`;
-    if (isRateLimit(response.status, parseJson(text))) throw new TargetRateLimited(label, response.headers.get('retry-after'), codeOf(parseJson(text)));
+    if (isRateLimit(response.status, parseJson(text)))
+      throw new TargetRateLimited(label, response.headers.get('retry-after'), codeOf(parseJson(text)));
     for (const violation of this.contract.validate(operationId, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }
@@ -331,9 +357,7 @@ export function expect(condition: unknown, message: string): asserts condition {
 export function expectStatus(res: Res, ...statuses: number[]): void {
   if (!statuses.includes(res.status)) {
     const code = res.body && typeof res.body === 'object' && 'code' in res.body ? ` (${String(res.body.code)})` : '';
-    throw new AssertionFailure(
-      `${res.operation}: expected ${statuses.join(' or ')}, got ${res.status}${code}`,
-    );
+    throw new AssertionFailure(`${res.operation}: expected ${statuses.join(' or ')}, got ${res.status}${code}`);
   }
 }
 

@@ -47,7 +47,9 @@ export function formatTable(run: RunOutput, width = 110): string {
   }
   lines.push(`${'TOTAL'.padEnd(30)} ${STATUSES.map((s) => String(total[s]).padStart(7)).join(' ')}`);
   lines.push('');
-  lines.push(exitCode(run.results) === 0 ? 'RESULT: conformant (no failures)' : `RESULT: ${total.fail} requirement(s) failed`);
+  lines.push(
+    exitCode(run.results) === 0 ? 'RESULT: conformant (no failures)' : `RESULT: ${total.fail} requirement(s) failed`,
+  );
   if (run.rateLimited) lines.push('', `STOPPED: ${run.rateLimited}`);
   return lines.join('\n');
 }
@@ -57,8 +59,7 @@ export function formatJson(run: RunOutput): string {
   return JSON.stringify({ ...run, summary: { total, byArea } }, null, 2);
 }
 
-const xml = (s: string) =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export function formatJunit(run: RunOutput): string {
   const out: string[] = ['<?xml version="1.0" encoding="UTF-8"?>'];

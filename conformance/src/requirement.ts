@@ -105,9 +105,6 @@ export interface Result {
   ms: number;
 }
 
-export function define(
-  area: Area,
-  list: Omit<Requirement, 'area'>[],
-): Requirement[] {
+export function define(area: Area, list: Omit<Requirement, 'area'>[]): Requirement[] {
   return list.map((r) => ({ ...r, area }));
 }

@@ -1,5 +1,13 @@
 /** Runs the requirements against one base URL: reads the capability report first, gates, runs, collects results. */
-import { AssertionFailure, Ctx, TargetRateLimited, type Features, type Instance, type Observed, type Options } from './context.js';
+import {
+  AssertionFailure,
+  Ctx,
+  TargetRateLimited,
+  type Features,
+  type Instance,
+  type Observed,
+  type Options,
+} from './context.js';
 import { Contract } from './spec.js';
 import { AREAS, type Need, type Requirement, type Result } from './requirement.js';
 import { version, create, retrieve, views, passphrase, preview } from './requirements/pushes.js';
@@ -45,7 +53,12 @@ export interface RunOutput {
 }
 
 /** Why a requirement cannot run here: `not-run` for missing CLI input, `skip` for what the instance reports. */
-function gate(need: Need, options: Options, f: Features, instance: Instance): { status: 'skip' | 'not-run'; reason: string } | null {
+function gate(
+  need: Need,
+  options: Options,
+  f: Features,
+  instance: Instance,
+): { status: 'skip' | 'not-run'; reason: string } | null {
   const anon = f.anonymous_access;
   const p = f.pushes;
   switch (need) {
@@ -94,13 +107,18 @@ function gate(need: Need, options: Options, f: Features, instance: Instance): { 
     case 'duration':
       return p.expire_after_duration?.enabled
         ? null
-        : { status: 'skip', reason: 'instance does not report expire_after_duration (features.pushes.expire_after_duration)' };
+        : {
+            status: 'skip',
+            reason: 'instance does not report expire_after_duration (features.pushes.expire_after_duration)',
+          };
     case 'durationNarrowed':
       return p.expire_after_duration?.enabled && p.expire_after_duration.values.length < 18
         ? null
         : { status: 'skip', reason: 'instance accepts every expire_after_duration value' };
     case 'v1':
-      return instance.v1 ? null : { status: 'skip', reason: 'instance serves no v1 API (GET /api/v1/version.json answered no v1 report)' };
+      return instance.v1
+        ? null
+        : { status: 'skip', reason: 'instance serves no v1 API (GET /api/v1/version.json answered no v1 report)' };
     case 'idempotency':
       return p.idempotency_keys?.enabled
         ? null
@@ -110,10 +128,15 @@ function gate(need: Need, options: Options, f: Features, instance: Instance): { 
         ? { status: 'skip', reason: 'instance enables every kind' }
         : null;
     case 'clientEncryptionReported':
-      return p.client_encryption ? null : { status: 'skip', reason: 'instance does not report features.pushes.client_encryption' };
+      return p.client_encryption
+        ? null
+        : { status: 'skip', reason: 'instance does not report features.pushes.client_encryption' };
     case 'clientEncryption':
-      if (!p.client_encryption) return { status: 'skip', reason: 'instance does not report features.pushes.client_encryption' };
-      return p.client_encryption.enabled ? null : { status: 'skip', reason: 'instance reports end-to-end encrypted pushes disabled' };
+      if (!p.client_encryption)
+        return { status: 'skip', reason: 'instance does not report features.pushes.client_encryption' };
+      return p.client_encryption.enabled
+        ? null
+        : { status: 'skip', reason: 'instance reports end-to-end encrypted pushes disabled' };
     case 'clientEncryptionRequired':
       return p.client_encryption?.required
         ? null
@@ -161,7 +184,12 @@ async function runOne(requirement: Requirement, run: RunState, partial = false):
   const base = { id: requirement.id, area: requirement.area, title: requirement.title, source: requirement.source };
   const started = Date.now();
   if (!features) {
-    return { ...base, status: requirement.id === 'VER-001' ? 'fail' : 'not-run', reason: `no capability report: ${versionProblem}`, ms: 0 };
+    return {
+      ...base,
+      status: requirement.id === 'VER-001' ? 'fail' : 'not-run',
+      reason: `no capability report: ${versionProblem}`,
+      ms: 0,
+    };
   }
   if (config.profile === 'stateless' && !requirement.stateless) {
     return { ...base, status: 'skip', reason: 'stateless profile: needs a stateful server', ms: 0 };
@@ -226,7 +254,14 @@ export async function runSuite(config: RunConfig): Promise<RunOutput> {
     versionProblem = (error as Error).message;
   }
 
-  const run: RunState = { config, contract, features, versionProblem, observed, instance: await probeInstance(config, contract) };
+  const run: RunState = {
+    config,
+    contract,
+    features,
+    versionProblem,
+    observed,
+    instance: await probeInstance(config, contract),
+  };
   const results: Result[] = [];
   const done = new Set<string>();
   const record = (result: Result) => {
@@ -242,7 +277,12 @@ export async function runSuite(config: RunConfig): Promise<RunOutput> {
     const base = { id: requirement.id, area: requirement.area, title: requirement.title, source: requirement.source };
     if (rateLimited) {
       const first = !results.some((r) => r.status === 'fail');
-      record({ ...base, status: first ? 'fail' : 'not-run', reason: first ? rateLimited : 'the run stopped: the target rate-limited it', ms: 0 });
+      record({
+        ...base,
+        status: first ? 'fail' : 'not-run',
+        reason: first ? rateLimited : 'the run stopped: the target rate-limited it',
+        ms: 0,
+      });
       continue;
     }
     if (stopped) {
@@ -273,6 +313,16 @@ export async function runSuite(config: RunConfig): Promise<RunOutput> {
       }
     }
   }
-  results.sort((a, b) => AREAS.indexOf(a.area) - AREAS.indexOf(b.area) || REQUIREMENTS.findIndex((r) => r.id === a.id) - REQUIREMENTS.findIndex((r) => r.id === b.id));
-  return { baseUrl: config.baseUrl, profile: config.profile, features, results, ...(rateLimited ? { rateLimited } : {}) };
+  results.sort(
+    (a, b) =>
+      AREAS.indexOf(a.area) - AREAS.indexOf(b.area) ||
+      REQUIREMENTS.findIndex((r) => r.id === a.id) - REQUIREMENTS.findIndex((r) => r.id === b.id),
+  );
+  return {
+    baseUrl: config.baseUrl,
+    profile: config.profile,
+    features,
+    results,
+    ...(rateLimited ? { rateLimited } : {}),
+  };
 }

@@ -5,7 +5,16 @@
  * schema and headers documented for that operation and status.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { BUNDLED_SPEC_PATH, bundledDocument, bundledV1Document, Contract as Toolkit, type Json, type Operation as ToolkitOperation, type RouteTable, type Violation } from '@secret-push/contract';
+import {
+  BUNDLED_SPEC_PATH,
+  bundledDocument,
+  bundledV1Document,
+  Contract as Toolkit,
+  type Json,
+  type Operation as ToolkitOperation,
+  type RouteTable,
+  type Violation,
+} from '@secret-push/contract';
 
 export type { Violation };
 
@@ -47,7 +56,8 @@ export class Contract {
 
   /** The document at `specPath`, or the bundled one. */
   static load(specPath?: string): Contract {
-    if (specPath === undefined || (specPath === DEFAULT_SPEC_PATH && !existsSync(specPath))) return new Contract(bundledDocument());
+    if (specPath === undefined || (specPath === DEFAULT_SPEC_PATH && !existsSync(specPath)))
+      return new Contract(bundledDocument());
     if (!existsSync(specPath)) throw new Error(`no OpenAPI document at ${specPath}: pass --spec PATH`);
     return new Contract(JSON.parse(readFileSync(specPath, 'utf8')) as Json);
   }

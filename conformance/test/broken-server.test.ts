@@ -10,10 +10,29 @@ import { main } from '../src/cli.js';
 
 /** What each fault must break, and nothing else. */
 const EXPECTED: Record<Fault, string[]> = {
-  'expired-404': ['VIEW-002', 'VIEW-003', 'VIEW-004', 'VIEW-005', 'VIEW-006', 'DEL-001', 'AUD-002', 'ONCE-001', 'ONCE-003'],
+  'expired-404': [
+    'VIEW-002',
+    'VIEW-003',
+    'VIEW-004',
+    'VIEW-005',
+    'VIEW-006',
+    'DEL-001',
+    'AUD-002',
+    'ONCE-001',
+    'ONCE-003',
+  ],
   'list-missing-views-remaining': [
-    'AUTH-004', 'LIST-001', 'LIST-002', 'LIST-005', 'LIST-007', 'LIST-009', 'LIST-010', 'DEL-009', 'VIEW-006',
-    'REC-002', 'REC-007',
+    'AUTH-004',
+    'LIST-001',
+    'LIST-002',
+    'LIST-005',
+    'LIST-007',
+    'LIST-009',
+    'LIST-010',
+    'DEL-009',
+    'VIEW-006',
+    'REC-002',
+    'REC-007',
   ],
   'preview-counts-view': ['PREV-003'],
   'payload-after-expiry': ['VIEW-002', 'VIEW-003', 'ONCE-001', 'ONCE-002', 'ONCE-003', 'REC-003'],
@@ -63,7 +82,11 @@ async function runAgainst(faults: Fault[], withCredentials = true): Promise<RunO
   });
 }
 
-const ids = (run: RunOutput, status: string) => run.results.filter((r) => r.status === status).map((r) => r.id).sort();
+const ids = (run: RunOutput, status: string) =>
+  run.results
+    .filter((r) => r.status === status)
+    .map((r) => r.id)
+    .sort();
 
 describe('the suite against the broken fixture', () => {
   it('passes everything the fixture implements when every fault is off', async () => {
@@ -123,7 +146,10 @@ describe('the suite against the broken fixture', () => {
     server = await startBrokenServer([]);
     const base = { baseUrl: server.baseUrl, profile: 'full' as const, only: ['CRE-001', 'REC-001'] };
     const own = await runSuite(base);
-    expect(own.results.map((r) => [r.id, r.status])).toEqual([['CRE-001', 'pass'], ['REC-001', 'pass']]);
+    expect(own.results.map((r) => [r.id, r.status])).toEqual([
+      ['CRE-001', 'pass'],
+      ['REC-001', 'pass'],
+    ]);
     const elsewhere = await runSuite({ ...base, publicBaseUrl: 'https://pwpush.example.org/' });
     expect(elsewhere.results.find((r) => r.id === 'REC-001')).toMatchObject({
       status: 'fail',
@@ -139,7 +165,9 @@ describe('the suite against the broken fixture', () => {
     const json = JSON.parse(formatJson(run));
     expect(json.summary.byArea.PREV).toEqual({ pass: 7, fail: 1, skip: 0, 'not-run': 0 });
     const junit = formatJunit(run);
-    expect(junit).toMatch(/<testcase classname="conformance.PREV" name="PREV-003 [^"]*"[^>]*><properties>.*<failure message="payload gone/);
+    expect(junit).toMatch(
+      /<testcase classname="conformance.PREV" name="PREV-003 [^"]*"[^>]*><properties>.*<failure message="payload gone/,
+    );
     expect(junit).toMatch(/<skipped message="skip: instance reports file pushes disabled"/);
   });
 
@@ -149,11 +177,22 @@ describe('the suite against the broken fixture', () => {
     console.error = () => {};
     try {
       server = await startBrokenServer(['expired-404']);
-      const args = ['--base-url', server.baseUrl, '--token', server.users.a.token, '--only', 'VIEW,PREV', '--format', 'json'];
+      const args = [
+        '--base-url',
+        server.baseUrl,
+        '--token',
+        server.users.a.token,
+        '--only',
+        'VIEW,PREV',
+        '--format',
+        'json',
+      ];
       expect(await main(args)).toBe(1);
       await server.close();
       server = await startBrokenServer([]);
-      expect(await main(['--base-url', server.baseUrl, '--token', server.users.a.token, '--only', 'VIEW,PREV'])).toBe(0);
+      expect(await main(['--base-url', server.baseUrl, '--token', server.users.a.token, '--only', 'VIEW,PREV'])).toBe(
+        0,
+      );
       expect(await main(['--format', 'xml'])).toBe(2);
       expect(await main(['--base-url', server.baseUrl, '--max-body-bytes', 'lots'])).toBe(2);
     } finally {

@@ -116,9 +116,13 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
       expire_after_days: p.expire_after_days,
       // Lifetimes by days only (no expire_after_duration: the report does not offer it): the enum value when one
       // matches, the exact seconds and the seconds left.
-      expire_after_duration: DURATION_DAYS.includes(p.expire_after_days) ? DURATION_DAYS.indexOf(p.expire_after_days) + 6 : null,
+      expire_after_duration: DURATION_DAYS.includes(p.expire_after_days)
+        ? DURATION_DAYS.indexOf(p.expire_after_days) + 6
+        : null,
       expire_after_seconds: p.expire_after_days * (DAY / 1000),
-      seconds_remaining: expired ? 0 : Math.max(Math.floor((p.created_at.getTime() + p.expire_after_days * DAY - now.getTime()) / 1000), 0),
+      seconds_remaining: expired
+        ? 0
+        : Math.max(Math.floor((p.created_at.getTime() + p.expire_after_days * DAY - now.getTime()) / 1000), 0),
       expire_after_views: p.expire_after_views,
       days_remaining: expired ? 0 : Math.max(p.expire_after_days - elapsedDays, 0),
       views_remaining: Math.max(p.expire_after_views - p.views, 0),
@@ -243,7 +247,8 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
       const field = /^push\[(\w+)\]$/.exec(name)?.[1];
       if (!field || typeof value !== 'string') continue;
       const booleanField = field === 'deletable_by_viewer' || field === 'retrieval_step';
-      if (booleanField) push[field] = /^(true|1|on|yes)$/i.test(value) ? true : /^(false|0|off|no)$/i.test(value) ? false : value;
+      if (booleanField)
+        push[field] = /^(true|1|on|yes)$/i.test(value) ? true : /^(false|0|off|no)$/i.test(value) ? false : value;
       else push[field] = /^\d+$/.test(value) && field.startsWith('expire_after_') ? Number(value) : value;
     }
     return { push };
@@ -419,7 +424,13 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
       p.failures = p.failures.filter((t) => now.getTime() - t < 60_000);
       if (p.failures.length >= 5) {
         const retry = Math.ceil((p.failures[0]! + 60_000 - now.getTime()) / 1000);
-        throw new HttpError(429, 'too_many_attempts', 'Too many attempts.', { retry_after: retry }, { 'retry-after': String(retry) });
+        throw new HttpError(
+          429,
+          'too_many_attempts',
+          'Too many attempts.',
+          { retry_after: retry },
+          { 'retry-after': String(retry) },
+        );
       }
       if (given !== p.passphrase) {
         p.failures.push(now.getTime());
@@ -444,7 +455,8 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', base);
     const incoming = req.headers['x-request-id'];
-    const requestId = typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    const requestId =
+      typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     let out: Out;
     try {
       out = await route(req, url);
@@ -453,7 +465,12 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
         out = { status: 500, body: { error: 'Internal error.', code: 'internal_error', request_id: requestId } };
       } else {
         // Every 401 carries a challenge (RFC 9110 §15.5.2): Bearer for the token, the passphrase scheme otherwise.
-        const challenge = error.status !== 401 ? undefined : /^passphrase_/.test(error.code) ? 'Passphrase header="X-Passphrase"' : 'Bearer';
+        const challenge =
+          error.status !== 401
+            ? undefined
+            : /^passphrase_/.test(error.code)
+              ? 'Passphrase header="X-Passphrase"'
+              : 'Bearer';
         out = {
           status: error.status,
           body: { error: error.message, code: error.code, ...error.extra, request_id: requestId },

@@ -54,15 +54,24 @@ describe('the proxy', () => {
     expect(router.match('GET', '/api/v2/pushes/active.json')).toEqual({ op: 'listActivePushes', params: {} });
     expect(router.match('DELETE', '/api/v2/pushes/active')).toEqual({ op: 'methodNotAllowed', params: {} });
     expect(router.match('DELETE', '/api/v2/pushes/abc')).toEqual({ op: 'expirePush', params: { url_token: 'abc' } });
-    expect(router.match('GET', '/api/v2/pushes/abc/files/f1')).toEqual({ op: 'downloadPushFile', params: { url_token: 'abc', file_id: 'f1' } });
+    expect(router.match('GET', '/api/v2/pushes/abc/files/f1')).toEqual({
+      op: 'downloadPushFile',
+      params: { url_token: 'abc', file_id: 'f1' },
+    });
     expect(router.match('GET', '/api/v2/nothing')).toEqual({ op: 'noRoute', params: {} });
   });
 
-  it('routes the legacy v1 paths to the v1 document\'s operations', () => {
+  it("routes the legacy v1 paths to the v1 document's operations", () => {
     const router = new Router(Contract.load());
     expect(router.match('POST', '/p.json')).toEqual({ op: 'createPasswordV1', params: {} });
-    expect(router.match('GET', '/p/abc-12.json')).toEqual({ op: 'getPushV1', params: { prefix: 'p', url_token: 'abc-12' } });
-    expect(router.match('GET', '/f/abc/audit.json')).toEqual({ op: 'getPushAuditV1', params: { prefix: 'f', url_token: 'abc' } });
+    expect(router.match('GET', '/p/abc-12.json')).toEqual({
+      op: 'getPushV1',
+      params: { prefix: 'p', url_token: 'abc-12' },
+    });
+    expect(router.match('GET', '/f/abc/audit.json')).toEqual({
+      op: 'getPushAuditV1',
+      params: { prefix: 'f', url_token: 'abc' },
+    });
     expect(router.match('GET', '/r/active.json')).toEqual({ op: 'listActivePushesV1', params: { prefix: 'r' } });
     expect(router.match('DELETE', '/p/active.json')).toEqual({ op: 'methodNotAllowed', params: {} });
     expect(router.match('GET', '/api/v1/version.json')).toEqual({ op: 'getVersionV1', params: {} });
@@ -78,22 +87,39 @@ describe('the proxy', () => {
       env: { journal: new Map(), otherCaller: () => undefined },
     });
     const { a, b } = server.users;
-    const run = await runSuite({ baseUrl: proxy.url, profile: 'full', token: a.token, tokenB: b.token, email: a.email, emailB: b.email });
+    const run = await runSuite({
+      baseUrl: proxy.url,
+      profile: 'full',
+      token: a.token,
+      tokenB: b.token,
+      email: a.email,
+      emailB: b.email,
+    });
     expect(run.results.filter((r) => r.status === 'fail').map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
     const created = await fetch(`${proxy.url}/api/v2/pushes`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ push: { payload: 'through the proxy' } }),
     });
-    expect(((await created.json()) as { json_url: string }).json_url.startsWith(`${proxy.url}/api/v2/pushes/`)).toBe(true);
+    expect(((await created.json()) as { json_url: string }).json_url.startsWith(`${proxy.url}/api/v2/pushes/`)).toBe(
+      true,
+    );
   });
 });
 
 describe('stopping at the first failure', () => {
   it('runs the named requirements first, stops at the first failure and reports the rest not-run', async () => {
     server = await startBrokenServer(['preview-counts-view']);
-    const run = await runSuite({ baseUrl: server.baseUrl, profile: 'full', token: server.users.a.token, stopOnFailure: true, first: ['PREV-003'] });
-    const ran = run.results.filter((r) => r.status !== 'not-run' || r.reason !== 'the run stopped at the first failure');
+    const run = await runSuite({
+      baseUrl: server.baseUrl,
+      profile: 'full',
+      token: server.users.a.token,
+      stopOnFailure: true,
+      first: ['PREV-003'],
+    });
+    const ran = run.results.filter(
+      (r) => r.status !== 'not-run' || r.reason !== 'the run stopped at the first failure',
+    );
     expect(ran.map((r) => [r.id, r.status])).toEqual([['PREV-003', 'fail']]);
   });
 
@@ -105,7 +131,13 @@ describe('stopping at the first failure', () => {
       hooks: { response: (ex) => void delete ex.headers['x-request-id'] },
       env: { journal: new Map(), otherCaller: () => undefined },
     });
-    const run = await runSuite({ baseUrl: proxy.url, profile: 'full', token: server.users.a.token, stopOnFailure: true, first: ['VER-002'] });
+    const run = await runSuite({
+      baseUrl: proxy.url,
+      profile: 'full',
+      token: server.users.a.token,
+      stopOnFailure: true,
+      first: ['VER-002'],
+    });
     const ran = run.results.filter((r) => r.reason !== 'the run stopped at the first failure');
     expect(ran.map((r) => [r.id, r.status])).toEqual([
       ['VER-002', 'pass'],
@@ -119,8 +151,22 @@ describe('npm run conformance -- --grade', () => {
   it('prints the kill rate and the survivors, and exits 0 when every survivor is a documented invisible one', async () => {
     server = await startBrokenServer([]);
     const { a, b } = server.users;
-    const args = ['--grade', '--base-url', server.baseUrl, '--token', a.token, '--token-b', b.token, '--email', a.email, '--email-b', b.email];
-    const { value, out } = await quietly(() => main([...args, '--faults', 'expired-as-404,no-www-authenticate,audit-ip-of-a-proxy']));
+    const args = [
+      '--grade',
+      '--base-url',
+      server.baseUrl,
+      '--token',
+      a.token,
+      '--token-b',
+      b.token,
+      '--email',
+      a.email,
+      '--email-b',
+      b.email,
+    ];
+    const { value, out } = await quietly(() =>
+      main([...args, '--faults', 'expired-as-404,no-www-authenticate,audit-ip-of-a-proxy']),
+    );
     expect(out).toMatch(/^expired-as-404\s+status\s+killed\s+VIEW-002/m);
     expect(out).toMatch(/^no-www-authenticate\s+header\s+killed\s+HDR-005/m);
     expect(out).toMatch(/Kill rate: 2\/3 faults killed \(66\.7 %\)/);

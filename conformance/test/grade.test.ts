@@ -14,22 +14,26 @@ describe('grading the suite against our server', () => {
   let instance: Instance;
   let output: GradeOutput;
 
-  beforeAll(async () => {
-    instance = await startOurServer({});
-    output = await grade({
-      baseUrl: instance.baseUrl,
-      baseUrl2: instance.baseUrl2,
-      token: instance.tokenA,
-      tokenB: instance.tokenB,
-      email: EMAIL_A,
-      emailB: EMAIL_B,
-      profile: 'full',
-      faults: process.env.CONFORMANCE_FAULTS?.split(','),
-      full: Boolean(process.env.CONFORMANCE_GRADE_FULL),
-    });
-    if (process.env.CONFORMANCE_PRINT) console.log(formatGrade(output, 200));
-    if (process.env.CONFORMANCE_GRADE_JSON) writeFileSync(process.env.CONFORMANCE_GRADE_JSON, formatGradeJson(output));
-  }, process.env.CONFORMANCE_GRADE_FULL ? 1_800_000 : 600_000); // --grade-full runs every requirement under every fault
+  beforeAll(
+    async () => {
+      instance = await startOurServer({});
+      output = await grade({
+        baseUrl: instance.baseUrl,
+        baseUrl2: instance.baseUrl2,
+        token: instance.tokenA,
+        tokenB: instance.tokenB,
+        email: EMAIL_A,
+        emailB: EMAIL_B,
+        profile: 'full',
+        faults: process.env.CONFORMANCE_FAULTS?.split(','),
+        full: Boolean(process.env.CONFORMANCE_GRADE_FULL),
+      });
+      if (process.env.CONFORMANCE_PRINT) console.log(formatGrade(output, 200));
+      if (process.env.CONFORMANCE_GRADE_JSON)
+        writeFileSync(process.env.CONFORMANCE_GRADE_JSON, formatGradeJson(output));
+    },
+    process.env.CONFORMANCE_GRADE_FULL ? 1_800_000 : 600_000,
+  ); // --grade-full runs every requirement under every fault
 
   afterAll(async () => {
     await instance?.close();
@@ -59,6 +63,7 @@ describe('grading the suite against our server', () => {
       expect(f.invisible, `${f.name} survived unexplained`).toBeTruthy();
       expect(readme, `${f.name} is not in conformance/README.md`).toContain(`\`${f.name}\``);
     }
-    for (const f of output.faults.filter((x) => x.invisible)) expect(f.killed, `${f.name} is marked invisible but was killed`).toBe(false);
+    for (const f of output.faults.filter((x) => x.invisible))
+      expect(f.killed, `${f.name} is marked invisible but was killed`).toBe(false);
   });
 });

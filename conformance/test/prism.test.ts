@@ -71,8 +71,13 @@ describe('conformance against the Prism mock (stateless profile)', () => {
   it('passes every requirement of the stateless profile', () => {
     const failed = run.results.filter((r) => r.status === 'fail').map((r) => `${r.id}: ${r.reason}`);
     expect(failed, output.slice(-2000)).toEqual([]);
-    const stateless = REQUIREMENTS.filter((r) => r.stateless).map((r) => r.id).sort();
-    const passed = run.results.filter((r) => r.status === 'pass').map((r) => r.id).sort();
+    const stateless = REQUIREMENTS.filter((r) => r.stateless)
+      .map((r) => r.id)
+      .sort();
+    const passed = run.results
+      .filter((r) => r.status === 'pass')
+      .map((r) => r.id)
+      .sort();
     expect(passed).toEqual(stateless);
   });
 

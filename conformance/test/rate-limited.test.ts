@@ -19,8 +19,17 @@ describe('conformance against a rate-limited target', () => {
   });
 
   it('stops at the first rate-limit 429 and says the limit is on and how to turn it off', async () => {
-    const run = await runSuite({ baseUrl: instance.baseUrl, token: instance.tokenA, tokenB: instance.tokenB, email: EMAIL_A, emailB: EMAIL_B, profile: 'full' });
-    expect(run.rateLimited).toMatch(/answered 429 \(rate limited, Retry-After \d+\): the target's per-client rate limit is on/);
+    const run = await runSuite({
+      baseUrl: instance.baseUrl,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      email: EMAIL_A,
+      emailB: EMAIL_B,
+      profile: 'full',
+    });
+    expect(run.rateLimited).toMatch(
+      /answered 429 \(rate limited, Retry-After \d+\): the target's per-client rate limit is on/,
+    );
     expect(run.rateLimited).toContain('PWPUSH_RATE_LIMIT_PER_MINUTE=0');
     const failed = run.results.filter((r) => r.status === 'fail');
     expect(failed).toHaveLength(1);

@@ -59,9 +59,14 @@ describe.each([
   });
 
   it('runs the durations and the legacy v1 classes: the instance reports durations and serves v1', () => {
-    const skipped = run.results.filter((r) => (r.area === 'DUR' || r.area === 'V1') && r.status === 'skip').map((r) => r.id);
+    const skipped = run.results
+      .filter((r) => (r.area === 'DUR' || r.area === 'V1') && r.status === 'skip')
+      .map((r) => r.id);
     // DUR-006 needs an instance that refuses some values; V1-014 URL pushes, V1-012's anonymous half aside.
-    const expected = [...(overrides.expireAfterDurationMin === undefined ? ['DUR-006'] : []), ...(overrides.enableUrlPushes === false ? ['V1-014'] : [])];
+    const expected = [
+      ...(overrides.expireAfterDurationMin === undefined ? ['DUR-006'] : []),
+      ...(overrides.enableUrlPushes === false ? ['V1-014'] : []),
+    ];
     expect(skipped).toEqual(expected);
   });
 
@@ -76,15 +81,31 @@ describe.each([
 // The operator's other choices for end-to-end encrypted pushes: `required` refuses every ordinary push (so only the
 // E2E class is run there: the other classes make ordinary pushes on purpose) and `off` refuses encrypted ones.
 describe.each([
-  { name: 'required', clientEncryption: { enabled: true, default: true, required: true }, decisive: 'E2E-013', passing: 12 },
-  { name: 'off', clientEncryption: { enabled: false, default: false, required: false }, decisive: 'E2E-010', passing: 2 },
+  {
+    name: 'required',
+    clientEncryption: { enabled: true, default: true, required: true },
+    decisive: 'E2E-013',
+    passing: 12,
+  },
+  {
+    name: 'off',
+    clientEncryption: { enabled: false, default: false, required: false },
+    decisive: 'E2E-010',
+    passing: 2,
+  },
 ])('the E2E class against our server (client encryption $name)', ({ clientEncryption, decisive, passing }) => {
   let instance: Instance;
   let run: RunOutput;
 
   beforeAll(async () => {
     instance = await startOurServer({ clientEncryption });
-    run = await runSuite({ baseUrl: instance.baseUrl, token: instance.tokenA, tokenB: instance.tokenB, profile: 'full', only: ['E2E'] });
+    run = await runSuite({
+      baseUrl: instance.baseUrl,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      profile: 'full',
+      only: ['E2E'],
+    });
     if (process.env.CONFORMANCE_PRINT) console.log(formatTable(run, 140));
   }, 170_000);
 

@@ -23,7 +23,11 @@ describe('requirement registry', () => {
     const rows = new Map<string, string[]>();
     for (const line of readme.split('\n')) {
       const cells = /^\| ([A-Z][A-Z0-9]*-\d{3}) \|(.*)\|$/.exec(line);
-      if (cells) rows.set(cells[1]!, cells[2]!.split(' | ').map((c) => c.trim()));
+      if (cells)
+        rows.set(
+          cells[1]!,
+          cells[2]!.split(' | ').map((c) => c.trim()),
+        );
     }
     expect([...rows.keys()].sort()).toEqual(REQUIREMENTS.map((r) => r.id).sort());
     for (const r of REQUIREMENTS) {
@@ -40,14 +44,18 @@ describe('fault catalogue', () => {
   it('is listed in the README fault table: each fault once, in catalogue order, with its class, bug and a killer it names', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const rows = readme.split('\n').flatMap((line) => {
-      const cells = /^\| `([a-z0-9-]+)` \| ([a-z]+) \| (.*) \| (\*\*survives\*\*|[A-Z][A-Z0-9]*-\d{3}) \| (.*) \|$/.exec(line);
+      const cells =
+        /^\| `([a-z0-9-]+)` \| ([a-z]+) \| (.*) \| (\*\*survives\*\*|[A-Z][A-Z0-9]*-\d{3}) \| (.*) \|$/.exec(line);
       return cells ? [{ name: cells[1]!, class: cells[2]!, models: cells[3]!, first: cells[4]! }] : [];
     });
     expect(rows.map((r) => r.name)).toEqual(FAULTS.map((f) => f.name));
     for (const [i, f] of FAULTS.entries()) {
       const row = rows[i]!;
       expect([row.class, row.models.replace(/\\\|/g, '|')], f.name).toEqual([f.class, f.models]);
-      expect(f.invisible ? row.first === '**survives**' : f.killers.includes(row.first), `${f.name}: caught first by ${row.first}`).toBe(true);
+      expect(
+        f.invisible ? row.first === '**survives**' : f.killers.includes(row.first),
+        `${f.name}: caught first by ${row.first}`,
+      ).toBe(true);
     }
   });
 });
@@ -77,23 +85,44 @@ describe('contract validation', () => {
     const body = JSON.stringify({ error: 'x', code: 'too_many_attempts' });
     const bad = contract.validate('getPush', 429, json({ 'cache-control': 'public', 'retry-after': 'soon' }), body);
     expect(bad.map((v) => v.path).sort()).toEqual(['header/Cache-Control', 'header/Retry-After']);
-    expect(contract.validate('getPush', 429, json({ 'cache-control': 'no-store', 'retry-after': '30' }), body)).toEqual([]);
+    expect(contract.validate('getPush', 429, json({ 'cache-control': 'no-store', 'retry-after': '30' }), body)).toEqual(
+      [],
+    );
   });
 
   it('accepts a conforming push retrieval', () => {
     const push = {
-      url_token: 'k7mz4qv2xw5nrt3hbj6ypa2c', kind: 'text', expired: false, expired_on: null, deleted: false,
-      created_at: '2026-11-21T08:00:00.000Z', updated_at: '2026-11-21T08:00:00.000Z',
-      expires_at: '2026-11-28T08:00:00.000Z', expire_after_days: 7, expire_after_views: 5, days_remaining: 7,
-      expire_after_duration: 12, expire_after_seconds: 604_800, seconds_remaining: 604_800,
-      views_remaining: 4, deletable_by_viewer: true, retrieval_step: false, passphrase_protected: false,
-      client_encryption: null, json_url: 'https://h/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c', html_url: 'https://h/p/k7mz4qv2xw5nrt3hbj6ypa2c',
-      payload: 'x', files: [],
+      url_token: 'k7mz4qv2xw5nrt3hbj6ypa2c',
+      kind: 'text',
+      expired: false,
+      expired_on: null,
+      deleted: false,
+      created_at: '2026-11-21T08:00:00.000Z',
+      updated_at: '2026-11-21T08:00:00.000Z',
+      expires_at: '2026-11-28T08:00:00.000Z',
+      expire_after_days: 7,
+      expire_after_views: 5,
+      days_remaining: 7,
+      expire_after_duration: 12,
+      expire_after_seconds: 604_800,
+      seconds_remaining: 604_800,
+      views_remaining: 4,
+      deletable_by_viewer: true,
+      retrieval_step: false,
+      passphrase_protected: false,
+      client_encryption: null,
+      json_url: 'https://h/api/v2/pushes/k7mz4qv2xw5nrt3hbj6ypa2c',
+      html_url: 'https://h/p/k7mz4qv2xw5nrt3hbj6ypa2c',
+      payload: 'x',
+      files: [],
     };
     expect(contract.validate('getPush', 200, json(), JSON.stringify(push))).toEqual([]);
     const { views_remaining: _, ...missing } = push;
-    expect(contract.validate('getPush', 200, json(), JSON.stringify(missing)).map((v) => v.message).join()).toMatch(
-      /views_remaining/,
-    );
+    expect(
+      contract
+        .validate('getPush', 200, json(), JSON.stringify(missing))
+        .map((v) => v.message)
+        .join(),
+    ).toMatch(/views_remaining/);
   });
 });

@@ -128,7 +128,9 @@ export class Contract {
   parameters(operationId: string): Json[] {
     const op = this.operation(operationId);
     const item = (this.document.paths as Record<string, Json>)[op.path] ?? {};
-    return [...((op.object.parameters as unknown[]) ?? []), ...((item.parameters as unknown[]) ?? [])].map((p) => this.deref(p));
+    return [...((op.object.parameters as unknown[]) ?? []), ...((item.parameters as unknown[]) ?? [])].map((p) =>
+      this.deref(p),
+    );
   }
 
   /** The response object an operation documents for a status (exact, `4XX`, `default`), dereferenced. */
@@ -173,7 +175,9 @@ export class Contract {
    * means the response keeps the contract.
    */
   checkResponse(target: string, response: ResponseToCheck, options: CheckOptions = {}): Violation[] {
-    const documented = target.startsWith('#') ? this.componentResponse(target.slice(1)) : this.response(target, response.status);
+    const documented = target.startsWith('#')
+      ? this.componentResponse(target.slice(1))
+      : this.response(target, response.status);
     if (!documented) return [{ path: 'status', message: `${response.status} is not documented for ${target}` }];
     const get = headerGetter(response.headers);
     const violations: Violation[] = [];
@@ -204,7 +208,10 @@ export class Contract {
       { status, headers: contentType === null ? {} : { 'content-type': contentType }, body },
       { requiredHeaders: false },
     );
-    return { valid: violations.length === 0, errors: violations.map((v) => `${v.path === 'body' ? '/' : v.path.replace(/^body/, '')} ${v.message}`) };
+    return {
+      valid: violations.length === 0,
+      errors: violations.map((v) => `${v.path === 'body' ? '/' : v.path.replace(/^body/, '')} ${v.message}`),
+    };
   }
 
   private checkJsonBody(key: string, schema: unknown, response: ResponseToCheck, violations: Violation[]): void {
@@ -245,7 +252,8 @@ export class Contract {
       const header = this.deref<Json>(node);
       const raw = get(name);
       if (raw === null) {
-        if (requireRequired && header.required === true) violations.push({ path: `header/${name}`, message: 'is required but missing' });
+        if (requireRequired && header.required === true)
+          violations.push({ path: `header/${name}`, message: 'is required but missing' });
         continue;
       }
       if (!header.schema) continue;

@@ -37,7 +37,8 @@ export interface CorsAnswer {
 }
 
 const strings = (value: unknown, name: string): string[] => {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new Error(`x-cors: ${name} must be a list of strings`);
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+    throw new Error(`x-cors: ${name} must be a list of strings`);
   return value as string[];
 };
 
@@ -46,7 +47,8 @@ export function corsRules(document: Json): CorsRules {
   const x = document['x-cors'] as Json | undefined;
   if (!x || typeof x !== 'object') throw new Error('the document has no x-cors policy');
   const maxAgeSeconds = x['max-age'];
-  if (!Number.isInteger(maxAgeSeconds) || (maxAgeSeconds as number) < 0) throw new Error('x-cors: max-age must be a whole number of seconds');
+  if (!Number.isInteger(maxAgeSeconds) || (maxAgeSeconds as number) < 0)
+    throw new Error('x-cors: max-age must be a whole number of seconds');
   return {
     maxAgeSeconds: maxAgeSeconds as number,
     methods: strings(x['allow-methods'], 'allow-methods'),

@@ -15,7 +15,31 @@ export {
   type ValidationResult,
   type Violation,
 } from './contract.js';
-export { corsAnswer, corsRules, isCorsPath, isV1Path, type CorsAnswer, type CorsRequest, type CorsRules, type CorsSettings } from './cors.js';
-export { BUNDLED_SPEC_PATH, BUNDLED_V1_SPEC_PATH, bundledDocument, bundledV1Document, contract, contractV1 } from './document.js';
+export {
+  corsAnswer,
+  corsRules,
+  isCorsPath,
+  isV1Path,
+  type CorsAnswer,
+  type CorsRequest,
+  type CorsRules,
+  type CorsSettings,
+} from './cors.js';
+export {
+  BUNDLED_SPEC_PATH,
+  BUNDLED_V1_SPEC_PATH,
+  bundledDocument,
+  bundledV1Document,
+  contract,
+  contractV1,
+} from './document.js';
 export { deref, inlineRefs, resolvePointer, type Json } from './refs.js';
-export { HTTP_METHODS, operationsOf, RouteTable, routingPath, type HttpMethod, type Operation, type RouteMatch } from './routes.js';
+export {
+  HTTP_METHODS,
+  operationsOf,
+  RouteTable,
+  routingPath,
+  type HttpMethod,
+  type Operation,
+  type RouteMatch,
+} from './routes.js';

@@ -30,9 +30,9 @@ export function operationsOf(document: Json): Operation[] {
   for (const [path, item] of Object.entries((document.paths ?? {}) as Record<string, Json>)) {
     for (const method of HTTP_METHODS) {
       const object = item[method] as Json | undefined;
-      if (object && typeof object.operationId === 'string') out.push({ operationId: object.operationId, method, path, object });
+      if (object && typeof object.operationId === 'string')
+        out.push({ operationId: object.operationId, method, path, object });
     }
   }
   return out;
 }
-

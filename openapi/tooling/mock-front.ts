@@ -18,7 +18,13 @@
  * The process owns the public port and Prism is its child: SIGTERM / SIGINT close the port at once and stop Prism.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as netServer } from 'node:net';
 import cors from 'cors';
 import { contract, contractV1, corsAnswer, corsRules, type Contract, type CorsSettings } from '@secret-push/contract';
@@ -56,12 +62,20 @@ const freePort = (): Promise<number> =>
   });
 
 /** Starts Prism on a loopback port of its own and waits until it listens. */
-async function startPrism(document: string, args: string[], log: (line: string) => void): Promise<{ child: ChildProcess; port: number }> {
+async function startPrism(
+  document: string,
+  args: string[],
+  log: (line: string) => void,
+): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const cli = new URL('../../node_modules/@stoplight/prism-cli/dist/index.js', import.meta.url);
-  const child = spawn(process.execPath, [cli.pathname, 'mock', document, '-p', String(port), '-h', '127.0.0.1', '--cors=false', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [cli.pathname, 'mock', document, '-p', String(port), '-h', '127.0.0.1', '--cors=false', ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -87,7 +101,8 @@ function pagedOperation(c: Contract, method: string, path: string): boolean {
 /** The body of the last page: the example's list emptied (a top-level array, or the arrays of an object). */
 function emptied(body: unknown): unknown {
   if (Array.isArray(body)) return [];
-  if (body && typeof body === 'object') return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, Array.isArray(v) ? [] : v]));
+  if (body && typeof body === 'object')
+    return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, Array.isArray(v) ? [] : v]));
   return body;
 }
 
@@ -119,12 +134,20 @@ export async function startMock(options: MockOptions): Promise<RunningMock> {
   const rules = corsRules(contract().document);
   rules.allowedHeaders = [...rules.allowedHeaders, 'Prefer'];
   const everyOrigin = options.corsOrigins === '*';
-  const settings: CorsSettings = { origins: options.corsOrigins === '*' ? [] : options.corsOrigins, anyOriginPaths: true };
+  const settings: CorsSettings = {
+    origins: options.corsOrigins === '*' ? [] : options.corsOrigins,
+    anyOriginPaths: true,
+  };
   const answerCors = cors((req, callback) => {
     const origin = req.headers.origin;
     const path = new URL((req as IncomingMessage).url ?? '/', 'http://mock').pathname;
     const choice = everyOrigin && origin !== undefined ? { ...settings, origins: [origin] } : settings;
-    const answer = corsAnswer(rules, choice, { method: req.method ?? 'GET', path, origin, requestMethod: req.headers['access-control-request-method'] as string | undefined });
+    const answer = corsAnswer(rules, choice, {
+      method: req.method ?? 'GET',
+      path,
+      origin,
+      requestMethod: req.headers['access-control-request-method'] as string | undefined,
+    });
     callback(null, answer ?? { origin: false });
   });
 
@@ -139,25 +162,38 @@ export async function startMock(options: MockOptions): Promise<RunningMock> {
     // v2 paths answer with a `.json` suffix too (x-json-suffix); v1 paths are written with theirs.
     const opPath = api === 'v2' ? url.pathname.replace(/\.json$/, '') : url.pathname;
     const match = c.routes.match(req.method ?? 'GET', opPath);
-    if (match.kind === 'ok' && match.operation.operationId === 'createPush' && !headers.prefer && asksEndToEnd(req.headers['content-type'], body)) {
+    if (
+      match.kind === 'ok' &&
+      match.operation.operationId === 'createPush' &&
+      !headers.prefer &&
+      asksEndToEnd(req.headers['content-type'], body)
+    ) {
       headers.prefer = `example=${ENCRYPTED_CREATE_EXAMPLE}`;
     }
     const paged = req.method === 'GET' && pagedOperation(c, 'GET', opPath);
     const page = Number(url.searchParams.get('page') ?? '1');
     const upstream = await new Promise<IncomingMessage>((resolve, reject) => {
       // Prism knows no `.json` suffix (x-json-suffix): v2 requests go to it without one, as the server reads them.
-      const out = httpRequest({ host: '127.0.0.1', port: prism.port, method: req.method, path: `${opPath}${url.search}`, headers }, resolve);
+      const out = httpRequest(
+        { host: '127.0.0.1', port: prism.port, method: req.method, path: `${opPath}${url.search}`, headers },
+        resolve,
+      );
       out.on('error', reject);
       out.end(body);
     });
     const raw = await readAll(upstream);
     const outHeaders: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(upstream.headers)) {
-      if (value === undefined || ['content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(name)) continue;
+      if (value === undefined || ['content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(name))
+        continue;
       if (name.startsWith('access-control-') || name === 'vary') continue;
-      outHeaders[name] = Array.isArray(value) ? value.map((v) => v.replaceAll(EXAMPLE_ORIGIN, ownOrigin)) : value.replaceAll(EXAMPLE_ORIGIN, ownOrigin);
+      outHeaders[name] = Array.isArray(value)
+        ? value.map((v) => v.replaceAll(EXAMPLE_ORIGIN, ownOrigin))
+        : value.replaceAll(EXAMPLE_ORIGIN, ownOrigin);
     }
-    let text = (upstream.headers['content-type'] ?? '').includes('json') ? raw.toString('utf8').replaceAll(EXAMPLE_ORIGIN, ownOrigin) : null;
+    let text = (upstream.headers['content-type'] ?? '').includes('json')
+      ? raw.toString('utf8').replaceAll(EXAMPLE_ORIGIN, ownOrigin)
+      : null;
     if (paged && upstream.statusCode === 200 && text !== null && Number.isInteger(page) && page >= 1) {
       const listUrl = `${ownOrigin}${url.pathname}`;
       if (page >= 2) text = JSON.stringify(emptied(JSON.parse(text)));
@@ -174,10 +210,14 @@ export async function startMock(options: MockOptions): Promise<RunningMock> {
         res.writeHead(500).end();
         return;
       }
-      if (req.headers.origin !== undefined && (settings.origins.length > 0 || everyOrigin)) res.setHeader('Vary', 'Origin');
+      if (req.headers.origin !== undefined && (settings.origins.length > 0 || everyOrigin))
+        res.setHeader('Vary', 'Origin');
       forward(req, res).catch((failure: unknown) => {
         log(`mock front: ${(failure as Error).message}`);
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'The mock failed.', code: 'internal_error' }));
+        if (!res.headersSent)
+          res
+            .writeHead(502, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: 'The mock failed.', code: 'internal_error' }));
         else res.destroy();
       });
     });
@@ -188,7 +228,9 @@ export async function startMock(options: MockOptions): Promise<RunningMock> {
   });
   const { port } = server.address() as { port: number };
   const baseUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
-  log(`Mock listening on ${baseUrl} (Prism on the ${api} document; CORS: ${everyOrigin ? 'every origin' : settings.origins.join(', ') || 'no origin'})`);
+  log(
+    `Mock listening on ${baseUrl} (Prism on the ${api} document; CORS: ${everyOrigin ? 'every origin' : settings.origins.join(', ') || 'no origin'})`,
+  );
 
   let closing: Promise<void> | undefined;
   return {

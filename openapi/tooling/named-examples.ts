@@ -40,7 +40,8 @@ export function namedExamples(v: Contract): NamedExample[] {
   for (const op of v.operations()) {
     const body = op.object.requestBody ? v.deref<Json>(op.object.requestBody) : undefined;
     add(op.operationId, 'request', body?.content);
-    for (const [status, r] of Object.entries<Json>(op.object.responses as Json)) add(op.operationId, status, v.deref<Json>(r).content);
+    for (const [status, r] of Object.entries<Json>(op.object.responses as Json))
+      add(op.operationId, status, v.deref<Json>(r).content);
   }
   return out;
 }

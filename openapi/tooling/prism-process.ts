@@ -16,7 +16,13 @@ export interface PrismProcess {
 }
 
 /** The command line of `npm run mock` (package.json), without its `exec`. */
-export const MOCK_COMMAND = [process.execPath, '--conditions=@secret-push/source', '--import', 'tsx', 'scripts/mock.ts'] as const;
+export const MOCK_COMMAND = [
+  process.execPath,
+  '--conditions=@secret-push/source',
+  '--import',
+  'tsx',
+  'scripts/mock.ts',
+] as const;
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -29,7 +35,9 @@ export function freePort(): Promise<number> {
 }
 
 /** Starts Prism and resolves once it listens (it takes a while to load the document); fails with its output. */
-export async function startPrism(options: { api?: 'v1'; timeoutMs?: number; corsOrigins?: string } = {}): Promise<PrismProcess> {
+export async function startPrism(
+  options: { api?: 'v1'; timeoutMs?: number; corsOrigins?: string } = {},
+): Promise<PrismProcess> {
   const port = await freePort();
   const [command, ...args] = MOCK_COMMAND;
   const prism = spawn(command, args, {

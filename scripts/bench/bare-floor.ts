@@ -46,7 +46,11 @@ const { findByToken, claimView } = BENCH_STATEMENTS;
 /** Runs a statement with named values, prepared under its name on each connection (as server/src/db/sql.ts does). */
 async function run(statement: Statement<object>, params: Record<string, unknown>): Promise<Record<string, unknown>[]> {
   const values = statement.names.map((name) => params[name]);
-  const { rows } = await pool.query({ text: statement.text, values, ...(statement.name ? { name: statement.name } : {}) });
+  const { rows } = await pool.query({
+    text: statement.text,
+    values,
+    ...(statement.name ? { name: statement.name } : {}),
+  });
   return rows as Record<string, unknown>[];
 }
 
@@ -71,12 +75,18 @@ const send = (res: http.ServerResponse, status: number, body: unknown) => {
 };
 
 const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-  const actor = { ip: req.socket.remoteAddress ?? '', userAgent: String(req.headers['user-agent'] ?? '').slice(0, 255), referrer: '', userId: null };
+  const actor = {
+    ip: req.socket.remoteAddress ?? '',
+    userAgent: String(req.headers['user-agent'] ?? '').slice(0, 255),
+    referrer: '',
+    userId: null,
+  };
   try {
     if (req.method === 'POST' && req.url === '/api/v2/pushes') {
       const body = (await readJson(req)) as { push?: { payload?: string } };
       const payload = body.push?.payload;
-      if (typeof payload !== 'string' || payload === '') return send(res, 422, { error: 'payload', code: 'validation_failed' });
+      if (typeof payload !== 'string' || payload === '')
+        return send(res, 422, { error: 'payload', code: 'validation_failed' });
       const id = randomUUID();
       const now = new Date();
       const push: PushRow = {

@@ -11,7 +11,13 @@ import http from 'node:http';
 import type pg from 'pg';
 import { options } from './options.js';
 
-const { requests: REQUESTS, concurrencies: CONCURRENCIES, maxSeconds: MAX_SECONDS, warmup: WARMUP, rounds: ROUNDS } = options;
+const {
+  requests: REQUESTS,
+  concurrencies: CONCURRENCIES,
+  maxSeconds: MAX_SECONDS,
+  warmup: WARMUP,
+  rounds: ROUNDS,
+} = options;
 
 interface Sample {
   ms: number;
@@ -36,7 +42,10 @@ function request(agent: http.Agent, base: string, method: string, urlPath: strin
       method,
       agent,
       timeout: 30_000,
-      headers: { ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}), ...forwardedFor() },
+      headers: {
+        ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}),
+        ...forwardedFor(),
+      },
     });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -60,7 +69,11 @@ async function timed(samples: Sample[], expected: number, fn: () => Promise<{ st
   } catch (error) {
     failure = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
   }
-  samples.push({ ms: Number(process.hrtime.bigint() - t0) / 1e6, ok: failure === undefined, ...(failure ? { failure } : {}) });
+  samples.push({
+    ms: Number(process.hrtime.bigint() - t0) / 1e6,
+    ok: failure === undefined,
+    ...(failure ? { failure } : {}),
+  });
   return result;
 }
 
@@ -77,7 +90,12 @@ interface Tally {
 }
 
 /** Runs `iteration` from `concurrency` loops until `requests` requests were made or the time cap is hit. */
-async function drive(concurrency: number, requestsPerIteration: number, iteration: (samples: Sample[]) => Promise<void>, requests = REQUESTS) {
+async function drive(
+  concurrency: number,
+  requestsPerIteration: number,
+  iteration: (samples: Sample[]) => Promise<void>,
+  requests = REQUESTS,
+) {
   const samples: Sample[] = [];
   const iterations = Math.ceil(requests / requestsPerIteration);
   let started = 0;
@@ -96,14 +114,20 @@ async function drive(concurrency: number, requestsPerIteration: number, iteratio
 
 function summarise(tallies: Tally[]) {
   const samples = tallies.flatMap((t) => t.samples);
-  const sum = (key: 'seconds' | 'serverCpuMs' | 'postgresCpuMs' | 'statements') => tallies.reduce((a, t) => a + t[key], 0);
+  const sum = (key: 'seconds' | 'serverCpuMs' | 'postgresCpuMs' | 'statements') =>
+    tallies.reduce((a, t) => a + t[key], 0);
   const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
   const n = samples.length;
   return {
     requests: n,
     errors: samples.filter((s) => !s.ok).length,
-    failures: [...samples.reduce((m, s) => (s.failure ? m.set(s.failure, (m.get(s.failure) ?? 0) + 1) : m), new Map<string, number>())]
+    failures: [
+      ...samples.reduce(
+        (m, s) => (s.failure ? m.set(s.failure, (m.get(s.failure) ?? 0) + 1) : m),
+        new Map<string, number>(),
+      ),
+    ]
       .map(([what, n]) => `${n}× ${what}`)
       .join(', '),
     rps: n / sum('seconds'),
@@ -165,7 +189,9 @@ function treeCpuMs(rootPid: number): number {
 /** RSS of the Node processes of a tree: the largest one and all together. */
 function treeRss(rootPid: number): { max: number; total: number } {
   const procs = processTable();
-  const rss = tree(procs, rootPid).filter((pid) => procs.get(pid)!.node).map((pid) => procs.get(pid)!.rss);
+  const rss = tree(procs, rootPid)
+    .filter((pid) => procs.get(pid)!.node)
+    .map((pid) => procs.get(pid)!.rss);
   return { max: Math.max(0, ...rss), total: rss.reduce((a, b) => a + b, 0) };
 }
 
@@ -223,7 +249,22 @@ type Results = Map<string, ReturnType<typeof summarise>>;
 
 function printTable(targets: Target[], results: Results): void {
   const rows: string[][] = [
-    ['server', 'conns', 'scenario', 'requests', 'errors', 'req/s', 'req/s by round', 'p50 ms', 'p99 ms', 'server CPU ms/req', 'PG CPU ms/req', 'SQL/req', 'RSS MB (largest)', 'RSS MB (all)'],
+    [
+      'server',
+      'conns',
+      'scenario',
+      'requests',
+      'errors',
+      'req/s',
+      'req/s by round',
+      'p50 ms',
+      'p99 ms',
+      'server CPU ms/req',
+      'PG CPU ms/req',
+      'SQL/req',
+      'RSS MB (largest)',
+      'RSS MB (all)',
+    ],
   ];
   for (const concurrency of CONCURRENCIES) {
     for (const scenario of SCENARIOS) {
@@ -253,7 +294,9 @@ function printTable(targets: Target[], results: Results): void {
   console.log(line(rows[0]!));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const row of rows.slice(1)) console.log(line(row));
-  console.log(`Start-up (spawn → listening): ${targets.map((t) => `${t.name} ${t.startupMs.toFixed(0)} ms`).join(', ')}`);
+  console.log(
+    `Start-up (spawn → listening): ${targets.map((t) => `${t.name} ${t.startupMs.toFixed(0)} ms`).join(', ')}`,
+  );
   const names = targets.map((t) => t.name);
   const ratio = (a: string, b: string, key: string) => {
     const [x, y] = [results.get(`${a}|${key}`), results.get(`${b}|${key}`)];
@@ -261,7 +304,9 @@ function printTable(targets: Target[], results: Results): void {
   };
   for (const ours of names.filter((n) => n.startsWith('ours') || n === 'base')) {
     for (const floor of names.filter((n) => n === 'bare' || n === 'physical' || (n === 'base' && ours !== 'base'))) {
-      const parts = CONCURRENCIES.flatMap((c) => SCENARIOS.map((s) => `${s.name}@${c} ${ratio(ours, floor, `${c}|${s.name}`)}×`));
+      const parts = CONCURRENCIES.flatMap((c) =>
+        SCENARIOS.map((s) => `${s.name}@${c} ${ratio(ours, floor, `${c}|${s.name}`)}×`),
+      );
       console.log(`${ours}/${floor} throughput: ${parts.join(', ')}`);
     }
   }
@@ -271,7 +316,6 @@ const SCENARIOS = [
   { name: 'create', loop: createOnly, perIteration: 1 },
   { name: 'create+retrieve', loop: createThenRetrieve, perIteration: 2 },
 ] as const;
-
 
 /**
  * Drives every target at each concurrency: a warm-up, then `rounds` rounds in which each scenario runs on each target
@@ -300,7 +344,9 @@ export async function driveAll(targets: Target[]): Promise<void> {
           const key = `${t.name}|${concurrency}|${scenario.name}`;
           const sliceAgent = agent();
           const loop = scenario.loop(t, sliceAgent);
-          const tally = await measured(t.meters, () => drive(concurrency, scenario.perIteration, loop, Math.ceil(REQUESTS / ROUNDS)));
+          const tally = await measured(t.meters, () =>
+            drive(concurrency, scenario.perIteration, loop, Math.ceil(REQUESTS / ROUNDS)),
+          );
           sliceAgent.destroy();
           tallies.set(key, [...(tallies.get(key) ?? []), tally]);
         }

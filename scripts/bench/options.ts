@@ -34,7 +34,10 @@ export const options = {
   /** Where each server's output goes (`<name>.log`) instead of being drained. */
   outputDir: env.BENCH_OUTPUT_DIR ? path.resolve(env.BENCH_OUTPUT_DIR) : undefined,
   /** NODE_OPTIONS of every server process: a CPU profile (BENCH_CPU_PROF_DIR) and BENCH_NODE_OPTIONS. */
-  nodeOptions: [CPU_PROF_DIR ? `--cpu-prof --cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}` : '', env.BENCH_NODE_OPTIONS ?? '']
+  nodeOptions: [
+    CPU_PROF_DIR ? `--cpu-prof --cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}` : '',
+    env.BENCH_NODE_OPTIONS ?? '',
+  ]
     .filter(Boolean)
     .join(' '),
   /** Run ours from its TypeScript sources (tsx) rather than its build. */

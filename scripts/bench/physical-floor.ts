@@ -23,18 +23,27 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     const answer = async () => {
       if (req.method === 'POST' && req.url === '/api/v2/pushes') {
-        const payload = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { push: { payload: string } }).push.payload;
+        const payload = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { push: { payload: string } }).push
+          .payload;
         const now = new Date();
         const { rows } = await pool.query({
           name: 'physical_create',
           text: `insert into pushes (id, url_token, kind, payload_ciphertext, passphrase_protected, expire_after_days, expire_after_views,
              deletable_by_viewer, retrieval_step, created_at, updated_at, expires_at, stored_bytes)
            values ($1, $2, 'text', $3, false, 7, 5, true, false, $4, $4, $5, $6) returning url_token`,
-          values: [randomUUID(), randomBytes(15).toString('base64url'), payload, now, new Date(now.getTime() + 7 * 86_400_000), Buffer.byteLength(payload)],
+          values: [
+            randomUUID(),
+            randomBytes(15).toString('base64url'),
+            payload,
+            now,
+            new Date(now.getTime() + 7 * 86_400_000),
+            Buffer.byteLength(payload),
+          ],
         });
         return send(res, 201, JSON.stringify({ url_token: (rows[0] as { url_token: string }).url_token }));
       }
-      const token = req.method === 'GET' && req.url?.startsWith('/api/v2/pushes/') ? req.url.slice('/api/v2/pushes/'.length) : null;
+      const token =
+        req.method === 'GET' && req.url?.startsWith('/api/v2/pushes/') ? req.url.slice('/api/v2/pushes/'.length) : null;
       if (token) {
         const { rows } = await pool.query({
           name: 'physical_retrieve',
@@ -43,7 +52,9 @@ const server = http.createServer((req, res) => {
           values: [token],
         });
         const row = rows[0] as { payload_ciphertext: string } | undefined;
-        return row ? send(res, 200, JSON.stringify({ payload: row.payload_ciphertext })) : send(res, 404, '{"code":"not_found"}');
+        return row
+          ? send(res, 200, JSON.stringify({ payload: row.payload_ciphertext }))
+          : send(res, 404, '{"code":"not_found"}');
       }
       send(res, 404, '{"code":"no_route"}');
     };

@@ -131,7 +131,12 @@ export async function benchDatabase(dir: string) {
  * Starts the servers named in BENCH_SERVERS (and the baseline) against `databaseUrl`, adding each to `started` as it
  * is up: when one fails to start, the caller still has the others to stop.
  */
-export async function startServers(databaseUrl: string, dir: string, keyHex: string, started: Started[]): Promise<void> {
+export async function startServers(
+  databaseUrl: string,
+  dir: string,
+  keyHex: string,
+  started: Started[],
+): Promise<void> {
   const { freePort } = await import('@secret-push/server');
   const ourEnv = async (workers = options.workers): Promise<NodeJS.ProcessEnv> => ({
     PWPUSH_ENV: 'production',
@@ -171,12 +176,28 @@ export async function startServers(databaseUrl: string, dir: string, keyHex: str
     const ours = /^ours(\d*)$/.exec(name);
     if (ours) {
       const workers = ours[1] || undefined;
-      const title = workers ? `ours×${workers}${label}` : `ours (${defaultWorkersHere} worker${defaultWorkersHere === 1 ? '' : 's'})${label}`;
+      const title = workers
+        ? `ours×${workers}${label}`
+        : `ours (${defaultWorkersHere} worker${defaultWorkersHere === 1 ? '' : 's'})${label}`;
       await add(title, async () => startChild(title, oursArgs(flags), await ourEnv(workers), LISTENING));
     } else if (name === 'bare') {
-      await add('bare', async () => startChild('bare server', tsxArgs(repoRoot, 'scripts/bench/bare-floor.ts').concat([databaseUrl, String(await freePort()), keyHex]), {}, /bare listening on (http:\/\/\S+)/));
+      await add('bare', async () =>
+        startChild(
+          'bare server',
+          tsxArgs(repoRoot, 'scripts/bench/bare-floor.ts').concat([databaseUrl, String(await freePort()), keyHex]),
+          {},
+          /bare listening on (http:\/\/\S+)/,
+        ),
+      );
     } else if (name === 'physical') {
-      await add('physical', async () => startChild('physical floor', tsxArgs(repoRoot, 'scripts/bench/physical-floor.ts').concat([databaseUrl, String(await freePort())]), {}, /physical listening on (http:\/\/\S+)/));
+      await add('physical', async () =>
+        startChild(
+          'physical floor',
+          tsxArgs(repoRoot, 'scripts/bench/physical-floor.ts').concat([databaseUrl, String(await freePort())]),
+          {},
+          /physical listening on (http:\/\/\S+)/,
+        ),
+      );
     } else throw new Error(`BENCH_SERVERS: unknown server ${name} (ours, ours<N>, bare, physical)`);
   }
   if (BASELINE) {
@@ -186,4 +207,3 @@ export async function startServers(databaseUrl: string, dir: string, keyHex: str
     await add('base', async () => startChild('baseline server', args, await ourEnv(), LISTENING, BASELINE));
   }
 }
-

@@ -132,7 +132,6 @@ export type CreatedPush = PushOwner & {
   readonly shareLink: string;
 };
 
-
 /** An async iterable list whose `page(n)` reads one page. */
 export interface PagedList<T, Args extends unknown[] = []> {
   (...args: [...Args, options?: RequestOptions]): AsyncIterable<T>;
@@ -199,10 +198,17 @@ const DEFAULT_MAX_RETRIES = 2;
 const DEFAULT_MAX_RETRY_WAIT_MS = 10_000;
 const DOWNLOAD_PATH = /\/api\/v2\/pushes\/([^/?#]+)\/files\/([^/?#]+)$/;
 
-type Send = <T>(call: GeneratedCall, opts: RequestOptions | undefined, retry: Retry) => Promise<{ data: T; response: Response }>;
+type Send = <T>(
+  call: GeneratedCall,
+  opts: RequestOptions | undefined,
+  retry: Retry,
+) => Promise<{ data: T; response: Response }>;
 
 /** One request through the generated client: timeout, abort signal, typed errors, and bounded retries of safe calls. */
-function createSender(raw: Client, policy: { defaultTimeout: number; maxRetries: number; maxRetryWaitMs: number }): Send {
+function createSender(
+  raw: Client,
+  policy: { defaultTimeout: number; maxRetries: number; maxRetryWaitMs: number },
+): Send {
   const { defaultTimeout, maxRetries, maxRetryWaitMs } = policy;
 
   /**
@@ -210,7 +216,11 @@ function createSender(raw: Client, policy: { defaultTimeout: number; maxRetries:
    * Idempotency-Key) also after a network error, a timeout and 409 (the first request with the key still running);
    * `never` (views, expiry) not at all.
    */
-  async function send<T>(call: GeneratedCall, opts: RequestOptions | undefined, retry: Retry): Promise<{ data: T; response: Response }> {
+  async function send<T>(
+    call: GeneratedCall,
+    opts: RequestOptions | undefined,
+    retry: Retry,
+  ): Promise<{ data: T; response: Response }> {
     for (let attempt = 0; ; attempt++) {
       let result: GeneratedResult;
       try {
@@ -305,10 +315,13 @@ async function plainPushInput(params: CreatePushParams): Promise<PushInput> {
 function withShareLink(data: PushOwner, sealed: SealedPush | undefined): CreatedPush {
   if (sealed && !isSupportedScheme(data.client_encryption)) {
     // The server stored the envelopes as an ordinary push: it does not know the feature.
-    throw new UnsupportedEncryptionError('the server did not keep the push as end-to-end encrypted (it does not support client_encryption)', {
-      code: 'not_supported_by_server',
-      body: data,
-    });
+    throw new UnsupportedEncryptionError(
+      'the server did not keep the push as end-to-end encrypted (it does not support client_encryption)',
+      {
+        code: 'not_supported_by_server',
+        body: data,
+      },
+    );
   }
   const shareLink = sealed ? buildShareLink(data.html_url, sealed.key) : data.html_url;
   // Not enumerable: a logged or serialised record never carries the key.
@@ -319,12 +332,17 @@ function withShareLink(data: PushOwner, sealed: SealedPush | undefined): Created
 function requireEncryptionSupport(report: VersionReport): void {
   const feature = report.features.pushes.client_encryption;
   if (feature && !feature.enabled) {
-    throw new UnsupportedEncryptionError('end-to-end encrypted pushes are disabled on this instance', { code: 'disabled_on_instance' });
+    throw new UnsupportedEncryptionError('end-to-end encrypted pushes are disabled on this instance', {
+      code: 'disabled_on_instance',
+    });
   }
   if (!feature || !feature.schemes.some(isSupportedScheme)) {
-    throw new UnsupportedEncryptionError('the server does not support end-to-end encrypted pushes (aes-256-gcm, version 1)', {
-      code: 'not_supported_by_server',
-    });
+    throw new UnsupportedEncryptionError(
+      'the server does not support end-to-end encrypted pushes (aes-256-gcm, version 1)',
+      {
+        code: 'not_supported_by_server',
+      },
+    );
   }
 }
 
@@ -381,7 +399,9 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     };
   }
 
-  function pagedList(fetchPage: (page: number, opts?: RequestOptions) => Promise<Page<PushOwner>>): PagedList<PushOwner> {
+  function pagedList(
+    fetchPage: (page: number, opts?: RequestOptions) => Promise<Page<PushOwner>>,
+  ): PagedList<PushOwner> {
     const list = (opts?: RequestOptions) => iteratePages((page) => fetchPage(page, opts));
     return Object.assign(list, { page: fetchPage });
   }
@@ -402,7 +422,9 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
   // Asked once per client, before the first encrypted create; a failed check is asked again next time.
   let encryptionSupported: Promise<void> | undefined;
   function checkEncryptionSupport(opts: RequestOptions | undefined): Promise<void> {
-    encryptionSupported ??= send<VersionReport>((x) => genGetVersion(x), opts, 'safe').then(({ data }) => requireEncryptionSupport(data));
+    encryptionSupported ??= send<VersionReport>((x) => genGetVersion(x), opts, 'safe').then(({ data }) =>
+      requireEncryptionSupport(data),
+    );
     encryptionSupported.catch(() => (encryptionSupported = undefined));
     return encryptionSupported;
   }
@@ -445,22 +467,37 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       }
       const push = sealed ? sealed.push : await plainPushInput(params);
       const headers = { 'Idempotency-Key': key };
-      const { data } = await send<PushOwner>((x) => genCreatePush({ ...x, body: { push }, headers }), opts, 'idempotent');
+      const { data } = await send<PushOwner>(
+        (x) => genCreatePush({ ...x, body: { push }, headers }),
+        opts,
+        'idempotent',
+      );
       return withShareLink(data, sealed);
     },
     retrievePush: retrieve,
     async retrieveLink(link, opts) {
       const { urlToken, key } = parseShareLink(link);
       if (key === null) {
-        const preview = await send<PreviewResponse>((x) => genPreviewPush({ ...x, path: { url_token: urlToken } }), opts, 'safe');
+        const preview = await send<PreviewResponse>(
+          (x) => genPreviewPush({ ...x, path: { url_token: urlToken } }),
+          opts,
+          'safe',
+        );
         if (isEndToEnd(preview.data)) {
-          throw new MissingKeyError('the push is end-to-end encrypted and the link has no key (#k=…); no view was spent', { code: 'missing_key' });
+          throw new MissingKeyError(
+            'the push is end-to-end encrypted and the link has no key (#k=…); no view was spent',
+            { code: 'missing_key' },
+          );
         }
       }
       return retrieve(urlToken, { ...opts, key: key ?? undefined });
     },
     async previewPush(urlToken, opts) {
-      const { data } = await send<PreviewResponse>((x) => genPreviewPush({ ...x, path: { url_token: urlToken } }), opts, 'safe');
+      const { data } = await send<PreviewResponse>(
+        (x) => genPreviewPush({ ...x, path: { url_token: urlToken } }),
+        opts,
+        'safe',
+      );
       return data;
     },
     async expirePush(urlToken, opts) {
@@ -475,31 +512,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       const { data } = await send<VersionReport>((x) => genGetVersion(x), opts, 'safe');
       return data;
     },
-    async downloadFile(file, opts) {
-      if (isSealedFile(file)) {
-        throw new MissingKeyError('this file is end-to-end encrypted and its push was retrieved without a key', { code: 'missing_key' });
-      }
-      const link = new URL(typeof file === 'string' ? file : file.url, baseUrl);
-      const match = DOWNLOAD_PATH.exec(link.pathname);
-      const token = link.searchParams.get('token');
-      if (!match || !token) throw new TypeError(`downloadFile: not a signed download link of this API: ${link.pathname}`);
-      const [, urlToken, fileId] = match as unknown as [string, string, string];
-      // Sent to the client's own baseUrl: the link's host is the instance's public URL, which a server-side
-      // caller may not reach (the path and the signed token are what identify the file).
-      const { data } = await send<ArrayBuffer>(
-        (x) =>
-          genDownloadPushFile({
-            ...x,
-            path: { url_token: decodeURIComponent(urlToken), file_id: decodeURIComponent(fileId) },
-            query: { token },
-            parseAs: 'arrayBuffer',
-          }),
-        opts,
-        'safe',
-      );
-      const bytes = new Uint8Array(data);
-      return isOpenedFile(file) ? openFile(file, bytes) : bytes;
-    },
+    downloadFile: (file, opts) => download(send, baseUrl, file, opts),
   };
 }
 
@@ -516,4 +529,41 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * `downloadFile`: the signed link's path and token, sent to the client's own `baseUrl`; a file of an opened
+ * end-to-end push is decrypted, one of a push retrieved without its key refused.
+ */
+async function download(
+  send: Send,
+  baseUrl: string,
+  file: Parameters<SecretPushClient['downloadFile']>[0],
+  opts: RequestOptions | undefined,
+): ReturnType<SecretPushClient['downloadFile']> {
+  if (isSealedFile(file)) {
+    throw new MissingKeyError('this file is end-to-end encrypted and its push was retrieved without a key', {
+      code: 'missing_key',
+    });
+  }
+  const link = new URL(typeof file === 'string' ? file : file.url, baseUrl);
+  const match = DOWNLOAD_PATH.exec(link.pathname);
+  const token = link.searchParams.get('token');
+  if (!match || !token) throw new TypeError(`downloadFile: not a signed download link of this API: ${link.pathname}`);
+  const [, urlToken, fileId] = match as unknown as [string, string, string];
+  // Sent to the client's own baseUrl: the link's host is the instance's public URL, which a server-side
+  // caller may not reach (the path and the signed token are what identify the file).
+  const { data } = await send<ArrayBuffer>(
+    (x) =>
+      genDownloadPushFile({
+        ...x,
+        path: { url_token: decodeURIComponent(urlToken), file_id: decodeURIComponent(fileId) },
+        query: { token },
+        parseAs: 'arrayBuffer',
+      }),
+    opts,
+    'safe',
+  );
+  const bytes = new Uint8Array(data);
+  return isOpenedFile(file) ? openFile(file, bytes) : bytes;
 }

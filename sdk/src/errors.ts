@@ -144,7 +144,8 @@ export function errorFromResponse(response: Response, body: unknown): SecretPush
   const errorBody = isErrorBody(body) ? body : undefined;
   const code = errorBody?.code;
   const requestId = response.headers.get('X-Request-Id') ?? errorBody?.request_id ?? undefined;
-  const detail = errorBody?.error ?? (typeof body === 'string' && body.length > 0 ? body.slice(0, 200) : response.statusText);
+  const detail =
+    errorBody?.error ?? (typeof body === 'string' && body.length > 0 ? body.slice(0, 200) : response.statusText);
   const message = `${status}${code ? ` ${code}` : ''}: ${detail || 'request failed'}`;
   const init: SecretPushErrorInit = { status, code, body, requestId, headers: response.headers };
   const retryAfterSeconds = parseRetryAfter(response.headers, body);
@@ -159,7 +160,8 @@ export function errorFromResponse(response: Response, body: unknown): SecretPush
   if (status === 404) return new NotFoundError(message, init);
   if (status === 413) return new PayloadTooLargeError(message, init);
   if (status === 422) return new ValidationError(message, { ...init, errors: errorBody?.errors ?? {} });
-  if (status === 429 && code === 'storage_quota_exceeded') return new StorageQuotaError(message, { ...init, retryAfterSeconds });
+  if (status === 429 && code === 'storage_quota_exceeded')
+    return new StorageQuotaError(message, { ...init, retryAfterSeconds });
   if (status === 429) return new RateLimitError(message, { ...init, retryAfterSeconds });
   if (status === 503) return new ServiceUnavailableError(message, { ...init, retryAfterSeconds });
   if (status >= 500) return new ServerError(message, init);

@@ -53,7 +53,10 @@ export function pageFromResponse<T>(items: T[], page: number, headers: Headers, 
 }
 
 /** Walks the pages lazily, from `startPage`, yielding every item. */
-export async function* iteratePages<T>(fetchPage: (page: number) => Promise<Page<T>>, startPage = 1): AsyncGenerator<T, void, undefined> {
+export async function* iteratePages<T>(
+  fetchPage: (page: number) => Promise<Page<T>>,
+  startPage = 1,
+): AsyncGenerator<T, void, undefined> {
   let page: number | null = startPage;
   while (page !== null) {
     const current: Page<T> = await fetchPage(page);

@@ -27,11 +27,19 @@ function isFileUpload(file: FileInput): file is FileUpload {
 function filePart(file: FileInput): { blob: Blob; filename: string } {
   if (isFileUpload(file)) {
     const bytes = base64ToBytes(file.content);
-    return { blob: new Blob([bytes as Uint8Array<ArrayBuffer>], { type: file.content_type ?? 'application/octet-stream' }), filename: file.filename };
+    return {
+      blob: new Blob([bytes as Uint8Array<ArrayBuffer>], { type: file.content_type ?? 'application/octet-stream' }),
+      filename: file.filename,
+    };
   }
   const { data } = file;
   const type = file.contentType ?? (data instanceof Blob ? data.type : '') ?? '';
-  const blob = data instanceof Blob ? (type === data.type ? data : new Blob([data], { type })) : new Blob([data as Uint8Array<ArrayBuffer>], { type });
+  const blob =
+    data instanceof Blob
+      ? type === data.type
+        ? data
+        : new Blob([data], { type })
+      : new Blob([data as Uint8Array<ArrayBuffer>], { type });
   return { blob: blob.type ? blob : new Blob([blob], { type: 'application/octet-stream' }), filename: file.filename };
 }
 
@@ -52,7 +60,10 @@ function pushFormData(fields: Fields, files: readonly FileInput[]): FormData {
  * The create form encoded once, with its boundary: a retry under the same Idempotency-Key must send the same bytes
  * (the server compares the body's digest), and a FormData encoded again gets a new random boundary.
  */
-export async function multipartBody(fields: Fields, files: readonly FileInput[]): Promise<{ bytes: Uint8Array; contentType: string }> {
+export async function multipartBody(
+  fields: Fields,
+  files: readonly FileInput[],
+): Promise<{ bytes: Uint8Array; contentType: string }> {
   const encoded = new Response(pushFormData(fields, files));
   const contentType = encoded.headers.get('Content-Type');
   if (!contentType) throw new TypeError('the platform did not give the multipart body a Content-Type');

@@ -20,9 +20,12 @@ export function clientAddressKey(ip: string): string {
     const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
     tail = `${tail.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const [head, rest] = tail.includes('::') ? tail.split('::') as [string, string] : [tail, undefined];
+  const [head, rest] = tail.includes('::') ? (tail.split('::') as [string, string]) : [tail, undefined];
   const left = head ? head.split(':') : [];
   const right = rest === undefined ? [] : rest ? rest.split(':') : [];
   const groups = rest === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

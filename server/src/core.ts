@@ -56,7 +56,11 @@ export interface CoreOptions {
   /** Run the sweeper every `settings.sweepIntervalSeconds` (and once at start). Default false. */
   sweeper?: boolean;
   /** Where the sweeper reports counts and failures (never secrets). Default: silent. */
-  logger?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  logger?: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
   /** Size of the connection pool (default 10). */
   poolMax?: number;
   /** Where the sweeper's runs and the pool's use are counted (the server's Prometheus metrics). Default: nowhere. */
@@ -80,17 +84,26 @@ function applicationVersion(): string {
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
   return reportOf(settings, version, {
     idempotencyKeyHours: KEY_LIFETIME_MS / 3_600_000,
-    storageQuotas: { anonymousBytesPerHour: settings.anonymousStoragePerHour || null, userActiveBytes: settings.userStorageBytes || null },
+    storageQuotas: {
+      anonymousBytesPerHour: settings.anonymousStoragePerHour || null,
+      userActiveBytes: settings.userStorageBytes || null,
+    },
   });
 }
 
 const PING = sql('select 1');
-const SUPERUSER = sql<Record<string, never>, { superuser: boolean }>('select rolsuper as superuser from pg_roles where rolname = current_user');
-const CLOCK = sql<Record<string, never>, { ms: number }>('select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms');
+const SUPERUSER = sql<Record<string, never>, { superuser: boolean }>(
+  'select rolsuper as superuser from pg_roles where rolname = current_user',
+);
+const CLOCK = sql<Record<string, never>, { ms: number }>(
+  'select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms',
+);
 
 export async function createCore(settings: Settings, opts: CoreOptions = {}): Promise<Core> {
   if (!settings.databaseUrl) {
-    throw new Error('settings.databaseUrl is not set: start the embedded PostgreSQL (startEmbeddedPostgres) and pass its url');
+    throw new Error(
+      'settings.databaseUrl is not set: start the embedded PostgreSQL (startEmbeddedPostgres) and pass its url',
+    );
   }
   const keyring = createKeyring(settings.masterKeys);
   await migrateDatabase(settings.databaseUrl);
@@ -101,7 +114,11 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const skewMs = await databaseClockSkewMs(async () => Number((await db.query(CLOCK, {}))[0]!.ms));
   try {
     // Before anything is served: the configured keys must open what the database holds (MasterKeyMismatch otherwise).
-    const { unopened } = await verifyMasterKeys(db, keyring, settings.masterKeys.map((k) => k.id));
+    const { unopened } = await verifyMasterKeys(
+      db,
+      keyring,
+      settings.masterKeys.map((k) => k.id),
+    );
     if (unopened.length > 0) {
       opts.logger?.warn(
         { key_ids: unopened },
@@ -120,7 +137,10 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     );
   }
   if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) {
-    opts.logger?.warn({ skew_ms: skewMs }, "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit");
+    opts.logger?.warn(
+      { skew_ms: skewMs },
+      "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit",
+    );
   }
   const repository = createPushRepository(db);
   const pushes = guarded(createPushService({ repository, settings, keyring }));
@@ -174,7 +194,10 @@ function startSweeper(
     if (running || closed) return;
     running = once()
       .catch((err: unknown) => {
-        opts.logger?.error({ err: err instanceof Error ? { name: err.name, code: (err as { code?: string }).code } : {} }, 'sweep failed');
+        opts.logger?.error(
+          { err: err instanceof Error ? { name: err.name, code: (err as { code?: string }).code } : {} },
+          'sweep failed',
+        );
       })
       .finally(() => {
         running = null;

@@ -13,7 +13,13 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { loadSettings, SettingsError, unknownVariables, unknownVariablesWarning, type Settings } from './config/settings.js';
+import {
+  loadSettings,
+  SettingsError,
+  unknownVariables,
+  unknownVariablesWarning,
+  type Settings,
+} from './config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from './db/embedded.js';
 import { createLogger } from './runtime/logger.js';
 import { createPrimaryMetrics } from './runtime/metrics.js';
@@ -37,8 +43,13 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 
 /** Logs the supervisor's events: counts and reasons from PostgreSQL's own fatal line, never a URL or password. */
 function logSupervisor(logger: Logger, event: SupervisorEvent, restarted: () => void): void {
-  if (event.kind === 'exited') logger.error({ code: event.code, signal: event.signal }, 'embedded PostgreSQL exited unexpectedly; restarting it');
-  else if (event.kind === 'restart_failed') logger.warn({ attempt: event.attempt, retry_in_ms: event.retryInMs, reason: event.reason }, 'embedded PostgreSQL did not restart yet');
+  if (event.kind === 'exited')
+    logger.error({ code: event.code, signal: event.signal }, 'embedded PostgreSQL exited unexpectedly; restarting it');
+  else if (event.kind === 'restart_failed')
+    logger.warn(
+      { attempt: event.attempt, retry_in_ms: event.retryInMs, reason: event.reason },
+      'embedded PostgreSQL did not restart yet',
+    );
   else {
     restarted();
     logger.info({ attempt: event.attempt, down_ms: event.downMs }, 'embedded PostgreSQL restarted');
@@ -143,7 +154,12 @@ async function main(): Promise<void> {
       url = serving.url;
     } else {
       const { startCluster } = await import('./runtime/primary.js');
-      const running = startCluster(settings, { logger, databaseUrl: settings.databaseUrl!, metrics, graceMs: SHUTDOWN_GRACE_MS });
+      const running = startCluster(settings, {
+        logger,
+        databaseUrl: settings.databaseUrl!,
+        metrics,
+        graceMs: SHUTDOWN_GRACE_MS,
+      });
       stopServing = running.stop;
       url = await running.ready;
     }

@@ -35,7 +35,13 @@ export interface Fault {
   start(env: ProxyEnv): FaultHooks;
 }
 
-const SUCCESS: Record<string, number> = { createPush: 201, getPush: 200, expirePush: 200, listActivePushes: 200, listExpiredPushes: 200 };
+const SUCCESS: Record<string, number> = {
+  createPush: 201,
+  getPush: 200,
+  expirePush: 200,
+  listActivePushes: 200,
+  listExpiredPushes: 200,
+};
 
 /** True when the answer carries push records (create, retrieve, delete, lists) and succeeded. */
 function hasRecords(ex: Exchange): boolean {

@@ -55,7 +55,9 @@ export function selectFaults(names?: string[]): Fault[] {
 async function callers(config: GradeConfig): Promise<Headers[]> {
   const out: Headers[] = [];
   try {
-    const res = await fetch(new URL('/api/v2/version', config.baseUrl), { signal: AbortSignal.timeout(config.timeoutMs ?? 15_000) });
+    const res = await fetch(new URL('/api/v2/version', config.baseUrl), {
+      signal: AbortSignal.timeout(config.timeoutMs ?? 15_000),
+    });
     const report = (await res.json()) as { features?: { anonymous_access?: boolean } };
     if (report.features?.anonymous_access) out.push({});
   } catch {
@@ -65,7 +67,13 @@ async function callers(config: GradeConfig): Promise<Headers[]> {
   return out;
 }
 
-async function withProxies<T>(config: GradeConfig, contract: Contract, hooks: FaultHooks, env: ProxyEnv, body: (urls: { baseUrl: string; baseUrl2?: string }) => Promise<T>): Promise<T> {
+async function withProxies<T>(
+  config: GradeConfig,
+  contract: Contract,
+  hooks: FaultHooks,
+  env: ProxyEnv,
+  body: (urls: { baseUrl: string; baseUrl2?: string }) => Promise<T>,
+): Promise<T> {
   const proxies: RunningProxy[] = [];
   try {
     const first = await startProxy({ upstream: config.baseUrl, contract, hooks, env });
@@ -92,7 +100,10 @@ export async function grade(config: GradeConfig): Promise<GradeOutput> {
 
   const baselineStarted = Date.now();
   const baselineRun = await withProxies(config, contract, {}, newEnv(), (urls) => suite(urls, {}));
-  const baseline = { failures: baselineRun.results.filter((r) => r.status === 'fail'), ms: Date.now() - baselineStarted };
+  const baseline = {
+    failures: baselineRun.results.filter((r) => r.status === 'fail'),
+    ms: Date.now() - baselineStarted,
+  };
 
   const results: FaultResult[] = [];
   if (baseline.failures.length === 0) {
@@ -144,14 +155,18 @@ export function formatGrade(output: GradeOutput, width = 120): string {
   const lines: string[] = [];
   lines.push(`Grading the conformance suite against ${output.baseUrl} through a fault-injecting proxy`);
   const base = output.baseline;
-  lines.push(`Baseline (no fault): ${output.requirements} requirements, ${base.failures.length} failed (${seconds(base.ms)})`);
+  lines.push(
+    `Baseline (no fault): ${output.requirements} requirements, ${base.failures.length} failed (${seconds(base.ms)})`,
+  );
   if (base.failures.length > 0) {
     for (const f of base.failures) lines.push(`  ${f.id}: ${f.reason}`.slice(0, width));
     lines.push('', 'RESULT: the baseline fails, so no fault was graded: fix the instance (or the suite) first.');
     return lines.join('\n');
   }
   lines.push('');
-  lines.push(`${'FAULT'.padEnd(32)} ${'CLASS'.padEnd(7)} ${'RESULT'.padEnd(8)} ${'BY'.padEnd(9)} ${'TIME'.padStart(6)}  REASON`);
+  lines.push(
+    `${'FAULT'.padEnd(32)} ${'CLASS'.padEnd(7)} ${'RESULT'.padEnd(8)} ${'BY'.padEnd(9)} ${'TIME'.padStart(6)}  REASON`,
+  );
   for (const f of output.faults) {
     const by = f.by[0] ?? '-';
     const row = `${f.name.padEnd(32)} ${f.class.padEnd(7)} ${(f.killed ? 'killed' : 'SURVIVED').padEnd(8)} ${by.padEnd(9)} ${seconds(f.ms).padStart(6)}  ${
@@ -168,7 +183,9 @@ export function formatGrade(output: GradeOutput, width = 120): string {
     lines.push('Survivors:');
     for (const f of survivors) {
       lines.push(`  ${f.name}: ${f.models}`);
-      lines.push(`    ${f.invisible ? `not visible black-box: ${f.invisible}` : 'NOT EXPLAINED: add a requirement that sees it, or document why none can'}`);
+      lines.push(
+        `    ${f.invisible ? `not visible black-box: ${f.invisible}` : 'NOT EXPLAINED: add a requirement that sees it, or document why none can'}`,
+      );
     }
   }
   return lines.join('\n');

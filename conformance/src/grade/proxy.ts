@@ -7,7 +7,14 @@
  * Links the upstream builds from the Host it was sent (json_url, html_url, Link, download urls) are rewritten to
  * the proxy's own origin, so the suite keeps talking to the proxy.
  */
-import { createServer, request as httpRequest, Agent as HttpAgent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  Agent as HttpAgent,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -51,7 +58,18 @@ export interface FaultHooks {
   response?(ex: Exchange): void | Promise<void>;
 }
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', 'host', 'accept-encoding'];
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  'host',
+  'accept-encoding',
+];
 
 /** The caller a request speaks for: its bearer or legacy token, else anonymous. */
 export function identityOf(headers: Headers): string {
@@ -158,8 +176,15 @@ export class Exchange {
   }
 
   /** Sends a request upstream behind the client's back (this request again unless told otherwise), e.g. an extra view. */
-  async send(opts: { method?: string; headers?: Headers; url?: URL; body?: Buffer } = {}): Promise<Upstream & { json: any }> {
-    const res = await this.upstream(opts.method ?? this.method, opts.url ?? this.url, opts.headers ?? this.requestHeaders, opts.body ?? this.requestBody);
+  async send(
+    opts: { method?: string; headers?: Headers; url?: URL; body?: Buffer } = {},
+  ): Promise<Upstream & { json: any }> {
+    const res = await this.upstream(
+      opts.method ?? this.method,
+      opts.url ?? this.url,
+      opts.headers ?? this.requestHeaders,
+      opts.body ?? this.requestBody,
+    );
     return { ...res, json: parseJson(res.body) };
   }
 
@@ -213,7 +238,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       const req = (secure ? httpsRequest : httpRequest)(target, { method, headers: out, agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: { ...res.headers } as Upstream['headers'], body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 502,
+            headers: { ...res.headers } as Upstream['headers'],
+            body: Buffer.concat(chunks),
+          }),
+        );
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -221,7 +252,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     });
 
   const rewrite = (text: string) =>
-    text.split(upstreamUrl.origin).join(origin).split(upstreamUrl.origin.replace(/\//g, '\\/')).join(origin.replace(/\//g, '\\/'));
+    text
+      .split(upstreamUrl.origin)
+      .join(origin)
+      .split(upstreamUrl.origin.replace(/\//g, '\\/'))
+      .join(origin.replace(/\//g, '\\/'));
 
   /** Sends upstream and turns the upstream's links in the answer into the proxy's. */
   const exchange = async (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> => {
@@ -240,16 +275,30 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', origin);
     const headers: Headers = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
     const { op, params } = router.match(req.method ?? 'GET', url.pathname);
-    const ex = new Exchange(op, params, req.method ?? 'GET', url, headers, Buffer.concat(chunks), exchange, options.env);
+    const ex = new Exchange(
+      op,
+      params,
+      req.method ?? 'GET',
+      url,
+      headers,
+      Buffer.concat(chunks),
+      exchange,
+      options.env,
+    );
     await options.hooks.request?.(ex);
     if (ex.status === 0) {
       ex.adopt(await exchange(ex.method, ex.url, ex.requestHeaders, ex.requestBody));
     } else {
       // The request hook answered itself (a server that refuses before doing anything): the headers every answer has.
       const id = ex.requestHeaders['x-request-id'];
-      ex.headers = { 'cache-control': 'no-store', 'x-request-id': id && /^[A-Za-z0-9._-]{1,128}$/.test(id) ? id : randomUUID(), ...ex.headers };
+      ex.headers = {
+        'cache-control': 'no-store',
+        'x-request-id': id && /^[A-Za-z0-9._-]{1,128}$/.test(id) ? id : randomUUID(),
+        ...ex.headers,
+      };
     }
     if (op === 'createPush' && ex.status === 201) {
       const created = ex.json;

@@ -17,7 +17,12 @@ export const errors = define('ERR', [
       expect(ctx.partial || errorResponses.length > 0, 'the run observed no error response to check');
       const bad = errorResponses.filter((o) => {
         const body = o.body as { error?: unknown; code?: unknown } | undefined;
-        return !body || typeof body.error !== 'string' || typeof body.code !== 'string' || !/^[a-z][a-z0-9_]*$/.test(body.code);
+        return (
+          !body ||
+          typeof body.error !== 'string' ||
+          typeof body.code !== 'string' ||
+          !/^[a-z][a-z0-9_]*$/.test(body.code)
+        );
       });
       expect(
         bad.length === 0,
@@ -55,7 +60,10 @@ export const errors = define('ERR', [
     needs: ['creator'],
     stateless: true,
     async run(ctx) {
-      const res = await ctx.call('createPush', { body: { push: { payload: 'x', expire_after_days: 0 } }, as: ctx.creator });
+      const res = await ctx.call('createPush', {
+        body: { push: { payload: 'x', expire_after_days: 0 } },
+        as: ctx.creator,
+      });
       expectStatus(res, 422);
       const errs = res.body?.errors as Record<string, unknown> | undefined;
       expect(errs && typeof errs === 'object' && Object.keys(errs).length > 0, '422 has no errors object');
@@ -70,7 +78,8 @@ export const errors = define('ERR', [
   {
     id: 'ERR-005',
     title: 'A create body not sent as application/json is refused with a 400 error body',
-    source: 'seed §4 (request bodies are JSON with Content-Type: application/json); decisions: Paths and formats, bullet 2',
+    source:
+      'seed §4 (request bodies are JSON with Content-Type: application/json); decisions: Paths and formats, bullet 2',
     needs: ['creator'],
     // Not in the stateless profile: Prism answers 415 here, a status the decisions do not allow.
     stateless: false,
@@ -81,8 +90,9 @@ export const errors = define('ERR', [
   },
   {
     id: 'ERR-006',
-    title: "Every v2 path answers an undefined method with 405 and its methods in Allow (DELETE /pushes/active too)",
-    source: 'decisions: Paths and formats, bullet 1 (405; active and expired before {url_token}); decisions: Errors (405)',
+    title: 'Every v2 path answers an undefined method with 405 and its methods in Allow (DELETE /pushes/active too)',
+    source:
+      'decisions: Paths and formats, bullet 1 (405; active and expired before {url_token}); decisions: Errors (405)',
     async run(ctx) {
       const t = 'unknownconformance0000';
       const cases: [string, string, string[]][] = [
@@ -99,14 +109,19 @@ export const errors = define('ERR', [
         if (res.status !== 405) throw new AssertionFailure(`${method} ${path}: expected 405, got ${res.status}`);
         expectCode(res, 'method_not_allowed');
         const allow = (res.headers.get('allow') ?? '').split(',').map((m) => m.trim().toUpperCase());
-        for (const m of methods) expect(allow.includes(m), `${method} ${path}: Allow ${JSON.stringify(res.headers.get('allow'))} lacks ${m}`);
-        expect(!allow.includes(method), `${method} ${path}: Allow ${JSON.stringify(res.headers.get('allow'))} names ${method}`);
+        for (const m of methods)
+          expect(allow.includes(m), `${method} ${path}: Allow ${JSON.stringify(res.headers.get('allow'))} lacks ${m}`);
+        expect(
+          !allow.includes(method),
+          `${method} ${path}: Allow ${JSON.stringify(res.headers.get('allow'))} names ${method}`,
+        );
       }
     },
   },
   {
     id: 'ERR-007',
-    title: 'A create body in another media type than JSON, multipart or form-urlencoded answers 400 unsupported_media_type',
+    title:
+      'A create body in another media type than JSON, multipart or form-urlencoded answers 400 unsupported_media_type',
     source: 'decisions: Paths and formats, bullet 2; spec: createPush requestBody (three media types) and 400',
     needs: ['creator'],
     async run(ctx) {
@@ -147,7 +162,14 @@ export const errors = define('ERR', [
       ];
       if (ctx.hasToken) calls.push(['getPushAudit', { ...p, as: 'a' }]);
       if (ctx.features.pushes.file_attachments.enabled) {
-        calls.push(['downloadPushFile', { params: { ...p.params, file_id: 'nofile' }, query: { token: 'conformance.not.signed' }, headers: { accept: '*/*' } }]);
+        calls.push([
+          'downloadPushFile',
+          {
+            params: { ...p.params, file_id: 'nofile' },
+            query: { token: 'conformance.not.signed' },
+            headers: { accept: '*/*' },
+          },
+        ]);
       }
       for (const [operationId, opts] of calls) {
         const res = await ctx.call(operationId, { as: ctx.hasToken ? 'a' : 'anon', ...opts });
@@ -165,7 +187,9 @@ async function filePush(ctx: Ctx, views = 5) {
   return ctx.create({
     payload: 'see attachment',
     expire_after_views: views,
-    files: [{ filename: 'id_conformance', content_type: 'application/x-pem-file', content: FILE_BYTES.toString('base64') }],
+    files: [
+      { filename: 'id_conformance', content_type: 'application/x-pem-file', content: FILE_BYTES.toString('base64') },
+    ],
   });
 }
 
@@ -243,7 +267,11 @@ export const files = define('FILE', [
     source: 'decisions: Create, bullets 1 and 4 (at least one file; at most 10)',
     needs: ['file'],
     async run(ctx) {
-      const file = (i: number) => ({ filename: `f${i}.txt`, content_type: 'text/plain', content: Buffer.from(`f${i}`).toString('base64') });
+      const file = (i: number) => ({
+        filename: `f${i}.txt`,
+        content_type: 'text/plain',
+        content: Buffer.from(`f${i}`).toString('base64'),
+      });
       await expect422(ctx, { files: Array.from({ length: 11 }, (_, i) => file(i)) }, 'files');
       await expect422(ctx, { kind: 'file', files: Array.from({ length: 11 }, (_, i) => file(i)) }, 'files');
       await expect422(ctx, { kind: 'file', payload: 'x' }, 'files');
@@ -292,7 +320,10 @@ export const files = define('FILE', [
       } catch {
         throw new AssertionFailure("the link's JWT payload is not JSON");
       }
-      expect(typeof claims.exp === 'number', `the link's JWT has no numeric exp (claims: ${Object.keys(claims).join(', ')})`);
+      expect(
+        typeof claims.exp === 'number',
+        `the link's JWT has no numeric exp (claims: ${Object.keys(claims).join(', ')})`,
+      );
       const exp = claims.exp;
       if (typeof claims.iat === 'number') {
         expect(exp - claims.iat <= 300, `exp − iat is ${exp - claims.iat} s, over 5 minutes`);
@@ -307,7 +338,8 @@ export const files = define('FILE', [
   },
   {
     id: 'FILE-008',
-    title: 'A download is application/octet-stream, an attachment with the file name, and X-Content-Type-Options: nosniff',
+    title:
+      'A download is application/octet-stream, an attachment with the file name, and X-Content-Type-Options: nosniff',
     source: 'spec: downloadPushFile 200 (octet-stream, Content-Disposition, nosniff); decisions: Retrieve, bullet 7',
     needs: ['file', 'viewer'],
     async run(ctx) {
@@ -319,8 +351,14 @@ export const files = define('FILE', [
       const type = download.headers.get('content-type');
       expect(/^application\/octet-stream\s*(;|$)/i.test(type ?? ''), `Content-Type ${JSON.stringify(type)}`);
       const disposition = download.headers.get('content-disposition') ?? '';
-      expect(/^attachment\s*(;|$)/i.test(disposition), `Content-Disposition ${JSON.stringify(disposition)} is not an attachment`);
-      expect(disposition.includes('id_conformance'), `Content-Disposition ${JSON.stringify(disposition)} does not name the file`);
+      expect(
+        /^attachment\s*(;|$)/i.test(disposition),
+        `Content-Disposition ${JSON.stringify(disposition)} is not an attachment`,
+      );
+      expect(
+        disposition.includes('id_conformance'),
+        `Content-Disposition ${JSON.stringify(disposition)} does not name the file`,
+      );
       expectEqual(download.headers.get('x-content-type-options'), 'nosniff', 'X-Content-Type-Options');
     },
   },
@@ -330,7 +368,11 @@ export const files = define('FILE', [
     source: 'decisions: Retrieve, bullet 7 (a signed link per file); spec: downloadPushFile 400 and 403',
     needs: ['file', 'viewer'],
     async run(ctx) {
-      const file = (name: string) => ({ filename: name, content_type: 'text/plain', content: Buffer.from(name).toString('base64') });
+      const file = (name: string) => ({
+        filename: name,
+        content_type: 'text/plain',
+        content: Buffer.from(name).toString('base64'),
+      });
       const push = await ctx.create({ payload: 'two files', files: [file('one.txt'), file('two.txt')] });
       const res = await ctx.retrieve(push.url_token);
       expectStatus(res, 200);
@@ -418,7 +460,10 @@ export const headers = define('HDR', [
       const res = await ctx.retrieve(push.url_token);
       expectStatus(res, 200);
       expect(typeof res.body?.payload === 'string', 'retrieval carries no payload');
-      expect(/(^|,)\s*no-store\s*(,|$)/.test(res.headers.get('cache-control') ?? ''), `Cache-Control is ${JSON.stringify(res.headers.get('cache-control'))}`);
+      expect(
+        /(^|,)\s*no-store\s*(,|$)/.test(res.headers.get('cache-control') ?? ''),
+        `Cache-Control is ${JSON.stringify(res.headers.get('cache-control'))}`,
+      );
     },
   },
   {

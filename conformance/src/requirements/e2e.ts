@@ -40,8 +40,11 @@ export const endToEnd = define('E2E', [
       expect(!f.required || f.default, 'client_encryption: required without default');
       expect(!f.default || f.enabled, 'client_encryption: default without enabled');
       if (f.enabled) {
-        expect(Array.isArray(f.schemes) && f.schemes.some((s: any) => s.scheme === MARKER.scheme && s.version === MARKER.version),
-          `client_encryption.schemes ${JSON.stringify(f.schemes)} lacks aes-256-gcm v1`);
+        expect(
+          Array.isArray(f.schemes) &&
+            f.schemes.some((s: any) => s.scheme === MARKER.scheme && s.version === MARKER.version),
+          `client_encryption.schemes ${JSON.stringify(f.schemes)} lacks aes-256-gcm v1`,
+        );
       }
     },
   },
@@ -77,20 +80,38 @@ export const endToEnd = define('E2E', [
         kind: 'file',
         payload,
         client_encryption: MARKER,
-        files: contents.map((c, i) => ({ filename: filenames[i], content_type: 'application/octet-stream', content: c.toString('base64') })),
+        files: contents.map((c, i) => ({
+          filename: filenames[i],
+          content_type: 'application/octet-stream',
+          content: c.toString('base64'),
+        })),
       });
       const res = await ctx.retrieve(push.url_token);
       expectStatus(res, 200);
       expectEqual(res.body.client_encryption, MARKER, 'client_encryption of the retrieval');
       expect(res.body.payload === payload, 'the payload is not the envelope that was sent');
-      expectEqual(res.body.files.map((f: any) => f.filename), filenames, 'file names (envelopes, in the order sent)');
-      expectEqual(res.body.files.map((f: any) => f.size), contents.map((c) => c.length), 'file sizes (of the envelopes)');
+      expectEqual(
+        res.body.files.map((f: any) => f.filename),
+        filenames,
+        'file names (envelopes, in the order sent)',
+      );
+      expectEqual(
+        res.body.files.map((f: any) => f.size),
+        contents.map((c) => c.length),
+        'file sizes (of the envelopes)',
+      );
       for (const [i, file] of (res.body.files as any[]).entries()) {
         expectEqual(openText(key, file.filename, `file-name:${i}`), names[i], `file ${i + 1}'s name, opened`);
         const download = await ctx.download('downloadPushFile', file.url);
         expectEqual(download.status, 200, `download of file ${i + 1}`);
-        expect(download.bytes.equals(contents[i]!), `file ${i + 1}: the downloaded bytes are not the envelope that was sent`);
-        expect(openBytes(key, download.bytes, `file-content:${i}`)?.equals(plain[i]!), `file ${i + 1}: the envelope does not open`);
+        expect(
+          download.bytes.equals(contents[i]!),
+          `file ${i + 1}: the downloaded bytes are not the envelope that was sent`,
+        );
+        expect(
+          openBytes(key, download.bytes, `file-content:${i}`)?.equals(plain[i]!),
+          `file ${i + 1}: the envelope does not open`,
+        );
       }
     },
   },
@@ -104,7 +125,10 @@ export const endToEnd = define('E2E', [
       const url = sealText(key, 'https://example.org/reset?code=e2e', 'payload:url');
       const qr = sealText(key, '€'.repeat(1024), 'payload:qr');
       expect(qr.length > 1024, 'internal: the qr envelope should be longer than 1,024 characters');
-      for (const [kind, payload] of [['url', url], ['qr', qr]] as const) {
+      for (const [kind, payload] of [
+        ['url', url],
+        ['qr', qr],
+      ] as const) {
         const push = await ctx.create({ kind, payload, client_encryption: MARKER });
         expectEqual(push.kind, kind, 'kind');
         const res = await ctx.retrieve(push.url_token);
@@ -115,27 +139,41 @@ export const endToEnd = define('E2E', [
   },
   {
     id: 'E2E-005',
-    title: 'client_encryption is in every record of the push (create, retrieve, preview, lists, delete); null if ordinary',
-    source: 'spec: Push.client_encryption (every record where the feature is reported); spec: PreviewResponse.client_encryption',
+    title:
+      'client_encryption is in every record of the push (create, retrieve, preview, lists, delete); null if ordinary',
+    source:
+      'spec: Push.client_encryption (every record where the feature is reported); spec: PreviewResponse.client_encryption',
     needs: ['clientEncryption', 'token', 'viewer'],
     async run(ctx) {
       const { push } = await sealedText(ctx, `marked ${unique()}`, {}, 'a');
       const preview = await ctx.call('previewPush', { params: { url_token: push.url_token }, as: 'a' });
       expectStatus(preview, 200);
       expectEqual(preview.body.client_encryption, MARKER, 'client_encryption of the preview');
-      expectEqual((await listed(ctx, 'listActivePushes', push.url_token))?.client_encryption, MARKER, 'client_encryption in the active list');
+      expectEqual(
+        (await listed(ctx, 'listActivePushes', push.url_token))?.client_encryption,
+        MARKER,
+        'client_encryption in the active list',
+      );
       const got = await ctx.retrieve(push.url_token);
       expectEqual(got.body.client_encryption, MARKER, 'client_encryption of the retrieval');
       const deleted = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' });
       expectStatus(deleted, 200);
       expectEqual(deleted.body.client_encryption, MARKER, 'client_encryption of the delete answer');
-      expectEqual((await listed(ctx, 'listExpiredPushes', push.url_token))?.client_encryption, MARKER, 'client_encryption in the expired list');
+      expectEqual(
+        (await listed(ctx, 'listExpiredPushes', push.url_token))?.client_encryption,
+        MARKER,
+        'client_encryption in the expired list',
+      );
       if (ctx.features.pushes.client_encryption?.required) return; // ordinary pushes are refused there (E2E-009)
       const plain = await ctx.create({ payload: `ordinary ${unique()}` }, 'a');
       expectEqual(plain.client_encryption, null, 'client_encryption of an ordinary push');
       const plainPreview = await ctx.call('previewPush', { params: { url_token: plain.url_token }, as: 'a' });
-      expectEqual(plainPreview.body.client_encryption, null, 'client_encryption of an ordinary push\'s preview');
-      expectEqual((await listed(ctx, 'listActivePushes', plain.url_token))?.client_encryption, null, 'client_encryption of an ordinary push in the list');
+      expectEqual(plainPreview.body.client_encryption, null, "client_encryption of an ordinary push's preview");
+      expectEqual(
+        (await listed(ctx, 'listActivePushes', plain.url_token))?.client_encryption,
+        null,
+        'client_encryption of an ordinary push in the list',
+      );
     },
   },
   {
@@ -146,12 +184,24 @@ export const endToEnd = define('E2E', [
     async run(ctx) {
       const { push, envelope } = await sealedText(ctx, `two views ${unique()}`, { expire_after_views: 2 });
       const first = await ctx.retrieve(push.url_token);
-      expectEqual([first.body.views_remaining, first.body.payload === envelope], [1, true], 'first view: views_remaining, envelope');
+      expectEqual(
+        [first.body.views_remaining, first.body.payload === envelope],
+        [1, true],
+        'first view: views_remaining, envelope',
+      );
       const last = await ctx.retrieve(push.url_token);
-      expectEqual([last.body.views_remaining, last.body.expired, last.body.payload === envelope], [0, false, true], 'last view');
+      expectEqual(
+        [last.body.views_remaining, last.body.expired, last.body.payload === envelope],
+        [0, false, true],
+        'last view',
+      );
       const after = await ctx.retrieve(push.url_token);
       expectStatus(after, 200);
-      expectEqual([after.body.expired, after.body.payload, after.body.files], [true, null, []], 'after the last view: expired, payload, files');
+      expectEqual(
+        [after.body.expired, after.body.payload, after.body.files],
+        [true, null, []],
+        'after the last view: expired, payload, files',
+      );
       expectEqual(after.body.client_encryption, MARKER, 'client_encryption of the expired record');
 
       const other = await sealedText(ctx, `deleted ${unique()}`);
@@ -170,12 +220,17 @@ export const endToEnd = define('E2E', [
     async run(ctx) {
       const payload = sealText(newKey(), 'x', 'payload:text');
       await expect422(ctx, { payload, client_encryption: { scheme: 'aes-256-gcm', version: 2 } }, 'client_encryption');
-      await expect422(ctx, { payload, client_encryption: { scheme: 'xchacha20-poly1305', version: 1 } }, 'client_encryption');
+      await expect422(
+        ctx,
+        { payload, client_encryption: { scheme: 'xchacha20-poly1305', version: 1 } },
+        'client_encryption',
+      );
     },
   },
   {
     id: 'E2E-008',
-    title: 'A push marked encrypted whose payload, file name or bytes are no envelope answers 422 (plaintext is refused)',
+    title:
+      'A push marked encrypted whose payload, file name or bytes are no envelope answers 422 (plaintext is refused)',
     source: `${SOURCE} (the server checks the envelopes' form); spec: PushInput (allOf)`,
     needs: ['clientEncryption', 'creator'],
     async run(ctx) {
@@ -183,9 +238,24 @@ export const endToEnd = define('E2E', [
       const f = ctx.features.pushes.file_attachments;
       if (!f.enabled || (f.requires_authentication && !ctx.hasToken)) return;
       const key = newKey();
-      const good = { filename: sealText(key, 'a.txt', 'file-name:0'), content: sealBytes(key, Buffer.from('a'), 'file-content:0').toString('base64') };
-      await expect422(ctx, { kind: 'file', client_encryption: MARKER, files: [{ ...good, filename: 'a.txt' }] }, 'files');
-      await expect422(ctx, { kind: 'file', client_encryption: MARKER, files: [{ ...good, content: Buffer.from('plain bytes').toString('base64') }] }, 'files');
+      const good = {
+        filename: sealText(key, 'a.txt', 'file-name:0'),
+        content: sealBytes(key, Buffer.from('a'), 'file-content:0').toString('base64'),
+      };
+      await expect422(
+        ctx,
+        { kind: 'file', client_encryption: MARKER, files: [{ ...good, filename: 'a.txt' }] },
+        'files',
+      );
+      await expect422(
+        ctx,
+        {
+          kind: 'file',
+          client_encryption: MARKER,
+          files: [{ ...good, content: Buffer.from('plain bytes').toString('base64') }],
+        },
+        'files',
+      );
     },
   },
   {
@@ -199,11 +269,16 @@ export const endToEnd = define('E2E', [
   },
   {
     id: 'E2E-010',
-    title: 'Where the instance reports end-to-end encryption off, a push marked encrypted answers 422 on client_encryption',
+    title:
+      'Where the instance reports end-to-end encryption off, a push marked encrypted answers 422 on client_encryption',
     source: 'spec: ClientEncryptionFeature (enabled); spec: PushInput.client_encryption',
     needs: ['clientEncryptionOff', 'creator'],
     async run(ctx) {
-      await expect422(ctx, { payload: sealText(newKey(), 'x', 'payload:text'), client_encryption: MARKER }, 'client_encryption');
+      await expect422(
+        ctx,
+        { payload: sealText(newKey(), 'x', 'payload:text'), client_encryption: MARKER },
+        'client_encryption',
+      );
     },
   },
   {
@@ -229,7 +304,8 @@ export const endToEnd = define('E2E', [
   {
     id: 'E2E-012',
     title: 'v1 refuses an active encrypted push (409 end_to_end_encrypted): no envelope handed out, nothing counted',
-    source: 'spec: v1 getPushV1 (409: v1 records cannot mark an envelope); decisions: Retrieve, bullet 3 (a view counts when the payload is served)',
+    source:
+      'spec: v1 getPushV1 (409: v1 records cannot mark an envelope); decisions: Retrieve, bullet 3 (a view counts when the payload is served)',
     needs: ['v1', 'clientEncryption', 'creator', 'viewer'],
     async run(ctx) {
       const { push, envelope } = await sealedText(ctx, `v1 ${unique()}`, { expire_after_views: 2 });
@@ -241,12 +317,17 @@ export const endToEnd = define('E2E', [
       }
       const res = await ctx.retrieve(push.url_token);
       expectStatus(res, 200);
-      expectEqual([res.body.views_remaining, res.body.payload === envelope], [1, true], 'v2 retrieval after the refused v1 ones: views_remaining, the envelope');
+      expectEqual(
+        [res.body.views_remaining, res.body.payload === envelope],
+        [1, true],
+        'v2 retrieval after the refused v1 ones: views_remaining, the envelope',
+      );
     },
   },
   {
     id: 'E2E-013',
-    title: 'Where encryption is required, a v1 create (it cannot encrypt) answers 422 on client_encryption, makes nothing',
+    title:
+      'Where encryption is required, a v1 create (it cannot encrypt) answers 422 on client_encryption, makes nothing',
     source: 'spec: ClientEncryptionFeature (required); spec: v1 createPasswordV1 (422)',
     needs: ['v1', 'clientEncryptionRequired', 'creator'],
     async run(ctx) {
@@ -255,12 +336,18 @@ export const endToEnd = define('E2E', [
       const res = await ctx.callV1('createPasswordV1', { body: { password: { payload, note } }, as: ctx.creator });
       expectStatus(res, 422);
       expectCode(res, 'validation_failed');
-      expect(Array.isArray(res.body?.errors?.client_encryption), `422 errors ${JSON.stringify(res.body?.errors)} do not name client_encryption`);
+      expect(
+        Array.isArray(res.body?.errors?.client_encryption),
+        `422 errors ${JSON.stringify(res.body?.errors)} do not name client_encryption`,
+      );
       expect(!JSON.stringify(res.body).includes(payload), 'the 422 repeats the payload');
       if (!ctx.hasToken) return;
       const active = await ctx.call('listActivePushes', { as: 'a' });
       expectStatus(active, 200);
-      expect(!(active.body as any[]).some((p) => p.note === note), 'the refused v1 create made a push (it is in the active list)');
+      expect(
+        !(active.body as any[]).some((p) => p.note === note),
+        'the refused v1 create made a push (it is in the active list)',
+      );
     },
   },
 ]);

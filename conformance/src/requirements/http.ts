@@ -1,7 +1,16 @@
 /** What HTTP and the contract imply for every answer: media types, required headers, the 401 challenge, request ids. */
 import { define } from '../requirement.js';
 import { documented, mediaType } from '../documented.js';
-import { AssertionFailure, expect, expectCode, expectStatus, unique, type Ctx, type Observed, type Res } from '../context.js';
+import {
+  AssertionFailure,
+  expect,
+  expectCode,
+  expectStatus,
+  unique,
+  type Ctx,
+  type Observed,
+  type Res,
+} from '../context.js';
 
 const SECRET = () => `s3cret ${unique('payload')}`;
 
@@ -13,7 +22,9 @@ function describe(o: Observed): string {
 function expectNone(ctx: Ctx, bad: string[], checked: number, what: string): void {
   expect(ctx.partial || checked > 0, `the run observed no ${what} to check`);
   if (bad.length > 0) {
-    throw new AssertionFailure(`${bad[0]}${bad.length > 1 ? ` (+${bad.length - 1} more problems)` : ''} (${checked} ${what} checked)`);
+    throw new AssertionFailure(
+      `${bad[0]}${bad.length > 1 ? ` (+${bad.length - 1} more problems)` : ''} (${checked} ${what} checked)`,
+    );
   }
   ctx.note = `${checked} ${what} checked`;
 }
@@ -46,7 +57,8 @@ export const httpHeaders = define('HDR', [
   {
     id: 'HDR-003',
     title: 'Every answer of the run has the media type its operation documents for its status',
-    source: 'decisions: Paths and formats, bullet 2 (bodies are JSON); decisions: Errors, sentence 1; spec: each response\'s content',
+    source:
+      "decisions: Paths and formats, bullet 2 (bodies are JSON); decisions: Errors, sentence 1; spec: each response's content",
     stateless: true,
     aggregate: true,
     async run(ctx) {
@@ -58,7 +70,9 @@ export const httpHeaders = define('HDR', [
         checked++;
         const type = mediaType(o.headers.get('content-type'));
         if (!doc.mediaTypes.includes(type)) {
-          bad.push(`${describe(o)} is ${JSON.stringify(o.headers.get('content-type'))}, documented ${doc.mediaTypes.join(' or ')}`);
+          bad.push(
+            `${describe(o)} is ${JSON.stringify(o.headers.get('content-type'))}, documented ${doc.mediaTypes.join(' or ')}`,
+          );
         }
       }
       expectNone(ctx, bad, checked, 'answers');
@@ -67,7 +81,8 @@ export const httpHeaders = define('HDR', [
   {
     id: 'HDR-004',
     title: 'Every answer of the run carries the headers its documented response marks required',
-    source: 'spec: required response headers (Cache-Control, X-Request-Id, Allow, Retry-After, X-Total-Count, WWW-Authenticate, …)',
+    source:
+      'spec: required response headers (Cache-Control, X-Request-Id, Allow, Retry-After, X-Total-Count, WWW-Authenticate, …)',
     stateless: true,
     aggregate: true,
     async run(ctx) {
@@ -91,16 +106,28 @@ export const httpHeaders = define('HDR', [
       const bad = { headers: { authorization: 'Bearer spt_conformance_not_a_real_token' } };
       const checks: [string, Res][] = [
         ['GET /pushes/active without a token', await ctx.call('listActivePushes', { as: 'anon' })],
-        ['GET /pushes/{url_token} with an invalid token', await ctx.call('getPush', { params: { url_token: 'unknownconformance0000' }, as: bad })],
+        [
+          'GET /pushes/{url_token} with an invalid token',
+          await ctx.call('getPush', { params: { url_token: 'unknownconformance0000' }, as: bad }),
+        ],
       ];
-      checks.push(['POST /pushes with an invalid token', await ctx.call('createPush', { body: { push: { payload: 'x' } }, as: bad })]);
+      checks.push([
+        'POST /pushes with an invalid token',
+        await ctx.call('createPush', { body: { push: { payload: 'x' } }, as: bad }),
+      ]);
       if (ctx.features.anonymous_access) {
         const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: false });
-        checks.push(['an anonymous DELETE of an owner-only push', await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'anon' })]);
+        checks.push([
+          'an anonymous DELETE of an owner-only push',
+          await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'anon' }),
+        ]);
       }
       for (const [what, res] of checks) {
         expectStatus(res, 401);
-        expect(hasBearerChallenge(res), `${what}: 401 with WWW-Authenticate ${JSON.stringify(res.headers.get('www-authenticate'))}`);
+        expect(
+          hasBearerChallenge(res),
+          `${what}: 401 with WWW-Authenticate ${JSON.stringify(res.headers.get('www-authenticate'))}`,
+        );
       }
     },
   },
@@ -112,22 +139,34 @@ export const httpHeaders = define('HDR', [
       const id = `conformance.${unique('req')}`;
       const version = await ctx.call('getVersion', { headers: { 'x-request-id': id } });
       expectStatus(version, 200);
-      expect(version.headers.get('x-request-id') === id, `X-Request-Id ${JSON.stringify(version.headers.get('x-request-id'))}, sent ${id}`);
+      expect(
+        version.headers.get('x-request-id') === id,
+        `X-Request-Id ${JSON.stringify(version.headers.get('x-request-id'))}, sent ${id}`,
+      );
       const error = await ctx.raw('NoRoute', 'GET', '/api/v2/no-such-thing', { headers: { 'x-request-id': id } });
       expectStatus(error, 404);
       expectCode(error, 'no_route');
-      expect(error.headers.get('x-request-id') === id, `error X-Request-Id ${JSON.stringify(error.headers.get('x-request-id'))}, sent ${id}`);
+      expect(
+        error.headers.get('x-request-id') === id,
+        `error X-Request-Id ${JSON.stringify(error.headers.get('x-request-id'))}, sent ${id}`,
+      );
       const inBody = (error.body as { request_id?: unknown }).request_id;
       expect(inBody === undefined || inBody === id, `error body request_id ${JSON.stringify(inBody)}, sent ${id}`);
       // Unsafe ids (spaces, over 128 characters) are replaced, never echoed into logs and answers.
       for (const unsafe of ['has space', 'x'.repeat(129)]) {
         const res = await ctx.call('getVersion', { headers: { 'x-request-id': unsafe } });
         const echoed = res.headers.get('x-request-id');
-        expect(echoed !== null && echoed !== '' && echoed !== unsafe, `unsafe X-Request-Id ${JSON.stringify(unsafe.slice(0, 20))} echoed`);
+        expect(
+          echoed !== null && echoed !== '' && echoed !== unsafe,
+          `unsafe X-Request-Id ${JSON.stringify(unsafe.slice(0, 20))} echoed`,
+        );
       }
       const [one, two] = [await ctx.call('getVersion'), await ctx.call('getVersion')];
       const ids = [one.headers.get('x-request-id'), two.headers.get('x-request-id')];
-      expect(ids.every((v) => v !== null && v.length > 0) && ids[0] !== ids[1], `two requests got X-Request-Id ${JSON.stringify(ids)}`);
+      expect(
+        ids.every((v) => v !== null && v.length > 0) && ids[0] !== ids[1],
+        `two requests got X-Request-Id ${JSON.stringify(ids)}`,
+      );
     },
   },
   {
@@ -147,16 +186,20 @@ export const httpHeaders = define('HDR', [
         const policies = rateLimitItems(policy);
         const limits = rateLimitItems(limit);
         if (!policies || !limits) {
-          bad.push(`${describe(o)}: RateLimit-Policy ${JSON.stringify(policy)} / RateLimit ${JSON.stringify(limit)} is not a list of "name";key=value items`);
+          bad.push(
+            `${describe(o)}: RateLimit-Policy ${JSON.stringify(policy)} / RateLimit ${JSON.stringify(limit)} is not a list of "name";key=value items`,
+          );
           continue;
         }
         for (const [name, params] of Object.entries(policies)) {
           if (!/^\d+$/.test(params.q ?? '')) bad.push(`${describe(o)}: policy "${name}" has no quota q`);
         }
         for (const [name, params] of Object.entries(limits)) {
-          if (!(name in policies)) bad.push(`${describe(o)}: RateLimit names "${name}", which RateLimit-Policy does not list`);
+          if (!(name in policies))
+            bad.push(`${describe(o)}: RateLimit names "${name}", which RateLimit-Policy does not list`);
           if (!/^\d+$/.test(params.r ?? '')) bad.push(`${describe(o)}: RateLimit "${name}" has no remaining r`);
-          if (params.t !== undefined && !/^\d+$/.test(params.t)) bad.push(`${describe(o)}: RateLimit "${name}" has t=${params.t}`);
+          if (params.t !== undefined && !/^\d+$/.test(params.t))
+            bad.push(`${describe(o)}: RateLimit "${name}" has t=${params.t}`);
         }
       }
       if (checked === 0) {
@@ -176,13 +219,19 @@ export const httpHeaders = define('HDR', [
       const push = await ctx.create({ payload: SECRET(), passphrase });
       const checks: [string, Res][] = [
         ['no passphrase', await ctx.retrieve(push.url_token)],
-        ['a wrong passphrase', await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': `${passphrase}-wrong` } })],
+        [
+          'a wrong passphrase',
+          await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': `${passphrase}-wrong` } }),
+        ],
       ];
       for (const [what, res] of checks) {
         expectStatus(res, 401);
         // RFC 9110 §11.6.1: a challenge starts with an auth-scheme token; which scheme is the implementation's choice.
         const challenge = res.headers.get('www-authenticate') ?? '';
-        expect(/^\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s|,|$)/.test(challenge), `${what}: 401 with WWW-Authenticate ${JSON.stringify(res.headers.get('www-authenticate'))}`);
+        expect(
+          /^\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s|,|$)/.test(challenge),
+          `${what}: 401 with WWW-Authenticate ${JSON.stringify(res.headers.get('www-authenticate'))}`,
+        );
       }
     },
   },

@@ -47,7 +47,10 @@ export const idempotency = define('IDEM', [
       const again = await keyed(ctx, key, push);
       expectStatus(again, 201);
       expectEqual(again.body.url_token, first.body.url_token, 'url_token of the replay');
-      expect(replayed(again), `the replay carries Idempotent-Replayed ${JSON.stringify(again.headers.get('idempotent-replayed'))}`);
+      expect(
+        replayed(again),
+        `the replay carries Idempotent-Replayed ${JSON.stringify(again.headers.get('idempotent-replayed'))}`,
+      );
       for (const field of ['created_at', 'expires_at', 'expire_after_views', 'expire_after_days']) {
         expectEqual(again.body[field], first.body[field], `${field} of the replay`);
       }
@@ -103,7 +106,7 @@ export const idempotency = define('IDEM', [
   },
   {
     id: 'IDEM-005',
-    title: 'A key is the caller\'s own: another caller\'s create with the same key and body makes its own push',
+    title: "A key is the caller's own: another caller's create with the same key and body makes its own push",
     source: 'spec: parameters/IdempotencyKey ("from the same caller")',
     needs: ['token', 'viewer', 'idempotency'],
     async run(ctx) {

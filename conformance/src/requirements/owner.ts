@@ -1,6 +1,15 @@
 /** Delete, authentication, audit and lists. */
 import { define } from '../requirement.js';
-import { AssertionFailure, expect, expectCode, expectEqual, expectStatus, unique, type Ctx, type Res } from '../context.js';
+import {
+  AssertionFailure,
+  expect,
+  expectCode,
+  expectEqual,
+  expectStatus,
+  unique,
+  type Ctx,
+  type Res,
+} from '../context.js';
 
 const SECRET = () => `s3cret ${unique('payload')}`;
 const kinds = (res: Res) => (res.body.logs as { kind: string }[]).map((l) => l.kind);
@@ -150,7 +159,11 @@ export const remove = define('DEL', [
     needs: ['creator'],
     async run(ctx) {
       const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: true });
-      const res = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: ctx.creator, jsonSuffix: true });
+      const res = await ctx.call('expirePush', {
+        params: { url_token: push.url_token },
+        as: ctx.creator,
+        jsonSuffix: true,
+      });
       expectStatus(res, 200);
       expectEqual(res.body.url_token, push.url_token, 'url_token via .json');
       expectEqual(res.body.expired, true, 'expired via .json');
@@ -165,9 +178,14 @@ export const remove = define('DEL', [
     async run(ctx) {
       const push = await ctx.create({ payload: SECRET() }, 'a');
       expectStatus(await ctx.call('expirePush', { params: { url_token: push.url_token }, as: 'a' }), 200);
-      expect(!tokens(await list(ctx, 'active')).includes(push.url_token), 'the deleted push is still in the active list');
+      expect(
+        !tokens(await list(ctx, 'active')).includes(push.url_token),
+        'the deleted push is still in the active list',
+      );
       const expired = await list(ctx, 'expired');
-      const record = (expired.body as { url_token: string; expired: boolean; deleted: boolean }[]).find((p) => p.url_token === push.url_token);
+      const record = (expired.body as { url_token: string; expired: boolean; deleted: boolean }[]).find(
+        (p) => p.url_token === push.url_token,
+      );
       expect(record, 'the deleted push is not in the expired list');
       expectEqual(record.expired, true, 'expired in the expired list');
       expectEqual(record.deleted, true, 'deleted in the expired list');
@@ -284,7 +302,12 @@ export const auth = define('AUTH', [
       const push = await ctx.create({ payload: SECRET(), deletable_by_viewer: true });
       const p = { params: { url_token: push.url_token } };
       const bearer = { headers: { authorization: 'Bearer spt_conformance_not_a_real_token' } };
-      const legacy = { headers: { 'x-user-email': ctx.options.email ?? 'nobody@conformance.invalid', 'x-user-token': 'spt_conformance_not_a_real_token' } };
+      const legacy = {
+        headers: {
+          'x-user-email': ctx.options.email ?? 'nobody@conformance.invalid',
+          'x-user-token': 'spt_conformance_not_a_real_token',
+        },
+      };
       for (const as of [bearer, legacy]) {
         const calls: [string, Parameters<Ctx['call']>[1]][] = [
           ['createPush', { body: { push: { payload: 'x' } } }],
@@ -408,14 +431,22 @@ export const audit = define('AUD', [
       expectStatus(first, 200);
       expectEqual(first.body.logs.length, 50, 'entries on page 1');
       expectEqual(totalCount(first), 56, 'X-Total-Count');
-      expect(/[?&]page=2\b/.test(links(first).next ?? ''), `page 1 Link has no rel=next to page 2: ${first.headers.get('link')}`);
+      expect(
+        /[?&]page=2\b/.test(links(first).next ?? ''),
+        `page 1 Link has no rel=next to page 2: ${first.headers.get('link')}`,
+      );
       expectEqual(kinds(first)[0], 'creation', 'first entry');
       const second = await ctx.call('getPushAudit', { ...p, query: { page: 2 } });
       expectStatus(second, 200);
       expectEqual(second.body.logs.length, 6, 'entries on page 2');
       expect(links(second).prev !== undefined, `page 2 Link has no rel=prev: ${second.headers.get('link')}`);
-      const all = [...first.body.logs, ...second.body.logs].map((l: { created_at: string }) => Date.parse(l.created_at));
-      expect(all.every((t, i) => i === 0 || t >= all[i - 1]!), 'audit entries are not oldest first');
+      const all = [...first.body.logs, ...second.body.logs].map((l: { created_at: string }) =>
+        Date.parse(l.created_at),
+      );
+      expect(
+        all.every((t, i) => i === 0 || t >= all[i - 1]!),
+        'audit entries are not oldest first',
+      );
       const past = await ctx.call('getPushAudit', { ...p, query: { page: 3 } });
       expectStatus(past, 200);
       expectEqual(past.body.logs, [], 'page past the end');
@@ -428,7 +459,11 @@ export const audit = define('AUD', [
     needs: ['token'],
     async run(ctx) {
       const push = await ctx.create({ payload: SECRET() }, 'a');
-      const res = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'a', query: { page: 0 } });
+      const res = await ctx.call('getPushAudit', {
+        params: { url_token: push.url_token },
+        as: 'a',
+        query: { page: 0 },
+      });
       expectStatus(res, 400);
       expectCode(res, 'invalid_page');
     },
@@ -469,7 +504,9 @@ export const audit = define('AUD', [
       expectStatus(await ctx.retrieve(push.url_token, { headers: { 'user-agent': agent, referer: referrer } }), 200);
       const res = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'a' });
       expectStatus(res, 200);
-      const view = (res.body.logs as { kind: string; ip: string; user_agent: string; referrer: string }[]).find((l) => l.kind === 'view');
+      const view = (res.body.logs as { kind: string; ip: string; user_agent: string; referrer: string }[]).find(
+        (l) => l.kind === 'view',
+      );
       expect(view, `no view entry (kinds: ${kinds(res).join(', ')})`);
       expectEqual(view.user_agent, agent.slice(0, 255), 'user_agent of the view');
       expectEqual(view.referrer, referrer, 'referrer of the view');
@@ -482,7 +519,8 @@ export const lists = define('LIST', [
   {
     id: 'LIST-001',
     title: 'A new push heads the active list, owner variant (name, note), newest first',
-    source: 'seed §4 behavior 5; decisions: Preview, audit, lists, delete, bullet 3; decisions: The push record, bullet 5',
+    source:
+      'seed §4 behavior 5; decisions: Preview, audit, lists, delete, bullet 3; decisions: The push record, bullet 5',
     needs: ['token'],
     async run(ctx) {
       const name = unique('list-name');
@@ -496,7 +534,10 @@ export const lists = define('LIST', [
       expectEqual(mine.note, 'n', 'note in the list');
       expectEqual(tokens(res)[0], push.url_token, 'first item of the active list');
       const times = (res.body as { created_at: string }[]).map((p) => Date.parse(p.created_at));
-      expect(times.every((t, i) => i === 0 || t <= times[i - 1]!), 'active list is not newest first');
+      expect(
+        times.every((t, i) => i === 0 || t <= times[i - 1]!),
+        'active list is not newest first',
+      );
       expect(!JSON.stringify(res.body).includes('s3cret payload'), 'the list carries a payload');
     },
   },
@@ -587,7 +628,10 @@ export const lists = define('LIST', [
       const push = await ctx.create({ payload: SECRET() }, 'a');
       const active = await ctx.call('listActivePushes', { as: 'a', jsonSuffix: true });
       expectStatus(active, 200);
-      expect(Array.isArray(active.body) && tokens(active).includes(push.url_token), 'active.json does not list the new push');
+      expect(
+        Array.isArray(active.body) && tokens(active).includes(push.url_token),
+        'active.json does not list the new push',
+      );
       const expired = await ctx.call('listExpiredPushes', { as: 'a', jsonSuffix: true });
       expectStatus(expired, 200);
       expect(Array.isArray(expired.body), 'expired.json is not an array');
@@ -618,7 +662,10 @@ export const lists = define('LIST', [
       const prev = links(second).prev;
       expect(prev !== undefined, `page 2 Link has no rel=prev: ${second.headers.get('link')}`);
       const target = new URL(prev, ctx.options.baseUrl);
-      expect(/\/api\/v2\/pushes\/active(\.json)?$/.test(target.pathname), `page 2 rel=prev points at ${target.pathname}`);
+      expect(
+        /\/api\/v2\/pushes\/active(\.json)?$/.test(target.pathname),
+        `page 2 rel=prev points at ${target.pathname}`,
+      );
       expect(
         target.searchParams.get('page') === '1' || target.searchParams.get('page') === null,
         `page 2 rel=prev is not page 1: ${prev}`,

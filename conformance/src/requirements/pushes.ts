@@ -47,7 +47,9 @@ export const version = define('VER', [
     title: 'GET /version is public: an invalid token is ignored',
     source: 'decisions: Authentication, bullet 2',
     async run(ctx) {
-      const res = await ctx.call('getVersion', { as: { headers: { authorization: 'Bearer spt_invalid_conformance' } } });
+      const res = await ctx.call('getVersion', {
+        as: { headers: { authorization: 'Bearer spt_invalid_conformance' } },
+      });
       expectStatus(res, 200);
     },
   },
@@ -247,7 +249,12 @@ export const create = define('CRE', [
     stateless: true,
     async run(ctx) {
       // Fields of other dialects (Password Pusher Pro's account_id, notify_emails_to) and plain typos.
-      const push = await ctx.create({ payload: SECRET(), account_id: 7, notify_emails_to: 'a@example.org', retrieval_step_x: 'y' });
+      const push = await ctx.create({
+        payload: SECRET(),
+        account_id: 7,
+        notify_emails_to: 'a@example.org',
+        retrieval_step_x: 'y',
+      });
       expectEqual(push.kind, 'text', 'kind');
     },
   },
@@ -284,7 +291,11 @@ export const create = define('CRE', [
     source: 'decisions: Paths and formats, bullet 1',
     needs: ['creator'],
     async run(ctx) {
-      const res = await ctx.call('createPush', { body: { push: { payload: SECRET() } }, as: ctx.creator, jsonSuffix: true });
+      const res = await ctx.call('createPush', {
+        body: { push: { payload: SECRET() } },
+        as: ctx.creator,
+        jsonSuffix: true,
+      });
       expectStatus(res, 201);
       expectEqual(res.body.kind, 'text', 'kind via .json');
       expect(typeof res.body.url_token === 'string' && res.body.url_token.length > 0, 'no url_token via .json');
@@ -300,7 +311,8 @@ export const create = define('CRE', [
       await expect422(ctx, { kind: 'text', payload: '' }, 'payload');
       await expect422(ctx, { kind: 'carrier-pigeon', payload: 'x' }, 'kind');
       for (const days of [0, 91]) await expect422(ctx, { payload: 'x', expire_after_days: days }, 'expire_after_days');
-      for (const views of [0, 101]) await expect422(ctx, { payload: 'x', expire_after_views: views }, 'expire_after_views');
+      for (const views of [0, 101])
+        await expect422(ctx, { payload: 'x', expire_after_views: views }, 'expire_after_views');
       const p = ctx.features.pushes;
       const unchecked: string[] = [];
       if (p.url_pushes.enabled) {
@@ -323,7 +335,12 @@ export const create = define('CRE', [
       await expect422(ctx, { payload: 'x', name: 'n'.repeat(1025) }, 'name');
       await expect422(ctx, { payload: 'x', note: 'n'.repeat(10_001) }, 'note');
       // The bounds themselves are allowed.
-      const push = await ctx.create({ payload: 'x', passphrase: 'p'.repeat(1024), name: 'n'.repeat(1024), note: 'n'.repeat(10_000) });
+      const push = await ctx.create({
+        payload: 'x',
+        passphrase: 'p'.repeat(1024),
+        name: 'n'.repeat(1024),
+        note: 'n'.repeat(10_000),
+      });
       expectEqual(push.passphrase_protected, true, 'passphrase_protected with a 1,024-character passphrase');
     },
   },
@@ -366,7 +383,11 @@ export const create = define('CRE', [
     needs: ['creator', 'viewer'],
     async run(ctx) {
       const secret = SECRET();
-      const created = await ctx.call('createPush', { body: { push: { payload: secret } }, as: ctx.creator, rawQuery: 'locale=fr&_=1700000000' });
+      const created = await ctx.call('createPush', {
+        body: { push: { payload: secret } },
+        as: ctx.creator,
+        rawQuery: 'locale=fr&_=1700000000',
+      });
       expectStatus(created, 201);
       const res = await ctx.retrieve(created.body.url_token, { rawQuery: 'locale=fr&page=x&_=1700000000' });
       expectStatus(res, 200);
@@ -375,23 +396,42 @@ export const create = define('CRE', [
   },
   {
     id: 'CRE-024',
-    title: 'A create as form-urlencoded or multipart (bracketed names, numbers and booleans as text) makes the same push',
-    source: 'spec: createPush requestBody (CreatePushUrlencoded, CreatePushMultipart); client-dialects: pwpush-cli, pwpush-mcp',
+    title:
+      'A create as form-urlencoded or multipart (bracketed names, numbers and booleans as text) makes the same push',
+    source:
+      'spec: createPush requestBody (CreatePushUrlencoded, CreatePushMultipart); client-dialects: pwpush-cli, pwpush-mcp',
     needs: ['creator', 'viewer'],
     async run(ctx) {
       const urlencoded = SECRET();
       const form = `push%5Bpayload%5D=${encodeURIComponent(urlencoded)}&push%5Bexpire_after_views%5D=3&push%5Bretrieval_step%5D=True&push%5Bdeletable_by_viewer%5D=0`;
-      const a = await ctx.call('createPush', { rawBody: form, contentType: 'application/x-www-form-urlencoded', as: ctx.creator });
+      const a = await ctx.call('createPush', {
+        rawBody: form,
+        contentType: 'application/x-www-form-urlencoded',
+        as: ctx.creator,
+      });
       expectStatus(a, 201);
-      expectEqual([a.body.expire_after_views, a.body.retrieval_step, a.body.deletable_by_viewer], [3, true, false], 'options read from the form');
+      expectEqual(
+        [a.body.expire_after_views, a.body.retrieval_step, a.body.deletable_by_viewer],
+        [3, true, false],
+        'options read from the form',
+      );
       expectEqual((await ctx.retrieve(a.body.url_token)).body.payload, urlencoded, 'payload');
       const multipart = SECRET();
       const boundary = 'conformance-boundary-7d3f';
-      const part = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+      const part = (name: string, value: string) =>
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
       const raw = `${part('push[payload]', multipart)}${part('push[expire_after_views]', '2')}${part('push[retrieval_step]', 'false')}--${boundary}--\r\n`;
-      const b = await ctx.call('createPush', { rawBody: raw, contentType: `multipart/form-data; boundary=${boundary}`, as: ctx.creator });
+      const b = await ctx.call('createPush', {
+        rawBody: raw,
+        contentType: `multipart/form-data; boundary=${boundary}`,
+        as: ctx.creator,
+      });
       expectStatus(b, 201);
-      expectEqual([b.body.expire_after_views, b.body.retrieval_step], [2, false], 'options read from the multipart form');
+      expectEqual(
+        [b.body.expire_after_views, b.body.retrieval_step],
+        [2, false],
+        'options read from the multipart form',
+      );
       expectEqual((await ctx.retrieve(b.body.url_token)).body.payload, multipart, 'payload');
     },
   },
@@ -536,7 +576,8 @@ export const views = define('VIEW', [
   {
     id: 'VIEW-005',
     title: 'A push expired by its view limit reports deleted false (deleted marks an explicit delete)',
-    source: 'decisions: Preview, audit, lists, delete, bullet 5 (delete → deleted: true); seed §3 (view limit → expired)',
+    source:
+      'decisions: Preview, audit, lists, delete, bullet 5 (delete → deleted: true); seed §3 (view limit → expired)',
     needs: ['creator', 'viewer'],
     async run(ctx) {
       const push = await ctx.create({ payload: SECRET(), expire_after_views: 1 });
@@ -552,7 +593,8 @@ export const views = define('VIEW', [
   {
     id: 'VIEW-006',
     title: 'The active list and delete report views_remaining as the last retrieval left it',
-    source: "decisions: Preview, audit, lists, delete, bullets 3 and 5 (from the push's real state); seed §2.1 (expire_after_views)",
+    source:
+      "decisions: Preview, audit, lists, delete, bullets 3 and 5 (from the push's real state); seed §2.1 (expire_after_views)",
     needs: ['token', 'viewer'],
     async run(ctx) {
       const push = await ctx.create({ payload: SECRET(), expire_after_views: 3 }, 'a');
@@ -561,7 +603,9 @@ export const views = define('VIEW', [
       expectEqual(first.body.views_remaining, 2, 'views_remaining after one view');
       const active = await ctx.call('listActivePushes', { as: 'a' });
       expectStatus(active, 200);
-      const listed = (active.body as { url_token: string; views_remaining: number }[]).find((p) => p.url_token === push.url_token);
+      const listed = (active.body as { url_token: string; views_remaining: number }[]).find(
+        (p) => p.url_token === push.url_token,
+      );
       expect(listed, 'the push is not on page 1 of the active list');
       expectEqual(listed.views_remaining, 2, 'views_remaining in the active list after one view');
       expectEqual((await ctx.retrieve(push.url_token)).body?.views_remaining, 1, 'views_remaining after two views');
@@ -656,7 +700,10 @@ export const passphrase = define('PASS', [
       expectEqual(push.passphrase_protected, true, 'passphrase_protected on create');
       const res = await ctx.retrieve(push.url_token, { headers: { 'x-passphrase': phrase } });
       expectStatus(res, 200);
-      for (const [what, body] of [['create', push], ['retrieve', res.body]] as const) {
+      for (const [what, body] of [
+        ['create', push],
+        ['retrieve', res.body],
+      ] as const) {
         expect(!('passphrase' in body), `${what} response has a passphrase key`);
         expect(!JSON.stringify(body).includes(phrase), `${what} response contains the passphrase`);
       }
@@ -671,7 +718,10 @@ export const passphrase = define('PASS', [
       const push = await ctx.create({ payload: SECRET(), passphrase: 'open sesame' });
       const bases = [undefined, ctx.options.baseUrl2];
       for (let i = 0; i < 5; i++) {
-        const res = await ctx.retrieve(push.url_token, { base: bases[i % 2], headers: { 'x-passphrase': `wrong ${i}` } });
+        const res = await ctx.retrieve(push.url_token, {
+          base: bases[i % 2],
+          headers: { 'x-passphrase': `wrong ${i}` },
+        });
         expectStatus(res, 401);
       }
       for (const base of bases) {
@@ -684,7 +734,8 @@ export const passphrase = define('PASS', [
   {
     id: 'PASS-008',
     title: 'A retrieval passphrase over 1,024 characters (header or query) answers 400, not the payload',
-    source: 'seed §4 (GET push: passphrase parameter); seed §7 (400 invalid parameters); decisions: Create, bullet 7 (1..1024)',
+    source:
+      'seed §4 (GET push: passphrase parameter); seed §7 (400 invalid parameters); decisions: Create, bullet 7 (1..1024)',
     needs: ['creator', 'viewer'],
     stateless: true,
     async run(ctx) {
@@ -699,7 +750,8 @@ export const passphrase = define('PASS', [
   {
     id: 'PASS-009',
     title: 'An over-long retrieval passphrase answers 400 invalid_parameter, uses no view and is no failed attempt',
-    source: 'seed §7 (400 invalid parameters); spec: getPush (400 invalid_parameter; checks before the push and the passphrase)',
+    source:
+      'seed §7 (400 invalid parameters); spec: getPush (400 invalid_parameter; checks before the push and the passphrase)',
     needs: ['creator', 'viewer'],
     async run(ctx) {
       const secret = SECRET();
@@ -799,7 +851,11 @@ export const preview = define('PREV', [
       expectStatus(await ctx.call('previewPush', { params: { url_token: push.url_token }, as: 'a' }), 200);
       const audit = await ctx.call('getPushAudit', { params: { url_token: push.url_token }, as: 'a' });
       expectStatus(audit, 200);
-      expectEqual(audit.body.logs.map((l: { kind: string }) => l.kind), ['creation'], 'audit kinds');
+      expectEqual(
+        audit.body.logs.map((l: { kind: string }) => l.kind),
+        ['creation'],
+        'audit kinds',
+      );
     },
   },
   {
@@ -809,7 +865,11 @@ export const preview = define('PREV', [
     needs: ['creator'],
     async run(ctx) {
       const push = await ctx.create({ payload: SECRET() });
-      const res = await ctx.call('previewPush', { params: { url_token: push.url_token }, as: ctx.creator, jsonSuffix: true });
+      const res = await ctx.call('previewPush', {
+        params: { url_token: push.url_token },
+        as: ctx.creator,
+        jsonSuffix: true,
+      });
       expectStatus(res, 200);
       expectEqual(res.body.url, push.html_url, 'preview url via .json');
     },
@@ -823,7 +883,10 @@ export const preview = define('PREV', [
       const push = await ctx.create({ payload: SECRET(), retrieval_step: true });
       const res = await ctx.call('previewPush', { params: { url_token: push.url_token }, as: ctx.creator });
       expectStatus(res, 200);
-      expect(String(res.body.url).endsWith(`/p/${push.url_token}/r`), `preview url ${res.body.url} with retrieval_step on`);
+      expect(
+        String(res.body.url).endsWith(`/p/${push.url_token}/r`),
+        `preview url ${res.body.url} with retrieval_step on`,
+      );
       expectEqual(res.body.url, push.html_url, 'preview url');
     },
   },

@@ -25,7 +25,8 @@ function pushRecords(observed: Observed[]): { o: Observed; r: PushRecord; varian
     const [variant, status] = VARIANTS[o.target] ?? [];
     if (!variant || o.status !== status || !o.body || typeof o.body !== 'object') continue;
     const items = Array.isArray(o.body) ? o.body : [o.body];
-    for (const r of items) if (r && typeof r === 'object' && typeof r.url_token === 'string') out.push({ o, r, variant });
+    for (const r of items)
+      if (r && typeof r === 'object' && typeof r.url_token === 'string') out.push({ o, r, variant });
   }
   return out;
 }
@@ -36,7 +37,9 @@ const where = (o: Observed, r: PushRecord) => `${o.url.split('?')[0]} → ${o.st
 function expectNone(ctx: Ctx, bad: string[], checked: number, what: string): void {
   expect(ctx.partial || checked > 0, `the run observed no ${what} to check`);
   if (bad.length > 0) {
-    throw new AssertionFailure(`${bad[0]}${bad.length > 1 ? ` (+${bad.length - 1} more problems)` : ''} (${checked} ${what} checked)`);
+    throw new AssertionFailure(
+      `${bad[0]}${bad.length > 1 ? ` (+${bad.length - 1} more problems)` : ''} (${checked} ${what} checked)`,
+    );
   }
   ctx.note = `${checked} ${what} checked`;
 }
@@ -63,7 +66,18 @@ const createdPush = (o: Observed) =>
   o.target === 'createPush' ? ((o.request.body as { push?: Record<string, unknown> } | undefined)?.push ?? {}) : {};
 
 /** Fields a push keeps for life: every later record repeats what the create answer said. */
-const KEPT = ['url_token', 'kind', 'created_at', 'expires_at', 'expire_after_days', 'expire_after_views', 'deletable_by_viewer', 'retrieval_step', 'json_url', 'html_url'];
+const KEPT = [
+  'url_token',
+  'kind',
+  'created_at',
+  'expires_at',
+  'expire_after_days',
+  'expire_after_views',
+  'deletable_by_viewer',
+  'retrieval_step',
+  'json_url',
+  'html_url',
+];
 
 function expectKept(created: PushRecord, later: PushRecord, what: string, extra: string[] = []): void {
   for (const field of [...KEPT, ...extra]) expectEqual(later[field], created[field], `${what}: ${field}`);
@@ -73,7 +87,8 @@ export const records = define('REC', [
   {
     id: 'REC-001',
     title: "Every push record's json_url is {base}/api/v2/pushes/{url_token}, html_url {base}/p/{url_token}[/r]",
-    source: 'decisions: The push record, bullet 4 (/r when retrieval_step is on); decisions: Preview, audit, lists, delete, bullet 1',
+    source:
+      'decisions: The push record, bullet 4 (/r when retrieval_step is on); decisions: Preview, audit, lists, delete, bullet 1',
     aggregate: true,
     async run(ctx) {
       const bad: string[] = [];
@@ -92,7 +107,8 @@ export const records = define('REC', [
         if (!token) continue;
         previews++;
         const html = `${linkBase(ctx, o)}/p/${decodeURIComponent(token)}`;
-        if (url !== html && url !== `${html}/r`) bad.push(`${o.url.split('?')[0]}: preview url ${String(url)}, expected ${html}[/r]`);
+        if (url !== html && url !== `${html}/r`)
+          bad.push(`${o.url.split('?')[0]}: preview url ${String(url)}, expected ${html}[/r]`);
       }
       expectNone(ctx, bad, all.length + previews, 'push records and previews');
     },
@@ -100,12 +116,14 @@ export const records = define('REC', [
   {
     id: 'REC-002',
     title: "Every record's expires_at is created_at + its lifetime (days rounded up), views and time left within it",
-    source: 'decisions: The push record, bullet 2 (expires_at); seed §2.1 (expire_after_days, expire_after_views); spec: Push (expire_after_seconds)',
+    source:
+      'decisions: The push record, bullet 2 (expires_at); seed §2.1 (expire_after_days, expire_after_views); spec: Push (expire_after_seconds)',
     aggregate: true,
     async run(ctx) {
       const bad: string[] = [];
       const all = pushRecords(ctx.observed);
-      const within = (v: unknown, max: unknown) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= (max as number);
+      const within = (v: unknown, max: unknown) =>
+        Number.isInteger(v) && (v as number) >= 0 && (v as number) <= (max as number);
       for (const { o, r } of all) {
         const created = Date.parse(r.created_at);
         const expires = Date.parse(r.expires_at);
@@ -113,20 +131,28 @@ export const records = define('REC', [
         // The lifetime is expire_after_seconds where the server sends it (durations), else whole days.
         const exact = typeof r.expire_after_seconds === 'number';
         const lifetime = exact ? r.expire_after_seconds * 1000 : r.expire_after_days * DAY_MS;
-        if (span !== lifetime) bad.push(`${where(o, r)}: expires_at − created_at is ${span / 1000} s, its lifetime ${lifetime / 1000} s`);
-        if (r.expire_after_days !== Math.ceil(span / DAY_MS)) bad.push(`${where(o, r)}: expire_after_days ${r.expire_after_days} for a lifetime of ${span / DAY_MS} days`);
-        if (exact && !within(r.seconds_remaining, r.expire_after_seconds)) bad.push(`${where(o, r)}: seconds_remaining ${r.seconds_remaining} of ${r.expire_after_seconds}`);
+        if (span !== lifetime)
+          bad.push(`${where(o, r)}: expires_at − created_at is ${span / 1000} s, its lifetime ${lifetime / 1000} s`);
+        if (r.expire_after_days !== Math.ceil(span / DAY_MS))
+          bad.push(`${where(o, r)}: expire_after_days ${r.expire_after_days} for a lifetime of ${span / DAY_MS} days`);
+        if (exact && !within(r.seconds_remaining, r.expire_after_seconds))
+          bad.push(`${where(o, r)}: seconds_remaining ${r.seconds_remaining} of ${r.expire_after_seconds}`);
         // Days left are the time left rounded up: from whole seconds, or from the exact time (a second's difference).
         const daysLeft = [Math.ceil(r.seconds_remaining / 86_400), Math.ceil((r.seconds_remaining + 1) / 86_400)];
         if (exact && !daysLeft.includes(r.days_remaining)) {
-          bad.push(`${where(o, r)}: days_remaining ${r.days_remaining} is not seconds_remaining ${r.seconds_remaining} rounded up to days`);
+          bad.push(
+            `${where(o, r)}: days_remaining ${r.days_remaining} is not seconds_remaining ${r.seconds_remaining} rounded up to days`,
+          );
         }
-        if (Date.parse(r.updated_at) < created) bad.push(`${where(o, r)}: updated_at ${r.updated_at} before created_at ${r.created_at}`);
+        if (Date.parse(r.updated_at) < created)
+          bad.push(`${where(o, r)}: updated_at ${r.updated_at} before created_at ${r.created_at}`);
         if (r.expired_on !== null && !(Date.parse(r.expired_on) >= created && Date.parse(r.expired_on) <= expires)) {
           bad.push(`${where(o, r)}: expired_on ${r.expired_on} outside created_at..expires_at`);
         }
-        if (!within(r.views_remaining, r.expire_after_views)) bad.push(`${where(o, r)}: views_remaining ${r.views_remaining} of ${r.expire_after_views}`);
-        if (!within(r.days_remaining, r.expire_after_days)) bad.push(`${where(o, r)}: days_remaining ${r.days_remaining} of ${r.expire_after_days}`);
+        if (!within(r.views_remaining, r.expire_after_views))
+          bad.push(`${where(o, r)}: views_remaining ${r.views_remaining} of ${r.expire_after_views}`);
+        if (!within(r.days_remaining, r.expire_after_days))
+          bad.push(`${where(o, r)}: days_remaining ${r.days_remaining} of ${r.expire_after_days}`);
       }
       expectNone(ctx, bad, all.length, 'push records');
     },
@@ -141,7 +167,8 @@ export const records = define('REC', [
       const all = pushRecords(ctx.observed);
       for (const { o, r, variant } of all) {
         const at = where(o, r);
-        if ((r.expired === true) !== (r.expired_on !== null)) bad.push(`${at}: expired ${r.expired} with expired_on ${r.expired_on}`);
+        if ((r.expired === true) !== (r.expired_on !== null))
+          bad.push(`${at}: expired ${r.expired} with expired_on ${r.expired_on}`);
         if (r.deleted === true && r.expired !== true) bad.push(`${at}: deleted but not expired`);
         if (variant === 'active' && r.expired !== false) bad.push(`${at}: an expired push in the active list`);
         if (variant === 'expired' && r.expired !== true) bad.push(`${at}: an active push in the expired list`);
@@ -150,7 +177,8 @@ export const records = define('REC', [
         }
         // Only the retrieval that used the last view answers an active record with no views left.
         const lastView = variant === 'retrieve' && typeof r.payload === 'string';
-        if (r.expired === false && r.views_remaining === 0 && !lastView) bad.push(`${at}: active with views_remaining 0`);
+        if (r.expired === false && r.views_remaining === 0 && !lastView)
+          bad.push(`${at}: active with views_remaining 0`);
       }
       expectNone(ctx, bad, all.length, 'push records');
     },
@@ -158,7 +186,8 @@ export const records = define('REC', [
   {
     id: 'REC-004',
     title: 'No answer of the run carries a passphrase: no passphrase key, no passphrase the run sent',
-    source: 'decisions: The push record, bullet 3 (never the passphrase); spec: ErrorResponse (error never contains a secret)',
+    source:
+      'decisions: The push record, bullet 3 (never the passphrase); spec: ErrorResponse (error never contains a secret)',
     stateless: true,
     aggregate: true,
     async run(ctx) {
@@ -174,9 +203,13 @@ export const records = define('REC', [
       const bad: string[] = [];
       for (const o of ctx.observed) {
         // A 422's errors map names the passphrase field; that is a field name, not the passphrase.
-        if (hasKey(o.body, 'passphrase', o.status >= 400 ? 'errors' : undefined)) bad.push(`${o.url.split('?')[0]} → ${o.status} has a passphrase key`);
+        if (hasKey(o.body, 'passphrase', o.status >= 400 ? 'errors' : undefined))
+          bad.push(`${o.url.split('?')[0]} → ${o.status} has a passphrase key`);
         const leaked = phrases.find((p) => o.text.includes(p));
-        if (leaked) bad.push(`${o.url.split('?')[0]} → ${o.status} contains a passphrase the run sent (${leaked.length} characters)`);
+        if (leaked)
+          bad.push(
+            `${o.url.split('?')[0]} → ${o.status} contains a passphrase the run sent (${leaked.length} characters)`,
+          );
       }
       expectNone(ctx, bad, ctx.observed.length, 'answers');
     },
@@ -184,7 +217,8 @@ export const records = define('REC', [
   {
     id: 'REC-005',
     title: 'Only a retrieval carries the payload: create, delete, list, preview, audit and error answers never do',
-    source: 'decisions: The push record, bullet 5 (retrieval adds payload and files); spec: ErrorResponse (never a secret)',
+    source:
+      'decisions: The push record, bullet 5 (retrieval adds payload and files); spec: ErrorResponse (never a secret)',
     aggregate: true,
     async run(ctx) {
       const payloads = sentStrings(ctx.observed, (o) => [createdPush(o).payload], 12);
@@ -193,10 +227,18 @@ export const records = define('REC', [
       for (const { o, r } of all) {
         if ('payload' in r || 'files' in r) bad.push(`${where(o, r)}: carries ${'payload' in r ? 'payload' : 'files'}`);
       }
-      const quiet = new Set(['createPush', 'expirePush', 'listActivePushes', 'listExpiredPushes', 'previewPush', 'getPushAudit']);
+      const quiet = new Set([
+        'createPush',
+        'expirePush',
+        'listActivePushes',
+        'listExpiredPushes',
+        'previewPush',
+        'getPushAudit',
+      ]);
       const answers = ctx.observed.filter((o) => o.status >= 400 || quiet.has(o.target));
       for (const o of answers) {
-        if (payloads.some((p) => o.text.includes(p))) bad.push(`${o.url.split('?')[0]} → ${o.status} contains a payload the run sent`);
+        if (payloads.some((p) => o.text.includes(p)))
+          bad.push(`${o.url.split('?')[0]} → ${o.status} contains a payload the run sent`);
       }
       expectNone(ctx, bad, all.length + answers.length, 'records and answers');
     },
@@ -209,27 +251,43 @@ export const records = define('REC', [
     async run(ctx) {
       const name = unique('rec-name');
       const note = unique('rec-note');
-      const push = await ctx.create({ payload: `s3cret ${unique('payload')}`, name, note, deletable_by_viewer: true }, 'a');
+      const push = await ctx.create(
+        { payload: `s3cret ${unique('payload')}`, name, note, deletable_by_viewer: true },
+        'a',
+      );
       const got = await ctx.retrieve(push.url_token);
       expectStatus(got, 200);
       const deleted = await ctx.call('expirePush', { params: { url_token: push.url_token }, as: ctx.viewer });
       expectStatus(deleted, 200);
-      for (const [what, res] of [['retrieval', got], ['delete', deleted]] as const) {
+      for (const [what, res] of [
+        ['retrieval', got],
+        ['delete', deleted],
+      ] as const) {
         for (const key of ['name', 'note']) expect(!(key in res.body), `the recipient's ${what} carries ${key}`);
-        expect(!res.text.includes(note) && !res.text.includes(name), `the recipient's ${what} contains the owner's name or note`);
+        expect(
+          !res.text.includes(note) && !res.text.includes(name),
+          `the recipient's ${what} contains the owner's name or note`,
+        );
       }
     },
   },
   {
     id: 'REC-007',
     title: 'Retrieval, lists, preview and delete repeat the kind, options and times the push was created with',
-    source: 'seed §2.1 (kind, expire_after_days, expire_after_views, deletable_by_viewer, retrieval_step); decisions: The push record',
+    source:
+      'seed §2.1 (kind, expire_after_days, expire_after_views, deletable_by_viewer, retrieval_step); decisions: The push record',
     needs: ['token', 'viewer'],
     async run(ctx) {
       const url = ctx.features.pushes.url_pushes.enabled;
       const payload = url ? `https://example.org/conformance/${unique('rec')}` : `s3cret ${unique('payload')}`;
       const phrase = unique('rec-phrase');
-      const asked = { kind: url ? 'url' : 'text', expire_after_days: 4, expire_after_views: 3, deletable_by_viewer: true, retrieval_step: true };
+      const asked = {
+        kind: url ? 'url' : 'text',
+        expire_after_days: 4,
+        expire_after_views: 3,
+        deletable_by_viewer: true,
+        retrieval_step: true,
+      };
       const created = await ctx.create({ ...asked, payload, passphrase: phrase, name: 'rec' }, 'a');
       for (const [field, value] of Object.entries(asked)) expectEqual(created[field], value, `create: ${field}`);
       const got = await ctx.retrieve(created.url_token, { headers: { 'x-passphrase': phrase } });

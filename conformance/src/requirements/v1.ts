@@ -6,7 +6,17 @@
  * the legacy `X-User-Email` + `X-User-Token` pair (what v1 clients send) when the emails are given.
  */
 import { define } from '../requirement.js';
-import { AssertionFailure, expect, expectCode, expectEqual, expectStatus, unique, type Caller, type Ctx, type Res } from '../context.js';
+import {
+  AssertionFailure,
+  expect,
+  expectCode,
+  expectEqual,
+  expectStatus,
+  unique,
+  type Caller,
+  type Ctx,
+  type Res,
+} from '../context.js';
 
 const SECRET = () => `s3cret ${unique('v1')}`;
 /** A token that can name no push (24 characters of the server's alphabet). */
@@ -25,7 +35,11 @@ function creator(ctx: Ctx): Caller {
 }
 
 /** POST /p.json with the password wrapper (as PassPushPosh sends it); insists on 201. */
-async function createV1(ctx: Ctx, fields: Record<string, unknown>, as: Caller = creator(ctx)): Promise<Record<string, any>> {
+async function createV1(
+  ctx: Ctx,
+  fields: Record<string, unknown>,
+  as: Caller = creator(ctx),
+): Promise<Record<string, any>> {
   const res = await ctx.callV1('createPasswordV1', { body: { password: fields }, as });
   expectStatus(res, 201);
   return res.body;
@@ -43,7 +57,10 @@ function expectV1Links(ctx: Ctx, push: Record<string, any>): void {
 }
 
 /** A multipart body of text parts (and file parts), built as Go's mime/multipart builds it. */
-function multipart(parts: [name: string, value: string, filename?: string][]): { rawBody: string; contentType: string } {
+function multipart(parts: [name: string, value: string, filename?: string][]): {
+  rawBody: string;
+  contentType: string;
+} {
   const boundary = 'conformance-v1-boundary-5c1e';
   const body = parts
     .map(([name, value, filename]) =>
@@ -64,9 +81,16 @@ export const legacyV1 = define('V1', [
     async run(ctx) {
       const res = await ctx.callV1('getVersionV1');
       expectStatus(res, 200);
-      expect(Number.parseFloat(res.body.api_version) > 1.0, `api_version ${JSON.stringify(res.body.api_version)} is not above 1.0`);
+      expect(
+        Number.parseFloat(res.body.api_version) > 1.0,
+        `api_version ${JSON.stringify(res.body.api_version)} is not above 1.0`,
+      );
       const bare = await ctx.callV1('getVersionV1', { withoutSuffix: true });
-      expectEqual([bare.status, bare.body?.api_version], [200, res.body.api_version], 'GET /api/v1/version (without .json)');
+      expectEqual(
+        [bare.status, bare.body?.api_version],
+        [200, res.body.api_version],
+        'GET /api/v1/version (without .json)',
+      );
     },
   },
   {
@@ -76,18 +100,36 @@ export const legacyV1 = define('V1', [
     needs: ['v1', 'creator', 'viewer'],
     async run(ctx) {
       const payload = SECRET();
-      const push = await createV1(ctx, { kind: 'text', payload, expire_after_days: 2, expire_after_views: 3, deletable_by_viewer: true, retrieval_step: false, note: 'v1 note' });
-      expectEqual([push.kind, push.expire_after_days, push.expire_after_views, push.views_remaining, push.expired], ['text', 2, 3, 3, false], 'the created record');
+      const push = await createV1(ctx, {
+        kind: 'text',
+        payload,
+        expire_after_days: 2,
+        expire_after_views: 3,
+        deletable_by_viewer: true,
+        retrieval_step: false,
+        note: 'v1 note',
+      });
+      expectEqual(
+        [push.kind, push.expire_after_days, push.expire_after_views, push.views_remaining, push.expired],
+        ['text', 2, 3, 3, false],
+        'the created record',
+      );
       expectV1Links(ctx, push);
       const got = await retrieveV1(ctx, push.url_token);
       expectStatus(got, 200);
-      expectEqual([got.body.payload, got.body.views_remaining, got.body.expired, got.body.files], [payload, 2, false, []], 'the retrieval');
+      expectEqual(
+        [got.body.payload, got.body.views_remaining, got.body.expired, got.body.files],
+        [payload, 2, false, []],
+        'the retrieval',
+      );
     },
   },
   {
     id: 'V1-003',
-    title: 'Multipart and form-urlencoded /p.json creates (password[…], numbers and booleans as text) make the same push',
-    source: 'spec: v1 createPasswordV1 (V1PasswordForm, V1Integer, V1Boolean); client-dialects: terraform-provider-pwpush, .NET',
+    title:
+      'Multipart and form-urlencoded /p.json creates (password[…], numbers and booleans as text) make the same push',
+    source:
+      'spec: v1 createPasswordV1 (V1PasswordForm, V1Integer, V1Boolean); client-dialects: terraform-provider-pwpush, .NET',
     needs: ['v1', 'creator', 'viewer'],
     async run(ctx) {
       const terraform = SECRET();
@@ -100,31 +142,56 @@ export const legacyV1 = define('V1', [
       ]);
       const a = await ctx.callV1('createPasswordV1', { ...form, as: creator(ctx) });
       expectStatus(a, 201);
-      expectEqual([a.body.expire_after_days, a.body.expire_after_views, a.body.deletable_by_viewer, a.body.retrieval_step], [3, 4, false, true], 'options read from the multipart form');
+      expectEqual(
+        [a.body.expire_after_days, a.body.expire_after_views, a.body.deletable_by_viewer, a.body.retrieval_step],
+        [3, 4, false, true],
+        'options read from the multipart form',
+      );
       expectEqual((await retrieveV1(ctx, a.body.url_token)).body.payload, terraform, 'payload of the multipart create');
       const dotnet = SECRET();
       const rawBody = `password%5Bpayload%5D=${encodeURIComponent(dotnet)}&password%5Bexpire_after_views%5D=2&password%5Bdeletable_by_viewer%5D=True`;
-      const b = await ctx.callV1('createPasswordV1', { rawBody, contentType: 'application/x-www-form-urlencoded', as: creator(ctx) });
+      const b = await ctx.callV1('createPasswordV1', {
+        rawBody,
+        contentType: 'application/x-www-form-urlencoded',
+        as: creator(ctx),
+      });
       expectStatus(b, 201);
-      expectEqual([b.body.expire_after_views, b.body.deletable_by_viewer], [2, true], 'options read from the urlencoded form');
+      expectEqual(
+        [b.body.expire_after_views, b.body.deletable_by_viewer],
+        [2, true],
+        'options read from the urlencoded form',
+      );
       expectEqual((await retrieveV1(ctx, b.body.url_token)).body.payload, dotnet, 'payload of the urlencoded create');
     },
   },
   {
     id: 'V1-004',
-    title: 'Push fields at the top level (no wrapper) are read as the wrapper; a body with neither answers 400 naming it',
-    source: 'spec: v1 V1PasswordRequest (decisions 16 and 17); client-dialects: terraform-provider-pwpusher, PwPush-PHP',
+    title:
+      'Push fields at the top level (no wrapper) are read as the wrapper; a body with neither answers 400 naming it',
+    source:
+      'spec: v1 V1PasswordRequest (decisions 16 and 17); client-dialects: terraform-provider-pwpusher, PwPush-PHP',
     needs: ['v1', 'creator', 'viewer'],
     async run(ctx) {
       const payload = SECRET();
-      const flat = await ctx.callV1('createPasswordV1', { body: { payload, passphrase: null, deletable_by_viewer: false, expire_after_views: '2' }, as: creator(ctx) });
+      const flat = await ctx.callV1('createPasswordV1', {
+        body: { payload, passphrase: null, deletable_by_viewer: false, expire_after_views: '2' },
+        as: creator(ctx),
+      });
       expectStatus(flat, 201);
-      expectEqual([flat.body.deletable_by_viewer, flat.body.expire_after_views, flat.body.passphrase_protected], [false, 2, false], 'the flat body read as the wrapper');
+      expectEqual(
+        [flat.body.deletable_by_viewer, flat.body.expire_after_views, flat.body.passphrase_protected],
+        [false, 2, false],
+        'the flat body read as the wrapper',
+      );
       expectEqual((await retrieveV1(ctx, flat.body.url_token)).body.payload, payload, 'payload of the flat body');
       const neither = await ctx.callV1('createPasswordV1', { body: { push: { payload: 'x' } }, as: creator(ctx) });
       expectStatus(neither, 400);
       expectCode(neither, 'missing_push');
-      expectEqual(neither.body.error, 'param is missing or the value is empty or invalid: password', 'error of a body without the wrapper');
+      expectEqual(
+        neither.body.error,
+        'param is missing or the value is empty or invalid: password',
+        'error of a body without the wrapper',
+      );
     },
   },
   {
@@ -140,7 +207,11 @@ export const legacyV1 = define('V1', [
       for (const query of [{}, { passphrase: 'not-it' }] as Record<string, string>[]) {
         const refused = await retrieveV1(ctx, push.url_token, query);
         expectStatus(refused, 401);
-        expectEqual(refused.body.error, 'This push has a passphrase that was incorrect or not provided.', 'error of the passphrase 401');
+        expectEqual(
+          refused.body.error,
+          'This push has a passphrase that was incorrect or not provided.',
+          'error of the passphrase 401',
+        );
       }
       const got = await retrieveV1(ctx, push.url_token, { passphrase: phrase });
       expectStatus(got, 200);
@@ -172,22 +243,39 @@ export const legacyV1 = define('V1', [
     needs: ['v1', 'token', 'viewer'],
     async run(ctx) {
       const phrase = unique('v1-audit');
-      const push = await createV1(ctx, { payload: SECRET(), passphrase: phrase, expire_after_views: 2 }, user(ctx, 'a'));
+      const push = await createV1(
+        ctx,
+        { payload: SECRET(), passphrase: phrase, expire_after_views: 2 },
+        user(ctx, 'a'),
+      );
       expectStatus(await retrieveV1(ctx, push.url_token, { passphrase: 'wrong' }), 401);
       expectStatus(await retrieveV1(ctx, push.url_token, { passphrase: phrase }), 200);
       const audit = await ctx.callV1('getPushAuditV1', { params: { url_token: push.url_token }, as: user(ctx, 'a') });
       expectStatus(audit, 200);
       const views = (audit.body?.views ?? []) as { kind: string; successful: boolean }[];
-      expectEqual(views.map((v) => [v.kind, v.successful]), [['creation', true], ['failed_passphrase', false], ['view', true]], 'views (kind, successful)');
+      expectEqual(
+        views.map((v) => [v.kind, v.successful]),
+        [
+          ['creation', true],
+          ['failed_passphrase', false],
+          ['view', true],
+        ],
+        'views (kind, successful)',
+      );
     },
   },
   {
     id: 'V1-008',
-    title: "DELETE /p/{url_token}.json by the owner expires the push: 200 expired and deleted, later reads get no payload",
+    title:
+      'DELETE /p/{url_token}.json by the owner expires the push: 200 expired and deleted, later reads get no payload',
     source: 'spec: v1 expirePushV1; client-dialects: PassPushPosh, both Terraform providers (200 or 404 means gone)',
     needs: ['v1', 'token', 'viewer'],
     async run(ctx) {
-      const push = await createV1(ctx, { payload: SECRET(), expire_after_views: 3, deletable_by_viewer: false }, user(ctx, 'a'));
+      const push = await createV1(
+        ctx,
+        { payload: SECRET(), expire_after_views: 3, deletable_by_viewer: false },
+        user(ctx, 'a'),
+      );
       const deleted = await ctx.callV1('expirePushV1', { params: { url_token: push.url_token }, as: user(ctx, 'a') });
       expectStatus(deleted, 200);
       expectEqual([deleted.body.expired, deleted.body.deleted], [true, true], 'the delete answer (expired, deleted)');
@@ -196,13 +284,17 @@ export const legacyV1 = define('V1', [
       expectEqual([after.body.expired, after.body.payload], [true, null], 'a retrieval after the delete');
       const expired = await ctx.callV1('listExpiredPushesV1', { as: user(ctx, 'a') });
       expectStatus(expired, 200);
-      expect((expired.body as { url_token: string }[]).some((p) => p.url_token === push.url_token), 'the deleted push is not in /p/expired.json');
+      expect(
+        (expired.body as { url_token: string }[]).some((p) => p.url_token === push.url_token),
+        'the deleted push is not in /p/expired.json',
+      );
     },
   },
   {
     id: 'V1-009',
     title: "/p/active.json lists the caller's active pushes in v1 shape (legacy headers); without a token a JSON 401",
-    source: 'spec: v1 listActivePushesV1, listExpiredPushesV1; client-dialects: PassPushPosh, pwpush-cli ≤ 0.13 (login check)',
+    source:
+      'spec: v1 listActivePushesV1, listExpiredPushesV1; client-dialects: PassPushPosh, pwpush-cli ≤ 0.13 (login check)',
     needs: ['v1', 'token'],
     async run(ctx) {
       const push = await createV1(ctx, { payload: SECRET(), name: unique('v1-name') }, user(ctx, 'a'));
@@ -210,7 +302,11 @@ export const legacyV1 = define('V1', [
       expectStatus(active, 200);
       const listed = (active.body as Record<string, any>[]).find((p) => p.url_token === push.url_token);
       expect(listed, 'the new push is not on page 1 of /p/active.json');
-      expectEqual([listed.name, listed.json_url, listed.expired], [push.name, push.json_url, false], 'the listed record');
+      expectEqual(
+        [listed.name, listed.json_url, listed.expired],
+        [push.name, push.json_url, false],
+        'the listed record',
+      );
       const anonymous = await ctx.callV1('listActivePushesV1', { as: 'anon' });
       expectStatus(anonymous, 401);
       expectCode(anonymous, 'authentication_required');
@@ -218,7 +314,8 @@ export const legacyV1 = define('V1', [
   },
   {
     id: 'V1-010',
-    title: 'An unknown .json path under /p/, /f/, /r/ or /api/v1/ answers a JSON 404 not-found; an undefined method 405',
+    title:
+      'An unknown .json path under /p/, /f/, /r/ or /api/v1/ answers a JSON 404 not-found; an undefined method 405',
     source: 'spec: v1 NoRoute, MethodNotAllowed (decision 20: never the HTML page)',
     needs: ['v1'],
     async run(ctx) {
@@ -235,7 +332,8 @@ export const legacyV1 = define('V1', [
   },
   {
     id: 'V1-011',
-    title: 'A v1 push is the same push in v2: created through /p.json, it is retrieved through v2 with the views shared',
+    title:
+      'A v1 push is the same push in v2: created through /p.json, it is retrieved through v2 with the views shared',
     source: 'spec: v1 info.description (How v1 maps onto the v2 domain: the same pushes)',
     needs: ['v1', 'creator', 'viewer'],
     async run(ctx) {
@@ -260,7 +358,11 @@ export const legacyV1 = define('V1', [
       for (const [as, status] of attempts) {
         const res = await ctx.callV1('expirePushV1', { params: { url_token: push.url_token }, as });
         expectStatus(res, status);
-        expectEqual(res.body?.error, 'That push is not deletable by viewers.', `error of the refused delete (${status})`);
+        expectEqual(
+          res.body?.error,
+          'That push is not deletable by viewers.',
+          `error of the refused delete (${status})`,
+        );
       }
       const still = await ctx.callV1('previewPushV1', { params: { url_token: push.url_token }, as: user(ctx, 'a') });
       expectStatus(still, 200);
@@ -292,12 +394,18 @@ export const legacyV1 = define('V1', [
     needs: ['v1', 'token', 'url', 'viewer'],
     async run(ctx) {
       const url = `https://example.org/conformance/${unique('v1-url')}`;
-      const created = await ctx.callV1('createUrlPushV1', { body: { url: { payload: url, expire_after_views: 2 } }, as: user(ctx, 'a') });
+      const created = await ctx.callV1('createUrlPushV1', {
+        body: { url: { payload: url, expire_after_views: 2 } },
+        as: user(ctx, 'a'),
+      });
       expectStatus(created, 201);
       expectEqual(created.body.kind, 'url', 'kind of a /r.json push');
       expectEqual((await retrieveV1(ctx, created.body.url_token, {}, 'r')).body.payload, url, 'payload under /r/');
       const active = await ctx.callV1('listActivePushesV1', { params: { prefix: 'r' }, as: user(ctx, 'a') });
-      expect((active.body as { url_token: string }[]).some((p) => p.url_token === created.body.url_token), 'the URL push is not in /r/active.json');
+      expect(
+        (active.body as { url_token: string }[]).some((p) => p.url_token === created.body.url_token),
+        'the URL push is not in /r/active.json',
+      );
     },
   },
   {
@@ -306,11 +414,21 @@ export const legacyV1 = define('V1', [
     source: 'spec: v1 UnprocessableEntity (decisions 8 and 12); client-dialects: PassPushPosh (shows only error)',
     needs: ['v1', 'creator'],
     async run(ctx) {
-      const res = await ctx.callV1('createPasswordV1', { body: { password: { payload: 'x', expire_after_views: 101, deletable_by_viewer: 'maybe' } }, as: creator(ctx) });
+      const res = await ctx.callV1('createPasswordV1', {
+        body: { password: { payload: 'x', expire_after_views: 101, deletable_by_viewer: 'maybe' } },
+        as: creator(ctx),
+      });
       expectStatus(res, 422);
       expectCode(res, 'validation_failed');
-      expectEqual(Object.keys(res.body?.errors ?? {}).sort(), ['deletable_by_viewer', 'expire_after_views'], '422 fields');
-      expect(/^(expire_after_views|deletable_by_viewer): .+ \(and 1 more\)$/.test(String(res.body.error)), `error ${JSON.stringify(res.body.error)} does not name the first field`);
+      expectEqual(
+        Object.keys(res.body?.errors ?? {}).sort(),
+        ['deletable_by_viewer', 'expire_after_views'],
+        '422 fields',
+      );
+      expect(
+        /^(expire_after_views|deletable_by_viewer): .+ \(and 1 more\)$/.test(String(res.body.error)),
+        `error ${JSON.stringify(res.body.error)} does not name the first field`,
+      );
     },
   },
   {
@@ -323,7 +441,11 @@ export const legacyV1 = define('V1', [
       const preview = await ctx.callV1('previewPushV1', { params: { url_token: push.url_token }, as: ctx.viewer });
       expectStatus(preview, 200);
       expectEqual(preview.body.url, push.html_url, 'preview url');
-      expectEqual((await retrieveV1(ctx, push.url_token)).body.views_remaining, 1, 'views_remaining after a preview and one view');
+      expectEqual(
+        (await retrieveV1(ctx, push.url_token)).body.views_remaining,
+        1,
+        'views_remaining after a preview and one view',
+      );
     },
   },
 ]);

@@ -24,27 +24,31 @@ const AAD_PREFIX = 'secret-push:aes-256-gcm:1:';
 
 /** What an encrypted item is, bound into its additional data so it cannot be moved elsewhere. */
 export type ItemRole =
-  | { item: 'payload'; kind: PushKind }
-  | { item: 'file-name'; index: number }
-  | { item: 'file-content'; index: number };
+  { item: 'payload'; kind: PushKind } | { item: 'file-name'; index: number } | { item: 'file-content'; index: number };
 
 /** The additional authenticated data of an item, e.g. `secret-push:aes-256-gcm:1:file-name:0`. */
 export function additionalData(role: ItemRole): string {
   if (role.item === 'payload') return `${AAD_PREFIX}payload:${role.kind}`;
-  if (!Number.isSafeInteger(role.index) || role.index < 0) throw new TypeError('additionalData: a file index is a non-negative integer');
+  if (!Number.isSafeInteger(role.index) || role.index < 0)
+    throw new TypeError('additionalData: a file index is a non-negative integer');
   return `${AAD_PREFIX}${role.item}:${role.index}`;
 }
 
 function describe(role: ItemRole): string {
-  return role.item === 'payload' ? 'the payload' : `the ${role.item === 'file-name' ? 'name' : 'bytes'} of file ${role.index + 1}`;
+  return role.item === 'payload'
+    ? 'the payload'
+    : `the ${role.item === 'file-name' ? 'name' : 'bytes'} of file ${role.index + 1}`;
 }
 
 function subtle(): SubtleCrypto {
   const s = globalThis.crypto?.subtle;
   if (!s) {
-    throw new UnsupportedEncryptionError('WebCrypto is not available here (browsers offer it in secure contexts only: https or localhost)', {
-      code: 'no_webcrypto',
-    });
+    throw new UnsupportedEncryptionError(
+      'WebCrypto is not available here (browsers offer it in secure contexts only: https or localhost)',
+      {
+        code: 'no_webcrypto',
+      },
+    );
   }
   return s;
 }
@@ -67,15 +71,25 @@ export async function importKey(key: string | Uint8Array | CryptoKey): Promise<C
   if (typeof key === 'object' && !(key instanceof Uint8Array)) return key;
   const bytes = typeof key === 'string' ? base64UrlToBytes(key) : key;
   if (!bytes || bytes.length !== KEY_BYTES) {
-    throw new MissingKeyError('the key of the link is malformed or incomplete (was the link cut short?)', { code: 'invalid_key' });
+    throw new MissingKeyError('the key of the link is malformed or incomplete (was the link cut short?)', {
+      code: 'invalid_key',
+    });
   }
-  return subtle().importKey('raw', bytes as Uint8Array<ArrayBuffer>, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
+  return subtle().importKey('raw', bytes as Uint8Array<ArrayBuffer>, { name: 'AES-GCM' }, false, [
+    'encrypt',
+    'decrypt',
+  ]);
 }
 
 async function seal(key: CryptoKey, plaintext: Uint8Array, role: ItemRole): Promise<Uint8Array> {
   const iv = globalThis.crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const sealed = await subtle().encrypt(
-    { name: 'AES-GCM', iv, additionalData: utf8(additionalData(role)) as Uint8Array<ArrayBuffer>, tagLength: TAG_BYTES * 8 },
+    {
+      name: 'AES-GCM',
+      iv,
+      additionalData: utf8(additionalData(role)) as Uint8Array<ArrayBuffer>,
+      tagLength: TAG_BYTES * 8,
+    },
     key,
     plaintext as Uint8Array<ArrayBuffer>,
   );
@@ -102,15 +116,20 @@ async function open(key: CryptoKey, ivAndSealed: Uint8Array, role: ItemRole): Pr
     );
     return new Uint8Array(plain);
   } catch (cause) {
-    throw new DecryptionError(`${describe(role)} could not be decrypted: the key is wrong, or the data was altered or moved`, {
-      code: 'decryption_failed',
-      cause,
-    });
+    throw new DecryptionError(
+      `${describe(role)} could not be decrypted: the key is wrong, or the data was altered or moved`,
+      {
+        code: 'decryption_failed',
+        cause,
+      },
+    );
   }
 }
 
 function unsupportedVersion(role: ItemRole): UnsupportedEncryptionError {
-  return new UnsupportedEncryptionError(`${describe(role)} uses an envelope version this SDK does not know`, { code: 'unsupported_scheme' });
+  return new UnsupportedEncryptionError(`${describe(role)} uses an envelope version this SDK does not know`, {
+    code: 'unsupported_scheme',
+  });
 }
 
 /** Encrypts a text (UTF-8) into a text envelope `spe1.…`. */
@@ -146,8 +165,10 @@ export async function encryptBytes(key: CryptoKey, plaintext: Uint8Array, role: 
 /** Opens a binary envelope. Throws `DecryptionError` or `UnsupportedEncryptionError`. */
 export async function decryptBytes(key: CryptoKey, envelope: Uint8Array, role: ItemRole): Promise<Uint8Array> {
   const magic = BINARY_MAGIC;
-  const sameFamily = envelope.length >= magic.length && envelope[0] === magic[0] && envelope[1] === magic[1] && envelope[2] === magic[2];
-  if (!sameFamily) throw new DecryptionError(`${describe(role)} is not a binary envelope`, { code: 'malformed_envelope' });
+  const sameFamily =
+    envelope.length >= magic.length && envelope[0] === magic[0] && envelope[1] === magic[1] && envelope[2] === magic[2];
+  if (!sameFamily)
+    throw new DecryptionError(`${describe(role)} is not a binary envelope`, { code: 'malformed_envelope' });
   if (envelope[3] !== magic[3]) {
     if (envelope[3]! >= 0x30 && envelope[3]! <= 0x39) throw unsupportedVersion(role);
     throw new DecryptionError(`${describe(role)} is not a binary envelope`, { code: 'malformed_envelope' });

@@ -54,7 +54,12 @@ export function parseShareLink(link: string): ShareLink {
   if (!match) throw new TypeError('parseShareLink: not the link of a push (/p/<url_token> or /p/<url_token>/r)');
   const key = fragmentParams(url.hash).get('k');
   url.hash = '';
-  return { pageUrl: url.toString(), urlToken: match[1]!, retrievalStep: match[2] !== undefined, key: key === undefined || key === '' ? null : key };
+  return {
+    pageUrl: url.toString(),
+    urlToken: match[1]!,
+    retrievalStep: match[2] !== undefined,
+    key: key === undefined || key === '' ? null : key,
+  };
 }
 
 /** The link to share: the push's `html_url` (either form) with the key in the fragment. */

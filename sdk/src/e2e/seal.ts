@@ -83,7 +83,8 @@ export function plaintextErrors(params: CreatePushParams): FieldErrors {
     if (payload === undefined) add('payload', 'is required');
     else if (payload === '') add('payload', "can't be blank");
     else if (kind === 'url' && !isUrl(payload)) add('payload', 'must be a valid HTTP or HTTPS URL');
-    else if (kind === 'qr' && [...payload].length > MAX_QR_CHARACTERS) add('payload', `is too long (at most ${MAX_QR_CHARACTERS} characters)`);
+    else if (kind === 'qr' && [...payload].length > MAX_QR_CHARACTERS)
+      add('payload', `is too long (at most ${MAX_QR_CHARACTERS} characters)`);
   }
   if (payload !== undefined && utf8Length(payload) > MAX_PAYLOAD_PLAINTEXT_BYTES) {
     add('payload', `is too long for an encrypted push (at most ${MAX_PAYLOAD_PLAINTEXT_BYTES} bytes of UTF-8)`);
@@ -94,14 +95,18 @@ export function plaintextErrors(params: CreatePushParams): FieldErrors {
     if (typeof name !== 'string' || name === '') add('files', `${label} can't be blank`);
     else if (!FILENAME.test(name)) add('files', `${label} must be a bare file name (no path or control characters)`);
     else if (utf8Length(name) > MAX_FILENAME_PLAINTEXT_BYTES) {
-      add('files', `${label} is too long for an encrypted push (at most ${MAX_FILENAME_PLAINTEXT_BYTES} bytes of UTF-8)`);
+      add(
+        'files',
+        `${label} is too long for an encrypted push (at most ${MAX_FILENAME_PLAINTEXT_BYTES} bytes of UTF-8)`,
+      );
     }
   });
   return errors;
 }
 
 async function fileBytes(file: FileInput, index: number): Promise<Uint8Array> {
-  if (!isFileUpload(file)) return file.data instanceof Uint8Array ? file.data : new Uint8Array(await file.data.arrayBuffer());
+  if (!isFileUpload(file))
+    return file.data instanceof Uint8Array ? file.data : new Uint8Array(await file.data.arrayBuffer());
   try {
     return base64ToBytes(file.content);
   } catch {
@@ -120,7 +125,8 @@ async function fileBytes(file: FileInput, index: number): Promise<Uint8Array> {
  */
 export async function sealPush(params: CreatePushParams, options: { key?: string } = {}): Promise<SealedPush> {
   const errors = plaintextErrors(params);
-  if (Object.keys(errors).length > 0) throw new ValidationError('The push is not valid.', { code: 'validation_failed', errors });
+  if (Object.keys(errors).length > 0)
+    throw new ValidationError('The push is not valid.', { code: 'validation_failed', errors });
   const key = options.key ?? generateKey();
   const cryptoKey = await importKey(key);
   const { payload, files, kind: _kind, client_encryption: _marker, ...rest } = params;
@@ -134,7 +140,9 @@ export async function sealPush(params: CreatePushParams, options: { key?: string
       files.map(async (file, index) => ({
         filename: await encryptText(cryptoKey, file.filename, { item: 'file-name', index }),
         content_type: 'application/octet-stream',
-        content: bytesToBase64(await encryptBytes(cryptoKey, await fileBytes(file, index), { item: 'file-content', index })),
+        content: bytesToBase64(
+          await encryptBytes(cryptoKey, await fileBytes(file, index), { item: 'file-content', index }),
+        ),
       })),
     );
   }
@@ -172,12 +180,18 @@ export function markSealed(record: PushRetrieval): void {
  */
 export async function openPush(record: PushRetrieval, key: string | CryptoKey): Promise<PushRetrieval> {
   if (!isEndToEnd(record)) {
-    throw new DecryptionError('the link carries a key, but the push is not end-to-end encrypted: its content cannot be trusted as the sender\'s', {
-      code: 'not_encrypted',
-    });
+    throw new DecryptionError(
+      "the link carries a key, but the push is not end-to-end encrypted: its content cannot be trusted as the sender's",
+      {
+        code: 'not_encrypted',
+      },
+    );
   }
   if (!isSupportedScheme(record.client_encryption)) {
-    throw new UnsupportedEncryptionError('the push uses an encryption scheme this SDK does not know', { code: 'unsupported_scheme', body: record });
+    throw new UnsupportedEncryptionError('the push uses an encryption scheme this SDK does not know', {
+      code: 'unsupported_scheme',
+      body: record,
+    });
   }
   const cryptoKey = await importKey(key);
   const kind = record.kind;
@@ -210,8 +224,13 @@ export function isSealedFile(file: PushFile | string): boolean {
 export async function openFile(file: PushFile | string, envelope: Uint8Array): Promise<Uint8Array> {
   const secret = secretOf(file);
   if (!secret?.key) {
-    if (secret) throw new MissingKeyError('this file is end-to-end encrypted and its push was retrieved without a key', { code: 'missing_key' });
-    throw new TypeError('openFile: the file does not come from a push opened in the last 10 minutes with openPush or retrieveLink');
+    if (secret)
+      throw new MissingKeyError('this file is end-to-end encrypted and its push was retrieved without a key', {
+        code: 'missing_key',
+      });
+    throw new TypeError(
+      'openFile: the file does not come from a push opened in the last 10 minutes with openPush or retrieveLink',
+    );
   }
   return decryptBytes(secret.key, envelope, { item: 'file-content', index: secret.index });
 }

@@ -17,7 +17,14 @@ async function readJson(request: Request): Promise<unknown> {
     throw new ApiError('invalid_json');
   }
   const push = (body as { push?: unknown } | null)?.push;
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof push !== 'object' || push === null || Array.isArray(push)) {
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    Array.isArray(body) ||
+    typeof push !== 'object' ||
+    push === null ||
+    Array.isArray(push)
+  ) {
     throw new ApiError('missing_push');
   }
   return push;
@@ -37,7 +44,12 @@ async function readForm(request: Request): Promise<unknown> {
       continue;
     }
     body.filesSeen += 1;
-    body.files.push({ field: name, filename: value.name, contentType: value.type || 'application/octet-stream', bytes: new Uint8Array(await value.arrayBuffer()) });
+    body.files.push({
+      field: name,
+      filename: value.name,
+      contentType: value.type || 'application/octet-stream',
+      bytes: new Uint8Array(await value.arrayBuffer()),
+    });
   }
   return formToInput(body, 'push').push;
 }
@@ -47,5 +59,8 @@ export async function readCreateBody(request: Request): Promise<unknown> {
   const type = mediaType(request);
   if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return readJson(request);
   if (type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded') return readForm(request);
-  throw new ApiError('unsupported_media_type', 'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.');
+  throw new ApiError(
+    'unsupported_media_type',
+    'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.',
+  );
 }

@@ -6,11 +6,6 @@
  * - `createMockServerHandlers()`: a stateful in-memory mock that behaves like the server for the rules a UI meets.
  * - `createMswHandlers()` / `handleGetPush()` / …: the generated per-operation handlers (you give each response).
  */
-export {
-  createMockServerHandlers,
-  type MockServer,
-  type MockServerOptions,
-  type SeedOptions,
-} from './server.js';
+export { createMockServerHandlers, type MockServer, type MockServerOptions, type SeedOptions } from './server.js';
 export { defaultMockSettings, defaultMockUsers, type MockSettings, type MockUser } from './store.js';
 export * from '../generated/msw.gen.js';

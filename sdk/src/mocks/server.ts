@@ -22,7 +22,14 @@ import {
   type ComponentCheck,
 } from '../rules/index.js';
 import { readCreateBody } from './bodies.js';
-import { defaultMockSettings, defaultMockUsers, type MockActor, type MockSettings, MockStore, type MockUser } from './store.js';
+import {
+  defaultMockSettings,
+  defaultMockUsers,
+  type MockActor,
+  type MockSettings,
+  MockStore,
+  type MockUser,
+} from './store.js';
 
 let schemas: ComponentCheck | undefined;
 
@@ -116,7 +123,8 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
   }
 
   const parsePage = (url: URL): number => parsePageParameter(url.searchParams.get('page'));
-  const paging = (ctx: RouteContext, path: string, page: number, total: number) => pagingHeaders(`${ctx.base}${path}`, page, total);
+  const paging = (ctx: RouteContext, path: string, page: number, total: number) =>
+    pagingHeaders(`${ctx.base}${path}`, page, total);
 
   return { store, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
 }
@@ -144,21 +152,19 @@ function mockRoutes(kit: MockKit): Route[] {
         return json(ctx, 'PushOwner', store.ownerRecord(created, ctx.base), 201);
       },
     },
-    ...(['active', 'expired'] as const).map(
-      (state): Route => ({
-        operationId: state === 'active' ? 'listActivePushes' : 'listExpiredPushes',
-        method: 'GET',
-        path: `/api/v2/pushes/${state}`,
-        handle: (ctx) => {
-          requireKnownCredential(ctx);
-          // As on the server: the operation's security (a token) before its parameters.
-          requireListCaller(ctx.actor.user?.email ?? null);
-          const page = parsePage(ctx.url);
-          const result = store.list(state, page, ctx.actor, ctx.base);
-          return json(ctx, 'PushList', result.items, 200, paging(ctx, `/api/v2/pushes/${state}`, page, result.total));
-        },
-      }),
-    ),
+    ...(['active', 'expired'] as const).map((state): Route => ({
+      operationId: state === 'active' ? 'listActivePushes' : 'listExpiredPushes',
+      method: 'GET',
+      path: `/api/v2/pushes/${state}`,
+      handle: (ctx) => {
+        requireKnownCredential(ctx);
+        // As on the server: the operation's security (a token) before its parameters.
+        requireListCaller(ctx.actor.user?.email ?? null);
+        const page = parsePage(ctx.url);
+        const result = store.list(state, page, ctx.actor, ctx.base);
+        return json(ctx, 'PushList', result.items, 200, paging(ctx, `/api/v2/pushes/${state}`, page, result.total));
+      },
+    })),
     {
       operationId: 'previewPush',
       method: 'GET',
@@ -177,7 +183,13 @@ function mockRoutes(kit: MockKit): Route[] {
         requireAuditCaller(ctx.actor.user?.email ?? null);
         const page = parsePage(ctx.url);
         const result = store.audit(token!, page, ctx.actor);
-        return json(ctx, 'AuditLog', { logs: result.items }, 200, paging(ctx, `/api/v2/pushes/${token}/audit`, page, result.total));
+        return json(
+          ctx,
+          'AuditLog',
+          { logs: result.items },
+          200,
+          paging(ctx, `/api/v2/pushes/${token}/audit`, page, result.total),
+        );
       },
     },
     {
@@ -205,7 +217,8 @@ function mockRoutes(kit: MockKit): Route[] {
       handle: (ctx, { url_token: token }) => {
         requireKnownCredential(ctx);
         // The header wins over the (deprecated) query parameter.
-        const passphrase = ctx.request.headers.get('X-Passphrase') ?? ctx.url.searchParams.get('passphrase') ?? undefined;
+        const passphrase =
+          ctx.request.headers.get('X-Passphrase') ?? ctx.url.searchParams.get('passphrase') ?? undefined;
         return json(ctx, 'PushRetrieval', store.retrieve(token!, passphrase, ctx.actor, ctx.base));
       },
     },
@@ -232,7 +245,6 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
   const kit = mockKit(store, settings, validate);
   const { failure } = kit;
   const routes = new RouteTable(mockRoutes(kit));
-
 
   function resolveActor(request: Request): { actor: MockActor; invalidCredential: boolean } {
     const credential = readCredential((name) => request.headers.get(name));
@@ -285,10 +297,15 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       const actor: MockActor = { user, ip: '127.0.0.1', userAgent: 'seed', referrer: '' };
       const createdAt = seed.createdAt === undefined ? undefined : new Date(seed.createdAt).getTime();
       try {
-        return store.ownerRecord(store.create(input, actor, createdAt), settings.publicBaseUrl ?? origin ?? 'http://localhost');
+        return store.ownerRecord(
+          store.create(input, actor, createdAt),
+          settings.publicBaseUrl ?? origin ?? 'http://localhost',
+        );
       } catch (error) {
         if (error instanceof ApiError) {
-          throw new TypeError(`seedPush: ${error.code}: ${JSON.stringify(error.details.fields ?? error.message)}`, { cause: error });
+          throw new TypeError(`seedPush: ${error.code}: ${JSON.stringify(error.details.fields ?? error.message)}`, {
+            cause: error,
+          });
         }
         throw error;
       }

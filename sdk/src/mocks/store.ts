@@ -5,7 +5,14 @@
  * record, who may do what, the passphrase window, the failed-view dedupe and the last-view answer. What is left
  * here is storage. The HTTP layer in ./server.ts only parses requests and shapes responses.
  */
-import type { AuditEntry, PreviewResponse, Push, PushOwner, PushRetrieval, VersionReport } from '../generated/types.gen.js';
+import type {
+  AuditEntry,
+  PreviewResponse,
+  Push,
+  PushOwner,
+  PushRetrieval,
+  VersionReport,
+} from '../generated/types.gen.js';
 import {
   ApiError,
   checkPushSchema,
@@ -189,7 +196,12 @@ export class MockStore {
   }
 
   private expire(push: StoredPush, at: Date, deleted: boolean): void {
-    Object.assign(push.state, { expired: true, expiredOn: at, deleted, updatedAt: new Date(Math.max(push.state.updatedAt.getTime(), at.getTime())) });
+    Object.assign(push.state, {
+      expired: true,
+      expiredOn: at,
+      deleted,
+      updatedAt: new Date(Math.max(push.state.updatedAt.getTime(), at.getTime())),
+    });
     push.payload = null;
     push.passphrase = null;
     push.note = '';
@@ -210,7 +222,9 @@ export class MockStore {
     const now = this.date();
     const retryAfterSeconds = passphraseRetryAfter(push.failedAttempts, now, this.settings.passphraseAttemptsPerMinute);
     if (retryAfterSeconds !== null) {
-      throw new ApiError('too_many_attempts', 'Too many passphrase attempts for this push; try again later.', { retryAfterSeconds });
+      throw new ApiError('too_many_attempts', 'Too many passphrase attempts for this push; try again later.', {
+        retryAfterSeconds,
+      });
     }
     if (passphrase === undefined || passphrase === '' || passphrase !== push.passphrase) {
       this.log(push, 'failed_passphrase', actor);
@@ -225,7 +239,11 @@ export class MockStore {
   private fileLinks(push: StoredPush, base: string): PushRetrieval['files'] {
     return push.files.map((file) => {
       const token = randomString(48, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_');
-      this.links.set(token, { urlToken: push.state.urlToken, fileId: file.id, expiresAt: this.now() + LINK_LIFETIME_MS });
+      this.links.set(token, {
+        urlToken: push.state.urlToken,
+        fileId: file.id,
+        expiresAt: this.now() + LINK_LIFETIME_MS,
+      });
       return {
         id: file.id,
         filename: file.filename,
@@ -242,7 +260,10 @@ export class MockStore {
     if (push.state.expired) {
       // As the server: at most one failed_view per client address and window.
       const recent = push.audit.some(
-        (e) => e.kind === 'failed_view' && e.ip === actor.ip && now.getTime() - Date.parse(e.created_at) < FAILED_VIEW_DEDUPE_MS,
+        (e) =>
+          e.kind === 'failed_view' &&
+          e.ip === actor.ip &&
+          now.getTime() - Date.parse(e.created_at) < FAILED_VIEW_DEDUPE_MS,
       );
       if (!recent) this.log(push, 'failed_view', actor);
       return { ...this.record(push, base), payload: null, files: [] };
@@ -299,7 +320,11 @@ export class MockStore {
     };
   }
 
-  download(urlToken: string, fileId: string, token: string): { filename: string; contentType: string; bytes: Uint8Array } {
+  download(
+    urlToken: string,
+    fileId: string,
+    token: string,
+  ): { filename: string; contentType: string; bytes: Uint8Array } {
     const link = this.links.get(token);
     if (!link || link.urlToken !== urlToken || link.fileId !== fileId) {
       throw new ApiError('invalid_link');

@@ -22,7 +22,11 @@ export function wantsFiles(input: unknown): boolean {
 }
 
 /** Create: anonymous access, and files only with a token while the instance says so. */
-export function requireMayCreate(settings: Pick<PushRuleSettings, 'allowAnonymous' | 'filesRequireAuth'>, userId: Caller, input: unknown): void {
+export function requireMayCreate(
+  settings: Pick<PushRuleSettings, 'allowAnonymous' | 'filesRequireAuth'>,
+  userId: Caller,
+  input: unknown,
+): void {
   if (userId === null && !settings.allowAnonymous) {
     throw new ApiError('authentication_required', 'This instance does not allow anonymous pushes.');
   }
@@ -34,7 +38,8 @@ export function requireMayCreate(settings: Pick<PushRuleSettings, 'allowAnonymou
 /** Expire: the owner, or anyone when the push is deletable by viewers (401 anonymous, 403 signed-in otherwise). */
 export function requireMayExpire(state: Pick<PushState, 'ownerId' | 'deletableByViewer'>, userId: Caller): void {
   if (isOwner(state, userId) || state.deletableByViewer) return;
-  if (userId === null) throw new ApiError('authentication_required', 'Only the owner may expire this push; send their API token.');
+  if (userId === null)
+    throw new ApiError('authentication_required', 'Only the owner may expire this push; send their API token.');
   throw new ApiError('forbidden', 'This push is not deletable by viewers and does not belong to you.');
 }
 

@@ -11,13 +11,35 @@ export const DAY_SECONDS = DAY_MS / 1000;
 
 /** Seconds of each `expire_after_duration` value (index = value), as the contract's table gives them. */
 export const DURATION_SECONDS: readonly number[] = [
-  900, 1800, 2700, 3600, 21_600, 43_200, ...[1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90].map((d) => d * DAY_SECONDS),
+  900,
+  1800,
+  2700,
+  3600,
+  21_600,
+  43_200,
+  ...[1, 2, 3, 4, 5, 6, 7, 14, 21, 30, 60, 90].map((d) => d * DAY_SECONDS),
 ];
 
 /** How each value reads in messages and on the create page. */
 export const DURATION_LABELS: readonly string[] = [
-  '15 minutes', '30 minutes', '45 minutes', '1 hour', '6 hours', '12 hours',
-  '1 day', '2 days', '3 days', '4 days', '5 days', '6 days', '1 week', '2 weeks', '3 weeks', '30 days', '60 days', '90 days',
+  '15 minutes',
+  '30 minutes',
+  '45 minutes',
+  '1 hour',
+  '6 hours',
+  '12 hours',
+  '1 day',
+  '2 days',
+  '3 days',
+  '4 days',
+  '5 days',
+  '6 days',
+  '1 week',
+  '2 weeks',
+  '3 weeks',
+  '30 days',
+  '60 days',
+  '90 days',
 ];
 
 /** The first value of a day or more (6 = 1 day): below it every value is shorter than any `expire_after_days`. */
@@ -80,7 +102,11 @@ function refusal(value: number, accepted: number[]): string {
  * messages that refuse it. Both fields given must mean the same lifetime (only durations 6..17 have a days twin),
  * else both are refused, each naming the other; this is decided before the instance's bounds.
  */
-export function durationLifetime(duration: number, days: number | undefined, settings: DurationSettings): { seconds: number; errors: FieldErrors } {
+export function durationLifetime(
+  duration: number,
+  days: number | undefined,
+  settings: DurationSettings,
+): { seconds: number; errors: FieldErrors } {
   const seconds = DURATION_SECONDS[duration]!;
   if (days !== undefined && days * DAY_SECONDS !== seconds) {
     return {
@@ -92,5 +118,8 @@ export function durationLifetime(duration: number, days: number | undefined, set
     };
   }
   const accepted = acceptedDurations(settings);
-  return { seconds, errors: accepted.includes(duration) ? {} : { expire_after_duration: [refusal(duration, accepted)] } };
+  return {
+    seconds,
+    errors: accepted.includes(duration) ? {} : { expire_after_duration: [refusal(duration, accepted)] },
+  };
 }

@@ -37,12 +37,18 @@ export const ERRORS = {
   request_timeout: { status: 408, message: 'The request did not arrive in time.' },
   idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still being processed.' },
   /** The v1 API only: an end-to-end encrypted push, which its records cannot mark as such (nothing is counted). */
-  end_to_end_encrypted: { status: 409, message: 'This push is end-to-end encrypted: open its link (with the key after #) in a browser.' },
+  end_to_end_encrypted: {
+    status: 409,
+    message: 'This push is end-to-end encrypted: open its link (with the key after #) in a browser.',
+  },
   payload_too_large: { status: 413, message: 'The request body is larger than this instance accepts.' },
   /** The web pages' JSON steps only (never the API, whose decisions allow no 415: it answers unsupported_media_type). */
   body_not_json: { status: 415, message: 'This step takes a JSON body.' },
   validation_failed: { status: 422, message: 'The push is invalid.' },
-  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with another request body; use a new key for a new push.' },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was used with another request body; use a new key for a new push.',
+  },
   too_many_attempts: { status: 429, message: 'Too many wrong passphrases for this push; wait before trying again.' },
   rate_limited: { status: 429, message: 'Too many requests from this address. Try again later.' },
   /** A storage quota (anonymous bytes per address per hour, or a user's active bytes); the message names which. */
@@ -51,7 +57,10 @@ export const ERRORS = {
   header_fields_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   /** Nothing was changed: every write carries its request's deadline (server/src/db/deadlines.ts). */
-  service_unavailable: { status: 503, message: 'The service is temporarily unavailable; nothing was changed. Try again shortly.' },
+  service_unavailable: {
+    status: 503,
+    message: 'The service is temporarily unavailable; nothing was changed. Try again shortly.',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -150,7 +159,10 @@ const CHALLENGES: Partial<Record<ErrorCode, string>> = {
 
 /** The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on every 401. */
 export function errorHeaders(error: ApiError): Record<string, string> {
-  const headers: Record<string, string> = { ...error.details.headers, ...(error.details.limit ? rateLimitFields(error.details.limit) : {}) };
+  const headers: Record<string, string> = {
+    ...error.details.headers,
+    ...(error.details.limit ? rateLimitFields(error.details.limit) : {}),
+  };
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   const challenge = CHALLENGES[error.code];
@@ -192,6 +204,8 @@ export function validationFailed(fields: FieldErrors): ApiError {
   }
   const [first] = Object.entries(ordered);
   const total = Object.values(fields).reduce((n, messages) => n + messages.length, 0);
-  const message = first ? `${first[0]}: ${first[1][0] ?? 'is invalid'}${total > 1 ? ` (and ${total - 1} more)` : ''}` : 'The push is invalid.';
+  const message = first
+    ? `${first[0]}: ${first[1][0] ?? 'is invalid'}${total > 1 ? ` (and ${total - 1} more)` : ''}`
+    : 'The push is invalid.';
   return new ApiError('validation_failed', message, { fields: ordered });
 }

@@ -21,7 +21,8 @@ function envelopeMessage(pattern: string, where: string): string | null {
   if (pattern.startsWith('^spe1')) {
     return `${where}must be an end-to-end encryption envelope ("spe1." and base64url), as client_encryption says`;
   }
-  if (pattern.startsWith('^U1BFM')) return `${where}must be the base64 of an end-to-end encrypted file (an SPE1 envelope)`;
+  if (pattern.startsWith('^U1BFM'))
+    return `${where}must be the base64 of an end-to-end encrypted file (an SPE1 envelope)`;
   return null;
 }
 
@@ -59,7 +60,9 @@ export function fieldMessage(error: ErrorObject, field: string, nested: string |
       return field === 'files' && !nested ? 'needs at least one file for a file push' : `needs at least ${limit} items`;
     case 'maxItems':
       if (field === 'files' && limit === 0) return 'are only allowed on file pushes';
-      return field === 'files' ? `You can only attach up to ${plural(limit, 'file')} per push.` : `has more than ${limit} items`;
+      return field === 'files'
+        ? `You can only attach up to ${plural(limit, 'file')} per push.`
+        : `has more than ${limit} items`;
     case 'format':
     case 'pattern': {
       // An end-to-end encrypted push's rules (PushInput: the `spe1.` text envelope, the base64 of an `SPE1` envelope).
@@ -101,9 +104,7 @@ export function pushFieldErrors(errors: readonly ErrorObject[], pushPath: string
       if (rest.length > 0) {
         // files/0/content → "file 1 content"
         const [index, ...tail] = rest;
-        nested = /^\d+$/.test(index ?? '')
-          ? [`file ${Number(index) + 1}`, ...tail].join(' ')
-          : rest.join(' ');
+        nested = /^\d+$/.test(index ?? '') ? [`file ${Number(index) + 1}`, ...tail].join(' ') : rest.join(' ');
       }
     } else {
       continue;

@@ -41,7 +41,16 @@ function pushFieldKinds(): Map<string, FieldKind> {
   for (const [name, node] of Object.entries(properties)) {
     const schema = node.$ref ? (schemas[`${node.$ref.split('/').pop()}Schema`] ?? {}) : node;
     const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    kinds.set(name, types.includes('array') ? 'files' : types.includes('integer') ? 'integer' : types.includes('boolean') ? 'boolean' : 'text');
+    kinds.set(
+      name,
+      types.includes('array')
+        ? 'files'
+        : types.includes('integer')
+          ? 'integer'
+          : types.includes('boolean')
+            ? 'boolean'
+            : 'text',
+    );
   }
   return kinds;
 }

@@ -145,7 +145,10 @@ export function normalizePushInput(
   // One lifetime from the two fields that can give it (durations.ts); days alone keep their own bounds and message.
   const lifetime =
     push.expire_after_duration === undefined
-      ? { seconds: bounded(push.expire_after_days, 'expire_after_days', settings.expireAfterDays) * DAY_SECONDS, errors: {} }
+      ? {
+          seconds: bounded(push.expire_after_days, 'expire_after_days', settings.expireAfterDays) * DAY_SECONDS,
+          errors: {},
+        }
       : durationLifetime(push.expire_after_duration, push.expire_after_days, settings);
   for (const [field, messages] of Object.entries(lifetime.errors)) for (const message of messages) add(field, message);
   const expireAfterViews = bounded(push.expire_after_views, 'expire_after_views', settings.expireAfterViews);
@@ -180,7 +183,10 @@ function checkClientEncryption(
   const setting = settings.clientEncryption;
   if (marker === null) {
     if (setting.required) {
-      add('client_encryption', 'This instance accepts only end-to-end encrypted pushes: encrypt the push in the client (see features.pushes.client_encryption).');
+      add(
+        'client_encryption',
+        'This instance accepts only end-to-end encrypted pushes: encrypt the push in the client (see features.pushes.client_encryption).',
+      );
     }
     return null;
   }
@@ -226,8 +232,14 @@ function checkFiles(
     const label = `file ${i + 1}`;
     const attached = attachedBytes.get(file);
     if (attached) {
-      if (attached.length > settings.fileMaxBytes) add('files', `${label}: larger than the limit of ${settings.fileMaxBytes} bytes`);
-      else valid.push({ filename: safeFilename(file.filename), contentType: file.content_type ?? DEFAULT_CONTENT_TYPE, bytes: attached });
+      if (attached.length > settings.fileMaxBytes)
+        add('files', `${label}: larger than the limit of ${settings.fileMaxBytes} bytes`);
+      else
+        valid.push({
+          filename: safeFilename(file.filename),
+          contentType: file.content_type ?? DEFAULT_CONTENT_TYPE,
+          bytes: attached,
+        });
       return;
     }
     // The schema's pattern checks the alphabet only; `contentEncoding: base64` is an annotation Ajv does not check.
@@ -241,7 +253,11 @@ function checkFiles(
       add('files', `${label}: larger than the limit of ${settings.fileMaxBytes} bytes`);
       return;
     }
-    valid.push({ filename: safeFilename(file.filename), contentType: file.content_type ?? DEFAULT_CONTENT_TYPE, bytes });
+    valid.push({
+      filename: safeFilename(file.filename),
+      contentType: file.content_type ?? DEFAULT_CONTENT_TYPE,
+      bytes,
+    });
   });
   return valid;
 }

@@ -39,7 +39,11 @@ export interface PushState {
 }
 
 /** The state of a push created now from a validated input. */
-export function newPushState(valid: ValidPush, ids: { urlToken: string; ownerId: string | null }, now: Date): PushState {
+export function newPushState(
+  valid: ValidPush,
+  ids: { urlToken: string; ownerId: string | null },
+  now: Date,
+): PushState {
   return {
     urlToken: ids.urlToken,
     kind: valid.kind,
@@ -129,7 +133,12 @@ export function pushRecord(state: PushState, now: Date, base: string): Push {
 }
 
 /** The owner's variant: name and note (the note is erased at expiry, so an expired record never shows it). */
-export function ownerRecord(state: PushState, now: Date, base: string, secrets: { name: string; note: string }): PushOwner {
+export function ownerRecord(
+  state: PushState,
+  now: Date,
+  base: string,
+  secrets: { name: string; note: string },
+): PushOwner {
   const record = pushRecord(state, now, base);
   return { ...record, name: secrets.name, note: record.expired ? '' : secrets.note };
 }

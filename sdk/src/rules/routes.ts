@@ -92,7 +92,14 @@ export class RouteTable<T extends RoutedOperation = RoutedOperation> {
             return '([^/]+)';
           })
           .join('');
-        row = { path: op.path, literal: op.path.replace(/\{[^}]+\}/g, '').length, re: new RegExp(`^${pattern}$`), names, byMethod: new Map(), allow: [] };
+        row = {
+          path: op.path,
+          literal: op.path.replace(/\{[^}]+\}/g, '').length,
+          re: new RegExp(`^${pattern}$`),
+          names,
+          byMethod: new Map(),
+          allow: [],
+        };
         byPath.set(op.path, row);
         if (names.length === 0) this.literalPaths.set(op.path, row);
       }

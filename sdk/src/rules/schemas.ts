@@ -9,7 +9,9 @@ import { compilePushSchema, type PushSchemaCheck } from './push-input.js';
 
 /** `{ components: { schemas } }` from the generated schema constants (`PushInputSchema` → `PushInput`). */
 export function generatedSchemaDocument(): { components: { schemas: Record<string, unknown> } } {
-  const schemas = Object.fromEntries(Object.entries(generated).map(([name, schema]) => [name.replace(/Schema$/, ''), schema]));
+  const schemas = Object.fromEntries(
+    Object.entries(generated).map(([name, schema]) => [name.replace(/Schema$/, ''), schema]),
+  );
   return { components: { schemas } };
 }
 
@@ -25,7 +27,9 @@ export function componentChecker(document = generatedSchemaDocument()): Componen
     const validate = ajv.getSchema(`${DOCUMENT_ID}#/components/schemas/${name}`);
     if (!validate) throw new Error(`No component schema ${name}`);
     if (validate(value)) return [];
-    return (validate.errors ?? []).filter((e) => e.keyword !== 'if').map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`);
+    return (validate.errors ?? [])
+      .filter((e) => e.keyword !== 'if')
+      .map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`);
   };
 }
 

@@ -54,7 +54,9 @@ export function clientEncryptionSetting(mode: ClientEncryptionMode): ClientEncry
 }
 
 /** The schemes (and versions) of `client_encryption` this implementation accepts. */
-export const CLIENT_ENCRYPTION_SCHEMES: readonly { scheme: 'aes-256-gcm'; version: 1 }[] = [{ scheme: 'aes-256-gcm', version: 1 }];
+export const CLIENT_ENCRYPTION_SCHEMES: readonly { scheme: 'aes-256-gcm'; version: 1 }[] = [
+  { scheme: 'aes-256-gcm', version: 1 },
+];
 
 /** Widest bounds the spec allows; an instance may only narrow them. */
 export const SPEC_LIMITS = {

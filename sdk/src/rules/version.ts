@@ -44,8 +44,14 @@ export function versionReport(
         url_pushes: { enabled: settings.enableUrlPushes },
         qr_code_pushes: { enabled: settings.enableQrPushes },
         // Honoured exactly; an instance whose days bounds leave no value of the enum honours none of them.
-        expire_after_duration: { enabled: durations.length > 0, min: durations[0] ?? settings.expireAfterDurationMin, values: durations },
-        ...(features.idempotencyKeyHours ? { idempotency_keys: { enabled: true, lifetime_hours: features.idempotencyKeyHours } } : {}),
+        expire_after_duration: {
+          enabled: durations.length > 0,
+          min: durations[0] ?? settings.expireAfterDurationMin,
+          values: durations,
+        },
+        ...(features.idempotencyKeyHours
+          ? { idempotency_keys: { enabled: true, lifetime_hours: features.idempotencyKeyHours } }
+          : {}),
         client_encryption: {
           enabled: settings.clientEncryption.enabled,
           default: settings.clientEncryption.default,
@@ -55,7 +61,12 @@ export function versionReport(
       },
       requests: { enabled: false },
       ...(features.storageQuotas
-        ? { storage_quotas: { anonymous_bytes_per_hour: features.storageQuotas.anonymousBytesPerHour, user_active_bytes: features.storageQuotas.userActiveBytes } }
+        ? {
+            storage_quotas: {
+              anonymous_bytes_per_hour: features.storageQuotas.anonymousBytesPerHour,
+              user_active_bytes: features.storageQuotas.userActiveBytes,
+            },
+          }
         : {}),
     },
   };

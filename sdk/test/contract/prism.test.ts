@@ -27,7 +27,11 @@ afterAll(() => {
 });
 
 /** Calls one operation through the generated SDK, raw, and checks the answer against the spec. */
-async function check(operationId: string, call: () => Promise<{ response?: Response; data?: unknown; error?: unknown }>, expectedStatus: number) {
+async function check(
+  operationId: string,
+  call: () => Promise<{ response?: Response; data?: unknown; error?: unknown }>,
+  expectedStatus: number,
+) {
   const result = await call();
   const response = result.response;
   expect(response, `${operationId}: no response`).toBeDefined();
@@ -50,14 +54,19 @@ describe('the Prism mock answers every operation through the generated SDK', () 
   it('createPush', async () => {
     const { body } = await check(
       'createPush',
-      () => sdk.createPush({ client, body: { push: { payload: 'correct horse battery staple', expire_after_views: 5 } } }),
+      () =>
+        sdk.createPush({ client, body: { push: { payload: 'correct horse battery staple', expire_after_views: 5 } } }),
       201,
     );
     expect(body).toMatchObject({ kind: 'text', expired: false });
   });
 
   it('getPush with the passphrase in X-Passphrase', async () => {
-    const { body } = await check('getPush', () => sdk.getPush({ client, path: { url_token: token }, headers: { 'X-Passphrase': 'blue-giraffe-42' } }), 200);
+    const { body } = await check(
+      'getPush',
+      () => sdk.getPush({ client, path: { url_token: token }, headers: { 'X-Passphrase': 'blue-giraffe-42' } }),
+      200,
+    );
     expect(body).toHaveProperty('payload');
   });
 
@@ -67,7 +76,11 @@ describe('the Prism mock answers every operation through the generated SDK', () 
   });
 
   it('getPushAudit with a bearer token', async () => {
-    const { body } = await check('getPushAudit', () => sdk.getPushAudit({ client, ...auth, path: { url_token: token }, query: { page: 1 } }), 200);
+    const { body } = await check(
+      'getPushAudit',
+      () => sdk.getPushAudit({ client, ...auth, path: { url_token: token }, query: { page: 1 } }),
+      200,
+    );
     expect((body as { logs: unknown[] }).logs.length).toBeGreaterThan(0);
   });
 
@@ -87,11 +100,18 @@ describe('the Prism mock answers every operation through the generated SDK', () 
   });
 
   it('downloadPushFile', async () => {
-    const result = await sdk.downloadPushFile({ client, path: { url_token: token, file_id: 'f1x9a2kq' }, query: { token: 'eyJ.signed.jwt' }, parseAs: 'text' });
+    const result = await sdk.downloadPushFile({
+      client,
+      path: { url_token: token, file_id: 'f1x9a2kq' },
+      query: { token: 'eyJ.signed.jwt' },
+      parseAs: 'text',
+    });
     const response = result.response!;
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/octet-stream/);
-    expect(spec.validateResponse('downloadPushFile', 200, response.headers.get('content-type'), result.data).errors).toEqual([]);
+    expect(
+      spec.validateResponse('downloadPushFile', 200, response.headers.get('content-type'), result.data).errors,
+    ).toEqual([]);
   });
 
   it('rejects a request the spec forbids (no token on an owner operation) with a 401 error body', async () => {
@@ -99,7 +119,11 @@ describe('the Prism mock answers every operation through the generated SDK', () 
   });
 
   it('rejects an invalid create body with the 422 error body', async () => {
-    const { body } = await check('createPush', () => sdk.createPush({ client, body: { push: { kind: 'url' } as never } }), 422);
+    const { body } = await check(
+      'createPush',
+      () => sdk.createPush({ client, body: { push: { kind: 'url' } as never } }),
+      422,
+    );
     expect(body).toMatchObject({ code: 'validation_failed' });
   });
 });
@@ -114,22 +138,40 @@ describe('the Prism mock takes createPush as the form bodies clients send', () =
   };
   const cliForm = (fields: Record<string, string>) => {
     const form = new FormData();
-    for (const [name, value] of Object.entries({ 'push[payload]': 'deploy key', 'push[kind]': 'file', ...fields })) form.append(name, value);
+    for (const [name, value] of Object.entries({ 'push[payload]': 'deploy key', 'push[kind]': 'file', ...fields }))
+      form.append(name, value);
     form.append('push[files][]', new Blob(['-----BEGIN OPENSSH PRIVATE KEY-----\n']), 'id_ed25519');
     return form;
   };
 
   it('a multipart file push with a duration and Python booleans, as pwpush-cli sends it', async () => {
-    const form = cliForm({ 'push[expire_after_duration]': '8', 'push[expire_after_views]': '2', 'push[deletable_by_viewer]': 'True', 'push[retrieval_step]': 'False' });
+    const form = cliForm({
+      'push[expire_after_duration]': '8',
+      'push[expire_after_views]': '2',
+      'push[deletable_by_viewer]': 'True',
+      'push[retrieval_step]': 'False',
+    });
     await checked(await post(form), 201);
   });
 
   it('a form-urlencoded text push', async () => {
-    await checked(await post(new URLSearchParams({ 'push[payload]': 'a b&c', 'push[expire_after_days]': '3', 'push[retrieval_step]': 'true' })), 201);
+    await checked(
+      await post(
+        new URLSearchParams({
+          'push[payload]': 'a b&c',
+          'push[expire_after_days]': '3',
+          'push[retrieval_step]': 'true',
+        }),
+      ),
+      201,
+    );
   });
 
   it('rejects form values outside the contract with the 422 error body', async () => {
-    const outside: Record<string, string>[] = [{ 'push[deletable_by_viewer]': 'maybe' }, { 'push[expire_after_duration]': '18' }];
+    const outside: Record<string, string>[] = [
+      { 'push[deletable_by_viewer]': 'maybe' },
+      { 'push[expire_after_duration]': '18' },
+    ];
     for (const fields of outside) {
       expect(await checked(await post(cliForm(fields)), 422)).toMatchObject({ code: 'validation_failed' });
     }
@@ -138,7 +180,9 @@ describe('the Prism mock takes createPush as the form bodies clients send', () =
 
 describe('the Prism mock serves every documented error example', () => {
   for (const op of spec.operations()) {
-    const errorStatuses = Object.keys(op.object.responses as object).map(Number).filter((s) => s >= 400);
+    const errorStatuses = Object.keys(op.object.responses as object)
+      .map(Number)
+      .filter((s) => s >= 400);
     it(`${op.operationId}: ${errorStatuses.join(', ')}`, async () => {
       const path = op.path.replace('{url_token}', token).replace('{file_id}', 'f1x9a2kq');
       const query = op.operationId === 'downloadPushFile' ? '?token=t' : '';
@@ -149,7 +193,10 @@ describe('the Prism mock serves every documented error example', () => {
       const init: RequestInit = { method: op.method.toUpperCase(), headers };
       if (op.method === 'post') init.body = JSON.stringify({ push: { payload: 'x' } });
       for (const status of errorStatuses) {
-        const res = await fetch(`${baseUrl}${path}${query}`, { ...init, headers: { ...init.headers, Prefer: `code=${status}` } });
+        const res = await fetch(`${baseUrl}${path}${query}`, {
+          ...init,
+          headers: { ...init.headers, Prefer: `code=${status}` },
+        });
         const body = await res.json();
         expect(res.status, `${op.operationId} Prefer code=${status}`).toBe(status);
         expect(spec.validateResponse(op.operationId, status, res.headers.get('content-type'), body).errors).toEqual([]);

@@ -43,8 +43,15 @@ const DAY = 24 * 3600 * 1000;
 describe('stateful mock: seeding and the clock', () => {
   it('seeds a push for an owner at a given time, listed and timestamped from the mock clock', async () => {
     const { mock, baseUrl } = start({ now: new Date('2026-03-01T12:00:00.000Z') });
-    const seeded = mock.seedPush({ payload: 'seeded', name: 'seed' }, { owner: 'alice@example.com', createdAt: '2026-02-28T12:00:00.000Z' });
-    expect(seeded).toMatchObject({ created_at: '2026-02-28T12:00:00.000Z', expires_at: '2026-03-07T12:00:00.000Z', name: 'seed' });
+    const seeded = mock.seedPush(
+      { payload: 'seeded', name: 'seed' },
+      { owner: 'alice@example.com', createdAt: '2026-02-28T12:00:00.000Z' },
+    );
+    expect(seeded).toMatchObject({
+      created_at: '2026-02-28T12:00:00.000Z',
+      expires_at: '2026-03-07T12:00:00.000Z',
+      name: 'seed',
+    });
     const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
     const page = await alice.activePushes.page(1);
     expect(page.items.map((p) => [p.url_token, p.days_remaining])).toEqual([[seeded.url_token, 6]]);
@@ -61,7 +68,13 @@ describe('stateful mock: seeding and the clock', () => {
     mock.advanceClock(1);
     expect((await bob.activePushes.page(1)).items).toHaveLength(0);
     const [expired] = (await bob.expiredPushes.page(1)).items;
-    expect(expired).toMatchObject({ url_token: seeded.url_token, expired: true, deleted: false, expired_on: '2026-03-03T00:00:00.000Z', note: '' });
+    expect(expired).toMatchObject({
+      url_token: seeded.url_token,
+      expired: true,
+      deleted: false,
+      expired_on: '2026-03-03T00:00:00.000Z',
+      note: '',
+    });
   });
 
   it('lapses download links after 5 minutes of mock clock with ForbiddenError link_expired', async () => {
@@ -80,7 +93,10 @@ describe('stateful mock: seeding and the clock', () => {
     const { mock, baseUrl } = start();
     const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
     const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
-    const once = await alice.createPush({ files: [fileFromBytes(new Uint8Array([1]), 'a.bin')], expire_after_views: 1 });
+    const once = await alice.createPush({
+      files: [fileFromBytes(new Uint8Array([1]), 'a.bin')],
+      expire_after_views: 1,
+    });
     const [file] = (await anon.retrievePush(once.url_token)).files;
     expect((await anon.retrievePush(once.url_token)).expired).toBe(true);
     expect(await anon.downloadFile(file!)).toEqual(new Uint8Array([1]));
@@ -95,7 +111,10 @@ describe('stateful mock: seeding and the clock', () => {
     const { mock, baseUrl } = start({ now: new Date('2026-03-01T00:00:00.000Z') });
     const seeded = mock.seedPush({ payload: 'p', passphrase: 'right' });
     const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
-    for (let i = 0; i < 5; i++) await expect(anon.retrievePush(seeded.url_token, { passphrase: 'no' })).rejects.toBeInstanceOf(PassphraseIncorrectError);
+    for (let i = 0; i < 5; i++)
+      await expect(anon.retrievePush(seeded.url_token, { passphrase: 'no' })).rejects.toBeInstanceOf(
+        PassphraseIncorrectError,
+      );
     const limited = await anon.retrievePush(seeded.url_token, { passphrase: 'right' }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(RateLimitError);
     expect((limited as RateLimitError).retryAfterSeconds).toBe(60);
@@ -174,7 +193,7 @@ describe('stateful mock: routing and request errors', () => {
     checker.clear();
   });
 
-  it('routes with the contract\'s route table: every operation, a trailing slash, and the 405 of the lists for every other method', async () => {
+  it("routes with the contract's route table: every operation, a trailing slash, and the 405 of the lists for every other method", async () => {
     const { mock, baseUrl } = start();
     const seeded = mock.seedPush({ payload: 'routed' }, { owner: 'alice@example.com' });
     const bearer = { authorization: `Bearer ${mock.users[0]!.token}` };
@@ -182,9 +201,15 @@ describe('stateful mock: routing and request errors', () => {
     // Every operation of the contract reaches its handler (no 404 no_route, no 405), by its own template.
     for (const op of contract().operations()) {
       const path = op.path.replace('{url_token}', seeded.url_token).replace('{file_id}', 'f1');
-      const answer = await fetch(`${baseUrl}${path}${op.method === 'get' ? '/' : ''}`, { method: op.method.toUpperCase(), headers: bearer });
+      const answer = await fetch(`${baseUrl}${path}${op.method === 'get' ? '/' : ''}`, {
+        method: op.method.toUpperCase(),
+        headers: bearer,
+      });
       const code = answer.status >= 400 ? ((await answer.json()) as { code: string }).code : '';
-      expect({ op: op.operationId, routed: !['no_route', 'method_not_allowed'].includes(code) }).toEqual({ op: op.operationId, routed: true });
+      expect({ op: op.operationId, routed: !['no_route', 'method_not_allowed'].includes(code) }).toEqual({
+        op: op.operationId,
+        routed: true,
+      });
     }
     // As on the server: `active` decides for every method, never a push called "active".
     const deleteList = await fetch(`${baseUrl}/api/v2/pushes/active`, { method: 'DELETE', headers: bearer });
@@ -203,21 +228,30 @@ describe('stateful mock: routing and request errors', () => {
     expect(await (await post('{not json')).json()).toMatchObject({ code: 'invalid_json' });
     expect(await (await post('{"payload":"x"}')).json()).toMatchObject({ code: 'missing_push' });
     const wrongType = await post('{"push":{"payload":"x"}}', 'text/plain');
-    expect([wrongType.status, ((await wrongType.json()) as { code: string }).code]).toEqual([400, 'unsupported_media_type']);
+    expect([wrongType.status, ((await wrongType.json()) as { code: string }).code]).toEqual([
+      400,
+      'unsupported_media_type',
+    ]);
   });
 
   it('echoes a safe X-Request-Id and puts it in error bodies', async () => {
     const { baseUrl } = start();
-    const response = await checker.fetch(`${baseUrl}/api/v2/pushes/active`, { headers: { 'X-Request-Id': 'trace-42' } });
+    const response = await checker.fetch(`${baseUrl}/api/v2/pushes/active`, {
+      headers: { 'X-Request-Id': 'trace-42' },
+    });
     expect(response.headers.get('X-Request-Id')).toBe('trace-42');
     expect(await response.json()).toMatchObject({ code: 'authentication_required', request_id: 'trace-42' });
   });
 
   it('rejects page=abc with BadRequestError invalid_page', async () => {
     const { mock, baseUrl } = start();
-    const response = await checker.fetch(`${baseUrl}/api/v2/pushes/expired?page=abc`, { headers: { Authorization: `Bearer ${mock.users[0]!.token}` } });
+    const response = await checker.fetch(`${baseUrl}/api/v2/pushes/expired?page=abc`, {
+      headers: { Authorization: `Bearer ${mock.users[0]!.token}` },
+    });
     expect(await response.json()).toMatchObject({ code: 'invalid_page' });
-    const error = await createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch }).expiredPushes.page(201).catch((e: unknown) => e);
+    const error = await createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch })
+      .expiredPushes.page(201)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BadRequestError);
   });
 });
@@ -226,7 +260,10 @@ describe('stateful mock: origins', () => {
   it('answers any origin when baseUrl is omitted, building URLs from the request origin', async () => {
     const mock = createMockServerHandlers();
     server.use(...mock.handlers);
-    const created = await createSecretPushClient({ baseUrl: 'https://anything.example:8443', fetch: checker.fetch }).createPush({ payload: 'x' });
+    const created = await createSecretPushClient({
+      baseUrl: 'https://anything.example:8443',
+      fetch: checker.fetch,
+    }).createPush({ payload: 'x' });
     expect(created.json_url).toBe(`https://anything.example:8443/api/v2/pushes/${created.url_token}`);
   });
 });
@@ -235,10 +272,20 @@ describe('generated handlers (re-exported)', () => {
   it('serve the body given to them', async () => {
     const baseUrl = 'http://generated.test';
     const report = {
-      application_version: '9.9.9', api_version: '2.1', edition: 'oss',
+      application_version: '9.9.9',
+      api_version: '2.1',
+      edition: 'oss',
       features: {
-        anonymous_access: true, api_token_authentication: true, accounts: { enabled: false },
-        pushes: { enabled: true, email_auto_dispatch: false, file_attachments: { enabled: true, requires_authentication: true }, url_pushes: { enabled: true }, qr_code_pushes: { enabled: true } },
+        anonymous_access: true,
+        api_token_authentication: true,
+        accounts: { enabled: false },
+        pushes: {
+          enabled: true,
+          email_auto_dispatch: false,
+          file_attachments: { enabled: true, requires_authentication: true },
+          url_pushes: { enabled: true },
+          qr_code_pushes: { enabled: true },
+        },
         requests: { enabled: false },
       },
     };
@@ -260,8 +307,17 @@ describe('stateful mock: form bodies and durations, as the server reads them', (
     const headers = { authorization: `Bearer ${mock.users[0]!.token}` };
     const created = await checker.fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', headers, body: form });
     expect(created.status).toBe(201);
-    const push = (await created.json()) as { url_token: string; expires_at: string; expire_after_duration: number; deletable_by_viewer: boolean };
-    expect([push.expire_after_duration, push.expires_at, push.deletable_by_viewer]).toEqual([3, '2026-05-01T09:00:00.000Z', false]);
+    const push = (await created.json()) as {
+      url_token: string;
+      expires_at: string;
+      expire_after_duration: number;
+      deletable_by_viewer: boolean;
+    };
+    expect([push.expire_after_duration, push.expires_at, push.deletable_by_viewer]).toEqual([
+      3,
+      '2026-05-01T09:00:00.000Z',
+      false,
+    ]);
     const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
     const got = await anon.retrievePush(push.url_token);
     expect([got.payload, got.files.map((f) => [f.filename, f.size])]).toEqual(['the deploy key', [['id_ed25519', 3]]]);
@@ -275,21 +331,40 @@ describe('stateful mock: form bodies and durations, as the server reads them', (
     expect(urlencoded.status).toBe(201);
     expect(await urlencoded.json()).toMatchObject({ expire_after_views: 4, retrieval_step: true });
     const errorsOf = async (body: string) => {
-      const res = await checker.fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+      const res = await checker.fetch(`${baseUrl}/api/v2/pushes`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      });
       return [res.status, ((await res.json()) as { errors: object }).errors];
     };
     expect(await errorsOf('push[payload]=x&push[payload]=y')).toEqual([422, { payload: ['must be given once'] }]);
-    expect(await errorsOf('push[payload]=x&push[expire_after_views]=2.5')).toEqual([422, { expire_after_views: ['must be an integer'] }]);
-    const other = await checker.fetch(`${baseUrl}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    expect(await errorsOf('push[payload]=x&push[expire_after_views]=2.5')).toEqual([
+      422,
+      { expire_after_views: ['must be an integer'] },
+    ]);
+    const other = await checker.fetch(`${baseUrl}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    });
     expect([other.status, ((await other.json()) as { code: string }).code]).toEqual([400, 'unsupported_media_type']);
   });
 
   it('honours the shortest duration setting and reports the values it accepts', async () => {
-    const { baseUrl } = start({ settings: { expireAfterDurationMin: 3, expireAfterDays: { default: 7, min: 1, max: 30 } } });
+    const { baseUrl } = start({
+      settings: { expireAfterDurationMin: 3, expireAfterDays: { default: 7, min: 1, max: 30 } },
+    });
     const anon = createSecretPushClient({ baseUrl, fetch: checker.fetch });
-    expect((await anon.version()).features.pushes.expire_after_duration).toEqual({ enabled: true, min: 3, values: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] });
+    expect((await anon.version()).features.pushes.expire_after_duration).toEqual({
+      enabled: true,
+      min: 3,
+      values: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+    });
     const error = await anon.createPush({ payload: 'x', expire_after_duration: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).errors).toEqual({ expire_after_duration: ['must be at least 3 (1 hour) on this instance'] });
+    expect((error as ValidationError).errors).toEqual({
+      expire_after_duration: ['must be at least 3 (1 hour) on this instance'],
+    });
   });
 });

@@ -54,7 +54,9 @@ describe('browser bundle', () => {
     expect(found).toEqual([]);
     expect(inputs.filter((i) => /node_modules\/(msw|zod)\//.test(i))).toEqual([]);
     // Pages bundle it next to their own fetch calls: the generated client stays out.
-    expect(inputs.filter((i) => /generated\/(sdk\.gen|client\.gen|client\/)/.test(i) || i.endsWith('src/client.ts'))).toEqual([]);
+    expect(
+      inputs.filter((i) => /generated\/(sdk\.gen|client\.gen|client\/)/.test(i) || i.endsWith('src/client.ts')),
+    ).toEqual([]);
     expect(inputs.some((i) => i.endsWith('e2e/envelope.ts'))).toBe(true);
   });
 

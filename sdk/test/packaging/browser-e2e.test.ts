@@ -22,7 +22,15 @@ const assets: Record<string, string> = {};
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
 
 async function iife(entry: string, globalName: string): Promise<string> {
-  const result = await build({ entryPoints: [`${src}${entry}`], bundle: true, platform: 'browser', format: 'iife', globalName, write: false, logLevel: 'silent' });
+  const result = await build({
+    entryPoints: [`${src}${entry}`],
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    globalName,
+    write: false,
+    logLevel: 'silent',
+  });
   return result.outputFiles[0]!.text;
 }
 
@@ -80,7 +88,11 @@ interface Api {
 
 function mockApi(origin: string): Api {
   const mock = createMockServerHandlers({ baseUrl: origin });
-  return { token: mock.users[0]!.token, answer: (request) => getResponse(mock.handlers, request), close: async () => {} };
+  return {
+    token: mock.users[0]!.token,
+    answer: (request) => getResponse(mock.handlers, request),
+    close: async () => {},
+  };
 }
 
 async function realApi(origin: string): Promise<Api> {
@@ -93,7 +105,12 @@ async function realApi(origin: string): Promise<Api> {
       const headers = new Headers(request.headers);
       headers.delete('host');
       const body = request.body ? await request.arrayBuffer() : undefined;
-      return fetch(`${real.baseUrl}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: 'manual' });
+      return fetch(`${real.baseUrl}${url.pathname}${url.search}`, {
+        method: request.method,
+        headers,
+        body,
+        redirect: 'manual',
+      });
     },
     close: () => real.close(),
   };
@@ -112,22 +129,31 @@ function defineRoundTrips(name: 'mock' | 'server', ORIGIN: string): void {
     const headers = await request.allHeaders();
     sent.push([request.method(), request.url(), JSON.stringify(headers), body?.toString('utf8') ?? ''].join('\n'));
     if (url.pathname.startsWith('/api/v2/')) {
-      const answer = await api.answer(new Request(url, { method: request.method(), headers, body: body ? new Uint8Array(body) : undefined }));
+      const answer = await api.answer(
+        new Request(url, { method: request.method(), headers, body: body ? new Uint8Array(body) : undefined }),
+      );
       if (!answer) return route.fulfill({ status: 599, body: 'no answer' });
       const answerHeaders = Object.fromEntries(answer.headers);
       delete answerHeaders['content-encoding'];
       delete answerHeaders['content-length'];
       delete answerHeaders['transfer-encoding'];
-      return route.fulfill({ status: answer.status, headers: answerHeaders, body: Buffer.from(await answer.arrayBuffer()) });
+      return route.fulfill({
+        status: answer.status,
+        headers: answerHeaders,
+        body: Buffer.from(await answer.arrayBuffer()),
+      });
     }
     const asset = /^\/assets\/(.+)$/.exec(url.pathname)?.[1];
     if (asset !== undefined && assets[asset] !== undefined) {
       return route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: assets[asset] });
     }
-    if (url.pathname === '/sender') return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE('none.js') });
+    if (url.pathname === '/sender')
+      return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE('none.js') });
     // /p/<token>[/r] answers the SDK recipient; /pages/p/<token> the e2e-only one.
-    if (/^\/p\/[a-z2-7]+(\/r)?$/.test(url.pathname)) return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE('recipient-sdk.js') });
-    if (/^\/pages\/p\/[a-z2-7]+$/.test(url.pathname)) return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE('recipient-e2e.js') });
+    if (/^\/p\/[a-z2-7]+(\/r)?$/.test(url.pathname))
+      return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE('recipient-sdk.js') });
+    if (/^\/pages\/p\/[a-z2-7]+$/.test(url.pathname))
+      return route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: PAGE('recipient-e2e.js') });
     return route.fulfill({ status: 404, body: 'not found' });
   }
 
@@ -174,7 +200,12 @@ function defineRoundTrips(name: 'mock' | 'server', ORIGIN: string): void {
   });
 
   /** Creates an encrypted push in the sender's page with the SDK bundle; returns the share link. */
-  function createInPage(args: { payload?: string; file?: { name: string; bytes: number[] }; retrievalStep?: boolean; views?: number }): Promise<string> {
+  function createInPage(args: {
+    payload?: string;
+    file?: { name: string; bytes: number[] };
+    retrievalStep?: boolean;
+    views?: number;
+  }): Promise<string> {
     return senderPage.evaluate(
       async ({ args, token }) => {
         const sdk = (window as unknown as { SecretPush: typeof import('../../src/index.js') }).SecretPush;
@@ -200,7 +231,7 @@ function defineRoundTrips(name: 'mock' | 'server', ORIGIN: string): void {
       expect(await senderPage.evaluate(() => typeof crypto.subtle.encrypt)).toBe('function');
     });
 
-    it('round-trips a text push: created in one browser, read in another from the link\'s fragment', async () => {
+    it("round-trips a text push: created in one browser, read in another from the link's fragment", async () => {
       const plaintext = 'correct horse battery staple — 🔑';
       const link = await createInPage({ payload: plaintext });
       expect(link).toMatch(new RegExp(`^${ORIGIN}/p/[a-z2-7]{24}#k=[A-Za-z0-9_-]{43}$`));
@@ -214,15 +245,27 @@ function defineRoundTrips(name: 'mock' | 'server', ORIGIN: string): void {
 
     it('round-trips a file push with its real name and bytes, through the retrieval-step link', async () => {
       const bytes = [0, 1, 2, 127, 128, 254, 255];
-      const link = await createInPage({ payload: 'the key file', file: { name: 'clé privée.pem', bytes }, retrievalStep: true });
+      const link = await createInPage({
+        payload: 'the key file',
+        file: { name: 'clé privée.pem', bytes },
+        retrievalStep: true,
+      });
       expect(link).toMatch(/\/p\/[a-z2-7]{24}\/r#k=/);
-      expect(await open(link)).toEqual({ payload: 'the key file', files: [`clé privée.pem:${bytes.join(',')}`], error: '' });
+      expect(await open(link)).toEqual({
+        payload: 'the key file',
+        files: [`clé privée.pem:${bytes.join(',')}`],
+        error: '',
+      });
       const key = link.split('#k=')[1]!;
-      for (const request of sent) for (const secret of [key, 'the key file', 'privée', 'clé']) expect(request).not.toContain(secret);
+      for (const request of sent)
+        for (const secret of [key, 'the key file', 'privée', 'clé']) expect(request).not.toContain(secret);
     });
 
     it('opens a push with the e2e bundle alone and plain fetch, the way the web pages do', async () => {
-      const link = await createInPage({ payload: 'opened by the page code', file: { name: 'a.txt', bytes: [104, 105] } });
+      const link = await createInPage({
+        payload: 'opened by the page code',
+        file: { name: 'a.txt', bytes: [104, 105] },
+      });
       const pageLink = link.replace(`${ORIGIN}/p/`, `${ORIGIN}/pages/p/`);
       expect(await open(pageLink)).toEqual({ payload: 'opened by the page code', files: ['a.txt:104,105'], error: '' });
     });
@@ -231,17 +274,29 @@ function defineRoundTrips(name: 'mock' | 'server', ORIGIN: string): void {
       const link = await createInPage({ payload: 'one view only', views: 1 });
       const [page, key] = link.split('#k=') as [string, string];
       expect(await open(page)).toEqual({ payload: '', files: [], error: 'MissingKeyError missing_key' });
-      expect(await open(`${page}#k=${key.slice(0, 30)}`)).toEqual({ payload: '', files: [], error: 'MissingKeyError invalid_key' });
+      expect(await open(`${page}#k=${key.slice(0, 30)}`)).toEqual({
+        payload: '',
+        files: [],
+        error: 'MissingKeyError invalid_key',
+      });
       // The one view is still there (an expired record has nothing to decrypt, so a wrong key would pass unnoticed).
       const wrong = (key[0] === 'A' ? 'B' : 'A') + key.slice(1);
-      expect(await open(`${page}#k=${wrong}`)).toEqual({ payload: '', files: [], error: 'DecryptionError decryption_failed' });
+      expect(await open(`${page}#k=${wrong}`)).toEqual({
+        payload: '',
+        files: [],
+        error: 'DecryptionError decryption_failed',
+      });
       // That retrieval spent the only view, as any retrieval does: the push is gone, even for the right key.
       expect(await open(link)).toEqual({ payload: '(expired)', files: [], error: '' });
     });
 
     it('sent no key, no plaintext, and raised no page error', () => {
       expect(sent.length).toBeGreaterThan(20);
-      expect(sent.some((r) => r.startsWith('POST\n') && r.includes('"client_encryption":{"scheme":"aes-256-gcm","version":1}'))).toBe(true);
+      expect(
+        sent.some(
+          (r) => r.startsWith('POST\n') && r.includes('"client_encryption":{"scheme":"aes-256-gcm","version":1}'),
+        ),
+      ).toBe(true);
       expect(sent.filter((r) => r.includes('#'))).toEqual([]); // no fragment ever reached the network
       expect(pageErrors).toEqual([]);
     });

@@ -25,7 +25,11 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const nodeBin = path.dirname(process.execPath);
 // npm and its scripts (prepack → tsc) run on the same Node 24 as the tests.
-const env = { ...process.env, PATH: `${nodeBin}${path.delimiter}${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' };
+const env = {
+  ...process.env,
+  PATH: `${nodeBin}${path.delimiter}${process.env.PATH ?? ''}`,
+  npm_config_update_notifier: 'false',
+};
 
 const program = `
 import { rm, writeFile } from 'node:fs/promises';
@@ -104,7 +108,11 @@ describe('packaging', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'sdk-pack-'));
     real = await startRealServer();
-    await run('npm', ['pack', '-w', 'sdk', '--pack-destination', dir, '--silent'], { cwd: root, env, timeout: 120_000 });
+    await run('npm', ['pack', '-w', 'sdk', '--pack-destination', dir, '--silent'], {
+      cwd: root,
+      env,
+      timeout: 120_000,
+    });
     tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
   }, 240_000);
   afterAll(async () => {
@@ -119,9 +127,9 @@ describe('packaging', () => {
     const files = listing.split('\n').filter(Boolean);
     expect(files).toEqual(
       expect.arrayContaining(
-        ['index', 'node', 'mocks/index', 'e2e/index', 'rules/index', 'generated/index', 'generated/client/index'].flatMap((entry) =>
-          ['mjs', 'cjs', 'd.mts', 'd.cts'].map((ext) => `package/dist/${entry}.${ext}`),
-        ).concat(['package/README.md', 'package/LICENSE']),
+        ['index', 'node', 'mocks/index', 'e2e/index', 'rules/index', 'generated/index', 'generated/client/index']
+          .flatMap((entry) => ['mjs', 'cjs', 'd.mts', 'd.cts'].map((ext) => `package/dist/${entry}.${ext}`))
+          .concat(['package/README.md', 'package/LICENSE']),
       ),
     );
     expect(files.filter((f) => f.includes('/src/') || f.includes('/test/'))).toEqual([]);
@@ -129,13 +137,23 @@ describe('packaging', () => {
     const app = path.join(dir, 'app');
     rmSync(app, { recursive: true, force: true });
     await run('mkdir', ['-p', app]);
-    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'sdk-consumer', private: true, type: 'module' }));
+    writeFileSync(
+      path.join(app, 'package.json'),
+      JSON.stringify({ name: 'sdk-consumer', private: true, type: 'module' }),
+    );
     writeFileSync(
       path.join(app, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
-          target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: ['node'],
-          strict: true, noUncheckedIndexedAccess: true, outDir: 'out', skipLibCheck: false,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['ES2022', 'DOM'],
+          types: ['node'],
+          strict: true,
+          noUncheckedIndexedAccess: true,
+          outDir: 'out',
+          skipLibCheck: false,
         },
         include: ['main.ts'],
       }),
@@ -144,8 +162,18 @@ describe('packaging', () => {
     await run(
       'npm',
       [
-        'install', path.join(dir, tarball), 'typescript@6.0.3', '@types/node@24.19.2', 'msw@3.0.5', 'zod@4.6.7', 'ajv@8.20.0', 'ajv-formats@3.0.1',
-        '--prefer-offline', '--no-audit', '--no-fund', '--silent',
+        'install',
+        path.join(dir, tarball),
+        'typescript@6.0.3',
+        '@types/node@24.19.2',
+        'msw@3.0.5',
+        'zod@4.6.7',
+        'ajv@8.20.0',
+        'ajv-formats@3.0.1',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--silent',
       ],
       { cwd: app, env, timeout: 240_000 },
     );
@@ -154,7 +182,11 @@ describe('packaging', () => {
     const { stdout: tree } = await run('npm', ['ls', '@secret-push/sdk', '--all', '--json'], { cwd: app, env });
     expect(JSON.parse(tree).dependencies['@secret-push/sdk'].dependencies ?? {}).toEqual({});
 
-    await run(process.execPath, [path.join(app, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: app, env, timeout: 120_000 });
+    await run(process.execPath, [path.join(app, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
+      cwd: app,
+      env,
+      timeout: 120_000,
+    });
     const { stdout } = await run(process.execPath, ['out/main.js'], {
       cwd: app,
       env: { ...env, SP_BASE_URL: real.baseUrl, SP_TOKEN: real.users[0]!.token },
@@ -163,10 +195,19 @@ describe('packaging', () => {
     const result = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
     const expected = {
       // The owner's own retrieval does not count as a view.
-      payload: 'from the tarball', viewsRemaining: 2, deleted: true, file: [expect.stringMatching(/^sdk-pack-\d+\.bin$/), [1, 2, 3, 254]],
-      passphraseError: 'passphrase_required', notFound: true, apiVersion: '2.1',
+      payload: 'from the tarball',
+      viewsRemaining: 2,
+      deleted: true,
+      file: [expect.stringMatching(/^sdk-pack-\d+\.bin$/), [1, 2, 3, 254]],
+      passphraseError: 'passphrase_required',
+      notFound: true,
+      apiVersion: '2.1',
     };
-    expect(result).toEqual({ real: expected, mocked: expected, e2e: { payload: 'sealed in the tarball', sameToken: true, missingKey: true } });
+    expect(result).toEqual({
+      real: expected,
+      mocked: expected,
+      e2e: { payload: 'sealed in the tarball', sameToken: true, missingKey: true },
+    });
   }, 300_000);
 
   /** The same calls in every kind of project: what each prints. */
@@ -187,7 +228,8 @@ describe('packaging', () => {
   const version = await client.version();
   return { kind: '${kind}', payload: retrieved.payload, viewsRemaining: retrieved.views_remaining, required, listed, total: first.totalCount, api: version.api_version };
 `;
-  const baked = (real: RealServer) => `const BASE = ${JSON.stringify(real.baseUrl)};\nconst TOKEN = ${JSON.stringify(real.users[1]!.token)};\n`;
+  const baked = (real: RealServer) =>
+    `const BASE = ${JSON.stringify(real.baseUrl)};\nconst TOKEN = ${JSON.stringify(real.users[1]!.token)};\n`;
   const compilerOptions = { target: 'ES2022', lib: ['ES2022', 'DOM'], types: [], strict: true, skipLibCheck: false };
 
   interface Project {
@@ -206,7 +248,17 @@ describe('packaging', () => {
       type: 'commonjs',
       file: 'main.js',
       source: `// @ts-check\nconst { createSecretPushClient, PassphraseRequiredError } = require('@secret-push/sdk');\n${baked(real)}async function main() {${flowBody('cjs')}}\nmain().then((result) => console.log(JSON.stringify(result)));\n`,
-      tsconfig: { compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16', allowJs: true, checkJs: true, noEmit: true }, include: ['main.js'] },
+      tsconfig: {
+        compilerOptions: {
+          ...compilerOptions,
+          module: 'node16',
+          moduleResolution: 'node16',
+          allowJs: true,
+          checkJs: true,
+          noEmit: true,
+        },
+        include: ['main.js'],
+      },
       runs: 'main.js',
     },
     {
@@ -214,7 +266,17 @@ describe('packaging', () => {
       type: 'module',
       file: 'main.js',
       source: `// @ts-check\nimport { createSecretPushClient, PassphraseRequiredError } from '@secret-push/sdk';\n${baked(real)}async function main() {${flowBody('esm')}}\nconsole.log(JSON.stringify(await main()));\n`,
-      tsconfig: { compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16', allowJs: true, checkJs: true, noEmit: true }, include: ['main.js'] },
+      tsconfig: {
+        compilerOptions: {
+          ...compilerOptions,
+          module: 'node16',
+          moduleResolution: 'node16',
+          allowJs: true,
+          checkJs: true,
+          noEmit: true,
+        },
+        include: ['main.js'],
+      },
       runs: 'main.js',
     },
     {
@@ -222,7 +284,10 @@ describe('packaging', () => {
       type: 'commonjs',
       file: 'main.ts',
       source: `import { createSecretPushClient, PassphraseRequiredError, type PushOwner, type SecretPushClient } from '@secret-push/sdk';\n${baked(real)}async function main(): Promise<Record<string, unknown>> {${flowBody('ts-node16')}}\nconst typed: (c: SecretPushClient) => Promise<PushOwner> = (c) => c.createPush({ payload: 'typed' });\nvoid typed;\nmain().then((result) => console.log(JSON.stringify(result)));\n`,
-      tsconfig: { compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16', outDir: 'out' }, include: ['main.ts'] },
+      tsconfig: {
+        compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16', outDir: 'out' },
+        include: ['main.ts'],
+      },
       runs: 'out/main.js',
     },
     {
@@ -230,7 +295,10 @@ describe('packaging', () => {
       type: 'module',
       file: 'main.ts',
       source: `import { createSecretPushClient, PassphraseRequiredError, type PushOwner, type SecretPushClient } from '@secret-push/sdk';\nimport { parseShareLink } from '@secret-push/sdk/e2e';\n${baked(real)}async function main(): Promise<Record<string, unknown>> {${flowBody('ts-bundler')}}\nconst typed: (c: SecretPushClient) => Promise<PushOwner> = (c) => c.createPush({ payload: 'typed' });\nvoid typed;\nvoid parseShareLink;\nconsole.log(JSON.stringify(await main()));\n`,
-      tsconfig: { compilerOptions: { ...compilerOptions, module: 'ES2022', moduleResolution: 'bundler', outDir: 'out' }, include: ['main.ts'] },
+      tsconfig: {
+        compilerOptions: { ...compilerOptions, module: 'ES2022', moduleResolution: 'bundler', outDir: 'out' },
+        include: ['main.ts'],
+      },
       runs: 'out/main.js',
     },
   ];
@@ -242,28 +310,55 @@ describe('packaging', () => {
       const app = path.join(dir, project.name);
       rmSync(app, { recursive: true, force: true });
       await run('mkdir', ['-p', app]);
-      writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: `sdk-consumer-${project.name}`, private: true, type: project.type }));
+      writeFileSync(
+        path.join(app, 'package.json'),
+        JSON.stringify({ name: `sdk-consumer-${project.name}`, private: true, type: project.type }),
+      );
       writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify(project.tsconfig));
       writeFileSync(path.join(app, project.file), project.source);
       // Only the tarball: the SDK has no dependency, so nothing comes from the registry.
-      await run('npm', ['install', path.join(dir, tarball), '--offline', '--no-audit', '--no-fund', '--silent'], { cwd: app, env, timeout: 120_000 });
-      const check = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app, env, timeout: 120_000 }).catch((e: { stdout: string }) => e);
+      await run('npm', ['install', path.join(dir, tarball), '--offline', '--no-audit', '--no-fund', '--silent'], {
+        cwd: app,
+        env,
+        timeout: 120_000,
+      });
+      const check = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], {
+        cwd: app,
+        env,
+        timeout: 120_000,
+      }).catch((e: { stdout: string }) => e);
       expect(check.stdout, `${project.name} type-check`).toBe('');
       const { stdout } = await run(process.execPath, [project.runs], { cwd: app, env, timeout: 60_000 });
       results.push(JSON.parse(stdout.trim()) as Record<string, unknown>);
     }
-    const expected = (kind: string) => ({ kind, payload: `from ${kind}`, viewsRemaining: 2, required: 'passphrase_required', listed: 1, total: expect.any(Number), api: '2.1' });
+    const expected = (kind: string) => ({
+      kind,
+      payload: `from ${kind}`,
+      viewsRemaining: 2,
+      required: 'passphrase_required',
+      listed: 1,
+      total: expect.any(Number),
+      api: '2.1',
+    });
     expect(results).toEqual(['cjs', 'esm', 'ts-node16', 'ts-bundler'].map(expected));
     // The TypeScript node16 project in a CommonJS package compiled to require(); the bundler one stayed ESM.
     expect(readFileSync(path.join(dir, 'ts-node16/out/main.js'), 'utf8')).toContain('require("@secret-push/sdk")');
     expect(readFileSync(path.join(dir, 'ts-bundler/out/main.js'), 'utf8')).toContain("from '@secret-push/sdk'");
   }, 300_000);
 
-  it.skipIf(!systemNode)('loads with require on the oldest Node at hand (the machine\'s own, below the 24 the repository runs on)', async () => {
-    const system = systemNode!;
-    const { stdout: version } = await run(system, ['--version'], { env });
-    expect(Number(/^v(\d+)/.exec(version)![1])).toBeGreaterThanOrEqual(18);
-    const { stdout } = await run(system, ['main.js'], { cwd: path.join(dir, 'cjs'), env, timeout: 60_000 });
-    expect(JSON.parse(stdout.trim())).toMatchObject({ kind: 'cjs', payload: 'from cjs', required: 'passphrase_required' });
-  }, 120_000);
+  it.skipIf(!systemNode)(
+    "loads with require on the oldest Node at hand (the machine's own, below the 24 the repository runs on)",
+    async () => {
+      const system = systemNode!;
+      const { stdout: version } = await run(system, ['--version'], { env });
+      expect(Number(/^v(\d+)/.exec(version)![1])).toBeGreaterThanOrEqual(18);
+      const { stdout } = await run(system, ['main.js'], { cwd: path.join(dir, 'cjs'), env, timeout: 60_000 });
+      expect(JSON.parse(stdout.trim())).toMatchObject({
+        kind: 'cjs',
+        payload: 'from cjs',
+        required: 'passphrase_required',
+      });
+    },
+    120_000,
+  );
 });

@@ -28,15 +28,23 @@ afterAll(() => {
 });
 
 describe.each(PACKAGES)('$name', ({ name, folder }) => {
-  const manifest = () => JSON.parse(readFileSync(path.join(root, folder, 'package.json'), 'utf8')) as Record<string, unknown>;
+  const manifest = () =>
+    JSON.parse(readFileSync(path.join(root, folder, 'package.json'), 'utf8')) as Record<string, unknown>;
 
   it('is packed by npm run pack, with its LICENSE, and leaves no build behind', async () => {
     expect(packed.tarballs[name]).toBeDefined();
     const { stdout } = await run('tar', ['-tzf', packed.tarballs[name]!], { env });
     const files = stdout.split('\n').filter(Boolean);
     expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/README.md', 'package/LICENSE']));
-    expect(files.filter((f) => /\/(src|test)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.mts') && !f.endsWith('.d.cts'))).toEqual([]);
-    const { stdout: status } = await run('git', ['status', '--porcelain', '--ignored', '--', folder], { cwd: root, env });
+    expect(
+      files.filter(
+        (f) => /\/(src|test)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.mts') && !f.endsWith('.d.cts')),
+      ),
+    ).toEqual([]);
+    const { stdout: status } = await run('git', ['status', '--porcelain', '--ignored', '--', folder], {
+      cwd: root,
+      env,
+    });
     expect(status.split('\n').filter((l) => /\/(dist|LICENSE)/.test(l))).toEqual([]);
   });
 
@@ -70,21 +78,39 @@ describe.each(PACKAGES)('$name', ({ name, folder }) => {
   });
 
   it('passes publint in strict mode', async () => {
-    const { stdout, stderr } = await run(process.execPath, [binOf('publint', 'publint'), '--strict', packed.tarballs[name]!], { cwd: root, env, timeout: 60_000 });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [binOf('publint', 'publint'), '--strict', packed.tarballs[name]!],
+      { cwd: root, env, timeout: 60_000 },
+    );
     expect(stdout + stderr).toContain('All good!');
   });
 
   it('passes Are The Types Wrong with no problem, for every entry and resolution', async () => {
-    const { stdout } = await run(process.execPath, [binOf('@arethetypeswrong/cli', 'attw'), packed.tarballs[name]!, '--format', 'json'], { cwd: root, env, timeout: 120_000 });
-    const report = JSON.parse(stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, { resolutions: Record<string, { resolution?: { fileName: string } }> }> } };
+    const { stdout } = await run(
+      process.execPath,
+      [binOf('@arethetypeswrong/cli', 'attw'), packed.tarballs[name]!, '--format', 'json'],
+      { cwd: root, env, timeout: 120_000 },
+    );
+    const report = JSON.parse(stdout) as {
+      analysis: {
+        problems: unknown[];
+        entrypoints: Record<string, { resolutions: Record<string, { resolution?: { fileName: string } }> }>;
+      };
+    };
     expect(report.analysis.problems).toEqual([]);
     for (const [entry, { resolutions }] of Object.entries(report.analysis.entrypoints)) {
-      for (const kind of ['node10', 'node16-cjs', 'node16-esm', 'bundler']) expect(resolutions[kind]?.resolution?.fileName, `${entry} ${kind}`).toBeDefined();
+      for (const kind of ['node10', 'node16-cjs', 'node16-esm', 'bundler'])
+        expect(resolutions[kind]?.resolution?.fileName, `${entry} ${kind}`).toBeDefined();
     }
   });
 
   it('passes npm publish --dry-run', async () => {
-    const { stdout, stderr } = await run('npm', ['publish', '--dry-run', packed.tarballs[name]!], { cwd: os.tmpdir(), env, timeout: 60_000 });
+    const { stdout, stderr } = await run('npm', ['publish', '--dry-run', packed.tarballs[name]!], {
+      cwd: os.tmpdir(),
+      env,
+      timeout: 60_000,
+    });
     expect(stdout + stderr).toContain(`+ ${name}@`);
     expect(stdout + stderr).toMatch(/Publishing to .* with tag latest and public access \(dry-run\)/);
   });
@@ -115,7 +141,19 @@ describe('the conformance CLI from its tarball', () => {
   it('runs with npx from the tarball alone (the contract inside it) against the real server', async () => {
     const { stdout } = await run(
       'npx',
-      ['--yes', '--prefer-offline', '--package', packed.tarballs['@secret-push/conformance']!, 'secret-push-conformance', '--base-url', real.baseUrl, '--token', real.users[0]!.token, '--only', 'VER,CRE'],
+      [
+        '--yes',
+        '--prefer-offline',
+        '--package',
+        packed.tarballs['@secret-push/conformance']!,
+        'secret-push-conformance',
+        '--base-url',
+        real.baseUrl,
+        '--token',
+        real.users[0]!.token,
+        '--only',
+        'VER,CRE',
+      ],
       { cwd: dir, env, timeout: 180_000 },
     );
     expect(stdout).toContain(`Conformance run against ${real.baseUrl}`);

@@ -22,7 +22,6 @@ import { failure } from '../support/failure.js';
 
 const MARKER = { scheme: 'aes-256-gcm', version: 1 };
 
-
 function keyOf(link: string): string {
   const key = parseShareLink(link).key;
   expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -46,9 +45,14 @@ export function defineEndToEndParitySuite(getTarget: () => ParityTarget): void {
     return checker.fetch(request);
   };
 
-  /** A request the SDK would never make for you: the raw JSON API, recorded and spec-checked like the rest. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the raw JSON answer, whatever its shape
-  async function raw(path: string, init: RequestInit = {}, token?: string): Promise<{ status: number; body: any; bytes: Uint8Array }> {
+  type RawBody = any;
+  /** A request the SDK would never make for you: the raw JSON API, recorded and spec-checked like the rest. */
+  async function raw(
+    path: string,
+    init: RequestInit = {},
+    token?: string,
+  ): Promise<{ status: number; body: RawBody; bytes: Uint8Array }> {
     const headers = new Headers(init.headers);
     headers.set('accept', 'application/json');
     if (token) headers.set('authorization', `Bearer ${token}`);
@@ -66,7 +70,8 @@ export function defineEndToEndParitySuite(getTarget: () => ParityTarget): void {
 
   beforeAll(() => {
     target = getTarget();
-    const make = (token?: string) => createSecretPushClient({ baseUrl: target.baseUrl, token, fetch: recording, maxRetries: 0 });
+    const make = (token?: string) =>
+      createSecretPushClient({ baseUrl: target.baseUrl, token, fetch: recording, maxRetries: 0 });
     anon = make();
     alice = make(target.tokenA);
   });
@@ -79,7 +84,12 @@ export function defineEndToEndParitySuite(getTarget: () => ParityTarget): void {
 
   describe('end-to-end encrypted pushes', () => {
     it('reports the feature in the version report: enabled, not the default, not required, aes-256-gcm v1', async () => {
-      expect((await anon.version()).features.pushes.client_encryption).toEqual({ enabled: true, default: false, required: false, schemes: [MARKER] });
+      expect((await anon.version()).features.pushes.client_encryption).toEqual({
+        enabled: true,
+        default: false,
+        required: false,
+        schemes: [MARKER],
+      });
     });
 
     it('round-trips a text push: created encrypted, opened from the share link, the target never sent the plaintext', async () => {
@@ -100,7 +110,10 @@ export function defineEndToEndParitySuite(getTarget: () => ParityTarget): void {
         {
           payload: message,
           retrieval_step: true,
-          files: [fileFromBytes(bytes, 'clé privée (prod).pem', 'application/x-pem-file'), fileFromBytes(new Uint8Array(0), 'empty.txt')],
+          files: [
+            fileFromBytes(bytes, 'clé privée (prod).pem', 'application/x-pem-file'),
+            fileFromBytes(new Uint8Array(0), 'empty.txt'),
+          ],
         },
         { endToEnd: true },
       );
@@ -117,15 +130,25 @@ export function defineEndToEndParitySuite(getTarget: () => ParityTarget): void {
     });
 
     it('stores and returns the envelopes byte for byte, never altered: payload, file names and file bytes', async () => {
-      const sealed = await sealPush({ kind: 'file', payload: 'with a file', files: [fileFromBytes(new Uint8Array([0, 1, 2, 250, 255]), 'a.bin')] });
+      const sealed = await sealPush({
+        kind: 'file',
+        payload: 'with a file',
+        files: [fileFromBytes(new Uint8Array([0, 1, 2, 250, 255]), 'a.bin')],
+      });
       secrets.push(sealed.key);
-      const created = await raw('/api/v2/pushes', { method: 'POST', body: JSON.stringify({ push: sealed.push }) }, target.tokenA);
+      const created = await raw(
+        '/api/v2/pushes',
+        { method: 'POST', body: JSON.stringify({ push: sealed.push }) },
+        target.tokenA,
+      );
       expect(created.status).toBe(201);
       expect(created.body.client_encryption).toEqual(MARKER);
       const got = await raw(`/api/v2/pushes/${created.body.url_token}`);
       expect(got.status).toBe(200);
       expect(got.body.payload).toBe(sealed.push.payload);
-      expect(got.body.files.map((f: { filename: string }) => f.filename)).toEqual(sealed.push.files!.map((f) => f.filename));
+      expect(got.body.files.map((f: { filename: string }) => f.filename)).toEqual(
+        sealed.push.files!.map((f) => f.filename),
+      );
       const file = got.body.files[0];
       const link = new URL(file.url);
       const download = await raw(`${link.pathname}${link.search}`);
@@ -196,16 +219,24 @@ export function defineEndToEndParitySuite(getTarget: () => ParityTarget): void {
         expect(answer.status).toBe(422);
         expect(Object.keys(answer.body.errors)).toEqual(['client_encryption']);
       }
-      const plaintext = await raw('/api/v2/pushes', { method: 'POST', body: JSON.stringify({ push: { payload: 'plain words', client_encryption: MARKER } }) });
+      const plaintext = await raw('/api/v2/pushes', {
+        method: 'POST',
+        body: JSON.stringify({ push: { payload: 'plain words', client_encryption: MARKER } }),
+      });
       expect(plaintext.status).toBe(422);
       expect(plaintext.body.errors.payload.join()).toMatch(/end-to-end encryption envelope/);
     });
 
     it('sent no key and no plaintext in any request', () => {
       expect(sent.length).toBeGreaterThan(20);
-      expect(sent.some((r) => r.startsWith('POST\n') && r.includes('"client_encryption":{"scheme":"aes-256-gcm","version":1}'))).toBe(true);
+      expect(
+        sent.some(
+          (r) => r.startsWith('POST\n') && r.includes('"client_encryption":{"scheme":"aes-256-gcm","version":1}'),
+        ),
+      ).toBe(true);
       for (const request of sent) {
-        for (const secret of secrets) expect(request.includes(secret), `a request carries ${secret.slice(0, 10)}…`).toBe(false);
+        for (const secret of secrets)
+          expect(request.includes(secret), `a request carries ${secret.slice(0, 10)}…`).toBe(false);
       }
     });
   });

@@ -79,15 +79,31 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
     });
 
     it('ignores an invalid token on version', async () => {
-      const stranger = createSecretPushClient({ baseUrl: target.baseUrl, token: 'spt_not_a_real_token', fetch: checker.fetch });
+      const stranger = createSecretPushClient({
+        baseUrl: target.baseUrl,
+        token: 'spt_not_a_real_token',
+        fetch: checker.fetch,
+      });
       await expect(stranger.version()).resolves.toMatchObject({ api_version: '2.1' });
     });
   });
 
   describe('create and retrieve', () => {
     it('creates a text push with the owner view and retrieves its payload, counting the view', async () => {
-      const created = await alice.createPush({ payload: 'correct horse', expire_after_views: 3, name: 'db', note: 'for ops' });
-      expect(created).toMatchObject({ kind: 'text', expired: false, views_remaining: 3, name: 'db', note: 'for ops', passphrase_protected: false });
+      const created = await alice.createPush({
+        payload: 'correct horse',
+        expire_after_views: 3,
+        name: 'db',
+        note: 'for ops',
+      });
+      expect(created).toMatchObject({
+        kind: 'text',
+        expired: false,
+        views_remaining: 3,
+        name: 'db',
+        note: 'for ops',
+        passphrase_protected: false,
+      });
       expect(created.json_url).toMatch(new RegExp(`/api/v2/pushes/${created.url_token}$`));
       expect(created.html_url).toMatch(new RegExp(`/p/${created.url_token}$`));
       const retrieved = await anon.retrievePush(created.url_token);
@@ -106,7 +122,7 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
       expect(after.expired_on).not.toBeNull();
     });
 
-    it('does not count the owner\'s own retrieval as a view', async () => {
+    it("does not count the owner's own retrieval as a view", async () => {
       const created = await alice.createPush({ payload: 'mine', expire_after_views: 2 });
       const own = await alice.retrievePush(created.url_token);
       expect(own).toMatchObject({ payload: 'mine', views_remaining: 2 });
@@ -123,7 +139,13 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
 
     it('applies the defaults: 7 days, 5 views, deletable by viewer, no retrieval step', async () => {
       const created = await anon.createPush({ payload: 'defaults' });
-      expect(created).toMatchObject({ expire_after_days: 7, expire_after_views: 5, deletable_by_viewer: true, retrieval_step: false, days_remaining: 7 });
+      expect(created).toMatchObject({
+        expire_after_days: 7,
+        expire_after_views: 5,
+        deletable_by_viewer: true,
+        retrieval_step: false,
+        days_remaining: 7,
+      });
       expect(Date.parse(created.expires_at) - Date.parse(created.created_at)).toBe(7 * 24 * 3600 * 1000);
     });
 
@@ -197,7 +219,9 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
     it('answers 429 too_many_attempts with Retry-After after 5 wrong passphrases within a minute', async () => {
       const created = await anon.createPush({ payload: 'guarded', passphrase: 'right' });
       for (let i = 0; i < 5; i++) {
-        await expect(anon.retrievePush(created.url_token, { passphrase: `wrong ${i}` })).rejects.toBeInstanceOf(PassphraseIncorrectError);
+        await expect(anon.retrievePush(created.url_token, { passphrase: `wrong ${i}` })).rejects.toBeInstanceOf(
+          PassphraseIncorrectError,
+        );
       }
       const limited = await rejection(anon.retrievePush(created.url_token, { passphrase: 'wrong again' }));
       expect(limited).toBeInstanceOf(RateLimitError);
@@ -262,9 +286,13 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
       await expect(bob.audit.page(created.url_token, 1)).rejects.toBeInstanceOf(ForbiddenError);
     });
 
-    it('lists entries oldest first with view, failed_view and the request\'s user agent', async () => {
+    it("lists entries oldest first with view, failed_view and the request's user agent", async () => {
       const created = await alice.createPush({ payload: 'trail', expire_after_views: 1 });
-      const agent = createSecretPushClient({ baseUrl: target.baseUrl, fetch: checker.fetch, userAgent: 'parity-suite/1.0' });
+      const agent = createSecretPushClient({
+        baseUrl: target.baseUrl,
+        fetch: checker.fetch,
+        userAgent: 'parity-suite/1.0',
+      });
       await agent.retrievePush(created.url_token);
       await agent.retrievePush(created.url_token);
       const entries: string[] = [];
@@ -298,7 +326,7 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
       expect(expired).not.toContain(second.url_token);
     });
 
-    it('never shows another user\'s pushes', async () => {
+    it("never shows another user's pushes", async () => {
       const mine = await bob.createPush({ payload: 'bob only' });
       const seen: string[] = [];
       for await (const push of alice.activePushes()) seen.push(push.url_token);
@@ -307,7 +335,8 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
 
     it('walks more than one page through the Link header (50 per page)', async () => {
       const made: string[] = [];
-      for (let i = 0; i < 51; i++) made.push((await bob.createPush({ payload: `bulk ${i}`, name: `bulk ${i}` })).url_token);
+      for (let i = 0; i < 51; i++)
+        made.push((await bob.createPush({ payload: `bulk ${i}`, name: `bulk ${i}` })).url_token);
       const first = await bob.activePushes.page(1);
       expect(first.items).toHaveLength(50);
       expect(first.nextPage).toBe(2);
@@ -328,7 +357,11 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
     it('requires a token: AuthenticationError without one, invalid_token with a bad one', async () => {
       const anonymous = await rejection(anon.activePushes.page(1));
       expect(anonymous).toBeInstanceOf(AuthenticationError);
-      const stranger = createSecretPushClient({ baseUrl: target.baseUrl, token: 'spt_not_a_real_token', fetch: checker.fetch });
+      const stranger = createSecretPushClient({
+        baseUrl: target.baseUrl,
+        token: 'spt_not_a_real_token',
+        fetch: checker.fetch,
+      });
       const invalid = await rejection(stranger.expiredPushes.page(1));
       expect(invalid).toBeInstanceOf(AuthenticationError);
       expect(invalid).toMatchObject({ status: 401, code: 'invalid_token' });
@@ -336,19 +369,33 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
   });
 
   describe('authentication', () => {
-    it('accepts the legacy X-User-Email + X-User-Token pair, and only with the token\'s own email', async () => {
-      const legacy = createSecretPushClient({ baseUrl: target.baseUrl, token: target.tokenA, email: target.emailA, fetch: checker.fetch });
+    it("accepts the legacy X-User-Email + X-User-Token pair, and only with the token's own email", async () => {
+      const legacy = createSecretPushClient({
+        baseUrl: target.baseUrl,
+        token: target.tokenA,
+        email: target.emailA,
+        fetch: checker.fetch,
+      });
       const created = await legacy.createPush({ payload: 'legacy' });
       await expect(alice.audit.page(created.url_token, 1)).resolves.toMatchObject({ totalCount: 1 });
       const sent = checker.seen.find((r) => r.method === 'POST');
       expect(sent?.headers.get('X-User-Email')).toBe(target.emailA);
       expect(sent?.headers.get('Authorization')).toBeNull();
-      const wrongEmail = createSecretPushClient({ baseUrl: target.baseUrl, token: target.tokenA, email: 'someone@else.example', fetch: checker.fetch });
+      const wrongEmail = createSecretPushClient({
+        baseUrl: target.baseUrl,
+        token: target.tokenA,
+        email: 'someone@else.example',
+        fetch: checker.fetch,
+      });
       await expect(wrongEmail.activePushes.page(1)).rejects.toBeInstanceOf(AuthenticationError);
     });
 
     it('rejects an invalid token on create with AuthenticationError invalid_token', async () => {
-      const stranger = createSecretPushClient({ baseUrl: target.baseUrl, token: 'spt_not_a_real_token', fetch: checker.fetch });
+      const stranger = createSecretPushClient({
+        baseUrl: target.baseUrl,
+        token: 'spt_not_a_real_token',
+        fetch: checker.fetch,
+      });
       const error = await rejection(stranger.createPush({ payload: 'x' }));
       expect(error).toBeInstanceOf(AuthenticationError);
       expect(error.code).toBe('invalid_token');
@@ -373,7 +420,9 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
       ]);
       expect(await anon.downloadFile(retrieved.files[0]!)).toEqual(bytes);
       expect(new TextDecoder().decode(await anon.downloadFile(retrieved.files[1]!.url))).toBe('hello file');
-      expect((await alice.activePushes.page(1)).items.find((p) => p.url_token === created.url_token)?.views_remaining).toBe(1);
+      expect(
+        (await alice.activePushes.page(1)).items.find((p) => p.url_token === created.url_token)?.views_remaining,
+      ).toBe(1);
     });
 
     it('refuses a file push without a token (file attachments require authentication)', async () => {
@@ -385,7 +434,10 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
     it('refuses a tampered download link with ForbiddenError', async () => {
       const created = await alice.createPush({ files: [fileFromBytes(new Uint8Array([9, 9]), 'x.bin')] });
       const file = (await anon.retrievePush(created.url_token)).files[0]!;
-      const tampered = file.url.replace(/token=([^&]+)/, (_, t: string) => `token=${t.slice(0, -2)}${t.endsWith('AA') ? 'BB' : 'AA'}`);
+      const tampered = file.url.replace(
+        /token=([^&]+)/,
+        (_, t: string) => `token=${t.slice(0, -2)}${t.endsWith('AA') ? 'BB' : 'AA'}`,
+      );
       const error = await rejection(anon.downloadFile(tampered));
       expect(error).toBeInstanceOf(ForbiddenError);
       expect(error.code).toBe('invalid_link');
@@ -394,12 +446,23 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
 
   describe('expiry by duration', () => {
     it('keeps a 15-minute push for exactly 15 minutes: the record says so, and it is expired at the next read after', async () => {
-      const created = await alice.createPush({ payload: 'fifteen minutes', expire_after_duration: 0, expire_after_views: 3 });
-      expect([created.expire_after_duration, created.expire_after_seconds, created.expire_after_days, created.days_remaining]).toEqual([0, 900, 1, 1]);
+      const created = await alice.createPush({
+        payload: 'fifteen minutes',
+        expire_after_duration: 0,
+        expire_after_views: 3,
+      });
+      expect([
+        created.expire_after_duration,
+        created.expire_after_seconds,
+        created.expire_after_days,
+        created.days_remaining,
+      ]).toEqual([0, 900, 1, 1]);
       expect(Date.parse(created.expires_at) - Date.parse(created.created_at)).toBe(900_000);
       const report = await anon.version();
       expect(report.features.pushes.expire_after_duration?.values).toContain(0);
-      const refused = await rejection(alice.createPush({ payload: 'both', expire_after_duration: 3, expire_after_days: 7 }));
+      const refused = await rejection(
+        alice.createPush({ payload: 'both', expire_after_duration: 3, expire_after_days: 7 }),
+      );
       expect(refused).toBeInstanceOf(ValidationError);
       expect(Object.keys((refused as ValidationError).errors)).toEqual(['expire_after_days', 'expire_after_duration']);
       const past = 15 * 60 * 1000 + 1000;

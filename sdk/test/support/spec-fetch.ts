@@ -32,7 +32,12 @@ export function specCheckingFetch(inner: () => typeof fetch = () => globalThis.f
   const violations: string[] = [];
   const wrapped: typeof fetch = async (input, init) => {
     const request = new Request(input, init);
-    const entry: SeenRequest = { method: request.method, url: request.url, headers: new Headers(request.headers), status: undefined };
+    const entry: SeenRequest = {
+      method: request.method,
+      url: request.url,
+      headers: new Headers(request.headers),
+      status: undefined,
+    };
     seen.push(entry);
     const response = await inner()(request);
     entry.status = response.status;
@@ -57,9 +62,14 @@ export function specCheckingFetch(inner: () => typeof fetch = () => globalThis.f
         ? { valid: true, errors: [] }
         : spec.validateResponse(operationId, response.status, contentType, body);
     if (!result.valid) violations.push(`${where}: ${result.errors.join('; ')}`);
-    if (response.headers.get('Cache-Control') !== 'no-store') violations.push(`${where}: Cache-Control is not no-store`);
+    if (response.headers.get('Cache-Control') !== 'no-store')
+      violations.push(`${where}: Cache-Control is not no-store`);
     if (!response.headers.get('X-Request-Id')) violations.push(`${where}: no X-Request-Id`);
-    if (response.ok && /^(listActivePushes|listExpiredPushes|getPushAudit)$/.test(operationId) && !response.headers.has('X-Total-Count')) {
+    if (
+      response.ok &&
+      /^(listActivePushes|listExpiredPushes|getPushAudit)$/.test(operationId) &&
+      !response.headers.has('X-Total-Count')
+    ) {
       violations.push(`${where}: no X-Total-Count`);
     }
     return response;

@@ -27,11 +27,25 @@ import { failure } from '../support/failure.js';
 
 const baseUrl = 'https://pwpush.example.org';
 const push = {
-  url_token: 'abcdefghijklmnopqrstuvwx', kind: 'text', expired: false, expired_on: null, deleted: false,
-  created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', expires_at: '2026-01-08T00:00:00.000Z',
-  expire_after_days: 7, expire_after_views: 5, days_remaining: 7, views_remaining: 5, deletable_by_viewer: true,
-  retrieval_step: false, passphrase_protected: false, json_url: `${baseUrl}/api/v2/pushes/abcdefghijklmnopqrstuvwx`,
-  html_url: `${baseUrl}/p/abcdefghijklmnopqrstuvwx`, name: '', note: '',
+  url_token: 'abcdefghijklmnopqrstuvwx',
+  kind: 'text',
+  expired: false,
+  expired_on: null,
+  deleted: false,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  expires_at: '2026-01-08T00:00:00.000Z',
+  expire_after_days: 7,
+  expire_after_views: 5,
+  days_remaining: 7,
+  views_remaining: 5,
+  deletable_by_viewer: true,
+  retrieval_step: false,
+  passphrase_protected: false,
+  json_url: `${baseUrl}/api/v2/pushes/abcdefghijklmnopqrstuvwx`,
+  html_url: `${baseUrl}/p/abcdefghijklmnopqrstuvwx`,
+  name: '',
+  note: '',
 };
 
 function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
@@ -50,7 +64,6 @@ function scripted(...answers: Array<Response | (() => Response | Promise<Respons
   };
   return { fetch, requests };
 }
-
 
 describe('errors by status', () => {
   const cases: Array<[number, string, new (...a: never[]) => SecretPushError]> = [
@@ -123,7 +136,9 @@ describe('errors by status', () => {
   });
 
   it('throws UnexpectedResponseError for a 200 whose body is not JSON', async () => {
-    const { fetch } = scripted(new Response('<html>', { status: 200, headers: { 'Content-Type': 'application/json' } }));
+    const { fetch } = scripted(
+      new Response('<html>', { status: 200, headers: { 'Content-Type': 'application/json' } }),
+    );
     await expect(createSecretPushClient({ baseUrl, fetch }).version()).rejects.toBeInstanceOf(UnexpectedResponseError);
   });
 });
@@ -131,7 +146,12 @@ describe('errors by status', () => {
 describe('network, timeouts and aborts', () => {
   it('turns a fetch that rejects into NetworkError with the cause', async () => {
     const cause = new TypeError('fetch failed');
-    const client = createSecretPushClient({ baseUrl, fetch: async () => { throw cause; } });
+    const client = createSecretPushClient({
+      baseUrl,
+      fetch: async () => {
+        throw cause;
+      },
+    });
     const error = await failure(client.version());
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).not.toBeInstanceOf(TimeoutError);
@@ -174,7 +194,9 @@ describe('network, timeouts and aborts', () => {
   it('does not send a request when the signal is already aborted', async () => {
     const { fetch, requests } = scripted();
     const client = createSecretPushClient({ baseUrl, fetch });
-    await expect(client.createPush({ payload: 'x' }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(RequestAbortedError);
+    await expect(client.createPush({ payload: 'x' }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+      RequestAbortedError,
+    );
     expect(requests).toHaveLength(0);
   });
 });
@@ -192,7 +214,9 @@ describe('retries', () => {
 
   it('gives up after maxRetries and throws the last error', async () => {
     const { fetch, requests } = scripted(busy(), busy(), busy(), busy());
-    await expect(createSecretPushClient({ baseUrl, fetch }).previewPush('t')).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(createSecretPushClient({ baseUrl, fetch }).previewPush('t')).rejects.toBeInstanceOf(
+      ServiceUnavailableError,
+    );
     expect(requests).toHaveLength(3);
   });
 
@@ -205,7 +229,11 @@ describe('retries', () => {
 
   it('retries createPush with the same Idempotency-Key (a retry never makes a second push), and a fresh key per create', async () => {
     const created = { ...push, name: '', note: '' };
-    const { fetch, requests } = scripted(busy(), json({ error: 'busy', code: 'idempotency_key_in_use' }, 409, { 'Retry-After': '0' }), json(created, 201));
+    const { fetch, requests } = scripted(
+      busy(),
+      json({ error: 'busy', code: 'idempotency_key_in_use' }, 409, { 'Retry-After': '0' }),
+      json(created, 201),
+    );
     const client = createSecretPushClient({ baseUrl, fetch });
     await expect(client.createPush({ payload: 'x' })).resolves.toEqual(created);
     expect(requests).toHaveLength(3);
@@ -213,7 +241,10 @@ describe('retries', () => {
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Set(keys).size).toBe(1);
     const again = scripted(json(created, 201));
-    await createSecretPushClient({ baseUrl, fetch: again.fetch }).createPush({ payload: 'x' }, { idempotencyKey: 'my-own-key' });
+    await createSecretPushClient({ baseUrl, fetch: again.fetch }).createPush(
+      { payload: 'x' },
+      { idempotencyKey: 'my-own-key' },
+    );
     expect(again.requests[0]!.headers.get('Idempotency-Key')).toBe('my-own-key');
     const other = scripted(json(created, 201));
     await createSecretPushClient({ baseUrl, fetch: other.fetch }).createPush({ payload: 'x' });
@@ -223,7 +254,9 @@ describe('retries', () => {
   it('retries a multipart create with the same key and the same bytes (one boundary for every attempt)', async () => {
     const created = { ...push, kind: 'file', name: '', note: '' };
     const { fetch, requests } = scripted(busy(), json(created, 201));
-    await createSecretPushClient({ baseUrl, token: 't', fetch }).createPush({ files: [{ filename: 'a.bin', data: new Uint8Array([1, 2, 3]) }] });
+    await createSecretPushClient({ baseUrl, token: 't', fetch }).createPush({
+      files: [{ filename: 'a.bin', data: new Uint8Array([1, 2, 3]) }],
+    });
     expect(requests).toHaveLength(2);
     const [first, second] = requests as [Request, Request];
     expect(first.headers.get('Content-Type')).toMatch(/^multipart\/form-data; boundary=/);
@@ -238,9 +271,14 @@ describe('retries', () => {
     const fetch: typeof globalThis.fetch = async (input, init) => {
       keys.push(new Request(input, init).headers.get('Idempotency-Key'));
       if (calls++ === 0) throw new TypeError('fetch failed');
-      return new Response(JSON.stringify({ ...push, name: '', note: '' }), { status: 201, headers: { 'Content-Type': 'application/json' } });
+      return new Response(JSON.stringify({ ...push, name: '', note: '' }), {
+        status: 201,
+        headers: { 'Content-Type': 'application/json' },
+      });
     };
-    await expect(createSecretPushClient({ baseUrl, fetch }).createPush({ payload: 'x' })).resolves.toMatchObject({ url_token: push.url_token });
+    await expect(createSecretPushClient({ baseUrl, fetch }).createPush({ payload: 'x' })).resolves.toMatchObject({
+      url_token: push.url_token,
+    });
     expect(keys).toHaveLength(2);
     expect(keys[0]).toBe(keys[1]);
   });
@@ -258,7 +296,9 @@ describe('retries', () => {
 
   it('does not retry with maxRetries 0', async () => {
     const { fetch, requests } = scripted(busy(), json({}));
-    await expect(createSecretPushClient({ baseUrl, fetch, maxRetries: 0 }).version()).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(createSecretPushClient({ baseUrl, fetch, maxRetries: 0 }).version()).rejects.toBeInstanceOf(
+      ServiceUnavailableError,
+    );
     expect(requests).toHaveLength(1);
   });
 });
@@ -311,8 +351,21 @@ describe('requests', () => {
     // The body holds the bytes, never their base64.
     expect(await request.clone().text()).not.toContain('/wBB');
     const form = await request.formData();
-    expect([...form.keys()]).toEqual(['push[payload]', 'push[expire_after_duration]', 'push[retrieval_step]', 'push[deletable_by_viewer]', 'push[files][]', 'push[files][]', 'push[files][]']);
-    expect([form.get('push[payload]'), form.get('push[expire_after_duration]'), form.get('push[retrieval_step]'), form.get('push[deletable_by_viewer]')]).toEqual(['the key', '3', 'true', 'false']);
+    expect([...form.keys()]).toEqual([
+      'push[payload]',
+      'push[expire_after_duration]',
+      'push[retrieval_step]',
+      'push[deletable_by_viewer]',
+      'push[files][]',
+      'push[files][]',
+      'push[files][]',
+    ]);
+    expect([
+      form.get('push[payload]'),
+      form.get('push[expire_after_duration]'),
+      form.get('push[retrieval_step]'),
+      form.get('push[deletable_by_viewer]'),
+    ]).toEqual(['the key', '3', 'true', 'false']);
     const files = form.getAll('push[files][]') as File[];
     expect(files.map((f) => [f.name, f.type])).toEqual([
       ['a.bin', 'application/octet-stream'],
@@ -327,7 +380,10 @@ describe('requests', () => {
     const { fetch, requests } = scripted(json(push, 201));
     await createSecretPushClient({ baseUrl, token: 't', fetch }).createPush({
       passphrase: '',
-      files: [{ filename: 'a.bin', data: new Uint8Array([0xff, 0x00, 0x41]) }, { filename: 'b.txt', content: 'aGk=', content_type: 'text/plain' }],
+      files: [
+        { filename: 'a.bin', data: new Uint8Array([0xff, 0x00, 0x41]) },
+        { filename: 'b.txt', content: 'aGk=', content_type: 'text/plain' },
+      ],
     });
     const body = (await requests[0]!.json()) as { push: { files: unknown[]; passphrase: string } };
     expect(body.push.passphrase).toBe('');
@@ -343,7 +399,8 @@ describe('requests', () => {
 });
 
 describe('paging', () => {
-  const page = (n: number, count: number) => Array.from({ length: count }, (_, i) => ({ ...push, url_token: `p${n}-${i}` }));
+  const page = (n: number, count: number) =>
+    Array.from({ length: count }, (_, i) => ({ ...push, url_token: `p${n}-${i}` }));
 
   it('follows Link rel=next and stops when there is none', async () => {
     const { fetch, requests } = scripted(

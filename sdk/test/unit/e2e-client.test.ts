@@ -56,11 +56,15 @@ function recordingFetch(rewrite?: Rewrite): typeof fetch {
 }
 
 let n = 0;
-function start(settings: Partial<MockSettings> = {}, rewrite?: Rewrite): { mock: MockServer; anon: SecretPushClient; alice: SecretPushClient } {
+function start(
+  settings: Partial<MockSettings> = {},
+  rewrite?: Rewrite,
+): { mock: MockServer; anon: SecretPushClient; alice: SecretPushClient } {
   const baseUrl = `http://e2e-${++n}.mock.test`;
   const mock = createMockServerHandlers({ baseUrl, settings });
   server.use(...mock.handlers);
-  const make = (token?: string) => createSecretPushClient({ baseUrl, token, fetch: recordingFetch(rewrite), maxRetries: 0 });
+  const make = (token?: string) =>
+    createSecretPushClient({ baseUrl, token, fetch: recordingFetch(rewrite), maxRetries: 0 });
   return { mock, anon: make(), alice: make(mock.users[0]!.token) };
 }
 
@@ -76,9 +80,10 @@ function expectNothingSent(...secrets: string[]): void {
   for (const secret of secrets) for (const request of sent) expect(request).not.toContain(secret);
 }
 
-
 function expectNoKeyIn(error: unknown, key: string): void {
-  expect(`${String(error)} ${inspect(error, { depth: 6, showHidden: true })} ${JSON.stringify(error)}`).not.toContain(key);
+  expect(`${String(error)} ${inspect(error, { depth: 6, showHidden: true })} ${JSON.stringify(error)}`).not.toContain(
+    key,
+  );
 }
 
 describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
@@ -95,7 +100,12 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     expect(Object.keys(push)).not.toContain('shareLink');
 
     const opened = await anon.retrieveLink(push.shareLink);
-    expect(opened).toMatchObject({ payload: plaintext, kind: 'text', views_remaining: 1, client_encryption: push.client_encryption });
+    expect(opened).toMatchObject({
+      payload: plaintext,
+      kind: 'text',
+      views_remaining: 1,
+      client_encryption: push.client_encryption,
+    });
     expectNothingSent(key, plaintext);
     // What the server holds is the envelope: an owner-less raw read without a key gets it, typed, not as the payload.
     const raw = await failure(anon.retrievePush(push.url_token));
@@ -108,7 +118,13 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     const { alice } = start();
     const bytes = new Uint8Array(3000).map((_, i) => i % 256);
     const push = await alice.createPush(
-      { payload: 'the key, passphrase by phone', files: [fileFromBytes(bytes, 'id_ed25519 (prod) ✓', 'application/x-pem-file'), fileFromBytes(new Uint8Array(0), 'empty.txt')] },
+      {
+        payload: 'the key, passphrase by phone',
+        files: [
+          fileFromBytes(bytes, 'id_ed25519 (prod) ✓', 'application/x-pem-file'),
+          fileFromBytes(new Uint8Array(0), 'empty.txt'),
+        ],
+      },
       { endToEnd: true },
     );
     expect(push.kind).toBe('file');
@@ -141,13 +157,18 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     const bad = await failure(anon.createPush({ kind: 'url', payload: 'javascript:alert(1)' }, { endToEnd: true }));
     expect(bad).toBeInstanceOf(ValidationError);
     expect((bad as ValidationError).errors).toEqual({ payload: ['must be a valid HTTP or HTTPS URL'] });
-    expect(await failure(anon.createPush({ kind: 'qr', payload: 'q'.repeat(1025) }, { endToEnd: true }))).toBeInstanceOf(ValidationError);
+    expect(
+      await failure(anon.createPush({ kind: 'qr', payload: 'q'.repeat(1025) }, { endToEnd: true })),
+    ).toBeInstanceOf(ValidationError);
     expect(sent).toEqual([]); // refused before any request
   });
 
   it('keeps the key through the retrieval-step link (/p/<token>/r#k=…) and the passphrase gate', async () => {
     const { anon } = start();
-    const push = await anon.createPush({ payload: 'behind a click and a passphrase', retrieval_step: true, passphrase: 'blue horse' }, { endToEnd: true });
+    const push = await anon.createPush(
+      { payload: 'behind a click and a passphrase', retrieval_step: true, passphrase: 'blue horse' },
+      { endToEnd: true },
+    );
     expect(push.shareLink).toMatch(/\/p\/[a-z2-7]{24}\/r#k=[A-Za-z0-9_-]{43}$/);
     expect(await failure(anon.retrieveLink(push.shareLink))).toBeInstanceOf(PassphraseRequiredError);
     const opened = await anon.retrieveLink(push.shareLink, { passphrase: 'blue horse' });
@@ -199,7 +220,7 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     expectNoKeyIn(tampered, sealed.key);
   });
 
-  it('refuses to present an unmarked record as the sender\'s secret, and reports a server that dropped the marker', async () => {
+  it("refuses to present an unmarked record as the sender's secret, and reports a server that dropped the marker", async () => {
     // A server that strips the marker from what it returns (or never stored it).
     const stripMarker: Rewrite = async (_request, response) => {
       if (!response.headers.get('Content-Type')?.includes('json') || !response.ok) return response;
@@ -217,7 +238,11 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
 
     const { anon: plainClient } = start();
     const plain = await plainClient.createPush({ payload: 'an ordinary push' });
-    const refused = await failure(plainClient.retrieveLink(`${plain.html_url}#k=${keyOf((await plainClient.createPush({ payload: 'x' }, { endToEnd: true })).shareLink)}`));
+    const refused = await failure(
+      plainClient.retrieveLink(
+        `${plain.html_url}#k=${keyOf((await plainClient.createPush({ payload: 'x' }, { endToEnd: true })).shareLink)}`,
+      ),
+    );
     expect(refused).toBeInstanceOf(DecryptionError);
     expect(refused.code).toBe('not_encrypted');
   });
@@ -228,7 +253,9 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     expect(push.shareLink).toBe(push.html_url);
     expect(push.client_encryption).toBeNull();
     expect((await anon.retrieveLink(push.shareLink)).payload).toBe('plain');
-    expect((await anon.retrievePush((await anon.createPush({ payload: 'plain 2' })).url_token)).payload).toBe('plain 2');
+    expect((await anon.retrievePush((await anon.createPush({ payload: 'plain 2' })).url_token)).payload).toBe(
+      'plain 2',
+    );
   });
 
   it('follows the instance: the version report, required mode (ordinary pushes refused) and disabled mode', async () => {
@@ -243,7 +270,9 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     expect(refused).toBeInstanceOf(ValidationError);
     expect(refused.status).toBe(422);
     expect(Object.keys((refused as ValidationError).errors)).toEqual(['client_encryption']);
-    expect((await required.anon.createPush({ payload: 'sealed' }, { endToEnd: true })).client_encryption).not.toBeNull();
+    expect(
+      (await required.anon.createPush({ payload: 'sealed' }, { endToEnd: true })).client_encryption,
+    ).not.toBeNull();
 
     // Disabled: the SDK reads the version report and creates nothing; a client that sends anyway gets 422.
     const disabled = start({ clientEncryption: { enabled: false, default: false, required: false } });
@@ -252,7 +281,10 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     expect(off).toBeInstanceOf(UnsupportedEncryptionError);
     expect(off.code).toBe('disabled_on_instance');
     expect(sent.filter((r) => r.startsWith('POST'))).toEqual([]);
-    const raw = await disabled.anon.raw.post({ url: '/api/v2/pushes', body: { push: (await sealPush({ payload: 'sealed' })).push } });
+    const raw = await disabled.anon.raw.post({
+      url: '/api/v2/pushes',
+      body: { push: (await sealPush({ payload: 'sealed' })).push },
+    });
     expect(raw.response?.status).toBe(422);
     expect(Object.keys((raw.error as { errors: object }).errors)).toEqual(['client_encryption']);
   });
@@ -262,12 +294,15 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     await anon.createPush({ payload: 'one' }, { endToEnd: true });
     await anon.createPush({ payload: 'two' }, { endToEnd: true });
     await anon.createPush({ payload: 'plain' });
-    expect(sent.map((r) => r.split('\n').slice(0, 2).join(' ').replace(/^(\w+) http:\/\/[^/]+/, '$1 '))).toEqual([
-      'GET /api/v2/version',
-      'POST /api/v2/pushes',
-      'POST /api/v2/pushes',
-      'POST /api/v2/pushes',
-    ]);
+    expect(
+      sent.map((r) =>
+        r
+          .split('\n')
+          .slice(0, 2)
+          .join(' ')
+          .replace(/^(\w+) http:\/\/[^/]+/, '$1 '),
+      ),
+    ).toEqual(['GET /api/v2/version', 'POST /api/v2/pushes', 'POST /api/v2/pushes', 'POST /api/v2/pushes']);
     // A server whose version report lacks the feature (an older server, or the reference).
     const withoutFeature: Rewrite = async (request, response) => {
       if (!request.url.endsWith('/version')) return response;
@@ -285,7 +320,10 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
 
   it('refuses to download a file of an encrypted push retrieved without a key, and counts views like any push', async () => {
     const { alice } = start();
-    const push = await alice.createPush({ files: [fileFromBytes(new Uint8Array([1, 2, 3]), 'k.bin')], expire_after_views: 2 }, { endToEnd: true });
+    const push = await alice.createPush(
+      { files: [fileFromBytes(new Uint8Array([1, 2, 3]), 'k.bin')], expire_after_views: 2 },
+      { endToEnd: true },
+    );
     // The owner's raw retrieval (no key): typed error carrying the sealed record; its files refuse to download.
     const error = await failure(alice.retrievePush(push.url_token));
     expect(error).toBeInstanceOf(MissingKeyError);
@@ -297,7 +335,11 @@ describe('end-to-end encrypted pushes through the SDK (stateful mock)', () => {
     const envelope = new Uint8Array(await (await fetch(sealed.files[0]!.url)).arrayBuffer());
     expect(new TextDecoder().decode(envelope.subarray(0, 4))).toBe('SPE1');
 
-    const anon = createSecretPushClient({ baseUrl: new URL(push.html_url).origin, fetch: recordingFetch(), maxRetries: 0 });
+    const anon = createSecretPushClient({
+      baseUrl: new URL(push.html_url).origin,
+      fetch: recordingFetch(),
+      maxRetries: 0,
+    });
     expect((await anon.retrieveLink(push.shareLink)).views_remaining).toBe(1);
     expect((await anon.retrieveLink(push.shareLink)).views_remaining).toBe(0);
     const gone = await anon.retrieveLink(push.shareLink);

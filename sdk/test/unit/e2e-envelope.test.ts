@@ -41,7 +41,6 @@ const example = (name: string): any => spec.deref<{ value: unknown }>({ $ref: `#
 const VECTOR_KEY = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
 const TEXT: ItemRole = { item: 'payload', kind: 'text' };
 
-
 /** Flips one bit of the byte at `index` of a text envelope's decoded bytes (IV at 0..11, then ciphertext, tag last). */
 function flipText(envelope: string, index: number): string {
   const bytes = base64UrlToBytes(envelope.slice(5))!;
@@ -82,9 +81,16 @@ describe('end-to-end envelopes', () => {
     const opened = await openPush(retrieved, VECTOR_KEY);
     expect(opened.payload).toBe('correct horse battery staple');
     const link = parseShareLink(`${retrieved.html_url}#k=${VECTOR_KEY}`);
-    expect(link).toEqual({ pageUrl: retrieved.html_url, urlToken: retrieved.url_token, retrievalStep: false, key: VECTOR_KEY });
+    expect(link).toEqual({
+      pageUrl: retrieved.html_url,
+      urlToken: retrieved.url_token,
+      retrievalStep: false,
+      key: VECTOR_KEY,
+    });
     const file = example('CreateEncryptedFileRequest').push;
-    expect(await decryptText(key, file.payload, { item: 'payload', kind: 'file' })).toBe('The deploy key for prod; passphrase by phone.');
+    expect(await decryptText(key, file.payload, { item: 'payload', kind: 'file' })).toBe(
+      'The deploy key for prod; passphrase by phone.',
+    );
     expect(await decryptText(key, file.files[0].filename, { item: 'file-name', index: 0 })).toBe('id_ed25519');
     const content = await decryptBytes(key, base64ToBytes(file.files[0].content), { item: 'file-content', index: 0 });
     expect(new TextDecoder().decode(content)).toBe('-----BEGIN OPENSSH PRIVATE KEY-----\n');
@@ -117,11 +123,15 @@ describe('end-to-end envelopes', () => {
     for (const index of [4, 16, 17, bytes.length - 1]) {
       const altered = bytes.slice();
       altered[index]! ^= 0x80;
-      expect(await failure(decryptBytes(key, altered, { item: 'file-content', index: 0 }))).toBeInstanceOf(DecryptionError);
+      expect(await failure(decryptBytes(key, altered, { item: 'file-content', index: 0 }))).toBeInstanceOf(
+        DecryptionError,
+      );
     }
     // Cut short: too short to hold an IV and a tag, or only the tag is missing.
     expect((await failure(decryptText(key, 'spe1.AAAA', TEXT))).code).toBe('malformed_envelope');
-    expect((await failure(decryptBytes(key, bytes.subarray(0, bytes.length - 1), { item: 'file-content', index: 0 }))).code).toBe('decryption_failed');
+    expect(
+      (await failure(decryptBytes(key, bytes.subarray(0, bytes.length - 1), { item: 'file-content', index: 0 }))).code,
+    ).toBe('decryption_failed');
   });
 
   it('refuses a non-canonical encoding (spare bits, padding, foreign characters) instead of decoding it "close enough"', async () => {
@@ -132,7 +142,9 @@ describe('end-to-end envelopes', () => {
     const spare = envelope.slice(0, -1) + 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'[sibling];
     expect((await failure(decryptText(key, spare, TEXT))).code).toBe('malformed_envelope');
     expect((await failure(decryptText(key, `${envelope}=`, TEXT))).code).toBe('malformed_envelope');
-    expect((await failure(decryptText(key, `${envelope.slice(0, 10)}+${envelope.slice(11)}`, TEXT))).code).toBe('malformed_envelope');
+    expect((await failure(decryptText(key, `${envelope.slice(0, 10)}+${envelope.slice(11)}`, TEXT))).code).toBe(
+      'malformed_envelope',
+    );
   });
 
   it('refuses an item moved to another role: another kind, another file, name for content, name for payload', async () => {
@@ -146,13 +158,23 @@ describe('end-to-end envelopes', () => {
     expect(await failure(decryptText(key, name1, { item: 'file-name', index: 0 }))).toBeInstanceOf(DecryptionError);
     expect(await failure(decryptText(key, name0, TEXT))).toBeInstanceOf(DecryptionError);
     const content0 = await encryptBytes(key, new Uint8Array([9]), { item: 'file-content', index: 0 });
-    expect(await failure(decryptBytes(key, content0, { item: 'file-content', index: 1 }))).toBeInstanceOf(DecryptionError);
+    expect(await failure(decryptBytes(key, content0, { item: 'file-content', index: 1 }))).toBeInstanceOf(
+      DecryptionError,
+    );
     // The same sealed bytes relabelled as a text envelope of a name.
     const relabelled = `spe1.${bytesToBase64Url(content0.subarray(4))}`;
-    expect(await failure(decryptText(key, relabelled, { item: 'file-name', index: 0 }))).toBeInstanceOf(DecryptionError);
+    expect(await failure(decryptText(key, relabelled, { item: 'file-name', index: 0 }))).toBeInstanceOf(
+      DecryptionError,
+    );
     // Swapping two files' names in a record fails to open the record.
     const record = { ...(example('RetrievedEncryptedTextPush') as PushRetrieval), kind: 'file' as const, payload: '' };
-    const files = [name1, name0].map((filename, i) => ({ id: `f${i}`, filename, content_type: 'application/octet-stream', size: 1, url: `https://x.test/${i}` }));
+    const files = [name1, name0].map((filename, i) => ({
+      id: `f${i}`,
+      filename,
+      content_type: 'application/octet-stream',
+      size: 1,
+      url: `https://x.test/${i}`,
+    }));
     expect(await failure(openPush({ ...record, files }, key))).toBeInstanceOf(DecryptionError);
   });
 
@@ -166,8 +188,13 @@ describe('end-to-end envelopes', () => {
     const bytes = await encryptBytes(key, new Uint8Array([1]), { item: 'file-content', index: 0 });
     const bytesV2 = bytes.slice();
     bytesV2[3] = 0x32; // "SPE2"
-    expect(await failure(decryptBytes(key, bytesV2, { item: 'file-content', index: 0 }))).toBeInstanceOf(UnsupportedEncryptionError);
-    expect((await failure(decryptBytes(key, new TextEncoder().encode('plain file'), { item: 'file-content', index: 0 }))).code).toBe('malformed_envelope');
+    expect(await failure(decryptBytes(key, bytesV2, { item: 'file-content', index: 0 }))).toBeInstanceOf(
+      UnsupportedEncryptionError,
+    );
+    expect(
+      (await failure(decryptBytes(key, new TextEncoder().encode('plain file'), { item: 'file-content', index: 0 })))
+        .code,
+    ).toBe('malformed_envelope');
     const record = example('RetrievedEncryptedTextPush') as PushRetrieval;
     const other = { ...record, client_encryption: { scheme: 'aes-256-gcm', version: 2 } } as unknown as PushRetrieval;
     expect(await failure(openPush(other, VECTOR_KEY))).toBeInstanceOf(UnsupportedEncryptionError);
@@ -185,7 +212,9 @@ describe('end-to-end envelopes', () => {
     const errors = [
       await failure(decryptText(await importKey(generateKey()), envelope, TEXT)),
       await failure(importKey(key.slice(0, 40))),
-      await failure(openPush({ ...(example('RetrievedEncryptedTextPush') as PushRetrieval), payload: envelope }, generateKey())),
+      await failure(
+        openPush({ ...(example('RetrievedEncryptedTextPush') as PushRetrieval), payload: envelope }, generateKey()),
+      ),
     ];
     for (const error of errors) {
       const shown = `${inspect(error, { depth: 5, showHidden: true })} ${JSON.stringify(error)} ${String(error)}`;
@@ -200,10 +229,17 @@ describe('end-to-end envelopes', () => {
 describe('end-to-end share links', () => {
   it('puts the key in the fragment of html_url, in both link forms, and reads it back', () => {
     const key = generateKey();
-    expect(buildShareLink('https://pw.example/p/k7mz4qv2xw5nrt3hbj6ypa2c', key)).toBe(`https://pw.example/p/k7mz4qv2xw5nrt3hbj6ypa2c#k=${key}`);
+    expect(buildShareLink('https://pw.example/p/k7mz4qv2xw5nrt3hbj6ypa2c', key)).toBe(
+      `https://pw.example/p/k7mz4qv2xw5nrt3hbj6ypa2c#k=${key}`,
+    );
     const step = buildShareLink('https://pw.example/p/k7mz4qv2xw5nrt3hbj6ypa2c/r#old', key);
     expect(step).toBe(`https://pw.example/p/k7mz4qv2xw5nrt3hbj6ypa2c/r#k=${key}`);
-    expect(parseShareLink(step)).toEqual({ pageUrl: 'https://pw.example/p/k7mz4qv2xw5nrt3hbj6ypa2c/r', urlToken: 'k7mz4qv2xw5nrt3hbj6ypa2c', retrievalStep: true, key });
+    expect(parseShareLink(step)).toEqual({
+      pageUrl: 'https://pw.example/p/k7mz4qv2xw5nrt3hbj6ypa2c/r',
+      urlToken: 'k7mz4qv2xw5nrt3hbj6ypa2c',
+      retrievalStep: true,
+      key,
+    });
     // Other fragment names are ignored; a path prefix of the instance is allowed; no fragment means no key.
     expect(parseShareLink(`https://pw.example/base/p/abcdefghijk#x=1&k=${key}&y`).key).toBe(key);
     expect(parseShareLink(`https://pw.example/p/abcdefghijk#k=${encodeURIComponent(key)}`).key).toBe(key);
@@ -213,7 +249,12 @@ describe('end-to-end share links', () => {
 
   it('rejects what is not a push link, or not a key, without quoting it', () => {
     const key = generateKey();
-    for (const bad of [`not a url ${key}`, `ftp://pw.example/p/abcdefghijk#k=${key}`, `https://pw.example/x/abcdefghijk#k=${key}`, `https://pw.example/p/AB#k=${key}`]) {
+    for (const bad of [
+      `not a url ${key}`,
+      `ftp://pw.example/p/abcdefghijk#k=${key}`,
+      `https://pw.example/x/abcdefghijk#k=${key}`,
+      `https://pw.example/p/AB#k=${key}`,
+    ]) {
       let message = '';
       expect(() => {
         try {
@@ -244,12 +285,26 @@ describe('sealPush', () => {
     });
     const push = sealed.push;
     expect(spec.validateComponent('PushInput', push).errors).toEqual([]);
-    expect(push).toMatchObject({ kind: 'file', client_encryption: { scheme: 'aes-256-gcm', version: 1 }, name: 'label in the clear', passphrase: 'gate', expire_after_views: 2 });
-    expect(push.files!.map((f) => f.content_type)).toEqual(['application/octet-stream', 'application/octet-stream', 'application/octet-stream']);
+    expect(push).toMatchObject({
+      kind: 'file',
+      client_encryption: { scheme: 'aes-256-gcm', version: 1 },
+      name: 'label in the clear',
+      passphrase: 'gate',
+      expire_after_views: 2,
+    });
+    expect(push.files!.map((f) => f.content_type)).toEqual([
+      'application/octet-stream',
+      'application/octet-stream',
+      'application/octet-stream',
+    ]);
     const key = await importKey(sealed.key);
     expect(await decryptText(key, push.payload!, { item: 'payload', kind: 'file' })).toBe('the deploy key');
-    expect(await decryptText(key, push.files![1]!.filename, { item: 'file-name', index: 1 })).toBe('ü'.repeat(79) + 'x');
-    expect(await decryptBytes(key, base64ToBytes(push.files![2]!.content), { item: 'file-content', index: 2 })).toEqual(new TextEncoder().encode('ABC'));
+    expect(await decryptText(key, push.files![1]!.filename, { item: 'file-name', index: 1 })).toBe(
+      'ü'.repeat(79) + 'x',
+    );
+    expect(await decryptBytes(key, base64ToBytes(push.files![2]!.content), { item: 'file-content', index: 2 })).toEqual(
+      new TextEncoder().encode('ABC'),
+    );
     expect(JSON.stringify(push)).not.toContain('deploy');
     expect(JSON.stringify(push)).not.toContain(sealed.key);
   });
@@ -258,7 +313,9 @@ describe('sealPush', () => {
     const big = await sealPush({ payload: 'é'.repeat(MAX_PAYLOAD_PLAINTEXT_BYTES / 2) });
     expect(big.push.payload!.length).toBe(1_048_576);
     expect(spec.validateComponent('PushInput', big.push).valid).toBe(true);
-    const longName = await sealPush({ files: [{ filename: 'n'.repeat(MAX_FILENAME_PLAINTEXT_BYTES), data: new Uint8Array(1) }] });
+    const longName = await sealPush({
+      files: [{ filename: 'n'.repeat(MAX_FILENAME_PLAINTEXT_BYTES), data: new Uint8Array(1) }],
+    });
     expect(longName.push.files![0]!.filename.length).toBe(255);
     expect(spec.validateComponent('PushInput', longName.push).valid).toBe(true);
     const qr = await sealPush({ kind: 'qr', payload: '🔑'.repeat(1024) });
@@ -271,40 +328,72 @@ describe('sealPush', () => {
       expect(error.status).toBeUndefined();
       return (error as ValidationError).errors;
     };
-    expect(await refused({ payload: 'x'.repeat(MAX_PAYLOAD_PLAINTEXT_BYTES + 1) })).toEqual({ payload: [expect.stringMatching(/786400 bytes/)] });
-    expect(await refused({ files: [{ filename: 'n'.repeat(160), data: new Uint8Array(1) }] })).toEqual({ files: [expect.stringMatching(/159 bytes/)] });
-    expect(await refused({ kind: 'url', payload: 'javascript:alert(1)' })).toEqual({ payload: ['must be a valid HTTP or HTTPS URL'] });
-    expect(await refused({ kind: 'qr', payload: 'q'.repeat(1025) })).toEqual({ payload: ['is too long (at most 1024 characters)'] });
+    expect(await refused({ payload: 'x'.repeat(MAX_PAYLOAD_PLAINTEXT_BYTES + 1) })).toEqual({
+      payload: [expect.stringMatching(/786400 bytes/)],
+    });
+    expect(await refused({ files: [{ filename: 'n'.repeat(160), data: new Uint8Array(1) }] })).toEqual({
+      files: [expect.stringMatching(/159 bytes/)],
+    });
+    expect(await refused({ kind: 'url', payload: 'javascript:alert(1)' })).toEqual({
+      payload: ['must be a valid HTTP or HTTPS URL'],
+    });
+    expect(await refused({ kind: 'qr', payload: 'q'.repeat(1025) })).toEqual({
+      payload: ['is too long (at most 1024 characters)'],
+    });
     expect(await refused({ kind: 'text', payload: '' })).toEqual({ payload: ["can't be blank"] });
     expect(await refused({ kind: 'file' })).toEqual({ files: ['needs at least one file for a file push'] });
-    expect(await refused({ files: [{ filename: '../etc/passwd', data: new Uint8Array(1) }] })).toEqual({ files: [expect.stringMatching(/bare file name/)] });
-    expect(await refused({ payload: 'x', kind: 'text', files: [{ filename: 'a', data: new Uint8Array(1) }] })).toEqual({ files: ['are only allowed on file pushes'] });
+    expect(await refused({ files: [{ filename: '../etc/passwd', data: new Uint8Array(1) }] })).toEqual({
+      files: [expect.stringMatching(/bare file name/)],
+    });
+    expect(await refused({ payload: 'x', kind: 'text', files: [{ filename: 'a', data: new Uint8Array(1) }] })).toEqual({
+      files: ['are only allowed on file pushes'],
+    });
   });
 
-  it('opens a file push: payload, real names, and each file\'s bytes through openFile', async () => {
-    const sealed = await sealPush({ files: [{ filename: 'a.bin', data: new Uint8Array([1, 2]) }, { filename: 'b.bin', data: new Uint8Array([3]) }] });
+  it("opens a file push: payload, real names, and each file's bytes through openFile", async () => {
+    const sealed = await sealPush({
+      files: [
+        { filename: 'a.bin', data: new Uint8Array([1, 2]) },
+        { filename: 'b.bin', data: new Uint8Array([3]) },
+      ],
+    });
     expect(sealed.push.payload).toBeUndefined();
     const base = example('RetrievedEncryptedTextPush') as PushRetrieval;
     const record: PushRetrieval = {
       ...base,
       kind: 'file',
       payload: '',
-      files: sealed.push.files!.map((f, i) => ({ id: `f${i}`, filename: f.filename, content_type: 'application/octet-stream', size: 0, url: `https://x.test/${i}` })),
+      files: sealed.push.files!.map((f, i) => ({
+        id: `f${i}`,
+        filename: f.filename,
+        content_type: 'application/octet-stream',
+        size: 0,
+        url: `https://x.test/${i}`,
+      })),
     };
     const opened = await openPush(record, sealed.key);
     expect(opened.payload).toBe('');
     expect(opened.files.map((f) => f.filename)).toEqual(['a.bin', 'b.bin']);
-    expect(await openFile(opened.files[1]!, base64ToBytes(sealed.push.files![1]!.content))).toEqual(new Uint8Array([3]));
+    expect(await openFile(opened.files[1]!, base64ToBytes(sealed.push.files![1]!.content))).toEqual(
+      new Uint8Array([3]),
+    );
     // File 0's bytes under file 1's entry: refused.
-    expect(await failure(openFile(opened.files[1]!, base64ToBytes(sealed.push.files![0]!.content)))).toBeInstanceOf(DecryptionError);
+    expect(await failure(openFile(opened.files[1]!, base64ToBytes(sealed.push.files![0]!.content)))).toBeInstanceOf(
+      DecryptionError,
+    );
     // A copy of the file (spread, JSON) or its bare link opens too: the secret is kept by the signed link.
-    const copy = JSON.parse(JSON.stringify(opened.files[0]!)) as typeof record.files[0];
+    const copy = JSON.parse(JSON.stringify(opened.files[0]!)) as (typeof record.files)[0];
     expect(await openFile(copy, base64ToBytes(sealed.push.files![0]!.content))).toEqual(new Uint8Array([1, 2]));
     expect(await openFile(copy.url, base64ToBytes(sealed.push.files![0]!.content))).toEqual(new Uint8Array([1, 2]));
     // A file that does not come from an opened push.
-    await expect(openFile({ ...copy, url: 'https://elsewhere.test/files/9' }, new Uint8Array(40))).rejects.toThrow(TypeError);
+    await expect(openFile({ ...copy, url: 'https://elsewhere.test/files/9' }, new Uint8Array(40))).rejects.toThrow(
+      TypeError,
+    );
     // An expired encrypted push opens to its empty record.
-    expect(await openPush({ ...record, expired: true, payload: null, files: [] }, sealed.key)).toMatchObject({ payload: null, files: [] });
+    expect(await openPush({ ...record, expired: true, payload: null, files: [] }, sealed.key)).toMatchObject({
+      payload: null,
+      files: [],
+    });
   });
 
   it('refuses to open a record that is not marked as encrypted, even with a key', async () => {

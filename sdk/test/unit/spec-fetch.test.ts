@@ -11,14 +11,23 @@ function answering(response: Response) {
 
 describe('spec-checking fetch', () => {
   it('reports a body missing required fields', async () => {
-    const checker = answering(new Response(JSON.stringify({ url: 'https://x.example/p/abc', extra: 1 }).replace('url', 'link'), { headers: good }));
+    const checker = answering(
+      new Response(JSON.stringify({ url: 'https://x.example/p/abc', extra: 1 }).replace('url', 'link'), {
+        headers: good,
+      }),
+    );
     await checker.fetch(`${base}/api/v2/pushes/abcdefghijk/preview`);
     expect(checker.violations.join('\n')).toMatch(/previewPush|preview/);
     expect(checker.violations).toHaveLength(1);
   });
 
   it('reports an undocumented status, a missing Cache-Control and a missing X-Request-Id', async () => {
-    const checker = answering(new Response(JSON.stringify({ error: 'x', code: 'forbidden' }), { status: 403, headers: { 'Content-Type': 'application/json' } }));
+    const checker = answering(
+      new Response(JSON.stringify({ error: 'x', code: 'forbidden' }), {
+        status: 403,
+        headers: { 'Content-Type': 'application/json' },
+      }),
+    );
     await checker.fetch(`${base}/api/v2/version`);
     expect(checker.violations).toEqual([
       expect.stringContaining('status 403 is not documented'),

@@ -84,7 +84,6 @@ const LOGIN_WINDOW_MS = 15 * 60_000;
 // Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.
 const DUMMY_HASH = hashPassphrase(randomUUID());
 
-
 function accountOf(user: { id: string; email: string; sessionVersion: number }): AccountUser {
   return { userId: user.id, email: user.email, sessionVersion: Number(user.sessionVersion) };
 }
@@ -94,7 +93,11 @@ function isUniqueViolation(err: unknown): boolean {
   return e?.name === 'UniqueConstraintViolationException' || e?.code === '23505' || e?.cause?.code === '23505';
 }
 
-export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Settings, 'loginAttemptsPer15Minutes'>): AccountService {
+export function createAccountService(
+  orm: MikroORM,
+  db: Db,
+  settings: Pick<Settings, 'loginAttemptsPer15Minutes'>,
+): AccountService {
   const em = (): EntityManager => orm.em.fork() as EntityManager;
 
   return {
@@ -110,7 +113,14 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
       const passwordHash = await hashPassphrase(password);
       const m = em();
       try {
-        const user = m.create(User, { id: randomUUID(), email: normalized, passwordHash, createdAt: now, updatedAt: now, sessionVersion: 1 });
+        const user = m.create(User, {
+          id: randomUUID(),
+          email: normalized,
+          passwordHash,
+          createdAt: now,
+          updatedAt: now,
+          sessionVersion: 1,
+        });
         await m.flush();
         return { userId: user.id, email: user.email, sessionVersion: 1 };
       } catch (err) {
@@ -125,23 +135,27 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
 
     async signIn(email: string, password: string, ip: string, now = new Date()) {
       // Control characters are no part of any registered email (a NUL could not even be stored): counted without them.
-      const normalized = normalizeEmail(email ?? '').replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 320);
+      const normalized = normalizeEmail(email ?? '')
+        .replace(/[\u0000-\u001f\u007f]/g, '')
+        .slice(0, 320);
       const address = clientAddressKey(ip);
       const limit = settings.loginAttemptsPer15Minutes;
       const windowStart = new Date(now.getTime() - LOGIN_WINDOW_MS);
       const [reserved] = await db.query(S.reserve, { email: normalized, ip: address, now });
       const reservedId = String(reserved!.id);
       const release = () => db.query(S.release, { id: reservedId });
-      const recent = (await db.query(S.recent, { since: windowStart, email: normalized, ip: address, id: reservedId })).map((r) =>
-        LOGIN_ATTEMPTS.fromRow(r),
-      );
+      const recent = (
+        await db.query(S.recent, { since: windowStart, email: normalized, ip: address, id: reservedId })
+      ).map((r) => LOGIN_ATTEMPTS.fromRow(r));
       const byEmail = recent.filter((r) => r.email === normalized);
       const byIp = recent.filter((r) => r.ip === address);
       const over = [byEmail, byIp].filter((rows) => rows.length >= limit);
       if (over.length > 0) {
         await release();
         // Free again once enough of the counted failures have left the window.
-        const freeAt = Math.max(...over.map((rows) => rows[rows.length - limit]!.attemptedAt.getTime() + LOGIN_WINDOW_MS));
+        const freeAt = Math.max(
+          ...over.map((rows) => rows[rows.length - limit]!.attemptedAt.getTime() + LOGIN_WINDOW_MS),
+        );
         throw new ApiError('too_many_attempts', 'Too many failed sign-ins. Wait a while and try again.', {
           retryAfterSeconds: Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000)),
         });
@@ -151,7 +165,8 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
       const ok = user?.passwordHash
         ? await verifyPassphrase(candidate, user.passwordHash)
         : (await verifyPassphrase(candidate, await DUMMY_HASH), false);
-      if (!ok || !user) throw new ApiError('authentication_required', 'That email and password do not match an account.');
+      if (!ok || !user)
+        throw new ApiError('authentication_required', 'That email and password do not match an account.');
       await release();
       // A success clears this email's failures (the per-address ones stay).
       await db.query(S.clearEmail, { email: normalized });
@@ -159,7 +174,8 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
     },
 
     async sessionUser(userId: string, sessionVersion: number) {
-      if (typeof userId !== 'string' || !/^[0-9a-f-]{36}$/i.test(userId) || !Number.isSafeInteger(sessionVersion)) return null;
+      if (typeof userId !== 'string' || !/^[0-9a-f-]{36}$/i.test(userId) || !Number.isSafeInteger(sessionVersion))
+        return null;
       const user = await em().findOne(User, { id: userId, sessionVersion });
       return user ? accountOf(user) : null;
     },
@@ -180,9 +196,12 @@ export function createAccountService(orm: MikroORM, db: Db, settings: Pick<Setti
     async setPassword(email: string, password: string) {
       const normalized = normalizeEmail(email ?? '');
       const problem = await passwordProblem(password, normalized);
-      if (problem) throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
+      if (problem)
+        throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
       const hash = await hashPassphrase(password);
-      const [updated] = EMAIL.test(normalized) ? await db.query(S.setPassword, { email: normalized, hash, now: new Date() }) : [];
+      const [updated] = EMAIL.test(normalized)
+        ? await db.query(S.setPassword, { email: normalized, hash, now: new Date() })
+        : [];
       if (!updated) throw new ApiError('not_found', 'No user has this email.');
       await db.query(S.clearEmail, { email: normalized });
     },

@@ -30,7 +30,12 @@ interface Request {
 parentPort!.on('message', ({ id, password, userInputs }: Request) => {
   try {
     const result = zxcvbn.check(password.slice(0, SCORED_LENGTH), userInputs);
-    parentPort!.postMessage({ id, score: result.score, warning: result.feedback.warning ?? null, suggestions: result.feedback.suggestions });
+    parentPort!.postMessage({
+      id,
+      score: result.score,
+      warning: result.feedback.warning ?? null,
+      suggestions: result.feedback.suggestions,
+    });
   } catch (error) {
     parentPort!.postMessage({ id, error: error instanceof Error ? error.name : 'Error' });
   }

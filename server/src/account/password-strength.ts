@@ -41,7 +41,9 @@ const IDLE_STOP_MS = 60_000;
 function strengthThread(): StrengthThread {
   if (thread) return thread;
   // From the sources the thread runs the TypeScript file itself; in the bundle, the entry point built beside it.
-  const file = COMPILED ? new URL('./password-strength-worker.js', import.meta.url) : new URL('./password-strength-worker.ts', import.meta.url);
+  const file = COMPILED
+    ? new URL('./password-strength-worker.js', import.meta.url)
+    : new URL('./password-strength-worker.ts', import.meta.url);
   const worker = new Worker(file);
   const pending = new Map<number, Pending>();
   const current: StrengthThread = { worker, pending };
@@ -103,7 +105,8 @@ function accountWords(email: string): string[] {
  * a commonly used password. Add more words that are less common."), or null. Never contains the password.
  */
 export async function passwordProblem(password: unknown, email = ''): Promise<string | null> {
-  if (typeof password !== 'string' || password.length < PASSWORD_MIN) return `must be at least ${PASSWORD_MIN} characters`;
+  if (typeof password !== 'string' || password.length < PASSWORD_MIN)
+    return `must be at least ${PASSWORD_MIN} characters`;
   if (password.length > PASSWORD_MAX) return `must be at most ${PASSWORD_MAX} characters`;
   const strength = await passwordStrength(password, accountWords(email));
   if (strength.score >= PASSWORD_MIN_SCORE) return null;

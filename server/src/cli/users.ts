@@ -28,7 +28,10 @@ const USAGE = `usage: npm run users -- create EMAIL
   list                 every user: email, when made, password set, token made, token last used (within a minute)`;
 
 /** Reads a password: the first line of piped input, or asked twice without echo on a terminal. */
-export async function readPassword(input: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin, prompt: (text: string) => void = (t) => process.stderr.write(t)): Promise<string> {
+export async function readPassword(
+  input: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin,
+  prompt: (text: string) => void = (t) => process.stderr.write(t),
+): Promise<string> {
   if (!input.isTTY) {
     let text = '';
     for await (const chunk of input) text += String(chunk);
@@ -70,10 +73,18 @@ async function deleteUser(core: Core, email: string, out: (line: string) => void
     }
   }
   const { pushes } = await core.users.deleteUserRecords(userId);
-  out(`deleted user ${email.trim().toLowerCase()}: ${expired} active push(es) expired, ${pushes} push(es) erased with their files and audit logs`);
+  out(
+    `deleted user ${email.trim().toLowerCase()}: ${expired} active push(es) expired, ${pushes} push(es) erased with their files and audit logs`,
+  );
 }
 
-async function runCommand(core: Core, command: string, email: string, out: (line: string) => void, password: () => Promise<string>): Promise<void> {
+async function runCommand(
+  core: Core,
+  command: string,
+  email: string,
+  out: (line: string) => void,
+  password: () => Promise<string>,
+): Promise<void> {
   const who = email.trim().toLowerCase();
   if (command === 'create') {
     const { token } = await core.users.createUser(email);
@@ -95,7 +106,16 @@ async function runCommand(core: Core, command: string, email: string, out: (line
   } else {
     const users = await core.users.listUsers();
     out(['email', 'created', 'password', 'token made', 'token last used'].join('\t'));
-    for (const u of users) out([u.email, date(u.createdAt), u.hasPassword ? 'yes' : 'no', date(u.tokenCreatedAt), date(u.tokenLastUsedAt)].join('\t'));
+    for (const u of users)
+      out(
+        [
+          u.email,
+          date(u.createdAt),
+          u.hasPassword ? 'yes' : 'no',
+          date(u.tokenCreatedAt),
+          date(u.tokenLastUsedAt),
+        ].join('\t'),
+      );
     out(`${users.length} user(s)`);
   }
 }
@@ -114,7 +134,10 @@ export async function runUsersCli(
     out(USAGE);
     return 0;
   }
-  const valid = command === 'list' ? email === undefined : WITH_EMAIL.includes(command ?? '') && Boolean(email) && rest.length === 0;
+  const valid =
+    command === 'list'
+      ? email === undefined
+      : WITH_EMAIL.includes(command ?? '') && Boolean(email) && rest.length === 0;
   if (!valid) {
     err(USAGE);
     return 2;
@@ -136,7 +159,11 @@ export async function runUsersCli(
   try {
     if (!settings.databaseUrl) {
       embedded = await startEmbeddedPostgres({ dataDir: settings.dataDir });
-      out(embedded.owner ? `started the embedded PostgreSQL in ${settings.dataDir}` : 'using the running server\'s embedded PostgreSQL');
+      out(
+        embedded.owner
+          ? `started the embedded PostgreSQL in ${settings.dataDir}`
+          : "using the running server's embedded PostgreSQL",
+      );
       settings = { ...settings, databaseUrl: embedded.url };
     }
     core = await createCore(settings);

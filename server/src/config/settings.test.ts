@@ -2,7 +2,16 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultWorkers, loadSettings, maxBodyBytes, parseMasterKey, SettingsError, settingsTable, unknownVariables, unknownVariablesWarning } from './settings.js';
+import {
+  defaultWorkers,
+  loadSettings,
+  maxBodyBytes,
+  parseMasterKey,
+  SettingsError,
+  settingsTable,
+  unknownVariables,
+  unknownVariablesWarning,
+} from './settings.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-settings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,7 +62,13 @@ describe('loadSettings', () => {
   });
 
   it('parses booleans strictly (true/false/1/0/yes/no) and names the variable on a bad value', () => {
-    for (const [v, want] of [['yes', true], ['NO', false], ['1', true], ['0', false], ['True', true]] as const) {
+    for (const [v, want] of [
+      ['yes', true],
+      ['NO', false],
+      ['1', true],
+      ['0', false],
+      ['True', true],
+    ] as const) {
       expect(loadSettings({ ...base, PWPUSH_ALLOW_ANONYMOUS: v }).allowAnonymous).toBe(want);
     }
     const e = error({ ...base, PWPUSH_ALLOW_ANONYMOUS: 'maybe' });
@@ -74,7 +89,9 @@ describe('loadSettings', () => {
 
   it('accepts integers only, within their ranges', () => {
     expect(error({ ...base, PORT: '51.5' }).message).toMatch(/PORT must be an integer from 1 to 65535/);
-    expect(error({ ...base, PWPUSH_FILE_MAX_COUNT: '11' }).message).toMatch(/PWPUSH_FILE_MAX_COUNT must be an integer from 1 to 10/);
+    expect(error({ ...base, PWPUSH_FILE_MAX_COUNT: '11' }).message).toMatch(
+      /PWPUSH_FILE_MAX_COUNT must be an integer from 1 to 10/,
+    );
     expect(error({ ...base, PWPUSH_FILE_MAX_BYTES: '0' }).variable).toBe('PWPUSH_FILE_MAX_BYTES');
     expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DAYS_MAX: '91' }).message).toMatch(/from 1 to 90/);
     expect(error({ ...base, PWPUSH_EXPIRE_AFTER_VIEWS_MIN: 'abc' }).message).toMatch(/from 1 to 100/);
@@ -84,44 +101,76 @@ describe('loadSettings', () => {
   it('keeps expiry defaults within min..max', () => {
     const s = loadSettings({ ...base, PWPUSH_EXPIRE_AFTER_DAYS_MIN: '2', PWPUSH_EXPIRE_AFTER_DAYS_MAX: '5' });
     expect(s.expireAfterDays).toEqual({ default: 5, min: 2, max: 5 });
-    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DAYS_MAX: '5', PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT: '7' }).message).toMatch(
-      /PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT must be an integer from 1 to 5/,
+    expect(
+      error({ ...base, PWPUSH_EXPIRE_AFTER_DAYS_MAX: '5', PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT: '7' }).message,
+    ).toMatch(/PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT must be an integer from 1 to 5/);
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_VIEWS_MIN: '9', PWPUSH_EXPIRE_AFTER_VIEWS_MAX: '3' }).variable).toBe(
+      'PWPUSH_EXPIRE_AFTER_VIEWS_MIN',
     );
-    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_VIEWS_MIN: '9', PWPUSH_EXPIRE_AFTER_VIEWS_MAX: '3' }).variable).toBe('PWPUSH_EXPIRE_AFTER_VIEWS_MIN');
   });
 
   it('reads the shortest sub-day duration 0..6 (6: nothing under a day)', () => {
     expect(loadSettings({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '3' }).expireAfterDurationMin).toBe(3);
     expect(loadSettings({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '6' }).expireAfterDurationMin).toBe(6);
-    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '7' }).message).toMatch(/PWPUSH_EXPIRE_AFTER_DURATION_MIN must be an integer from 0 to 6/);
-    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '-1' }).variable).toBe('PWPUSH_EXPIRE_AFTER_DURATION_MIN');
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '7' }).message).toMatch(
+      /PWPUSH_EXPIRE_AFTER_DURATION_MIN must be an integer from 0 to 6/,
+    );
+    expect(error({ ...base, PWPUSH_EXPIRE_AFTER_DURATION_MIN: '-1' }).variable).toBe(
+      'PWPUSH_EXPIRE_AFTER_DURATION_MIN',
+    );
   });
 
   it('accepts only http(s) public base URLs and drops the trailing slash', () => {
-    expect(loadSettings({ ...base, PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com/' }).publicBaseUrl).toBe('https://pw.example.com');
-    expect(loadSettings({ ...base, PWPUSH_PUBLIC_BASE_URL: 'https://example.com/secrets/' }).publicBaseUrl).toBe('https://example.com/secrets');
+    expect(loadSettings({ ...base, PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com/' }).publicBaseUrl).toBe(
+      'https://pw.example.com',
+    );
+    expect(loadSettings({ ...base, PWPUSH_PUBLIC_BASE_URL: 'https://example.com/secrets/' }).publicBaseUrl).toBe(
+      'https://example.com/secrets',
+    );
     expect(error({ ...base, PWPUSH_PUBLIC_BASE_URL: 'ftp://x.example' }).variable).toBe('PWPUSH_PUBLIC_BASE_URL');
     expect(error({ ...base, PWPUSH_PUBLIC_BASE_URL: 'not a url' }).variable).toBe('PWPUSH_PUBLIC_BASE_URL');
   });
 
   it('refuses to start in production without a public base URL, saying what to set and why', () => {
-    for (const env of [{ NODE_ENV: 'production' }, { PWPUSH_ENV: 'production' }, { NODE_ENV: 'test', PWPUSH_ENV: 'production' }]) {
+    for (const env of [
+      { NODE_ENV: 'production' },
+      { PWPUSH_ENV: 'production' },
+      { NODE_ENV: 'test', PWPUSH_ENV: 'production' },
+    ]) {
       const e = error({ ...base, ...env, PWPUSH_MASTER_KEY: HEX });
       expect(e.variable).toBe('PWPUSH_PUBLIC_BASE_URL');
       expect(e.message).toMatch(/PWPUSH_PUBLIC_BASE_URL is required in production/);
       expect(e.message).toMatch(/PWPUSH_PUBLIC_BASE_URL=https:\/\//);
       expect(e.message).toMatch(/Host header/);
-      expect(error({ ...base, ...env, PWPUSH_MASTER_KEY: HEX, PWPUSH_PUBLIC_BASE_URL: '   ' }).variable).toBe('PWPUSH_PUBLIC_BASE_URL');
+      expect(error({ ...base, ...env, PWPUSH_MASTER_KEY: HEX, PWPUSH_PUBLIC_BASE_URL: '   ' }).variable).toBe(
+        'PWPUSH_PUBLIC_BASE_URL',
+      );
     }
     // Development and test still build links from the request.
     expect(loadSettings({ ...base, PWPUSH_ENV: 'development' }).publicBaseUrl).toBeNull();
-    expect(loadSettings({ ...base, PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: HEX, PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com' }).publicBaseUrl).toBe('https://pw.example.com');
+    expect(
+      loadSettings({
+        ...base,
+        PWPUSH_ENV: 'production',
+        PWPUSH_MASTER_KEY: HEX,
+        PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com',
+      }).publicBaseUrl,
+    ).toBe('https://pw.example.com');
   });
 
   it('validates the log level, environment and database URL', () => {
-    expect(error({ ...base, PWPUSH_LOG_LEVEL: 'loud' }).message).toMatch(/fatal, error, warn, info, debug, trace, silent/);
+    expect(error({ ...base, PWPUSH_LOG_LEVEL: 'loud' }).message).toMatch(
+      /fatal, error, warn, info, debug, trace, silent/,
+    );
     expect(error({ ...base, NODE_ENV: 'staging' }).variable).toBe('NODE_ENV');
-    expect(loadSettings({ ...base, NODE_ENV: 'test', PWPUSH_ENV: 'production', PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com' }).env).toBe('production');
+    expect(
+      loadSettings({
+        ...base,
+        NODE_ENV: 'test',
+        PWPUSH_ENV: 'production',
+        PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com',
+      }).env,
+    ).toBe('production');
     expect(error({ ...base, DATABASE_URL: 'mysql://x' }).variable).toBe('DATABASE_URL');
   });
 });
@@ -129,7 +178,11 @@ describe('loadSettings', () => {
 describe('master keys', () => {
   it('reads hex or base64 keys with an optional id, and previous keys for decryption', () => {
     const b64 = Buffer.alloc(32, 7).toString('base64');
-    const s = loadSettings({ ...base, PWPUSH_MASTER_KEY: `k2:${b64}`, PWPUSH_MASTER_KEY_PREVIOUS: `k1:${HEX}, ${'cd'.repeat(32)}` });
+    const s = loadSettings({
+      ...base,
+      PWPUSH_MASTER_KEY: `k2:${b64}`,
+      PWPUSH_MASTER_KEY_PREVIOUS: `k1:${HEX}, ${'cd'.repeat(32)}`,
+    });
     expect(s.masterKeys.map((k) => k.id)).toEqual(['k2', 'k1', parseMasterKey('cd'.repeat(32), 'x').id]);
     expect(s.masterKeys[0]!.key).toEqual(Buffer.alloc(32, 7));
     expect(s.masterKeys[1]!.key.toString('hex')).toBe(HEX);
@@ -147,7 +200,9 @@ describe('master keys', () => {
     writeFileSync(file, `file:${HEX}\n`);
     const s = loadSettings({ PWPUSH_DATA_DIR: dir, PWPUSH_MASTER_KEY_FILE: file });
     expect(s.masterKeys[0]!.id).toBe('file');
-    expect(error({ PWPUSH_DATA_DIR: dir, PWPUSH_MASTER_KEY_FILE: path.join(dir, 'missing') }).variable).toBe('PWPUSH_MASTER_KEY_FILE');
+    expect(error({ PWPUSH_DATA_DIR: dir, PWPUSH_MASTER_KEY_FILE: path.join(dir, 'missing') }).variable).toBe(
+      'PWPUSH_MASTER_KEY_FILE',
+    );
   });
 
   it('refuses to start in production without a key', () => {
@@ -170,7 +225,9 @@ describe('master keys', () => {
     const a = loadSettings(base).signingSecret;
     const b = loadSettings({ ...base, PWPUSH_MASTER_KEY: 'cd'.repeat(32) }).signingSecret;
     expect(a.equals(b)).toBe(false);
-    expect(loadSettings({ ...base, PWPUSH_SIGNING_SECRET: 'x'.repeat(40) }).signingSecret.toString()).toBe('x'.repeat(40));
+    expect(loadSettings({ ...base, PWPUSH_SIGNING_SECRET: 'x'.repeat(40) }).signingSecret.toString()).toBe(
+      'x'.repeat(40),
+    );
     expect(error({ ...base, PWPUSH_SIGNING_SECRET: 'short' }).variable).toBe('PWPUSH_SIGNING_SECRET');
   });
 });
@@ -192,7 +249,10 @@ describe('runtime settings', () => {
 
   it('serves metrics only when asked, and takes a token only with them and long enough', () => {
     expect(loadSettings(base)).toMatchObject({ metricsEnabled: false, metricsToken: null });
-    expect(loadSettings({ ...base, PWPUSH_METRICS: 'true' })).toMatchObject({ metricsEnabled: true, metricsToken: null });
+    expect(loadSettings({ ...base, PWPUSH_METRICS: 'true' })).toMatchObject({
+      metricsEnabled: true,
+      metricsToken: null,
+    });
     const token = 't'.repeat(20);
     expect(loadSettings({ ...base, PWPUSH_METRICS: 'true', PWPUSH_METRICS_TOKEN: token }).metricsToken).toBe(token);
     const without = error({ ...base, PWPUSH_METRICS_TOKEN: token });
@@ -208,7 +268,12 @@ describe('host, CORS and unknown variables', () => {
   it('binds loopback in development and test, every interface in production, and what PWPUSH_HOST says', () => {
     expect(loadSettings(base).host).toBe('127.0.0.1');
     expect(loadSettings({ ...base, PWPUSH_ENV: 'development' }).host).toBe('127.0.0.1');
-    const production = { ...base, PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: HEX, PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com' };
+    const production = {
+      ...base,
+      PWPUSH_ENV: 'production',
+      PWPUSH_MASTER_KEY: HEX,
+      PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com',
+    };
     expect(loadSettings(production).host).toBe('0.0.0.0');
     expect(loadSettings({ ...production, PWPUSH_HOST: '10.0.0.5' }).host).toBe('10.0.0.5');
     expect(loadSettings({ ...base, PWPUSH_HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
@@ -216,10 +281,23 @@ describe('host, CORS and unknown variables', () => {
 
   it('reads PWPUSH_CORS_ORIGINS as exact origins, none by default, and the v1 create exception on by default', () => {
     expect(loadSettings(base)).toMatchObject({ corsOrigins: [], corsV1Create: true });
-    const s = loadSettings({ ...base, PWPUSH_CORS_ORIGINS: ' https://App.Example.org , http://localhost:3000/,http://localhost:3000,https://a.example:443', PWPUSH_CORS_V1_CREATE: 'false' });
+    const s = loadSettings({
+      ...base,
+      PWPUSH_CORS_ORIGINS:
+        ' https://App.Example.org , http://localhost:3000/,http://localhost:3000,https://a.example:443',
+      PWPUSH_CORS_V1_CREATE: 'false',
+    });
     expect(s.corsOrigins).toEqual(['https://app.example.org', 'http://localhost:3000', 'https://a.example']);
     expect(s.corsV1Create).toBe(false);
-    for (const bad of ['*', 'https://*.example.org', 'app.example.org', 'https://app.example.org/path', 'ftp://x.example', 'https://u:p@x.example', 'https://x.example?q=1']) {
+    for (const bad of [
+      '*',
+      'https://*.example.org',
+      'app.example.org',
+      'https://app.example.org/path',
+      'ftp://x.example',
+      'https://u:p@x.example',
+      'https://x.example?q=1',
+    ]) {
       const e = error({ ...base, PWPUSH_CORS_ORIGINS: bad });
       expect(e.variable, bad).toBe('PWPUSH_CORS_ORIGINS');
       expect(e.message).toMatch(/exact origins/);
@@ -227,9 +305,17 @@ describe('host, CORS and unknown variables', () => {
   });
 
   it('names unknown PWPUSH_* variables with the closest known name, and only those', () => {
-    expect(unknownVariables({ ...base, PORT: '1', DATABASE_URL: 'postgres://x', HOME: '/root', PWPUSH_CORS_ORIGINS: '' })).toEqual([]);
+    expect(
+      unknownVariables({ ...base, PORT: '1', DATABASE_URL: 'postgres://x', HOME: '/root', PWPUSH_CORS_ORIGINS: '' }),
+    ).toEqual([]);
     expect(unknownVariablesWarning(base)).toBeNull();
-    const env = { ...base, PWPUSH_RATE_LIMT_PER_MINUTE: '5', PWPUSH_CORS_ORIGIN: 'http://a.example', pwpush_log_level: 'debug', PWPUSH_MASTERKEY: 'secret!' };
+    const env = {
+      ...base,
+      PWPUSH_RATE_LIMT_PER_MINUTE: '5',
+      PWPUSH_CORS_ORIGIN: 'http://a.example',
+      pwpush_log_level: 'debug',
+      PWPUSH_MASTERKEY: 'secret!',
+    };
     expect(unknownVariables(env)).toEqual([
       { name: 'PWPUSH_CORS_ORIGIN', closest: 'PWPUSH_CORS_ORIGINS' },
       { name: 'PWPUSH_MASTERKEY', closest: 'PWPUSH_MASTER_KEY' },

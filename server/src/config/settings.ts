@@ -95,7 +95,6 @@ function findRepoRoot(from: string): string {
   }
 }
 
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const ENVS = ['development', 'production', 'test'] as const;
 
@@ -107,56 +106,208 @@ export interface SettingDoc {
 
 /** One row per variable, in the order of the README table. */
 const TABLE: SettingDoc[] = [
-  { name: 'PWPUSH_ENV', default: 'NODE_ENV, else `development`', meaning: '`development`, `production` or `test`. Production refuses to start without a master key and without `PWPUSH_PUBLIC_BASE_URL`.' },
+  {
+    name: 'PWPUSH_ENV',
+    default: 'NODE_ENV, else `development`',
+    meaning:
+      '`development`, `production` or `test`. Production refuses to start without a master key and without `PWPUSH_PUBLIC_BASE_URL`.',
+  },
   { name: 'PORT', default: '`5100`', meaning: 'TCP port the server listens on (1..65535).' },
-  { name: 'PWPUSH_HOST', default: '`127.0.0.1`; `0.0.0.0` in production', meaning: 'Address the server binds to. Development and test listen on the loopback address only; production (`PWPUSH_ENV=production`) binds what this says, every interface by default.' },
-  { name: 'PWPUSH_DATA_DIR', default: '`<repo>/data`', meaning: 'Data directory: embedded PostgreSQL cluster and the development key file.' },
-  { name: 'DATABASE_URL', default: 'unset', meaning: 'PostgreSQL connection URL. Unset: an embedded PostgreSQL is started under the data directory.' },
-  { name: 'PWPUSH_PUBLIC_BASE_URL', default: 'unset', meaning: 'Public base URL (http or https) used in `json_url`, `html_url` and file links. **Required in production** (the server refuses to start without it); elsewhere, unset: the request\'s own origin (its `Host` header).' },
-  { name: 'PWPUSH_TRUST_PROXY', default: '`false`', meaning: 'Trust `X-Forwarded-*` headers (client address, protocol) from the one reverse proxy in front: the client address is the one that proxy appended.' },
+  {
+    name: 'PWPUSH_HOST',
+    default: '`127.0.0.1`; `0.0.0.0` in production',
+    meaning:
+      'Address the server binds to. Development and test listen on the loopback address only; production (`PWPUSH_ENV=production`) binds what this says, every interface by default.',
+  },
+  {
+    name: 'PWPUSH_DATA_DIR',
+    default: '`<repo>/data`',
+    meaning: 'Data directory: embedded PostgreSQL cluster and the development key file.',
+  },
+  {
+    name: 'DATABASE_URL',
+    default: 'unset',
+    meaning: 'PostgreSQL connection URL. Unset: an embedded PostgreSQL is started under the data directory.',
+  },
+  {
+    name: 'PWPUSH_PUBLIC_BASE_URL',
+    default: 'unset',
+    meaning:
+      "Public base URL (http or https) used in `json_url`, `html_url` and file links. **Required in production** (the server refuses to start without it); elsewhere, unset: the request's own origin (its `Host` header).",
+  },
+  {
+    name: 'PWPUSH_TRUST_PROXY',
+    default: '`false`',
+    meaning:
+      'Trust `X-Forwarded-*` headers (client address, protocol) from the one reverse proxy in front: the client address is the one that proxy appended.',
+  },
   { name: 'PWPUSH_LOG_LEVEL', default: '`info`', meaning: `One of ${LOG_LEVELS.join(', ')}.` },
-  { name: 'PWPUSH_ALLOW_ANONYMOUS', default: '`true`', meaning: 'Allow creating and retrieving pushes without a token (`features.anonymous_access`).' },
+  {
+    name: 'PWPUSH_ALLOW_ANONYMOUS',
+    default: '`true`',
+    meaning: 'Allow creating and retrieving pushes without a token (`features.anonymous_access`).',
+  },
   { name: 'PWPUSH_ENABLE_FILE_PUSHES', default: '`true`', meaning: 'Allow `file` pushes.' },
   { name: 'PWPUSH_ENABLE_URL_PUSHES', default: '`true`', meaning: 'Allow `url` pushes.' },
   { name: 'PWPUSH_ENABLE_QR_PUSHES', default: '`true`', meaning: 'Allow `qr` pushes.' },
-  { name: 'PWPUSH_FILES_REQUIRE_AUTH', default: '`true`', meaning: 'File pushes (and any `files` property) need a token.' },
+  {
+    name: 'PWPUSH_FILES_REQUIRE_AUTH',
+    default: '`true`',
+    meaning: 'File pushes (and any `files` property) need a token.',
+  },
   { name: 'PWPUSH_FILE_MAX_COUNT', default: '`10`', meaning: 'Most files per push (1..10).' },
-  { name: 'PWPUSH_FILE_MAX_BYTES', default: '`10485760`', meaning: 'Largest file in bytes after decoding (1..10485760).' },
-  { name: 'PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT', default: '`7`', meaning: 'Default `expire_after_days` (within _MIN.._MAX).' },
+  {
+    name: 'PWPUSH_FILE_MAX_BYTES',
+    default: '`10485760`',
+    meaning: 'Largest file in bytes after decoding (1..10485760).',
+  },
+  {
+    name: 'PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT',
+    default: '`7`',
+    meaning: 'Default `expire_after_days` (within _MIN.._MAX).',
+  },
   { name: 'PWPUSH_EXPIRE_AFTER_DAYS_MIN', default: '`1`', meaning: 'Smallest `expire_after_days` accepted (1..90).' },
   { name: 'PWPUSH_EXPIRE_AFTER_DAYS_MAX', default: '`90`', meaning: 'Largest `expire_after_days` accepted (1..90).' },
-  { name: 'PWPUSH_EXPIRE_AFTER_DURATION_MIN', default: '`0`', meaning: 'Shortest `expire_after_duration` under a day accepted: 0 = 15 minutes, 1 = 30 minutes, 2 = 45 minutes, 3 = 1 hour, 4 = 6 hours, 5 = 12 hours, 6 = nothing under a day (0..6). Durations of a day or more follow the days bounds; `features.pushes.expire_after_duration` reports what is accepted.' },
-  { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_DEFAULT', default: '`5`', meaning: 'Default `expire_after_views` (within _MIN.._MAX).' },
-  { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_MIN', default: '`1`', meaning: 'Smallest `expire_after_views` accepted (1..100).' },
-  { name: 'PWPUSH_EXPIRE_AFTER_VIEWS_MAX', default: '`100`', meaning: 'Largest `expire_after_views` accepted (1..100).' },
+  {
+    name: 'PWPUSH_EXPIRE_AFTER_DURATION_MIN',
+    default: '`0`',
+    meaning:
+      'Shortest `expire_after_duration` under a day accepted: 0 = 15 minutes, 1 = 30 minutes, 2 = 45 minutes, 3 = 1 hour, 4 = 6 hours, 5 = 12 hours, 6 = nothing under a day (0..6). Durations of a day or more follow the days bounds; `features.pushes.expire_after_duration` reports what is accepted.',
+  },
+  {
+    name: 'PWPUSH_EXPIRE_AFTER_VIEWS_DEFAULT',
+    default: '`5`',
+    meaning: 'Default `expire_after_views` (within _MIN.._MAX).',
+  },
+  {
+    name: 'PWPUSH_EXPIRE_AFTER_VIEWS_MIN',
+    default: '`1`',
+    meaning: 'Smallest `expire_after_views` accepted (1..100).',
+  },
+  {
+    name: 'PWPUSH_EXPIRE_AFTER_VIEWS_MAX',
+    default: '`100`',
+    meaning: 'Largest `expire_after_views` accepted (1..100).',
+  },
   { name: 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', default: '`true`', meaning: 'Default of `deletable_by_viewer`.' },
   { name: 'PWPUSH_RETRIEVAL_STEP_DEFAULT', default: '`false`', meaning: 'Default of `retrieval_step`.' },
-  { name: 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', default: '`5`', meaning: 'Failed passphrase attempts per push per minute before 429 (1..1000, held in PostgreSQL).' },
+  {
+    name: 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE',
+    default: '`5`',
+    meaning: 'Failed passphrase attempts per push per minute before 429 (1..1000, held in PostgreSQL).',
+  },
   {
     name: 'PWPUSH_CLIENT_ENCRYPTION',
     default: '`allowed`',
     meaning:
       'End-to-end encrypted pushes (encrypted by the client, the key only in the link): `off` (refused with 422), `allowed`, `default` (the create page starts with "Encrypt in my browser" on) or `required` (ordinary pushes refused with 422: existing clients that do not encrypt cannot create pushes). Reported in `features.pushes.client_encryption`.',
   },
-  { name: 'PWPUSH_RATE_LIMIT_PER_MINUTE', default: '`120`', meaning: 'Requests per minute per client address (as the reference\'s default throttle; `/healthz`, `/readyz` and `/assets/` are not counted); `0` turns the limit off, e.g. for a conformance run or a benchmark.' },
-  { name: 'PWPUSH_ANONYMOUS_STORAGE_PER_HOUR', default: '`100MiB`', meaning: 'Storage quota of anonymous creators: bytes of secrets (payload and file contents) one client address (an IPv6 /64 counts as one) may store per clock hour (UTC), as bytes or with a unit (`KiB`, `MiB`, `GiB`; 0..1TiB); `0` turns it off. Independent of the request limit: `PWPUSH_RATE_LIMIT_PER_MINUTE=0` leaves it on. Over it: 429 `storage_quota_exceeded` with `Retry-After` (the next hour), nothing stored.' },
-  { name: 'PWPUSH_USER_STORAGE', default: '`1GiB`', meaning: 'Storage quota of each user: bytes of secrets (payload and file contents) the user\'s active pushes may hold at once (same units; `0` turns it off). Space comes back as pushes expire (by views, by time, or deleted). Over it: 429 `storage_quota_exceeded` with `Retry-After` (when enough of the user\'s pushes will have expired by time), nothing stored.' },
-  { name: 'PWPUSH_BODY_LIMIT_BYTES', default: '`8388608`', meaning: 'Largest request body (bytes, as sent and as decoded) of a caller who may not send files: anonymous callers while files need a token, everyone while file pushes are off. Callers who may send files get room for every file at the file limits. The limit is chosen per operation and caller before the body is read; over it: 413. The default fits the largest text push (1,048,576 characters) in any JSON encoding (65536..67108864).' },
-  { name: 'PWPUSH_SWEEP_INTERVAL_SECONDS', default: '`30`', meaning: 'How often the sweeper erases expired secrets and lapsed file bytes (1..60, so secrets past their time are gone within a minute).' },
-  { name: 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', default: 'unset (never)', meaning: 'Delete expired push records (and their audit) this many days after expiry (1..36500).' },
-  { name: 'PWPUSH_MASTER_KEY', default: 'unset', meaning: 'Encryption key: 64 hex characters or base64 of 32 bytes, optionally prefixed `id:`. Required in production (or _FILE).' },
-  { name: 'PWPUSH_MASTER_KEY_FILE', default: 'unset', meaning: 'File holding the master key (same format). Development without a key: `<data dir>/master.key` is generated.' },
-  { name: 'PWPUSH_MASTER_KEY_PREVIOUS', default: 'unset', meaning: 'Comma-separated older keys (same format), used only to decrypt after a rotation.' },
-  { name: 'PWPUSH_SIGNING_SECRET', default: 'derived from the master key', meaning: 'Secret (≥ 32 characters) that signs file download links and (through a derived key) sign-in sessions.' },
-  { name: 'PWPUSH_ENABLE_SIGNUPS', default: '`true`', meaning: 'Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`).' },
+  {
+    name: 'PWPUSH_RATE_LIMIT_PER_MINUTE',
+    default: '`120`',
+    meaning:
+      "Requests per minute per client address (as the reference's default throttle; `/healthz`, `/readyz` and `/assets/` are not counted); `0` turns the limit off, e.g. for a conformance run or a benchmark.",
+  },
+  {
+    name: 'PWPUSH_ANONYMOUS_STORAGE_PER_HOUR',
+    default: '`100MiB`',
+    meaning:
+      'Storage quota of anonymous creators: bytes of secrets (payload and file contents) one client address (an IPv6 /64 counts as one) may store per clock hour (UTC), as bytes or with a unit (`KiB`, `MiB`, `GiB`; 0..1TiB); `0` turns it off. Independent of the request limit: `PWPUSH_RATE_LIMIT_PER_MINUTE=0` leaves it on. Over it: 429 `storage_quota_exceeded` with `Retry-After` (the next hour), nothing stored.',
+  },
+  {
+    name: 'PWPUSH_USER_STORAGE',
+    default: '`1GiB`',
+    meaning:
+      "Storage quota of each user: bytes of secrets (payload and file contents) the user's active pushes may hold at once (same units; `0` turns it off). Space comes back as pushes expire (by views, by time, or deleted). Over it: 429 `storage_quota_exceeded` with `Retry-After` (when enough of the user's pushes will have expired by time), nothing stored.",
+  },
+  {
+    name: 'PWPUSH_BODY_LIMIT_BYTES',
+    default: '`8388608`',
+    meaning:
+      'Largest request body (bytes, as sent and as decoded) of a caller who may not send files: anonymous callers while files need a token, everyone while file pushes are off. Callers who may send files get room for every file at the file limits. The limit is chosen per operation and caller before the body is read; over it: 413. The default fits the largest text push (1,048,576 characters) in any JSON encoding (65536..67108864).',
+  },
+  {
+    name: 'PWPUSH_SWEEP_INTERVAL_SECONDS',
+    default: '`30`',
+    meaning:
+      'How often the sweeper erases expired secrets and lapsed file bytes (1..60, so secrets past their time are gone within a minute).',
+  },
+  {
+    name: 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS',
+    default: 'unset (never)',
+    meaning: 'Delete expired push records (and their audit) this many days after expiry (1..36500).',
+  },
+  {
+    name: 'PWPUSH_MASTER_KEY',
+    default: 'unset',
+    meaning:
+      'Encryption key: 64 hex characters or base64 of 32 bytes, optionally prefixed `id:`. Required in production (or _FILE).',
+  },
+  {
+    name: 'PWPUSH_MASTER_KEY_FILE',
+    default: 'unset',
+    meaning:
+      'File holding the master key (same format). Development without a key: `<data dir>/master.key` is generated.',
+  },
+  {
+    name: 'PWPUSH_MASTER_KEY_PREVIOUS',
+    default: 'unset',
+    meaning: 'Comma-separated older keys (same format), used only to decrypt after a rotation.',
+  },
+  {
+    name: 'PWPUSH_SIGNING_SECRET',
+    default: 'derived from the master key',
+    meaning: 'Secret (≥ 32 characters) that signs file download links and (through a derived key) sign-in sessions.',
+  },
+  {
+    name: 'PWPUSH_ENABLE_SIGNUPS',
+    default: '`true`',
+    meaning:
+      'Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`).',
+  },
   { name: 'PWPUSH_SESSION_LIFETIME_HOURS', default: '`24`', meaning: 'How long a web sign-in lasts (1..720 hours).' },
-  { name: 'PWPUSH_LOGIN_ATTEMPTS', default: '`5`', meaning: 'Failed sign-ins per email, and per client address, within 15 minutes before the sign-in page answers 429 (1..1000, held in PostgreSQL).' },
-  { name: 'PWPUSH_WORKERS', default: 'the number of cores, less one when PostgreSQL runs on this machine (embedded, or `DATABASE_URL` on a loopback address); at least 1', meaning: 'Server processes sharing the port (1..64). Above 1, a primary process runs the embedded PostgreSQL, the per-client limit and the metrics sum, and replaces a worker that dies; `1` serves from one process. See Operations.' },
-  { name: 'PWPUSH_DATABASE_POOL_SIZE', default: '`10`', meaning: 'Most PostgreSQL connections each server process holds (1..100): a host uses up to workers × this many.' },
-  { name: 'PWPUSH_METRICS', default: '`false`', meaning: 'Serve Prometheus metrics at `GET /metrics` (request counts and latencies by operation, pool, sweeper, refusals, process figures; summed over the workers).' },
-  { name: 'PWPUSH_METRICS_TOKEN', default: 'unset', meaning: 'When set (≥ 16 characters), `/metrics` needs `Authorization: Bearer <token>`; needs `PWPUSH_METRICS=true`.' },
-  { name: 'PWPUSH_CORS_ORIGINS', default: 'unset (no CORS)', meaning: 'Comma-separated exact origins (`https://app.example.org,http://localhost:3000`) of browser apps that may call the API (`/api/…` and the v1 `.json` paths) from another origin: preflights, `Access-Control-Allow-Origin` for those origins only, the headers clients read exposed. Never on pages, never with credentials (cookies). See "Browser apps on another origin".' },
-  { name: 'PWPUSH_CORS_V1_CREATE', default: '`true`', meaning: 'v1 compatibility: `POST /p.json` (an anonymous create) answers `Access-Control-Allow-Origin: *` from any origin, as Password Pusher does. `false` applies `PWPUSH_CORS_ORIGINS` to it like every other API path.' },
+  {
+    name: 'PWPUSH_LOGIN_ATTEMPTS',
+    default: '`5`',
+    meaning:
+      'Failed sign-ins per email, and per client address, within 15 minutes before the sign-in page answers 429 (1..1000, held in PostgreSQL).',
+  },
+  {
+    name: 'PWPUSH_WORKERS',
+    default:
+      'the number of cores, less one when PostgreSQL runs on this machine (embedded, or `DATABASE_URL` on a loopback address); at least 1',
+    meaning:
+      'Server processes sharing the port (1..64). Above 1, a primary process runs the embedded PostgreSQL, the per-client limit and the metrics sum, and replaces a worker that dies; `1` serves from one process. See Operations.',
+  },
+  {
+    name: 'PWPUSH_DATABASE_POOL_SIZE',
+    default: '`10`',
+    meaning: 'Most PostgreSQL connections each server process holds (1..100): a host uses up to workers × this many.',
+  },
+  {
+    name: 'PWPUSH_METRICS',
+    default: '`false`',
+    meaning:
+      'Serve Prometheus metrics at `GET /metrics` (request counts and latencies by operation, pool, sweeper, refusals, process figures; summed over the workers).',
+  },
+  {
+    name: 'PWPUSH_METRICS_TOKEN',
+    default: 'unset',
+    meaning:
+      'When set (≥ 16 characters), `/metrics` needs `Authorization: Bearer <token>`; needs `PWPUSH_METRICS=true`.',
+  },
+  {
+    name: 'PWPUSH_CORS_ORIGINS',
+    default: 'unset (no CORS)',
+    meaning:
+      'Comma-separated exact origins (`https://app.example.org,http://localhost:3000`) of browser apps that may call the API (`/api/…` and the v1 `.json` paths) from another origin: preflights, `Access-Control-Allow-Origin` for those origins only, the headers clients read exposed. Never on pages, never with credentials (cookies). See "Browser apps on another origin".',
+  },
+  {
+    name: 'PWPUSH_CORS_V1_CREATE',
+    default: '`true`',
+    meaning:
+      'v1 compatibility: `POST /p.json` (an anonymous create) answers `Access-Control-Allow-Origin: *` from any origin, as Password Pusher does. `false` applies `PWPUSH_CORS_ORIGINS` to it like every other API path.',
+  },
 ];
 
 /** The `PWPUSH_*` variables the server reads (those of the table). */
@@ -164,12 +315,15 @@ const KNOWN_VARIABLES: readonly string[] = TABLE.map((row) => row.name).filter((
 
 /** Edit distance (insertions, deletions, substitutions, swaps of neighbours), for the closest known name. */
 function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
       d[i]![j] = best;
     }
   }
@@ -252,7 +406,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
 }
 
 const MIB = 1024 * 1024;
-const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: MIB, gib: 1024 * MIB, tib: 1024 * 1024 * MIB };
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kib: 1024,
+  mib: MIB,
+  gib: 1024 * MIB,
+  tib: 1024 * 1024 * MIB,
+};
 const MAX_BYTE_SIZE = 1024 * 1024 * MIB;
 
 /** A size in bytes: a whole number, optionally with a binary unit (`512KiB`, `100MiB`, `1GiB`); at most 1 TiB. */
@@ -263,7 +424,10 @@ function byteSize(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   const unit = match ? BYTE_UNITS[match[2]!.toLowerCase()] : undefined;
   const n = match && unit ? Number(match[1]) * unit : NaN;
   if (!Number.isSafeInteger(n) || n > MAX_BYTE_SIZE) {
-    throw new SettingsError(name, `${name} must be a number of bytes, optionally with a unit (KiB, MiB, GiB, TiB), at most 1TiB; 0 turns it off (got "${value}")`);
+    throw new SettingsError(
+      name,
+      `${name} must be a number of bytes, optionally with a unit (KiB, MiB, GiB, TiB), at most 1TiB; 0 turns it off (got "${value}")`,
+    );
   }
   return n;
 }
@@ -339,7 +503,10 @@ function readKeyFile(file: string, variable: string): { id: string; key: Buffer 
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new SettingsError(variable, `${variable}: cannot read the key file ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new SettingsError(
+      variable,
+      `${variable}: cannot read the key file ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   return parseMasterKey(text, `${variable} (${file})`);
 }
@@ -386,7 +553,10 @@ function masterKeys(env: NodeJS.ProcessEnv, appEnv: Settings['env'], dataDir: st
       const clash = keys.find((k) => k.id === key.id);
       if (clash) {
         if (clash.key.equals(key.key)) continue;
-        throw new SettingsError('PWPUSH_MASTER_KEY_PREVIOUS', `PWPUSH_MASTER_KEY_PREVIOUS: key id "${key.id}" is used by two different keys`);
+        throw new SettingsError(
+          'PWPUSH_MASTER_KEY_PREVIOUS',
+          `PWPUSH_MASTER_KEY_PREVIOUS: key id "${key.id}" is used by two different keys`,
+        );
       }
       keys.push(key);
     }
@@ -413,7 +583,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
   if (publicBaseUrl === null && appEnv === 'production') {
     throw new SettingsError(
       'PWPUSH_PUBLIC_BASE_URL',
-      'PWPUSH_PUBLIC_BASE_URL is required in production: set it to the public address people open, e.g. PWPUSH_PUBLIC_BASE_URL=https://secrets.example.org (without it, the links in answers would be built from each request\'s Host header, which a client chooses)',
+      "PWPUSH_PUBLIC_BASE_URL is required in production: set it to the public address people open, e.g. PWPUSH_PUBLIC_BASE_URL=https://secrets.example.org (without it, the links in answers would be built from each request's Host header, which a client chooses)",
     );
   }
   const signingRaw = raw(env, 'PWPUSH_SIGNING_SECRET');
@@ -442,12 +612,20 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     fileMaxCount,
     fileMaxBytes,
     expireAfterDays: bounds(env, 'PWPUSH_EXPIRE_AFTER_DAYS', SPEC_LIMITS.expireAfterDays),
-    expireAfterDurationMin: int(env, 'PWPUSH_EXPIRE_AFTER_DURATION_MIN', DURATION_MIN_BOUNDS.default, DURATION_MIN_BOUNDS.min, DURATION_MIN_BOUNDS.max),
+    expireAfterDurationMin: int(
+      env,
+      'PWPUSH_EXPIRE_AFTER_DURATION_MIN',
+      DURATION_MIN_BOUNDS.default,
+      DURATION_MIN_BOUNDS.min,
+      DURATION_MIN_BOUNDS.max,
+    ),
     expireAfterViews: bounds(env, 'PWPUSH_EXPIRE_AFTER_VIEWS', SPEC_LIMITS.expireAfterViews),
     deletableByViewerDefault: bool(env, 'PWPUSH_DELETABLE_BY_VIEWER_DEFAULT', true),
     retrievalStepDefault: bool(env, 'PWPUSH_RETRIEVAL_STEP_DEFAULT', false),
     passphraseAttemptsPerMinute: int(env, 'PWPUSH_PASSPHRASE_ATTEMPTS_PER_MINUTE', 5, 1, 1000),
-    clientEncryption: clientEncryptionSetting(oneOf(env, 'PWPUSH_CLIENT_ENCRYPTION', CLIENT_ENCRYPTION_MODES, 'allowed')),
+    clientEncryption: clientEncryptionSetting(
+      oneOf(env, 'PWPUSH_CLIENT_ENCRYPTION', CLIENT_ENCRYPTION_MODES, 'allowed'),
+    ),
     rateLimitPerMinute: int(env, 'PWPUSH_RATE_LIMIT_PER_MINUTE', 120, 0, 1_000_000),
     anonymousStoragePerHour: byteSize(env, 'PWPUSH_ANONYMOUS_STORAGE_PER_HOUR', 100 * MIB),
     userStorageBytes: byteSize(env, 'PWPUSH_USER_STORAGE', 1024 * MIB),
@@ -480,7 +658,15 @@ function corsSettings(env: NodeJS.ProcessEnv): Pick<Settings, 'corsOrigins' | 'c
       /* refused below */
     }
     // An origin is what `Origin` carries: scheme, host and port; no path, query, credentials or wildcard.
-    const exact = url && (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password && !text.includes('*');
+    const exact =
+      url &&
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.pathname === '/' &&
+      !url.search &&
+      !url.hash &&
+      !url.username &&
+      !url.password &&
+      !text.includes('*');
     if (!exact) {
       throw new SettingsError(
         'PWPUSH_CORS_ORIGINS',
@@ -520,10 +706,16 @@ function metricsSettings(env: NodeJS.ProcessEnv): Pick<Settings, 'metricsEnabled
   const metricsToken = raw(env, 'PWPUSH_METRICS_TOKEN') ?? null;
   if (metricsToken !== null) {
     if (!metricsEnabled) {
-      throw new SettingsError('PWPUSH_METRICS_TOKEN', 'PWPUSH_METRICS_TOKEN is set but PWPUSH_METRICS is not true: set PWPUSH_METRICS=true to serve /metrics');
+      throw new SettingsError(
+        'PWPUSH_METRICS_TOKEN',
+        'PWPUSH_METRICS_TOKEN is set but PWPUSH_METRICS is not true: set PWPUSH_METRICS=true to serve /metrics',
+      );
     }
     if (metricsToken.length < 16 || /\s/.test(metricsToken)) {
-      throw new SettingsError('PWPUSH_METRICS_TOKEN', 'PWPUSH_METRICS_TOKEN must be at least 16 characters without spaces');
+      throw new SettingsError(
+        'PWPUSH_METRICS_TOKEN',
+        'PWPUSH_METRICS_TOKEN must be at least 16 characters without spaces',
+      );
     }
   }
   return { metricsEnabled, metricsToken };

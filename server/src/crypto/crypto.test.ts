@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createKeyring, DecryptionError } from './envelope.js';
 import { hashPassphrase, verifyPassphrase } from './passphrase.js';
-import { API_TOKEN_PREFIX, newApiToken, newFileId, newUrlToken, signDownloadToken, tokenDigest, verifyDownloadToken } from './tokens.js';
+import {
+  API_TOKEN_PREFIX,
+  newApiToken,
+  newFileId,
+  newUrlToken,
+  signDownloadToken,
+  tokenDigest,
+  verifyDownloadToken,
+} from './tokens.js';
 
 const A = { id: 'a', key: Buffer.alloc(32, 1) };
 const B = { id: 'b', key: Buffer.alloc(32, 2) };
@@ -85,8 +93,14 @@ describe('tokens', () => {
     expect(verifyDownloadToken(secret, jwt, 'push1', 'file1', at(301))).toEqual({ ok: false, reason: 'link_expired' });
     expect(verifyDownloadToken(secret, jwt, 'push1', 'file2', at(1))).toEqual({ ok: false, reason: 'invalid_link' });
     expect(verifyDownloadToken(secret, jwt, 'push2', 'file1', at(1))).toEqual({ ok: false, reason: 'invalid_link' });
-    expect(verifyDownloadToken(Buffer.alloc(32, 8), jwt, 'push1', 'file1', at(1))).toEqual({ ok: false, reason: 'invalid_link' });
+    expect(verifyDownloadToken(Buffer.alloc(32, 8), jwt, 'push1', 'file1', at(1))).toEqual({
+      ok: false,
+      reason: 'invalid_link',
+    });
     // A forged token is invalid even once it would have expired.
-    expect(verifyDownloadToken(Buffer.alloc(32, 8), jwt, 'push1', 'file1', at(400))).toEqual({ ok: false, reason: 'invalid_link' });
+    expect(verifyDownloadToken(Buffer.alloc(32, 8), jwt, 'push1', 'file1', at(400))).toEqual({
+      ok: false,
+      reason: 'invalid_link',
+    });
   });
 });

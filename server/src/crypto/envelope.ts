@@ -35,7 +35,9 @@ export interface Keyring {
  * a short secret), and the key bytes stay out of the JavaScript heap.
  */
 function dataKey(master: Buffer): KeyObject {
-  return createSecretKey(Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'secret-push aes-256-gcm data key v1', 32)));
+  return createSecretKey(
+    Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'secret-push aes-256-gcm data key v1', 32)),
+  );
 }
 
 export function createKeyring(masterKeys: { id: string; key: Buffer }[]): Keyring {
@@ -70,12 +72,19 @@ export function createKeyring(masterKeys: { id: string; key: Buffer }[]): Keyrin
       const cipher = createCipheriv('aes-256-gcm', currentKey, iv);
       cipher.setAAD(Buffer.from(aad, 'utf8'));
       const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-      return Buffer.concat([Buffer.from([VERSION, currentIdBytes.length]), currentIdBytes, iv, cipher.getAuthTag(), body]);
+      return Buffer.concat([
+        Buffer.from([VERSION, currentIdBytes.length]),
+        currentIdBytes,
+        iv,
+        cipher.getAuthTag(),
+        body,
+      ]);
     },
     decrypt(envelope, aad) {
       const { keyId, iv, tag, body } = parse(envelope);
       const key = keys.get(keyId);
-      if (!key) throw new DecryptionError(`no key with id "${keyId}" is configured (set it in PWPUSH_MASTER_KEY_PREVIOUS)`);
+      if (!key)
+        throw new DecryptionError(`no key with id "${keyId}" is configured (set it in PWPUSH_MASTER_KEY_PREVIOUS)`);
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, iv);
         decipher.setAAD(Buffer.from(aad, 'utf8'));

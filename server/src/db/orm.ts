@@ -6,7 +6,13 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities.js';
-import { CONNECT_TIMEOUT_MS, IDLE_IN_TRANSACTION_MS, LOCK_TIMEOUT_MS, QUERY_TIMEOUT_MS, STATEMENT_TIMEOUT_MS } from './deadlines.js';
+import {
+  CONNECT_TIMEOUT_MS,
+  IDLE_IN_TRANSACTION_MS,
+  LOCK_TIMEOUT_MS,
+  QUERY_TIMEOUT_MS,
+  STATEMENT_TIMEOUT_MS,
+} from './deadlines.js';
 import { migrationsList } from './migrations/index.js';
 
 export { migrationsList };

@@ -63,7 +63,11 @@ type Queryable = Pick<Pool, 'query'> | PoolClient;
 
 function runner(target: Queryable): Db['query'] {
   return async <P extends object, R>(statement: Statement<P, R>, params: P): Promise<R[]> => {
-    const config = { text: statement.text, values: values(statement, params), ...(statement.name ? { name: statement.name } : {}) };
+    const config = {
+      text: statement.text,
+      values: values(statement, params),
+      ...(statement.name ? { name: statement.name } : {}),
+    };
     return (await target.query(config)).rows as R[];
   };
 }

@@ -37,7 +37,10 @@ export const column = {
   bool: (name: string): Column<boolean> => ({ name, parse: (raw) => raw === true || raw === 't' || raw === 'true' }),
   date: (name: string): Column<Date> => ({ name, parse: toDate }),
   dateOrNull: (name: string): Column<Date | null> => ({ name, parse: nullable(toDate) }),
-  bytes: (name: string): Column<Buffer> => ({ name, parse: (raw) => (Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)) }),
+  bytes: (name: string): Column<Buffer> => ({
+    name,
+    parse: (raw) => (Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)),
+  }),
   uuidOrNull: (name: string): Column<string | null> => ({ name, parse: nullable((raw) => String(raw)) }),
   /**
    * A `jsonb` value (pg writes an object parameter as JSON; it may read jsonb back parsed or as text, so both are

@@ -77,7 +77,6 @@ export interface EdgeReply {
   headers?: Record<string, string>;
 }
 
-
 /** What makes an edge serve one document: the contract, its handlers and what differs between documents. */
 export interface EdgeSpec {
   contract: Contract;
@@ -108,7 +107,12 @@ function declaredQueries(c: Contract): Map<string, Set<string>> {
   return new Map(
     c.operations().map((op) => [
       op.operationId,
-      new Set(c.parameters(op.operationId).filter((p) => p.in === 'query').map((p) => String(p.name))),
+      new Set(
+        c
+          .parameters(op.operationId)
+          .filter((p) => p.in === 'query')
+          .map((p) => String(p.name)),
+      ),
     ]),
   );
 }
@@ -126,7 +130,8 @@ function v2Spec(core: Core): EdgeSpec {
     // Each typed handler takes the request of its own operation (openapi-backend routed it there).
     handlers: handlers as unknown as EdgeSpec['handlers'],
     tokenIgnored: TOKEN_IGNORED,
-    bodyValue: (body) => (body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined),
+    bodyValue: (body) =>
+      body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined,
     validationError: (errors) => validationError(errors),
     pushFrame: (operationId) => (operationId === 'createPush' ? { wrapper: 'push', topLevel: false } : undefined),
   };
@@ -147,9 +152,10 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   // openapi-backend validates the contract and compiles its request validators at start-up; requests are then routed,
   // authorised and validated against the table made from it (./operation-table.ts), with the library's rules. Its
   // handler map is checked against the contract's operations (strict: an unknown operationId fails to load).
-  const tableReady: Promise<OperationTable> = createSpecBackend({ definition: spec.document, handlers: spec.handlers as never }).then(
-    (backend) => new OperationTable(backend, spec.contract.routes),
-  );
+  const tableReady: Promise<OperationTable> = createSpecBackend({
+    definition: spec.document,
+    handlers: spec.handlers as never,
+  }).then((backend) => new OperationTable(backend, spec.contract.routes));
   let table: OperationTable | undefined;
   let bounds = new Map<string, BodyBounds>();
   tableReady.then(
@@ -162,7 +168,13 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
   const ready = tableReady.then(() => undefined);
 
   /** Routing, the caller, the body, security, validation, the handler, its reply: the order openapi-backend runs them in. */
-  const answer = async (t: OperationTable, req: Request, res: Response, path: string, query: Record<string, unknown>): Promise<void> => {
+  const answer = async (
+    t: OperationTable,
+    req: Request,
+    res: Response,
+    path: string,
+    query: Record<string, unknown>,
+  ): Promise<void> => {
     const s = apiState(res);
     // The one match of this request (./operation-table.ts: the contract's route table), carried on it: the operation
     // and its path parameters, or 404 / 405. A more literal path (`/pushes/active`, `/p/active.json`) wins over
@@ -182,13 +194,19 @@ export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec =
     s.auth = ignoresToken ? ANONYMOUS : await authenticate(core, credentialOf(req));
     let body: unknown = undefined;
     if (op.hasRequestBody) {
-      body = await readRequestBody(op, req, res, { ...bodyLimits(settings, s.auth), ...bounds.get(op.operationId) }, spec);
-    }
-    else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
+      body = await readRequestBody(
+        op,
+        req,
+        res,
+        { ...bodyLimits(settings, s.auth), ...bounds.get(op.operationId) },
+        spec,
+      );
+    } else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
     const authorized = t.authorized(op, (scheme) => schemeHolds(scheme, s.auth));
     if (!ignoresToken) {
       if (s.auth.invalid) throw new ApiError('invalid_token');
-      if (!s.auth.user && !settings.allowAnonymous) throw new ApiError('authentication_required', 'This instance needs an API token.');
+      if (!s.auth.user && !settings.allowAnonymous)
+        throw new ApiError('authentication_required', 'This instance needs an API token.');
     }
     s.ctx = {
       actor: actorOf(req, s.auth.user?.userId ?? null),
@@ -304,7 +322,13 @@ function requireDeclaredMediaType(op: CompiledOperation, req: Request): void {
  * Reads the body into the value validated next (JSON as sent; a form into the `{ push }` object a JSON body gives:
  * `spec.bodyValue`). On a failure the rest of the body may be unread: the connection is not kept for it.
  */
-async function readRequestBody(op: CompiledOperation, req: Request, res: Response, limits: BodyLimits, spec: EdgeSpec): Promise<unknown> {
+async function readRequestBody(
+  op: CompiledOperation,
+  req: Request,
+  res: Response,
+  limits: BodyLimits,
+  spec: EdgeSpec,
+): Promise<unknown> {
   try {
     requireDeclaredMediaType(op, req);
     const { body, digest } = await readBody(req, limits);
@@ -322,7 +346,9 @@ type BodyBounds = Pick<BodyLimits, 'json' | 'urlencoded' | 'multipart'>;
 function bodyBounds(t: OperationTable, spec: EdgeSpec): Map<string, BodyBounds> {
   const out = new Map<string, BodyBounds>();
   for (const op of t.operations()) {
-    const content = (op.operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
+    const content = (
+      op.operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined
+    )?.content;
     if (!content) continue;
     const frame = spec.pushFrame(op.operationId);
     const json = content['application/json']?.schema;
@@ -337,8 +363,6 @@ function bodyBounds(t: OperationTable, spec: EdgeSpec): Map<string, BodyBounds> 
   }
   return out;
 }
-
-
 
 /** Checks one JSON answer of a routed operation against the contract (`status`, the body as sent). */
 type AnswerCheck = (res: Response, body: unknown) => void;
@@ -385,7 +409,12 @@ function answerChecker(logger: Logger, against: Contract): AnswerCheck {
     );
     if (violations.length > 0) {
       logger.error(
-        { request_id: state(res).requestId, operation: operationId, status: res.statusCode, violations: violations.map((v) => `${v.path} ${v.message}`) },
+        {
+          request_id: state(res).requestId,
+          operation: operationId,
+          status: res.statusCode,
+          violations: violations.map((v) => `${v.path} ${v.message}`),
+        },
         'response does not match the contract',
       );
     }

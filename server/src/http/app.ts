@@ -7,7 +7,13 @@
  * turn, matching paths for routes the API never reaches (the probes, the pages), which cost more than the parts do.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import helmet from 'helmet';
 import { pino, type Logger } from 'pino';
 import { ApiError } from '@secret-push/sdk/rules';
@@ -16,7 +22,17 @@ import { createWebRouter } from '../web/router.js';
 import { createApiEdge } from './api.js';
 import { corsLayer } from './cors.js';
 import { describeFailure, sendError, toApiError } from './errors.js';
-import { accessLog, answerWithHeaders, baseHeaders, everyAnswerHeaders, rateLimit, requestIdentity, singleHost, state, stripJsonSuffix } from './middleware.js';
+import {
+  accessLog,
+  answerWithHeaders,
+  baseHeaders,
+  everyAnswerHeaders,
+  rateLimit,
+  requestIdentity,
+  singleHost,
+  state,
+  stripJsonSuffix,
+} from './middleware.js';
 import { probes } from './probes.js';
 import { createV1Edge, isV1Path } from './v1/edge.js';
 import type { HitCounter } from '../runtime/window-counter.js';
@@ -93,7 +109,12 @@ export function createApp(core: Core, opts: AppOptions = {}): App {
   // The same parts, in the same order, for a request the API answers (the probes and the pages never match one); its
   // response writes the headers every answer carries with its status line (answerWithHeaders).
   const apiResponse = answerWithHeaders((app as unknown as { response: object }).response, headers);
-  const apiFront = steps(app, apiResponse, [requestIdentity(), log, oneHost, ...runtime, crossOrigin, limit, v1.handle, jsonSuffix, api.handle], responder);
+  const apiFront = steps(
+    app,
+    apiResponse,
+    [requestIdentity(), log, oneHost, ...runtime, crossOrigin, limit, v1.handle, jsonSuffix, api.handle],
+    responder,
+  );
   const front = ((req: IncomingMessage, res: ServerResponse) => {
     const path = plainPath(req.url ?? '');
     if (path !== null && isApiRequest(path)) apiFront(req, res);

@@ -33,7 +33,10 @@ export async function authenticate(core: Core, credential: Credential): Promise<
       return { credential: 'unusable', user: null, invalid: true };
     case 'bearer':
     case 'legacy': {
-      const user = await core.users.authenticate(credential.token, credential.kind === 'legacy' ? credential.email : undefined);
+      const user = await core.users.authenticate(
+        credential.token,
+        credential.kind === 'legacy' ? credential.email : undefined,
+      );
       return { credential: credential.kind, user, invalid: user === null };
     }
   }

@@ -142,7 +142,8 @@ function shapeOf(schema: unknown, depth = 0): Shape {
     for (const [key, sub] of Object.entries(schema.properties)) shape.properties.set(key, shapeOf(sub, depth + 1));
   }
   if (isSchema(schema.additionalProperties)) shape.additional = shapeOf(schema.additionalProperties, depth + 1);
-  if (Array.isArray(schema.allOf)) for (const member of schema.allOf) shape = intersect(shape, shapeOf(member, depth + 1));
+  if (Array.isArray(schema.allOf))
+    for (const member of schema.allOf) shape = intersect(shape, shapeOf(member, depth + 1));
   for (const keyword of ['anyOf', 'oneOf'] as const) {
     const branches = schema[keyword];
     if (Array.isArray(branches) && branches.length > 0) {
@@ -209,7 +210,11 @@ function fieldBound(schema: unknown): FormFieldBound {
   const shape = shapeOf(s);
   const types = typesOf(s);
   const text = types.length === 0 || types.includes('string');
-  const scalar = Number.isFinite(shape.maxLength) ? shape.maxLength : text ? OPEN_LIMITS.maxLength : FORM_LIMITS.maxScalarText;
+  const scalar = Number.isFinite(shape.maxLength)
+    ? shape.maxLength
+    : text
+      ? OPEN_LIMITS.maxLength
+      : FORM_LIMITS.maxScalarText;
   return { maxLength: Math.min(scalar, text ? Infinity : FORM_LIMITS.maxScalarText), text };
 }
 

@@ -41,7 +41,12 @@ export function boundsRefusal(error: BoundsError, frame: PushFrame | undefined):
     const v = error.violation;
     const field = frame && 'declared' in v && v.declared ? pushField(v.path, frame) : undefined;
     if (field) {
-      const ajvError = { keyword: v.kind, instancePath: `/${field.join('/')}`, schemaPath: '', params: { limit: v.limit } } as ErrorObject;
+      const ajvError = {
+        keyword: v.kind,
+        instancePath: `/${field.join('/')}`,
+        schemaPath: '',
+        params: { limit: v.limit },
+      } as ErrorObject;
       const fields = pushFieldErrors([ajvError], '');
       if (Object.keys(fields).length > 0) return validationFailed(fields);
     }
@@ -49,12 +54,17 @@ export function boundsRefusal(error: BoundsError, frame: PushFrame | undefined):
   }
   const v = error.violation;
   if (v.kind === 'fields') return new ApiError('invalid_form', `The form has more than ${v.limit} fields.`);
-  if (v.kind === 'name') return new ApiError('invalid_form', `A field name of the form is longer than ${v.limit} bytes.`);
+  if (v.kind === 'name')
+    return new ApiError('invalid_form', `A field name of the form is longer than ${v.limit} bytes.`);
   const prefix = frame ? `${frame.wrapper}[` : undefined;
   if (prefix && v.name.startsWith(prefix) && v.name.endsWith(']')) {
     const field = v.name.slice(prefix.length).replace(/\](\[\])?$/, '');
     if (/^[a-z_]+$/.test(field)) {
-      const message = fieldMessage({ keyword: 'maxLength', instancePath: `/${field}`, schemaPath: '', params: { limit: v.limit } } as ErrorObject, field, undefined);
+      const message = fieldMessage(
+        { keyword: 'maxLength', instancePath: `/${field}`, schemaPath: '', params: { limit: v.limit } } as ErrorObject,
+        field,
+        undefined,
+      );
       return validationFailed({ [field]: [message] });
     }
   }

@@ -21,7 +21,14 @@ import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
 import { ApiError, bodyKindOf, stripUnsafeInName, validationFailed } from '@secret-push/sdk/rules';
-import { FORM_LIMITS, formFieldBound, largestFormField, OPEN, type FormBounds, type ShapeBounds } from './body-bounds.js';
+import {
+  FORM_LIMITS,
+  formFieldBound,
+  largestFormField,
+  OPEN,
+  type FormBounds,
+  type ShapeBounds,
+} from './body-bounds.js';
 import { JsonScanner, JsonViolationError } from './json-scan.js';
 import { FormViolationError, UrlencodedParser } from './urlencoded.js';
 
@@ -77,7 +84,6 @@ const MAX_PARTS = FORM_LIMITS.maxFields;
 /** Most bytes of the headers of one multipart part. */
 const MAX_PART_HEADER_BYTES = 8 * 1024;
 
-
 /** Whether a request carries a body (a length above zero, or chunked transfer). */
 export function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
@@ -94,7 +100,10 @@ function decoderFor(encoding: string | undefined): Transform | null {
   if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip();
   if (coding === 'deflate') return zlib.createInflate();
   if (coding === 'br') return zlib.createBrotliDecompress();
-  throw new ApiError('invalid_encoding', 'The request body uses a Content-Encoding this server does not read (use gzip, deflate, br or none).');
+  throw new ApiError(
+    'invalid_encoding',
+    'The request body uses a Content-Encoding this server does not read (use gzip, deflate, br or none).',
+  );
 }
 
 /** Counts bytes through a stream and fails as soon as there are more than `max`; hashes what passes when asked. */
@@ -121,7 +130,10 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits): Promis
   if (Number.isFinite(declared) && declared > limits.maxBytes) throw tooLarge();
   const media = bodyKindOf(req.headers['content-type']);
   if (!media) {
-    throw new ApiError('unsupported_media_type', 'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.');
+    throw new ApiError(
+      'unsupported_media_type',
+      'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.',
+    );
   }
   const decoder = decoderFor(req.headers['content-encoding'] as string | undefined);
   if (media === 'multipart') {
@@ -134,7 +146,9 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits): Promis
   }
   const consumer = media === 'json' ? jsonConsumer(limits.json ?? OPEN) : formConsumer(limits.urlencoded);
   // Without a Content-Encoding (the common case) the bytes come straight from the request, with no stream stages.
-  const bytes = decoder ? await readDecoded(req, decoder, limits.maxBytes, consumer) : await readPlain(req, limits.maxBytes, consumer);
+  const bytes = decoder
+    ? await readDecoded(req, decoder, limits.maxBytes, consumer)
+    : await readPlain(req, limits.maxBytes, consumer);
   return { body: consumer.finish(bytes), digest: digestOf('sha256', bytes, 'hex') };
 }
 
@@ -247,7 +261,8 @@ function streamFailure(error: unknown): ApiError | BoundsError {
 async function pump(req: Readable, rest: NodeJS.WritableStream[]): Promise<void> {
   const entry = new PassThrough();
   const gone = () => {
-    if (!(req as IncomingMessage).complete) entry.destroy(new ApiError('bad_request', 'The client went away before its body was sent.'));
+    if (!(req as IncomingMessage).complete)
+      entry.destroy(new ApiError('bad_request', 'The client went away before its body was sent.'));
   };
   req.on('error', gone);
   req.on('close', gone);
@@ -307,9 +322,17 @@ function partGuard(boundary: string, maxPartBytes: number): Transform {
         const k = seam.lastIndexOf(token);
         since = k !== -1 ? chunk.length - (k + token.length - tail.length) : since + chunk.length;
       }
-      tail = chunk.length >= keep ? Buffer.from(chunk.subarray(chunk.length - keep)) : Buffer.concat([tail, chunk]).subarray(-keep);
+      tail =
+        chunk.length >= keep
+          ? Buffer.from(chunk.subarray(chunk.length - keep))
+          : Buffer.concat([tail, chunk]).subarray(-keep);
       if (since > maxPartBytes) {
-        return done(new ApiError('invalid_form', 'A part of the multipart body is larger than any field or file this instance takes.'));
+        return done(
+          new ApiError(
+            'invalid_form',
+            'A part of the multipart body is larger than any field or file this instance takes.',
+          ),
+        );
       }
       done(null, chunk);
     },
@@ -361,7 +384,10 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
   const boundary = boundaryOf(String(req.headers['content-type'] ?? ''));
   // Past the parser's own limits by a margin: a file over its limit gets the parser's 422 on `files` first (the
   // parser may be a few chunks behind this stage).
-  if (boundary) stages.push(partGuard(boundary, Math.max(fieldSize, limits.maxFileBytes + 1) + MAX_PART_HEADER_BYTES + 1024 * 1024));
+  if (boundary)
+    stages.push(
+      partGuard(boundary, Math.max(fieldSize, limits.maxFileBytes + 1) + MAX_PART_HEADER_BYTES + 1024 * 1024),
+    );
   const fields: [string, string][] = [];
   const files: FormFile[] = [];
   let filesSeen = 0;
@@ -372,7 +398,8 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
     failure = error;
     parser.destroy(error);
   };
-  const truncatedPart = () => new ApiError('invalid_form', 'The multipart body ends inside a part (its closing boundary is missing).');
+  const truncatedPart = () =>
+    new ApiError('invalid_form', 'The multipart body ends inside a part (its closing boundary is missing).');
   parser.on('field', (name: string, value: string, nameTruncated: boolean, valueTruncated: boolean) => {
     if (nameTruncated || Buffer.byteLength(name) > FORM_LIMITS.maxNameBytes) {
       return fail(new FormViolationError({ kind: 'name', limit: FORM_LIMITS.maxNameBytes }));
@@ -383,41 +410,55 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
     }
     fields.push([name, value]);
   });
-  parser.on('file', (field: string, stream: Readable, filename: string | undefined, _transfer: string, mimeType: string) => {
-    // Every file stream, kept or discarded, has an error path: a part cut short by the end of the body emits one.
-    stream.on('error', () => fail(truncatedPart()));
-    if (limits.filesRefused) {
-      fail(limits.filesRefused());
-      stream.resume();
-      return;
-    }
-    if (Buffer.byteLength(field) > FORM_LIMITS.maxNameBytes) {
-      fail(new FormViolationError({ kind: 'name', limit: FORM_LIMITS.maxNameBytes }));
-      stream.resume();
-      return;
-    }
-    filesSeen += 1;
-    const index = filesSeen;
-    const chunks: Buffer[] = [];
-    const keep = filesSeen <= limits.maxFiles;
-    stream.on('data', (chunk: Buffer) => {
-      if (keep) chunks.push(chunk);
-    });
-    stream.on('limit', () => {
-      if (!truncate) fail(validationFailed({ files: [`file ${index}: larger than the limit of ${limits.maxFileBytes} bytes`] }));
-    });
-    stream.on('end', () => {
-      if (keep) files.push({ field, filename: stripUnsafeInName(filename ?? ''), contentType: mimeType || 'application/octet-stream', bytes: Buffer.concat(chunks) });
-    });
-  });
-  parser.on('partsLimit', () => fail(new ApiError('invalid_form', `The multipart body has more than ${MAX_PARTS} parts.`)));
+  parser.on(
+    'file',
+    (field: string, stream: Readable, filename: string | undefined, _transfer: string, mimeType: string) => {
+      // Every file stream, kept or discarded, has an error path: a part cut short by the end of the body emits one.
+      stream.on('error', () => fail(truncatedPart()));
+      if (limits.filesRefused) {
+        fail(limits.filesRefused());
+        stream.resume();
+        return;
+      }
+      if (Buffer.byteLength(field) > FORM_LIMITS.maxNameBytes) {
+        fail(new FormViolationError({ kind: 'name', limit: FORM_LIMITS.maxNameBytes }));
+        stream.resume();
+        return;
+      }
+      filesSeen += 1;
+      const index = filesSeen;
+      const chunks: Buffer[] = [];
+      const keep = filesSeen <= limits.maxFiles;
+      stream.on('data', (chunk: Buffer) => {
+        if (keep) chunks.push(chunk);
+      });
+      stream.on('limit', () => {
+        if (!truncate)
+          fail(validationFailed({ files: [`file ${index}: larger than the limit of ${limits.maxFileBytes} bytes`] }));
+      });
+      stream.on('end', () => {
+        if (keep)
+          files.push({
+            field,
+            filename: stripUnsafeInName(filename ?? ''),
+            contentType: mimeType || 'application/octet-stream',
+            bytes: Buffer.concat(chunks),
+          });
+      });
+    },
+  );
+  parser.on('partsLimit', () =>
+    fail(new ApiError('invalid_form', `The multipart body has more than ${MAX_PARTS} parts.`)),
+  );
   parser.on('fieldsLimit', () => fail(new FormViolationError({ kind: 'fields', limit: MAX_PARTS })));
   try {
     await pump(req, [...stages, parser as unknown as NodeJS.WritableStream]);
   } catch (error) {
     if (failure) throw failure;
     const mapped = streamFailure(error);
-    throw mapped instanceof ApiError && mapped.code === 'bad_request' ? new ApiError('invalid_form', 'The multipart body is malformed.') : mapped;
+    throw mapped instanceof ApiError && mapped.code === 'bad_request'
+      ? new ApiError('invalid_form', 'The multipart body is malformed.')
+      : mapped;
   }
   if (failure) throw failure;
   return { type: 'form', fields, files, filesSeen };

@@ -13,7 +13,10 @@ function refusal(err: NodeJS.ErrnoException): ApiError {
   if (err.code === 'HPE_HEADER_OVERFLOW') return new ApiError('header_fields_too_large');
   // The server's headersTimeout (or requestTimeout) passed before the request was complete: a slow or stalled client.
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError('request_timeout');
-  return new ApiError('bad_request', 'The request is not valid HTTP (a malformed request line, or a header with a forbidden character).');
+  return new ApiError(
+    'bad_request',
+    'The request is not valid HTTP (a malformed request line, or a header with a forbidden character).',
+  );
 }
 
 function answer(err: NodeJS.ErrnoException, requestId: string): { status: number; body: string } {
@@ -32,7 +35,8 @@ export function answerClientErrors(server: Server): void {
     // Every answer carries a request id (the contract requires X-Request-Id); this one never reached the app.
     const requestId = randomUUID();
     const { status, body } = answer(err, requestId);
-    const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+    const reason =
+      status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
     const headers = [
       `HTTP/1.1 ${status} ${reason}`,
       'Content-Type: application/json; charset=utf-8',

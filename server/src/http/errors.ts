@@ -50,7 +50,12 @@ export function describeFailure(error: unknown): { name: string; code?: string; 
  * Answers an error as JSON (status, headers and body), unless the response has already started. `extra` adds keys a
  * document defines beyond ErrorResponse's (v1's passphrase 401 carries the reference's `message` and `status`).
  */
-export function sendError(res: Response, error: ApiError, requestId: string | undefined, extra: Record<string, string> = {}): void {
+export function sendError(
+  res: Response,
+  error: ApiError,
+  requestId: string | undefined,
+  extra: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     // A late failure (e.g. the safety-net timeout already answered): nothing more can be sent.
     if (!res.writableEnded) res.destroy();
@@ -94,7 +99,10 @@ export function validationError(errors: ErrorObject[]): ApiError {
     return new ApiError('not_found');
   }
   if (parameterErrors.length > 0) {
-    return new ApiError('invalid_parameter', `Invalid or missing parameter: ${parameterNames(parameterErrors).join(', ')}.`);
+    return new ApiError(
+      'invalid_parameter',
+      `Invalid or missing parameter: ${parameterNames(parameterErrors).join(', ')}.`,
+    );
   }
   const fields = pushFieldErrors(errors, PUSH_PATH);
   if (Object.keys(fields).length === 0) return new ApiError('bad_request', 'The request is not valid.');
@@ -106,7 +114,8 @@ function parameterNames(errors: ErrorObject[]): string[] {
     const [, where, name] = e.instancePath.split('/');
     if (name) return name;
     if (e.keyword === 'required') return String((e.params as { missingProperty?: unknown }).missingProperty);
-    if (e.keyword === 'additionalProperties') return String((e.params as { additionalProperty?: unknown }).additionalProperty);
+    if (e.keyword === 'additionalProperties')
+      return String((e.params as { additionalProperty?: unknown }).additionalProperty);
     return where ?? 'parameter';
   });
   return [...new Set(names)];

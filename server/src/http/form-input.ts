@@ -13,6 +13,9 @@ export { readPushText };
  * `{ [wrapper]: { … } }` from a form, or 400 missing_push when no `<wrapper>[…]` field (nor file) was sent. A field
  * sent twice answers 422 on it; a text value under the files field answers 422 on `files`.
  */
-export function formToInput(body: Extract<ParsedBody, { type: 'form' }>, wrapper: string): Record<string, Record<string, unknown>> {
+export function formToInput(
+  body: Extract<ParsedBody, { type: 'form' }>,
+  wrapper: string,
+): Record<string, Record<string, unknown>> {
   return readForm(body, wrapper);
 }

@@ -183,13 +183,13 @@ export class JsonScanner {
         return true;
       case S.ArrayFirst:
         if (isWhitespace(byte)) return true;
-        if (byte === 0x5d) return this.close(false), true;
+        if (byte === 0x5d) return (this.close(false), true);
         this.startValue(byte);
         return true;
       case S.ObjectFirst:
       case S.ObjectKey:
         if (isWhitespace(byte)) return true;
-        if (byte === 0x7d && this.state === S.ObjectFirst) return this.close(true), true;
+        if (byte === 0x7d && this.state === S.ObjectFirst) return (this.close(true), true);
         if (byte !== QUOTE) return this.invalid();
         this.startKey();
         return true;
@@ -205,15 +205,15 @@ export class JsonScanner {
           this.state = top.object ? S.ObjectKey : S.Value;
           return true;
         }
-        if (byte === (top.object ? 0x7d : 0x5d)) return this.close(top.object), true;
+        if (byte === (top.object ? 0x7d : 0x5d)) return (this.close(top.object), true);
         return this.invalid();
       }
       case S.End:
         return isWhitespace(byte) ? true : this.invalid();
       case S.Escape:
-        return this.escape(byte), true;
+        return (this.escape(byte), true);
       case S.UnicodeEscape:
-        return this.unicodeEscape(byte), true;
+        return (this.unicodeEscape(byte), true);
       case S.Literal:
         if (byte !== this.literal.charCodeAt(this.literalAt)) return this.invalid();
         this.literalAt += 1;
@@ -244,7 +244,12 @@ export class JsonScanner {
     if (top.object) return top.child;
     top.count += 1;
     if (top.count > top.bounds.maxItems) {
-      this.violation({ kind: 'maxItems', path: this.path().slice(0, -1), limit: top.bounds.maxItems, declared: top.bounds.declared });
+      this.violation({
+        kind: 'maxItems',
+        path: this.path().slice(0, -1),
+        limit: top.bounds.maxItems,
+        declared: top.bounds.declared,
+      });
     }
     return top.bounds.items;
   }
@@ -258,9 +263,11 @@ export class JsonScanner {
     const bounds = this.position();
     this.sawValue = true;
     this.values += 1;
-    if (this.values > this.limits.maxValues) this.violation({ kind: 'values', path: this.path(), limit: this.limits.maxValues });
+    if (this.values > this.limits.maxValues)
+      this.violation({ kind: 'values', path: this.path(), limit: this.limits.maxValues });
     if (isContainer) {
-      if (this.stack.length >= this.limits.maxDepth) this.violation({ kind: 'depth', path: this.path(), limit: this.limits.maxDepth });
+      if (this.stack.length >= this.limits.maxDepth)
+        this.violation({ kind: 'depth', path: this.path(), limit: this.limits.maxDepth });
       const object = byte === 0x7b;
       this.stack.push({ object, bounds, count: 0, key: null, child: bounds.additional });
       this.state = object ? S.ObjectFirst : S.ArrayFirst;
@@ -289,7 +296,12 @@ export class JsonScanner {
     const top = this.stack[this.stack.length - 1]!;
     top.count += 1;
     if (top.count > top.bounds.maxProperties) {
-      this.violation({ kind: 'maxProperties', path: this.path().slice(0, -1), limit: top.bounds.maxProperties, declared: top.bounds.declared });
+      this.violation({
+        kind: 'maxProperties',
+        path: this.path().slice(0, -1),
+        limit: top.bounds.maxProperties,
+        declared: top.bounds.declared,
+      });
     }
     top.key = null;
     this.stringIsKey = true;
@@ -305,7 +317,12 @@ export class JsonScanner {
     this.stringPoints += count;
     if (this.stringPoints <= this.stringLimit) return;
     if (this.stringIsKey) this.violation({ kind: 'keyLength', path: this.path(), limit: this.limits.maxKeyLength });
-    this.violation({ kind: 'maxLength', path: this.path(), limit: this.stringLimit, declared: this.stringBounds.declared });
+    this.violation({
+      kind: 'maxLength',
+      path: this.path(),
+      limit: this.stringLimit,
+      declared: this.stringBounds.declared,
+    });
   }
 
   /** Keeps a key's raw bytes (escapes included) while they are few enough to name a declared key. */
@@ -345,7 +362,16 @@ export class JsonScanner {
       return;
     }
     // " \ / b f n r t
-    if (byte !== QUOTE && byte !== BACKSLASH && byte !== 0x2f && byte !== 0x62 && byte !== 0x66 && byte !== 0x6e && byte !== 0x72 && byte !== 0x74) {
+    if (
+      byte !== QUOTE &&
+      byte !== BACKSLASH &&
+      byte !== 0x2f &&
+      byte !== 0x62 &&
+      byte !== 0x66 &&
+      byte !== 0x6e &&
+      byte !== 0x72 &&
+      byte !== 0x74
+    ) {
       return void this.invalid();
     }
     if (this.stringIsKey) this.capture([BACKSLASH, byte]);

@@ -74,7 +74,9 @@ export type HeaderLine = readonly [name: string, value: string];
  * The headers every answer carries besides its `X-Request-Id`: no caching, no indexing, and helmet's, worked out once
  * (helmet decides them from its options, never from the request).
  */
-export function everyAnswerHeaders(helmetMiddleware: (req: never, res: never, next: (err?: unknown) => void) => void): HeaderLine[] {
+export function everyAnswerHeaders(
+  helmetMiddleware: (req: never, res: never, next: (err?: unknown) => void) => void,
+): HeaderLine[] {
   const headers: HeaderLine[] = [
     ['Cache-Control', 'no-store'],
     ['X-Robots-Tag', 'noindex, nofollow'],
@@ -108,24 +110,38 @@ export function baseHeaders(headers: readonly HeaderLine[]): RequestHandler {
  * as it did when it was set after these. For the API's answers, which no page handler touches.
  */
 export function answerWithHeaders(base: object, headers: readonly HeaderLine[]): object {
-  const writeHead = ServerResponse.prototype.writeHead as (this: ServerResponse, statusCode: number, ...rest: unknown[]) => ServerResponse;
+  const writeHead = ServerResponse.prototype.writeHead as (
+    this: ServerResponse,
+    statusCode: number,
+    ...rest: unknown[]
+  ) => ServerResponse;
   const lower = headers.map(([name]) => name.toLowerCase());
-  function writeHeadWithEveryHeader(this: ServerResponse, statusCode: number, reason?: unknown, given?: unknown): ServerResponse {
+  function writeHeadWithEveryHeader(
+    this: ServerResponse,
+    statusCode: number,
+    reason?: unknown,
+    given?: unknown,
+  ): ServerResponse {
     const list = typeof reason === 'string' ? given : reason;
     const out: unknown[] = [];
     const givenNames = new Set<string>();
     if (Array.isArray(list)) for (let i = 0; i < list.length; i += 2) givenNames.add(String(list[i]).toLowerCase());
     else if (list && typeof list === 'object') for (const name of Object.keys(list)) givenNames.add(name.toLowerCase());
     const requestId = ((this as unknown as { locals?: RequestState }).locals ?? ({} as RequestState)).requestId;
-    if (requestId && !givenNames.has('x-request-id') && !this.hasHeader('x-request-id')) out.push('X-Request-Id', requestId);
+    if (requestId && !givenNames.has('x-request-id') && !this.hasHeader('x-request-id'))
+      out.push('X-Request-Id', requestId);
     for (let i = 0; i < headers.length; i++) {
       if (!givenNames.has(lower[i]!) && !this.hasHeader(lower[i]!)) out.push(headers[i]![0], headers[i]![1]);
     }
     if (Array.isArray(list)) for (const item of list as unknown[]) out.push(item);
     else if (list && typeof list === 'object') for (const [name, value] of Object.entries(list)) out.push(name, value);
-    return typeof reason === 'string' ? writeHead.call(this, statusCode, reason, out) : writeHead.call(this, statusCode, out);
+    return typeof reason === 'string'
+      ? writeHead.call(this, statusCode, reason, out)
+      : writeHead.call(this, statusCode, out);
   }
-  return Object.create(base, { writeHead: { value: writeHeadWithEveryHeader, writable: true, configurable: true } }) as object;
+  return Object.create(base, {
+    writeHead: { value: writeHeadWithEveryHeader, writable: true, configurable: true },
+  }) as object;
 }
 
 /**
@@ -178,7 +194,11 @@ export function fieldValue(res: { getHeader(name: string): unknown }, name: stri
  * on its own: behind N hosts a client gets up to N × the limit). The passphrase and sign-in limits that must hold
  * everywhere live in PostgreSQL, in the domain layer.
  */
-export function rateLimit(perMinute: number, now: () => number = Date.now, counter: HitCounter = windowCounter()): RequestHandler {
+export function rateLimit(
+  perMinute: number,
+  now: () => number = Date.now,
+  counter: HitCounter = windowCounter(),
+): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     if (perMinute <= 0) return next();
     // Probes and static assets are not requests a client can abuse for work (as the reference's throttle). (/metrics,
@@ -189,7 +209,13 @@ export function rateLimit(perMinute: number, now: () => number = Date.now, count
     const decide = (w: WindowHit) => {
       // Every answer this limit governs says so: the policy, the requests left in the window and when it starts again.
       const resetSeconds = Math.max(1, Math.ceil((w.start + RATE_WINDOW_MS - t) / 1000));
-      const limit: LimitState = { policy: 'requests', quota: perMinute, windowSeconds: RATE_WINDOW_MS / 1000, remaining: perMinute - w.count, resetSeconds };
+      const limit: LimitState = {
+        policy: 'requests',
+        quota: perMinute,
+        windowSeconds: RATE_WINDOW_MS / 1000,
+        remaining: perMinute - w.count,
+        resetSeconds,
+      };
       for (const [name, value] of Object.entries(rateLimitFields(limit))) res.setHeader(name, value);
       if (w.count <= perMinute) return next();
       // The fields are on the response already; the error carries the Retry-After.

@@ -80,7 +80,10 @@ function checkSupported(operationId: string, parameter: Json): void {
   const schema = (parameter.schema ?? {}) as Json;
   const where = `${operationId}: parameter ${String(parameter.name)} (in ${String(parameter.in)})`;
   if (parameter.in === 'cookie') throw new Error(`${where}: cookie parameters are not supported by the API edge`);
-  if (parameter.in === 'query' && (parameter.content !== undefined || parameter.explode === false || schema.type === 'array')) {
+  if (
+    parameter.in === 'query' &&
+    (parameter.content !== undefined || parameter.explode === false || schema.type === 'array')
+  ) {
     throw new Error(`${where}: JSON, non-exploded and array query parameters are not supported by the API edge`);
   }
 }
@@ -144,7 +147,12 @@ export class OperationTable {
   route(method: string, path: string): Routed {
     const match = this.routes.match(method, path);
     if (match.kind !== 'ok') return match;
-    return { kind: 'ok', operation: this.byId.get(match.operation.operationId)!, path: match.operation.path, params: match.params };
+    return {
+      kind: 'ok',
+      operation: this.byId.get(match.operation.operationId)!,
+      path: match.operation.path,
+      params: match.params,
+    };
   }
 
   /** Whether the operation's security requirements hold, given each scheme's verdict. */
@@ -184,16 +192,32 @@ export class OperationTable {
       }
     }
     // validateRequest: when JSON is the only declared format, a body that is not an object must be JSON text.
-    if (typeof raw !== 'object' && raw !== undefined && op.mediaTypes.length === 1 && op.mediaTypes[0] === 'application/json') {
+    if (
+      typeof raw !== 'object' &&
+      raw !== undefined &&
+      op.mediaTypes.length === 1 &&
+      op.mediaTypes[0] === 'application/json'
+    ) {
       try {
         JSON.parse(`${String(raw)}`);
       } catch (error) {
-        errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: {}, message: (error as Error).message });
+        errors.push({
+          keyword: 'parse',
+          instancePath: '',
+          schemaPath: '#/requestBody',
+          params: {},
+          message: (error as Error).message,
+        });
       }
     }
     const contentType = mediaTypeOf(request.headers['content-type'] as HeaderValue);
     // A copy of the headers: Ajv's type coercion writes into what it validates.
-    const parameters: Record<string, unknown> = { path: request.params, query: request.query, header: { ...request.headers }, cookie: {} };
+    const parameters: Record<string, unknown> = {
+      path: request.params,
+      query: request.query,
+      header: { ...request.headers },
+      cookie: {},
+    };
     if (typeof requestBody === 'object' || contentType === 'application/json') parameters.requestBody = requestBody;
     for (const validate of op.validators) {
       validate(parameters);

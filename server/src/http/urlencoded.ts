@@ -21,9 +21,7 @@ export interface FormFieldBounds {
 
 /** What a form went over: the parser stops at the first one. */
 export type FormViolation =
-  | { kind: 'fields'; limit: number }
-  | { kind: 'name'; limit: number }
-  | { kind: 'value'; name: string; limit: number };
+  { kind: 'fields'; limit: number } | { kind: 'name'; limit: number } | { kind: 'value'; name: string; limit: number };
 
 export class FormViolationError extends Error {
   constructor(readonly violation: FormViolation) {
@@ -95,7 +93,8 @@ export class UrlencodedParser {
       }
       if (this.seqBytes === 0) {
         this.count += 1;
-        if (this.count > this.bounds.maxFields) throw new FormViolationError({ kind: 'fields', limit: this.bounds.maxFields });
+        if (this.count > this.bounds.maxFields)
+          throw new FormViolationError({ kind: 'fields', limit: this.bounds.maxFields });
       }
       this.seqBytes += 1;
       if (byte === EQUALS && !this.inValue) {

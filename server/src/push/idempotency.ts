@@ -37,23 +37,44 @@ export function keyScope(userId: string | null, ip: string): string {
 }
 
 /** Presents the key: fresh (go on and create), a replay of a finished create, or an error (400, 409, 422). */
-export async function presentKey(repo: PushRepository, request: IdempotencyRequest, scope: string, now: Date): Promise<KeyOutcome> {
+export async function presentKey(
+  repo: PushRepository,
+  request: IdempotencyRequest,
+  scope: string,
+  now: Date,
+): Promise<KeyOutcome> {
   if (!KEY_FORMAT.test(request.key)) {
-    throw new ApiError('invalid_parameter', 'Invalid or missing parameter: Idempotency-Key (1 to 255 visible ASCII characters).');
+    throw new ApiError(
+      'invalid_parameter',
+      'Invalid or missing parameter: Idempotency-Key (1 to 255 visible ASCII characters).',
+    );
   }
   const ref = { scope, keyDigest: createHash('sha256').update(request.key).digest('hex') };
-  const claim = await repo.claimKey(ref, request.fingerprint, now, KEY_LIFETIME_MS, new Date(now.getTime() - ABANDONED_AFTER_MS));
+  const claim = await repo.claimKey(
+    ref,
+    request.fingerprint,
+    now,
+    KEY_LIFETIME_MS,
+    new Date(now.getTime() - ABANDONED_AFTER_MS),
+  );
   if (claim.outcome === 'claimed') return { kind: 'fresh', ref };
   const { key } = claim;
   if (key.fingerprint !== request.fingerprint) {
-    throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with another request body; use a new key for a new push.');
+    throw new ApiError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was used with another request body; use a new key for a new push.',
+    );
   }
   if (key.state === 'in_flight' || key.pushId === null) {
     // True: by then the first request has finished (the key is done) or can no longer finish (the key is free).
     const retryAfter = Math.max(1, Math.ceil((key.createdAt.getTime() + ABANDONED_AFTER_MS - now.getTime()) / 1000));
-    throw new ApiError('idempotency_key_in_use', `A request with this Idempotency-Key is still being processed; retry in ${retryAfter} s.`, {
-      retryAfterSeconds: retryAfter,
-    });
+    throw new ApiError(
+      'idempotency_key_in_use',
+      `A request with this Idempotency-Key is still being processed; retry in ${retryAfter} s.`,
+      {
+        retryAfterSeconds: retryAfter,
+      },
+    );
   }
   return { kind: 'replay', pushId: key.pushId };
 }

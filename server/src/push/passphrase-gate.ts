@@ -28,10 +28,13 @@ async function takeLocalPlace(pushId: string, limit: number, waitUntil: number):
   const slot = entry;
   if (slot.active >= limit) {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        slot.waiting.splice(slot.waiting.indexOf(wake), 1);
-        reject(tooMany(1));
-      }, Math.max(0, waitUntil - Date.now()));
+      const timer = setTimeout(
+        () => {
+          slot.waiting.splice(slot.waiting.indexOf(wake), 1);
+          reject(tooMany(1));
+        },
+        Math.max(0, waitUntil - Date.now()),
+      );
       const wake = () => {
         clearTimeout(timer);
         resolve();
@@ -46,13 +49,16 @@ async function takeLocalPlace(pushId: string, limit: number, waitUntil: number):
     if (released) return;
     released = true;
     const next = slot.waiting.shift();
-    if (next) next(); // the place passes on
+    if (next)
+      next(); // the place passes on
     else if (--slot.active === 0) local.delete(pushId);
   };
 }
 
 function tooMany(retryAfterSeconds: number): ApiError {
-  return new ApiError('too_many_attempts', 'Too many passphrase attempts for this push; try again later.', { retryAfterSeconds });
+  return new ApiError('too_many_attempts', 'Too many passphrase attempts for this push; try again later.', {
+    retryAfterSeconds,
+  });
 }
 
 export interface GateOptions {
@@ -98,6 +104,7 @@ async function decide(row: PushRow, passphrase: string | undefined, attemptId: s
     return;
   }
   await o.repo.failAttempt(attemptId, row.id, o.actor, o.now, o.deadline);
-  if (missing) throw new ApiError('passphrase_required', 'This push needs a passphrase (send it in the X-Passphrase header).');
+  if (missing)
+    throw new ApiError('passphrase_required', 'This push needs a passphrase (send it in the X-Passphrase header).');
   throw new ApiError('passphrase_incorrect', 'That passphrase is incorrect.');
 }

@@ -92,7 +92,13 @@ type AuditParams = { ip: string; userAgent: string; referrer: string; userId: st
 type Guarded = { deadline: Date };
 
 function auditParams(actor: AuditActor, now: Date): AuditParams {
-  return { ip: cut(actor.ip), userAgent: cut(actor.userAgent), referrer: cut(actor.referrer), userId: actor.userId, now };
+  return {
+    ip: cut(actor.ip),
+    userAgent: cut(actor.userAgent),
+    referrer: cut(actor.referrer),
+    userId: actor.userId,
+    now,
+  };
 }
 
 type Total = { total: string | number };
@@ -112,7 +118,11 @@ const LAST_VIEW = 'views_used + 1 >= expire_after_views';
  * latest version, so concurrent creates from one address (on any instance) are counted one after the other, and the
  * push is inserted only when its bytes were counted. A refused create changes nothing.
  */
-function insertStatement(files: number, keyed: boolean, addressQuota: boolean): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
+function insertStatement(
+  files: number,
+  keyed: boolean,
+  addressQuota: boolean,
+): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
   const fileCtes = Array.from(
     { length: files },
     (_, i) =>
@@ -204,7 +214,9 @@ const S = {
   filesOf: sql<{ pushId: string }>(
     'select id, filename_ciphertext, content_type, size from push_files where push_id = :pushId order by position',
   ),
-  fileOf: sql<{ pushId: string; fileId: string }>(`select ${F.list} from push_files where id = :fileId and push_id = :pushId`),
+  fileOf: sql<{ pushId: string; fileId: string }>(
+    `select ${F.list} from push_files where id = :fileId and push_id = :pushId`,
+  ),
   auditCount: sql<{ pushId: string }, Total>('select count(*) as total from audit_entries where push_id = :pushId'),
   auditPage: sql<{ pushId: string; limit: number; offset: number }>(
     `select ${A.list} from audit_entries where push_id = :pushId order by created_at, id limit :limit offset :offset`,
@@ -352,7 +364,13 @@ function insertFor(files: number, key: KeyRef | undefined, addressQuota: boolean
 }
 
 /** The named parameters of a create. */
-const insertParams = (push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key: KeyRef | undefined) => ({
+const insertParams = (
+  push: PushRow,
+  files: PushFileRow[],
+  by: AuditActor,
+  deadline: Date,
+  key: KeyRef | undefined,
+) => ({
   ...push,
   ...auditParams(by, push.createdAt),
   deadline,
@@ -374,8 +392,10 @@ export const BENCH_STATEMENTS = {
 export type PushRepository = ReturnType<typeof createPushRepository>;
 
 export function createPushRepository(db: Db) {
-  const pushes = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow[]> => (await rows).map((r) => P.fromRow(r));
-  const first = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow | null> => (await pushes(rows))[0] ?? null;
+  const pushes = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow[]> =>
+    (await rows).map((r) => P.fromRow(r));
+  const first = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow | null> =>
+    (await pushes(rows))[0] ?? null;
 
   async function findById(id: string): Promise<PushRow | null> {
     return first(db.query(S.findById, { id }));
@@ -390,9 +410,10 @@ export function createPushRepository(db: Db) {
 
     /** A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement. */
     async insert(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key?: KeyRef): Promise<PushRow> {
-      return guardedPush(await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)))!;
+      return guardedPush(
+        await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
+      )!;
     },
-
 
     /** Claims a view; null when none is left (or the time ran out). */
     async claimView(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
@@ -439,7 +460,13 @@ export function createPushRepository(db: Db) {
       return { items: rows.map((r) => A.fromRow(r)), total };
     },
 
-    async ownerPage(state: 'active' | 'expired', ownerId: string, now: Date, limit: number, offset: number): Promise<PageOf<PushRow>> {
+    async ownerPage(
+      state: 'active' | 'expired',
+      ownerId: string,
+      now: Date,
+      limit: number,
+      offset: number,
+    ): Promise<PageOf<PushRow>> {
       const [countOf, pageOf] = state === 'active' ? [S.activeCount, S.activePage] : [S.expiredCount, S.expiredPage];
       const [total, items] = await Promise.all([
         count(db.query(countOf, { ownerId, now })),
@@ -487,7 +514,13 @@ function attemptOperations(db: Db) {
      * checked (younger than `inFlightMs`) hold a place too, so that parallel guesses cannot all slip under the limit,
      * but they never count once decided right.
      */
-    async reserveAttempt(pushId: string, now: Date, limit: number, windowMs: number, inFlightMs: number): Promise<AttemptReservation> {
+    async reserveAttempt(
+      pushId: string,
+      now: Date,
+      limit: number,
+      windowMs: number,
+      inFlightMs: number,
+    ): Promise<AttemptReservation> {
       return db.transaction(async (tx) => {
         await tx.query(S.lockPush, { id: pushId });
         const recent = (
@@ -518,42 +551,68 @@ function attemptOperations(db: Db) {
 /** Creates counted against the storage quotas (storage-quota.ts decides with them), and their windows. */
 function storageOperations(db: Db) {
   return {
-  /**
-   * The same, counted against the anonymous storage quota in the same statement: refused (nothing stored) when the
-   * address's window would go over the quota.
-   */
-  async insertCountedByAddress(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, quota: AddressQuota, key?: KeyRef): Promise<CountedInsert> {
-    const params = { ...insertParams(push, files, by, deadline, key), quotaScope: quota.scope, quotaWindow: quota.windowStart, quotaLimit: quota.limit };
-    const rows = await db.query(insertFor(files.length, key, true), params);
-    const row = guardedPush(rows);
-    if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
-    const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
-    return { refused: true, usedBytes: window ? Number(window.bytes) : 0, freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS) };
-  },
+    /**
+     * The same, counted against the anonymous storage quota in the same statement: refused (nothing stored) when the
+     * address's window would go over the quota.
+     */
+    async insertCountedByAddress(
+      push: PushRow,
+      files: PushFileRow[],
+      by: AuditActor,
+      deadline: Date,
+      quota: AddressQuota,
+      key?: KeyRef,
+    ): Promise<CountedInsert> {
+      const params = {
+        ...insertParams(push, files, by, deadline, key),
+        quotaScope: quota.scope,
+        quotaWindow: quota.windowStart,
+        quotaLimit: quota.limit,
+      };
+      const rows = await db.query(insertFor(files.length, key, true), params);
+      const row = guardedPush(rows);
+      if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
+      const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
+      return {
+        refused: true,
+        usedBytes: window ? Number(window.bytes) : 0,
+        freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS),
+      };
+    },
 
-  /**
-   * The same, counted against the user's storage quota: in a transaction that holds the user's lock, so the user's
-   * creates are counted one after the other on any instance, the bytes of the user's active pushes are summed, then
-   * the push is inserted, or refused (nothing stored) with the instant at which enough space frees by time.
-   */
-  async insertCountedForUser(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, limit: number, now: Date, key?: KeyRef): Promise<CountedInsert> {
-    const ownerId = push.ownerId!;
-    return db.transaction(async (tx) => {
-      await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
-      const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
-      if (used + push.storedBytes > limit) {
-        const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
-        return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
-      }
-      const row = guardedPush(await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)))!;
-      return { row, usedBytes: used + push.storedBytes };
-    });
-  },
+    /**
+     * The same, counted against the user's storage quota: in a transaction that holds the user's lock, so the user's
+     * creates are counted one after the other on any instance, the bytes of the user's active pushes are summed, then
+     * the push is inserted, or refused (nothing stored) with the instant at which enough space frees by time.
+     */
+    async insertCountedForUser(
+      push: PushRow,
+      files: PushFileRow[],
+      by: AuditActor,
+      deadline: Date,
+      limit: number,
+      now: Date,
+      key?: KeyRef,
+    ): Promise<CountedInsert> {
+      const ownerId = push.ownerId!;
+      return db.transaction(async (tx) => {
+        await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
+        const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
+        if (used + push.storedBytes > limit) {
+          const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
+          return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
+        }
+        const row = guardedPush(
+          await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
+        )!;
+        return { row, usedBytes: used + push.storedBytes };
+      });
+    },
 
-  /** Forgets the anonymous storage windows that ended before `now`'s window. */
-  async forgetStorageWindows(now: Date): Promise<void> {
-    await db.query(S.forgetStorageWindows, { before: storageWindowStart(now) });
-  },
+    /** Forgets the anonymous storage windows that ended before `now`'s window. */
+    async forgetStorageWindows(now: Date): Promise<void> {
+      await db.query(S.forgetStorageWindows, { before: storageWindowStart(now) });
+    },
   };
 }
 
@@ -564,7 +623,13 @@ function keyOperations(db: Db) {
      * Presents an idempotency key: claimed (no live row had it, or its row had expired or was abandoned in flight
      * before `staleBefore`), or the live row that has it.
      */
-    async claimKey(ref: KeyRef, fingerprint: string, now: Date, lifetimeMs: number, staleBefore: Date): Promise<KeyClaim> {
+    async claimKey(
+      ref: KeyRef,
+      fingerprint: string,
+      now: Date,
+      lifetimeMs: number,
+      staleBefore: Date,
+    ): Promise<KeyClaim> {
       const params = { ...ref, fingerprint, now, expiresAt: new Date(now.getTime() + lifetimeMs), staleBefore };
       // No row: another request inserted the key after this statement's snapshot was taken (the insert waited for
       // it, then yielded), so the statement cannot see it. A new statement can.
@@ -573,9 +638,13 @@ function keyOperations(db: Db) {
         if (row?.outcome === 'claimed') return { outcome: 'claimed' };
         if (row) return { outcome: 'existing', key: K.fromRow(row) };
       }
-      throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-        retryAfterSeconds: 1,
-      });
+      throw new ApiError(
+        'idempotency_key_in_use',
+        'A request with this Idempotency-Key is still being processed; retry shortly.',
+        {
+          retryAfterSeconds: 1,
+        },
+      );
     },
 
     /** Lets a key go again after a create that failed (a corrected request may use it). */

@@ -26,7 +26,10 @@ describe('one-statement hot paths', () => {
     // A rotation to B, then A dropped (the start-up check lets B alone start once B has served the database).
     await h.withSettings({ masterKeys: [TEST_KEY_B, TEST_KEY_A] });
     const onlyB = await h.withSettings({ masterKeys: [TEST_KEY_B] });
-    const err = await onlyB.pushes.retrieve(push.url_token, undefined, ctx()).then(() => null, (e: Error) => e);
+    const err = await onlyB.pushes.retrieve(push.url_token, undefined, ctx()).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).toMatch(/no key with id "a"/);
     expect(await viewsUsedAndAudit(push.url_token)).toEqual({ views: 0, kinds: ['creation'] });
     // The view is still there for a server that has the key.
@@ -34,14 +37,22 @@ describe('one-statement hot paths', () => {
   });
 
   it('claims, audits and expires the last view in the claim itself, answering as the claim found the push', async () => {
-    const push = await h.core.pushes.create({ payload: 'last', note: 'n', passphrase: 'pw', expire_after_views: 1 }, ctx());
+    const push = await h.core.pushes.create(
+      { payload: 'last', note: 'n', passphrase: 'pw', expire_after_views: 1 },
+      ctx(),
+    );
     const got = await h.core.pushes.retrieve(push.url_token, 'pw', ctx());
     expect(got).toMatchObject({ payload: 'last', expired: false, expired_on: null, views_remaining: 0 });
     const [row] = await h.db.query(
       'select expired, expired_on, payload_ciphertext, note_ciphertext, passphrase_hash from pushes where url_token = $1',
       [push.url_token],
     );
-    expect(row).toMatchObject({ expired: true, payload_ciphertext: null, note_ciphertext: null, passphrase_hash: null });
+    expect(row).toMatchObject({
+      expired: true,
+      payload_ciphertext: null,
+      note_ciphertext: null,
+      passphrase_hash: null,
+    });
     expect(row!.expired_on).not.toBeNull();
     expect((await viewsUsedAndAudit(push.url_token)).kinds).toEqual(['creation', 'view']);
   });

@@ -4,7 +4,14 @@
  * with a database and keys does: encryption at rest, hashing, signed links, and the order of the statements.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuditEntry, PreviewResponse, Push, PushInput, PushOwner, PushRetrieval } from '@secret-push/sdk/generated';
+import type {
+  AuditEntry,
+  PreviewResponse,
+  Push,
+  PushInput,
+  PushOwner,
+  PushRetrieval,
+} from '@secret-push/sdk/generated';
 import {
   ApiError,
   checkPushSchema,
@@ -42,7 +49,14 @@ import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '
 import type { AuditActor, FileMeta, KeyRef, PushRepository } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
-import { addressQuota, governingQuota, largerThanQuota, quotaExceeded, windowResetSeconds, type StorageQuotaState } from './storage-quota.js';
+import {
+  addressQuota,
+  governingQuota,
+  largerThanQuota,
+  quotaExceeded,
+  windowResetSeconds,
+  type StorageQuotaState,
+} from './storage-quota.js';
 
 /** Who is asking, as the HTTP layer (or a page) resolved it. `userId` is null for anonymous callers. */
 export type Actor = AuditActor;
@@ -80,14 +94,24 @@ export interface PushService {
   /** The same for an input a validator running the same schema has already accepted (the API's openapi-backend). */
   createValidated(input: SchemaValidPushInput, ctx: RequestContext, options?: CreateOptions): Promise<Created>;
   /** Counts a view with one atomic claim; expired → record with payload null; passphrase errors per the spec. */
-  retrieve(urlToken: string, passphrase: string | undefined, ctx: RequestContext, options?: RetrieveOptions): Promise<PushRetrieval>;
+  retrieve(
+    urlToken: string,
+    passphrase: string | undefined,
+    ctx: RequestContext,
+    options?: RetrieveOptions,
+  ): Promise<PushRetrieval>;
   /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
   preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse>;
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
   audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>>;
   list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>>;
   /** Verifies the signed download token and returns the bytes. */
-  downloadFile(urlToken: string, fileId: string, token: string, ctx?: Pick<RequestContext, 'now'>): Promise<{ filename: string; contentType: string; bytes: Buffer }>;
+  downloadFile(
+    urlToken: string,
+    fileId: string,
+    token: string,
+    ctx?: Pick<RequestContext, 'now'>,
+  ): Promise<{ filename: string; contentType: string; bytes: Buffer }>;
   /** A push's record without its secret, from its real state; null for an unknown token. Counts nothing, logs nothing. */
   state(urlToken: string, ctx: RequestContext): Promise<Push | null>;
 }
@@ -159,13 +183,22 @@ class PushOperations implements PushService {
     return this.createFrom(checkPushSchema(pushSchema(), input ?? {}), ctx);
   }
 
-  async createValidated(input: SchemaValidPushInput, ctx: RequestContext, options: CreateOptions = {}): Promise<Created> {
+  async createValidated(
+    input: SchemaValidPushInput,
+    ctx: RequestContext,
+    options: CreateOptions = {},
+  ): Promise<Created> {
     requireMayCreate(this.settings, ctx.actor.userId, input);
     return options.idempotency ? this.createKeyed(input, ctx, options.idempotency) : this.createFrom(input, ctx);
   }
 
   /** Retrieve: expired → record without secret; passphrase; the owner's look; else one atomic claim of a view. */
-  async retrieve(urlToken: string, passphrase: string | undefined, ctx: RequestContext, options: RetrieveOptions = {}): Promise<PushRetrieval> {
+  async retrieve(
+    urlToken: string,
+    passphrase: string | undefined,
+    ctx: RequestContext,
+    options: RetrieveOptions = {},
+  ): Promise<PushRetrieval> {
     const { repo } = this;
     requireCallerAllowed(this.settings, ctx.actor.userId);
     const now = nowOf(ctx);
@@ -180,7 +213,11 @@ class PushOperations implements PushService {
       // The owner's own look does not count; it is served from the row as read, which was active.
       await repo.recordAudit(row.id, 'owner_view', ctx.actor, now, deadlineOf(ctx));
       const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
-      return { ...pushRecord(row, now, base), payload: this.decryptOptional(row.payloadCiphertext, aad.payload(row.id)), files };
+      return {
+        ...pushRecord(row, now, base),
+        payload: this.decryptOptional(row.payloadCiphertext, aad.payload(row.id)),
+        files,
+      };
     }
 
     // Decrypt first (payload, and file names): if a key is missing, nothing is claimed and no view is burned. What was
@@ -214,7 +251,11 @@ class PushOperations implements PushService {
     if (done) return pushRecord(done, now, base);
     // Expired concurrently (or just ran out of time): unchanged, no audit.
     const current = (await repo.findById(row.id)) ?? row;
-    return pushRecord(!current.expired && isPastTime(current, now) ? await repo.expireByTime(current, now) : current, now, base);
+    return pushRecord(
+      !current.expired && isPastTime(current, now) ? await repo.expireByTime(current, now) : current,
+      now,
+      base,
+    );
   }
 
   async audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>> {
@@ -243,10 +284,20 @@ class PushOperations implements PushService {
     const now = nowOf(ctx);
     const base = this.baseOf(ctx);
     const result = await this.repo.ownerPage(state, ctx.actor.userId, now, PAGE_SIZE, (page - 1) * PAGE_SIZE);
-    return { items: result.items.map((r) => this.ownerView(r, now, base)), total: result.total, page, perPage: PAGE_SIZE };
+    return {
+      items: result.items.map((r) => this.ownerView(r, now, base)),
+      total: result.total,
+      page,
+      perPage: PAGE_SIZE,
+    };
   }
 
-  async downloadFile(urlToken: string, fileId: string, token: string, ctx: Pick<RequestContext, 'now'> = {}): Promise<{ filename: string; contentType: string; bytes: Buffer }> {
+  async downloadFile(
+    urlToken: string,
+    fileId: string,
+    token: string,
+    ctx: Pick<RequestContext, 'now'> = {},
+  ): Promise<{ filename: string; contentType: string; bytes: Buffer }> {
     const row = await this.findOrThrow(urlToken);
     const check = verifyDownloadToken(this.settings.signingSecret, token, urlToken, fileId, ctx.now ?? new Date());
     if (!check.ok) throw new ApiError(check.reason === 'link_expired' ? 'link_expired' : 'invalid_link');
@@ -280,7 +331,8 @@ class PushOperations implements PushService {
 
   private async findPush(urlToken: string): Promise<PushRow | null> {
     // No push has a token this long, or holding a NUL (which PostgreSQL could not even compare): unknown, 404.
-    if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128 || urlToken.includes('\u0000')) return null;
+    if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128 || urlToken.includes('\u0000'))
+      return null;
     return this.repo.findByToken(urlToken);
   }
 
@@ -317,11 +369,21 @@ class PushOperations implements PushService {
 
   /** The passphrase gate (passphrase-gate.ts), with this request's actor, instant and deadline. */
   private passphraseGate(row: PushRow, passphrase: string | undefined, ctx: RequestContext, now: Date): Promise<void> {
-    return checkPassphrase(row, passphrase, { repo: this.repo, limit: this.settings.passphraseAttemptsPerMinute, actor: ctx.actor, now, deadline: deadlineOf(ctx) });
+    return checkPassphrase(row, passphrase, {
+      repo: this.repo,
+      limit: this.settings.passphraseAttemptsPerMinute,
+      actor: ctx.actor,
+      now,
+      deadline: deadlineOf(ctx),
+    });
   }
 
   /** The row of a new push (secrets encrypted) and its files. */
-  private async newRows(valid: ValidPush, ownerId: string | null, now: Date): Promise<{ push: PushRow; files: PushFileRow[] }> {
+  private async newRows(
+    valid: ValidPush,
+    ownerId: string | null,
+    now: Date,
+  ): Promise<{ push: PushRow; files: PushFileRow[] }> {
     const { keyring } = this;
     const id = randomUUID();
     const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
@@ -332,7 +394,8 @@ class PushOperations implements PushService {
       nameCiphertext: this.encryptOptional(valid.name, aad.name(id)),
       noteCiphertext: this.encryptOptional(valid.note, aad.note(id)),
       passphraseHash,
-      storedBytes: Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
+      storedBytes:
+        Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
     };
     const files = valid.files.map((file, position): PushFileRow => {
       const fileId = newFileId();
@@ -343,7 +406,10 @@ class PushOperations implements PushService {
         filenameCiphertext: keyring.encryptText(file.filename, aad.filename(fileId)),
         contentType: file.contentType,
         size: file.bytes.length,
-        content: keyring.encrypt(Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength), aad.content(fileId)),
+        content: keyring.encrypt(
+          Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength),
+          aad.content(fileId),
+        ),
         createdAt: now,
       };
     });
@@ -351,7 +417,13 @@ class PushOperations implements PushService {
   }
 
   /** Stores the rows, counted against the storage quota that governs the caller (if any). */
-  private async store(push: PushRow, files: PushFileRow[], ctx: RequestContext, now: Date, key?: KeyRef): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
+  private async store(
+    push: PushRow,
+    files: PushFileRow[],
+    ctx: RequestContext,
+    now: Date,
+    key?: KeyRef,
+  ): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
     const { repo, settings } = this;
     const quota = governingQuota(settings, ctx.actor.userId);
     if (!quota) return { row: await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key) };
@@ -359,15 +431,27 @@ class PushOperations implements PushService {
     if (push.storedBytes > limit) throw largerThanQuota(quota, push.storedBytes, limit);
     const counted =
       quota === 'anonymous'
-        ? await repo.insertCountedByAddress(push, files, ctx.actor, deadlineOf(ctx), addressQuota(settings, ctx.actor.ip, now), key)
+        ? await repo.insertCountedByAddress(
+            push,
+            files,
+            ctx.actor,
+            deadlineOf(ctx),
+            addressQuota(settings, ctx.actor.ip, now),
+            key,
+          )
         : await repo.insertCountedForUser(push, files, ctx.actor, deadlineOf(ctx), limit, now, key);
     if ('refused' in counted) {
       // The anonymous window starts again on the hour; a user's space frees as pushes expire (by time at the latest).
-      const retryAfter = counted.freeAt ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000)) : QUOTA_FALLBACK_RETRY_SECONDS;
+      const retryAfter = counted.freeAt
+        ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000))
+        : QUOTA_FALLBACK_RETRY_SECONDS;
       throw quotaExceeded(quota, push.storedBytes, limit, counted.usedBytes, retryAfter);
     }
     const remaining = limit - counted.usedBytes;
-    return { row: counted.row, storage: { quota, limit, remaining, ...(quota === 'anonymous' ? { resetSeconds: windowResetSeconds(now) } : {}) } };
+    return {
+      row: counted.row,
+      storage: { quota, limit, remaining, ...(quota === 'anonymous' ? { resetSeconds: windowResetSeconds(now) } : {}) },
+    };
   }
 
   private async createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<Created> {
@@ -393,7 +477,11 @@ class PushOperations implements PushService {
   }
 
   /** A create with an Idempotency-Key: fresh (create, marking the key in the same statement), or a replay. */
-  private async createKeyed(input: SchemaValidPushInput, ctx: RequestContext, idempotency: IdempotencyRequest): Promise<Created> {
+  private async createKeyed(
+    input: SchemaValidPushInput,
+    ctx: RequestContext,
+    idempotency: IdempotencyRequest,
+  ): Promise<Created> {
     const { repo } = this;
     const outcome = await presentKey(repo, idempotency, keyScope(ctx.actor.userId, ctx.actor.ip), nowOf(ctx));
     if (outcome.kind === 'replay') {

@@ -144,4 +144,11 @@ const STORAGE_WINDOWS = defineTable<StorageWindowRow>('storage_windows', {
 });
 
 /** Every table the push area owns (the schema test walks them). */
-export const PUSH_AREA_TABLES = [PUSHES, PUSH_FILES, AUDIT_ENTRIES, PASSPHRASE_ATTEMPTS, IDEMPOTENCY_KEYS, STORAGE_WINDOWS];
+export const PUSH_AREA_TABLES = [
+  PUSHES,
+  PUSH_FILES,
+  AUDIT_ENTRIES,
+  PASSPHRASE_ATTEMPTS,
+  IDEMPOTENCY_KEYS,
+  STORAGE_WINDOWS,
+];

@@ -26,14 +26,21 @@ export interface StorageQuotaState {
 const STORAGE_POLICY: Record<StorageQuotaName, string> = { anonymous: 'anonymous-storage', user: 'user-storage' };
 
 /** The quota a create by this caller counts against; null when it is off. */
-export function governingQuota(settings: Pick<Settings, 'anonymousStoragePerHour' | 'userStorageBytes'>, userId: string | null): StorageQuotaName | null {
+export function governingQuota(
+  settings: Pick<Settings, 'anonymousStoragePerHour' | 'userStorageBytes'>,
+  userId: string | null,
+): StorageQuotaName | null {
   if (userId) return settings.userStorageBytes > 0 ? 'user' : null;
   return settings.anonymousStoragePerHour > 0 ? 'anonymous' : null;
 }
 
 /** The anonymous window a create at `now` from `ip` is counted in. */
 export function addressQuota(settings: Pick<Settings, 'anonymousStoragePerHour'>, ip: string, now: Date): AddressQuota {
-  return { scope: `addr:${clientAddressKey(ip)}`.slice(0, 80), windowStart: storageWindowStart(now), limit: settings.anonymousStoragePerHour };
+  return {
+    scope: `addr:${clientAddressKey(ip)}`.slice(0, 80),
+    windowStart: storageWindowStart(now),
+    limit: settings.anonymousStoragePerHour,
+  };
 }
 
 /** Seconds from `now` until the anonymous window `now` falls in is over (at least 1). */
@@ -73,12 +80,21 @@ function formatBytes(bytes: number): string {
 
 /** A push larger than the whole quota can never fit: 413, not a 429 whose Retry-After would not hold. */
 export function largerThanQuota(name: StorageQuotaName, size: number, limit: number): ApiError {
-  const which = name === 'anonymous' ? `the storage quota of anonymous pushes (${formatBytes(limit)} per address per hour)` : `your storage quota (${formatBytes(limit)} of active pushes)`;
+  const which =
+    name === 'anonymous'
+      ? `the storage quota of anonymous pushes (${formatBytes(limit)} per address per hour)`
+      : `your storage quota (${formatBytes(limit)} of active pushes)`;
   return new ApiError('payload_too_large', `This push stores ${formatBytes(size)}, more than ${which}.`);
 }
 
 /** The 429 of a create over its quota: which quota, how much is used, when to retry; its RateLimit fields. */
-export function quotaExceeded(name: StorageQuotaName, size: number, limit: number, used: number, retryAfterSeconds: number): ApiError {
+export function quotaExceeded(
+  name: StorageQuotaName,
+  size: number,
+  limit: number,
+  used: number,
+  retryAfterSeconds: number,
+): ApiError {
   const message =
     name === 'anonymous'
       ? `Storage quota exceeded: anonymous pushes from one address may store at most ${formatBytes(limit)} per hour; ` +
@@ -87,6 +103,15 @@ export function quotaExceeded(name: StorageQuotaName, size: number, limit: numbe
       : `Storage quota exceeded: your active pushes may hold at most ${formatBytes(limit)}; ` +
         `they hold ${formatBytes(used)} and this push needs ${formatBytes(size)}. Nothing was stored. ` +
         'Expire pushes you no longer need, or try again when enough have expired (Retry-After).';
-  const state: StorageQuotaState = { quota: name, limit, remaining: Math.max(0, limit - used), resetSeconds: retryAfterSeconds };
-  return new ApiError('storage_quota_exceeded', message, { retryAfterSeconds, limit: storageLimit(state), reason: name });
+  const state: StorageQuotaState = {
+    quota: name,
+    limit,
+    remaining: Math.max(0, limit - used),
+    resetSeconds: retryAfterSeconds,
+  };
+  return new ApiError('storage_quota_exceeded', message, {
+    retryAfterSeconds,
+    limit: storageLimit(state),
+    reason: name,
+  });
 }

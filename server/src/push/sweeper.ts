@@ -21,7 +21,10 @@ export interface SweepDeps {
   settings: Pick<Settings, 'purgeExpiredAfterDays'>;
 }
 
-export async function sweep({ pushes, forgetLoginAttempts, settings }: SweepDeps, now: Date = new Date()): Promise<SweepResult> {
+export async function sweep(
+  { pushes, forgetLoginAttempts, settings }: SweepDeps,
+  now: Date = new Date(),
+): Promise<SweepResult> {
   // 1. Pushes past their time: mark expired (as of their expires_at) and erase payload, note and passphrase hash.
   const erasedPushes = await pushes.sweepPastTime(now);
   // 2. File bytes of expired pushes whose links (issued at most LINK_LIFETIME_MS before expiry) have lapsed.

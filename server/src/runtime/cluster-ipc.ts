@@ -19,7 +19,8 @@ type ToWorker =
   | { sp: 'scrape'; id: number; text?: string; error?: string }
   | { sp: 'collect'; id: number };
 
-const isMessage = (m: unknown): m is { sp: string } => typeof m === 'object' && m !== null && typeof (m as { sp?: unknown }).sp === 'string';
+const isMessage = (m: unknown): m is { sp: string } =>
+  typeof m === 'object' && m !== null && typeof (m as { sp?: unknown }).sp === 'string';
 
 /** How long a worker waits for the primary before it counts a hit alone / gives up a scrape. */
 const HIT_TIMEOUT_MS = 2_000;
@@ -38,7 +39,10 @@ export interface WorkerChannel {
  * The worker's side. `collect` answers the primary's request for this worker's metrics; `fallback` counts a hit when
  * the primary does not answer in time (a hit is never left waiting, and never waved through uncounted).
  */
-export function workerChannel(collect: () => Promise<MetricsJson>, fallback: (key: string, now: number) => WindowHit): WorkerChannel {
+export function workerChannel(
+  collect: () => Promise<MetricsJson>,
+  fallback: (key: string, now: number) => WindowHit,
+): WorkerChannel {
   let next = 0;
   const pending = new Map<number, (message: ToWorker) => void>();
   // A failed send (the primary is gone) is not an error event: the worker stops on 'disconnect'.
@@ -61,7 +65,12 @@ export function workerChannel(collect: () => Promise<MetricsJson>, fallback: (ke
     }
   });
 
-  const ask = <T>(message: ToPrimary & { id: number }, timeoutMs: number, onTimeout: () => T, pick: (answer: ToWorker) => T): Promise<T> =>
+  const ask = <T>(
+    message: ToPrimary & { id: number },
+    timeoutMs: number,
+    onTimeout: () => T,
+    pick: (answer: ToWorker) => T,
+  ): Promise<T> =>
     new Promise<T>((resolve) => {
       const timer = setTimeout(() => {
         pending.delete(message.id);
@@ -76,11 +85,25 @@ export function workerChannel(collect: () => Promise<MetricsJson>, fallback: (ke
 
   return {
     hit: (key, now) =>
-      ask({ sp: 'hit', id: next++, key, now }, HIT_TIMEOUT_MS, () => fallback(key, now), (a) => (a.sp === 'hit' ? a.hit : fallback(key, now))),
+      ask(
+        { sp: 'hit', id: next++, key, now },
+        HIT_TIMEOUT_MS,
+        () => fallback(key, now),
+        (a) => (a.sp === 'hit' ? a.hit : fallback(key, now)),
+      ),
     async scrape() {
-      const answer = await ask<ToWorker | null>({ sp: 'scrape', id: next++ }, SCRAPE_TIMEOUT_MS, () => null, (a) => a);
+      const answer = await ask<ToWorker | null>(
+        { sp: 'scrape', id: next++ },
+        SCRAPE_TIMEOUT_MS,
+        () => null,
+        (a) => a,
+      );
       if (answer?.sp === 'scrape' && answer.text !== undefined) return answer.text;
-      throw new Error(answer?.sp === 'scrape' ? `the primary process could not gather the metrics (${answer.error ?? 'error'})` : 'the primary process did not answer');
+      throw new Error(
+        answer?.sp === 'scrape'
+          ? `the primary process could not gather the metrics (${answer.error ?? 'error'})`
+          : 'the primary process did not answer',
+      );
     },
     listening: (url) => send({ sp: 'listening', url }),
   };

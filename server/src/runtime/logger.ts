@@ -13,7 +13,13 @@ import type { Settings } from '../config/settings.js';
 const PIPE_BUF = 4096;
 
 export function createLogger(settings: Pick<Settings, 'logLevel'>): Logger {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 3072, maxWrite: PIPE_BUF, periodicFlush: 200 });
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: 3072,
+    maxWrite: PIPE_BUF,
+    periodicFlush: 200,
+  });
   // A stdout that fails (its reader gone: EPIPE, which pino already swallows; a full disk under a redirect, a closed
   // descriptor) loses the log lines, never the process: an 'error' nobody listens to would end it.
   destination.on('error', () => {

@@ -12,7 +12,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Pool } from 'pg';
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from 'prom-client';
 import { ApiError, errorBody } from '@secret-push/sdk/rules';
 import type { Settings } from '../config/settings.js';
 import type { CoreMetrics } from '../core.js';
@@ -26,11 +35,17 @@ const PASSPHRASE_REFUSALS = new Set(['passphrase_required', 'passphrase_incorrec
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
-
 export interface ServerMetrics extends CoreMetrics {
   registry: Registry;
   /** One answer: operation (operationId, or the page's route template), method, status, seconds. */
-  answered(operation: string, method: string, status: number, seconds: number, errorCode?: string, errorReason?: string): void;
+  answered(
+    operation: string,
+    method: string,
+    status: number,
+    seconds: number,
+    errorCode?: string,
+    errorReason?: string,
+  ): void;
 }
 
 /** The metrics of one server process. `worker` labels its process figures. */
@@ -183,8 +198,16 @@ export function createPrimaryMetrics(registry = new Registry(), worker: string |
   const registers = [registry];
   return {
     registry,
-    workers: new Gauge({ name: `${PREFIX}workers`, help: 'Worker processes running (PWPUSH_WORKERS; 1 when serving alone).', registers }),
-    workerRestarts: new Counter({ name: `${PREFIX}worker_restarts_total`, help: 'Workers that exited unexpectedly and were replaced.', registers }),
+    workers: new Gauge({
+      name: `${PREFIX}workers`,
+      help: 'Worker processes running (PWPUSH_WORKERS; 1 when serving alone).',
+      registers,
+    }),
+    workerRestarts: new Counter({
+      name: `${PREFIX}worker_restarts_total`,
+      help: 'Workers that exited unexpectedly and were replaced.',
+      registers,
+    }),
     watchEmbedded(up) {
       new Gauge({
         name: `${PREFIX}embedded_postgres_up`,
@@ -216,20 +239,33 @@ const CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
  * text `scrape` returns (this process's registry, or the cluster's sum). With a token, a scrape without the token gets
  * 401; with the setting off, /metrics is left to the routes behind (an unknown page).
  */
-export function metricsMiddleware(metrics: ServerMetrics, settings: Pick<Settings, 'metricsEnabled' | 'metricsToken'>, scrape: () => Promise<string>): RequestHandler {
+export function metricsMiddleware(
+  metrics: ServerMetrics,
+  settings: Pick<Settings, 'metricsEnabled' | 'metricsToken'>,
+  scrape: () => Promise<string>,
+): RequestHandler {
   const expected = settings.metricsToken ? Buffer.from(`Bearer ${settings.metricsToken}`) : null;
   return (req, res, next) => {
     if (req.path === METRICS_PATH && settings.metricsEnabled) {
       state(res).route = METRICS_PATH;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.setHeader('Allow', 'GET, HEAD');
-        res.status(405).json(errorBody(new ApiError('method_not_allowed', 'This path answers GET, HEAD.'), state(res).requestId));
+        res
+          .status(405)
+          .json(errorBody(new ApiError('method_not_allowed', 'This path answers GET, HEAD.'), state(res).requestId));
         return;
       }
       const given = Buffer.from(req.get('authorization') ?? '');
       if (expected && (given.length !== expected.length || !timingSafeEqual(given, expected))) {
         res.setHeader('WWW-Authenticate', 'Bearer');
-        res.status(401).json(errorBody(new ApiError('authentication_required', 'Scraping the metrics needs the metrics token.'), state(res).requestId));
+        res
+          .status(401)
+          .json(
+            errorBody(
+              new ApiError('authentication_required', 'Scraping the metrics needs the metrics token.'),
+              state(res).requestId,
+            ),
+          );
         return;
       }
       scrape().then(
@@ -242,7 +278,14 @@ export function metricsMiddleware(metrics: ServerMetrics, settings: Pick<Setting
     res.on('finish', () => {
       const s = state(res);
       const operation = s.operationId ?? s.route ?? 'unmatched';
-      metrics.answered(operation, req.method, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9, s.errorCode, s.errorReason);
+      metrics.answered(
+        operation,
+        req.method,
+        res.statusCode,
+        Number(process.hrtime.bigint() - started) / 1e9,
+        s.errorCode,
+        s.errorReason,
+      );
     });
     next();
   };

@@ -49,7 +49,11 @@ interface Slot {
 
 export function startCluster(settings: Settings, opts: ClusterOptions): RunningCluster {
   const { logger, metrics } = opts;
-  const slots: Slot[] = Array.from({ length: settings.workers }, (_, index) => ({ index, startedAt: 0, delayMs: RESTART_DELAY_MS }));
+  const slots: Slot[] = Array.from({ length: settings.workers }, (_, index) => ({
+    index,
+    startedAt: 0,
+    delayMs: RESTART_DELAY_MS,
+  }));
   const listening = new Set<number>();
   let stopping = false;
   let started = false;
@@ -91,7 +95,9 @@ export function startCluster(settings: Settings, opts: ClusterOptions): RunningC
       metrics.workers.set(live().length);
       if (stopping) return;
       if (!started) {
-        rejectReady(new Error(`worker ${slot.index} exited with ${signal ?? `code ${code}`} before the server was ready`));
+        rejectReady(
+          new Error(`worker ${slot.index} exited with ${signal ?? `code ${code}`} before the server was ready`),
+        );
         return;
       }
       const lived = Date.now() - slot.startedAt;
@@ -99,7 +105,10 @@ export function startCluster(settings: Settings, opts: ClusterOptions): RunningC
       const delayMs = slot.delayMs;
       slot.delayMs = Math.min(MAX_RESTART_DELAY_MS, delayMs * 2);
       metrics.workerRestarts.inc();
-      logger.error({ worker: slot.index, code, signal, lived_ms: lived, restart_in_ms: delayMs }, 'worker exited unexpectedly; replacing it');
+      logger.error(
+        { worker: slot.index, code, signal, lived_ms: lived, restart_in_ms: delayMs },
+        'worker exited unexpectedly; replacing it',
+      );
       slot.timer = setTimeout(() => fork(slot), delayMs);
     });
   };

@@ -52,10 +52,17 @@ export async function serve(settings: Settings, opts: ServeOptions): Promise<Ser
   // Metrics only when they are served: their collectors (GC observer, event-loop monitor, per-request series) cost.
   const metrics = settings.metricsEnabled ? createServerMetrics(opts.worker, opts.registry) : undefined;
   const channel = opts.channel?.(async () => (metrics ? metrics.registry.getMetricsAsJSON() : []));
-  const core = await createCore(settings, { sweeper: opts.sweeper, logger, poolMax: settings.databasePoolSize, metrics });
+  const core = await createCore(settings, {
+    sweeper: opts.sweeper,
+    logger,
+    poolMax: settings.databasePoolSize,
+    metrics,
+  });
 
   let draining = false;
-  const recordAndScrape = metrics ? metricsMiddleware(metrics, settings, channel ? channel.scrape : () => metrics.registry.metrics()) : undefined;
+  const recordAndScrape = metrics
+    ? metricsMiddleware(metrics, settings, channel ? channel.scrape : () => metrics.registry.metrics())
+    : undefined;
   const runtime: RequestHandler = (req, res, next) => {
     if (draining) {
       res.setHeader('Connection', 'close');
@@ -76,10 +83,13 @@ export async function serve(settings: Settings, opts: ServeOptions): Promise<Ser
     server = await new Promise<Server>((resolve, reject) => {
       const s = createServer(app);
       s.once('error', reject);
-      s.listen({ port: settings.port, host: settings.host, ...(opts.ownSocket ? { reusePort: true, exclusive: true } : {}) }, () => {
-        s.off('error', reject);
-        resolve(s);
-      });
+      s.listen(
+        { port: settings.port, host: settings.host, ...(opts.ownSocket ? { reusePort: true, exclusive: true } : {}) },
+        () => {
+          s.off('error', reject);
+          resolve(s);
+        },
+      );
     });
   } catch (error) {
     await core.close().catch(() => undefined);

@@ -60,7 +60,16 @@ function isUniqueViolation(err: unknown): boolean {
 
 const U = {
   lastUsed: sql<{ id: string; now: Date }>('update api_tokens set last_used_at = :now where id = :id'),
-  list: sql<Record<string, never>, { email: string; created_at: Date | string; has_password: boolean; token_created_at: Date | string | null; last_used_at: Date | string | null }>(
+  list: sql<
+    Record<string, never>,
+    {
+      email: string;
+      created_at: Date | string;
+      has_password: boolean;
+      token_created_at: Date | string | null;
+      last_used_at: Date | string | null;
+    }
+  >(
     `select u.email, u.created_at, u.password_hash is not null as has_password, t.created_at as token_created_at, t.last_used_at
      from users u left join api_tokens t on t.user_id = u.id order by u.email`,
   ),
@@ -107,13 +116,20 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
         });
       }
       const problem = password === undefined ? null : await passwordProblem(password, normalized);
-      if (problem) throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
+      if (problem)
+        throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
       const passwordHash = password !== undefined ? await hashPassphrase(password) : null;
       const token = newApiToken();
       const m = em();
       try {
         const userId = await m.transactional(async (tem) => {
-          const user = tem.create(User, { id: randomUUID(), email: normalized, passwordHash, createdAt: now, updatedAt: now });
+          const user = tem.create(User, {
+            id: randomUUID(),
+            email: normalized,
+            passwordHash,
+            createdAt: now,
+            updatedAt: now,
+          });
           tem.create(ApiToken, { id: randomUUID(), user, digest: tokenDigest(token), createdAt: now });
           await tem.flush();
           return user.id;

@@ -27,13 +27,18 @@ type Loader = () => Promise<Buffer>;
 /** The assets folder: ./assets beside this source file, or the build's copy beside the bundle. */
 export const ASSETS_DIR = path.join(here, 'assets');
 
-const own = (file: string): Loader => async () => readFileSync(path.join(ASSETS_DIR, file));
+const own =
+  (file: string): Loader =>
+  async () =>
+    readFileSync(path.join(ASSETS_DIR, file));
 
 /** A browser bundle of ./browser-bundles.ts: the build's file, or (from source) made now; the build drops the import. */
 const browserBundle =
   (name: string): Loader =>
   async () =>
-    COMPILED ? readFileSync(path.join(ASSETS_DIR, name)) : (await import('./browser-bundles.js')).buildBrowserBundle(name);
+    COMPILED
+      ? readFileSync(path.join(ASSETS_DIR, name))
+      : (await import('./browser-bundles.js')).buildBrowserBundle(name);
 
 const scalarBundle: Loader = async () => {
   // The package exports only its ESM entry (dist/index.js); the standalone browser bundle sits beside it.

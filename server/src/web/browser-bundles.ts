@@ -29,7 +29,11 @@ export const BROWSER_BUNDLES: Record<string, BrowserBundle> = {
    * runs, WebCrypto only, no HTTP client. Resolved by package name, so the source condition picks the TypeScript
    * sources in this repository. The SDK's errors are named by their class (`error.name`): names are kept.
    */
-  'vendor/secret-push-e2e.js': { source: "export * from '@secret-push/sdk/e2e';", globalName: 'SecretPushE2E', keepNames: true },
+  'vendor/secret-push-e2e.js': {
+    source: "export * from '@secret-push/sdk/e2e';",
+    globalName: 'SecretPushE2E',
+    keepNames: true,
+  },
 };
 
 /** Makes the browser bundle `name` (a key of BROWSER_BUNDLES), with the files it was made from (outside node_modules). */
@@ -54,7 +58,9 @@ export async function makeBrowserBundle(name: string): Promise<{ bytes: Buffer; 
     legalComments: 'inline',
     logLevel: 'silent',
   });
-  const inputs = Object.keys(result.metafile.inputs).filter((f) => !f.includes('node_modules') && !f.startsWith('<stdin>'));
+  const inputs = Object.keys(result.metafile.inputs).filter(
+    (f) => !f.includes('node_modules') && !f.startsWith('<stdin>'),
+  );
   return { bytes: Buffer.from(result.outputFiles[0]!.contents), inputs };
 }
 

@@ -42,12 +42,19 @@ function formFailure(req: Request, error: unknown, tooLarge: string): FormError 
   return new FormError(400, api.message);
 }
 
-export async function readForm(req: Request, limitBytes: number, files: FormFiles = { maxFileBytes: limitBytes, maxFiles: 0 }): Promise<FormData> {
+export async function readForm(
+  req: Request,
+  limitBytes: number,
+  files: FormFiles = { maxFileBytes: limitBytes, maxFiles: 0 },
+): Promise<FormData> {
   const kind = bodyKindOf(req.headers['content-type']);
   if (kind !== 'urlencoded' && kind !== 'multipart') {
     throw new FormError(415, 'Send the form as a web form.');
   }
-  pageFields ??= formBounds((inlineRefs(bundledDocument()) as { components: { schemas: Record<string, unknown> } }).components.schemas.PushInput);
+  pageFields ??= formBounds(
+    (inlineRefs(bundledDocument()) as { components: { schemas: Record<string, unknown> } }).components.schemas
+      .PushInput,
+  );
   let read;
   try {
     read = await readBody(req, {
@@ -81,7 +88,8 @@ export function field(form: FormData, name: string): string {
  * never grants.
  */
 export async function readJson(req: Request, limitBytes: number): Promise<unknown> {
-  if (mediaTypeOf(req.headers['content-type']) !== 'application/json') throw new FormError(415, 'Send the body as application/json.');
+  if (mediaTypeOf(req.headers['content-type']) !== 'application/json')
+    throw new FormError(415, 'Send the body as application/json.');
   let read;
   try {
     read = await readBody(req, { maxBytes: limitBytes, maxFileBytes: 0, maxFiles: 0, json: OPEN });

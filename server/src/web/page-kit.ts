@@ -73,7 +73,8 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
     }),
     async visit(req, res) {
       const claims = sessions.read(req);
-      const user = claims && core.web ? await core.web.accounts.sessionUser(claims.userId, claims.sessionVersion) : null;
+      const user =
+        claims && core.web ? await core.web.accounts.sessionUser(claims.userId, claims.sessionVersion) : null;
       const cookie = sessions.csrfCookie(req, res);
       return {
         user,
@@ -86,8 +87,15 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
     },
     async postedForm(req, v, limit = SMALL_FORM_BYTES, files) {
       const form = await readForm(req, limit, files);
-      if (!comesFromOurPages(req, settings.publicBaseUrl) || !sessions.csrfValid(req, form.get(CSRF_FIELD), v.user?.userId ?? null)) {
-        throw new PageError(403, 'Form rejected', 'This form has expired or did not come from this site. Go back, reload the page and try again.');
+      if (
+        !comesFromOurPages(req, settings.publicBaseUrl) ||
+        !sessions.csrfValid(req, form.get(CSRF_FIELD), v.user?.userId ?? null)
+      ) {
+        throw new PageError(
+          403,
+          'Form rejected',
+          'This form has expired or did not come from this site. Go back, reload the page and try again.',
+        );
       }
       return form;
     },

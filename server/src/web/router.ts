@@ -47,7 +47,11 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
     }
     pageHeaders(res);
     const viewer = { user: null, csrf: '', signupsEnabled: core.settings.enableSignups };
-    kit.send(res, 400, messagePage(viewer, 'Bad link', 'This link is malformed. Check that you copied the whole link.'));
+    kit.send(
+      res,
+      400,
+      messagePage(viewer, 'Bad link', 'This link is malformed. Check that you copied the whole link.'),
+    );
   });
   return router;
 }

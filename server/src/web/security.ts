@@ -78,7 +78,8 @@ export function isHttps(req: Request, publicBaseUrl: string | null): boolean {
  */
 export function safeNext(next: unknown, fallback = '/'): string {
   if (typeof next !== 'string' || next.length === 0 || next.length > 2048) return fallback;
-  if (!next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || /[\u0000-\u001f\\]/.test(next)) return fallback;
+  if (!next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || /[\u0000-\u001f\\]/.test(next))
+    return fallback;
   try {
     const url = new URL(next, 'http://same.invalid');
     if (url.origin !== 'http://same.invalid') return fallback;

@@ -101,7 +101,9 @@ export function createSessions(settings: Pick<Settings, 'signingSecret' | 'sessi
     },
 
     csrfToken(cookie: string, userId: string | null): string {
-      return createHmac('sha256', csrfKey).update(`${cookie}|${userId ?? '-'}`).digest('base64url');
+      return createHmac('sha256', csrfKey)
+        .update(`${cookie}|${userId ?? '-'}`)
+        .digest('base64url');
     },
 
     csrfValid(req: Request, submitted: unknown, userId: string | null): boolean {

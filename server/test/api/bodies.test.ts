@@ -27,7 +27,11 @@ afterAll(async () => {
 const auth = () => ({ authorization: `Bearer ${owner.token}` });
 
 async function post(body: BodyInit | Buffer, headers: Record<string, string>) {
-  return api.raw('/api/v2/pushes', { method: 'POST', headers, body: Buffer.isBuffer(body) ? new Uint8Array(body) : body });
+  return api.raw('/api/v2/pushes', {
+    method: 'POST',
+    headers,
+    body: Buffer.isBuffer(body) ? new Uint8Array(body) : body,
+  });
 }
 
 describe('multipart bodies (files as parts)', () => {
@@ -45,10 +49,22 @@ describe('multipart bodies (files as parts)', () => {
     ]);
     const created = await post(form.body, { 'content-type': form.type, ...auth() });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ kind: 'file', expire_after_views: 2, expire_after_days: 3, deletable_by_viewer: false, retrieval_step: true });
+    expect(created.body).toMatchObject({
+      kind: 'file',
+      expire_after_views: 2,
+      expire_after_days: 3,
+      deletable_by_viewer: false,
+      retrieval_step: true,
+    });
     const got = await api.raw(`/api/v2/pushes/${created.body.url_token}`);
     expect(got.body.payload).toBe('the key and its note');
-    expect(got.body.files.map((f: { filename: string; size: number; content_type: string }) => [f.filename, f.size, f.content_type])).toEqual([
+    expect(
+      got.body.files.map((f: { filename: string; size: number; content_type: string }) => [
+        f.filename,
+        f.size,
+        f.content_type,
+      ]),
+    ).toEqual([
       ['id_ed25519', key.length, 'application/octet-stream'],
       ['notes.txt', 5, 'text/plain'],
     ]);
@@ -57,7 +73,9 @@ describe('multipart bodies (files as parts)', () => {
   });
 
   it('reads a file part of any name the client gives and keeps the last path segment only', async () => {
-    const form = multipart([{ name: 'push[files][]', filename: 'C:\\Users\\me\\secret.pem', bytes: Buffer.from('pem') }]);
+    const form = multipart([
+      { name: 'push[files][]', filename: 'C:\\Users\\me\\secret.pem', bytes: Buffer.from('pem') },
+    ]);
     const created = await post(form.body, { 'content-type': form.type, ...auth() });
     expect(created.status).toBe(201);
     const got = await api.raw(`/api/v2/pushes/${created.body.url_token}`);
@@ -67,7 +85,11 @@ describe('multipart bodies (files as parts)', () => {
   it('stops a file over the per-file limit with 422 on files, and a body over the limit with 413', async () => {
     const big = multipart([{ name: 'push[files][]', filename: 'big.bin', bytes: Buffer.alloc(64 * 1024 + 1, 7) }]);
     const refused = await post(big.body, { 'content-type': big.type, ...auth() });
-    expect([refused.status, refused.body.code, Object.keys(refused.body.errors ?? {})]).toEqual([422, 'validation_failed', ['files']]);
+    expect([refused.status, refused.body.code, Object.keys(refused.body.errors ?? {})]).toEqual([
+      422,
+      'validation_failed',
+      ['files'],
+    ]);
     expect(refused.body.error).toMatch(/^files: /);
     // Anonymous callers may not send files here: they get the small limit, before a byte is read.
     const anonymous = await post(big.body, { 'content-type': big.type });
@@ -93,19 +115,32 @@ describe('multipart bodies (files as parts)', () => {
 
 describe('form-urlencoded bodies', () => {
   it('creates a text push from bracketed fields, with integers and booleans as text', async () => {
-    const body = 'push[payload]=hunter2+%26+more&push[expire_after_views]=3&push[retrieval_step]=1&push[deletable_by_viewer]=off&utf8=%E2%9C%93';
+    const body =
+      'push[payload]=hunter2+%26+more&push[expire_after_views]=3&push[retrieval_step]=1&push[deletable_by_viewer]=off&utf8=%E2%9C%93';
     const created = await post(body, { 'content-type': 'application/x-www-form-urlencoded' });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ kind: 'text', expire_after_views: 3, retrieval_step: true, deletable_by_viewer: false });
+    expect(created.body).toMatchObject({
+      kind: 'text',
+      expire_after_views: 3,
+      retrieval_step: true,
+      deletable_by_viewer: false,
+    });
     expect((await api.raw(`/api/v2/pushes/${created.body.url_token}`)).body.payload).toBe('hunter2 & more');
   });
 
   it('refuses values that do not read, with 422 on their fields and the first named in error', async () => {
-    const bad = await post('push[payload]=x&push[expire_after_views]=2.5&push[retrieval_step]=maybe', { 'content-type': 'application/x-www-form-urlencoded' });
+    const bad = await post('push[payload]=x&push[expire_after_views]=2.5&push[retrieval_step]=maybe', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect([bad.status, Object.keys(bad.body.errors).sort()]).toEqual([422, ['expire_after_views', 'retrieval_step']]);
-    const twice = await post('push[payload]=x&push[payload]=y', { 'content-type': 'application/x-www-form-urlencoded' });
+    const twice = await post('push[payload]=x&push[payload]=y', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect([twice.status, twice.body.errors]).toEqual([422, { payload: ['must be given once'] }]);
-    const textFile = await post('push[files][]=YQ%3D%3D', { 'content-type': 'application/x-www-form-urlencoded', ...auth() });
+    const textFile = await post('push[files][]=YQ%3D%3D', {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...auth(),
+    });
     expect([textFile.status, Object.keys(textFile.body.errors)]).toEqual([422, ['files']]);
     const none = await post('payload=x', { 'content-type': 'application/x-www-form-urlencoded' });
     expect([none.status, none.body.code]).toEqual([400, 'missing_push']);
@@ -114,13 +149,27 @@ describe('form-urlencoded bodies', () => {
 
 describe('limits chosen before the body is read', () => {
   /** Sends a request with a body that is never finished unless the server reads it; resolves with the status. */
-  function declaredOnly(path: string, method: string, headers: Record<string, string>, length: number): Promise<{ status: number; connection?: string }> {
+  function declaredOnly(
+    path: string,
+    method: string,
+    headers: Record<string, string>,
+    length: number,
+  ): Promise<{ status: number; connection?: string }> {
     return new Promise((resolve, reject) => {
       const url = new URL(path, api.baseUrl);
-      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, headers: { ...headers, 'content-length': String(length) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
-      });
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method,
+          headers: { ...headers, 'content-length': String(length) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+        },
+      );
       req.on('error', reject);
       req.write(Buffer.alloc(1024, 32)); // a first kilobyte; the rest never comes
     });
@@ -147,7 +196,12 @@ describe('limits chosen before the body is read', () => {
           controller.close();
         },
       });
-      return api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: stream, duplex: 'half' } as RequestInit);
+      return api.raw('/api/v2/pushes', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
     };
     const anonymous = await chunked({});
     expect([anonymous.status, anonymous.body.code]).toEqual([413, 'payload_too_large']);
@@ -160,7 +214,13 @@ describe('limits chosen before the body is read', () => {
     for (let i = 0; i < 5; i++) {
       await new Promise<void>((resolve) => {
         const url = new URL('/api/v2/pushes', api.baseUrl);
-        const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...auth(), 'content-type': 'application/json', 'content-length': '100000' } });
+        const req = http.request({
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { ...auth(), 'content-type': 'application/json', 'content-length': '100000' },
+        });
         req.on('error', () => resolve());
         req.write('{"push":{"payload":"half a bo', () => setTimeout(() => req.destroy(), 50));
         req.on('close', () => resolve());
@@ -169,13 +229,26 @@ describe('limits chosen before the body is read', () => {
     // Each abandoned create ends (its line is logged: answered with a 400 nobody reads, or the client gone first).
     await new Promise((r) => setTimeout(r, 300));
     for (const line of api.logs) {
-      const entry = JSON.parse(line) as { operation?: string; status?: number; client_gone?: boolean; request_id: string };
-      if (entry.operation === 'createPush' && (entry.status === 400 || entry.client_gone)) requestIds.push(entry.request_id);
+      const entry = JSON.parse(line) as {
+        operation?: string;
+        status?: number;
+        client_gone?: boolean;
+        request_id: string;
+      };
+      if (entry.operation === 'createPush' && (entry.status === 400 || entry.client_gone))
+        requestIds.push(entry.request_id);
     }
     expect(requestIds.length).toBeGreaterThanOrEqual(5);
     const after = await api.db.query<{ n: number }>('select count(*)::int as n from pushes');
     expect(after[0]!.n).toBe(before[0]!.n);
-    expect((await post(JSON.stringify({ push: { payload: 'still here' } }), { ...auth(), 'content-type': 'application/json' })).status).toBe(201);
+    expect(
+      (
+        await post(JSON.stringify({ push: { payload: 'still here' } }), {
+          ...auth(),
+          'content-type': 'application/json',
+        })
+      ).status,
+    ).toBe(201);
   });
 });
 

@@ -22,17 +22,27 @@ for (const [mode, clientEncryption] of [
     let api: RealApi;
     let user: { token: string; email: string };
 
-    async function call(method: string, path: string, init: { headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; body: Json }> {
+    async function call(
+      method: string,
+      path: string,
+      init: { headers?: Record<string, string>; body?: unknown } = {},
+    ): Promise<{ status: number; body: Json }> {
       const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
       if (init.body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${api.baseUrl}${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+      const response = await fetch(`${api.baseUrl}${path}`, {
+        method,
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      });
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : {} };
     }
 
     /** What a recipient's client (or browser page) gets: the payload of an ordinary push. */
     async function recipientReads(urlToken: string, passphrase?: string): Promise<Json> {
-      const got = await call('GET', `/api/v2/pushes/${urlToken}`, { headers: passphrase ? { 'x-passphrase': passphrase } : {} });
+      const got = await call('GET', `/api/v2/pushes/${urlToken}`, {
+        headers: passphrase ? { 'x-passphrase': passphrase } : {},
+      });
       expect(got.status).toBe(200);
       expect(got.body.client_encryption).toBeNull();
       return got.body;
@@ -54,10 +64,28 @@ for (const [mode, clientEncryption] of [
       expect(version.body.features.pushes.client_encryption).toMatchObject({ enabled: true, required: false });
 
       // 10 days is not in the Pro duration set, so the CLI sends expire_after_days.
-      const body = { push: { payload: 'cli secret', kind: 'text', expire_after_days: 10, expire_after_views: 3, note: 'from the cli', name: 'cli', deletable_by_viewer: true, retrieval_step: false, passphrase: 'pw from cli' } };
+      const body = {
+        push: {
+          payload: 'cli secret',
+          kind: 'text',
+          expire_after_days: 10,
+          expire_after_views: 3,
+          note: 'from the cli',
+          name: 'cli',
+          deletable_by_viewer: true,
+          retrieval_step: false,
+          passphrase: 'pw from cli',
+        },
+      };
       const created = await call('POST', '/api/v2/pushes', { headers: auth, body });
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ kind: 'text', expire_after_days: 10, expire_after_views: 3, passphrase_protected: true, client_encryption: null });
+      expect(created.body).toMatchObject({
+        kind: 'text',
+        expire_after_days: 10,
+        expire_after_views: 3,
+        passphrase_protected: true,
+        client_encryption: null,
+      });
       const token = created.body.url_token as string;
 
       const preview = await call('GET', `/api/v2/pushes/${token}/preview`, { headers: auth });
@@ -66,13 +94,24 @@ for (const [mode, clientEncryption] of [
 
       const active = await call('GET', '/api/v2/pushes/active', { headers: auth });
       const row = (active.body as unknown as Json[]).find((p) => p.url_token === token)!;
-      expect(row).toMatchObject({ note: 'from the cli', expire_after_views: 3, views_remaining: 2, expire_after_days: 10, days_remaining: 10, deletable_by_viewer: true, retrieval_step: false });
+      expect(row).toMatchObject({
+        note: 'from the cli',
+        expire_after_views: 3,
+        views_remaining: 2,
+        expire_after_days: 10,
+        days_remaining: 10,
+        deletable_by_viewer: true,
+        retrieval_step: false,
+      });
       expect(typeof row.created_at).toBe('string');
       const audit = await call('GET', `/api/v2/pushes/${token}/audit?page=1`, { headers: auth });
       expect((audit.body.logs as Json[]).map((l) => l.kind)).toEqual(['creation', 'view']);
 
       // A duration from the Pro enum (3 days): the push is made and readable whatever the instance makes of the field.
-      const withDuration = await call('POST', '/api/v2/pushes', { headers: auth, body: { push: { payload: 'cli duration', kind: 'text', expire_after_duration: 8, expire_after_views: 2 } } });
+      const withDuration = await call('POST', '/api/v2/pushes', {
+        headers: auth,
+        body: { push: { payload: 'cli duration', kind: 'text', expire_after_duration: 8, expire_after_views: 2 } },
+      });
       expect(withDuration.status).toBe(201);
       expect((await recipientReads(withDuration.body.url_token)).payload).toBe('cli duration');
 
@@ -91,10 +130,21 @@ for (const [mode, clientEncryption] of [
       form.set('push[retrieval_step]', 'False');
       const bytes = Buffer.from([0, 1, 2, 200, 255, 10, 13]);
       form.append('push[files][]', new Blob([bytes], { type: 'application/octet-stream' }), 'id_rsa');
-      const response = await fetch(`${api.baseUrl}/api/v2/pushes`, { method: 'POST', headers: { authorization: `Bearer ${user.token}` }, body: form });
+      const response = await fetch(`${api.baseUrl}/api/v2/pushes`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user.token}` },
+        body: form,
+      });
       expect(response.status).toBe(201);
       const created = (await response.json()) as Json;
-      expect(created).toMatchObject({ kind: 'file', expire_after_days: 10, expire_after_views: 2, deletable_by_viewer: true, retrieval_step: false, client_encryption: null });
+      expect(created).toMatchObject({
+        kind: 'file',
+        expire_after_days: 10,
+        expire_after_views: 2,
+        deletable_by_viewer: true,
+        retrieval_step: false,
+        client_encryption: null,
+      });
       const got = await recipientReads(created.url_token);
       expect(got.payload).toBe('the attached key');
       expect(got.files.map((f: Json) => [f.filename, f.size])).toEqual([['id_rsa', bytes.length]]);
@@ -105,7 +155,10 @@ for (const [mode, clientEncryption] of [
     it('pwpush-mcp 0.5: `.json` on every path, expire_after_duration, lists and audit with ?page=', async () => {
       const auth = { authorization: `Bearer ${user.token}` };
       expect((await call('GET', '/api/v2/version.json')).status).toBe(200);
-      const created = await call('POST', '/api/v2/pushes.json', { headers: auth, body: { push: { payload: 'mcp secret', expire_after_duration: 6, expire_after_views: 1 } } });
+      const created = await call('POST', '/api/v2/pushes.json', {
+        headers: auth,
+        body: { push: { payload: 'mcp secret', expire_after_duration: 6, expire_after_views: 1 } },
+      });
       expect(created.status).toBe(201);
       expect(created.body.html_url).toBe(`${api.baseUrl}/p/${created.body.url_token}`);
       const token = created.body.url_token as string;
@@ -136,14 +189,26 @@ for (const [mode, clientEncryption] of [
 
     it('CIPP and Raycast: unknown top-level keys (workspace_id) and Pro fields are ignored; Raycast deletes', async () => {
       const auth = { authorization: `Bearer ${user.token}` };
-      const cipp = await call('POST', '/api/v2/pushes', { headers: auth, body: { push: { payload: 'cipp secret', expire_after_days: 1, expire_after_views: 1 }, workspace_id: 'w-1' } });
+      const cipp = await call('POST', '/api/v2/pushes', {
+        headers: auth,
+        body: { push: { payload: 'cipp secret', expire_after_days: 1, expire_after_views: 1 }, workspace_id: 'w-1' },
+      });
       expect(cipp.status).toBe(201);
       expect(cipp.body).toMatchObject({ expire_after_days: 1, views_remaining: 1, client_encryption: null });
       expect((await recipientReads(cipp.body.url_token)).payload).toBe('cipp secret');
 
       const raycast = await call('POST', '/api/v2/pushes', {
         headers: auth,
-        body: { push: { payload: 'raycast secret', expire_after_duration: 3, expire_after_views: 4, notify_emails_to: 'a@example.org', notify_emails_to_locale: 'en' }, workspace_id: 'w-2' },
+        body: {
+          push: {
+            payload: 'raycast secret',
+            expire_after_duration: 3,
+            expire_after_views: 4,
+            notify_emails_to: 'a@example.org',
+            notify_emails_to_locale: 'en',
+          },
+          workspace_id: 'w-2',
+        },
       });
       expect(raycast.status).toBe(201);
       expect(typeof raycast.body.expires_at).toBe('string');

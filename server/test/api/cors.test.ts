@@ -20,7 +20,11 @@ function corsHeaders(response: Response): Record<string, string> {
   return found;
 }
 
-const list = (value: string | null) => (value ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+const list = (value: string | null) =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 
 describe('CORS with listed origins', () => {
   let api: RealApi;
@@ -37,14 +41,25 @@ describe('CORS with listed origins', () => {
   it('answers a preflight from a listed origin with 204, the contract methods and headers, a max-age, and no credentials', async () => {
     const response = await fetch(`${api.baseUrl}/api/v2/pushes`, {
       method: 'OPTIONS',
-      headers: { origin: APP, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' },
+      headers: {
+        origin: APP,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,idempotency-key',
+      },
     });
     expect(response.status).toBe(204);
     expect(await response.text()).toBe('');
     expect(response.headers.get('access-control-allow-origin')).toBe(APP);
     expect(list(response.headers.get('access-control-allow-methods'))).toEqual(['get', 'post', 'delete']);
     expect(list(response.headers.get('access-control-allow-headers'))).toEqual(
-      expect.arrayContaining(['authorization', 'content-type', 'x-passphrase', 'idempotency-key', 'x-user-email', 'x-user-token']),
+      expect.arrayContaining([
+        'authorization',
+        'content-type',
+        'x-passphrase',
+        'idempotency-key',
+        'x-user-email',
+        'x-user-token',
+      ]),
     );
     expect(response.headers.get('access-control-max-age')).toBe(String(rules.maxAgeSeconds));
     expect(list(response.headers.get('vary'))).toContain('origin');
@@ -54,24 +69,42 @@ describe('CORS with listed origins', () => {
   it('lets a listed origin create, list and retrieve, exposing the headers clients read', async () => {
     const create = await fetch(`${api.baseUrl}/api/v2/pushes`, {
       method: 'POST',
-      headers: { origin: APP, authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      headers: {
+        origin: APP,
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'idempotency-key': crypto.randomUUID(),
+      },
       body: JSON.stringify({ push: { payload: 'from another origin', passphrase: 'pw' } }),
     });
     expect(create.status).toBe(201);
     expect(create.headers.get('access-control-allow-origin')).toBe(APP);
     const exposed = list(create.headers.get('access-control-expose-headers'));
-    for (const name of ['link', 'x-total-count', 'retry-after', 'ratelimit', 'ratelimit-policy', 'location', 'idempotent-replayed', 'x-request-id']) {
+    for (const name of [
+      'link',
+      'x-total-count',
+      'retry-after',
+      'ratelimit',
+      'ratelimit-policy',
+      'location',
+      'idempotent-replayed',
+      'x-request-id',
+    ]) {
       expect(exposed).toContain(name);
     }
     expect(create.headers.get('access-control-allow-credentials')).toBeNull();
     const { url_token } = (await create.json()) as { url_token: string };
 
-    const active = await fetch(`${api.baseUrl}/api/v2/pushes/active.json`, { headers: { origin: APP, authorization: `Bearer ${token}` } });
+    const active = await fetch(`${api.baseUrl}/api/v2/pushes/active.json`, {
+      headers: { origin: APP, authorization: `Bearer ${token}` },
+    });
     expect(active.status).toBe(200);
     expect(active.headers.get('access-control-allow-origin')).toBe(APP);
     expect(active.headers.get('x-total-count')).toBe('1');
 
-    const retrieved = await fetch(`${api.baseUrl}/api/v2/pushes/${url_token}`, { headers: { origin: 'https://second.example', 'x-passphrase': 'pw' } });
+    const retrieved = await fetch(`${api.baseUrl}/api/v2/pushes/${url_token}`, {
+      headers: { origin: 'https://second.example', 'x-passphrase': 'pw' },
+    });
     expect(retrieved.status).toBe(200);
     expect(retrieved.headers.get('access-control-allow-origin')).toBe('https://second.example');
     expect(((await retrieved.json()) as { payload: string }).payload).toBe('from another origin');
@@ -93,7 +126,11 @@ describe('CORS with listed origins', () => {
   it('gives an unlisted origin no CORS header at all, and still answers it (the browser is what blocks)', async () => {
     const preflight = await fetch(`${api.baseUrl}/api/v2/pushes`, {
       method: 'OPTIONS',
-      headers: { origin: OTHER, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: OTHER,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization',
+      },
     });
     expect(preflight.status).toBe(405);
     expect(corsHeaders(preflight)).toEqual({});
@@ -119,11 +156,22 @@ describe('CORS with listed origins', () => {
 
   it('never puts CORS headers on pages, assets or cookies, whatever the origin', async () => {
     const visitor = new Visitor(api.baseUrl, { origin: APP });
-    for (const path of ['/', '/users/sign_in', '/users/sign_up', '/help/api', '/p/no-such-token', '/assets/style.css', '/healthz']) {
+    for (const path of [
+      '/',
+      '/users/sign_in',
+      '/users/sign_up',
+      '/help/api',
+      '/p/no-such-token',
+      '/assets/style.css',
+      '/healthz',
+    ]) {
       const response = await visitor.fetch(path);
       expect(corsHeaders(response), path).toEqual({});
     }
-    const preflight = await visitor.fetch('/users/sign_in', { method: 'OPTIONS', headers: { 'access-control-request-method': 'POST' } });
+    const preflight = await visitor.fetch('/users/sign_in', {
+      method: 'OPTIONS',
+      headers: { 'access-control-request-method': 'POST' },
+    });
     expect(corsHeaders(preflight)).toEqual({});
     // A sign-in that sets the session cookie: no CORS header, so no other origin can read or use the answer.
     const signedUp = await visitor.signUp('pages@example.org', 'correct horse battery staple');
@@ -139,7 +187,9 @@ describe('CORS with listed origins', () => {
   });
 
   it('keeps v1 paths under the same policy, but POST /p.json answers * to any origin (as the reference)', async () => {
-    const listed = await fetch(`${api.baseUrl}/p/active.json`, { headers: { origin: APP, authorization: `Bearer ${token}` } });
+    const listed = await fetch(`${api.baseUrl}/p/active.json`, {
+      headers: { origin: APP, authorization: `Bearer ${token}` },
+    });
     expect(listed.status).toBe(200);
     expect(listed.headers.get('access-control-allow-origin')).toBe(APP);
     const unlisted = await fetch(`${api.baseUrl}/api/v1/version.json`, { headers: { origin: OTHER } });
@@ -147,7 +197,11 @@ describe('CORS with listed origins', () => {
 
     const preflight = await fetch(`${api.baseUrl}/p.json`, {
       method: 'OPTIONS',
-      headers: { origin: OTHER, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: OTHER,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
@@ -180,7 +234,10 @@ describe('CORS and the per-client limit', () => {
 
   it('never counts preflights, and lets the browser read Retry-After on the 429', async () => {
     for (let i = 0; i < 10; i++) {
-      const preflight = await fetch(`${api.baseUrl}/api/v2/version`, { method: 'OPTIONS', headers: { origin: APP, 'access-control-request-method': 'GET' } });
+      const preflight = await fetch(`${api.baseUrl}/api/v2/version`, {
+        method: 'OPTIONS',
+        headers: { origin: APP, 'access-control-request-method': 'GET' },
+      });
       expect(preflight.status).toBe(204);
     }
     const statuses: number[] = [];
@@ -208,7 +265,10 @@ describe('CORS off (the default) and the v1 exception turned off', () => {
   });
 
   it('sends no CORS header anywhere, answers preflights 405, and adds no Vary', async () => {
-    const preflight = await fetch(`${api.baseUrl}/api/v2/pushes`, { method: 'OPTIONS', headers: { origin: APP, 'access-control-request-method': 'POST' } });
+    const preflight = await fetch(`${api.baseUrl}/api/v2/pushes`, {
+      method: 'OPTIONS',
+      headers: { origin: APP, 'access-control-request-method': 'POST' },
+    });
     expect(preflight.status).toBe(405);
     expect(corsHeaders(preflight)).toEqual({});
     const version = await fetch(`${api.baseUrl}/api/v2/version`, { headers: { origin: APP } });

@@ -37,7 +37,8 @@ beforeAll(async () => {
   api = await startRealApi();
   owner = await api.user('sender@example.org');
   secrets.push(owner.token);
-  const make = (token?: string) => createSecretPushClient({ baseUrl: api.baseUrl, token, fetch: api.checker.fetch(), maxRetries: 0 });
+  const make = (token?: string) =>
+    createSecretPushClient({ baseUrl: api.baseUrl, token, fetch: api.checker.fetch(), maxRetries: 0 });
   anon = make();
   alice = make(owner.token);
 });
@@ -51,9 +52,14 @@ afterAll(async () => {
 });
 
 describe('end-to-end encrypted pushes on an instance that allows them (the default)', () => {
-  it('reports the feature: enabled, not the pages\' default, not required, aes-256-gcm v1', async () => {
+  it("reports the feature: enabled, not the pages' default, not required, aes-256-gcm v1", async () => {
     const report = await anon.version();
-    expect(report.features.pushes.client_encryption).toEqual({ enabled: true, default: false, required: false, schemes: [MARKER] });
+    expect(report.features.pushes.client_encryption).toEqual({
+      enabled: true,
+      default: false,
+      required: false,
+      schemes: [MARKER],
+    });
   });
 
   it('stores a text push as the envelope, under its own at-rest encryption, and hands it back exactly as sent', async () => {
@@ -74,23 +80,38 @@ describe('end-to-end encrypted pushes on an instance that allows them (the defau
     );
     expect(row!.client_encryption).toEqual(MARKER);
     expect(row!.payload_ciphertext).not.toContain(sealed.push.payload); // encrypted at rest as well
-    expect(createKeyring(api.settings.masterKeys).decryptText(row!.payload_ciphertext, envelopeContexts.payload(row!.id))).toBe(sealed.push.payload);
+    expect(
+      createKeyring(api.settings.masterKeys).decryptText(row!.payload_ciphertext, envelopeContexts.payload(row!.id)),
+    ).toBe(sealed.push.payload);
     const got = await api.raw(`/api/v2/pushes/${created.body.url_token}`);
     expect(got.body).toMatchObject({ payload: sealed.push.payload, client_encryption: MARKER, views_remaining: 2 });
   });
 
   it('round-trips a file push through the SDK: names and bytes as envelopes on the server, plaintext for the recipient', async () => {
     const bytes = new Uint8Array(4096).map((_, i) => (i * 13) % 256);
-    const push = await alice.createPush({ payload: 'see the file', files: [fileFromBytes(bytes, 'backup codes.txt', 'text/plain')] }, { endToEnd: true });
+    const push = await alice.createPush(
+      { payload: 'see the file', files: [fileFromBytes(bytes, 'backup codes.txt', 'text/plain')] },
+      { endToEnd: true },
+    );
     keyOf(push.shareLink);
     secrets.push('backup codes', 'see the file');
-    const [file] = await api.db.query<{ id: string; filename_ciphertext: string; content_type: string; size: number; content: Buffer }>(
+    const [file] = await api.db.query<{
+      id: string;
+      filename_ciphertext: string;
+      content_type: string;
+      size: number;
+      content: Buffer;
+    }>(
       'select f.id, f.filename_ciphertext, f.content_type, f.size, f.content from push_files f join pushes p on p.id = f.push_id where p.url_token = $1',
       [push.url_token],
     );
     const keyring = createKeyring(api.settings.masterKeys);
-    expect(keyring.decryptText(file!.filename_ciphertext, envelopeContexts.filename(file!.id))).toMatch(/^spe1\.[A-Za-z0-9_-]{43,}$/);
-    expect(keyring.decrypt(file!.content, envelopeContexts.content(file!.id)).subarray(0, 4).toString('latin1')).toBe('SPE1');
+    expect(keyring.decryptText(file!.filename_ciphertext, envelopeContexts.filename(file!.id))).toMatch(
+      /^spe1\.[A-Za-z0-9_-]{43,}$/,
+    );
+    expect(keyring.decrypt(file!.content, envelopeContexts.content(file!.id)).subarray(0, 4).toString('latin1')).toBe(
+      'SPE1',
+    );
     expect(file).toMatchObject({ content_type: 'application/octet-stream', size: bytes.length + 32 });
 
     const opened = await anon.retrieveLink(push.shareLink);
@@ -99,14 +120,16 @@ describe('end-to-end encrypted pushes on an instance that allows them (the defau
     expect(await anon.downloadFile(opened.files[0]!)).toEqual(bytes);
   });
 
-  it('still checks the envelopes\' form and the sizes: plaintext with the marker and oversized envelopes get 422', async () => {
+  it("still checks the envelopes' form and the sizes: plaintext with the marker and oversized envelopes get 422", async () => {
     const refused = await api.raw('/api/v2/pushes', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ push: { payload: 'not an envelope', client_encryption: MARKER } }),
     });
     expect(refused.status).toBe(422);
-    expect(refused.body.errors.payload).toEqual(expect.arrayContaining([expect.stringMatching(/end-to-end encryption envelope/)]));
+    expect(refused.body.errors.payload).toEqual(
+      expect.arrayContaining([expect.stringMatching(/end-to-end encryption envelope/)]),
+    );
     expect(refused.body.errors.payload.join()).not.toMatch(/URL/);
     const qr = await sealPush({ kind: 'qr', payload: 'x' });
     const long = await api.raw('/api/v2/pushes', {
@@ -122,10 +145,15 @@ describe('end-to-end encrypted pushes on an instance that allows them (the defau
     const refused = await api.raw('/api/v2/pushes', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ 'push[payload]': 'spe1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'push[client_encryption]': 'aes-256-gcm' }).toString(),
+      body: new URLSearchParams({
+        'push[payload]': 'spe1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+        'push[client_encryption]': 'aes-256-gcm',
+      }).toString(),
     });
     expect(refused.status).toBe(422);
-    expect(refused.body.errors).toEqual({ client_encryption: [expect.stringMatching(/send end-to-end encrypted pushes as JSON/)] });
+    expect(refused.body.errors).toEqual({
+      client_encryption: [expect.stringMatching(/send end-to-end encrypted pushes as JSON/)],
+    });
   });
 
   it('the ordinary pushes of clients that know nothing of it keep working, marked null', async () => {
@@ -155,16 +183,33 @@ describe('end-to-end encrypted pushes on an instance that allows them (the defau
 
 describe("the operator's choice through the API", () => {
   it('off: a push marked as encrypted gets 422 on client_encryption, and the report says so', async () => {
-    const off = await startRealApi({ clientEncryption: { enabled: false, default: false, required: false } }, { db: api.db });
+    const off = await startRealApi(
+      { clientEncryption: { enabled: false, default: false, required: false } },
+      { db: api.db },
+    );
     try {
       const client = createSecretPushClient({ baseUrl: off.baseUrl, fetch: off.checker.fetch(), maxRetries: 0 });
-      expect((await client.version()).features.pushes.client_encryption).toEqual({ enabled: false, default: false, required: false, schemes: [] });
+      expect((await client.version()).features.pushes.client_encryption).toEqual({
+        enabled: false,
+        default: false,
+        required: false,
+        schemes: [],
+      });
       const sealed = await sealPush({ payload: 'x' });
-      const refused = await off.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ push: sealed.push }) });
+      const refused = await off.raw('/api/v2/pushes', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ push: sealed.push }),
+      });
       expect(refused.status).toBe(422);
-      expect(refused.body).toMatchObject({ code: 'validation_failed', errors: { client_encryption: [expect.stringMatching(/turned off/)] } });
+      expect(refused.body).toMatchObject({
+        code: 'validation_failed',
+        errors: { client_encryption: [expect.stringMatching(/turned off/)] },
+      });
       // The SDK reads the report first and creates nothing.
-      await expect(client.createPush({ payload: 'x' }, { endToEnd: true })).rejects.toMatchObject({ code: 'disabled_on_instance' });
+      await expect(client.createPush({ payload: 'x' }, { endToEnd: true })).rejects.toMatchObject({
+        code: 'disabled_on_instance',
+      });
       expect((await client.createPush({ payload: 'ordinary' })).client_encryption).toBeNull();
       expect(off.checker.violations).toEqual([]);
     } finally {
@@ -173,17 +218,31 @@ describe("the operator's choice through the API", () => {
   });
 
   it('required: an ordinary push gets 422 on client_encryption (example ErrEncryptionRequired); encrypted ones work', async () => {
-    const required = await startRealApi({ clientEncryption: { enabled: true, default: true, required: true } }, { db: api.db });
+    const required = await startRealApi(
+      { clientEncryption: { enabled: true, default: true, required: true } },
+      { db: api.db },
+    );
     try {
-      const client = createSecretPushClient({ baseUrl: required.baseUrl, fetch: required.checker.fetch(), maxRetries: 0 });
-      expect((await client.version()).features.pushes.client_encryption).toMatchObject({ enabled: true, default: true, required: true });
+      const client = createSecretPushClient({
+        baseUrl: required.baseUrl,
+        fetch: required.checker.fetch(),
+        maxRetries: 0,
+      });
+      expect((await client.version()).features.pushes.client_encryption).toMatchObject({
+        enabled: true,
+        default: true,
+        required: true,
+      });
       const refused = await required.raw('/api/v2/pushes', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ push: { payload: 'ordinary' } }),
       });
       expect(refused.status).toBe(422);
-      expect(refused.body).toMatchObject({ code: 'validation_failed', errors: { client_encryption: [expect.stringMatching(/only end-to-end encrypted/)] } });
+      expect(refused.body).toMatchObject({
+        code: 'validation_failed',
+        errors: { client_encryption: [expect.stringMatching(/only end-to-end encrypted/)] },
+      });
       const push = await client.createPush({ payload: 'sealed' }, { endToEnd: true });
       keyOf(push.shareLink);
       expect((await client.retrieveLink(push.shareLink)).payload).toBe('sealed');

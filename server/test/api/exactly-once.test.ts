@@ -27,15 +27,24 @@ afterAll(async () => {
 async function retrieveConcurrently(urlToken: string, baseUrls: string[], n = 50) {
   const clients = baseUrls.map((baseUrl) => createClient({ baseUrl }));
   const results = await Promise.all(
-    Array.from({ length: n }, (_, i) => getPush({ client: clients[i % clients.length]!, path: { url_token: urlToken } })),
+    Array.from({ length: n }, (_, i) =>
+      getPush({ client: clients[i % clients.length]!, path: { url_token: urlToken } }),
+    ),
   );
-  return results.map((r) => ({ status: r.response?.status, payload: r.data?.payload ?? null, expired: r.data?.expired }));
+  return results.map((r) => ({
+    status: r.response?.status,
+    payload: r.data?.payload ?? null,
+    expired: r.data?.expired,
+  }));
 }
 
 describe('exactly once', () => {
   it('delivers a one-view push to exactly one of 50 concurrent retrievals', async () => {
     const payload = `once-${Date.now()}`;
-    const push = expectData(await createPush({ client: api.client, body: { push: { payload, expire_after_views: 1 } } }), 201);
+    const push = expectData(
+      await createPush({ client: api.client, body: { push: { payload, expire_after_views: 1 } } }),
+      201,
+    );
     const results = await retrieveConcurrently(push.url_token, [api.baseUrl]);
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(results.filter((r) => r.payload === payload)).toHaveLength(1);
@@ -58,14 +67,20 @@ describe('exactly once', () => {
     });
     for (let round = 0; round < 3; round++) {
       const payload = `twice-${round}-${Date.now()}`;
-      const push = expectData(await createPush({ client: api.client, body: { push: { payload, expire_after_views: 1 } } }), 201);
+      const push = expectData(
+        await createPush({ client: api.client, body: { push: { payload, expire_after_views: 1 } } }),
+        201,
+      );
       const results = await retrieveConcurrently(push.url_token, [api.baseUrl, second.baseUrl]);
       expect(results.every((r) => r.status === 200)).toBe(true);
       expect(results.filter((r) => r.payload === payload)).toHaveLength(1);
     }
     // A push made on one process is readable on the other (same database, same key).
     const push = expectData(await createPush({ client: api.client, body: { push: { payload: 'shared' } } }), 201);
-    const viaSecond = await getPush({ client: createClient({ baseUrl: second.baseUrl }), path: { url_token: push.url_token } });
+    const viaSecond = await getPush({
+      client: createClient({ baseUrl: second.baseUrl }),
+      path: { url_token: push.url_token },
+    });
     expect(viaSecond.data?.payload).toBe('shared');
     expect(await second.stop()).toBe(0);
     const logs = second.output();

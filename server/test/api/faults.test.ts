@@ -39,17 +39,26 @@ describe('Idempotency-Key on create', () => {
     const me = await api.user(`idem-${randomUUID()}@example.org`);
     const key = randomUUID();
     const body = { push: { payload: 'once only', expire_after_views: 3, note: 'n' } };
-    const first = await api.raw('/api/v2/pushes', json(body, { authorization: `Bearer ${me.token}`, 'idempotency-key': key }));
+    const first = await api.raw(
+      '/api/v2/pushes',
+      json(body, { authorization: `Bearer ${me.token}`, 'idempotency-key': key }),
+    );
     expect(first.status).toBe(201);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
-    const again = await api.raw('/api/v2/pushes', json(body, { authorization: `Bearer ${me.token}`, 'idempotency-key': key }));
+    const again = await api.raw(
+      '/api/v2/pushes',
+      json(body, { authorization: `Bearer ${me.token}`, 'idempotency-key': key }),
+    );
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.url_token).toBe(first.body.url_token);
     expect(again.body.note).toBe('n');
     expect(await pushCount(me.userId)).toBe(1);
     // The key table holds digests and the push's id, never the body or a secret.
-    const [row] = await api.db.query('select * from idempotency_keys where push_id = (select id from pushes where url_token = $1)', [first.body.url_token]);
+    const [row] = await api.db.query(
+      'select * from idempotency_keys where push_id = (select id from pushes where url_token = $1)',
+      [first.body.url_token],
+    );
     expect(JSON.stringify(row)).not.toContain('once only');
     expect(JSON.stringify(row)).not.toContain(key);
   });
@@ -63,9 +72,18 @@ describe('Idempotency-Key on create', () => {
     expect([other.status, other.body.code]).toEqual([422, 'idempotency_key_reused']);
     // A first request still being processed: its key row is in flight.
     const inFlight = randomUUID();
-    const sent = await api.raw('/api/v2/pushes', json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }));
-    await api.db.query("update idempotency_keys set state = 'in_flight', push_id = null where push_id = (select id from pushes where url_token = $1)", [sent.body.url_token]);
-    const busy = await api.raw('/api/v2/pushes', json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }));
+    const sent = await api.raw(
+      '/api/v2/pushes',
+      json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }),
+    );
+    await api.db.query(
+      "update idempotency_keys set state = 'in_flight', push_id = null where push_id = (select id from pushes where url_token = $1)",
+      [sent.body.url_token],
+    );
+    const busy = await api.raw(
+      '/api/v2/pushes',
+      json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }),
+    );
     expect([busy.status, busy.body.code]).toEqual([409, 'idempotency_key_in_use']);
     // Retry-After holds: the first request's writes change nothing after its deadline, so once the key's claim is that
     // old (10 s), the key is free (or done). Before it, the key is still held.
@@ -74,13 +92,22 @@ describe('Idempotency-Key on create', () => {
     expect(retryAfter).toBeLessThanOrEqual(10);
     expect(busy.body.retry_after).toBe(retryAfter);
     const age = async (seconds: number) =>
-      api.db.query(`update idempotency_keys set created_at = created_at - make_interval(secs => $1) where state = 'in_flight'`, [seconds]);
+      api.db.query(
+        `update idempotency_keys set created_at = created_at - make_interval(secs => $1) where state = 'in_flight'`,
+        [seconds],
+      );
     await age(retryAfter - 2);
-    const early = await api.raw('/api/v2/pushes', json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }));
+    const early = await api.raw(
+      '/api/v2/pushes',
+      json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }),
+    );
     expect([early.status, early.body.code]).toEqual([409, 'idempotency_key_in_use']);
     expect(Number(early.headers.get('retry-after'))).toBeLessThanOrEqual(3);
     await age(2);
-    const taken = await api.raw('/api/v2/pushes', json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }));
+    const taken = await api.raw(
+      '/api/v2/pushes',
+      json({ push: { payload: 'c' } }, { ...headers, 'idempotency-key': inFlight }),
+    );
     expect([taken.status, taken.headers.get('idempotent-replayed')]).toEqual([201, null]);
     expect(await pushCount(me.userId)).toBe(3);
   });
@@ -90,7 +117,9 @@ describe('Idempotency-Key on create', () => {
     const rounds = 5;
     for (let round = 0; round < rounds; round++) {
       const headers = { authorization: `Bearer ${me.token}`, 'idempotency-key': randomUUID() };
-      const answers = await Promise.all(Array.from({ length: 12 }, () => api.raw('/api/v2/pushes', json({ push: { payload: `r${round}` } }, headers))));
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => api.raw('/api/v2/pushes', json({ push: { payload: `r${round}` } }, headers))),
+      );
       const created = answers.filter((a) => a.status === 201);
       expect(answers.filter((a) => a.status !== 201).map((a) => [a.status, a.body.code])).toEqual(
         Array.from({ length: answers.length - created.length }, () => [409, 'idempotency_key_in_use']),
@@ -105,17 +134,44 @@ describe('Idempotency-Key on create', () => {
     const a = await api.user(`idem-a-${randomUUID()}@example.org`);
     const b = await api.user(`idem-b-${randomUUID()}@example.org`);
     const key = randomUUID();
-    const refused = await api.raw('/api/v2/pushes', json({ push: { payload: 'x', expire_after_views: 0 } }, { authorization: `Bearer ${a.token}`, 'idempotency-key': key }));
+    const refused = await api.raw(
+      '/api/v2/pushes',
+      json(
+        { push: { payload: 'x', expire_after_views: 0 } },
+        { authorization: `Bearer ${a.token}`, 'idempotency-key': key },
+      ),
+    );
     expect(refused.status).toBe(422);
-    const fixed = await api.raw('/api/v2/pushes', json({ push: { payload: 'x', expire_after_views: 1 } }, { authorization: `Bearer ${a.token}`, 'idempotency-key': key }));
+    const fixed = await api.raw(
+      '/api/v2/pushes',
+      json(
+        { push: { payload: 'x', expire_after_views: 1 } },
+        { authorization: `Bearer ${a.token}`, 'idempotency-key': key },
+      ),
+    );
     expect([fixed.status, fixed.headers.get('idempotent-replayed')]).toEqual([201, null]);
     // Another caller with the same key gets a push of its own.
-    const theirs = await api.raw('/api/v2/pushes', json({ push: { payload: 'x', expire_after_views: 1 } }, { authorization: `Bearer ${b.token}`, 'idempotency-key': key }));
+    const theirs = await api.raw(
+      '/api/v2/pushes',
+      json(
+        { push: { payload: 'x', expire_after_views: 1 } },
+        { authorization: `Bearer ${b.token}`, 'idempotency-key': key },
+      ),
+    );
     expect(theirs.status).toBe(201);
     expect(theirs.body.url_token).not.toBe(fixed.body.url_token);
     // After its lifetime the key is a new key.
-    await api.db.query("update idempotency_keys set expires_at = now() - interval '1 second' where push_id = (select id from pushes where url_token = $1)", [fixed.body.url_token]);
-    const later = await api.raw('/api/v2/pushes', json({ push: { payload: 'x', expire_after_views: 1 } }, { authorization: `Bearer ${a.token}`, 'idempotency-key': key }));
+    await api.db.query(
+      "update idempotency_keys set expires_at = now() - interval '1 second' where push_id = (select id from pushes where url_token = $1)",
+      [fixed.body.url_token],
+    );
+    const later = await api.raw(
+      '/api/v2/pushes',
+      json(
+        { push: { payload: 'x', expire_after_views: 1 } },
+        { authorization: `Bearer ${a.token}`, 'idempotency-key': key },
+      ),
+    );
     expect([later.status, later.headers.get('idempotent-replayed')]).toEqual([201, null]);
     expect(later.body.url_token).not.toBe(fixed.body.url_token);
   });
@@ -140,7 +196,10 @@ describe('writes change nothing after the request deadline', () => {
     expect(error).toMatchObject({ code: 'service_unavailable', status: 503 });
     const [row] = await api.db.query('select views_used, expired from pushes where url_token = $1', [push.url_token]);
     expect(row).toEqual({ views_used: 0, expired: false });
-    const kinds = await api.db.query("select kind from audit_entries where push_id = (select id from pushes where url_token = $1)", [push.url_token]);
+    const kinds = await api.db.query(
+      'select kind from audit_entries where push_id = (select id from pushes where url_token = $1)',
+      [push.url_token],
+    );
     expect(kinds.map((k) => k.kind)).toEqual(['creation']);
     expect((await api.core.pushes.retrieve(push.url_token, undefined, ctx())).payload).toBe('kept');
   });
@@ -148,18 +207,24 @@ describe('writes change nothing after the request deadline', () => {
   it('a create or an expiry past the deadline leaves no row and no audit entry', async () => {
     const me = await api.user(`late-${randomUUID()}@example.org`);
     const before = await pushCount(me.userId);
-    const error = await api.core.pushes.create({ payload: 'never' }, { ...late(), actor: { ...late().actor, userId: me.userId } }).catch((e: unknown) => e);
+    const error = await api.core.pushes
+      .create({ payload: 'never' }, { ...late(), actor: { ...late().actor, userId: me.userId } })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'service_unavailable' });
     expect(await pushCount(me.userId)).toBe(before);
     const push = await api.core.pushes.create({ payload: 'stays', deletable_by_viewer: true }, ctx());
-    expect(await api.core.pushes.expire(push.url_token, late()).catch((e: unknown) => e)).toMatchObject({ code: 'service_unavailable' });
+    expect(await api.core.pushes.expire(push.url_token, late()).catch((e: unknown) => e)).toMatchObject({
+      code: 'service_unavailable',
+    });
     expect((await api.core.pushes.retrieve(push.url_token, undefined, ctx())).payload).toBe('stays');
   });
 });
 
 describe("the database's clock", () => {
-  it('is measured against this host\'s: a skewed one is seen (the server warns above 1 s)', async () => {
-    const local = await databaseClockSkewMs(async () => Number((await api.db.query('select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms'))[0]!.ms));
+  it("is measured against this host's: a skewed one is seen (the server warns above 1 s)", async () => {
+    const local = await databaseClockSkewMs(async () =>
+      Number((await api.db.query('select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms'))[0]!.ms),
+    );
     expect(Math.abs(local)).toBeLessThan(CLOCK_SKEW_WARN_MS);
     const behind = await databaseClockSkewMs(async () => Date.now() - 3_000);
     expect(behind).toBeGreaterThan(-3_100);
@@ -170,18 +235,33 @@ describe("the database's clock", () => {
 describe('the passphrase gate counts only failures', () => {
   it('never refuses concurrent correct attempts (8 and 50 at once)', async () => {
     for (const n of [8, 50]) {
-      const push = await api.core.pushes.create({ payload: `p${n}`, passphrase: 'right one', expire_after_views: 100 }, ctx());
-      const answers = await Promise.all(
-        Array.from({ length: n }, () => api.raw(`/api/v2/pushes/${push.url_token}`, { headers: { 'x-passphrase': 'right one' } })),
+      const push = await api.core.pushes.create(
+        { payload: `p${n}`, passphrase: 'right one', expire_after_views: 100 },
+        ctx(),
       );
-      expect(answers.map((a) => a.status), `${n} at once`).toEqual(Array(n).fill(200));
+      const answers = await Promise.all(
+        Array.from({ length: n }, () =>
+          api.raw(`/api/v2/pushes/${push.url_token}`, { headers: { 'x-passphrase': 'right one' } }),
+        ),
+      );
+      expect(
+        answers.map((a) => a.status),
+        `${n} at once`,
+      ).toEqual(Array(n).fill(200));
       expect(new Set(answers.map((a) => a.body.payload))).toEqual(new Set([`p${n}`]));
     }
   });
 
   it('still refuses after five failures within a minute, the right passphrase too, on every instance', async () => {
-    const push = await api.core.pushes.create({ payload: 'guarded', passphrase: 'right one', expire_after_views: 100 }, ctx());
-    const wrong = await Promise.all(Array.from({ length: 12 }, () => api.raw(`/api/v2/pushes/${push.url_token}`, { headers: { 'x-passphrase': 'nope' } })));
+    const push = await api.core.pushes.create(
+      { payload: 'guarded', passphrase: 'right one', expire_after_views: 100 },
+      ctx(),
+    );
+    const wrong = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        api.raw(`/api/v2/pushes/${push.url_token}`, { headers: { 'x-passphrase': 'nope' } }),
+      ),
+    );
     // Parallel guesses cannot all be checked before the first failures are recorded: at most five are.
     expect(wrong.filter((a) => a.status === 401)).toHaveLength(5);
     expect(wrong.filter((a) => a.status === 429)).toHaveLength(7);
@@ -189,7 +269,10 @@ describe('the passphrase gate counts only failures', () => {
     expect([right.status, right.body.code]).toEqual([429, 'too_many_attempts']);
     const other = await api.core.pushes.retrieve(push.url_token, 'right one', ctx()).catch((e: unknown) => e);
     expect(other).toMatchObject({ code: 'too_many_attempts' });
-    const failures = await api.db.query("select count(*)::int as n from audit_entries where kind = 'failed_passphrase' and push_id = (select id from pushes where url_token = $1)", [push.url_token]);
+    const failures = await api.db.query(
+      "select count(*)::int as n from audit_entries where kind = 'failed_passphrase' and push_id = (select id from pushes where url_token = $1)",
+      [push.url_token],
+    );
     expect(failures[0]!.n).toBe(5);
   });
 });
@@ -212,9 +295,14 @@ describe('bytes PostgreSQL cannot store', () => {
   });
 
   it('answers a NUL in a sign-in email as a wrong sign-in, and keeps NULs in secrets', async () => {
-    const made = await api.core.pushes.create({ payload: 'nul\u0000inside', name: 'a\u0000b', note: 'c\u0000d' }, ctx(owner.userId));
+    const made = await api.core.pushes.create(
+      { payload: 'nul\u0000inside', name: 'a\u0000b', note: 'c\u0000d' },
+      ctx(owner.userId),
+    );
     expect((await api.core.pushes.retrieve(made.url_token, undefined, ctx())).payload).toBe('nul\u0000inside');
-    const error = await api.core.web!.accounts.signIn('x\u0000@example.org', 'whatever password', '10.1.2.3').catch((e: unknown) => e);
+    const error = await api.core
+      .web!.accounts.signIn('x\u0000@example.org', 'whatever password', '10.1.2.3')
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'authentication_required' });
   });
 });

@@ -33,7 +33,16 @@ describe('HTTP layer on the in-memory double', () => {
   });
 
   it('gives every API answer (success, error, 405, v1) the headers the other pages carry, beside its own', async () => {
-    const common = ['cache-control', 'x-robots-tag', 'content-security-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'cross-origin-resource-policy'];
+    const common = [
+      'cache-control',
+      'x-robots-tag',
+      'content-security-policy',
+      'strict-transport-security',
+      'x-content-type-options',
+      'x-frame-options',
+      'referrer-policy',
+      'cross-origin-resource-policy',
+    ];
     // The probes go through express's router, as every page does; API requests take the shorter way.
     const probe = await fetch(`${api.baseUrl}/healthz`);
     expect(probe.status).toBe(200);
@@ -59,13 +68,29 @@ describe('HTTP layer on the in-memory double', () => {
   });
 
   it('maps envelope, JSON and field errors to 400 and 422', async () => {
-    const notJson = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"push":' });
+    const notJson = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"push":',
+    });
     expect([notJson.status, notJson.body.code]).toEqual([400, 'invalid_json']);
-    const noPush = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const noPush = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect([noPush.status, noPush.body.code]).toEqual([400, 'missing_push']);
-    const arrayBody = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' });
+    const arrayBody = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[1]',
+    });
     expect([arrayBody.status, arrayBody.body.code]).toEqual([400, 'missing_push']);
-    const pushString = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"push":"x"}' });
+    const pushString = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"push":"x"}',
+    });
     expect([pushString.status, pushString.body.code]).toEqual([400, 'missing_push']);
     const bad = await createPush({
       client: api.client,
@@ -78,7 +103,11 @@ describe('HTTP layer on the in-memory double', () => {
   });
 
   it('answers 400 unsupported_media_type for a non-JSON body and 413 for an oversized one', async () => {
-    const form = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'payload=x' });
+    const form = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'payload=x',
+    });
     expect([form.status, form.body.code]).toEqual([400, 'unsupported_media_type']);
     const huge = await api.raw('/api/v2/pushes', {
       method: 'POST',
@@ -106,9 +135,13 @@ describe('HTTP layer on the in-memory double', () => {
   it('authenticates bearer and legacy pairs, and rejects bad tokens', async () => {
     const ok = await listActivePushes({ client: api.client, auth: user.token });
     expect(ok.response?.status).toBe(200);
-    const legacy = await api.raw('/api/v2/pushes/active', { headers: { 'X-User-Email': user.email, 'X-User-Token': user.token } });
+    const legacy = await api.raw('/api/v2/pushes/active', {
+      headers: { 'X-User-Email': user.email, 'X-User-Token': user.token },
+    });
     expect(legacy.status).toBe(200);
-    const mismatch = await api.raw('/api/v2/pushes/active', { headers: { 'X-User-Email': 'other@example.org', 'X-User-Token': user.token } });
+    const mismatch = await api.raw('/api/v2/pushes/active', {
+      headers: { 'X-User-Email': 'other@example.org', 'X-User-Token': user.token },
+    });
     expect([mismatch.status, mismatch.body.code]).toEqual([401, 'invalid_token']);
     const none = await listActivePushes({ client: api.client });
     expect([none.response?.status, none.error?.code]).toEqual([401, 'authentication_required']);
@@ -120,7 +153,9 @@ describe('HTTP layer on the in-memory double', () => {
 
   it('answers 400 invalid_page for pages outside 1..200', async () => {
     for (const page of ['0', '-1', '201', 'abc', '1.5']) {
-      const res = await api.raw(`/api/v2/pushes/active?page=${page}`, { headers: { Authorization: `Bearer ${user.token}` } });
+      const res = await api.raw(`/api/v2/pushes/active?page=${page}`, {
+        headers: { Authorization: `Bearer ${user.token}` },
+      });
       expect([page, res.status, res.body.code]).toEqual([page, 400, 'invalid_page']);
     }
   });
@@ -156,7 +191,9 @@ describe('HTTP layer on the in-memory double', () => {
 
   it('logs one line per request with the route template, never the query string', async () => {
     await api.raw('/api/v2/pushes/abcdefghijklmnop?passphrase=hunter2-secret');
-    const line = api.logs.map((l) => JSON.parse(l)).find((l) => l.route === '/api/v2/pushes/{url_token}' && l.method === 'GET');
+    const line = api.logs
+      .map((l) => JSON.parse(l))
+      .find((l) => l.route === '/api/v2/pushes/{url_token}' && l.method === 'GET');
     expect(line).toMatchObject({ method: 'GET', status: 404 });
     expect(api.logs.join('\n')).not.toContain('hunter2-secret');
     expect(api.logs.join('\n')).not.toContain('abcdefghijklmnop');

@@ -3,14 +3,7 @@
  * kinds, a configured public base URL, small file limits (413), and the per-client rate limit.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createPush,
-  expirePush,
-  getPush,
-  getPushAudit,
-  getVersion,
-  previewPush,
-} from '@secret-push/sdk/generated';
+import { createPush, expirePush, getPush, getPushAudit, getVersion, previewPush } from '@secret-push/sdk/generated';
 import { startRealApi, type RealApi } from './support/real.js';
 import { bearer, expectData, expectError } from './support/sdk.js';
 
@@ -41,8 +34,15 @@ describe('an instance with anonymous access off, url/qr disabled and a public ba
   });
 
   it('needs a token for create, retrieve, preview and delete', async () => {
-    expectError(await createPush({ client: api.client, body: { push: { payload: 'x' } } }), 401, 'authentication_required');
-    const push = expectData(await createPush({ client: api.client, body: { push: { payload: 'x' } }, auth: bearer(token) }), 201);
+    expectError(
+      await createPush({ client: api.client, body: { push: { payload: 'x' } } }),
+      401,
+      'authentication_required',
+    );
+    const push = expectData(
+      await createPush({ client: api.client, body: { push: { payload: 'x' } }, auth: bearer(token) }),
+      201,
+    );
     const path = { url_token: push.url_token };
     expectError(await getPush({ client: api.client, path }), 401, 'authentication_required');
     expectError(await previewPush({ client: api.client, path }), 401, 'authentication_required');
@@ -63,8 +63,15 @@ describe('an instance with anonymous access off, url/qr disabled and a public ba
       }),
       201,
     );
-    const audit = expectData(await getPushAudit({ client: api.client, path: { url_token: push.url_token }, auth: bearer(token) }));
-    expect(audit.logs[0]).toMatchObject({ kind: 'creation', ip: '203.0.113.7', user_agent: 'bench-agent/1', referrer: 'https://ref.example/' });
+    const audit = expectData(
+      await getPushAudit({ client: api.client, path: { url_token: push.url_token }, auth: bearer(token) }),
+    );
+    expect(audit.logs[0]).toMatchObject({
+      kind: 'creation',
+      ip: '203.0.113.7',
+      user_agent: 'bench-agent/1',
+      referrer: 'https://ref.example/',
+    });
   });
 
   it('answers 422 on kind for disabled kinds', async () => {

@@ -33,7 +33,9 @@ afterAll(async () => {
 });
 
 async function envelopeKeys(urlToken: string): Promise<{ payload: string; note: string }> {
-  const [row] = (await db.query('select payload_ciphertext, note_ciphertext from pushes where url_token = $1', [urlToken])) as {
+  const [row] = (await db.query('select payload_ciphertext, note_ciphertext from pushes where url_token = $1', [
+    urlToken,
+  ])) as {
     payload_ciphertext: string;
     note_ciphertext: string;
   }[];
@@ -45,7 +47,10 @@ describe('master key rotation', () => {
     // 1. Key A only.
     const a = await instance([TEST_KEY_A]);
     const old = expectData(
-      await createPush({ client: a.client, body: { push: { payload: 'written-under-a', note: 'note-a', expire_after_views: 3 } } }),
+      await createPush({
+        client: a.client,
+        body: { push: { payload: 'written-under-a', note: 'note-a', expire_after_views: 3 } },
+      }),
       201,
     );
     expect(await envelopeKeys(old.url_token)).toEqual({ payload: 'a', note: 'a' });
@@ -67,13 +72,17 @@ describe('master key rotation', () => {
 
     // 3. B alone: the new secret reads; the old one is refused with a 500 that names no secret, and no view is spent.
     const onlyB = await instance([TEST_KEY_B]);
-    expect(expectData(await getPush({ client: onlyB.client, path: { url_token: fresh.url_token } })).payload).toBe('written-under-b');
+    expect(expectData(await getPush({ client: onlyB.client, path: { url_token: fresh.url_token } })).payload).toBe(
+      'written-under-b',
+    );
     const refused = await getPush({ client: onlyB.client, path: { url_token: old.url_token } });
     expect(refused.response?.status).toBe(500);
     expect(refused.error).toMatchObject({ code: 'internal_error' });
     expect(JSON.stringify(refused.error)).not.toContain('written-under-a');
     expect(onlyB.logs.join('\n')).not.toContain('written-under-a');
-    const [row] = (await db.query('select views_used from pushes where url_token = $1', [old.url_token])) as { views_used: number }[];
+    const [row] = (await db.query('select views_used from pushes where url_token = $1', [old.url_token])) as {
+      views_used: number;
+    }[];
     expect(row?.views_used).toBe(1);
   });
 });

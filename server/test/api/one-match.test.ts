@@ -37,9 +37,15 @@ describe('each request is matched once', () => {
     const headers: Record<string, string> = {};
     if (init.auth) headers.authorization = `Bearer ${token}`;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${api.baseUrl}${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+    const response = await fetch(`${api.baseUrl}${path}`, {
+      method,
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
     const text = await response.text();
-    const tables: string[] = match.mock.contexts.map((table) => (table === contract().routes ? 'v2' : table === contractV1().routes ? 'v1' : 'other'));
+    const tables: string[] = match.mock.contexts.map((table) =>
+      table === contract().routes ? 'v2' : table === contractV1().routes ? 'v1' : 'other',
+    );
     // openapi-backend's router, when asked, shows up as a table of its own.
     for (let i = 0; i < library.mock.calls.length; i += 1) tables.push('openapi-backend');
     return { status: response.status, allow: response.headers.get('allow'), tables, text };
@@ -64,7 +70,12 @@ describe('each request is matched once', () => {
     ];
     for (const [method, path, init, status, allow] of cases) {
       const answer = await send(method, path, init);
-      expect({ request: `${method} ${path}`, status: answer.status, allow: answer.allow, tables: answer.tables }).toEqual({
+      expect({
+        request: `${method} ${path}`,
+        status: answer.status,
+        allow: answer.allow,
+        tables: answer.tables,
+      }).toEqual({
         request: `${method} ${path}`,
         status,
         allow,
@@ -87,7 +98,12 @@ describe('each request is matched once', () => {
     ];
     for (const [method, path, status, allow] of cases) {
       const answer = await send(method, path);
-      expect({ request: `${method} ${path}`, status: answer.status, allow: answer.allow, tables: answer.tables }).toEqual({
+      expect({
+        request: `${method} ${path}`,
+        status: answer.status,
+        allow: answer.allow,
+        tables: answer.tables,
+      }).toEqual({
         request: `${method} ${path}`,
         status,
         allow,

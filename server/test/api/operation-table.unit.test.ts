@@ -23,12 +23,42 @@ describe.each([
   });
 
   it('finds the same validation errors as validateRequest, for bodies, queries and headers of every kind', () => {
-    const bodies: unknown[] = [undefined, null, {}, [], [1], 'text', '{"push":{}}', 123, true, { push: 'x' }, { push: {} }, { push: { payload: 'a' } }];
-    const queries: Record<string, string | string[]>[] = [{}, { page: '2' }, { page: '0' }, { page: 'x' }, { page: ['1', '2'] }, { passphrase: 'p' }, { token: 't' }, { other: '1' }];
-    const headers: Record<string, string>[] = [{}, { 'content-type': 'application/json' }, { 'content-type': 'application/json', 'idempotency-key': 'k1' }, { 'x-passphrase': 'p' }];
+    const bodies: unknown[] = [
+      undefined,
+      null,
+      {},
+      [],
+      [1],
+      'text',
+      '{"push":{}}',
+      123,
+      true,
+      { push: 'x' },
+      { push: {} },
+      { push: { payload: 'a' } },
+    ];
+    const queries: Record<string, string | string[]>[] = [
+      {},
+      { page: '2' },
+      { page: '0' },
+      { page: 'x' },
+      { page: ['1', '2'] },
+      { passphrase: 'p' },
+      { token: 't' },
+      { other: '1' },
+    ];
+    const headers: Record<string, string>[] = [
+      {},
+      { 'content-type': 'application/json' },
+      { 'content-type': 'application/json', 'idempotency-key': 'k1' },
+      { 'x-passphrase': 'p' },
+    ];
     let compared = 0;
     for (const op of table.operations()) {
-      const path = op.path.replace(/\{url_token\}/, 'k7mz4qv2xw5nrt3hbj6ypa2c').replace(/\{file_id\}/, 'f1').replace(/\{prefix\}/, 'p');
+      const path = op.path
+        .replace(/\{url_token\}/, 'k7mz4qv2xw5nrt3hbj6ypa2c')
+        .replace(/\{file_id\}/, 'f1')
+        .replace(/\{prefix\}/, 'p');
       const routed = table.route(op.method, path);
       expect(routed).toMatchObject({ kind: 'ok', operation: { operationId: op.operationId } });
       const params = routed.kind === 'ok' ? routed.params : {};
@@ -37,10 +67,23 @@ describe.each([
           for (const header of headers) {
             const request = { method: op.method, path, headers: { ...header }, query: { ...query }, body };
             const library = backend.validator.validateRequest(request, op.operationId).errors ?? null;
-            const ours = table.validate(op, { params: { ...params }, query: { ...query }, headers: { ...header }, body });
+            const ours = table.validate(op, {
+              params: { ...params },
+              query: { ...query },
+              headers: { ...header },
+              body,
+            });
             const summary = (errors: typeof ours) =>
-              (errors ?? []).map((e) => `${e.keyword} ${e.instancePath}${e.keyword === 'parse' ? '' : ` ${e.message ?? ''}`}`).sort();
-            expect({ op: op.operationId, body, query, header, errors: summary(ours) }).toEqual({ op: op.operationId, body, query, header, errors: summary(library) });
+              (errors ?? [])
+                .map((e) => `${e.keyword} ${e.instancePath}${e.keyword === 'parse' ? '' : ` ${e.message ?? ''}`}`)
+                .sort();
+            expect({ op: op.operationId, body, query, header, errors: summary(ours) }).toEqual({
+              op: op.operationId,
+              body,
+              query,
+              header,
+              errors: summary(library),
+            });
             compared += 1;
           }
         }
@@ -51,12 +94,18 @@ describe.each([
 
   it('authorises as the requirements say: any one requirement, all of its schemes', () => {
     for (const op of table.operations()) {
-      const anonymousAllowed = op.security.some((requirement) => Object.keys(requirement).length === 0) || op.security.length === 0;
+      const anonymousAllowed =
+        op.security.some((requirement) => Object.keys(requirement).length === 0) || op.security.length === 0;
       expect(table.authorized(op, () => false)).toBe(anonymousAllowed);
       const needsBoth = op.security.some((r) => Object.keys(r).length === 2);
       if (needsBoth) expect(table.authorized(op, (scheme) => scheme === 'legacyEmail')).toBe(anonymousAllowed);
-      if (op.schemes.includes('bearerAuth')) expect(table.authorized(op, (scheme) => scheme === 'bearerAuth')).toBe(true);
-      expect(table.authorized(op, () => { throw new Error('refused'); })).toBe(anonymousAllowed);
+      if (op.schemes.includes('bearerAuth'))
+        expect(table.authorized(op, (scheme) => scheme === 'bearerAuth')).toBe(true);
+      expect(
+        table.authorized(op, () => {
+          throw new Error('refused');
+        }),
+      ).toBe(anonymousAllowed);
     }
   });
 });

@@ -21,7 +21,11 @@ describe('the sweeper', () => {
       const user = await api.user('sweep@example.org');
       api.setClock(new Date(Date.now() - 2 * 86_400_000));
       const push = expectData(
-        await createPush({ client: api.client, body: { push: { payload: 'sweep-me', note: 'n', expire_after_days: 1 } }, auth: bearer(user.token) }),
+        await createPush({
+          client: api.client,
+          body: { push: { payload: 'sweep-me', note: 'n', expire_after_days: 1 } },
+          auth: bearer(user.token),
+        }),
         201,
       );
       api.setClock(null);
@@ -29,7 +33,9 @@ describe('the sweeper', () => {
       let row: { payload_ciphertext: string | null; expired: boolean } | undefined;
       do {
         await new Promise((r) => setTimeout(r, 250));
-        [row] = await api.db.query('select payload_ciphertext, expired from pushes where url_token = $1', [push.url_token]);
+        [row] = await api.db.query('select payload_ciphertext, expired from pushes where url_token = $1', [
+          push.url_token,
+        ]);
       } while (row?.payload_ciphertext !== null && Date.now() < deadline);
       expect(row).toEqual({ payload_ciphertext: null, expired: true });
       const expired = expectData(await listExpiredPushes({ client: api.client, auth: bearer(user.token) }));
@@ -59,7 +65,10 @@ describe('a database restart mid-run', () => {
     const core = await createCore(makeSettings({ databaseUrl: cluster.url }), { sweeper: false });
     const api = await serve(core);
     try {
-      const push = expectData(await createPush({ client: api.client, body: { push: { payload: 'before', expire_after_views: 10 } } }), 201);
+      const push = expectData(
+        await createPush({ client: api.client, body: { push: { payload: 'before', expire_after_views: 10 } } }),
+        201,
+      );
       expect((await api.raw('/readyz')).status).toBe(200);
 
       await cluster.stop();
@@ -68,7 +77,11 @@ describe('a database restart mid-run', () => {
       const error = expectError(down, 503, 'service_unavailable');
       expect(error.retry_after).toBeGreaterThan(0);
       expect(down.response?.headers.get('retry-after')).toMatch(/^\d+$/);
-      expectError(await createPush({ client: api.client, body: { push: { payload: 'during' } } }), 503, 'service_unavailable');
+      expectError(
+        await createPush({ client: api.client, body: { push: { payload: 'during' } } }),
+        503,
+        'service_unavailable',
+      );
       const ready = await api.raw('/readyz');
       expect([ready.status, ready.body.code]).toEqual([503, 'service_unavailable']);
       expect(Date.now() - started).toBeLessThan(20_000);
@@ -81,7 +94,9 @@ describe('a database restart mid-run', () => {
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(expectData(after!).payload).toBe('before');
-      expect(expectData(await createPush({ client: api.client, body: { push: { payload: 'after' } } }), 201).kind).toBe('text');
+      expect(expectData(await createPush({ client: api.client, body: { push: { payload: 'after' } } }), 201).kind).toBe(
+        'text',
+      );
       expect((await api.raw('/readyz')).status).toBe(200);
       expect(api.checker.violations).toEqual([]);
     } finally {

@@ -32,11 +32,16 @@ function secret(label: string): string {
 }
 
 async function create(push: PushInput, token?: string) {
-  return expectData(await createPush({ client: api.client, body: { push }, auth: token ? bearer(token) : undefined }), 201);
+  return expectData(
+    await createPush({ client: api.client, body: { push }, auth: token ? bearer(token) : undefined }),
+    201,
+  );
 }
 
 async function auditKinds(urlToken: string): Promise<string[]> {
-  const logs = expectData(await getPushAudit({ client: api.client, path: { url_token: urlToken }, auth: bearer(owner.token) }));
+  const logs = expectData(
+    await getPushAudit({ client: api.client, path: { url_token: urlToken }, auth: bearer(owner.token) }),
+  );
   return logs.logs.map((l) => l.kind);
 }
 
@@ -141,9 +146,17 @@ describe('create', () => {
   });
 
   it('answers 400 for a body without a push object and for malformed JSON', async () => {
-    const noPush = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payload":"x"}' });
+    const noPush = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"payload":"x"}',
+    });
     expect([noPush.status, noPush.body.code]).toEqual([400, 'missing_push']);
-    const broken = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"push": {' });
+    const broken = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"push": {',
+    });
     expect([broken.status, broken.body.code]).toEqual([400, 'invalid_json']);
   });
 
@@ -181,13 +194,17 @@ describe('retrieve', () => {
     expect([after.payload, after.files, after.expired, after.views_remaining]).toEqual([null, [], true, 0]);
     expect(after.expired_on).not.toBeNull();
     expect(await auditKinds(push.url_token)).toEqual(['creation', 'view', 'view', 'failed_view']);
-    const [row] = await api.db.query('select payload_ciphertext, note_ciphertext from pushes where url_token = $1', [push.url_token]);
+    const [row] = await api.db.query('select payload_ciphertext, note_ciphertext from pushes where url_token = $1', [
+      push.url_token,
+    ]);
     expect(row).toEqual({ payload_ciphertext: null, note_ciphertext: null });
   });
 
   it("logs the owner's own retrieval as owner_view without counting it", async () => {
     const push = await create({ payload: secret('p'), expire_after_views: 1 }, owner.token);
-    const mine = expectData(await getPush({ client: api.client, path: { url_token: push.url_token }, auth: bearer(owner.token) }));
+    const mine = expectData(
+      await getPush({ client: api.client, path: { url_token: push.url_token }, auth: bearer(owner.token) }),
+    );
     expect([mine.views_remaining, mine.expired]).toEqual([1, false]);
     expect(await auditKinds(push.url_token)).toEqual(['creation', 'owner_view']);
   });
@@ -202,11 +219,26 @@ describe('retrieve', () => {
     const push = await create({ payload, passphrase, expire_after_views: 10 }, owner.token);
     const path = { url_token: push.url_token };
     expectError(await getPush({ client: api.client, path }), 401, 'passphrase_required');
-    expectError(await getPush({ client: api.client, path, headers: { 'X-Passphrase': 'wrong' } }), 401, 'passphrase_incorrect');
-    expect(expectData(await getPush({ client: api.client, path, headers: { 'X-Passphrase': passphrase } })).payload).toBe(payload);
+    expectError(
+      await getPush({ client: api.client, path, headers: { 'X-Passphrase': 'wrong' } }),
+      401,
+      'passphrase_incorrect',
+    );
+    expect(
+      expectData(await getPush({ client: api.client, path, headers: { 'X-Passphrase': passphrase } })).payload,
+    ).toBe(payload);
     expect(expectData(await getPush({ client: api.client, path, query: { passphrase } })).payload).toBe(payload);
     // The header wins over the query.
-    expect(status(await getPush({ client: api.client, path, headers: { 'X-Passphrase': passphrase }, query: { passphrase: 'x' } }))).toBe(200);
+    expect(
+      status(
+        await getPush({
+          client: api.client,
+          path,
+          headers: { 'X-Passphrase': passphrase },
+          query: { passphrase: 'x' },
+        }),
+      ),
+    ).toBe(200);
     for (let i = 0; i < 3; i++) await getPush({ client: api.client, path, headers: { 'X-Passphrase': `wrong${i}` } });
     const limited = await getPush({ client: api.client, path, headers: { 'X-Passphrase': passphrase } });
     const error = expectError(limited, 429, 'too_many_attempts');
@@ -228,24 +260,59 @@ describe('retrieve', () => {
 describe('preview', () => {
   it('answers the html_url without a view or an audit entry, also for expired pushes', async () => {
     const push = await create({ payload: secret('p'), expire_after_views: 1 }, owner.token);
-    expect(expectData(await previewPush({ client: api.client, path: { url_token: push.url_token } }))).toEqual({ url: push.html_url, client_encryption: null });
-    expect(expectData(await getPush({ client: api.client, path: { url_token: push.url_token } })).views_remaining).toBe(0);
+    expect(expectData(await previewPush({ client: api.client, path: { url_token: push.url_token } }))).toEqual({
+      url: push.html_url,
+      client_encryption: null,
+    });
+    expect(expectData(await getPush({ client: api.client, path: { url_token: push.url_token } })).views_remaining).toBe(
+      0,
+    );
     expect(status(await previewPush({ client: api.client, path: { url_token: push.url_token } }))).toBe(200);
     expect(await auditKinds(push.url_token)).toEqual(['creation', 'view']);
-    expectError(await previewPush({ client: api.client, path: { url_token: 'nosuchpushtoken00000' } }), 404, 'not_found');
+    expectError(
+      await previewPush({ client: api.client, path: { url_token: 'nosuchpushtoken00000' } }),
+      404,
+      'not_found',
+    );
   });
 });
 
 describe('audit', () => {
   it('needs a token (401), the owner (403) and a known push (404)', async () => {
     const push = await create({ payload: secret('p') }, owner.token);
-    expectError(await getPushAudit({ client: api.client, path: { url_token: push.url_token } }), 401, 'authentication_required');
-    expectError(await getPushAudit({ client: api.client, path: { url_token: push.url_token }, auth: bearer(other.token) }), 403, 'forbidden');
-    expectError(await getPushAudit({ client: api.client, path: { url_token: 'nosuchpushtoken00000' }, auth: bearer(owner.token) }), 404, 'not_found');
-    const res = await getPushAudit({ client: api.client, path: { url_token: push.url_token }, auth: bearer(owner.token) });
-    expect(res.data?.logs[0]).toMatchObject({ kind: 'creation', ip: expect.any(String), user_agent: expect.any(String) });
+    expectError(
+      await getPushAudit({ client: api.client, path: { url_token: push.url_token } }),
+      401,
+      'authentication_required',
+    );
+    expectError(
+      await getPushAudit({ client: api.client, path: { url_token: push.url_token }, auth: bearer(other.token) }),
+      403,
+      'forbidden',
+    );
+    expectError(
+      await getPushAudit({
+        client: api.client,
+        path: { url_token: 'nosuchpushtoken00000' },
+        auth: bearer(owner.token),
+      }),
+      404,
+      'not_found',
+    );
+    const res = await getPushAudit({
+      client: api.client,
+      path: { url_token: push.url_token },
+      auth: bearer(owner.token),
+    });
+    expect(res.data?.logs[0]).toMatchObject({
+      kind: 'creation',
+      ip: expect.any(String),
+      user_agent: expect.any(String),
+    });
     expect(res.response?.headers.get('x-total-count')).toBe('1');
-    const badPage = await api.raw(`/api/v2/pushes/${push.url_token}/audit?page=0`, { headers: { Authorization: `Bearer ${owner.token}` } });
+    const badPage = await api.raw(`/api/v2/pushes/${push.url_token}/audit?page=0`, {
+      headers: { Authorization: `Bearer ${owner.token}` },
+    });
     expect([badPage.status, badPage.body.code]).toEqual([400, 'invalid_page']);
   });
 });
@@ -263,11 +330,15 @@ describe('lists', () => {
     const page2 = await listActivePushes({ client: api.client, auth: bearer(lister.token), query: { page: 2 } });
     expect(expectData(page2)).toHaveLength(1);
     expect(page2.response?.headers.get('link')).toBe(`<${api.baseUrl}/api/v2/pushes/active?page=1>; rel="prev"`);
-    expect(expectData(await listActivePushes({ client: api.client, auth: bearer(lister.token), query: { page: 3 } }))).toEqual([]);
+    expect(
+      expectData(await listActivePushes({ client: api.client, auth: bearer(lister.token), query: { page: 3 } })),
+    ).toEqual([]);
     expectError(await listActivePushes({ client: api.client }), 401, 'authentication_required');
     expectError(await listExpiredPushes({ client: api.client }), 401, 'authentication_required');
     for (const page of ['0', '201', 'x', '-1', '1e2', '0x10', '1.0', '%205', '']) {
-      const res = await api.raw(`/api/v2/pushes/expired?page=${page}`, { headers: { Authorization: `Bearer ${lister.token}` } });
+      const res = await api.raw(`/api/v2/pushes/expired?page=${page}`, {
+        headers: { Authorization: `Bearer ${lister.token}` },
+      });
       expect([res.status, res.body.code]).toEqual([400, 'invalid_page']);
     }
   });
@@ -289,30 +360,54 @@ describe('lists', () => {
 describe('expire (DELETE)', () => {
   it('lets the owner expire a push, erasing it, and answers 200 unchanged when already expired', async () => {
     const push = await create({ payload: secret('p'), note: secret('note'), deletable_by_viewer: false }, owner.token);
-    const gone = expectData(await expirePush({ client: api.client, path: { url_token: push.url_token }, auth: bearer(owner.token) }));
+    const gone = expectData(
+      await expirePush({ client: api.client, path: { url_token: push.url_token }, auth: bearer(owner.token) }),
+    );
     expect([gone.expired, gone.deleted]).toEqual([true, true]);
-    const again = expectData(await expirePush({ client: api.client, path: { url_token: push.url_token }, auth: bearer(owner.token) }));
+    const again = expectData(
+      await expirePush({ client: api.client, path: { url_token: push.url_token }, auth: bearer(owner.token) }),
+    );
     expect(again.expired_on).toBe(gone.expired_on);
     expect(await auditKinds(push.url_token)).toEqual(['creation', 'expire']);
-    const [row] = await api.db.query('select payload_ciphertext, note_ciphertext from pushes where url_token = $1', [push.url_token]);
+    const [row] = await api.db.query('select payload_ciphertext, note_ciphertext from pushes where url_token = $1', [
+      push.url_token,
+    ]);
     expect(row).toEqual({ payload_ciphertext: null, note_ciphertext: null });
   });
 
   it('lets anyone expire a deletable push, and refuses others with 401 (anonymous) or 403 (not the owner)', async () => {
     const deletable = await create({ payload: secret('p') }, owner.token);
-    expect(expectData(await expirePush({ client: api.client, path: { url_token: deletable.url_token } })).deleted).toBe(true);
+    expect(expectData(await expirePush({ client: api.client, path: { url_token: deletable.url_token } })).deleted).toBe(
+      true,
+    );
     const locked = await create({ payload: secret('p'), deletable_by_viewer: false }, owner.token);
-    expectError(await expirePush({ client: api.client, path: { url_token: locked.url_token } }), 401, 'authentication_required');
-    expectError(await expirePush({ client: api.client, path: { url_token: locked.url_token }, auth: bearer(other.token) }), 403, 'forbidden');
-    expectError(await expirePush({ client: api.client, path: { url_token: 'nosuchpushtoken00000' } }), 404, 'not_found');
+    expectError(
+      await expirePush({ client: api.client, path: { url_token: locked.url_token } }),
+      401,
+      'authentication_required',
+    );
+    expectError(
+      await expirePush({ client: api.client, path: { url_token: locked.url_token }, auth: bearer(other.token) }),
+      403,
+      'forbidden',
+    );
+    expectError(
+      await expirePush({ client: api.client, path: { url_token: 'nosuchpushtoken00000' } }),
+      404,
+      'not_found',
+    );
   });
 });
 
 describe('authentication', () => {
   it('accepts the legacy pair only with the email of the token user', async () => {
-    const ok = await api.raw('/api/v2/pushes/active', { headers: { 'X-User-Email': owner.email, 'X-User-Token': owner.token } });
+    const ok = await api.raw('/api/v2/pushes/active', {
+      headers: { 'X-User-Email': owner.email, 'X-User-Token': owner.token },
+    });
     expect(ok.status).toBe(200);
-    const wrong = await api.raw('/api/v2/pushes/active', { headers: { 'X-User-Email': other.email, 'X-User-Token': owner.token } });
+    const wrong = await api.raw('/api/v2/pushes/active', {
+      headers: { 'X-User-Email': other.email, 'X-User-Token': owner.token },
+    });
     expect([wrong.status, wrong.body.code]).toEqual([401, 'invalid_token']);
     const alone = await api.raw('/api/v2/pushes/active', { headers: { 'X-User-Token': owner.token } });
     expect([alone.status, alone.body.code]).toEqual([401, 'invalid_token']);
@@ -322,7 +417,11 @@ describe('authentication', () => {
     const push = await create({ payload: secret('p') });
     const bad = bearer('spt_thisisnotavalidtoken');
     const path = { url_token: push.url_token };
-    expectError(await createPush({ client: api.client, body: { push: { payload: 'x' } }, auth: bad }), 401, 'invalid_token');
+    expectError(
+      await createPush({ client: api.client, body: { push: { payload: 'x' } }, auth: bad }),
+      401,
+      'invalid_token',
+    );
     expectError(await getPush({ client: api.client, path, auth: bad }), 401, 'invalid_token');
     expectError(await previewPush({ client: api.client, path, auth: bad }), 401, 'invalid_token');
     expectError(await expirePush({ client: api.client, path, auth: bad }), 401, 'invalid_token');
@@ -431,7 +530,9 @@ describe('files', () => {
     const missing = await api.raw(freshUrl.pathname);
     expect([missing.status, missing.body.code]).toEqual([400, 'invalid_parameter']);
     // A bad bearer token does not matter: the link is the credential.
-    const withBadToken = await api.raw(freshUrl.pathname + freshUrl.search, { headers: { Authorization: 'Bearer nope' } });
+    const withBadToken = await api.raw(freshUrl.pathname + freshUrl.search, {
+      headers: { Authorization: 'Bearer nope' },
+    });
     expect(withBadToken.status).toBe(200);
   });
 });

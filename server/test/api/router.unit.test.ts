@@ -115,7 +115,10 @@ function library(backend: OpenAPIBackend, method: string, path: string): { id: s
 function libraryParams(backend: OpenAPIBackend, method: string, path: string): Record<string, string> | 'malformed' {
   const request = { method, path, headers: {}, query: {} };
   try {
-    return backend.router.parseRequest(request, backend.router.matchOperation(request, true)).params as Record<string, string>;
+    return backend.router.parseRequest(request, backend.router.matchOperation(request, true)).params as Record<
+      string,
+      string
+    >;
   } catch {
     return 'malformed'; // decodeURIComponent refused it: the server answers such paths before routing
   }
@@ -144,20 +147,28 @@ describe.each([
         const request = `${method.trim().toUpperCase()} ${path}`;
         if (match.kind === 'method_not_allowed') {
           // Allow: exactly the methods the library routes to the path the table chose.
-          const routedThere = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE'].filter((m) => library(backend, m, path).path === match.path);
+          const routedThere = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE'].filter(
+            (m) => library(backend, m, path).path === match.path,
+          );
           expect(`${request} Allow: ${match.allow.join(', ')}`).toBe(`${request} Allow: ${routedThere.join(', ')}`);
         }
         if (ours !== expected.id) {
           // The only difference allowed: the library takes a less specific template for the method, the table a 405.
           expect(match.kind, request).toBe('method_not_allowed');
           const literal = (template: string) => template.replace(/\{[^}]+\}/g, '').length;
-          expect(literal(match.kind === 'method_not_allowed' ? match.path : ''), request).toBeGreaterThan(literal(expected.path ?? ''));
+          expect(literal(match.kind === 'method_not_allowed' ? match.path : ''), request).toBeGreaterThan(
+            literal(expected.path ?? ''),
+          );
           differences.push(`${request} → 405 (library: ${expected.id})`);
           continue;
         }
         if (match.kind !== 'ok') continue;
         const params = libraryParams(backend, method, path);
-        if (params === 'malformed') expect(Object.values(match.params).some((v) => v.includes('%')), request).toBe(true);
+        if (params === 'malformed')
+          expect(
+            Object.values(match.params).some((v) => v.includes('%')),
+            request,
+          ).toBe(true);
         else expect(match.params, request).toEqual(params);
       }
     }
@@ -165,11 +176,17 @@ describe.each([
     for (const op of toolkit().operations()) expect(seen, op.operationId).toContain(op.operationId);
     expect(seen).toContain('no_route');
     expect(seen).toContain('method_not_allowed');
-    const deviating = [...new Set(differences.map((d) => d.replace(/^\S+ /, '').replace(/ →.*/, '').replace(/\/+$/, '')))].sort();
+    const deviating = [
+      ...new Set(differences.map((d) => d.replace(/^\S+ /, '').replace(/ →.*/, '').replace(/\/+$/, ''))),
+    ].sort();
     // The lists (`active`, `expired`) are the literal paths that share their parent with a `{url_token}` template.
     const lists = name === 'v2' ? /^\/api\/v2\/pushes\/(active|expired)$/ : /^\/[^/]+\/(active|expired)\.json$/;
     for (const path of deviating) expect(path).toMatch(lists);
-    expect(deviating).toEqual(expect.arrayContaining(name === 'v2' ? ['/api/v2/pushes/active', '/api/v2/pushes/expired'] : ['/p/active.json', '/f/expired.json']));
+    expect(deviating).toEqual(
+      expect.arrayContaining(
+        name === 'v2' ? ['/api/v2/pushes/active', '/api/v2/pushes/expired'] : ['/p/active.json', '/f/expired.json'],
+      ),
+    );
     expect(differences.every((d) => d.startsWith('DELETE '))).toBe(true);
   });
 });

@@ -61,7 +61,9 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
     const me = from('203.0.113.7');
     const first = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me));
     expect(first.status).toBe(201);
-    expect(items(first.headers.get('ratelimit-policy'))).toEqual({ 'anonymous-storage': { q: String(10 * KIB), qu: '"content-bytes"', w: '3600' } });
+    expect(items(first.headers.get('ratelimit-policy'))).toEqual({
+      'anonymous-storage': { q: String(10 * KIB), qu: '"content-bytes"', w: '3600' },
+    });
     expect(items(first.headers.get('ratelimit'))).toEqual({ 'anonymous-storage': { r: String(6 * KIB), t: '1800' } });
     const second = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me));
     expect(items(second.headers.get('ratelimit'))['anonymous-storage']).toEqual({ r: String(2 * KIB), t: '1800' });
@@ -80,7 +82,9 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
 
     // What still fits is taken; another address has a window of its own.
     expect((await api.raw('/api/v2/pushes', json({ push: { payload: text(2 * KIB) } }, me))).status).toBe(201);
-    expect((await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, from('198.51.100.9')))).status).toBe(201);
+    expect(
+      (await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, from('198.51.100.9')))).status,
+    ).toBe(201);
     // A second before Retry-After the quota still holds; at Retry-After the same push is stored.
     api.setClock(new Date(halfPast.getTime() + 1799_000));
     expect((await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me))).status).toBe(429);
@@ -92,8 +96,13 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
 
   it('never lets concurrent creates of one address go over: exactly what fits is stored', async () => {
     const me = from('203.0.113.50');
-    const answers = await Promise.all(Array.from({ length: 24 }, () => api.raw('/api/v2/pushes', json({ push: { payload: text(KIB) } }, me))));
-    expect(answers.map((a) => a.status).sort()).toEqual([...Array<number>(10).fill(201), ...Array<number>(14).fill(429)]);
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, () => api.raw('/api/v2/pushes', json({ push: { payload: text(KIB) } }, me))),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([
+      ...Array<number>(10).fill(201),
+      ...Array<number>(14).fill(429),
+    ]);
     const refused = answers.filter((a) => a.status === 429);
     expect(new Set(refused.map((a) => a.body.code))).toEqual(new Set(['storage_quota_exceeded']));
   });
@@ -116,7 +125,10 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
 
   it('leaves the quota out of creates with a token, which count against the user quota instead', async () => {
     const me = await api.user(`q-${randomUUID()}@example.org`);
-    const made = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, { authorization: `Bearer ${me.token}`, ...from('203.0.113.7') }));
+    const made = await api.raw(
+      '/api/v2/pushes',
+      json({ push: { payload: text(4 * KIB) } }, { authorization: `Bearer ${me.token}`, ...from('203.0.113.7') }),
+    );
     expect(made.status).toBe(201);
     expect(Object.keys(items(made.headers.get('ratelimit')))).toEqual(['user-storage']);
   });
@@ -136,14 +148,17 @@ describe('the user storage quota (bytes of active pushes)', () => {
     await api?.stop();
   });
 
-  const create = (token: string, push: Record<string, unknown>) => api.raw('/api/v2/pushes', json({ push }, { authorization: `Bearer ${token}` }));
+  const create = (token: string, push: Record<string, unknown>) =>
+    api.raw('/api/v2/pushes', json({ push }, { authorization: `Bearer ${token}` }));
 
   it('refuses the create that would go over with 429 naming the quota, with a Retry-After at which enough expires by time', async () => {
     const me = await api.user(`quota-${randomUUID()}@example.org`);
     const now = new Date(Math.floor(Date.now() / 1000) * 1000);
     api.setClock(now);
     const soon = await create(me.token, { payload: text(6 * KIB), expire_after_days: 1, expire_after_views: 100 });
-    expect(items(soon.headers.get('ratelimit-policy'))).toEqual({ 'user-storage': { q: String(20 * KIB), qu: '"content-bytes"' } });
+    expect(items(soon.headers.get('ratelimit-policy'))).toEqual({
+      'user-storage': { q: String(20 * KIB), qu: '"content-bytes"' },
+    });
     expect(items(soon.headers.get('ratelimit'))).toEqual({ 'user-storage': { r: String(14 * KIB) } });
     await create(me.token, { payload: text(6 * KIB), expire_after_days: 3 });
     const third = await create(me.token, { payload: text(6 * KIB), expire_after_days: 2 });
@@ -151,11 +166,15 @@ describe('the user storage quota (bytes of active pushes)', () => {
 
     const over = await create(me.token, { payload: text(6 * KIB), expire_after_days: 7 });
     expect([over.status, over.body.code]).toEqual([429, 'storage_quota_exceeded']);
-    expect(over.body.error).toMatch(/your active pushes may hold at most 20 KiB; they hold 18 KiB and this push needs 6 KiB/);
+    expect(over.body.error).toMatch(
+      /your active pushes may hold at most 20 KiB; they hold 18 KiB and this push needs 6 KiB/,
+    );
     // 4 KiB must free: the push that expires first (in one day) frees 6.
     expect(over.headers.get('retry-after')).toBe('86400');
     expect(items(over.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(2 * KIB), t: '86400' });
-    const [count] = await api.db.query<{ n: string }>('select count(*) as n from pushes where user_id = $1', [me.userId]);
+    const [count] = await api.db.query<{ n: string }>('select count(*) as n from pushes where user_id = $1', [
+      me.userId,
+    ]);
     expect(Number(count!.n)).toBe(3);
 
     // Retry-After holds: at that instant the first push has expired by time (the sweeper has not run) and it fits.
@@ -168,12 +187,19 @@ describe('the user storage quota (bytes of active pushes)', () => {
   it('gives space back at once when the user expires a push, and counts file bytes (multipart too)', async () => {
     const me = await api.user(`quota-${randomUUID()}@example.org`);
     const files = [{ filename: 'a.bin', content: Buffer.alloc(8 * KIB, 1).toString('base64') }];
-    const a = expectData(await createPush({ client: api.client, body: { push: { kind: 'file', files } }, auth: bearer(me.token) }), 201);
+    const a = expectData(
+      await createPush({ client: api.client, body: { push: { kind: 'file', files } }, auth: bearer(me.token) }),
+      201,
+    );
     const form = multipart([
       { name: 'push[kind]', value: 'file' },
       { name: 'push[files][]', filename: 'b.bin', bytes: Buffer.alloc(8 * KIB, 2) },
     ]);
-    const b = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': form.type, authorization: `Bearer ${me.token}` }, body: form.body });
+    const b = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': form.type, authorization: `Bearer ${me.token}` },
+      body: form.body,
+    });
     expect(b.status).toBe(201);
     expectError(
       await createPush({ client: api.client, body: { push: { kind: 'file', files } }, auth: bearer(me.token) }),
@@ -181,7 +207,10 @@ describe('the user storage quota (bytes of active pushes)', () => {
       'storage_quota_exceeded',
     );
     expectData(await expirePush({ client: api.client, path: { url_token: a.url_token }, auth: bearer(me.token) }), 200);
-    expectData(await createPush({ client: api.client, body: { push: { kind: 'file', files } }, auth: bearer(me.token) }), 201);
+    expectData(
+      await createPush({ client: api.client, body: { push: { kind: 'file', files } }, auth: bearer(me.token) }),
+      201,
+    );
   });
 
   it('never lets concurrent creates of one user go over (counted one after the other, on every connection)', async () => {
@@ -189,13 +218,19 @@ describe('the user storage quota (bytes of active pushes)', () => {
     const answers = await Promise.all(Array.from({ length: 16 }, () => create(me.token, { payload: text(3 * KIB) })));
     expect(answers.filter((a) => a.status === 201)).toHaveLength(6);
     expect(answers.filter((a) => a.status === 429 && a.body.code === 'storage_quota_exceeded')).toHaveLength(10);
-    const [sum] = await api.db.query<{ used: string }>('select sum(stored_bytes) as used from pushes where user_id = $1', [me.userId]);
+    const [sum] = await api.db.query<{ used: string }>(
+      'select sum(stored_bytes) as used from pushes where user_id = $1',
+      [me.userId],
+    );
     expect(Number(sum!.used)).toBe(18 * KIB);
   });
 
   it('reports both quotas in the version report', async () => {
     const report = expectData(await getVersion({ client: api.client }), 200);
-    expect(report.features.storage_quotas).toEqual({ anonymous_bytes_per_hour: 100 * 1024 * KIB, user_active_bytes: 20 * KIB });
+    expect(report.features.storage_quotas).toEqual({
+      anonymous_bytes_per_hour: 100 * 1024 * KIB,
+      user_active_bytes: 20 * KIB,
+    });
   });
 });
 
@@ -231,7 +266,6 @@ describe('RateLimit fields and the request limit', () => {
     expect(refused.headers.get('retry-after')).toBe(items(refused.headers.get('ratelimit')).requests!.t);
     expect(api.checker.violations).toEqual([]);
   });
-
 });
 
 describe('the create page', () => {
@@ -241,14 +275,22 @@ describe('the create page', () => {
       const visitor = new Visitor(web.baseUrl);
       const send = async (payload: string) => {
         const { csrf } = await visitor.page('/');
-        return visitor.post('/', { _csrf: csrf, kind: 'text', payload, expire_after_days: '1', expire_after_views: '1' });
+        return visitor.post('/', {
+          _csrf: csrf,
+          kind: 'text',
+          payload,
+          expire_after_days: '1',
+          expire_after_views: '1',
+        });
       };
       expect((await send(text(600))).status).toBe(201);
       const refused = await send(`${text(590)}-second-secret`);
       expect(refused.status).toBe(429);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       const html = await refused.text();
-      expect(html).toContain('Storage quota exceeded: anonymous pushes from one address may store at most 1 KiB per hour');
+      expect(html).toContain(
+        'Storage quota exceeded: anonymous pushes from one address may store at most 1 KiB per hour',
+      );
       expect(html).toMatch(/<form/);
       const [count] = await web.db.query<{ n: string }>('select count(*) as n from pushes');
       expect(Number(count!.n)).toBe(1);
@@ -267,7 +309,8 @@ describe('/metrics of the compiled server', () => {
       PWPUSH_ANONYMOUS_STORAGE_PER_HOUR: '2KiB',
     });
     try {
-      const post = (bytes: number) => fetch(`${server.baseUrl}/api/v2/pushes`, json({ push: { payload: text(bytes) } }));
+      const post = (bytes: number) =>
+        fetch(`${server.baseUrl}/api/v2/pushes`, json({ push: { payload: text(bytes) } }));
       expect((await post(2 * KIB)).status).toBe(201);
       expect((await post(KIB)).status).toBe(429);
       expect((await post(KIB)).status).toBe(429);

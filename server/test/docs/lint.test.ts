@@ -1,6 +1,7 @@
 /**
- * The linter and the dead-code check are part of the tests (issue 21): `npm run lint` (ESLint, type-aware, zero
- * warnings) and `npm run knip` (unused files, exports, types, dependencies) must report nothing, so a new finding
+ * The linter, the formatter and the dead-code check are part of the tests (issue 21): `npm run lint` (ESLint,
+ * type-aware, zero warnings), `npm run format:check` (Prettier over the code; `npm run format` writes it) and
+ * `npm run knip` (unused files, exports, types, dependencies) must report nothing, so a new finding
  * fails the run (and CI) with the tool's own report. Type-aware ESLint over the repository takes about 35 s alone on
  * a 2-core machine, more beside the other test files: hence the long timeouts.
  */
@@ -40,10 +41,30 @@ describe('the linter and the dead-code check', () => {
     const { status, output } = await run(process.execPath, [eslint, '--print-config', 'server/src/main.ts']);
     expect(status, output).toBe(0);
     const rules = (JSON.parse(output) as { rules: Record<string, unknown[]> }).rules;
-    for (const rule of ['@typescript-eslint/no-floating-promises', '@typescript-eslint/no-misused-promises', '@typescript-eslint/switch-exhaustiveness-check']) {
+    for (const rule of [
+      '@typescript-eslint/no-floating-promises',
+      '@typescript-eslint/no-misused-promises',
+      '@typescript-eslint/switch-exhaustiveness-check',
+    ]) {
       expect(rules[rule]?.[0], rule).toBe(2); // 2: error
     }
   });
+
+  it(
+    'npm run format:check finds every code file formatted by Prettier (.prettierrc.json; npm run format fixes it)',
+    { timeout: 300_000 },
+    async () => {
+      const { status, output } = await run(process.execPath, [
+        `${root}node_modules/prettier/bin/prettier.cjs`,
+        '--check',
+        '--log-level',
+        'warn',
+        '.',
+      ]);
+      expect(output.trim(), output).toBe('');
+      expect(status, output).toBe(0);
+    },
+  );
 
   it('npm run knip finds no unused file, export, type or dependency', { timeout: 300_000 }, async () => {
     const { status, output } = await npmRun('knip');

@@ -23,7 +23,12 @@ afterAll(() => {
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runUsersCli(args, (l) => out.push(l), (l) => err.push(l), env);
+  const code = await runUsersCli(
+    args,
+    (l) => out.push(l),
+    (l) => err.push(l),
+    env,
+  );
   return { code, out, err, last: out[out.length - 1] ?? '' };
 }
 
@@ -64,7 +69,10 @@ describe('users CLI', () => {
     const whileRunning = await cli(['token', 'ops@example.com'], env);
     expect(whileRunning.code).toBe(0);
     expect(whileRunning.out.join('\n')).toMatch(/running server/);
-    const core = await createCore({ ...(await import('../../src/config/settings.js')).loadSettings(env), databaseUrl: db.url });
+    const core = await createCore({
+      ...(await import('../../src/config/settings.js')).loadSettings(env),
+      databaseUrl: db.url,
+    });
     try {
       expect(await core.users.authenticate(whileRunning.last)).toMatchObject({ email: 'ops@example.com' });
       expect(await core.users.authenticate(rotated.last)).toBeNull();
@@ -105,7 +113,9 @@ describe('embedded PostgreSQL', () => {
       const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)} });
       process.stdout.write('ready ' + db.port + '\\n');
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const port = await new Promise<number>((resolve, reject) => {
       let buf = '';
       child.stdout!.on('data', (d: Buffer) => {

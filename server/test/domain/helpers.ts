@@ -5,9 +5,17 @@ import { createTestDatabase, makeSettings, type TestDatabase } from '../support/
 
 export const BASE = 'http://push.test';
 
-export function ctx(userId: string | null = null, extra: Partial<RequestContext> & { ip?: string; userAgent?: string; referrer?: string } = {}): RequestContext {
+export function ctx(
+  userId: string | null = null,
+  extra: Partial<RequestContext> & { ip?: string; userAgent?: string; referrer?: string } = {},
+): RequestContext {
   return {
-    actor: { userId, ip: extra.ip ?? '203.0.113.7', userAgent: extra.userAgent ?? 'vitest', referrer: extra.referrer ?? '' },
+    actor: {
+      userId,
+      ip: extra.ip ?? '203.0.113.7',
+      userAgent: extra.userAgent ?? 'vitest',
+      referrer: extra.referrer ?? '',
+    },
     baseUrl: extra.baseUrl ?? BASE,
     ...(extra.now ? { now: extra.now } : {}),
     ...(extra.deadline ? { deadline: extra.deadline } : {}),

@@ -15,7 +15,8 @@ const start = (keys: (typeof TEST_KEY_A)[], warnings: string[] = []) =>
   createCore(makeSettings({ databaseUrl: db.url, masterKeys: keys }), {
     logger: { info: () => {}, warn: (obj, msg) => warnings.push(`${msg} ${JSON.stringify(obj)}`), error: () => {} },
   });
-const keyIds = async () => (await db.query<{ key_id: string }>('select key_id from key_checks order by key_id')).map((r) => r.key_id);
+const keyIds = async () =>
+  (await db.query<{ key_id: string }>('select key_id from key_checks order by key_id')).map((r) => r.key_id);
 
 describe('the start-up key check', () => {
   it('proves the keys against stored secrets, then against the rows of the keys that served, and refuses a wrong key', async () => {
@@ -26,7 +27,10 @@ describe('the start-up key check', () => {
 
     // A database from before the check: no rows, one push. A wrong key is refused, naming no key material.
     await db.query('delete from key_checks');
-    const refused = await start([TEST_KEY_B]).then(() => null, (e: unknown) => e);
+    const refused = await start([TEST_KEY_B]).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(MasterKeyMismatch);
     const message = (refused as Error).message;
     expect(message).toMatch(/PWPUSH_MASTER_KEY .*PWPUSH_MASTER_KEY_PREVIOUS/s);

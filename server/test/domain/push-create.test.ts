@@ -18,7 +18,10 @@ describe('create', () => {
   it('creates a text push with the instance defaults and returns the owner record', async () => {
     const me = await h.user();
     const now = new Date('2030-01-01T00:00:00.000Z');
-    const push = await h.core.pushes.create({ payload: 's3cret', name: 'label', note: 'a note' }, ctx(me.userId, { now }));
+    const push = await h.core.pushes.create(
+      { payload: 's3cret', name: 'label', note: 'a note' },
+      ctx(me.userId, { now }),
+    );
     expect(push).toMatchObject({
       kind: 'text',
       expired: false,
@@ -52,7 +55,9 @@ describe('create', () => {
   });
 
   it('rejects expire_after_days and expire_after_views outside the spec and instance bounds with per-field messages', async () => {
-    const err = await rejection(h.core.pushes.create({ payload: 'x', expire_after_days: 91, expire_after_views: 0 }, ctx()));
+    const err = await rejection(
+      h.core.pushes.create({ payload: 'x', expire_after_days: 91, expire_after_views: 0 }, ctx()),
+    );
     expect(err.code).toBe('validation_failed');
     expect(err.details.fields).toEqual({
       expire_after_days: ['must be at most 90'],
@@ -113,7 +118,9 @@ describe('create', () => {
     const files = [{ filename: 'id_ed25519', content: Buffer.from('key').toString('base64') }];
     expect((await rejection(h.core.pushes.create({ files }, ctx()))).code).toBe('authentication_required');
     expect((await rejection(h.core.pushes.create({ kind: 'file' }, ctx()))).code).toBe('authentication_required');
-    expect((await rejection(h.core.pushes.create({ payload: 'x', files: [] }, ctx()))).code).toBe('authentication_required');
+    expect((await rejection(h.core.pushes.create({ payload: 'x', files: [] }, ctx()))).code).toBe(
+      'authentication_required',
+    );
     const open = await h.withSettings({ filesRequireAuth: false });
     const push = await open.pushes.create({ files }, ctx());
     expect(push.kind).toBe('file');
@@ -135,7 +142,9 @@ describe('create', () => {
 
   it('rejects files on a push that is not a file push', async () => {
     const me = await h.user();
-    const err = await rejection(h.core.pushes.create({ kind: 'text', payload: 'x', files: [{ filename: 'a', content: 'YQ==' }] }, ctx(me.userId)));
+    const err = await rejection(
+      h.core.pushes.create({ kind: 'text', payload: 'x', files: [{ filename: 'a', content: 'YQ==' }] }, ctx(me.userId)),
+    );
     expect(err.details.fields?.files).toEqual(['are only allowed on file pushes']);
   });
 

@@ -6,7 +6,10 @@ const h = await harness();
 const DAY = 24 * 60 * 60 * 1000;
 
 async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApiError);
   return err as ApiError;
 }
@@ -15,7 +18,13 @@ describe('expire (DELETE)', () => {
   it('lets the owner expire a push: expired and deleted, secrets and files erased, audit expire', async () => {
     const me = await h.user();
     const push = await h.core.pushes.create(
-      { files: [{ filename: 'a.txt', content: Buffer.from('file-bytes').toString('base64') }], payload: 'p', note: 'n', passphrase: 'pw', deletable_by_viewer: false },
+      {
+        files: [{ filename: 'a.txt', content: Buffer.from('file-bytes').toString('base64') }],
+        payload: 'p',
+        note: 'n',
+        passphrase: 'pw',
+        deletable_by_viewer: false,
+      },
       ctx(me.userId),
     );
     const done = await h.core.pushes.expire(push.url_token, ctx(me.userId));
@@ -23,9 +32,15 @@ describe('expire (DELETE)', () => {
     expect(done.expired_on).not.toBeNull();
     expect(done).not.toHaveProperty('payload');
     expect(done).not.toHaveProperty('note');
-    const [row] = await h.db.query('select payload_ciphertext, note_ciphertext, passphrase_hash from pushes where url_token = $1', [push.url_token]);
+    const [row] = await h.db.query(
+      'select payload_ciphertext, note_ciphertext, passphrase_hash from pushes where url_token = $1',
+      [push.url_token],
+    );
     expect(row).toEqual({ payload_ciphertext: null, note_ciphertext: null, passphrase_hash: null });
-    const files = await h.db.query('select f.id from push_files f join pushes p on p.id = f.push_id where p.url_token = $1', [push.url_token]);
+    const files = await h.db.query(
+      'select f.id from push_files f join pushes p on p.id = f.push_id where p.url_token = $1',
+      [push.url_token],
+    );
     expect(files).toEqual([]);
     const log = await h.core.pushes.audit(push.url_token, 1, ctx(me.userId));
     expect(log.items.map((e) => e.kind)).toEqual(['creation', 'expire']);
@@ -74,9 +89,16 @@ describe('audit', () => {
   it('lists entries oldest first, 50 per page, with the total', async () => {
     const me = await h.user();
     const start = new Date('2033-01-01T00:00:00.000Z');
-    const push = await h.core.pushes.create({ payload: 'p', expire_after_views: 100, expire_after_days: 90 }, ctx(me.userId, { now: start }));
+    const push = await h.core.pushes.create(
+      { payload: 'p', expire_after_views: 100, expire_after_days: 90 },
+      ctx(me.userId, { now: start }),
+    );
     for (let i = 1; i <= 59; i += 1) {
-      await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(start.getTime() + i * 1000), ip: `10.0.0.${i}` }));
+      await h.core.pushes.retrieve(
+        push.url_token,
+        undefined,
+        ctx(null, { now: new Date(start.getTime() + i * 1000), ip: `10.0.0.${i}` }),
+      );
     }
     const p1 = await h.core.pushes.audit(push.url_token, 1, ctx(me.userId));
     const p2 = await h.core.pushes.audit(push.url_token, 2, ctx(me.userId));
@@ -94,7 +116,7 @@ describe('audit', () => {
 });
 
 describe('lists', () => {
-  it('lists the owner\'s pushes by real state, newest first, with name and note', async () => {
+  it("lists the owner's pushes by real state, newest first, with name and note", async () => {
     const me = await h.user();
     const other = await h.user();
     const t = new Date('2034-03-01T00:00:00.000Z');
@@ -113,7 +135,13 @@ describe('lists', () => {
     expect(active.total).toBe(1);
     const expired = await h.core.pushes.list('expired', 1, later);
     expect(expired.items.map((p) => p.url_token)).toEqual([c.url_token, a.url_token]);
-    expect(expired.items[1]).toMatchObject({ name: 'A', note: '', expired: true, days_remaining: 0, expired_on: '2034-03-02T00:00:00.000Z' });
+    expect(expired.items[1]).toMatchObject({
+      name: 'A',
+      note: '',
+      expired: true,
+      days_remaining: 0,
+      expired_on: '2034-03-02T00:00:00.000Z',
+    });
     expect(expired.items[0]).toMatchObject({ name: 'C', note: '', deleted: true });
     expect(expired.total).toBe(2);
     for (const p of [...active.items, ...expired.items]) {
@@ -123,7 +151,11 @@ describe('lists', () => {
 
   it('pages by 50 and needs authentication', async () => {
     const me = await h.user();
-    for (let i = 0; i < 53; i += 1) await h.core.pushes.create({ payload: `p${i}` }, ctx(me.userId, { now: new Date(Date.UTC(2035, 0, 1, 0, 0, i)) }));
+    for (let i = 0; i < 53; i += 1)
+      await h.core.pushes.create(
+        { payload: `p${i}` },
+        ctx(me.userId, { now: new Date(Date.UTC(2035, 0, 1, 0, 0, i)) }),
+      );
     const at = ctx(me.userId, { now: new Date(Date.UTC(2035, 0, 2)) });
     const p1 = await h.core.pushes.list('active', 1, at);
     const p2 = await h.core.pushes.list('active', 2, at);

@@ -6,7 +6,10 @@ const h = await harness();
 const DAY = 24 * 60 * 60 * 1000;
 
 async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApiError);
   return err as ApiError;
 }
@@ -35,11 +38,21 @@ describe('retrieve', () => {
 
   it('serves the last view with views_remaining 0 and expired false, then expires and erases the push', async () => {
     const me = await h.user();
-    const push = await h.core.pushes.create({ payload: 'last', note: 'n', passphrase: 'pw', expire_after_views: 1 }, ctx(me.userId));
+    const push = await h.core.pushes.create(
+      { payload: 'last', note: 'n', passphrase: 'pw', expire_after_views: 1 },
+      ctx(me.userId),
+    );
     const last = await h.core.pushes.retrieve(push.url_token, 'pw', ctx());
     expect(last).toMatchObject({ payload: 'last', views_remaining: 0, expired: false });
     const [row] = await h.db.query('select * from pushes where url_token = $1', [push.url_token]);
-    expect(row).toMatchObject({ expired: true, payload_ciphertext: null, note_ciphertext: null, passphrase_hash: null, views_used: 1, deleted: false });
+    expect(row).toMatchObject({
+      expired: true,
+      payload_ciphertext: null,
+      note_ciphertext: null,
+      passphrase_hash: null,
+      views_used: 1,
+      deleted: false,
+    });
     const after = await h.core.pushes.retrieve(push.url_token, undefined, ctx());
     expect(after).toMatchObject({ expired: true, payload: null, files: [], views_remaining: 0, deleted: false });
     expect(after.expired_on).not.toBeNull();
@@ -51,30 +64,64 @@ describe('retrieve', () => {
     const push = await h.core.pushes.create({ payload: 'x', expire_after_views: 2 }, ctx(me.userId));
     await h.core.pushes.expire(push.url_token, ctx(me.userId));
     const t0 = Date.now();
-    for (let i = 0; i < 3; i += 1) await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(t0 + i * 1000) }));
-    await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { ip: '198.51.100.23', now: new Date(t0 + 3000) }));
+    for (let i = 0; i < 3; i += 1)
+      await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(t0 + i * 1000) }));
+    await h.core.pushes.retrieve(
+      push.url_token,
+      undefined,
+      ctx(null, { ip: '198.51.100.23', now: new Date(t0 + 3000) }),
+    );
     const got = await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(t0 + 61_000) }));
     expect(got.views_remaining).toBe(2);
     // Three reads from one address within a minute log once; another address, and the first a minute later, log again.
-    expect(await auditKinds(push.url_token, me.userId)).toEqual(['creation', 'expire', 'failed_view', 'failed_view', 'failed_view']);
+    expect(await auditKinds(push.url_token, me.userId)).toEqual([
+      'creation',
+      'expire',
+      'failed_view',
+      'failed_view',
+      'failed_view',
+    ]);
   });
 
   it('decides time expiry at read time and never serves a push past its time', async () => {
     const me = await h.user();
     const created = new Date('2031-05-01T12:00:00.000Z');
-    const push = await h.core.pushes.create({ payload: 'timed', note: 'tn', expire_after_days: 1 }, ctx(me.userId, { now: created }));
-    const justBefore = await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(created.getTime() + DAY - 1) }));
+    const push = await h.core.pushes.create(
+      { payload: 'timed', note: 'tn', expire_after_days: 1 },
+      ctx(me.userId, { now: created }),
+    );
+    const justBefore = await h.core.pushes.retrieve(
+      push.url_token,
+      undefined,
+      ctx(null, { now: new Date(created.getTime() + DAY - 1) }),
+    );
     expect(justBefore).toMatchObject({ payload: 'timed', days_remaining: 1 });
-    const atEnd = await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(created.getTime() + DAY) }));
-    expect(atEnd).toMatchObject({ expired: true, payload: null, days_remaining: 0, expired_on: '2031-05-02T12:00:00.000Z' });
-    const [row] = await h.db.query('select payload_ciphertext, note_ciphertext, expired from pushes where url_token = $1', [push.url_token]);
+    const atEnd = await h.core.pushes.retrieve(
+      push.url_token,
+      undefined,
+      ctx(null, { now: new Date(created.getTime() + DAY) }),
+    );
+    expect(atEnd).toMatchObject({
+      expired: true,
+      payload: null,
+      days_remaining: 0,
+      expired_on: '2031-05-02T12:00:00.000Z',
+    });
+    const [row] = await h.db.query(
+      'select payload_ciphertext, note_ciphertext, expired from pushes where url_token = $1',
+      [push.url_token],
+    );
     expect(row).toEqual({ payload_ciphertext: null, note_ciphertext: null, expired: true });
   });
 
   it('computes days_remaining from whole days elapsed', async () => {
     const created = new Date('2032-01-01T00:00:00.000Z');
-    const push = await h.core.pushes.create({ payload: 'd', expire_after_days: 3, expire_after_views: 10 }, ctx(null, { now: created }));
-    const at = (ms: number) => h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(created.getTime() + ms) }));
+    const push = await h.core.pushes.create(
+      { payload: 'd', expire_after_days: 3, expire_after_views: 10 },
+      ctx(null, { now: created }),
+    );
+    const at = (ms: number) =>
+      h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { now: new Date(created.getTime() + ms) }));
     expect((await at(DAY - 1)).days_remaining).toBe(3);
     expect((await at(DAY)).days_remaining).toBe(2);
     expect((await at(2 * DAY + 5)).days_remaining).toBe(1);
@@ -94,7 +141,11 @@ describe('retrieve', () => {
   it('records ip, user agent and referrer cut to 255 characters', async () => {
     const me = await h.user();
     const push = await h.core.pushes.create({ payload: 'x' }, ctx(me.userId, { userAgent: '', referrer: '' }));
-    await h.core.pushes.retrieve(push.url_token, undefined, ctx(null, { ip: '198.51.100.1', userAgent: 'u'.repeat(300), referrer: 'https://r.example/' + 'r'.repeat(300) }));
+    await h.core.pushes.retrieve(
+      push.url_token,
+      undefined,
+      ctx(null, { ip: '198.51.100.1', userAgent: 'u'.repeat(300), referrer: 'https://r.example/' + 'r'.repeat(300) }),
+    );
     const { items } = await h.core.pushes.audit(push.url_token, 1, ctx(me.userId));
     expect(items[0]).toMatchObject({ kind: 'creation', user_agent: '', referrer: '' });
     expect(items[1]!.ip).toBe('198.51.100.1');
@@ -108,12 +159,19 @@ describe('passphrase', () => {
   it('answers passphrase_required without one and passphrase_incorrect for a wrong one, logging failed_passphrase', async () => {
     const me = await h.user();
     const push = await h.core.pushes.create({ payload: 'guarded', passphrase: 'open sesame' }, ctx(me.userId));
-    expect((await rejection(h.core.pushes.retrieve(push.url_token, undefined, ctx()))).code).toBe('passphrase_required');
+    expect((await rejection(h.core.pushes.retrieve(push.url_token, undefined, ctx()))).code).toBe(
+      'passphrase_required',
+    );
     expect((await rejection(h.core.pushes.retrieve(push.url_token, 'wrong', ctx()))).code).toBe('passphrase_incorrect');
     const ok = await h.core.pushes.retrieve(push.url_token, 'open sesame', ctx());
     expect(ok.payload).toBe('guarded');
     expect(ok.views_remaining).toBe(4);
-    expect(await auditKinds(push.url_token, me.userId)).toEqual(['creation', 'failed_passphrase', 'failed_passphrase', 'view']);
+    expect(await auditKinds(push.url_token, me.userId)).toEqual([
+      'creation',
+      'failed_passphrase',
+      'failed_passphrase',
+      'view',
+    ]);
   });
 
   it('never puts the passphrase or payload into error messages', async () => {
@@ -146,7 +204,9 @@ describe('passphrase', () => {
     const other = await h.second();
     const push = await h.core.pushes.create({ payload: 'p', passphrase: 'right' }, ctx());
     const results = await Promise.allSettled(
-      Array.from({ length: 12 }, (_, i) => (i % 2 ? other : h.core).pushes.retrieve(push.url_token, `wrong${i}`, ctx())),
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? other : h.core).pushes.retrieve(push.url_token, `wrong${i}`, ctx()),
+      ),
     );
     const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as ApiError).code : 'ok'));
     expect(codes.filter((c) => c === 'passphrase_incorrect').length).toBeLessThanOrEqual(5);
@@ -157,7 +217,9 @@ describe('passphrase', () => {
 describe('exactly once', () => {
   it('delivers a one-view push to exactly one of 50 concurrent retrievals', async () => {
     const push = await h.core.pushes.create({ payload: 'once', expire_after_views: 1 }, ctx());
-    const results = await Promise.all(Array.from({ length: 50 }, () => h.core.pushes.retrieve(push.url_token, undefined, ctx())));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => h.core.pushes.retrieve(push.url_token, undefined, ctx())),
+    );
     expect(results.filter((r) => r.payload === 'once')).toHaveLength(1);
     expect(results.filter((r) => r.payload === null && r.expired)).toHaveLength(49);
   });
@@ -175,7 +237,9 @@ describe('exactly once', () => {
 
   it('delivers a three-view push exactly three times under contention', async () => {
     const push = await h.core.pushes.create({ payload: 'thrice', expire_after_views: 3 }, ctx());
-    const results = await Promise.all(Array.from({ length: 30 }, () => h.core.pushes.retrieve(push.url_token, undefined, ctx())));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => h.core.pushes.retrieve(push.url_token, undefined, ctx())),
+    );
     expect(results.filter((r) => r.payload === 'thrice')).toHaveLength(3);
     expect(results.filter((r) => r.payload === 'thrice' && r.views_remaining === 0 && !r.expired)).toHaveLength(1);
   });
@@ -185,7 +249,10 @@ describe('preview', () => {
   it('returns the html_url without an audit entry, also for expired pushes', async () => {
     const me = await h.user();
     const push = await h.core.pushes.create({ payload: 'x', retrieval_step: true }, ctx(me.userId));
-    expect(await h.core.pushes.preview(push.url_token, ctx())).toEqual({ url: `${BASE}/p/${push.url_token}/r`, client_encryption: null });
+    expect(await h.core.pushes.preview(push.url_token, ctx())).toEqual({
+      url: `${BASE}/p/${push.url_token}/r`,
+      client_encryption: null,
+    });
     await h.core.pushes.expire(push.url_token, ctx(me.userId));
     expect(await h.core.pushes.preview(push.url_token, ctx())).toEqual({ url: push.html_url, client_encryption: null });
     expect(await auditKinds(push.url_token, me.userId)).toEqual(['creation', 'expire']);

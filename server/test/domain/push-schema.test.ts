@@ -22,7 +22,8 @@ const spec = JSON.parse(readFileSync(BUNDLED_SPEC_PATH, 'utf8')) as Json;
 const pushInput = spec.components.schemas.PushInput as Json;
 const fileUpload = spec.components.schemas.FileUpload as Json;
 const PAYLOAD_MAX: number = pushInput.properties.payload.maxLength;
-const QR_MAX: number = pushInput.allOf.find((r: Json) => r.if?.properties?.kind?.const === 'qr').then.properties.payload.maxLength;
+const QR_MAX: number = pushInput.allOf.find((r: Json) => r.if?.properties?.kind?.const === 'qr').then.properties.payload
+  .maxLength;
 const FILES_MAX: number = pushInput.properties.files.maxItems;
 const DAYS_MAX: number = pushInput.properties.expire_after_days.maximum;
 const VIEWS_MAX: number = pushInput.properties.expire_after_views.maximum;
@@ -80,7 +81,14 @@ const BAD: [string, Json, string[]][] = [
   ['retrieval_step not a boolean', { payload: 'x', retrieval_step: 1 }, ['retrieval_step']],
   [
     'many fields at once',
-    { kind: 'url', payload: 'javascript:x', expire_after_days: 0, expire_after_views: 101, passphrase: '', files: [file()] },
+    {
+      kind: 'url',
+      payload: 'javascript:x',
+      expire_after_days: 0,
+      expire_after_views: 101,
+      passphrase: '',
+      files: [file()],
+    },
     ['payload', 'expire_after_days', 'expire_after_views', 'passphrase', 'files'],
   ],
 ];
@@ -135,7 +143,12 @@ describe('the domain refuses what the schema refuses, with the API’s field err
       { payload: 't'.repeat(PAYLOAD_MAX) },
       { kind: 'qr', payload: 'q'.repeat(QR_MAX) },
       { kind: 'url', payload: 'https://example.com/a?b=c' },
-      { payload: 'x', expire_after_days: DAYS_MAX, expire_after_views: VIEWS_MAX, passphrase: 'p'.repeat(PASSPHRASE_MAX) },
+      {
+        payload: 'x',
+        expire_after_days: DAYS_MAX,
+        expire_after_views: VIEWS_MAX,
+        passphrase: 'p'.repeat(PASSPHRASE_MAX),
+      },
       { files: Array.from({ length: FILES_MAX }, () => file()) },
       { kind: 'file', files: [file({ content: '' })] },
     ];

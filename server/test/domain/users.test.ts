@@ -11,7 +11,10 @@ import { ctx, harness } from './helpers.js';
 const h = await harness();
 
 async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApiError);
   return err as ApiError;
 }
@@ -20,9 +23,14 @@ describe('users and tokens', () => {
   it('makes a token with the spt_ prefix and at least 160 bits, and stores only its SHA-256 digest', async () => {
     const { userId, token } = await h.core.users.createUser('Digest@Example.com');
     expect(token).toMatch(/^spt_[A-Za-z0-9_-]{32}$/); // 32 base64url characters = 192 bits
-    const rows = await h.db.query('select t.digest, u.email from api_tokens t join users u on u.id = t.user_id where u.id = $1', [userId]);
+    const rows = await h.db.query(
+      'select t.digest, u.email from api_tokens t join users u on u.id = t.user_id where u.id = $1',
+      [userId],
+    );
     expect(rows).toEqual([{ digest: tokenDigest(token), email: 'digest@example.com' }]);
-    const dump = JSON.stringify(await h.db.query('select * from api_tokens')) + JSON.stringify(await h.db.query('select * from users'));
+    const dump =
+      JSON.stringify(await h.db.query('select * from api_tokens')) +
+      JSON.stringify(await h.db.query('select * from users'));
     expect(dump).not.toContain(token);
     expect(dump).not.toContain(token.slice(4));
   });
@@ -35,10 +43,13 @@ describe('users and tokens', () => {
     expect(await h.core.users.authenticate('spt_' + 'A'.repeat(32))).toBeNull();
   });
 
-  it('accepts the legacy email + token pair only when the email is the token user\'s', async () => {
+  it("accepts the legacy email + token pair only when the email is the token user's", async () => {
     const { userId, token } = await h.core.users.createUser('legacy@example.com');
     await h.core.users.createUser('someone-else@example.com');
-    expect(await h.core.users.authenticate(token, 'Legacy@Example.com')).toEqual({ userId, email: 'legacy@example.com' });
+    expect(await h.core.users.authenticate(token, 'Legacy@Example.com')).toEqual({
+      userId,
+      email: 'legacy@example.com',
+    });
     expect(await h.core.users.authenticate(token, 'someone-else@example.com')).toBeNull();
     expect(await h.core.users.authenticate(token, '')).toBeNull();
   });
@@ -50,7 +61,9 @@ describe('users and tokens', () => {
     expect(fresh).not.toBe(old);
     expect(await other.users.authenticate(old)).toBeNull();
     expect(await other.users.authenticate(fresh)).toEqual({ userId, email: 'rotate@example.com' });
-    expect(await h.db.query('select count(*)::int as n from api_tokens where user_id = $1', [userId])).toEqual([{ n: 1 }]);
+    expect(await h.db.query('select count(*)::int as n from api_tokens where user_id = $1', [userId])).toEqual([
+      { n: 1 },
+    ]);
   });
 
   it('refuses a second user with the same email (case-insensitive), bad emails and unknown emails on rotation', async () => {
@@ -67,10 +80,12 @@ describe('users and tokens', () => {
     const [row] = await h.db.query('select password_hash from users where id = $1', [userId]);
     expect(row!.password_hash).toMatch(/^scrypt\$/);
     expect(row!.password_hash).not.toContain('correct horse');
-    expect((await rejection(h.core.users.createUser('short@example.com', 'short'))).details.fields?.password).toBeDefined();
+    expect(
+      (await rejection(h.core.users.createUser('short@example.com', 'short'))).details.fields?.password,
+    ).toBeDefined();
   });
 
-  it('refuses passwords that are short, long, common or made of the account\'s own words, with the reason', async () => {
+  it("refuses passwords that are short, long, common or made of the account's own words, with the reason", async () => {
     const accounts = h.core.web!.accounts;
     const refused = async (email: string, password: string) => {
       const e = await rejection(accounts.signUp(email, password));
@@ -86,26 +101,44 @@ describe('users and tokens', () => {
       'is too easy to guess: This is similar to a commonly used password. Add more words that are less common.',
     );
     expect(await refused('walk@example.com', 'qwertyuiop123')).toMatch(/^is too easy to guess: /);
-    expect(await refused('seq@example.com', 'abcdefghijkl')).toMatch(/^is too easy to guess: Common character sequences like "abc" are easy to guess\./);
-    expect(await refused('repeat@example.com', 'passwordpassword')).toMatch(/^is too easy to guess: Repeated character patterns/);
-    expect(await refused('alice.wonderland@example.org', 'alice.wonderland@example.org')).toMatch(/^is too easy to guess: There should not be any personal or page related data\./);
+    expect(await refused('seq@example.com', 'abcdefghijkl')).toMatch(
+      /^is too easy to guess: Common character sequences like "abc" are easy to guess\./,
+    );
+    expect(await refused('repeat@example.com', 'passwordpassword')).toMatch(
+      /^is too easy to guess: Repeated character patterns/,
+    );
+    expect(await refused('alice.wonderland@example.org', 'alice.wonderland@example.org')).toMatch(
+      /^is too easy to guess: There should not be any personal or page related data\./,
+    );
     expect(await refused('brand@example.com', 'secretpush12345')).toMatch(/^is too easy to guess/);
     // The same rule for the operator's set-password and for users made with a password; nothing was stored.
     const { userId } = await h.core.users.createUser('rules@example.com');
     const setWeak = await rejection(accounts.setPassword('rules@example.com', 'iloveyou2024!'));
     expect(setWeak.message).toMatch(/^The password is too easy to guess: .*\.$/);
     expect(setWeak.message).not.toMatch(/\.\.$/);
-    expect((await rejection(h.core.users.createUser('weak@example.com', 'letmein123456'))).details.fields?.password?.[0]).toMatch(/^is too easy to guess/);
-    expect(await h.db.query('select 1 from users where email in ($1, $2, $3)', ['common@example.com', 'weak@example.com', 'len@example.com'])).toEqual([]);
+    expect(
+      (await rejection(h.core.users.createUser('weak@example.com', 'letmein123456'))).details.fields?.password?.[0],
+    ).toMatch(/^is too easy to guess/);
+    expect(
+      await h.db.query('select 1 from users where email in ($1, $2, $3)', [
+        'common@example.com',
+        'weak@example.com',
+        'len@example.com',
+      ]),
+    ).toEqual([]);
     const [row] = await h.db.query('select password_hash from users where id = $1', [userId]);
     expect(row!.password_hash).toBeNull();
     // Passphrases and long random passwords pass.
     await accounts.setPassword('rules@example.com', 'correct horse battery staple');
-    expect(await accounts.signUp('strong@example.com', 'K7#mQ9!zR2@wL5')).toMatchObject({ email: 'strong@example.com' });
-    expect(await accounts.signUp('phrase@example.com', 'violet kettles argue with the tide')).toMatchObject({ email: 'phrase@example.com' });
+    expect(await accounts.signUp('strong@example.com', 'K7#mQ9!zR2@wL5')).toMatchObject({
+      email: 'strong@example.com',
+    });
+    expect(await accounts.signUp('phrase@example.com', 'violet kettles argue with the tide')).toMatchObject({
+      email: 'phrase@example.com',
+    });
   });
 
-  it('ties pushes to the token\'s user for ownership', async () => {
+  it("ties pushes to the token's user for ownership", async () => {
     const { token } = await h.core.users.createUser('owner@example.com');
     const who = await h.core.users.authenticate(token);
     const push = await h.core.pushes.create({ payload: 'x' }, ctx(who!.userId));
@@ -141,7 +174,12 @@ describe('core', () => {
           // PWPUSH_EXPIRE_AFTER_DURATION_MIN=3 (1 hour) and at most 30 days: 1 hour … 30 days.
           expire_after_duration: { enabled: true, min: 3, values: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] },
           idempotency_keys: { enabled: true, lifetime_hours: 24 },
-          client_encryption: { enabled: true, default: false, required: false, schemes: [{ scheme: 'aes-256-gcm', version: 1 }] },
+          client_encryption: {
+            enabled: true,
+            default: false,
+            required: false,
+            schemes: [{ scheme: 'aes-256-gcm', version: 1 }],
+          },
         },
         requests: { enabled: false },
         storage_quotas: { anonymous_bytes_per_hour: 100 * 1024 * 1024, user_active_bytes: 1024 * 1024 * 1024 },

@@ -17,7 +17,9 @@ let server: ServerProcess;
 let base: string;
 
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
   return Number(/(\d+)/.exec(line)![1]) / 1024;
 }
 
@@ -72,19 +74,36 @@ describe('big bodies from anonymous callers', () => {
     const before = rssMb(server.child.pid!);
     const sent: number[] = [];
     for (const declared of [true, false]) {
-      const answers = await Promise.all([flood('POST', '/api/v2/pushes', declared), flood('POST', '/api/v2/pushes', declared), flood('POST', '/api/v2/pushes', declared)]);
-      expect(answers.map((a) => a.status), `declared ${declared}`).toEqual([413, 413, 413]);
+      const answers = await Promise.all([
+        flood('POST', '/api/v2/pushes', declared),
+        flood('POST', '/api/v2/pushes', declared),
+        flood('POST', '/api/v2/pushes', declared),
+      ]);
+      expect(
+        answers.map((a) => a.status),
+        `declared ${declared}`,
+      ).toEqual([413, 413, 413]);
       // Answered long before the body was sent (the small limit is 8 MiB).
       for (const a of answers) expect(a.sentMb).toBeLessThan(100);
       sent.push(...answers.map((a) => a.sentMb));
     }
-    const others = await Promise.all([flood('POST', '/nope', true), flood('POST', '/api/v2/nope', false), flood('DELETE', '/api/v2/version', true)]);
+    const others = await Promise.all([
+      flood('POST', '/nope', true),
+      flood('POST', '/api/v2/nope', false),
+      flood('DELETE', '/api/v2/version', true),
+    ]);
     expect(others.map((a) => a.status)).toEqual([404, 404, 405]);
     const after = rssMb(server.child.pid!);
     expect(after - before, `RSS ${before.toFixed(0)} → ${after.toFixed(0)} MB`).toBeLessThan(150);
-    console.log(`big bodies: 6 × 413 after at most ${Math.max(...sent).toFixed(1)} MB sent each; RSS ${before.toFixed(0)} → ${after.toFixed(0)} MB`);
+    console.log(
+      `big bodies: 6 × 413 after at most ${Math.max(...sent).toFixed(1)} MB sent each; RSS ${before.toFixed(0)} → ${after.toFixed(0)} MB`,
+    );
     // The server still works.
-    const created = await fetch(`${base}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"push":{"payload":"fine"}}' });
+    const created = await fetch(`${base}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"push":{"payload":"fine"}}',
+    });
     expect(created.status).toBe(201);
   }, 180_000);
 });

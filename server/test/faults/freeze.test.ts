@@ -109,7 +109,10 @@ describe('the database frozen under load', () => {
         creates.push(entry);
         const body = { push: { payload: `made with ${entry.key}` } };
         for (;;) {
-          const res = await call('POST', '/api/v2/pushes', body, { authorization: `Bearer ${owner.token}`, 'idempotency-key': entry.key });
+          const res = await call('POST', '/api/v2/pushes', body, {
+            authorization: `Bearer ${owner.token}`,
+            'idempotency-key': entry.key,
+          });
           entry.statuses.push(res.status);
           if (res.status === 201) {
             entry.token = res.body!.url_token;
@@ -136,17 +139,25 @@ describe('the database frozen under load', () => {
     // The freeze was felt: some answers were errors, and each error was a 503 (nothing happened), never a 500.
     expect(failed.length).toBeGreaterThan(0);
     expect(new Set(failed.map((a) => a.status))).toEqual(new Set([503]));
-    for (const a of answers.filter((x) => x.status === 200)) expect(a.payload).toBe(pushes.find((p) => p.token === a.token)!.secret);
+    for (const a of answers.filter((x) => x.status === 200))
+      expect(a.payload).toBe(pushes.find((p) => p.token === a.token)!.secret);
     // Every push answered with an error is intact: its view was not claimed.
     for (const a of failed) {
       const again = await call('GET', `/api/v2/pushes/${a.token}`);
-      expect([again.status, again.body?.expired, again.body?.payload], a.token).toEqual([200, false, pushes.find((p) => p.token === a.token)!.secret]);
+      expect([again.status, again.body?.expired, again.body?.payload], a.token).toEqual([
+        200,
+        false,
+        pushes.find((p) => p.token === a.token)!.secret,
+      ]);
     }
     // Retried creates: one push per key, and the retries answered the same push.
     const retried = creates.filter((c) => c.statuses.length > 1);
     expect(retried.length).toBeGreaterThan(0);
     expect(creates.flatMap((c) => c.statuses).filter((s) => s !== 201 && s !== 503 && s !== 409)).toEqual([]);
-    const rows = await core.pushes.list('active', 1, { actor: { userId: owner.userId, ip: '', userAgent: '', referrer: '' }, baseUrl: api.baseUrl });
+    const rows = await core.pushes.list('active', 1, {
+      actor: { userId: owner.userId, ip: '', userAgent: '', referrer: '' },
+      baseUrl: api.baseUrl,
+    });
     const made = creates.filter((c) => c.token).map((c) => c.token);
     expect(rows.total).toBe(made.length);
     expect(new Set(rows.items.map((p) => p.url_token))).toEqual(new Set(made));

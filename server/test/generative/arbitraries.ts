@@ -50,16 +50,20 @@ function merge(a: Json, b: Json): Json {
   for (const [key, value] of Object.entries(b)) {
     if (key === 'properties') {
       const props: Json = { ...(a.properties ?? {}) };
-      for (const [name, sub] of Object.entries(value as Json)) props[name] = props[name] ? merge(props[name], sub as Json) : sub;
+      for (const [name, sub] of Object.entries(value as Json))
+        props[name] = props[name] ? merge(props[name], sub as Json) : sub;
       out.properties = props;
     } else if (key === 'required') out.required = [...new Set([...(a.required ?? []), ...(value as string[])])];
     else if (key === 'allOf') out.allOf = [...(a.allOf ?? []), ...(value as Json[])];
-    else if (['minimum', 'minLength', 'minItems'].includes(key)) out[key] = Math.max(a[key] ?? -Infinity, value as number);
-    else if (['maximum', 'maxLength', 'maxItems', 'maxProperties'].includes(key)) out[key] = Math.min(a[key] ?? Infinity, value as number);
+    else if (['minimum', 'minLength', 'minItems'].includes(key))
+      out[key] = Math.max(a[key] ?? -Infinity, value as number);
+    else if (['maximum', 'maxLength', 'maxItems', 'maxProperties'].includes(key))
+      out[key] = Math.min(a[key] ?? Infinity, value as number);
     else if (key === 'type' && a.type) {
       const both = typesOf(a).filter((t) => typesOf(b).includes(t));
       out.type = both.length > 0 ? both : a.type;
-    } else if (!(key in a) || key === 'pattern' || key === 'format' || key === 'enum' || key === 'const') out[key] = value;
+    } else if (!(key in a) || key === 'pattern' || key === 'format' || key === 'enum' || key === 'const')
+      out[key] = value;
   }
   return out;
 }
@@ -94,8 +98,12 @@ function stringOf(s: Json): fc.Arbitrary<string> {
   const max = Math.min(bound, Math.max(min, CAP.string));
   const fits = (v: string) => [...v].length >= min && [...v].length <= bound;
   // Bytes as the schema says they are encoded (a file's `content`), so a valid value decodes.
-  if (s.contentEncoding === 'base64' && !(s.minLength > 0)) return fc.uint8Array({ maxLength: 48 }).map((b) => Buffer.from(b).toString('base64'));
-  if (s.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31'), noInvalidDate: true }).map((d) => d.toISOString());
+  if (s.contentEncoding === 'base64' && !(s.minLength > 0))
+    return fc.uint8Array({ maxLength: 48 }).map((b) => Buffer.from(b).toString('base64'));
+  if (s.format === 'date-time')
+    return fc
+      .date({ min: new Date('2000-01-01'), max: new Date('2099-12-31'), noInvalidDate: true })
+      .map((d) => d.toISOString());
   if (s.format === 'uri') {
     const url = fc.webUrl({ size: 'small' });
     return (s.pattern ? url.filter((u) => new RegExp(s.pattern).test(u)) : url).filter(fits);
@@ -114,11 +122,15 @@ function objectOf(s: Json, rules: Json[], depth: number): fc.Arbitrary<Json> {
   const ABSENT = Symbol('absent');
   for (const [name, sub] of Object.entries(props)) {
     const arb = valid(sub as Json, depth + 1);
-    model[name] = required.has(name) ? arb : fc.oneof({ weight: 2, arbitrary: fc.constant(ABSENT) }, { weight: 1, arbitrary: arb });
+    model[name] = required.has(name)
+      ? arb
+      : fc.oneof({ weight: 2, arbitrary: fc.constant(ABSENT) }, { weight: 1, arbitrary: arb });
   }
   // Required keys a branch names without a schema for them.
   for (const name of required) model[name] ??= valid({}, depth + 1);
-  const record = fc.record(model).map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== ABSENT))) as fc.Arbitrary<Json>;
+  const record = fc
+    .record(model)
+    .map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== ABSENT))) as fc.Arbitrary<Json>;
   return rules.reduce<fc.Arbitrary<Json>>((arb, rule) => arb.chain((value) => refine(value, s, rule, depth)), record);
 }
 
@@ -126,10 +138,14 @@ function objectOf(s: Json, rules: Json[], depth: number): fc.Arbitrary<Json> {
 function refine(value: Json, s: Json, rule: Json, depth: number): fc.Arbitrary<Json> {
   if (!holds(rule.if as Json, value)) return fc.constant(value);
   const then = flatten(rule.then as Json).base;
-  const names = new Set<string>([...((then.required ?? []) as string[]), ...Object.keys(then.properties ?? {}).filter((n) => n in value)]);
+  const names = new Set<string>([
+    ...((then.required ?? []) as string[]),
+    ...Object.keys(then.properties ?? {}).filter((n) => n in value),
+  ]);
   if (names.size === 0) return fc.constant(value);
   const model: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const name of names) model[name] = valid(merge((s.properties ?? {})[name] ?? {}, (then.properties ?? {})[name] ?? {}), depth + 1);
+  for (const name of names)
+    model[name] = valid(merge((s.properties ?? {})[name] ?? {}, (then.properties ?? {})[name] ?? {}), depth + 1);
   return fc.record(model).map((overrides) => ({ ...value, ...overrides }));
 }
 
@@ -150,14 +166,20 @@ export function valid(schema: Json, depth = 0): fc.Arbitrary<unknown> {
       case 'boolean':
         return fc.boolean();
       case 'integer':
-        return fc.integer({ min: Math.max(s.minimum ?? -1000, -(2 ** 31)), max: Math.min(s.maximum ?? 1000, 2 ** 31 - 1) });
+        return fc.integer({
+          min: Math.max(s.minimum ?? -1000, -(2 ** 31)),
+          max: Math.min(s.maximum ?? 1000, 2 ** 31 - 1),
+        });
       case 'number':
         return fc.double({ min: s.minimum ?? -1000, max: s.maximum ?? 1000, noNaN: true });
       case 'string':
         return stringOf(s);
       case 'array': {
         const min = s.minItems ?? 0;
-        return fc.array(valid(s.items ?? {}, depth + 1), { minLength: min, maxLength: Math.min(s.maxItems ?? CAP.items, Math.max(min, CAP.items)) });
+        return fc.array(valid(s.items ?? {}, depth + 1), {
+          minLength: min,
+          maxLength: Math.min(s.maxItems ?? CAP.items, Math.max(min, CAP.items)),
+        });
       }
       default:
         return depth > 8 ? fc.constant({}) : objectOf(s, rules, depth);
@@ -180,7 +202,9 @@ function wrongType(schema: Json): fc.Arbitrary<unknown> {
     ['object', fc.dictionary(fc.string({ maxLength: 4 }), fc.integer(), { maxKeys: 2 })],
     ['null', fc.constant(null)],
   ];
-  const others = all.filter(([t]) => !allowed.includes(t) && !(t === 'integer' && allowed.includes('number'))).map(([, a]) => a);
+  const others = all
+    .filter(([t]) => !allowed.includes(t) && !(t === 'integer' && allowed.includes('number')))
+    .map(([, a]) => a);
   return others.length > 0 ? fc.oneof(...others) : fc.constant(Symbol.for('none'));
 }
 
@@ -194,7 +218,8 @@ function broken(schema: Json): fc.Arbitrary<unknown> {
   if (typeof s.minLength === 'number' && s.minLength > 0) options.push(fc.constant(''));
   if (Array.isArray(s.enum)) options.push(fc.constantFrom('zzz', 'TEXT', ' text', ''));
   if (s.pattern || s.format) options.push(fc.constantFrom('\u0000', 'not a url', '../etc/passwd', '%%%', '💥'));
-  if (typeof s.maxItems === 'number' && s.maxItems < 100) options.push(fc.array(valid(s.items ?? {}), { minLength: s.maxItems + 1, maxLength: s.maxItems + 2 }));
+  if (typeof s.maxItems === 'number' && s.maxItems < 100)
+    options.push(fc.array(valid(s.items ?? {}), { minLength: s.maxItems + 1, maxLength: s.maxItems + 2 }));
   return fc.oneof(...options);
 }
 
@@ -222,11 +247,18 @@ export function nearValid(schema: Json, depth = 0): fc.Arbitrary<unknown> {
 // ---------------------------------------------------------------------------------------------------- hostile
 
 /** The JSON pointer-ish paths (of property names) to each array and string of a schema, for the hostile cases. */
-function positions(schema: Json, kind: 'array' | 'string', path: string[] = [], depth = 0, out: string[][] = []): string[][] {
+function positions(
+  schema: Json,
+  kind: 'array' | 'string',
+  path: string[] = [],
+  depth = 0,
+  out: string[][] = [],
+): string[][] {
   if (depth > 6) return out;
   const s = flatten(schema).base;
   if (typesOf(s).includes(kind) && path.length > 0) out.push(path);
-  for (const [name, sub] of Object.entries((s.properties ?? {}) as Json)) positions(sub as Json, kind, [...path, name], depth + 1, out);
+  for (const [name, sub] of Object.entries((s.properties ?? {}) as Json))
+    positions(sub as Json, kind, [...path, name], depth + 1, out);
   for (const branch of (s.oneOf ?? s.anyOf ?? []) as Json[]) positions(branch, kind, path, depth + 1, out);
   return out;
 }
@@ -243,7 +275,9 @@ export function hostileJson(schema: Json): fc.Arbitrary<string> {
   const options: fc.Arbitrary<string>[] = [
     fc.integer({ min: 40, max: 5000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`),
     fc.integer({ min: 40, max: 2000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`),
-    fc.integer({ min: 257, max: 3000 }).map((n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`),
+    fc
+      .integer({ min: 257, max: 3000 })
+      .map((n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`),
     fc.constantFrom(
       '{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}',
       '{"a":1,"a":2}',
@@ -262,10 +296,22 @@ export function hostileJson(schema: Json): fc.Arbitrary<string> {
     ),
   ];
   if (arrays.length > 0) {
-    options.push(fc.tuple(fc.constantFrom(...arrays), fc.integer({ min: 11, max: 20_000 }), fc.constantFrom('{}', '1', '"x"', '[]')).map(([path, n, item]) => nest(path, `[${Array(n).fill(item).join(',')}]`)));
+    options.push(
+      fc
+        .tuple(
+          fc.constantFrom(...arrays),
+          fc.integer({ min: 11, max: 20_000 }),
+          fc.constantFrom('{}', '1', '"x"', '[]'),
+        )
+        .map(([path, n, item]) => nest(path, `[${Array(n).fill(item).join(',')}]`)),
+    );
   }
   if (strings.length > 0) {
-    options.push(fc.tuple(fc.constantFrom(...strings), fc.oneof(big(70_000), big(1_048_577), big(2_000_000))).map(([path, n]) => nest(path, JSON.stringify('a'.repeat(n)))));
+    options.push(
+      fc
+        .tuple(fc.constantFrom(...strings), fc.oneof(big(70_000), big(1_048_577), big(2_000_000)))
+        .map(([path, n]) => nest(path, JSON.stringify('a'.repeat(n)))),
+    );
     options.push(fc.constantFrom(...strings).map((path) => nest(path, '"\\uDEAD\\uBEEF bad \\x escape"')));
   }
   return fc.oneof(...options);

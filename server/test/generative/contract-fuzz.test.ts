@@ -13,7 +13,14 @@
 import http from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundledDocument, bundledV1Document, contract, contractV1, inlineRefs, type Contract } from '@secret-push/contract';
+import {
+  bundledDocument,
+  bundledV1Document,
+  contract,
+  contractV1,
+  inlineRefs,
+  type Contract,
+} from '@secret-push/contract';
 import { startPrism, type PrismProcess } from '../../../openapi/tooling/prism-process.js';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { hostileJson, nearValid, valid, type Json } from './arbitraries.js';
@@ -69,7 +76,10 @@ function operationsOf(api: Api, document: Json): Operation[] {
   return out;
 }
 
-const documents: Record<Api, Json> = { v2: inlineRefs(bundledDocument()) as Json, v1: inlineRefs(bundledV1Document()) as Json };
+const documents: Record<Api, Json> = {
+  v2: inlineRefs(bundledDocument()) as Json,
+  v1: inlineRefs(bundledV1Document()) as Json,
+};
 const contracts: Record<Api, Contract> = { v2: contract(), v1: contractV1() };
 const operations = [...operationsOf('v2', documents.v2), ...operationsOf('v1', documents.v1)];
 
@@ -79,11 +89,13 @@ function parameterValue(p: Json, kind: Kind): fc.Arbitrary<Part> {
   const schema = (p.schema ?? {}) as Json;
   const name = String(p.name);
   const pooled: fc.Arbitrary<Part>[] = [];
-  if (name === 'url_token') pooled.push(fc.constantFrom<PoolRef>({ pool: 'text' }, { pool: 'passphrase' }, { pool: 'file' }, { pool: 'url' }));
+  if (name === 'url_token')
+    pooled.push(fc.constantFrom<PoolRef>({ pool: 'text' }, { pool: 'passphrase' }, { pool: 'file' }, { pool: 'url' }));
   if (name === 'file_id') pooled.push(fc.constant({ file: true }));
   if (name === 'token' && p.in === 'query') pooled.push(fc.constant({ download: true }));
   if (name === 'passphrase' || name === 'X-Passphrase') pooled.push(fc.constant('open sesame'));
-  const text = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const text = (v: unknown) =>
+    v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   if (kind === 'valid') return fc.oneof(...pooled, valid(schema).map(text));
   if (kind === 'near') return nearValid(schema).map(text);
   return fc.oneof(
@@ -102,8 +114,14 @@ const ODD_HEADERS: [string, string][][] = [
   [['X-Request-Id', '../../etc/passwd']],
   [['Accept', '*/*;q=\u00e9']],
   [['X-Odd', 'é'.repeat(2000)]],
-  [['X-Passphrase', 'one'], ['X-Passphrase', 'two']],
-  [['Idempotency-Key', 'k1'], ['Idempotency-Key', 'k2']],
+  [
+    ['X-Passphrase', 'one'],
+    ['X-Passphrase', 'two'],
+  ],
+  [
+    ['Idempotency-Key', 'k1'],
+    ['Idempotency-Key', 'k2'],
+  ],
   [['X-Forwarded-For', '1.2.3.4, not an address, ' + 'f'.repeat(500)]],
   [['Transfer-Encoding', 'chunked']], // with a Content-Length: Node's parser refuses it (400)
   [['Content-Length', '5']], // a second, different length: refused by the parser (400)
@@ -112,16 +130,25 @@ const ODD_HEADERS: [string, string][][] = [
 function headerParameters(op: Operation, kind: Kind): fc.Arbitrary<[string, string][]> {
   const params = op.parameters.filter((p) => p.in === 'header');
   if (params.length === 0) return fc.constant([]);
-  return fc.tuple(...params.map((p) => fc.option(parameterValue(p, kind), { freq: 2 }).map((v) => (v === null || typeof v !== 'string' ? null : ([String(p.name), v] as [string, string]))))).map((pairs) =>
-    pairs.filter((x): x is [string, string] => x !== null && /^[\t\x20-\x7e\x80-\xff]*$/.test(x[1]) && x[1] !== ''),
-  );
+  return fc
+    .tuple(
+      ...params.map((p) =>
+        fc
+          .option(parameterValue(p, kind), { freq: 2 })
+          .map((v) => (v === null || typeof v !== 'string' ? null : ([String(p.name), v] as [string, string]))),
+      ),
+    )
+    .map((pairs) =>
+      pairs.filter((x): x is [string, string] => x !== null && /^[\t\x20-\x7e\x80-\xff]*$/.test(x[1]) && x[1] !== ''),
+    );
 }
 
 function formPairs(value: unknown): [string, string][] {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return [['x', String(value)]];
   const pairs: [string, string][] = [];
   for (const [name, v] of Object.entries(value as Json)) {
-    if (Array.isArray(v)) for (const item of v) pairs.push([name, typeof item === 'object' ? JSON.stringify(item) : String(item)]);
+    if (Array.isArray(v))
+      for (const item of v) pairs.push([name, typeof item === 'object' ? JSON.stringify(item) : String(item)]);
     else pairs.push([name, v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)]);
   }
   return pairs;
@@ -134,9 +161,16 @@ function urlencode(pairs: [string, string][]): Buffer {
 const BOUNDARY = 'fuzz0boundary';
 function multipart(pairs: [string, string][], files: { name: string; filename: string; bytes: Uint8Array }[]): Buffer {
   const chunks: Buffer[] = [];
-  for (const [name, value] of pairs) chunks.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  for (const [name, value] of pairs)
+    chunks.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   for (const f of files) {
-    chunks.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${f.name}"; filename="${f.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`), Buffer.from(f.bytes), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${f.name}"; filename="${f.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+      Buffer.from(f.bytes),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${BOUNDARY}--\r\n`));
   return Buffer.concat(chunks);
@@ -152,12 +186,23 @@ function fileFields(schema: Json): string[] {
 function bodyArbitrary(op: Operation, kind: Kind): fc.Arbitrary<Case['body']> {
   const types = Object.keys(op.content);
   if (types.length === 0) {
-    return kind === 'hostile' ? fc.option(fc.constant({ type: 'application/json', bytes: Buffer.from('{"push":{"payload":"unasked"}}') }), { freq: 3 }).map((b) => b ?? undefined) : fc.constant(undefined);
+    return kind === 'hostile'
+      ? fc
+          .option(fc.constant({ type: 'application/json', bytes: Buffer.from('{"push":{"payload":"unasked"}}') }), {
+            freq: 3,
+          })
+          .map((b) => b ?? undefined)
+      : fc.constant(undefined);
   }
   const perType = types.map((type) => {
     const schema = op.content[type]!.schema as Json;
     if (type === 'application/json') {
-      const text = kind === 'valid' ? valid(schema).map((v) => JSON.stringify(v)) : kind === 'near' ? nearValid(schema).map((v) => JSON.stringify(v) ?? '') : hostileJson(schema);
+      const text =
+        kind === 'valid'
+          ? valid(schema).map((v) => JSON.stringify(v))
+          : kind === 'near'
+            ? nearValid(schema).map((v) => JSON.stringify(v) ?? '')
+            : hostileJson(schema);
       return text.map((t) => ({ type: 'application/json', bytes: Buffer.from(t) }));
     }
     const value = kind === 'valid' ? valid(schema) : nearValid(schema);
@@ -171,23 +216,61 @@ function bodyArbitrary(op: Operation, kind: Kind): fc.Arbitrary<Case['body']> {
           { type, bytes: Buffer.from([0xff, 0xfe, 0x3d, 0x00]) },
         );
       }
-      return value.map((v) => ({ type, bytes: urlencode(formPairs(v).filter(([n]) => !fileFields(schema).includes(n))) }));
+      return value.map((v) => ({
+        type,
+        bytes: urlencode(formPairs(v).filter(([n]) => !fileFields(schema).includes(n))),
+      }));
     }
     // multipart/form-data
     const mp = `multipart/form-data; boundary=${BOUNDARY}`;
     if (kind === 'hostile') {
       return fc.constantFrom(
-        { type: mp, bytes: Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="push[files][]"; filename="a.txt"\r\n\r\nhello`) },
-        { type: mp, bytes: Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="password[payload]"\r\n\r\nhello`) },
+        {
+          type: mp,
+          bytes: Buffer.from(
+            `--${BOUNDARY}\r\nContent-Disposition: form-data; name="push[files][]"; filename="a.txt"\r\n\r\nhello`,
+          ),
+        },
+        {
+          type: mp,
+          bytes: Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="password[payload]"\r\n\r\nhello`),
+        },
         { type: 'multipart/form-data', bytes: Buffer.from('no boundary') },
-        { type: mp, bytes: Buffer.from(Array.from({ length: 100 }, (_, i) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`).join('') + `--${BOUNDARY}--\r\n`) },
-        { type: mp, bytes: Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file_push[files][]"; filename="\u202etxt.exe"\r\n\r\nx\r\n--${BOUNDARY}--\r\n`) },
-        { type: mp, bytes: Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="push[note]"\r\n\r\n${'n'.repeat(20_000)}\r\n--${BOUNDARY}--\r\n`) },
+        {
+          type: mp,
+          bytes: Buffer.from(
+            Array.from(
+              { length: 100 },
+              (_, i) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`,
+            ).join('') + `--${BOUNDARY}--\r\n`,
+          ),
+        },
+        {
+          type: mp,
+          bytes: Buffer.from(
+            `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file_push[files][]"; filename="\u202etxt.exe"\r\n\r\nx\r\n--${BOUNDARY}--\r\n`,
+          ),
+        },
+        {
+          type: mp,
+          bytes: Buffer.from(
+            `--${BOUNDARY}\r\nContent-Disposition: form-data; name="push[note]"\r\n\r\n${'n'.repeat(20_000)}\r\n--${BOUNDARY}--\r\n`,
+          ),
+        },
       );
     }
     const files = fileFields(schema);
     return fc
-      .tuple(value, fc.array(fc.record({ filename: fc.constantFrom('a.txt', 'id_rsa', 'r\u00e9sum\u00e9.pdf', 'x\u202etxt.exe'), bytes: fc.uint8Array({ maxLength: 64 }) }), { maxLength: files.length > 0 ? 3 : 0 }))
+      .tuple(
+        value,
+        fc.array(
+          fc.record({
+            filename: fc.constantFrom('a.txt', 'id_rsa', 'r\u00e9sum\u00e9.pdf', 'x\u202etxt.exe'),
+            bytes: fc.uint8Array({ maxLength: 64 }),
+          }),
+          { maxLength: files.length > 0 ? 3 : 0 },
+        ),
+      )
       .map(([v, fs]) => ({
         type: mp,
         bytes: multipart(
@@ -197,8 +280,13 @@ function bodyArbitrary(op: Operation, kind: Kind): fc.Arbitrary<Case['body']> {
       }));
   });
   // Sometimes a media type the operation does not take.
-  const undeclared = fc.constantFrom({ type: 'text/plain', bytes: Buffer.from('payload') }, { type: 'application/xml', bytes: Buffer.from('<push/>') });
-  return kind === 'valid' ? fc.oneof(...perType) : fc.oneof({ weight: 5, arbitrary: fc.oneof(...perType) }, { weight: 1, arbitrary: undeclared });
+  const undeclared = fc.constantFrom(
+    { type: 'text/plain', bytes: Buffer.from('payload') },
+    { type: 'application/xml', bytes: Buffer.from('<push/>') },
+  );
+  return kind === 'valid'
+    ? fc.oneof(...perType)
+    : fc.oneof({ weight: 5, arbitrary: fc.oneof(...perType) }, { weight: 1, arbitrary: undeclared });
 }
 
 function caseArbitrary(op: Operation, kind: Kind): fc.Arbitrary<Case> {
@@ -208,12 +296,23 @@ function caseArbitrary(op: Operation, kind: Kind): fc.Arbitrary<Case> {
     if (!m) return fc.constant(seg);
     const p = op.parameters.find((x) => x.in === 'path' && x.name === m[1]) ?? { name: m[1], schema: {} };
     // Broken path parameters in a third of the non-valid requests only: the rest reach the operation's own rules.
-    return kind === 'valid' ? parameterValue(p, 'valid') : fc.oneof({ weight: 2, arbitrary: parameterValue(p, 'valid') }, { weight: 1, arbitrary: parameterValue(p, kind) });
+    return kind === 'valid'
+      ? parameterValue(p, 'valid')
+      : fc.oneof(
+          { weight: 2, arbitrary: parameterValue(p, 'valid') },
+          { weight: 1, arbitrary: parameterValue(p, kind) },
+        );
   });
   const queries = op.parameters.filter((p) => p.in === 'query');
-  const query = fc.tuple(...queries.map((p) => fc.option(parameterValue(p, kind), { freq: 2 }).map((v) => (v === null ? null : ([String(p.name), v] as [string, Part]))))).map((pairs) =>
-    pairs.filter((x): x is [string, Part] => x !== null),
-  );
+  const query = fc
+    .tuple(
+      ...queries.map((p) =>
+        fc
+          .option(parameterValue(p, kind), { freq: 2 })
+          .map((v) => (v === null ? null : ([String(p.name), v] as [string, Part]))),
+      ),
+    )
+    .map((pairs) => pairs.filter((x): x is [string, Part] => x !== null));
   const odd = kind === 'hostile' ? fc.constantFrom(...ODD_HEADERS, []) : fc.constant<[string, string][]>([]);
   return fc
     .record({
@@ -225,7 +324,16 @@ function caseArbitrary(op: Operation, kind: Kind): fc.Arbitrary<Case> {
       auth:
         kind === 'valid'
           ? fc.constantFrom<Case['auth']>('token', 'token', 'token', 'token', 'legacy', 'none', 'junk')
-          : fc.constantFrom<Case['auth']>('none', 'token', 'token', 'junk', 'basic', 'legacy', 'legacy-wrong-email', ...(kind === 'hostile' ? (['two'] as const) : [])),
+          : fc.constantFrom<Case['auth']>(
+              'none',
+              'token',
+              'token',
+              'junk',
+              'basic',
+              'legacy',
+              'legacy-wrong-email',
+              ...(kind === 'hostile' ? (['two'] as const) : []),
+            ),
       body: bodyArbitrary(op, kind),
     })
     .map((r) => ({
@@ -245,7 +353,12 @@ function casesFor(op: Operation): Case[] {
   const creates = Object.keys(op.content).length > 0 ? 3 : 1;
   const out: Case[] = [];
   (['valid', 'near', 'hostile'] as const).forEach((kind, i) => {
-    out.push(...fc.sample(caseArbitrary(op, kind), { seed: seed + i * 7919 + op.operationId.length * 104_729 + hashOf(op.operationId), numRuns: PER_KIND * creates }));
+    out.push(
+      ...fc.sample(caseArbitrary(op, kind), {
+        seed: seed + i * 7919 + op.operationId.length * 104_729 + hashOf(op.operationId),
+        numRuns: PER_KIND * creates,
+      }),
+    );
   });
   return out;
 }
@@ -295,7 +408,15 @@ function send(base: string, c: Case, pool: Pool | null): Promise<Answer> {
   if (c.body) headers.push('Content-Type', c.body.type, 'Content-Length', String(c.body.bytes.length));
   for (const [name, value] of c.headers) headers.push(name, value);
   return new Promise((resolvePromise, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method: c.method, path: query ? `${path}?${query}` : path, headers, agent: false, setHost: false } as http.RequestOptions);
+    const req = http.request({
+      host: url.hostname,
+      port: url.port,
+      method: c.method,
+      path: query ? `${path}?${query}` : path,
+      headers,
+      agent: false,
+      setHost: false,
+    } as http.RequestOptions);
     req.setTimeout(20_000, () => req.destroy(new Error('no answer within 20 s')));
     req.on('response', (res) => {
       const parts: Buffer[] = [];
@@ -335,7 +456,9 @@ function isLiteral(c: Case, i: number): boolean {
 }
 
 function describeCase(c: Case): string {
-  const body = c.body ? ` ${c.body.type} ${c.body.bytes.length} bytes: ${JSON.stringify(c.body.bytes.subarray(0, 200).toString('latin1'))}` : '';
+  const body = c.body
+    ? ` ${c.body.type} ${c.body.bytes.length} bytes: ${JSON.stringify(c.body.bytes.subarray(0, 200).toString('latin1'))}`
+    : '';
   return `${c.api} ${c.operationId} [${c.kind}] ${c.method} ${JSON.stringify(c.path)} query ${JSON.stringify(c.query)} headers ${JSON.stringify(c.headers)} auth ${c.auth}${body}`;
 }
 
@@ -350,7 +473,9 @@ function violations(c: Case, answer: Answer, requiredHeaders: boolean): string[]
   } catch {
     /* not JSON: the check says so */
   }
-  return spec.checkResponse(target, { status: answer.status, headers: answer.headers, text: answer.text }, { requiredHeaders }).map((v) => `${v.path} ${v.message}`);
+  return spec
+    .checkResponse(target, { status: answer.status, headers: answer.headers, text: answer.text }, { requiredHeaders })
+    .map((v) => `${v.path} ${v.message}`);
 }
 
 // ------------------------------------------------------------------------------------------------ the runs
@@ -367,12 +492,18 @@ beforeAll(async () => {
   api = await startRealApi({ rateLimitPerMinute: 0, passphraseAttemptsPerMinute: 1000 });
   const user = await api.user('fuzz-owner@example.org');
   const create = async (push: Json) => {
-    const r = await api.raw('/api/v2/pushes', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` }, body: JSON.stringify({ push: { expire_after_views: 100, ...push } }) });
+    const r = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` },
+      body: JSON.stringify({ push: { expire_after_views: 100, ...push } }),
+    });
     expect(r.status).toBe(201);
     return r.body as Json;
   };
   const file = await create({ files: [{ filename: 'a.txt', content: Buffer.from('file bytes').toString('base64') }] });
-  const opened = await api.raw(`/api/v2/pushes/${file.url_token}`, { headers: { authorization: `Bearer ${user.token}` } });
+  const opened = await api.raw(`/api/v2/pushes/${file.url_token}`, {
+    headers: { authorization: `Bearer ${user.token}` },
+  });
   const fileUrl = new URL((opened.body as Json).files[0].url as string);
   pool = {
     token: user.token,
@@ -404,7 +535,13 @@ function summary(answers: Map<number, Answer>): string {
     byOp.set(key, counts);
   }
   return [...byOp]
-    .map(([op, counts]) => `  ${op.padEnd(24)} ${[...counts].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' ')}`)
+    .map(
+      ([op, counts]) =>
+        `  ${op.padEnd(24)} ${[...counts]
+          .sort((a, b) => a[0] - b[0])
+          .map(([s, n]) => `${s}×${n}`)
+          .join(' ')}`,
+    )
     .join('\n');
 }
 
@@ -416,7 +553,8 @@ function summary(answers: Map<number, Answer>): string {
  */
 function knownMockDeviation(c: Case, answer: Answer): boolean {
   const op = operations.find((o) => o.operationId === c.operationId)!;
-  const security = (documents[c.api].paths[op.template][op.method.toLowerCase()].security ?? documents[c.api].security) as Json[];
+  const security = (documents[c.api].paths[op.template][op.method.toLowerCase()].security ??
+    documents[c.api].security) as Json[];
   const anonymousOnly = security.length === 1 && Object.keys(security[0]!).length === 0;
   return answer.status === 401 && anonymousOnly && c.auth !== 'none' && /Invalid security scheme/.test(answer.text);
 }
@@ -471,16 +609,28 @@ describe('generative requests from the contract', () => {
           continue;
         }
         serverAnswers.set(i, answer);
-        const problems = answer.status >= 500 ? [`status ${answer.status}: ${answer.text.slice(0, 300)}`] : violations(c, answer, true);
-        if (problems.length > 0) failures.push(`${problems.join('; ')}\n    case #${i}: ${describeCase(c)}\n    answer: ${answer.status} ${answer.text.slice(0, 300)}`);
+        const problems =
+          answer.status >= 500
+            ? [`status ${answer.status}: ${answer.text.slice(0, 300)}`]
+            : violations(c, answer, true);
+        if (problems.length > 0)
+          failures.push(
+            `${problems.join('; ')}\n    case #${i}: ${describeCase(c)}\n    answer: ${answer.status} ${answer.text.slice(0, 300)}`,
+          );
       }
     };
     await Promise.all(Array.from({ length: 4 }, worker));
-    console.log(`contract fuzz (server): ${cases.length} requests in ${((performance.now() - started) / 1000).toFixed(1)} s, seed ${seed}; statuses by operation:\n${summary(serverAnswers)}`);
-    expect(failures.slice(0, 15), `${failures.length} failures (seed ${seed}, replay with FC_SEED=${seed})`).toEqual([]);
+    console.log(
+      `contract fuzz (server): ${cases.length} requests in ${((performance.now() - started) / 1000).toFixed(1)} s, seed ${seed}; statuses by operation:\n${summary(serverAnswers)}`,
+    );
+    expect(failures.slice(0, 15), `${failures.length} failures (seed ${seed}, replay with FC_SEED=${seed})`).toEqual(
+      [],
+    );
     // The valid requests reach the operations: every create made pushes in each body type it takes.
     for (const op of operations.filter((o) => Object.keys(o.content).length > 0)) {
-      const made = [...serverAnswers].filter(([i, a]) => cases[i]!.operationId === op.operationId && cases[i]!.kind === 'valid' && a.status === 201);
+      const made = [...serverAnswers].filter(
+        ([i, a]) => cases[i]!.operationId === op.operationId && cases[i]!.kind === 'valid' && a.status === 201,
+      );
       expect(made.length, `${op.operationId}: no valid request created a push`).toBeGreaterThan(0);
     }
   }, 300_000);
@@ -510,13 +660,30 @@ describe('generative requests from the contract', () => {
         const server = serverAnswers.get(i);
         const problems: string[] = [];
         if (answer.status >= 500) problems.push(`mock status ${answer.status}`);
-        else if (!knownMockDeviation(c, answer)) problems.push(...violations(c, answer, false).map((v) => `mock: ${v}`));
-        if (server && refusedByContract && server.status < 400 && !mockDecodesMultipart(c) && !mockRefusesEmptyFormValue(c, answer)) problems.push(`the mock refused it as invalid (${answer.headers['sl-violations']}) but the server answered ${server.status}`);
-        if (problems.length > 0) failures.push(`${problems.join('; ')}\n    case #${i}: ${describeCase(c)}\n    mock: ${answer.status} ${answer.text.slice(0, 200)}`);
+        else if (!knownMockDeviation(c, answer))
+          problems.push(...violations(c, answer, false).map((v) => `mock: ${v}`));
+        if (
+          server &&
+          refusedByContract &&
+          server.status < 400 &&
+          !mockDecodesMultipart(c) &&
+          !mockRefusesEmptyFormValue(c, answer)
+        )
+          problems.push(
+            `the mock refused it as invalid (${answer.headers['sl-violations']}) but the server answered ${server.status}`,
+          );
+        if (problems.length > 0)
+          failures.push(
+            `${problems.join('; ')}\n    case #${i}: ${describeCase(c)}\n    mock: ${answer.status} ${answer.text.slice(0, 200)}`,
+          );
       }
     };
     await Promise.all(Array.from({ length: 4 }, worker));
-    console.log(`contract fuzz (Prism mock): ${chosen.length} requests in ${((performance.now() - started) / 1000).toFixed(1)} s, seed ${seed}; statuses by operation:\n${summary(answers)}`);
-    expect(failures.slice(0, 15), `${failures.length} failures (seed ${seed}, replay with FC_SEED=${seed})`).toEqual([]);
+    console.log(
+      `contract fuzz (Prism mock): ${chosen.length} requests in ${((performance.now() - started) / 1000).toFixed(1)} s, seed ${seed}; statuses by operation:\n${summary(answers)}`,
+    );
+    expect(failures.slice(0, 15), `${failures.length} failures (seed ${seed}, replay with FC_SEED=${seed})`).toEqual(
+      [],
+    );
   }, 300_000);
 });

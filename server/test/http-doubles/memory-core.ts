@@ -26,7 +26,14 @@ import {
   type PushState,
   type SchemaValidPushInput,
 } from '@secret-push/sdk/rules';
-import { versionReport, type AuditEntry, type Core, type PushOwner, type RequestContext, type Settings } from '../../src/core.js';
+import {
+  versionReport,
+  type AuditEntry,
+  type Core,
+  type PushOwner,
+  type RequestContext,
+  type Settings,
+} from '../../src/core.js';
 import { pushSchema } from '../../src/push/push-schema.js';
 
 interface Stored {
@@ -52,14 +59,31 @@ export function memoryCore(
     return s;
   };
   const log = (s: Stored, kind: AuditEntry['kind'], ctx: RequestContext) =>
-    s.audit.push({ kind, ip: ctx.actor.ip, user_agent: ctx.actor.userAgent, referrer: ctx.actor.referrer, created_at: new Date().toISOString() });
+    s.audit.push({
+      kind,
+      ip: ctx.actor.ip,
+      user_agent: ctx.actor.userAgent,
+      referrer: ctx.actor.referrer,
+      created_at: new Date().toISOString(),
+    });
 
   const create = async (input: SchemaValidPushInput, ctx: RequestContext): Promise<PushOwner> => {
     core.check();
     const now = new Date();
     const valid = normalizePushInput(input, settings);
-    const state = newPushState(valid, { urlToken: randomBytes(15).toString('hex').slice(0, 24), ownerId: ctx.actor.userId }, now);
-    const stored: Stored = { state, payload: valid.payload, passphrase: valid.passphrase, name: valid.name, note: valid.note, audit: [] };
+    const state = newPushState(
+      valid,
+      { urlToken: randomBytes(15).toString('hex').slice(0, 24), ownerId: ctx.actor.userId },
+      now,
+    );
+    const stored: Stored = {
+      state,
+      payload: valid.payload,
+      passphrase: valid.passphrase,
+      name: valid.name,
+      note: valid.note,
+      audit: [],
+    };
     pushes.set(state.urlToken, stored);
     log(stored, 'creation', ctx);
     return ownerRecord(state, now, base(ctx), stored);
@@ -89,7 +113,8 @@ export function memoryCore(
         if (s.passphrase !== null && passphrase !== s.passphrase) {
           throw new ApiError(passphrase ? 'passphrase_incorrect' : 'passphrase_required', 'Passphrase needed.');
         }
-        if (isOwner(s.state, ctx.actor.userId)) return { ...pushRecord(s.state, now, base(ctx)), payload: s.payload, files: [] };
+        if (isOwner(s.state, ctx.actor.userId))
+          return { ...pushRecord(s.state, now, base(ctx)), payload: s.payload, files: [] };
         const payload = s.payload;
         s.state.viewsUsed += 1;
         if (s.state.viewsUsed >= s.state.expireAfterViews) {
@@ -117,7 +142,12 @@ export function memoryCore(
         requireAuditCaller(ctx.actor.userId);
         const s = find(token);
         requireAuditOwner(s.state, ctx.actor.userId);
-        return { items: s.audit.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), total: s.audit.length, page, perPage: PAGE_SIZE };
+        return {
+          items: s.audit.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE),
+          total: s.audit.length,
+          page,
+          perPage: PAGE_SIZE,
+        };
       },
       async list(which, page, ctx) {
         core.check();
@@ -127,7 +157,12 @@ export function memoryCore(
           .filter((s) => isOwner(s.state, ctx.actor.userId) && isExpired(s.state, now) === (which === 'expired'))
           .reverse()
           .map((s) => ownerRecord(s.state, now, base(ctx), s));
-        return { items: mine.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), total: mine.length, page, perPage: PAGE_SIZE };
+        return {
+          items: mine.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE),
+          total: mine.length,
+          page,
+          perPage: PAGE_SIZE,
+        };
       },
       async downloadFile() {
         throw new ApiError('invalid_link', 'The double has no files.');

@@ -58,14 +58,24 @@ function scan(chunks: Buffer[], root: ShapeBounds, limits?: JsonLimits): string 
 
 /** Uniform bounds at every position. */
 function uniform(maxLength: number, maxItems: number, maxProperties: number): ShapeBounds {
-  const node = { maxLength, maxItems, maxProperties, properties: new Map(), declared: true } as unknown as ShapeBounds & { items: ShapeBounds; additional: ShapeBounds };
+  const node = {
+    maxLength,
+    maxItems,
+    maxProperties,
+    properties: new Map(),
+    declared: true,
+  } as unknown as ShapeBounds & { items: ShapeBounds; additional: ShapeBounds };
   node.items = node;
   node.additional = node;
   return node;
 }
 
 /** What the scan must refuse in a parsed value, in the order it meets things (null: nothing). */
-function firstOver(value: unknown, b: { maxLength: number; maxItems: number; maxProperties: number }, limits: JsonLimits): string | null {
+function firstOver(
+  value: unknown,
+  b: { maxLength: number; maxItems: number; maxProperties: number },
+  limits: JsonLimits,
+): string | null {
   let values = 0;
   const walk = (v: unknown, depth: number): string | null => {
     values += 1;
@@ -100,16 +110,44 @@ const LIMITS: JsonLimits = { maxDepth: 32, maxValues: 10_000, maxKeyLength: 1_02
 const whitespace = fc.constantFrom('', ' ', '\n', '\t', '\r\n', '  ');
 
 /** JSON text of any value, with whitespace between tokens. */
-const jsonText = fc.tuple(fc.jsonValue({ maxDepth: 6 }), whitespace, whitespace, fc.boolean()).map(([value, before, after, pretty]) => ({
-  value,
-  text: `${before}${JSON.stringify(value, null, pretty ? 2 : undefined)}${after}`,
-}));
+const jsonText = fc
+  .tuple(fc.jsonValue({ maxDepth: 6 }), whitespace, whitespace, fc.boolean())
+  .map(([value, before, after, pretty]) => ({
+    value,
+    text: `${before}${JSON.stringify(value, null, pretty ? 2 : undefined)}${after}`,
+  }));
 
 /** Text that is mostly JSON-shaped and often not JSON. */
 const jsonish = fc
   .array(
     fc.oneof(
-      fc.constantFrom('{', '}', '[', ']', ',', ':', '"', '\\', ' ', '\n', 'true', 'false', 'null', 'tru', '-', '0', '1', '.', 'e', 'E', '+', '\\u', 'D83D', 'DE00', 'x'),
+      fc.constantFrom(
+        '{',
+        '}',
+        '[',
+        ']',
+        ',',
+        ':',
+        '"',
+        '\\',
+        ' ',
+        '\n',
+        'true',
+        'false',
+        'null',
+        'tru',
+        '-',
+        '0',
+        '1',
+        '.',
+        'e',
+        'E',
+        '+',
+        '\\u',
+        'D83D',
+        'DE00',
+        'x',
+      ),
       fc.string({ maxLength: 4 }),
       fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
     ),
@@ -130,7 +168,9 @@ describe('JSON: the streaming structural scan', () => {
   it('passes every JSON text, in any chunking', () => {
     fc.assert(
       fc.property(jsonText, fc.array(fc.nat(), { maxLength: 6 }), ({ text }, cuts) => {
-        expect(scan(chunked(Buffer.from(text), cuts), OPEN, { ...LIMITS, maxValues: 1e9, maxDepth: 1e9 })).toBe('value');
+        expect(scan(chunked(Buffer.from(text), cuts), OPEN, { ...LIMITS, maxValues: 1e9, maxDepth: 1e9 })).toBe(
+          'value',
+        );
       }),
       runs(400),
     );
@@ -139,7 +179,12 @@ describe('JSON: the streaming structural scan', () => {
   it('agrees with JSON.parse: "invalid" only where JSON.parse fails, "value" wherever it succeeds, "empty" for whitespace', () => {
     fc.assert(
       fc.property(jsonish, fc.array(fc.nat(), { maxLength: 4 }), (text, cuts) => {
-        const verdict = scan(chunked(Buffer.from(text), cuts), OPEN, { ...LIMITS, maxValues: 1e9, maxDepth: 1e9, maxNumberLength: 1e9 });
+        const verdict = scan(chunked(Buffer.from(text), cuts), OPEN, {
+          ...LIMITS,
+          maxValues: 1e9,
+          maxDepth: 1e9,
+          maxNumberLength: 1e9,
+        });
         if (verdict === 'invalid') expect(parses(text)).toBe(false);
         if (parses(text)) expect(verdict).toBe('value');
         if (verdict === 'empty') expect(/^[ \t\n\r]*$/.test(text)).toBe(true);
@@ -153,11 +198,20 @@ describe('JSON: the streaming structural scan', () => {
       fc.property(
         fc.jsonValue({ maxDepth: 5 }),
         fc.record({ maxLength: fc.nat(12), maxItems: fc.nat(5), maxProperties: fc.nat(5) }),
-        fc.record({ maxDepth: fc.integer({ min: 1, max: 6 }), maxValues: fc.integer({ min: 1, max: 60 }), maxKeyLength: fc.nat(8), maxNumberLength: fc.constant(1e9) }),
+        fc.record({
+          maxDepth: fc.integer({ min: 1, max: 6 }),
+          maxValues: fc.integer({ min: 1, max: 60 }),
+          maxKeyLength: fc.nat(8),
+          maxNumberLength: fc.constant(1e9),
+        }),
         fc.array(fc.nat(), { maxLength: 4 }),
         (value, bounds, limits, cuts) => {
           const expected = firstOver(value, bounds, limits);
-          const verdict = scan(chunked(Buffer.from(JSON.stringify(value)), cuts), uniform(bounds.maxLength, bounds.maxItems, bounds.maxProperties), limits);
+          const verdict = scan(
+            chunked(Buffer.from(JSON.stringify(value)), cuts),
+            uniform(bounds.maxLength, bounds.maxItems, bounds.maxProperties),
+            limits,
+          );
           expect(verdict).toBe(expected ? `violation:${expected}` : 'value');
         },
       ),
@@ -169,9 +223,12 @@ describe('JSON: the streaming structural scan', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.boolean(), (text, escape) => {
         const length = [...text].length;
-        const json = escape ? JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : JSON.stringify(text);
+        const json = escape
+          ? JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+          : JSON.stringify(text);
         expect(scan([Buffer.from(json)], uniform(length, 0, 0), LIMITS)).toBe('value');
-        if (length > 0) expect(scan([Buffer.from(json)], uniform(length - 1, 0, 0), LIMITS)).toBe('violation:maxLength');
+        if (length > 0)
+          expect(scan([Buffer.from(json)], uniform(length - 1, 0, 0), LIMITS)).toBe('violation:maxLength');
       }),
       runs(500),
     );
@@ -181,9 +238,16 @@ describe('JSON: the streaming structural scan', () => {
 describe('urlencoded: the linear parser', () => {
   const open = { maxFields: 1e9, maxNameBytes: 1e9, maxValue: () => 1e9 };
   const formText = fc
-    .array(fc.oneof(fc.constantFrom('&', '=', '+', '%', '%2', '%41', '%e9', '%C3%A9', '%zz', 'a', 'push[payload]', '[]', ' '), fc.string({ maxLength: 5 }), fc.string({ unit: 'grapheme', maxLength: 3 })), {
-      maxLength: 25,
-    })
+    .array(
+      fc.oneof(
+        fc.constantFrom('&', '=', '+', '%', '%2', '%41', '%e9', '%C3%A9', '%zz', 'a', 'push[payload]', '[]', ' '),
+        fc.string({ maxLength: 5 }),
+        fc.string({ unit: 'grapheme', maxLength: 3 }),
+      ),
+      {
+        maxLength: 25,
+      },
+    )
     .map((parts) => parts.join(''));
 
   /** The URL Standard's parser (§5.1) written out plainly, on the body's bytes. */
@@ -245,7 +309,9 @@ describe('urlencoded: the linear parser', () => {
         }
         const tooMany = fields.length > maxFields;
         const longName = sequences.some((seq) => Buffer.byteLength(seq.split('=')[0]!) > maxNameBytes);
-        const longValue = fields.some(([, value]) => [...Buffer.from(value)].filter((b) => (b & 0xc0) !== 0x80).length > maxValue);
+        const longValue = fields.some(
+          ([, value]) => [...Buffer.from(value)].filter((b) => (b & 0xc0) !== 0x80).length > maxValue,
+        );
         expect(refused !== null).toBe(tooMany || longName || longValue);
       }),
       runs(1500),
@@ -264,12 +330,20 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     readBody(req, limits).then(
       (read) => {
-        const body = read.body.type === 'form' ? { ...read.body, files: read.body.files.map((f) => ({ ...f, bytes: f.bytes.toString('base64') })) } : read.body;
+        const body =
+          read.body.type === 'form'
+            ? { ...read.body, files: read.body.files.map((f) => ({ ...f, bytes: f.bytes.toString('base64') })) }
+            : read.body;
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       },
       (error: unknown) => {
         const code = error instanceof ApiError ? error.code : error instanceof Error ? error.name : 'unknown';
-        res.writeHead(error instanceof ApiError ? error.status : 400, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ code }));
+        res
+          .writeHead(error instanceof ApiError ? error.status : 400, {
+            'content-type': 'application/json',
+            connection: 'close',
+          })
+          .end(JSON.stringify({ code }));
       },
     );
   });
@@ -293,7 +367,11 @@ function multipartBody(parts: Part[], boundary: string): Buffer {
   for (const p of parts) {
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
     if (p.filename !== undefined) head += `; filename="${p.filename}"\r\nContent-Type: application/octet-stream`;
-    chunks.push(Buffer.from(`${head}\r\n\r\n`), p.bytes ? Buffer.from(p.bytes) : Buffer.from(p.value ?? ''), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`${head}\r\n\r\n`),
+      p.bytes ? Buffer.from(p.bytes) : Buffer.from(p.value ?? ''),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return Buffer.concat(chunks);
@@ -305,8 +383,15 @@ async function post(type: string, body: Buffer): Promise<{ status: number; json:
 }
 
 const fieldName = fc.constantFrom('push[payload]', 'push[name]', 'push[note]', 'password[payload]', 'x', 'a b', 'ü');
-const fieldValue = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 10 }), fc.constantFrom('\r\n', '--', 'a\r\n--b'));
-const fileName = fc.oneof(fc.constantFrom('a.txt', 'report\u202etxt.exe', 'x\u200fy', 'tab\there', 'é.bin'), fc.string({ minLength: 1, maxLength: 12 }).filter((n) => !/["\r\n\\]/.test(n)));
+const fieldValue = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 10 }),
+  fc.constantFrom('\r\n', '--', 'a\r\n--b'),
+);
+const fileName = fc.oneof(
+  fc.constantFrom('a.txt', 'report\u202etxt.exe', 'x\u200fy', 'tab\there', 'é.bin'),
+  fc.string({ minLength: 1, maxLength: 12 }).filter((n) => !/["\r\n\\]/.test(n)),
+);
 function lastSegment(name: string): string {
   const last = name.split(/[\\/]/).pop()!;
   return last === '.' || last === '..' ? '' : last;
@@ -317,7 +402,11 @@ describe('multipart: through the body reader over real HTTP', () => {
   const parts: fc.Arbitrary<Part[]> = fc.array(
     fc.oneof(
       fc.record({ name: fieldName, value: fieldValue }) as fc.Arbitrary<Part>,
-      fc.record({ name: fc.constant('push[files][]'), filename: fileName, bytes: fc.uint8Array({ maxLength: 300 }) }) as fc.Arbitrary<Part>,
+      fc.record({
+        name: fc.constant('push[files][]'),
+        filename: fileName,
+        bytes: fc.uint8Array({ maxLength: 300 }),
+      }) as fc.Arbitrary<Part>,
     ),
     { maxLength: 6 },
   );
@@ -326,7 +415,10 @@ describe('multipart: through the body reader over real HTTP', () => {
   it('gives back every field and file as sent (file names without control or bidi characters)', async () => {
     await fc.assert(
       fc.asyncProperty(parts, boundary, async (ps, b) => {
-        fc.pre(ps.every((p) => p.value === undefined || !p.value.includes(`--${b}`)) && ps.every((p) => !p.bytes || !Buffer.from(p.bytes).includes(`--${b}`)));
+        fc.pre(
+          ps.every((p) => p.value === undefined || !p.value.includes(`--${b}`)) &&
+            ps.every((p) => !p.bytes || !Buffer.from(p.bytes).includes(`--${b}`)),
+        );
         const { status, json } = await post(`multipart/form-data; boundary=${b}`, multipartBody(ps, b));
         expect(status).toBe(200);
         expect(json.fields).toEqual(ps.filter((p) => p.filename === undefined).map((p) => [p.name, p.value]));
@@ -334,7 +426,9 @@ describe('multipart: through the body reader over real HTTP', () => {
         expect(files.map((f) => [f.filename, f.bytes])).toEqual(
           // The parser keeps the last path segment of a name (`a/b.txt` → `b.txt`; `.` and `..` name nothing), then
           // the unsafe characters go.
-          ps.filter((p) => p.filename !== undefined).map((p) => [lastSegment(p.filename!).replace(UNSAFE, ''), Buffer.from(p.bytes!).toString('base64')]),
+          ps
+            .filter((p) => p.filename !== undefined)
+            .map((p) => [lastSegment(p.filename!).replace(UNSAFE, ''), Buffer.from(p.bytes!).toString('base64')]),
         );
       }),
       runs(150),
@@ -359,32 +453,61 @@ describe('multipart: through the body reader over real HTTP', () => {
 describe('headers', () => {
   it('the credential reader never throws, and finds a bearer token only in a well-formed Authorization', () => {
     fc.assert(
-      fc.property(fc.option(fc.string({ maxLength: 30 })), fc.option(fc.string({ maxLength: 20 })), fc.option(fc.string({ maxLength: 20 })), (authorization, email, token) => {
-        const headers: Record<string, string | null> = { authorization, 'x-user-email': email, 'x-user-token': token };
-        const credential = readCredential((name) => headers[name]);
-        if (credential.kind === 'bearer') expect(authorization).toMatch(new RegExp(`^bearer[ \\t]+${credential.token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[ \\t]*$`, 'i'));
-        if (credential.kind === 'legacy') expect(authorization).toBeNull();
-        if (authorization === null && token === null) expect(credential.kind).toBe('none');
-      }),
+      fc.property(
+        fc.option(fc.string({ maxLength: 30 })),
+        fc.option(fc.string({ maxLength: 20 })),
+        fc.option(fc.string({ maxLength: 20 })),
+        (authorization, email, token) => {
+          const headers: Record<string, string | null> = {
+            authorization,
+            'x-user-email': email,
+            'x-user-token': token,
+          };
+          const credential = readCredential((name) => headers[name]);
+          if (credential.kind === 'bearer')
+            expect(authorization).toMatch(
+              new RegExp(`^bearer[ \\t]+${credential.token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[ \\t]*$`, 'i'),
+            );
+          if (credential.kind === 'legacy') expect(authorization).toBeNull();
+          if (authorization === null && token === null) expect(credential.kind).toBe('none');
+        },
+      ),
       runs(1000),
     );
   });
 
-  it('any Content-Type and Content-Encoding is read or refused with the API\'s 400s, through the body reader', async () => {
+  it("any Content-Type and Content-Encoding is read or refused with the API's 400s, through the body reader", async () => {
     const mediaType = fc.oneof(
-      fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data', 'multipart/form-data; boundary=', 'text/plain', 'application/merge-patch+json', 'APPLICATION/JSON; charset=latin1'),
+      fc.constantFrom(
+        'application/json',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data',
+        'multipart/form-data; boundary=',
+        'text/plain',
+        'application/merge-patch+json',
+        'APPLICATION/JSON; charset=latin1',
+      ),
       fc.string({ maxLength: 30 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')),
     );
-    const encoding = fc.oneof(fc.constantFrom('', 'identity', 'gzip', 'deflate', 'br', 'x-gzip', 'compress', 'GZIP', 'gzip, br'), fc.string({ maxLength: 10 }).map((s) => s.replace(/[^\x21-\x7e]/g, '')));
+    const encoding = fc.oneof(
+      fc.constantFrom('', 'identity', 'gzip', 'deflate', 'br', 'x-gzip', 'compress', 'GZIP', 'gzip, br'),
+      fc.string({ maxLength: 10 }).map((s) => s.replace(/[^\x21-\x7e]/g, '')),
+    );
     await fc.assert(
-      fc.asyncProperty(mediaType, encoding, fc.constantFrom('{"push":{"payload":"x"}}', 'push[payload]=x', 'not anything'), async (type, coding, body) => {
-        const headers: Record<string, string> = { 'content-type': type };
-        if (coding) headers['content-encoding'] = coding;
-        const r = await fetch(`${base}/`, { method: 'POST', headers, body });
-        const json = (await r.json()) as { code?: string };
-        expect([200, 400]).toContain(r.status);
-        if (r.status === 400) expect(['unsupported_media_type', 'invalid_encoding', 'invalid_json', 'invalid_form']).toContain(json.code);
-      }),
+      fc.asyncProperty(
+        mediaType,
+        encoding,
+        fc.constantFrom('{"push":{"payload":"x"}}', 'push[payload]=x', 'not anything'),
+        async (type, coding, body) => {
+          const headers: Record<string, string> = { 'content-type': type };
+          if (coding) headers['content-encoding'] = coding;
+          const r = await fetch(`${base}/`, { method: 'POST', headers, body });
+          const json = (await r.json()) as { code?: string };
+          expect([200, 400]).toContain(r.status);
+          if (r.status === 400)
+            expect(['unsupported_media_type', 'invalid_encoding', 'invalid_json', 'invalid_form']).toContain(json.code);
+        },
+      ),
       runs(200),
     );
   });
@@ -393,16 +516,22 @@ describe('headers', () => {
 describe('passphrases', () => {
   it('a hash opens with its passphrase and its NFC-equivalent spellings and with no other; a damaged hash never throws', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 16 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 16 }), fc.nat(), async (passphrase, other, at) => {
-        const stored = await hashPassphrase(passphrase);
-        expect(await verifyPassphrase(passphrase, stored)).toBe(true);
-        expect(await verifyPassphrase(passphrase.normalize('NFD'), stored)).toBe(true);
-        if (other.normalize('NFC') !== passphrase.normalize('NFC')) expect(await verifyPassphrase(other, stored)).toBe(false);
-        const damaged = stored.slice(0, at % stored.length) + stored.slice((at % stored.length) + 1);
-        // Never a throw (scrypt refuses some parameters); a deleted padding `=` still decodes the same, so no verdict.
-        expect(typeof (await verifyPassphrase(passphrase, damaged))).toBe('boolean');
-        expect(await verifyPassphrase(passphrase, stored.replace(/\$[^$]+$/, '$'))).toBe(false);
-      }),
+      fc.asyncProperty(
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 16 }),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 16 }),
+        fc.nat(),
+        async (passphrase, other, at) => {
+          const stored = await hashPassphrase(passphrase);
+          expect(await verifyPassphrase(passphrase, stored)).toBe(true);
+          expect(await verifyPassphrase(passphrase.normalize('NFD'), stored)).toBe(true);
+          if (other.normalize('NFC') !== passphrase.normalize('NFC'))
+            expect(await verifyPassphrase(other, stored)).toBe(false);
+          const damaged = stored.slice(0, at % stored.length) + stored.slice((at % stored.length) + 1);
+          // Never a throw (scrypt refuses some parameters); a deleted padding `=` still decodes the same, so no verdict.
+          expect(typeof (await verifyPassphrase(passphrase, damaged))).toBe('boolean');
+          expect(await verifyPassphrase(passphrase, stored.replace(/\$[^$]+$/, '$'))).toBe(false);
+        },
+      ),
       runs(12),
     );
   }, 60_000);

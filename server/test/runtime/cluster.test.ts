@@ -9,7 +9,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
-import { COMPILED_MAIN, descendants, eventually, startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
+import {
+  COMPILED_MAIN,
+  descendants,
+  eventually,
+  startCompiledServer,
+  type ServerProcess,
+} from '../support/compiled-server.js';
 
 const METRICS_TOKEN = 'scrape-token-0123456789';
 const LIMIT = 30;
@@ -18,7 +24,11 @@ let db: TestDatabase;
 let server: ServerProcess;
 
 /** One request on a connection of its own (so the primary hands it to the next worker), from `client` (X-Forwarded-For). */
-function call(method: string, urlPath: string, opts: { client: string; body?: unknown; headers?: Record<string, string> }) {
+function call(
+  method: string,
+  urlPath: string,
+  opts: { client: string; body?: unknown; headers?: Record<string, string> },
+) {
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const req = http.request(new URL(urlPath, server.baseUrl), {
@@ -34,7 +44,9 @@ function call(method: string, urlPath: string, opts: { client: string; body?: un
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+      );
     });
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error(`${method} ${urlPath} timed out`)));
@@ -42,7 +54,8 @@ function call(method: string, urlPath: string, opts: { client: string; body?: un
   });
 }
 
-const scrape = () => call('GET', '/metrics', { client: '192.0.2.250', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+const scrape = () =>
+  call('GET', '/metrics', { client: '192.0.2.250', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
 
 /** The value of one series (exact name and labels as exposed), or undefined. */
 function series(text: string, nameAndLabels: string): number | undefined {
@@ -50,7 +63,10 @@ function series(text: string, nameAndLabels: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(nameAndLabels.length + 1));
 }
 
-const workerPids = () => descendants(server.child.pid!).filter((p) => p.cmdline.includes(COMPILED_MAIN)).map((p) => p.pid);
+const workerPids = () =>
+  descendants(server.child.pid!)
+    .filter((p) => p.cmdline.includes(COMPILED_MAIN))
+    .map((p) => p.pid);
 
 beforeAll(async () => {
   db = await createTestDatabase('sp_cluster');
@@ -80,20 +96,31 @@ describe('the compiled server in a cluster', () => {
     const qr = await call('GET', '/assets/vendor/qrcode.js', { client: '192.0.2.1' });
     expect(qr.status).toBe(200);
     expect(qr.body).toContain('QRCode');
-    for (const p of [{ pid: server.child.pid!, cmdline: readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8') }, ...descendants(server.child.pid!)]) {
+    for (const p of [
+      { pid: server.child.pid!, cmdline: readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8') },
+      ...descendants(server.child.pid!),
+    ]) {
       expect(p.cmdline).not.toMatch(/tsx|esbuild|typescript|\.ts\b/);
     }
     const dist = path.dirname(COMPILED_MAIN);
     for (const file of readdirSync(dist).filter((f) => f.endsWith('.js'))) {
-      expect(readFileSync(path.join(dist, file), 'utf8'), file).not.toMatch(/from ["'](esbuild|tsx|typescript)["']|import\(["'](esbuild|tsx|typescript)["']\)/);
+      expect(readFileSync(path.join(dist, file), 'utf8'), file).not.toMatch(
+        /from ["'](esbuild|tsx|typescript)["']|import\(["'](esbuild|tsx|typescript)["']\)/,
+      );
     }
   });
 
   it('names an unknown PWPUSH_* variable once at start-up, with the closest known name, never its value', () => {
-    const warnings = server.output().split('\n').filter((l) => l.includes('Unknown settings ignored'));
+    const warnings = server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('Unknown settings ignored'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('PWPUSH_RATE_LIMT_PER_MINUTE (did you mean PWPUSH_RATE_LIMIT_PER_MINUTE?)');
-    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, unknown_settings: [{ name: 'PWPUSH_RATE_LIMT_PER_MINUTE', closest: 'PWPUSH_RATE_LIMIT_PER_MINUTE' }] });
+    expect(JSON.parse(warnings[0]!)).toMatchObject({
+      level: 40,
+      unknown_settings: [{ name: 'PWPUSH_RATE_LIMT_PER_MINUTE', closest: 'PWPUSH_RATE_LIMIT_PER_MINUTE' }],
+    });
     expect(server.output()).not.toContain('typo-value-7f3a');
   });
 
@@ -105,7 +132,10 @@ describe('the compiled server in a cluster', () => {
     expect(answers.slice(LIMIT).map((a) => a.status)).toEqual(Array(10).fill(429));
     expect(Number(answers[LIMIT]!.headers['retry-after'])).toBeGreaterThan(0);
     // Both workers answered some of them (the primary hands connections out in turn).
-    const lines = server.output().split('\n').filter((l) => l.includes('"operation":"getVersion"'));
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"operation":"getVersion"'));
     const byWorker = new Set(lines.map((l) => (JSON.parse(l) as { worker: number }).worker));
     expect([...byWorker].sort()).toEqual([0, 1]);
     // Another client is not affected.
@@ -123,7 +153,9 @@ describe('the compiled server in a cluster', () => {
       made.push((JSON.parse(created.body) as { url_token: string }).url_token);
     }
     for (const token of made) {
-      expect((await call('GET', `/api/v2/pushes/${token}`, { client, headers: { 'x-passphrase': 'wrong one' } })).status).toBe(401);
+      expect(
+        (await call('GET', `/api/v2/pushes/${token}`, { client, headers: { 'x-passphrase': 'wrong one' } })).status,
+      ).toBe(401);
       const got = await call('GET', `/api/v2/pushes/${token}`, { client, headers: { 'x-passphrase': passphrase } });
       expect(JSON.parse(got.body)).toMatchObject({ payload });
     }
@@ -142,7 +174,12 @@ describe('the compiled server in a cluster', () => {
     expect(series(text, 'secret_push_http_requests_total{operation="createPush",method="POST",status="201"}')).toBe(6);
     expect(series(text, 'secret_push_http_requests_total{operation="getPush",method="GET",status="200"}')).toBe(6);
     expect(series(text, 'secret_push_http_requests_total{operation="getPush",method="GET",status="401"}')).toBe(6);
-    expect(series(text, 'secret_push_http_request_duration_seconds_count{operation="createPush",method="POST",status="201"}')).toBe(6);
+    expect(
+      series(
+        text,
+        'secret_push_http_request_duration_seconds_count{operation="createPush",method="POST",status="201"}',
+      ),
+    ).toBe(6);
     expect(series(text, 'secret_push_passphrase_refusals_total{reason="passphrase_incorrect"}')).toBe(6);
     expect(series(text, 'secret_push_rate_limit_refusals_total')).toBe(10);
     expect(series(text, 'secret_push_workers')).toBe(2);
@@ -150,9 +187,18 @@ describe('the compiled server in a cluster', () => {
     expect(series(text, 'secret_push_db_pool_connections{state="open"}')).toBeGreaterThan(0);
     expect(series(text, 'secret_push_db_pool_wait_seconds_count')).toBeGreaterThan(0);
     expect(series(text, 'secret_push_sweeper_runs_total{result="ok"}')).toBeGreaterThanOrEqual(1);
-    for (const worker of ['primary', '0', '1']) expect(series(text, `process_resident_memory_bytes{worker="${worker}"}`)).toBeGreaterThan(0);
+    for (const worker of ['primary', '0', '1'])
+      expect(series(text, `process_resident_memory_bytes{worker="${worker}"}`)).toBeGreaterThan(0);
     // Nothing secret: no payload, passphrase, url_token, token, key or client address.
-    for (const secret of [payload, passphrase, ...made, METRICS_TOKEN, TEST_KEY_A.key.toString('hex'), client, db.url]) {
+    for (const secret of [
+      payload,
+      passphrase,
+      ...made,
+      METRICS_TOKEN,
+      TEST_KEY_A.key.toString('hex'),
+      client,
+      db.url,
+    ]) {
       expect(text).not.toContain(secret);
     }
   });
@@ -172,10 +218,19 @@ describe('the compiled server in a cluster', () => {
       }
     };
     for (let i = 0; i < 5; i++) expect((await retried()).status).toBe(200);
-    await eventually(async () => {
-      const pids = workerPids();
-      return pids.length === 2 && !pids.includes(victim!) && series((await scrape()).body, 'process_resident_memory_bytes{worker="1"}') !== undefined && series((await scrape()).body, 'process_resident_memory_bytes{worker="0"}') !== undefined;
-    }, 30_000, 'a replacement worker');
+    await eventually(
+      async () => {
+        const pids = workerPids();
+        return (
+          pids.length === 2 &&
+          !pids.includes(victim!) &&
+          series((await scrape()).body, 'process_resident_memory_bytes{worker="1"}') !== undefined &&
+          series((await scrape()).body, 'process_resident_memory_bytes{worker="0"}') !== undefined
+        );
+      },
+      30_000,
+      'a replacement worker',
+    );
     const text = (await scrape()).body;
     expect(series(text, 'secret_push_worker_restarts_total')).toBe(1);
     expect(server.output()).toContain('worker exited unexpectedly; replacing it');
@@ -186,7 +241,10 @@ describe('the compiled server in a cluster', () => {
     const pids = workerPids();
     expect(await server.stop()).toBe(0);
     const out = server.output();
-    const stops = out.split('\n').filter((l) => l.includes('"msg":"shutting down"')).map((l) => (JSON.parse(l) as { worker?: number }).worker);
+    const stops = out
+      .split('\n')
+      .filter((l) => l.includes('"msg":"shutting down"'))
+      .map((l) => (JSON.parse(l) as { worker?: number }).worker);
     expect(stops.sort()).toEqual([0, 1, undefined]);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
   });

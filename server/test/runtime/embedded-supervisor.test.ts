@@ -12,7 +12,8 @@ import { eventually, startCompiledServer, type ServerProcess } from '../support/
 
 let server: ServerProcess;
 
-const postmasterPid = () => Number(readFileSync(path.join(server.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+const postmasterPid = () =>
+  Number(readFileSync(path.join(server.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 async function call(method: string, urlPath: string, body?: unknown) {
   const res = await fetch(new URL(urlPath, server.baseUrl), {
@@ -64,10 +65,16 @@ describe('the supervised embedded PostgreSQL', () => {
     }
     const after = await call('POST', '/api/v2/pushes', { push: { payload: 'after the restart' } });
     expect(after.status).toBe(201);
-    expect((await call('GET', `/api/v2/pushes/${after.body!.url_token as string}`)).body).toMatchObject({ payload: 'after the restart' });
+    expect((await call('GET', `/api/v2/pushes/${after.body!.url_token as string}`)).body).toMatchObject({
+      payload: 'after the restart',
+    });
 
     // The primary's log lines are written in batches (at most 200 ms late): wait for the restart's line.
-    await eventually(async () => server.output().includes('embedded PostgreSQL restarted'), 5_000, 'the restart to be logged');
+    await eventually(
+      async () => server.output().includes('embedded PostgreSQL restarted'),
+      5_000,
+      'the restart to be logged',
+    );
     const out = server.output();
     expect(out).toContain('embedded PostgreSQL exited unexpectedly; restarting it');
     expect(out).toContain('embedded PostgreSQL restarted');

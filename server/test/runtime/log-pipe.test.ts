@@ -11,7 +11,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/config/settings.js';
 import { freePort } from '../../src/db/embedded.js';
-import { compiledServerCommand, eventually, startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
+import {
+  compiledServerCommand,
+  eventually,
+  startCompiledServer,
+  type ServerProcess,
+} from '../support/compiled-server.js';
 import { createTestDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
@@ -34,7 +39,11 @@ const env = () => ({
 
 async function createsSucceed(base: string, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    const r = await fetch(`${base}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"push":{"payload":"line ${i}"}}` });
+    const r = await fetch(`${base}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"push":{"payload":"line ${i}"}}`,
+    });
     expect(r.status).toBe(201);
   }
 }
@@ -63,7 +72,15 @@ describe('a log destination that fails', () => {
     const port = await freePort();
     const child = spawn(command, args, {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PWPUSH_ENV: 'test', PORT: String(port), PWPUSH_HOST: '127.0.0.1', PWPUSH_DATA_DIR: dataDir, ...env() },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PWPUSH_ENV: 'test',
+        PORT: String(port),
+        PWPUSH_HOST: '127.0.0.1',
+        PWPUSH_DATA_DIR: dataDir,
+        ...env(),
+      },
       stdio: ['ignore', full, 'pipe'],
     });
     closeSync(full);
@@ -71,9 +88,14 @@ describe('a log destination that fails', () => {
     child.stderr!.on('data', (c: Buffer) => void (stderr += c.toString()));
     const base = `http://127.0.0.1:${port}`;
     try {
-      const died = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${stderr}`))));
+      const died = new Promise<never>((_, reject) =>
+        child.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${stderr}`))),
+      );
       died.catch(() => undefined); // once it has answered, its stop at the end is no failure
-      await Promise.race([eventually(async () => (await fetch(`${base}/healthz`)).ok, 60_000, `the server on ${base}`), died]);
+      await Promise.race([
+        eventually(async () => (await fetch(`${base}/healthz`)).ok, 60_000, `the server on ${base}`),
+        died,
+      ]);
       await createsSucceed(base, 40);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect((await fetch(`${base}/api/v2/version`)).status).toBe(200);

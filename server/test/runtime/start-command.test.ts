@@ -9,7 +9,9 @@ import { checkBuild } from '../../../scripts/build-info.mjs';
 import { repoRoot } from '../../src/config/settings.js';
 import { missingNodeFlags, NODE_FLAGS } from '../../src/runtime/node-flags.js';
 
-const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const scripts = (
+  JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+).scripts;
 
 describe('npm start', () => {
   it('checks the build, then runs the compiled bundle with the lean Node flags', () => {
@@ -24,7 +26,9 @@ describe('npm start', () => {
 
   it('gives workers the flags the primary lacks, leaving an operator’s own values alone', () => {
     expect(missingNodeFlags([])).toEqual([...NODE_FLAGS]);
-    expect(missingNodeFlags(['--max-semi-space-size=32'])).toEqual(NODE_FLAGS.filter((f) => !f.startsWith('--max-semi-space-size')));
+    expect(missingNodeFlags(['--max-semi-space-size=32'])).toEqual(
+      NODE_FLAGS.filter((f) => !f.startsWith('--max-semi-space-size')),
+    );
     expect(missingNodeFlags(['--max_semi_space_size=16', '--heap-growing-percent=50'])).toEqual([]);
   });
 });

@@ -52,7 +52,12 @@ async function retrieve(base: string, token: string): Promise<string> {
 }
 
 /** Every form a key of these bytes could be written in. */
-const materialOf = (key: Buffer) => [key.toString('hex'), key.toString('hex').toUpperCase(), key.toString('base64'), key.toString('base64url')];
+const materialOf = (key: Buffer) => [
+  key.toString('hex'),
+  key.toString('hex').toUpperCase(),
+  key.toString('base64'),
+  key.toString('base64url'),
+];
 
 describe('the master key', () => {
   it('refuses to start with a key that does not open the stored pushes, names the settings and `npm run key`, and shows no key', async () => {
@@ -63,7 +68,9 @@ describe('the master key', () => {
     const wrongStarts: Record<string, string>[] = [
       { PWPUSH_MASTER_KEY: WRONG.toString('hex') },
       // The same id as before with other bytes: the id matches, the key does not.
-      { PWPUSH_MASTER_KEY: `${(await import('../../src/config/settings.js')).parseMasterKey(RIGHT.toString('hex'), 'x').id}:${WRONG.toString('base64')}` },
+      {
+        PWPUSH_MASTER_KEY: `${(await import('../../src/config/settings.js')).parseMasterKey(RIGHT.toString('hex'), 'x').id}:${WRONG.toString('base64')}`,
+      },
       // A wrong previous key does not help either.
       { PWPUSH_MASTER_KEY: WRONG.toString('hex'), PWPUSH_MASTER_KEY_PREVIOUS: NEW.toString('hex') },
       // More than one worker: the cluster's start fails the same way, it does not keep replacing workers.
@@ -73,7 +80,9 @@ describe('the master key', () => {
       const { code, output } = await compiledServerExit({ ...one, ...env }, dataDir);
       expect(code, output).toBe(1);
       // Alone: "Secret Push failed to start: …"; in a cluster the worker says it ("Secret Push worker 1 failed to start: …").
-      expect(output).toMatch(/Secret Push (worker \d+ )?failed to start: the configured master keys cannot decrypt what this database holds/);
+      expect(output).toMatch(
+        /Secret Push (worker \d+ )?failed to start: the configured master keys cannot decrypt what this database holds/,
+      );
       expect(output).toContain('PWPUSH_MASTER_KEY');
       expect(output).toContain('PWPUSH_MASTER_KEY_PREVIOUS');
       expect(output).toContain('`npm run key`');
@@ -86,7 +95,10 @@ describe('the master key', () => {
     const again = await serve({ PWPUSH_MASTER_KEY: RIGHT.toString('hex') });
     expect(await retrieve(again.baseUrl, tokens[0]!)).toBe('kept secret 1');
     await stop(again);
-    const rotated = await serve({ PWPUSH_MASTER_KEY: NEW.toString('hex'), PWPUSH_MASTER_KEY_PREVIOUS: RIGHT.toString('hex') });
+    const rotated = await serve({
+      PWPUSH_MASTER_KEY: NEW.toString('hex'),
+      PWPUSH_MASTER_KEY_PREVIOUS: RIGHT.toString('hex'),
+    });
     expect(await retrieve(rotated.baseUrl, tokens[1]!)).toBe('kept secret 2');
     await stop(rotated);
   }, 240_000);
@@ -103,7 +115,10 @@ describe('the master key', () => {
 
 describe('production', () => {
   it('refuses to start without PWPUSH_PUBLIC_BASE_URL, saying what to set', async () => {
-    const { code, output } = await compiledServerExit({ PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: RIGHT.toString('hex') }, dataDir);
+    const { code, output } = await compiledServerExit(
+      { PWPUSH_ENV: 'production', PWPUSH_MASTER_KEY: RIGHT.toString('hex') },
+      dataDir,
+    );
     expect(code).toBe(1);
     expect(output).toMatch(/Secret Push cannot start: PWPUSH_PUBLIC_BASE_URL is required in production: set it to/);
     for (const text of materialOf(RIGHT)) expect(output).not.toContain(text);

@@ -32,7 +32,10 @@ describe('regular expressions on user input', () => {
   // stalled the event loop. These tests check the server still refuses such inputs with the right answer; speed is
   // not asserted here (shared machines make timed assertions flaky).
   it('refuses a long url payload ending in a space with 422 on payload', async () => {
-    const r = await api.raw('/api/v2/pushes', json({ push: { kind: 'url', payload: `http://${'a'.repeat(200_000)} ` } }));
+    const r = await api.raw(
+      '/api/v2/pushes',
+      json({ push: { kind: 'url', payload: `http://${'a'.repeat(200_000)} ` } }),
+    );
     expect(r.status).toBe(422);
     expect(Object.keys(r.body.errors)).toEqual(['payload']);
   });
@@ -42,7 +45,12 @@ describe('regular expressions on user input', () => {
     const r = await api.raw(
       '/api/v2/pushes',
       json(
-        { push: { kind: 'file', files: [{ filename: `${'a'.repeat(100_000)}/`, content_type: `a/${'a'.repeat(100_000)}!`, content }] } },
+        {
+          push: {
+            kind: 'file',
+            files: [{ filename: `${'a'.repeat(100_000)}/`, content_type: `a/${'a'.repeat(100_000)}!`, content }],
+          },
+        },
         { authorization: `Bearer ${owner.token}` },
       ),
     );
@@ -109,12 +117,17 @@ describe('signed download links', () => {
       // Another key.
       [a.id, jwt.sign({ ...claims }, 'x'.repeat(32), { algorithm: 'HS256' })],
       // No audience.
-      [a.id, jwt.sign({ p: claims.p, f: claims.f, exp: claims.exp }, api.settings.signingSecret, { algorithm: 'HS256' })],
+      [
+        a.id,
+        jwt.sign({ p: claims.p, f: claims.f, exp: claims.exp }, api.settings.signingSecret, { algorithm: 'HS256' }),
+      ],
       // Tampered signature.
       [a.id, `${tokenA.slice(0, -2)}${tokenA.endsWith('A') ? 'BB' : 'AA'}`],
     ] as const;
     for (const [fileId, token] of forged) {
-      const r = await fetch(`${api.baseUrl}/api/v2/pushes/${urlToken}/files/${fileId}?token=${encodeURIComponent(token)}`);
+      const r = await fetch(
+        `${api.baseUrl}/api/v2/pushes/${urlToken}/files/${fileId}?token=${encodeURIComponent(token)}`,
+      );
       expect(r.status, token.slice(0, 20)).toBe(403);
     }
     const expired = jwt.sign(
@@ -129,7 +142,10 @@ describe('signed download links', () => {
 
   it('stops serving the bytes the moment the push is deleted, even through a fresh link', async () => {
     const { urlToken, files } = await filePush();
-    const del = await api.raw(`/api/v2/pushes/${urlToken}`, { method: 'DELETE', headers: { authorization: `Bearer ${owner.token}` } });
+    const del = await api.raw(`/api/v2/pushes/${urlToken}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     expect(del.status).toBe(200);
     const r = await fetch(files[0]!.url.replace(/^https?:\/\/[^/]+/, api.baseUrl));
     expect(r.status).toBe(404);
@@ -140,16 +156,24 @@ describe('signed download links', () => {
 describe('authorization', () => {
   it('accepts the legacy header pair only with the email of the token owner, in any case', async () => {
     const other = await api.user('sec-other@example.org');
-    const ok = await api.raw('/api/v2/pushes/active', { headers: { 'x-user-email': ' SEC-Owner@Example.org ', 'x-user-token': owner.token } });
+    const ok = await api.raw('/api/v2/pushes/active', {
+      headers: { 'x-user-email': ' SEC-Owner@Example.org ', 'x-user-token': owner.token },
+    });
     expect(ok.status).toBe(200);
-    const wrong = await api.raw('/api/v2/pushes/active', { headers: { 'x-user-email': other.email, 'x-user-token': owner.token } });
+    const wrong = await api.raw('/api/v2/pushes/active', {
+      headers: { 'x-user-email': other.email, 'x-user-token': owner.token },
+    });
     expect(wrong.status).toBe(401);
     const none = await api.raw('/api/v2/pushes/active', { headers: { 'x-user-token': owner.token } });
     expect(none.status).toBe(401);
   });
 
   it('needs a token to send files, also an empty list or files without a kind', async () => {
-    for (const push of [{ payload: 'x', files: [] }, { kind: 'file', files: [{ filename: 'a', content: 'YQ==' }] }, { files: [{ filename: 'a', content: 'YQ==' }] }]) {
+    for (const push of [
+      { payload: 'x', files: [] },
+      { kind: 'file', files: [{ filename: 'a', content: 'YQ==' }] },
+      { files: [{ filename: 'a', content: 'YQ==' }] },
+    ]) {
       const r = await api.raw('/api/v2/pushes', json({ push }));
       expect(r.status, JSON.stringify(push)).toBe(401);
     }
@@ -163,7 +187,8 @@ describe('what grows without bound', () => {
   it('records repeated retrievals of an expired push from one client as a bounded number of audit entries', async () => {
     const made = await api.raw('/api/v2/pushes', json({ push: { payload: 'audit-growth', expire_after_views: 1 } }));
     expect((await api.raw(`/api/v2/pushes/${made.body.url_token}`)).status).toBe(200);
-    for (let i = 0; i < 30; i += 1) expect((await api.raw(`/api/v2/pushes/${made.body.url_token}`)).body.expired).toBe(true);
+    for (let i = 0; i < 30; i += 1)
+      expect((await api.raw(`/api/v2/pushes/${made.body.url_token}`)).body.expired).toBe(true);
     const [{ n }] = (await api.db.query(
       "select count(*)::int as n from audit_entries a join pushes p on p.id = a.push_id where p.url_token = $1 and a.kind = 'failed_view'",
       [made.body.url_token],
@@ -175,7 +200,9 @@ describe('what grows without bound', () => {
   // sign-in for that email, so failures from many addresses accumulate for ever. Fix: the sweeper forgets attempts
   // older than the 15-minute window (as it does for passphrase_attempts).
   it('the sweeper forgets failed sign-ins older than the limit window', async () => {
-    await api.db.query("insert into login_attempts (email, ip, attempted_at) values ('old@example.org', '192.0.2.1', now() - interval '1 day')");
+    await api.db.query(
+      "insert into login_attempts (email, ip, attempted_at) values ('old@example.org', '192.0.2.1', now() - interval '1 day')",
+    );
     await api.core.sweep();
     expect(await api.db.query("select id from login_attempts where email = 'old@example.org'")).toEqual([]);
   });
@@ -197,10 +224,16 @@ describe('client address behind a proxy', () => {
   // (`settings.trustProxy ? 1 : false`) or take a hop count / subnet list from the setting.
   it('counts failed sign-ins against the address the proxy appended, not one the client put in X-Forwarded-For', async () => {
     for (let i = 0; i < 5; i += 1) {
-      const r = await new Visitor(web.baseUrl, { 'x-forwarded-for': `203.0.113.${i + 1}, 192.0.2.50` }).signIn(`xff-${i}@example.org`, 'wrong password!');
+      const r = await new Visitor(web.baseUrl, { 'x-forwarded-for': `203.0.113.${i + 1}, 192.0.2.50` }).signIn(
+        `xff-${i}@example.org`,
+        'wrong password!',
+      );
       expect(r.status).toBe(401);
     }
-    const blocked = await new Visitor(web.baseUrl, { 'x-forwarded-for': '203.0.113.99, 192.0.2.50' }).signIn('xff-x@example.org', 'x');
+    const blocked = await new Visitor(web.baseUrl, { 'x-forwarded-for': '203.0.113.99, 192.0.2.50' }).signIn(
+      'xff-x@example.org',
+      'x',
+    );
     expect(blocked.status).toBe(429);
   });
 });

@@ -11,7 +11,16 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -152,7 +161,16 @@ describe('the embedded PostgreSQL', () => {
              FROM pg_roles WHERE rolname = current_user`,
         );
         expect(role.rows).toEqual([
-          { rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolreplication: false, rolbypassrls: false, programs: false, reads: false, writes: false },
+          {
+            rolsuper: false,
+            rolcreatedb: false,
+            rolcreaterole: false,
+            rolreplication: false,
+            rolbypassrls: false,
+            programs: false,
+            reads: false,
+            writes: false,
+          },
         ]);
         // What a superuser could do through an injected statement is refused.
         await expect(c.query("COPY pushes FROM PROGRAM 'id'")).rejects.toMatchObject({ code: '42501' });
@@ -189,10 +207,13 @@ describe('the embedded PostgreSQL', () => {
     await migrateDatabase(superLegacy);
     const old = await createCore(makeSettings({ databaseUrl: superLegacy }));
     const pushes = [];
-    for (let i = 0; i < 3; i++) pushes.push(await old.pushes.create({ payload: `legacy secret ${i}`, expire_after_views: 2 }, ctx()));
+    for (let i = 0; i < 3; i++)
+      pushes.push(await old.pushes.create({ payload: `legacy secret ${i}`, expire_after_views: 2 }, ctx()));
     await old.close();
     await withClient(superLegacy, async (c) => {
-      const owners = await c.query(`SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'`);
+      const owners = await c.query(
+        `SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'`,
+      );
       expect(owners.rows).toEqual([{ owner: 'postgres' }]);
     });
     await made.stop();
@@ -216,7 +237,9 @@ describe('the embedded PostgreSQL', () => {
         await core.close();
       }
       await withClient(db.url, async (c) => {
-        expect((await c.query('SELECT rolsuper FROM pg_roles WHERE rolname = current_user')).rows).toEqual([{ rolsuper: false }]);
+        expect((await c.query('SELECT rolsuper FROM pg_roles WHERE rolname = current_user')).rows).toEqual([
+          { rolsuper: false },
+        ]);
         const notOurs = await c.query(
           `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = 'public' AND pg_get_userbyid(c.relowner) <> current_user
@@ -251,7 +274,11 @@ describe('DATABASE_URL', () => {
     });
     const url = withDatabase(adminUrl(), database, { name: role, password });
     const warnings: string[] = [];
-    const logger = { info: () => {}, warn: (obj: object, msg: string) => warnings.push(`${msg} ${JSON.stringify(obj)}`), error: () => {} };
+    const logger = {
+      info: () => {},
+      warn: (obj: object, msg: string) => warnings.push(`${msg} ${JSON.stringify(obj)}`),
+      error: () => {},
+    };
     try {
       const core = await createCore(makeSettings({ databaseUrl: url }), { logger });
       try {

@@ -28,7 +28,9 @@ const RLO = '\u202e';
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 async function filesOf(urlToken: string, json = false): Promise<{ filename: string; url: string }[]> {
-  const r = await api.raw(json ? `/p/${urlToken}.json` : `/api/v2/pushes/${urlToken}`, { headers: { authorization: `Bearer ${token}` } });
+  const r = await api.raw(json ? `/p/${urlToken}.json` : `/api/v2/pushes/${urlToken}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   expect(r.status).toBe(200);
   return r.body.files;
 }
@@ -38,7 +40,14 @@ describe('file names', () => {
     const made = await api.raw('/api/v2/pushes', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ push: { files: [{ filename: `report${RLO}txt.exe`, content: 'aGk=' }, { filename: 'a\u0085b\u2066c\u200f.txt', content: 'aGk=' }] } }),
+      body: JSON.stringify({
+        push: {
+          files: [
+            { filename: `report${RLO}txt.exe`, content: 'aGk=' },
+            { filename: 'a\u0085b\u2066c\u200f.txt', content: 'aGk=' },
+          ],
+        },
+      }),
     });
     expect(made.status).toBe(201);
     const files = await filesOf(made.body.url_token);
@@ -76,8 +85,14 @@ describe('file names', () => {
     ['/p.json', 'password'],
   ] as const) {
     it(`lose control and bidi characters in a multipart part's filename (${path})`, async () => {
-      const { body, type } = multipart([{ name: `${wrapper}[files][]`, filename: `inv\u0001oice${RLO}fdp.exe`, bytes: Buffer.from('bytes') }]);
-      const made = await api.raw(path, { method: 'POST', headers: { 'content-type': type, authorization: `Bearer ${token}` }, body });
+      const { body, type } = multipart([
+        { name: `${wrapper}[files][]`, filename: `inv\u0001oice${RLO}fdp.exe`, bytes: Buffer.from('bytes') },
+      ]);
+      const made = await api.raw(path, {
+        method: 'POST',
+        headers: { 'content-type': type, authorization: `Bearer ${token}` },
+        body,
+      });
       expect(made.status, JSON.stringify(made.body)).toBe(201);
       const files = await filesOf(made.body.url_token, path !== '/api/v2/pushes');
       expect(files.map((f) => f.filename)).toEqual(['invoicefdp.exe']);
@@ -133,6 +148,9 @@ describe('the header timeout', () => {
     const [head = '', body = ''] = answer.split('\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large/);
     expect(head).toMatch(/x-request-id: [0-9a-f-]{36}/i);
-    expect(JSON.parse(body)).toMatchObject({ code: 'header_fields_too_large', error: 'The request headers are too large.' });
+    expect(JSON.parse(body)).toMatchObject({
+      code: 'header_fields_too_large',
+      error: 'The request headers are too large.',
+    });
   });
 });

@@ -10,7 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../src/core.js';
 import { startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
 import { createTestDatabase, makeSettings, TEST_KEY_A, type TestDatabase } from '../support/db.js';
-import { CREATE_PATHS, hostileBodies, rawExchange, rssMb, stream, truncatedMultipart, type Answer } from '../support/hostile-bodies.js';
+import {
+  CREATE_PATHS,
+  hostileBodies,
+  rawExchange,
+  rssMb,
+  stream,
+  truncatedMultipart,
+  type Answer,
+} from '../support/hostile-bodies.js';
 
 let db: TestDatabase;
 let server: ServerProcess;
@@ -52,12 +60,22 @@ const callers = [
 async function stillServing(): Promise<void> {
   expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
   expect(server.child.pid).toBe(pid);
-  const created = await fetch(`${base}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"push":{"payload":"still here"}}' });
+  const created = await fetch(`${base}/api/v2/pushes`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"push":{"payload":"still here"}}',
+  });
   expect(created.status).toBe(201);
 }
 
 function request(path: string, contentType: string, body: Buffer, extra: Record<string, string>): Buffer {
-  const lines = [`POST ${path} HTTP/1.1`, `Host: ${new URL(base).host}`, `Content-Type: ${contentType}`, `Content-Length: ${body.length}`, 'Connection: close'];
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    `Host: ${new URL(base).host}`,
+    `Content-Type: ${contentType}`,
+    `Content-Length: ${body.length}`,
+    'Connection: close',
+  ];
   for (const [name, value] of Object.entries(extra)) lines.push(`${name}: ${value}`);
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]);
 }
@@ -74,7 +92,10 @@ describe('a multipart body that ends inside a part', () => {
           expect(answer.status).toBeLessThan(500);
           const json = JSON.parse(answer.body) as { code: string };
           // Anonymous callers may send no file on this instance: the first file part answers 401 before the cut.
-          const expected = part === 'file' && caller.name === 'anonymous' ? ['authentication_required', 'invalid_form'] : ['invalid_form'];
+          const expected =
+            part === 'file' && caller.name === 'anonymous'
+              ? ['authentication_required', 'invalid_form']
+              : ['invalid_form'];
           expect(expected).toContain(json.code);
           expect(answer.ms).toBeLessThan(5_000);
           await stillServing();
@@ -84,9 +105,17 @@ describe('a multipart body that ends inside a part', () => {
   }
 
   it('a file part past the count the reader keeps (its stream discarded), cut short: 400 at once', async () => {
-    const parts = Array.from({ length: 11 }, (_, i) => `--X\r\nContent-Disposition: form-data; name="push[files][]"; filename="f${i}.txt"\r\n\r\nbytes\r\n`).join('');
-    const body = Buffer.from(`${parts}--X\r\nContent-Disposition: form-data; name="push[files][]"; filename="last.txt"\r\n\r\ncut sh`);
-    const answer = await rawExchange(base, request('/api/v2/pushes', 'multipart/form-data; boundary=X', body, { Authorization: `Bearer ${token}` }));
+    const parts = Array.from(
+      { length: 11 },
+      (_, i) => `--X\r\nContent-Disposition: form-data; name="push[files][]"; filename="f${i}.txt"\r\n\r\nbytes\r\n`,
+    ).join('');
+    const body = Buffer.from(
+      `${parts}--X\r\nContent-Disposition: form-data; name="push[files][]"; filename="last.txt"\r\n\r\ncut sh`,
+    );
+    const answer = await rawExchange(
+      base,
+      request('/api/v2/pushes', 'multipart/form-data; boundary=X', body, { Authorization: `Bearer ${token}` }),
+    );
     expect(answer.status, answer.body).toBe(400);
     expect(JSON.parse(answer.body).code).toBe('invalid_form');
     await stillServing();
@@ -94,10 +123,16 @@ describe('a multipart body that ends inside a part', () => {
 
   it("the pages' forms: a cut multipart body and a form of 200,000 fields answer 4xx at once", async () => {
     const { contentType, body } = truncatedMultipart('x', 'file');
-    const cut = await rawExchange(base, request('/', contentType, Buffer.from(body.toString().replace('x[files][]', 'files')), {}));
+    const cut = await rawExchange(
+      base,
+      request('/', contentType, Buffer.from(body.toString().replace('x[files][]', 'files')), {}),
+    );
     expect(cut.status, cut.head).toBe(400);
     expect(cut.ms).toBeLessThan(5_000);
-    const fields = await rawExchange(base, request('/', 'application/x-www-form-urlencoded', Buffer.from('payload=x' + '&files'.repeat(200_000)), {}));
+    const fields = await rawExchange(
+      base,
+      request('/', 'application/x-www-form-urlencoded', Buffer.from('payload=x' + '&files'.repeat(200_000)), {}),
+    );
     expect(fields.status, fields.head).toBeGreaterThanOrEqual(400);
     expect(fields.status).toBeLessThan(500);
     expect(fields.ms).toBeLessThan(5_000);
@@ -107,7 +142,9 @@ describe('a multipart body that ends inside a part', () => {
   it('sent chunked, the cut body is refused alike', async () => {
     const { contentType, body } = truncatedMultipart('push', 'file');
     const chunked = Buffer.concat([
-      Buffer.from(`POST /api/v2/pushes HTTP/1.1\r\nHost: ${new URL(base).host}\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: chunked\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`),
+      Buffer.from(
+        `POST /api/v2/pushes HTTP/1.1\r\nHost: ${new URL(base).host}\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: chunked\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+      ),
       Buffer.from(`${body.length.toString(16)}\r\n`),
       body,
       Buffer.from('\r\n0\r\n\r\n'),
@@ -129,7 +166,11 @@ describe('hostile bodies through every body type and both API versions', () => {
     const background = (async () => {
       while (running) {
         const t0 = performance.now();
-        const r = await fetch(`${base}/api/v2/pushes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"push":{"payload":"ordinary"}}' });
+        const r = await fetch(`${base}/api/v2/pushes`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"push":{"payload":"ordinary"}}',
+        });
         expect(r.status).toBe(201);
         ordinary.push(performance.now() - t0);
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -142,7 +183,13 @@ describe('hostile bodies through every body type and both API versions', () => {
         for (const type of ['json', 'urlencoded', 'multipart'] as const) {
           for (const body of hostileBodies(target, type)) {
             for (const caller of callers) {
-              const answer = await stream(base, 'POST', target.path, { 'content-type': body.contentType, ...caller.headers }, body.chunks());
+              const answer = await stream(
+                base,
+                'POST',
+                target.path,
+                { 'content-type': body.contentType, ...caller.headers },
+                body.chunks(),
+              );
               const what = `${target.path} ${type} ${body.name} (${caller.name})`;
               rows.push({ what, answer });
               expect(answer.status, `${what}: ${answer.body}`).toBeGreaterThanOrEqual(400);
@@ -173,22 +220,40 @@ describe('Host headers', () => {
   it('two Host headers answer 400 with a JSON error, on the API and on the pages', async () => {
     for (const path of ['/api/v2/version', '/p.json', '/']) {
       const host = new URL(base).host;
-      const answer = await rawExchange(base, Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nHost: evil.example\r\nConnection: close\r\n\r\n`));
+      const answer = await rawExchange(
+        base,
+        Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nHost: evil.example\r\nConnection: close\r\n\r\n`),
+      );
       expect(answer.status, `${path}: ${answer.head}`).toBe(400);
       expect(answer.head).toMatch(/content-type: application\/json/i);
-      expect(JSON.parse(answer.body)).toMatchObject({ code: 'bad_request', error: 'The request has more than one Host header.' });
+      expect(JSON.parse(answer.body)).toMatchObject({
+        code: 'bad_request',
+        error: 'The request has more than one Host header.',
+      });
     }
     await stillServing();
   });
 
   it('a Host header that names no host answers 400 too; a host name, an address or an IPv6 literal with a port do not', async () => {
     for (const host of ['a'.repeat(300), 'evil.example/path', 'a b', 'x@y:80:90']) {
-      const answer = await rawExchange(base, Buffer.from(`GET /api/v2/version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+      const answer = await rawExchange(
+        base,
+        Buffer.from(`GET /api/v2/version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      );
       expect(answer.status, `${host.slice(0, 20)}: ${answer.head}`).toBe(400);
       expect(JSON.parse(answer.body)).toMatchObject({ code: 'bad_request' });
     }
-    for (const host of ['secret-push.example.org', 'localhost:5100', '127.0.0.1:8080', '[::1]:5100', 'xn--bcher-kva.example']) {
-      const answer = await rawExchange(base, Buffer.from(`GET /api/v2/version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    for (const host of [
+      'secret-push.example.org',
+      'localhost:5100',
+      '127.0.0.1:8080',
+      '[::1]:5100',
+      'xn--bcher-kva.example',
+    ]) {
+      const answer = await rawExchange(
+        base,
+        Buffer.from(`GET /api/v2/version HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      );
       expect(answer.status, `${host}: ${answer.head}`).toBe(200);
     }
   });

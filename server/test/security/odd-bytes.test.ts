@@ -33,7 +33,11 @@ interface RawAnswer {
 }
 
 /** Sends one request exactly as given (request line, headers and body bytes) and reads the answer. */
-function rawRequest(requestLine: Buffer | string, headers: (Buffer | string)[], body: Buffer = Buffer.alloc(0)): Promise<RawAnswer> {
+function rawRequest(
+  requestLine: Buffer | string,
+  headers: (Buffer | string)[],
+  body: Buffer = Buffer.alloc(0),
+): Promise<RawAnswer> {
   const url = new URL(api.baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
@@ -54,22 +58,55 @@ function rawRequest(requestLine: Buffer | string, headers: (Buffer | string)[], 
       ...headers.map((h) => Buffer.from(h)),
       Buffer.from(`Content-Length: ${body.length}`),
     ];
-    socket.write(Buffer.concat([Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\r\n')])), Buffer.from('\r\n'), body]));
+    socket.write(
+      Buffer.concat([Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\r\n')])), Buffer.from('\r\n'), body]),
+    );
   });
 }
 
 /** Odd values as they go into a URL (percent-encoded or raw) and as bytes. */
-const URL_VALUES = ['%00', 'a%00b', '%ff', '%c0%80', '%ed%a0%80', '%', '%zz', '%25', 'a%0d%0ab', '..%2f..%2fetc', '%e2%80%ae', 'x'.repeat(3000), '%f0%9f%98%80', '%7f', '%1b[31m'];
+const URL_VALUES = [
+  '%00',
+  'a%00b',
+  '%ff',
+  '%c0%80',
+  '%ed%a0%80',
+  '%',
+  '%zz',
+  '%25',
+  'a%0d%0ab',
+  '..%2f..%2fetc',
+  '%e2%80%ae',
+  'x'.repeat(3000),
+  '%f0%9f%98%80',
+  '%7f',
+  '%1b[31m',
+];
 const RAW_BYTES = [Buffer.from([0xff, 0xfe]), Buffer.from([0xc0, 0x80]), Buffer.from([0x80]), Buffer.from([0x7f])];
 /** Odd header values (a header cannot carry CR, LF or NUL: the parser refuses those with 400 itself). */
-const HEADER_VALUES: (string | Buffer)[] = ['', ' ', 'x'.repeat(8000), '\t', 'Bearer', 'Bearer ', 'Bearer \x01\x02', '%00', Buffer.from([0xff, 0xfe, 0x80]), '\x7f', '"', ','];
+const HEADER_VALUES: (string | Buffer)[] = [
+  '',
+  ' ',
+  'x'.repeat(8000),
+  '\t',
+  'Bearer',
+  'Bearer ',
+  'Bearer \x01\x02',
+  '%00',
+  Buffer.from([0xff, 0xfe, 0x80]),
+  '\x7f',
+  '"',
+  ',',
+];
 /** Odd JSON bodies: NULs and lone surrogates in every string field, wrong types, deep nesting, huge numbers. */
 const STRINGS = ['a\u0000b', '\ud800', '\udc00x', '\u0000', '\u202e', 'x'.repeat(70_000)];
 const PUSH_FIELDS = ['payload', 'passphrase', 'name', 'note', 'kind', 'expire_after_duration', 'locale'];
 function oddBodies(): Buffer[] {
   const bodies: (string | Buffer)[] = [];
-  for (const field of PUSH_FIELDS) for (const s of STRINGS) bodies.push(JSON.stringify({ push: { payload: 'p', [field]: s } }));
-  for (const s of STRINGS) bodies.push(JSON.stringify({ push: { payload: 'p', files: [{ filename: s, content_type: s, data: s }] } }));
+  for (const field of PUSH_FIELDS)
+    for (const s of STRINGS) bodies.push(JSON.stringify({ push: { payload: 'p', [field]: s } }));
+  for (const s of STRINGS)
+    bodies.push(JSON.stringify({ push: { payload: 'p', files: [{ filename: s, content_type: s, data: s }] } }));
   for (const s of STRINGS) bodies.push(JSON.stringify({ push: { payload: s, kind: 'url' } }));
   bodies.push(
     '{"push":{"payload":"p","expire_after_days":1e400}}',
@@ -81,7 +118,11 @@ function oddBodies(): Buffer[] {
     '"\\ud800"',
     '\ufeff{"push":{"payload":"p"}}',
     Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]),
-    Buffer.concat([Buffer.from('{"push":{"payload":"'), Buffer.from([0xc0, 0x80, 0xed, 0xa0, 0x80]), Buffer.from('"}}')]),
+    Buffer.concat([
+      Buffer.from('{"push":{"payload":"'),
+      Buffer.from([0xc0, 0x80, 0xed, 0xa0, 0x80]),
+      Buffer.from('"}}'),
+    ]),
     '',
     'null',
     '[]',
@@ -122,7 +163,10 @@ function expectHandled(answer: RawAnswer, what: string, api: boolean): void {
     } catch {
       code = undefined;
     }
-    expect(typeof code, `${what}: ${answer.head.replaceAll('\r\n', ' | ')} ${JSON.stringify(answer.body.slice(0, 200))}`).toBe('string');
+    expect(
+      typeof code,
+      `${what}: ${answer.head.replaceAll('\r\n', ' | ')} ${JSON.stringify(answer.body.slice(0, 200))}`,
+    ).toBe('string');
   }
 }
 
@@ -134,12 +178,21 @@ describe('odd bytes never cause a 5xx', () => {
     for (const route of ROUTES) {
       for (const value of URL_VALUES) {
         const path = route.path.replaceAll('{}', value);
-        expectHandled(await rawRequest(`${route.method} ${path} HTTP/1.1`, [auth()]), `${route.method} ${path.slice(0, 80)}`, route.api);
+        expectHandled(
+          await rawRequest(`${route.method} ${path} HTTP/1.1`, [auth()]),
+          `${route.method} ${path.slice(0, 80)}`,
+          route.api,
+        );
         sent++;
       }
       for (const bytes of RAW_BYTES) {
         const [before, ...after] = route.path.split('{}');
-        const line = Buffer.concat([Buffer.from(`${route.method} ${before}`), bytes, Buffer.from(after.join('x')), Buffer.from(' HTTP/1.1')]);
+        const line = Buffer.concat([
+          Buffer.from(`${route.method} ${before}`),
+          bytes,
+          Buffer.from(after.join('x')),
+          Buffer.from(' HTTP/1.1'),
+        ]);
         const answer = await rawRequest(line, [auth()]);
         // Node's parser may refuse a raw byte in the request line itself: client-error.ts answers that in JSON too.
         expectHandled(answer, `${route.method} ${route.path} with raw ${bytes.toString('hex')}`, route.api);
@@ -165,12 +218,30 @@ describe('odd bytes never cause a 5xx', () => {
         expectHandled(answer, `GET ${target}${value.slice(0, 40)}`, target.startsWith('/api/'));
       }
     }
-    const after = await api.raw(`/api/v2/pushes/${urlToken}/preview`, { headers: { authorization: `Bearer ${token}` } });
+    const after = await api.raw(`/api/v2/pushes/${urlToken}/preview`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(after.status).toBe(200);
   });
 
   it('in every header the server reads', async () => {
-    const names = ['Authorization', 'X-User-Email', 'X-User-Token', 'X-Passphrase', 'Idempotency-Key', 'Content-Type', 'Content-Encoding', 'Accept', 'Accept-Language', 'X-Request-Id', 'X-Forwarded-For', 'Cookie', 'Origin', 'Referer', 'User-Agent'];
+    const names = [
+      'Authorization',
+      'X-User-Email',
+      'X-User-Token',
+      'X-Passphrase',
+      'Idempotency-Key',
+      'Content-Type',
+      'Content-Encoding',
+      'Accept',
+      'Accept-Language',
+      'X-Request-Id',
+      'X-Forwarded-For',
+      'Cookie',
+      'Origin',
+      'Referer',
+      'User-Agent',
+    ];
     const body = Buffer.from(JSON.stringify({ push: { payload: 'header test' } }));
     for (const name of names) {
       for (const value of HEADER_VALUES) {
@@ -191,7 +262,11 @@ describe('odd bytes never cause a 5xx', () => {
     const statuses = new Map<number, number>();
     for (const body of bodies) {
       for (const as of [[auth()], []]) {
-        const answer = await rawRequest('POST /api/v2/pushes HTTP/1.1', ['Content-Type: application/json', ...as], body);
+        const answer = await rawRequest(
+          'POST /api/v2/pushes HTTP/1.1',
+          ['Content-Type: application/json', ...as],
+          body,
+        );
         expectHandled(answer, `POST /api/v2/pushes ${body.toString('utf8').slice(0, 80)}`, true);
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
       }
@@ -211,15 +286,39 @@ describe('odd bytes never cause a 5xx', () => {
       Buffer.from('%=&==&&push[payload]=x'),
     ];
     for (const form of forms) {
-      const answer = await rawRequest('POST /api/v2/pushes HTTP/1.1', ['Content-Type: application/x-www-form-urlencoded', auth()], form);
+      const answer = await rawRequest(
+        'POST /api/v2/pushes HTTP/1.1',
+        ['Content-Type: application/x-www-form-urlencoded', auth()],
+        form,
+      );
       expectHandled(answer, `form ${form.toString('latin1').slice(0, 60)}`, true);
-      const signIn = await rawRequest('POST /users/sign_in HTTP/1.1', ['Content-Type: application/x-www-form-urlencoded'], Buffer.concat([Buffer.from('email=a%00b%40example.org&password='), form]));
+      const signIn = await rawRequest(
+        'POST /users/sign_in HTTP/1.1',
+        ['Content-Type: application/x-www-form-urlencoded'],
+        Buffer.concat([Buffer.from('email=a%00b%40example.org&password='), form]),
+      );
       expectHandled(signIn, 'sign-in form', false);
     }
     const multipart = Buffer.from(
-      ['--b', 'Content-Disposition: form-data; name="push[payload]"', '', 'a\u0000b', '--b', 'Content-Disposition: form-data; name="push[files][]"; filename="a\u0000\u202e.txt"', 'Content-Type: text/pl\u0000ain', '', 'bytes', '--b--', ''].join('\r\n'),
+      [
+        '--b',
+        'Content-Disposition: form-data; name="push[payload]"',
+        '',
+        'a\u0000b',
+        '--b',
+        'Content-Disposition: form-data; name="push[files][]"; filename="a\u0000\u202e.txt"',
+        'Content-Type: text/pl\u0000ain',
+        '',
+        'bytes',
+        '--b--',
+        '',
+      ].join('\r\n'),
     );
-    const answer = await rawRequest('POST /api/v2/pushes HTTP/1.1', ['Content-Type: multipart/form-data; boundary=b', auth()], multipart);
+    const answer = await rawRequest(
+      'POST /api/v2/pushes HTTP/1.1',
+      ['Content-Type: multipart/form-data; boundary=b', auth()],
+      multipart,
+    );
     expectHandled(answer, 'multipart with NULs', true);
   });
 });

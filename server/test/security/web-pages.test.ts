@@ -16,11 +16,20 @@ afterAll(async () => {
   await app?.stop();
 });
 
-const anonCtx = () => ({ actor: { userId: null, ip: '127.0.0.1', userAgent: 'test', referrer: '' }, baseUrl: app.baseUrl });
+const anonCtx = () => ({
+  actor: { userId: null, ip: '127.0.0.1', userAgent: 'test', referrer: '' },
+  baseUrl: app.baseUrl,
+});
 
 describe('redirects after sign-in', () => {
   // `new URL('/.//evil', base).pathname` is `//evil`: a path that only becomes protocol-relative once normalized.
-  const tricky = ['/.//evil.example/x', '/..//evil.example', '/a/..//evil.example', '/%2e//evil.example', '/%2e%2e//evil.example'];
+  const tricky = [
+    '/.//evil.example/x',
+    '/..//evil.example',
+    '/a/..//evil.example',
+    '/%2e//evil.example',
+    '/%2e%2e//evil.example',
+  ];
 
   it('never redirects a signed-in visitor off-site through a `next` that normalizes to //host', async () => {
     const visitor = new Visitor(app.baseUrl);
@@ -44,7 +53,9 @@ describe('redirects after sign-in', () => {
   });
 
   it('never renders a `next` that normalizes to //host into the sign-in form', async () => {
-    const { html } = await new Visitor(app.baseUrl).page(`/users/sign_in?next=${encodeURIComponent('/.//evil.example')}`);
+    const { html } = await new Visitor(app.baseUrl).page(
+      `/users/sign_in?next=${encodeURIComponent('/.//evil.example')}`,
+    );
     expect(html).not.toContain('evil.example');
   });
 });
@@ -52,32 +63,59 @@ describe('redirects after sign-in', () => {
 describe('failed sign-in limit per client address', () => {
   it('counts every address of one IPv6 /64 as one client, so rotating the interface id does not reset the limit', async () => {
     for (let i = 0; i < 5; i += 1) {
-      const r = await new Visitor(app.baseUrl, { 'x-forwarded-for': `2001:db8:5:6::${(i + 1).toString(16)}` }).signIn(`v6-${i}@example.org`, 'wrong password!');
+      const r = await new Visitor(app.baseUrl, { 'x-forwarded-for': `2001:db8:5:6::${(i + 1).toString(16)}` }).signIn(
+        `v6-${i}@example.org`,
+        'wrong password!',
+      );
       expect(r.status).toBe(401);
     }
-    const next = await new Visitor(app.baseUrl, { 'x-forwarded-for': '2001:db8:5:6:ffff:1234:abcd:99' }).signIn('v6-new@example.org', 'whatever');
+    const next = await new Visitor(app.baseUrl, { 'x-forwarded-for': '2001:db8:5:6:ffff:1234:abcd:99' }).signIn(
+      'v6-new@example.org',
+      'whatever',
+    );
     expect(next.status).toBe(429);
     // Another /64 is another client.
-    const other = await new Visitor(app.baseUrl, { 'x-forwarded-for': '2001:db8:5:7::1' }).signIn('v6-new@example.org', 'whatever');
+    const other = await new Visitor(app.baseUrl, { 'x-forwarded-for': '2001:db8:5:7::1' }).signIn(
+      'v6-new@example.org',
+      'whatever',
+    );
     expect(other.status).toBe(401);
   });
 
   it('counts an IPv4 client the same whether it is seen as 192.0.2.9 or as ::ffff:192.0.2.9', async () => {
     for (let i = 0; i < 5; i += 1) {
       const ip = i % 2 === 0 ? '192.0.2.9' : '::ffff:192.0.2.9';
-      expect((await new Visitor(app.baseUrl, { 'x-forwarded-for': ip }).signIn(`mapped-${i}@example.org`, 'wrong password!')).status).toBe(401);
+      expect(
+        (await new Visitor(app.baseUrl, { 'x-forwarded-for': ip }).signIn(`mapped-${i}@example.org`, 'wrong password!'))
+          .status,
+      ).toBe(401);
     }
-    expect((await new Visitor(app.baseUrl, { 'x-forwarded-for': '::FFFF:192.0.2.9' }).signIn('mapped-x@example.org', 'x')).status).toBe(429);
+    expect(
+      (await new Visitor(app.baseUrl, { 'x-forwarded-for': '::FFFF:192.0.2.9' }).signIn('mapped-x@example.org', 'x'))
+        .status,
+    ).toBe(429);
   });
 
   it('counts the email case- and whitespace-insensitively', async () => {
     const owner = new Visitor(app.baseUrl, { 'x-forwarded-for': '198.51.100.200' });
     await owner.signUp('casey@example.org', PASSWORD);
-    const forms = ['Casey@example.org', ' casey@EXAMPLE.org', 'CASEY@example.org ', 'casey@example.ORG', '\tcasey@example.org'];
+    const forms = [
+      'Casey@example.org',
+      ' casey@EXAMPLE.org',
+      'CASEY@example.org ',
+      'casey@example.ORG',
+      '\tcasey@example.org',
+    ];
     for (const [i, email] of forms.entries()) {
-      expect((await new Visitor(app.baseUrl, { 'x-forwarded-for': `203.0.113.${100 + i}` }).signIn(email, 'wrong password!')).status).toBe(401);
+      expect(
+        (await new Visitor(app.baseUrl, { 'x-forwarded-for': `203.0.113.${100 + i}` }).signIn(email, 'wrong password!'))
+          .status,
+      ).toBe(401);
     }
-    expect((await new Visitor(app.baseUrl, { 'x-forwarded-for': '203.0.113.150' }).signIn('casey@example.org', PASSWORD)).status).toBe(429);
+    expect(
+      (await new Visitor(app.baseUrl, { 'x-forwarded-for': '203.0.113.150' }).signIn('casey@example.org', PASSWORD))
+        .status,
+    ).toBe(429);
   });
 });
 
@@ -110,7 +148,16 @@ describe('CSRF', () => {
   it('rejects every state-changing form posted without a valid CSRF token, signed in or not', async () => {
     const owner = new Visitor(app.baseUrl);
     await owner.signUp('csrf-all@example.org', PASSWORD);
-    const made = await app.core.pushes.create({ payload: 'owned secret' }, { ...anonCtx(), actor: { ...anonCtx().actor, userId: (await app.core.web!.accounts.signIn('csrf-all@example.org', PASSWORD, '10.9.9.9')).userId } });
+    const made = await app.core.pushes.create(
+      { payload: 'owned secret' },
+      {
+        ...anonCtx(),
+        actor: {
+          ...anonCtx().actor,
+          userId: (await app.core.web!.accounts.signIn('csrf-all@example.org', PASSWORD, '10.9.9.9')).userId,
+        },
+      },
+    );
     const targets: [string, Record<string, string>][] = [
       ['/', { kind: 'text', payload: 'x' }],
       ['/users/sign_in', { email: 'csrf-all@example.org', password: PASSWORD }],
@@ -129,15 +176,23 @@ describe('CSRF', () => {
         expect(r.status, `${path} with ${String(token)}`).toBe(403);
       }
     }
-    expect((await app.db.query('select expired, views_used from pushes where url_token = $1', [made.url_token]))[0]).toEqual({ expired: false, views_used: 0 });
-    expect((await app.db.query("select count(*)::int as n from users where email = 'csrf-new@example.org'"))[0]!.n).toBe(0);
+    expect(
+      (await app.db.query('select expired, views_used from pushes where url_token = $1', [made.url_token]))[0],
+    ).toEqual({ expired: false, views_used: 0 });
+    expect(
+      (await app.db.query("select count(*)::int as n from users where email = 'csrf-new@example.org'"))[0]!.n,
+    ).toBe(0);
     expect((await owner.fetch('/users/token')).status).toBe(200);
   });
 
   it('rejects a form with a valid token that a cross-site page posts (Sec-Fetch-Site or Origin)', async () => {
     const visitor = new Visitor(app.baseUrl);
     const { csrf } = await visitor.page('/');
-    const crossSite: Record<string, string>[] = [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'http://evil.example' }];
+    const crossSite: Record<string, string>[] = [
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'http://evil.example' },
+    ];
     for (const headers of crossSite) {
       const r = await visitor.post('/', { _csrf: csrf, kind: 'text', payload: 'x' }, headers);
       expect(r.status, JSON.stringify(headers)).toBe(403);
@@ -151,7 +206,11 @@ describe('CSRF', () => {
     const page = await visitor.fetch(`/p/${push.url_token}`);
     const csrf = /data-csrf="([^"]+)"/.exec(await page.text())![1]!;
     for (const action of ['reveal', 'delete']) {
-      for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'http://evil.example' }] as Record<string, string>[]) {
+      for (const headers of [
+        { 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-site': 'same-site' },
+        { origin: 'http://evil.example' },
+      ] as Record<string, string>[]) {
         const r = await visitor.fetch(`/p/${push.url_token}/${action}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', origin: app.baseUrl, 'x-csrf-token': csrf, ...headers },
@@ -162,7 +221,12 @@ describe('CSRF', () => {
     }
     const [row] = await app.db.query('select views_used, expired from pushes where url_token = $1', [push.url_token]);
     expect(row).toEqual({ views_used: 0, expired: false });
-    expect(await app.db.query("select a.kind from audit_entries a join pushes p on p.id = a.push_id where p.url_token = $1 and a.kind <> 'creation'", [push.url_token])).toEqual([]);
+    expect(
+      await app.db.query(
+        "select a.kind from audit_entries a join pushes p on p.id = a.push_id where p.url_token = $1 and a.kind <> 'creation'",
+        [push.url_token],
+      ),
+    ).toEqual([]);
   });
 
   it('changes nothing on GET: no page route answers a GET by writing', async () => {
@@ -201,7 +265,13 @@ describe('what pages show', () => {
   it('never puts the payload, passphrase, note or name in the recipient page, and a GET consumes nothing', async () => {
     const owner = await app.core.users.createUser('recipient-page@example.org');
     const push = await app.core.pushes.create(
-      { payload: 'PAYLOAD-recipient-7781', passphrase: 'PASS-recipient-7781', note: 'NOTE-recipient-7781', name: 'NAME-recipient-7781', expire_after_views: 1 },
+      {
+        payload: 'PAYLOAD-recipient-7781',
+        passphrase: 'PASS-recipient-7781',
+        note: 'NOTE-recipient-7781',
+        name: 'NAME-recipient-7781',
+        expire_after_views: 1,
+      },
       { ...anonCtx(), actor: { ...anonCtx().actor, userId: owner.userId } },
     );
     const visitor = new Visitor(app.baseUrl);
@@ -214,17 +284,30 @@ describe('what pages show', () => {
     }
     const [row] = await app.db.query('select views_used, expired from pushes where url_token = $1', [push.url_token]);
     expect(row).toMatchObject({ views_used: 0, expired: false });
-    expect(await app.db.query("select a.kind from audit_entries a join pushes p on p.id = a.push_id where p.url_token = $1 and a.kind <> 'creation'", [push.url_token])).toEqual([]);
+    expect(
+      await app.db.query(
+        "select a.kind from audit_entries a join pushes p on p.id = a.push_id where p.url_token = $1 and a.kind <> 'creation'",
+        [push.url_token],
+      ),
+    ).toEqual([]);
     // `/p/{token}.json` is no page: it is v1's retrieval, which wants the passphrase (a failed attempt, no view).
     const v1 = await visitor.fetch(`/p/${push.url_token}.json`);
     expect([v1.status, v1.headers.get('content-type')?.split(';')[0]]).toEqual([401, 'application/json']);
     expect(await v1.text()).not.toMatch(/recipient-7781/);
-    expect(await app.db.query('select views_used from pushes where url_token = $1', [push.url_token])).toEqual([{ views_used: 0 }]);
+    expect(await app.db.query('select views_used from pushes where url_token = $1', [push.url_token])).toEqual([
+      { views_used: 0 },
+    ]);
   });
 
   it('refuses a javascript: or data: URL push from the create form', async () => {
     const visitor = new Visitor(app.baseUrl);
-    for (const payload of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'data:text/html,<script>alert(1)</script>', ' javascript:alert(1)', 'http:/\\evil']) {
+    for (const payload of [
+      'javascript:alert(1)',
+      'JaVaScRiPt:alert(1)',
+      'data:text/html,<script>alert(1)</script>',
+      ' javascript:alert(1)',
+      'http:/\\evil',
+    ]) {
       const { csrf } = await visitor.page('/');
       const form = new FormData();
       form.set('_csrf', csrf);
@@ -243,7 +326,8 @@ describe('malformed links', () => {
       const r = await visitor.fetch(p);
       expect(r.status, p).toBe(400);
       expect(r.headers.get('content-type'), p).toMatch(/^text\/(html|plain)/);
-      if (r.headers.get('content-type')!.startsWith('text/html')) expect(r.headers.get('content-security-policy')).toContain("script-src 'self'");
+      if (r.headers.get('content-type')!.startsWith('text/html'))
+        expect(r.headers.get('content-security-policy')).toContain("script-src 'self'");
     }
     expect(app.logs.filter((l) => l.includes('"status":500'))).toEqual([]);
   });
@@ -276,7 +360,16 @@ describe('logs', () => {
     await visitor.fetch('/p/%ZZ%E0%A4%A?x=LOGGED-QUERY-4471');
     await visitor.fetch('/users/sign_in?next=/LOGGED-NEXT-4471');
     const logs = app.logs.join('\n');
-    for (const secret of [PASSWORD, 'LOGGED-', token, csrf, visitor.cookies.get('sp_session')!, visitor.cookies.get('sp_csrf')!, 'recipient-7781', 'escape me']) {
+    for (const secret of [
+      PASSWORD,
+      'LOGGED-',
+      token,
+      csrf,
+      visitor.cookies.get('sp_session')!,
+      visitor.cookies.get('sp_csrf')!,
+      'recipient-7781',
+      'escape me',
+    ]) {
       expect(logs.includes(secret), `a log line contains ${secret.slice(0, 16)}`).toBe(false);
     }
     expect(logs).not.toMatch(/"url"|passphrase=|next=/);

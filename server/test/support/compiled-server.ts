@@ -17,7 +17,8 @@ export const COMPILED_MAIN = path.join(repoRoot, 'server', 'dist', 'main.js');
 /** The command that runs the compiled server as `npm start` does: this Node (24), its flags and the bundle; throws when the build is stale. */
 export function compiledServerCommand(): [string, string[]] {
   const status = checkBuild();
-  if (!status.fresh) throw new Error(`the compiled server is missing or stale (${status.reason}): run \`npm run build\``);
+  if (!status.fresh)
+    throw new Error(`the compiled server is missing or stale (${status.reason}): run \`npm run build\``);
   return [process.execPath, [...NODE_FLAGS, COMPILED_MAIN]];
 }
 
@@ -40,7 +41,10 @@ export interface ServerProcess {
  */
 export async function startCompiledServer(
   env: Record<string, string>,
-  opts: { timeoutMs?: number; /** Reuse this data dir (and keep it on stop) instead of a fresh one. */ dataDir?: string } = {},
+  opts: {
+    timeoutMs?: number;
+    /** Reuse this data dir (and keep it on stop) instead of a fresh one. */ dataDir?: string;
+  } = {},
 ): Promise<ServerProcess> {
   const [command, args] = compiledServerCommand();
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'secret-push-proc-'));
@@ -63,9 +67,14 @@ export async function startCompiledServer(
   const output = () => chunks.join('');
   child.stdout!.on('data', (c: Buffer) => chunks.push(c.toString()));
   child.stderr!.on('data', (c: Buffer) => chunks.push(c.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output()}`)), opts.timeoutMs ?? 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`the server did not start:\n${output()}`)),
+      opts.timeoutMs ?? 90_000,
+    );
     const check = () => {
       const m = /Secret Push listening on (http:\/\/\S+)/.exec(output());
       if (m) {
@@ -118,7 +127,10 @@ export function descendants(pid: number): { pid: number; cmdline: string }[] {
     for (let cur = parents.get(child); cur !== undefined && cur > 1; cur = parents.get(cur)) {
       if (cur === pid) {
         try {
-          found.push({ pid: child, cmdline: readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').join(' ').trim() });
+          found.push({
+            pid: child,
+            cmdline: readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').join(' ').trim(),
+          });
         } catch {
           /* exited meanwhile */
         }
@@ -133,7 +145,12 @@ export function descendants(pid: number): { pid: number; cmdline: string }[] {
 export async function eventually(fn: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
   const until = Date.now() + ms;
   for (;;) {
-    if (await Promise.resolve().then(fn).catch(() => false)) return;
+    if (
+      await Promise.resolve()
+        .then(fn)
+        .catch(() => false)
+    )
+      return;
     if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -143,11 +160,24 @@ export async function eventually(fn: () => Promise<boolean> | boolean, ms: numbe
  * Runs the compiled server with `env` (on `dataDir`) expecting it to refuse to start: resolves with its exit code and
  * output once it exits; kills it and throws if it is still running after `timeoutMs` (or prints its "listening" line).
  */
-export async function compiledServerExit(env: Record<string, string>, dataDir: string, timeoutMs = 90_000): Promise<{ code: number | string; output: string }> {
+export async function compiledServerExit(
+  env: Record<string, string>,
+  dataDir: string,
+  timeoutMs = 90_000,
+): Promise<{ code: number | string; output: string }> {
   const [command, args] = compiledServerCommand();
   const child = spawn(command, args, {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PWPUSH_ENV: 'test', PORT: String(await freePort()), PWPUSH_HOST: '127.0.0.1', PWPUSH_DATA_DIR: dataDir, PWPUSH_LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PWPUSH_ENV: 'test',
+      PORT: String(await freePort()),
+      PWPUSH_HOST: '127.0.0.1',
+      PWPUSH_DATA_DIR: dataDir,
+      PWPUSH_LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const chunks: string[] = [];

@@ -67,7 +67,11 @@ const JSON_STRING_FIELDS: { name: string; head: (w: string) => string; tail: str
   { name: 'kind', head: (w) => `{"${w}":{"payload":"x","kind":"`, tail: '"}}' },
   { name: 'files[0].filename', head: (w) => `{"${w}":{"files":[{"content":"YQ==","filename":"`, tail: '"}]}}' },
   { name: 'files[0].content', head: (w) => `{"${w}":{"files":[{"filename":"a.txt","content":"`, tail: '"}]}}' },
-  { name: 'files[0].content_type', head: (w) => `{"${w}":{"files":[{"filename":"a","content":"YQ==","content_type":"`, tail: '"}]}}' },
+  {
+    name: 'files[0].content_type',
+    head: (w) => `{"${w}":{"files":[{"filename":"a","content":"YQ==","content_type":"`,
+    tail: '"}]}}',
+  },
   { name: 'an unknown field', head: (w) => `{"${w}":{"payload":"x","unknown":"`, tail: '"}}' },
   { name: 'a top-level key', head: () => `{"unknown":"`, tail: '"}' },
 ];
@@ -95,7 +99,8 @@ export function hostileBodies(target: CreatePath, type: BodyType, opts: { bigStr
       contentType: json,
       *chunks() {
         yield s(`{"${w}":{"payload":"x"`);
-        for (let i = 0; i < 200_000; i += 10_000) yield s(Array.from({ length: 10_000 }, (_, j) => `,"k${i + j}":1`).join(''));
+        for (let i = 0; i < 200_000; i += 10_000)
+          yield s(Array.from({ length: 10_000 }, (_, j) => `,"k${i + j}":1`).join(''));
         yield s('}}');
       },
     });
@@ -148,7 +153,8 @@ export function hostileBodies(target: CreatePath, type: BodyType, opts: { bigStr
       contentType: form,
       *chunks() {
         yield s(`${w}[payload]=x`);
-        for (let i = 0; i < 200_000; i += 10_000) yield s(Array.from({ length: 10_000 }, (_, j) => `&${w}[k${i + j}]=1`).join(''));
+        for (let i = 0; i < 200_000; i += 10_000)
+          yield s(Array.from({ length: 10_000 }, (_, j) => `&${w}[k${i + j}]=1`).join(''));
       },
     });
     out.push({
@@ -173,7 +179,8 @@ export function hostileBodies(target: CreatePath, type: BodyType, opts: { bigStr
     return out;
   }
   const multipart = `multipart/form-data; boundary=${BOUNDARY}`;
-  const part = (name: string, value: string) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  const part = (name: string, value: string) =>
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
   out.push({
     name: '200,000 parts',
     contentType: multipart,
@@ -186,7 +193,10 @@ export function hostileBodies(target: CreatePath, type: BodyType, opts: { bigStr
     name: '200,000 file parts',
     contentType: multipart,
     *chunks() {
-      yield* repeat(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${w}[files][]"; filename="a.txt"\r\n\r\na\r\n`, 200_000);
+      yield* repeat(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${w}[files][]"; filename="a.txt"\r\n\r\na\r\n`,
+        200_000,
+      );
       yield s(`--${BOUNDARY}--\r\n`);
     },
   });
@@ -262,7 +272,9 @@ export function stream(
       const parts: Buffer[] = [];
       res.on('data', (c: Buffer) => parts.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, ms, sent, body: Buffer.concat(parts).toString('utf8') }));
-      res.on('error', () => resolve({ status: res.statusCode!, ms, sent, body: Buffer.concat(parts).toString('utf8') }));
+      res.on('error', () =>
+        resolve({ status: res.statusCode!, ms, sent, body: Buffer.concat(parts).toString('utf8') }),
+      );
     });
     req.on('error', (error) => {
       if (!answered) reject(error);
@@ -282,7 +294,11 @@ export function stream(
 }
 
 /** Sends bytes exactly as given on a raw socket (request line, headers, body) and reads the answer until close. */
-export function rawExchange(base: string, bytesToSend: Buffer, timeoutMs = 15_000): Promise<{ status: number; head: string; body: string; ms: number }> {
+export function rawExchange(
+  base: string,
+  bytesToSend: Buffer,
+  timeoutMs = 15_000,
+): Promise<{ status: number; head: string; body: string; ms: number }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const started = performance.now();

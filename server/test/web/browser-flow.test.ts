@@ -39,7 +39,12 @@ async function createPush(opts: {
 }): Promise<string> {
   const page = ownerPage;
   await page.goto(`${app.baseUrl}/`);
-  await page.getByRole('radio', { name: { url: 'URL', qr: 'QR code', file: 'Files', text: 'Text' }[opts.kind ?? 'text'], exact: true }).check();
+  await page
+    .getByRole('radio', {
+      name: { url: 'URL', qr: 'QR code', file: 'Files', text: 'Text' }[opts.kind ?? 'text'],
+      exact: true,
+    })
+    .check();
   if (opts.payload !== undefined) await page.locator('#payload').fill(opts.payload);
   if (opts.file) await page.locator('#files').setInputFiles(opts.file);
   await page.getByLabel('Expire after views').fill(String(opts.views ?? 5));
@@ -54,12 +59,18 @@ async function createPush(opts: {
 }
 
 async function api(path: string, token: string, init: RequestInit = {}) {
-  return fetch(`${app.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } });
+  return fetch(`${app.baseUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) },
+  });
 }
 
 async function viewsRemaining(link: string): Promise<number> {
   const token = new URL(link).pathname.split('/')[2]!;
-  const [row] = await app.db.query<{ n: number }>('select expire_after_views - views_used as n from pushes where url_token = $1', [token]);
+  const [row] = await app.db.query<{ n: number }>(
+    'select expire_after_views - views_used as n from pushes where url_token = $1',
+    [token],
+  );
   return row!.n;
 }
 
@@ -169,7 +180,12 @@ describe('in headless Chromium', () => {
 
   it('downloads a file of a file push (signed in), and reveals on load when there is no retrieval step', async () => {
     const bytes = Buffer.from('hello from a file push\n'.repeat(20));
-    const link = await createPush({ kind: 'file', payload: 'the report', views: 2, file: { name: 'report.txt', mimeType: 'text/plain', buffer: bytes } });
+    const link = await createPush({
+      kind: 'file',
+      payload: 'the report',
+      views: 2,
+      file: { name: 'report.txt', mimeType: 'text/plain', buffer: bytes },
+    });
     expect(link).not.toMatch(/\/r$/);
     const page = watch(await recipient.newPage());
     await page.goto(link);
@@ -219,13 +235,19 @@ describe('in headless Chromium', () => {
     await ownerPage.goto(`${app.baseUrl}/pushes/active`);
     const rows = ownerPage.locator('tbody tr');
     expect(await rows.count()).toBeGreaterThan(0);
-    await ownerPage.getByRole('link', { name: /^Audit log/ }).first().click();
+    await ownerPage
+      .getByRole('link', { name: /^Audit log/ })
+      .first()
+      .click();
     await ownerPage.getByRole('heading', { name: 'Audit log' }).waitFor();
     await ownerPage.getByText('Created', { exact: true }).first().waitFor();
 
     await ownerPage.goto(`${app.baseUrl}/pushes/active`);
     const before = await rows.count();
-    await ownerPage.getByRole('button', { name: /^Expire/ }).first().click();
+    await ownerPage
+      .getByRole('button', { name: /^Expire/ })
+      .first()
+      .click();
     await ownerPage.waitForURL(`${app.baseUrl}/pushes/expired`);
     expect(await ownerPage.locator('tbody tr').count()).toBeGreaterThan(0);
     await ownerPage.goto(`${app.baseUrl}/pushes/active`);
@@ -250,12 +272,15 @@ describe('in headless Chromium', () => {
     const page = watch(await owner.newPage());
     const external: string[] = [];
     page.on('request', (r) => {
-      if (!r.url().startsWith(app.baseUrl) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) external.push(r.url());
+      if (!r.url().startsWith(app.baseUrl) && !r.url().startsWith('data:') && !r.url().startsWith('blob:'))
+        external.push(r.url());
     });
     await page.goto(`${app.baseUrl}/help/api`);
     await page.getByText('Report the version and enabled features').first().waitFor({ timeout: 20_000 });
     // Its header is styled like every page's, and "try it" calls this instance, not the document's example host.
-    expect(await page.locator('header.site').evaluate((e) => getComputedStyle(e).backgroundColor)).toBe('rgb(36, 41, 47)');
+    expect(await page.locator('header.site').evaluate((e) => getComputedStyle(e).backgroundColor)).toBe(
+      'rgb(36, 41, 47)',
+    );
     await page.getByText('This instance').first().waitFor();
     expect(await page.getByText(app.baseUrl).count()).toBeGreaterThan(0);
     expect(await page.getByText('{scheme}://{host}').count()).toBe(0);

@@ -30,7 +30,10 @@ const ctxOf = (app: WebApp, userId: string | null): RequestContext => ({
 
 async function makePush(app: WebApp, userId: string | null, extra: Partial<PushInput> = {}) {
   counter += 1;
-  return app.core.pushes.create({ kind: 'text', payload: `closed-secret-${counter}`, expire_after_views: 3, ...extra }, ctxOf(app, userId));
+  return app.core.pushes.create(
+    { kind: 'text', payload: `closed-secret-${counter}`, expire_after_views: 3, ...extra },
+    ctxOf(app, userId),
+  );
 }
 
 async function row(app: WebApp, urlToken: string) {
@@ -49,7 +52,10 @@ async function auditOf(app: WebApp, urlToken: string) {
 }
 
 /** A new user of the instance, signed in through the sign-in form, with the API token made for them. */
-async function signedInUser(app: WebApp, email: string): Promise<{ visitor: Visitor; userId: string; apiToken: string }> {
+async function signedInUser(
+  app: WebApp,
+  email: string,
+): Promise<{ visitor: Visitor; userId: string; apiToken: string }> {
   const made = await app.core.users.createUser(email, PASSWORD);
   const visitor = new Visitor(app.baseUrl);
   expect((await visitor.signIn(email, PASSWORD)).status).toBe(303);
@@ -67,7 +73,13 @@ async function recipientPage(visitor: Visitor, path: string) {
   };
 }
 
-function step(visitor: Visitor, urlToken: string, action: 'reveal' | 'delete', body: unknown, headers: Record<string, string> = {}) {
+function step(
+  visitor: Visitor,
+  urlToken: string,
+  action: 'reveal' | 'delete',
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
   return visitor.fetch(`/p/${urlToken}/${action}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: visitor.baseUrl, ...headers },
@@ -77,7 +89,10 @@ function step(visitor: Visitor, urlToken: string, action: 'reveal' | 'delete', b
 
 async function apiGet(app: WebApp, urlToken: string, apiToken: string, passphrase?: string) {
   return fetch(`${app.baseUrl}/api/v2/pushes/${urlToken}`, {
-    headers: { authorization: `Bearer ${apiToken}`, ...(passphrase !== undefined ? { 'x-passphrase': passphrase } : {}) },
+    headers: {
+      authorization: `Bearer ${apiToken}`,
+      ...(passphrase !== undefined ? { 'x-passphrase': passphrase } : {}),
+    },
   });
 }
 
@@ -126,7 +141,12 @@ describe('signed-out visitors of a closed instance', () => {
     const href = /id="sign-in-link" href="([^"]+)"/.exec(prompt.html)![1]!.replace(/&amp;/g, '&');
     const signIn = await visitor.page(href);
     expect(signIn.html).toContain(`name="next" value="/p/${push.url_token}/r"`);
-    const back = await visitor.post('/users/sign_in', { _csrf: signIn.csrf, email: 'comes-back@example.org', password: PASSWORD, next: `/p/${push.url_token}/r` });
+    const back = await visitor.post('/users/sign_in', {
+      _csrf: signIn.csrf,
+      email: 'comes-back@example.org',
+      password: PASSWORD,
+      next: `/p/${push.url_token}/r`,
+    });
     expect(back.status).toBe(303);
     expect(back.headers.get('location')).toBe(`/p/${push.url_token}/r`);
     const page = await recipientPage(visitor, `/p/${push.url_token}/r`);
@@ -181,7 +201,13 @@ describe('the reveal step for a signed-in recipient of a closed instance', () =>
     expect(r.status).toBe(200);
     expect(r.headers.get('cache-control')).toBe('no-store');
     const body = await r.json();
-    expect(body).toMatchObject({ url_token: push.url_token, payload: `closed-secret-${counter}`, views_remaining: 1, expired: false, files: [] });
+    expect(body).toMatchObject({
+      url_token: push.url_token,
+      payload: `closed-secret-${counter}`,
+      views_remaining: 1,
+      expired: false,
+      files: [],
+    });
     expect(await row(closed, push.url_token)).toMatchObject({ views_used: 1, expired: false });
     expect(await auditOf(closed, push.url_token)).toEqual([
       { kind: 'creation', user_id: owner.userId },
@@ -194,7 +220,12 @@ describe('the reveal step for a signed-in recipient of a closed instance', () =>
     expect(last.payload).toMatch(/^closed-secret-/);
     const after = await (await step(visitor, push.url_token, 'reveal', {}, { 'x-csrf-token': page.csrf })).json();
     expect(after).toMatchObject({ expired: true, payload: null, files: [] });
-    expect((await auditOf(closed, push.url_token)).map((a) => a.kind)).toEqual(['creation', 'view', 'view', 'failed_view']);
+    expect((await auditOf(closed, push.url_token)).map((a) => a.kind)).toEqual([
+      'creation',
+      'view',
+      'view',
+      'failed_view',
+    ]);
     // The access log names the route template, never the token.
     expect(closed.logs.join('\n')).not.toContain(push.url_token);
     expect(closed.logs.some((l) => l.includes('"/p/:url_token/reveal"'))).toBe(true);
@@ -211,7 +242,11 @@ describe('the reveal step for a signed-in recipient of a closed instance', () =>
     expect(api.status).toBe(200);
     expect(await web.json()).toEqual(await api.json());
     expect(await row(closed, push.url_token)).toMatchObject({ views_used: 0, expired: false });
-    expect((await auditOf(closed, push.url_token)).map((a) => a.kind)).toEqual(['creation', 'owner_view', 'owner_view']);
+    expect((await auditOf(closed, push.url_token)).map((a) => a.kind)).toEqual([
+      'creation',
+      'owner_view',
+      'owner_view',
+    ]);
   });
 
   it('takes the passphrase in the JSON body and answers required, incorrect and the attempt limit exactly as the API does', async () => {
@@ -439,8 +474,16 @@ describe('in headless Chromium, on a closed instance', () => {
 
   it('a signed-out recipient is sent to sign in and back, then reveals, enters a passphrase and deletes, as themselves', async () => {
     const recipient = await closed.core.users.createUser('browser-recipient@example.org', PASSWORD);
-    const first = await makePush(closed, owner.userId, { payload: 'opened-in-chromium', retrieval_step: true, expire_after_views: 2 });
-    const guarded = await makePush(closed, owner.userId, { payload: 'behind-a-passphrase', passphrase: 'open sesame', deletable_by_viewer: true });
+    const first = await makePush(closed, owner.userId, {
+      payload: 'opened-in-chromium',
+      retrieval_step: true,
+      expire_after_views: 2,
+    });
+    const guarded = await makePush(closed, owner.userId, {
+      payload: 'behind-a-passphrase',
+      passphrase: 'open sesame',
+      deletable_by_viewer: true,
+    });
     const context = await chromium.browser.newContext({ viewport: { width: 420, height: 800 } });
     try {
       const page = watch(await context.newPage());

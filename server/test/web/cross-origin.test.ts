@@ -104,13 +104,15 @@ try {
 window.result = result;
 `;
 
-const INDEX = '<!doctype html><meta charset="utf-8"><title>app on another origin</title><script type="module" src="/app.js"></script>';
+const INDEX =
+  '<!doctype html><meta charset="utf-8"><title>app on another origin</title><script type="module" src="/app.js"></script>';
 
 /** The app's origin: the page, its program and the SDK's ESM build under /sdk/. */
 async function serveApp(sdkDist: string): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://app');
-    if (url.pathname === '/' || url.pathname === '/index.html') return void res.writeHead(200, { 'content-type': 'text/html' }).end(INDEX);
+    if (url.pathname === '/' || url.pathname === '/index.html')
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end(INDEX);
     if (url.pathname === '/app.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(APP_JS);
     const file = path.join(sdkDist, path.normalize(url.pathname.replace(/^\/sdk\//, '')));
     if (url.pathname.startsWith('/sdk/') && file.startsWith(sdkDist) && file.endsWith('.mjs')) {
@@ -142,10 +144,14 @@ let unlisted: string;
 beforeAll(async () => {
   // The SDK's browser build: its ESM build as published (tsdown, scripts/library-build.ts), into a folder of this test.
   sdkDist = mkdtempSync(path.join(os.tmpdir(), 'sp-sdk-dist-'));
-  await run(process.execPath, [path.join(repoRoot, 'node_modules/tsdown/dist/run.mjs'), '--config-loader', 'tsx', '--out-dir', sdkDist], {
-    cwd: path.join(repoRoot, 'sdk'),
-    timeout: 120_000,
-  });
+  await run(
+    process.execPath,
+    [path.join(repoRoot, 'node_modules/tsdown/dist/run.mjs'), '--config-loader', 'tsx', '--out-dir', sdkDist],
+    {
+      cwd: path.join(repoRoot, 'sdk'),
+      timeout: 120_000,
+    },
+  );
   app = await serveApp(sdkDist);
   listed = `http://127.0.0.1:${app.port}`;
   unlisted = `http://localhost:${app.port}`;
@@ -167,10 +173,13 @@ async function runPage(origin: string, query: Record<string, string>): Promise<R
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
     await page.goto(`${origin}/?${new URLSearchParams(query)}`);
-    await page.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, {
+      timeout: 60_000,
+    });
     expect(problems).toEqual([]);
+    const result = await page.evaluate(() => (window as unknown as { result: Record<string, unknown> }).result);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- what the page's program reported, read field by field
-    return (await page.evaluate(() => (window as unknown as { result: Record<string, unknown> }).result)) as Record<string, any>;
+    return result as Record<string, any>;
   } finally {
     await context.close();
   }
@@ -186,7 +195,10 @@ describe('a browser app on another origin against the real server', () => {
     const user = await web.core.users.createUser('browser-app@example.org');
     token = user.token;
     // 50 pushes already: the one the page makes is the 51st, so the owner's list has two pages (50 a page).
-    const ctx = { actor: { userId: user.userId, ip: '127.0.0.1', userAgent: 'test', referrer: '' }, baseUrl: web.baseUrl };
+    const ctx = {
+      actor: { userId: user.userId, ip: '127.0.0.1', userAgent: 'test', referrer: '' },
+      baseUrl: web.baseUrl,
+    };
     for (let i = 0; i < 50; i++) await web.core.pushes.create({ kind: 'text', payload: `seed ${i}` }, ctx);
   });
   afterAll(async () => {
@@ -202,8 +214,16 @@ describe('a browser app on another origin against the real server', () => {
     expect(result.listed).toEqual({ count: 51, includesCreated: true, unique: 51 });
     // Two pages, read through Link (exposed to the page), and X-Total-Count.
     expect(result.pages).toEqual([
-      { url: `${web.baseUrl}/api/v2/pushes/active?page=1`, link: `<${web.baseUrl}/api/v2/pushes/active?page=2>; rel="next"`, total: '51' },
-      { url: `${web.baseUrl}/api/v2/pushes/active?page=2`, link: `<${web.baseUrl}/api/v2/pushes/active?page=1>; rel="prev"`, total: '51' },
+      {
+        url: `${web.baseUrl}/api/v2/pushes/active?page=1`,
+        link: `<${web.baseUrl}/api/v2/pushes/active?page=2>; rel="next"`,
+        total: '51',
+      },
+      {
+        url: `${web.baseUrl}/api/v2/pushes/active?page=2`,
+        link: `<${web.baseUrl}/api/v2/pushes/active?page=1>; rel="prev"`,
+        total: '51',
+      },
     ]);
     expect(result.withoutPassphrase).toBe('PassphraseRequiredError:passphrase_required');
     expect(result.retrieved).toEqual({ payload: 'from another origin', viewsRemaining: 2 });
@@ -245,8 +265,16 @@ describe('the same browser app against the mock (npm run mock)', () => {
     expect(result.created.htmlUrl).toMatch(new RegExp(`^${mock.baseUrl}/p/`));
     // The examples' list: two pages through Link, the second (last) empty and without rel="next".
     expect(result.pages).toEqual([
-      { url: `${mock.baseUrl}/api/v2/pushes/active?page=1`, link: `<${mock.baseUrl}/api/v2/pushes/active?page=2>; rel="next"`, total: '2' },
-      { url: `${mock.baseUrl}/api/v2/pushes/active?page=2`, link: `<${mock.baseUrl}/api/v2/pushes/active?page=1>; rel="prev"`, total: '2' },
+      {
+        url: `${mock.baseUrl}/api/v2/pushes/active?page=1`,
+        link: `<${mock.baseUrl}/api/v2/pushes/active?page=2>; rel="next"`,
+        total: '2',
+      },
+      {
+        url: `${mock.baseUrl}/api/v2/pushes/active?page=2`,
+        link: `<${mock.baseUrl}/api/v2/pushes/active?page=1>; rel="prev"`,
+        total: '2',
+      },
     ]);
     expect(result.listed).toMatchObject({ count: 2, unique: 2 });
     // Prism checks no passphrase: it answers the retrieval example either way.

@@ -96,7 +96,12 @@ interface CreateOptions {
 /** Fills and submits the create form in the sender's page; returns the share link shown. */
 async function createInPage(opts: CreateOptions, page: Page = senderPage): Promise<string> {
   await page.goto(`${base}/`);
-  await page.getByRole('radio', { name: { url: 'URL', qr: 'QR code', file: 'Files', text: 'Text' }[opts.kind ?? 'text'], exact: true }).check();
+  await page
+    .getByRole('radio', {
+      name: { url: 'URL', qr: 'QR code', file: 'Files', text: 'Text' }[opts.kind ?? 'text'],
+      exact: true,
+    })
+    .check();
   if (opts.payload !== undefined) await page.locator('#payload').fill(opts.payload);
   if (opts.file) await page.locator('#files').setInputFiles(opts.file);
   await page.getByLabel('Expire after views').fill(String(opts.views ?? 5));
@@ -121,7 +126,10 @@ function keyOf(link: string): string {
 }
 
 async function viewsRemaining(link: string): Promise<number> {
-  const [row] = await app.db.query<{ n: number }>('select expire_after_views - views_used as n from pushes where url_token = $1', [tokenOf(link)]);
+  const [row] = await app.db.query<{ n: number }>(
+    'select expire_after_views - views_used as n from pushes where url_token = $1',
+    [tokenOf(link)],
+  );
   return row!.n;
 }
 
@@ -194,14 +202,19 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
     expect(await viewsRemaining(link)).toBe(1);
     // The owner's list says which pushes were encrypted in the browser.
     await own.goto(`${base}/pushes/active`);
-    expect(await own.locator('td[data-label="Kind"]').first().textContent()).toMatch(/Text \(encrypted in the browser\)/);
+    expect(await own.locator('td[data-label="Kind"]').first().textContent()).toMatch(
+      /Text \(encrypted in the browser\)/,
+    );
     await own.close();
   });
 
   it('creates a file push encrypted in the page (retrieval step, passphrase); the recipient saves the decrypted file under its real name', async () => {
     const message = `the deploy key, see file ${Date.now()}`;
     const name = 'clé privée (prod).pem';
-    const bytes = Buffer.concat([Buffer.from('-----BEGIN PRIVATE KEY-----\n'), Buffer.from(Array.from({ length: 3000 }, (_, i) => i % 256))]);
+    const bytes = Buffer.concat([
+      Buffer.from('-----BEGIN PRIVATE KEY-----\n'),
+      Buffer.from(Array.from({ length: 3000 }, (_, i) => i % 256)),
+    ]);
     secrets.push(message, name, 'BEGIN PRIVATE KEY');
     const link = await createInPage({
       kind: 'file',
@@ -334,7 +347,11 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
       expect(create).toContain('aes-256-gcm:1');
       expect(create).toMatch(/name="payload"\r\n\r\nspe1\.[A-Za-z0-9_-]+\r\n/);
     }
-    expect(creates.some((c) => /filename="spe1\.[A-Za-z0-9_-]+"\r\nContent-Type: application\/octet-stream\r\n\r\nSPE1/.test(c))).toBe(true);
+    expect(
+      creates.some((c) =>
+        /filename="spe1\.[A-Za-z0-9_-]+"\r\nContent-Type: application\/octet-stream\r\n\r\nSPE1/.test(c),
+      ),
+    ).toBe(true);
     for (const request of proxy.received) {
       const [, target, headers] = request.split('\n');
       expect(`${target} ${headers}`.includes('#'), 'a fragment reached the network').toBe(false);
@@ -355,14 +372,18 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
     let dump = '';
     for (const { table_name } of tables) {
       // Every column as text; bytea as escaped text, so readable bytes show as themselves.
-      const rows = await app.db.query<{ row: string }>(`select row_to_json(t)::text as row from ${JSON.stringify(table_name)} t`);
+      const rows = await app.db.query<{ row: string }>(
+        `select row_to_json(t)::text as row from ${JSON.stringify(table_name)} t`,
+      );
       dump += rows.map((r) => r.row).join('\n');
       const bytea = await app.db.query<{ column_name: string }>(
         "select column_name from information_schema.columns where table_schema = 'public' and table_name = $1 and data_type = 'bytea'",
         [table_name],
       );
       for (const { column_name } of bytea) {
-        const raw = await app.db.query<{ b: Buffer }>(`select ${JSON.stringify(column_name)} as b from ${JSON.stringify(table_name)}`);
+        const raw = await app.db.query<{ b: Buffer }>(
+          `select ${JSON.stringify(column_name)} as b from ${JSON.stringify(table_name)}`,
+        );
         dump += raw.map((r) => r.b.toString('latin1')).join('\n');
       }
     }
@@ -385,21 +406,35 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
     expect(pushes.length).toBeGreaterThanOrEqual(5);
     for (const push of pushes) {
       expect(push.client_encryption).toEqual({ scheme: 'aes-256-gcm', version: 1 });
-      if (push.payload_ciphertext) expect(keyring.decryptText(push.payload_ciphertext, envelopeContexts.payload(push.id))).toMatch(/^spe1\.[A-Za-z0-9_-]+$/);
+      if (push.payload_ciphertext)
+        expect(keyring.decryptText(push.payload_ciphertext, envelopeContexts.payload(push.id))).toMatch(
+          /^spe1\.[A-Za-z0-9_-]+$/,
+        );
     }
     const files = await app.db.query<{ id: string; filename_ciphertext: string; content: Buffer }>(
       'select f.id, f.filename_ciphertext, f.content from push_files f join pushes p on p.id = f.push_id where p.client_encryption is not null',
     );
     expect(files.length).toBe(1);
-    expect(keyring.decryptText(files[0]!.filename_ciphertext, envelopeContexts.filename(files[0]!.id))).toMatch(/^spe1\./);
-    expect(keyring.decrypt(files[0]!.content, envelopeContexts.content(files[0]!.id)).subarray(0, 4).toString('latin1')).toBe('SPE1');
+    expect(keyring.decryptText(files[0]!.filename_ciphertext, envelopeContexts.filename(files[0]!.id))).toMatch(
+      /^spe1\./,
+    );
+    expect(
+      keyring.decrypt(files[0]!.content, envelopeContexts.content(files[0]!.id)).subarray(0, 4).toString('latin1'),
+    ).toBe('SPE1');
   });
 
   it('refuses, without storing anything, a form that asked for encryption but arrived unencrypted (no script)', async () => {
     const visitor = new Visitor(app.baseUrl);
     const { csrf } = await visitor.page('/');
     const [before] = await app.db.query<{ n: string }>('select count(*) as n from pushes');
-    const response = await visitor.post('/', { _csrf: csrf, kind: 'text', payload: 'typed without script', encrypt_in_browser: '1', expire_after_days: '7', expire_after_views: '5' });
+    const response = await visitor.post('/', {
+      _csrf: csrf,
+      kind: 'text',
+      payload: 'typed without script',
+      encrypt_in_browser: '1',
+      expire_after_days: '7',
+      expire_after_views: '5',
+    });
     expect(response.status).toBe(422);
     const html = await response.text();
     expect(html).toContain('Your browser did not encrypt the secret');
@@ -411,7 +446,10 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
 
 describe("the operator's choice (PWPUSH_CLIENT_ENCRYPTION) in the pages", () => {
   it('default: the box starts ticked; required: it cannot be unticked, ordinary API pushes get 422; off: no box, no bundle', async () => {
-    const byMode = async (clientEncryption: WebApp['settings']['clientEncryption'], check: (web: WebApp, page: Page) => Promise<void>) => {
+    const byMode = async (
+      clientEncryption: WebApp['settings']['clientEncryption'],
+      check: (web: WebApp, page: Page) => Promise<void>,
+    ) => {
       const web = await startWeb({ clientEncryption });
       const context = await chromium.browser.newContext();
       const page = watch(await context.newPage());

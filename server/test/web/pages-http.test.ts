@@ -54,7 +54,14 @@ describe('page headers', () => {
   it('sends the strict CSP, no-store, no-referrer and noindex on every page, and a noindex meta tag', async () => {
     const push = await makePush();
     const anon = new Visitor(app.baseUrl);
-    for (const p of ['/', '/users/sign_in', '/users/sign_up', `/p/${push.url_token}`, `/p/${push.url_token}/r`, '/p/no-such-token']) {
+    for (const p of [
+      '/',
+      '/users/sign_in',
+      '/users/sign_up',
+      `/p/${push.url_token}`,
+      `/p/${push.url_token}/r`,
+      '/p/no-such-token',
+    ]) {
       const { response, html } = await anon.page(p);
       expectPageHeaders(response);
       expect(html).toContain('<meta name="robots" content="noindex, nofollow">');
@@ -72,7 +79,7 @@ describe('page headers', () => {
     }
   });
 
-  it('refuses a guessable password on sign-up with zxcvbn\'s reason on the page, and keeps the length rule', async () => {
+  it("refuses a guessable password on sign-up with zxcvbn's reason on the page, and keeps the length rule", async () => {
     const visitor = new Visitor(app.baseUrl);
     const { html: form } = await visitor.page('/users/sign_up');
     expect(form).toContain('minlength="12"');
@@ -80,7 +87,9 @@ describe('page headers', () => {
     const weak = await visitor.signUp('guessable@example.org', 'password1234');
     expect(weak.status).toBe(422);
     const page = await weak.text();
-    expect(page).toContain('is too easy to guess: This is similar to a commonly used password. Add more words that are less common.');
+    expect(page).toContain(
+      'is too easy to guess: This is similar to a commonly used password. Add more words that are less common.',
+    );
     expect(page).not.toContain('password1234');
     const short = await visitor.signUp('guessable@example.org', 'Xk9#mQ2!zL4');
     expect(short.status).toBe(422);
@@ -92,7 +101,11 @@ describe('page headers', () => {
   it('sets the session cookie HttpOnly and SameSite=Lax, and Secure when the base URL is https', async () => {
     const visitor = new Visitor(app.baseUrl);
     const { csrf } = await visitor.page('/users/sign_up');
-    const response = await visitor.post('/users/sign_up', { _csrf: csrf, email: 'cookie@example.org', password: PASSWORD });
+    const response = await visitor.post('/users/sign_up', {
+      _csrf: csrf,
+      email: 'cookie@example.org',
+      password: PASSWORD,
+    });
     const session = response.headers.getSetCookie().find((c) => c.startsWith('sp_session='))!;
     expect(session).toMatch(/HttpOnly/i);
     expect(session).toMatch(/SameSite=Lax/i);
@@ -146,7 +159,9 @@ describe('CSRF', () => {
     const visitor = new Visitor(app.baseUrl);
     const { csrf } = await visitor.page('/users/sign_in');
     visitor.cookies.clear();
-    expect((await visitor.post('/users/sign_in', { _csrf: csrf, email: 'x@example.org', password: PASSWORD })).status).toBe(403);
+    expect(
+      (await visitor.post('/users/sign_in', { _csrf: csrf, email: 'x@example.org', password: PASSWORD })).status,
+    ).toBe(403);
   });
 });
 
@@ -160,7 +175,10 @@ describe('sign-in', () => {
       expect(r.status).toBe(401);
       expect(await r.text()).toContain('do not match an account');
     }
-    const blocked = await new Visitor(app.baseUrl, { 'x-forwarded-for': '203.0.113.99' }).signIn('limited@example.org', PASSWORD);
+    const blocked = await new Visitor(app.baseUrl, { 'x-forwarded-for': '203.0.113.99' }).signIn(
+      'limited@example.org',
+      PASSWORD,
+    );
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await blocked.text()).toContain('Too many failed sign-ins');
@@ -180,7 +198,14 @@ describe('sign-in', () => {
     const served2 = await listen(core2, []);
     try {
       expect((await new Visitor(served2.baseUrl, ip).signIn('another@example.org', 'whatever')).status).toBe(429);
-      expect((await new Visitor(served2.baseUrl, { 'x-forwarded-for': '192.0.2.78' }).signIn('another@example.org', 'whatever')).status).toBe(401);
+      expect(
+        (
+          await new Visitor(served2.baseUrl, { 'x-forwarded-for': '192.0.2.78' }).signIn(
+            'another@example.org',
+            'whatever',
+          )
+        ).status,
+      ).toBe(401);
     } finally {
       await served2.close();
       await core2.close();
@@ -198,7 +223,12 @@ describe('sign-in', () => {
     }
     const signIn = await visitor.page('/users/sign_in?next=%2Fusers%2Ftoken');
     expect(signIn.html).toContain('name="next" value="/users/token"');
-    const back = await visitor.post('/users/sign_in', { _csrf: signIn.csrf, email: 'redirect@example.org', password: PASSWORD, next: '/users/token' });
+    const back = await visitor.post('/users/sign_in', {
+      _csrf: signIn.csrf,
+      email: 'redirect@example.org',
+      password: PASSWORD,
+      next: '/users/token',
+    });
     expect(back.status).toBe(303);
     expect(back.headers.get('location')).toBe('/users/token');
     expect((await visitor.fetch('/users/token')).status).toBe(200);
@@ -263,14 +293,20 @@ describe('recipient pages consume nothing', () => {
       expect(await a.text()).not.toContain('s3cr3t-');
       expect(await b.text()).not.toContain('s3cr3t-');
     }
-    const [row] = await app.db.query<{ views_used: number; expired: boolean }>('select views_used, expired from pushes where url_token = $1', [push.url_token]);
+    const [row] = await app.db.query<{ views_used: number; expired: boolean }>(
+      'select views_used, expired from pushes where url_token = $1',
+      [push.url_token],
+    );
     expect(row).toEqual({ views_used: 0, expired: false });
     const audit = await app.db.query<{ kind: string }>(
       'select a.kind from audit_entries a join pushes p on p.id = a.push_id where p.url_token = $1',
       [push.url_token],
     );
     expect(audit.map((a) => a.kind)).toEqual(['creation']);
-    const state = await app.core.web!.pushState(push.url_token, { actor: { userId: null, ip: '', userAgent: '', referrer: '' }, baseUrl: app.baseUrl });
+    const state = await app.core.web!.pushState(push.url_token, {
+      actor: { userId: null, ip: '', userAgent: '', referrer: '' },
+      baseUrl: app.baseUrl,
+    });
     expect(state?.views_remaining).toBe(2);
     // The access log names the route template, never the token.
     expect(app.logs.join('\n')).not.toContain(push.url_token);
@@ -279,7 +315,10 @@ describe('recipient pages consume nothing', () => {
 
   it('shows the expired state for an expired push and 404 for an unknown token', async () => {
     const push = await makePush(1);
-    await app.core.pushes.expire(push.url_token, { actor: { userId: null, ip: '', userAgent: '', referrer: '' }, baseUrl: app.baseUrl });
+    await app.core.pushes.expire(push.url_token, {
+      actor: { userId: null, ip: '', userAgent: '', referrer: '' },
+      baseUrl: app.baseUrl,
+    });
     const v = new Visitor(app.baseUrl);
     const expired = await v.page(`/p/${push.url_token}`);
     expect(expired.response.status).toBe(200);
@@ -316,7 +355,9 @@ describe('API documentation and the contract', () => {
 
   it('names PWPUSH_PUBLIC_BASE_URL as the "try it" server when it is set', async () => {
     const db = await createTestDatabase('sp_docs');
-    const core = await createCore(makeSettings({ databaseUrl: db.url, publicBaseUrl: 'https://secrets.example.org' }), { poolMax: 2 });
+    const core = await createCore(makeSettings({ databaseUrl: db.url, publicBaseUrl: 'https://secrets.example.org' }), {
+      poolMax: 2,
+    });
     const served = await listen(core, []);
     try {
       const { html } = await new Visitor(served.baseUrl).page('/help/api');

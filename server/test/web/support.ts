@@ -20,7 +20,10 @@ export { launchChromium } from './chromium.js';
  * the tree as it found it; `npm run screenshots` (SCREENSHOTS_UPDATE=1) writes the committed ones in docs/screenshots
  * on purpose.
  */
-const SCREENSHOTS = process.env.SCREENSHOTS_UPDATE === '1' ? path.join(repoRoot, 'docs', 'screenshots') : path.join(repoRoot, 'test-results', 'screenshots');
+const SCREENSHOTS =
+  process.env.SCREENSHOTS_UPDATE === '1'
+    ? path.join(repoRoot, 'docs', 'screenshots')
+    : path.join(repoRoot, 'test-results', 'screenshots');
 
 export interface WebApp {
   baseUrl: string;
@@ -100,7 +103,11 @@ export class Visitor {
     return { response, html, csrf };
   }
 
-  async post(pathname: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+  async post(
+    pathname: string,
+    fields: Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     return this.fetch(pathname, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: this.baseUrl, ...headers },

@@ -28,17 +28,30 @@ let browser: BrowserContext;
 async function users(args: string[], password = '') {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runUsersCli(args, (l) => out.push(l), (l) => err.push(l), env, () => readPassword(Readable.from([`${password}\n`])));
+  const code = await runUsersCli(
+    args,
+    (l) => out.push(l),
+    (l) => err.push(l),
+    env,
+    () => readPassword(Readable.from([`${password}\n`])),
+  );
   return { code, out, err, last: out[out.length - 1] ?? '' };
 }
 
 const api = (path: string, token: string, init: RequestInit = {}) =>
-  fetch(`${web.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(init.headers ?? {}) } });
+  fetch(`${web.baseUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
 
 beforeAll(async () => {
   web = await startWeb();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'sp-users-cli-'));
-  env = { DATABASE_URL: web.db.url, PWPUSH_DATA_DIR: dataDir, PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}` };
+  env = {
+    DATABASE_URL: web.db.url,
+    PWPUSH_DATA_DIR: dataDir,
+    PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
+  };
   chromium = await launchChromium();
   browser = await chromium.browser.newContext();
 }, 240_000);
@@ -75,13 +88,15 @@ describe('npm run users', () => {
     await page.close();
   }, 120_000);
 
-  it('refuses a short password, a guessable one (with zxcvbn\'s reason) and an unknown email, changing nothing', async () => {
+  it("refuses a short password, a guessable one (with zxcvbn's reason) and an unknown email, changing nothing", async () => {
     const short = await users(['set-password', EMAIL], 'short');
     expect(short.code).toBe(1);
     expect(short.err.join('\n')).toMatch(/at least 12 characters/);
     const common = await users(['set-password', EMAIL], 'password1234');
     expect(common.code).toBe(1);
-    expect(common.err.join('\n')).toMatch(/error: The password is too easy to guess: This is similar to a commonly used password\./);
+    expect(common.err.join('\n')).toMatch(
+      /error: The password is too easy to guess: This is similar to a commonly used password\./,
+    );
     expect(common.err.join('\n')).not.toContain('password1234');
     const unknown = await users(['set-password', 'nobody@example.org'], PASSWORD);
     expect(unknown.code).toBe(1);
@@ -95,7 +110,13 @@ describe('npm run users', () => {
     expect(before.err).toEqual([]);
     expect(before.code).toBe(0);
     expect(before.out[0]).toBe('email\tcreated\tpassword\ttoken made\ttoken last used');
-    expect(row()).toEqual([EMAIL, expect.stringMatching(/^\d{4}-\d\d-\d\dT/), 'yes', expect.stringMatching(/^\d{4}-/), '-']);
+    expect(row()).toEqual([
+      EMAIL,
+      expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      'yes',
+      expect.stringMatching(/^\d{4}-/),
+      '-',
+    ]);
     expect((await api('/api/v2/pushes/active', token)).status).toBe(200);
     // Written after the answer, without the request waiting for it.
     let used = '-';
@@ -119,7 +140,10 @@ describe('npm run users', () => {
 
   it('deletes the user: its pushes expired and erased (links answer 404), its session ended, other users untouched', async () => {
     const make = async (as: string, payload: string) => {
-      const res = await api('/api/v2/pushes', as, { method: 'POST', body: JSON.stringify({ push: { payload, expire_after_views: 5 } }) });
+      const res = await api('/api/v2/pushes', as, {
+        method: 'POST',
+        body: JSON.stringify({ push: { payload, expire_after_views: 5 } }),
+      });
       expect(res.status).toBe(201);
       return ((await res.json()) as { url_token: string }).url_token;
     };
@@ -131,10 +155,15 @@ describe('npm run users', () => {
 
     const deleted = await users(['delete', EMAIL]);
     expect(deleted.code).toBe(0);
-    expect(deleted.last).toBe(`deleted user ${EMAIL}: 2 active push(es) expired, 3 push(es) erased with their files and audit logs`);
+    expect(deleted.last).toBe(
+      `deleted user ${EMAIL}: 2 active push(es) expired, 3 push(es) erased with their files and audit logs`,
+    );
 
-    for (const urlToken of [...mine, expired]) expect((await fetch(`${web.baseUrl}/api/v2/pushes/${urlToken}`)).status).toBe(404);
-    expect(await web.db.query('select count(*)::int as n from pushes where url_token = any($1)', [[...mine, expired]])).toEqual([{ n: 0 }]);
+    for (const urlToken of [...mine, expired])
+      expect((await fetch(`${web.baseUrl}/api/v2/pushes/${urlToken}`)).status).toBe(404);
+    expect(
+      await web.db.query('select count(*)::int as n from pushes where url_token = any($1)', [[...mine, expired]]),
+    ).toEqual([{ n: 0 }]);
     expect(await web.db.query('select count(*)::int as n from users where email = $1', [EMAIL])).toEqual([{ n: 0 }]);
     expect((await api('/api/v2/pushes/active', token)).status).toBe(401);
     // The browser's session (signed in above) is over.

@@ -47,7 +47,8 @@ function storedOtherwise(change: (push: Record<string, any>) => boolean) {
 export const e2eValueFaults = define('value', [
   {
     name: 'encryption-marker-not-stored',
-    models: 'client_encryption is not stored (an unknown property to this server): the push is kept as ordinary, its records say null',
+    models:
+      'client_encryption is not stored (an unknown property to this server): the push is kept as ordinary, its records say null',
     killers: ['E2E-002'],
     start: () => ({
       request(ex) {
@@ -61,7 +62,8 @@ export const e2eValueFaults = define('value', [
   },
   {
     name: 'file-names-lowercased',
-    models: 'file names are stored in a case-insensitive column and come back lower-cased (an encrypted name no longer opens)',
+    models:
+      'file names are stored in a case-insensitive column and come back lower-cased (an encrypted name no longer opens)',
     killers: ['E2E-003'],
     start: () => ({
       response(ex) {
@@ -76,11 +78,13 @@ export const e2eValueFaults = define('value', [
 export const e2eFieldFaults = define('field', [
   {
     name: 'marker-missing-from-lists-and-preview',
-    models: 'the owner lists and the preview are built from a query that leaves out client_encryption, so they say null',
+    models:
+      'the owner lists and the preview are built from a query that leaves out client_encryption, so they say null',
     killers: ['E2E-005'],
     start: () => ({
       response(ex) {
-        if (ex.op === 'listActivePushes' || ex.op === 'listExpiredPushes') mapRecords(ex, (r) => void (r.client_encryption = null));
+        if (ex.op === 'listActivePushes' || ex.op === 'listExpiredPushes')
+          mapRecords(ex, (r) => void (r.client_encryption = null));
         mapJson(ex, ex.op === 'previewPush' && ex.status === 200, (b) => void (b.client_encryption = null));
       },
     }),
@@ -90,14 +94,19 @@ export const e2eFieldFaults = define('field', [
 export const e2eOptionFaults = define('option', [
   {
     name: 'plaintext-rules-on-envelopes',
-    models: 'the url and qr rules are applied to encrypted pushes too, so their envelopes are refused as no URL or too long',
+    models:
+      'the url and qr rules are applied to encrypted pushes too, so their envelopes are refused as no URL or too long',
     killers: ['E2E-004'],
     start: () => ({
       request(ex) {
         const push = pushOf(ex);
         if (!push || !marked(push.client_encryption) || typeof push.payload !== 'string') return;
         const message =
-          push.kind === 'url' ? 'must be a valid HTTP or HTTPS URL' : push.kind === 'qr' && push.payload.length > 1024 ? 'is too long (at most 1024 characters)' : null;
+          push.kind === 'url'
+            ? 'must be a valid HTTP or HTTPS URL'
+            : push.kind === 'qr' && push.payload.length > 1024
+              ? 'is too long (at most 1024 characters)'
+              : null;
         if (!message) return;
         ex.fail(422, 'validation_failed', 'The push is not valid.');
         ex.json = { ...ex.json, errors: { payload: [message] } };
@@ -116,10 +125,12 @@ export const e2eOptionFaults = define('option', [
   },
   {
     name: 'envelope-form-unchecked',
-    models: 'a push marked as encrypted is stored whatever its payload holds, so plaintext sent by a buggy client is kept',
+    models:
+      'a push marked as encrypted is stored whatever its payload holds, so plaintext sent by a buggy client is kept',
     killers: ['E2E-008'],
     start: storedOtherwise((push) => {
-      if (!marked(push.client_encryption) || typeof push.payload !== 'string' || ENVELOPE.test(push.payload)) return false;
+      if (!marked(push.client_encryption) || typeof push.payload !== 'string' || ENVELOPE.test(push.payload))
+        return false;
       delete push.client_encryption;
       return true;
     }),
@@ -129,7 +140,8 @@ export const e2eOptionFaults = define('option', [
 export const e2eViewFaults = define('views', [
   {
     name: 'encrypted-views-not-counted',
-    models: "retrievals of an encrypted push are not counted (served like the owner's own look, since the server cannot read it)",
+    models:
+      "retrievals of an encrypted push are not counted (served like the owner's own look, since the server cannot read it)",
     killers: ['E2E-006'],
     start: () => ({
       request(ex) {
@@ -149,7 +161,8 @@ export const e2eViewFaults = define('views', [
 export const e2eLeakFaults = define('leak', [
   {
     name: 'envelope-kept-after-expiry',
-    models: 'the envelope of an encrypted push is not erased at expiry (the server cannot read it, so keeps it) and is still served',
+    models:
+      'the envelope of an encrypted push is not erased at expiry (the server cannot read it, so keeps it) and is still served',
     killers: ['E2E-006', 'REC-003'],
     start: () => {
       const envelopes = new Map<string, string>();
@@ -170,12 +183,19 @@ export const e2eLeakFaults = define('leak', [
 export const e2eAuthFaults = define('auth', [
   {
     name: 'passphrase-skipped-when-encrypted',
-    models: 'the passphrase is not checked for encrypted pushes (the key in the link is thought to be protection enough)',
+    models:
+      'the passphrase is not checked for encrypted pushes (the key in the link is thought to be protection enough)',
     killers: ['E2E-011'],
     start: () => ({
       request(ex) {
         const push = ex.push;
-        if (ex.op !== 'getPush' || !push || !marked(push.input.client_encryption) || typeof push.input.passphrase !== 'string') return;
+        if (
+          ex.op !== 'getPush' ||
+          !push ||
+          !marked(push.input.client_encryption) ||
+          typeof push.input.passphrase !== 'string'
+        )
+          return;
         ex.requestHeaders = { ...ex.requestHeaders, 'x-passphrase': push.input.passphrase };
         ex.url.searchParams.delete('passphrase');
       },
@@ -186,7 +206,8 @@ export const e2eAuthFaults = define('auth', [
 export const e2eV1Faults = define('leak', [
   {
     name: 'v1-hands-out-envelopes',
-    models: 'the v1 API retrieves an encrypted push like any other: the envelope as the payload, unmarked, and a view spent',
+    models:
+      'the v1 API retrieves an encrypted push like any other: the envelope as the payload, unmarked, and a view spent',
     killers: ['E2E-012'],
     start: () => ({
       async response(ex) {

@@ -51,7 +51,7 @@ export const idempotencyFaults = define('idem', [
   },
   {
     name: 'replay-answers-200',
-    models: 'a replayed create answers 200 instead of the first answer\'s 201',
+    models: "a replayed create answers 200 instead of the first answer's 201",
     killers: ['IDEM-001'],
     start: () => ({
       response(ex) {
@@ -79,7 +79,8 @@ export const idempotencyFaults = define('idem', [
   },
   {
     name: 'key-shared-across-callers',
-    models: "keys are global, not the caller's: another caller's create with a used key answers the first caller's push",
+    models:
+      "keys are global, not the caller's: another caller's create with a used key answers the first caller's push",
     killers: ['IDEM-005'],
     start: () => {
       const firstCaller = new Map<string, Record<string, string>>();
@@ -100,7 +101,8 @@ export const idempotencyFaults = define('idem', [
   },
   {
     name: 'failed-create-keeps-key',
-    models: 'a create refused with 4xx keeps its key: the corrected body with that key answers 422 idempotency_key_reused',
+    models:
+      'a create refused with 4xx keeps its key: the corrected body with that key answers 422 idempotency_key_reused',
     killers: ['IDEM-006'],
     start: () => {
       const refused = new Map<string, string>();
@@ -114,7 +116,8 @@ export const idempotencyFaults = define('idem', [
         },
         response(ex) {
           const key = keyOf(ex);
-          if (key !== undefined && ex.status >= 400 && ex.status < 500) refused.set(`${ex.identity} ${key}`, ex.requestBody.toString('utf8'));
+          if (key !== undefined && ex.status >= 400 && ex.status < 500)
+            refused.set(`${ex.identity} ${key}`, ex.requestBody.toString('utf8'));
         },
       };
     },

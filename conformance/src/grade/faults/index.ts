@@ -3,9 +3,26 @@ import type { Fault } from '../fault.js';
 import { fieldFaults, headerFaults, mediaFaults, statusFaults } from './wire.js';
 import { optionFaults, orderFaults, valueFaults } from './values.js';
 import { authFaults, leakFaults, raceFaults, viewFaults } from './state.js';
-import { durationFaults, durationFieldFaults, durationValueFaults, v1AuthFaults, v1Faults, v1MediaFaults, v1StateFaults, v1WireFaults } from './issue11.js';
+import {
+  durationFaults,
+  durationFieldFaults,
+  durationValueFaults,
+  v1AuthFaults,
+  v1Faults,
+  v1MediaFaults,
+  v1StateFaults,
+  v1WireFaults,
+} from './issue11.js';
 import { idempotencyFaults } from './idempotency.js';
-import { e2eAuthFaults, e2eFieldFaults, e2eLeakFaults, e2eOptionFaults, e2eV1Faults, e2eValueFaults, e2eViewFaults } from './e2e.js';
+import {
+  e2eAuthFaults,
+  e2eFieldFaults,
+  e2eLeakFaults,
+  e2eOptionFaults,
+  e2eV1Faults,
+  e2eValueFaults,
+  e2eViewFaults,
+} from './e2e.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,

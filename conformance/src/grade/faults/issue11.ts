@@ -17,9 +17,18 @@ const V1_OPERATIONS = new Set([
   'listActivePushesV1',
   'listExpiredPushesV1',
 ]);
-const V1_RECORDS: Record<string, number> = { createPasswordV1: 201, createFilePushV1: 201, createUrlPushV1: 201, getPushV1: 200, expirePushV1: 200, listActivePushesV1: 200, listExpiredPushesV1: 200 };
+const V1_RECORDS: Record<string, number> = {
+  createPasswordV1: 201,
+  createFilePushV1: 201,
+  createUrlPushV1: 201,
+  getPushV1: 200,
+  expirePushV1: 200,
+  listActivePushesV1: 200,
+  listExpiredPushesV1: 200,
+};
 
-const isV1 = (ex: Exchange) => V1_OPERATIONS.has(ex.op) || (ex.op === 'noRoute' && /^\/(api\/v1\/|[pfr](\.json|\/))/.test(ex.url.pathname));
+const isV1 = (ex: Exchange) =>
+  V1_OPERATIONS.has(ex.op) || (ex.op === 'noRoute' && /^\/(api\/v1\/|[pfr](\.json|\/))/.test(ex.url.pathname));
 
 /** Changes the `push` object of a JSON create before it goes upstream. */
 function changeCreate(ex: Exchange, change: (push: Record<string, any>) => void): void {
@@ -40,7 +49,8 @@ function mapV1Records(ex: Exchange, change: (record: Record<string, any>) => voi
 export const durationFaults = define('option', [
   {
     name: 'duration-ignored',
-    models: 'expire_after_duration is dropped and the default 7 days apply (the open-source reference: a "1 hour" secret lives 7 days)',
+    models:
+      'expire_after_duration is dropped and the default 7 days apply (the open-source reference: a "1 hour" secret lives 7 days)',
     killers: ['DUR-002'],
     start: () => ({
       request(ex) {
@@ -55,7 +65,11 @@ export const durationFaults = define('option', [
     start: () => ({
       request(ex) {
         changeCreate(ex, (push) => {
-          if (typeof push.expire_after_duration === 'number' && push.expire_after_duration < 6 && push.expire_after_days === undefined) {
+          if (
+            typeof push.expire_after_duration === 'number' &&
+            push.expire_after_duration < 6 &&
+            push.expire_after_days === undefined
+          ) {
             delete push.expire_after_duration;
             push.expire_after_days = 1;
           }
@@ -70,7 +84,8 @@ export const durationFaults = define('option', [
     start: () => ({
       request(ex) {
         changeCreate(ex, (push) => {
-          if (push.expire_after_duration !== undefined && push.expire_after_days !== undefined) delete push.expire_after_duration;
+          if (push.expire_after_duration !== undefined && push.expire_after_days !== undefined)
+            delete push.expire_after_duration;
         });
       },
     }),
@@ -83,7 +98,8 @@ export const durationFaults = define('option', [
       request(ex) {
         changeCreate(ex, (push) => {
           const value = Number(push.expire_after_duration);
-          if (push.expire_after_duration !== undefined && Number.isFinite(value)) push.expire_after_duration = Math.min(17, Math.max(0, Math.round(value)));
+          if (push.expire_after_duration !== undefined && Number.isFinite(value))
+            push.expire_after_duration = Math.min(17, Math.max(0, Math.round(value)));
         });
       },
     }),
@@ -98,9 +114,19 @@ export const durationFaults = define('option', [
         const type = ex.requestHeaders['content-type'] ?? '';
         const text = ex.requestBody.toString('utf8');
         if (type.startsWith('application/x-www-form-urlencoded')) {
-          ex.requestBody = Buffer.from(text.split('&').filter((pair) => !/^push(%5B|\[)expire_after_duration(%5D|\])=/i.test(pair)).join('&'));
+          ex.requestBody = Buffer.from(
+            text
+              .split('&')
+              .filter((pair) => !/^push(%5B|\[)expire_after_duration(%5D|\])=/i.test(pair))
+              .join('&'),
+          );
         } else if (type.startsWith('multipart/form-data')) {
-          ex.requestBody = Buffer.from(text.replace(/--[^\r\n]+\r\nContent-Disposition: form-data; name="push\[expire_after_duration\]"\r\n\r\n[^\r\n]*\r\n/, ''));
+          ex.requestBody = Buffer.from(
+            text.replace(
+              /--[^\r\n]+\r\nContent-Disposition: form-data; name="push\[expire_after_duration\]"\r\n\r\n[^\r\n]*\r\n/,
+              '',
+            ),
+          );
         }
       },
     }),
@@ -122,7 +148,8 @@ export const durationValueFaults = define('value', [
   },
   {
     name: 'days-remaining-rounded-down',
-    models: 'days_remaining counts whole days left (rounded down): 0 for an active push of an hour, which clients read as expired',
+    models:
+      'days_remaining counts whole days left (rounded down): 0 for an active push of an hour, which clients read as expired',
     killers: ['DUR-002', 'REC-002'],
     start: () => ({
       response(ex) {
@@ -138,7 +165,8 @@ export const durationValueFaults = define('value', [
     killers: ['DUR-003'],
     start: () => ({
       response(ex) {
-        if (ex.op !== 'createPush' || ex.status !== 201 || ex.sentJson?.push?.expire_after_duration !== undefined) return;
+        if (ex.op !== 'createPush' || ex.status !== 201 || ex.sentJson?.push?.expire_after_duration !== undefined)
+          return;
         mapRecords(ex, (r) => {
           r.expire_after_duration = null;
         });
@@ -150,7 +178,8 @@ export const durationValueFaults = define('value', [
 export const durationFieldFaults = define('field', [
   {
     name: 'duration-fields-missing-from-lists',
-    models: 'the owner lists are built from a query that leaves out the lifetime fields (they are optional in the schema)',
+    models:
+      'the owner lists are built from a query that leaves out the lifetime fields (they are optional in the schema)',
     killers: ['DUR-009'],
     start: () => ({
       response(ex) {
@@ -185,7 +214,8 @@ export const v1Faults = define('value', [
     start: () => ({
       response(ex) {
         mapV1Records(ex, (r) => {
-          if (typeof r.json_url === 'string') r.json_url = r.json_url.replace(/\/p\/([^/]+)\.json$/, '/api/v2/pushes/$1');
+          if (typeof r.json_url === 'string')
+            r.json_url = r.json_url.replace(/\/p\/([^/]+)\.json$/, '/api/v2/pushes/$1');
         });
       },
     }),
@@ -208,9 +238,13 @@ export const v1Faults = define('value', [
     killers: ['V1-005'],
     start: () => ({
       response(ex) {
-        mapJson(ex, ex.op === 'getPushV1' && ex.status === 401 && String(ex.json?.code).startsWith('passphrase_'), (b) => {
-          b.error = 'That passphrase is incorrect.';
-        });
+        mapJson(
+          ex,
+          ex.op === 'getPushV1' && ex.status === 401 && String(ex.json?.code).startsWith('passphrase_'),
+          (b) => {
+            b.error = 'That passphrase is incorrect.';
+          },
+        );
       },
     }),
   },
@@ -238,7 +272,13 @@ export const v1StateFaults = define('option', [
     start: () => ({
       request(ex) {
         const body = ex.requestJson;
-        if (ex.op === 'createPasswordV1' && body && typeof body === 'object' && !('password' in body) && 'payload' in body) {
+        if (
+          ex.op === 'createPasswordV1' &&
+          body &&
+          typeof body === 'object' &&
+          !('password' in body) &&
+          'payload' in body
+        ) {
           ex.fail(400, 'missing_push', 'param is missing or the value is empty or invalid: password');
         }
       },
@@ -246,7 +286,8 @@ export const v1StateFaults = define('option', [
   },
   {
     name: 'v1-form-integers-dropped',
-    models: 'v1 form values that are numbers as text (password[expire_after_views]=4) are dropped, so the defaults apply',
+    models:
+      'v1 form values that are numbers as text (password[expire_after_views]=4) are dropped, so the defaults apply',
     killers: ['V1-003'],
     start: () => ({
       request(ex) {
@@ -254,22 +295,35 @@ export const v1StateFaults = define('option', [
         const type = ex.requestHeaders['content-type'] ?? '';
         const text = ex.requestBody.toString('utf8');
         if (type.startsWith('application/x-www-form-urlencoded')) {
-          ex.requestBody = Buffer.from(text.split('&').filter((pair) => !/^password(%5B|\[)expire_after_(days|views)(%5D|\])=/i.test(pair)).join('&'));
+          ex.requestBody = Buffer.from(
+            text
+              .split('&')
+              .filter((pair) => !/^password(%5B|\[)expire_after_(days|views)(%5D|\])=/i.test(pair))
+              .join('&'),
+          );
         } else if (type.startsWith('multipart/form-data')) {
-          ex.requestBody = Buffer.from(text.replace(/--[^\r\n]+\r\nContent-Disposition: form-data; name="password\[expire_after_(days|views)\]"\r\n\r\n[^\r\n]*\r\n/g, ''));
+          ex.requestBody = Buffer.from(
+            text.replace(
+              /--[^\r\n]+\r\nContent-Disposition: form-data; name="password\[expire_after_(days|views)\]"\r\n\r\n[^\r\n]*\r\n/g,
+              '',
+            ),
+          );
         }
       },
     }),
   },
   {
     name: 'v1-delete-not-done',
-    models: 'a v1 DELETE answers 200 with the record marked expired and deleted, but the push stays active and readable',
+    models:
+      'a v1 DELETE answers 200 with the record marked expired and deleted, but the push stays active and readable',
     killers: ['V1-008'],
     start: () => ({
       async request(ex) {
         if (ex.op !== 'expirePushV1') return;
         const list = await ex.send({ method: 'GET', url: new URL('/p/active.json', ex.url), body: Buffer.alloc(0) });
-        const record = Array.isArray(list.json) ? list.json.find((r: { url_token?: string }) => r.url_token === ex.params.url_token) : undefined;
+        const record = Array.isArray(list.json)
+          ? list.json.find((r: { url_token?: string }) => r.url_token === ex.params.url_token)
+          : undefined;
         if (!record) return;
         delete record.name;
         delete record.note;
@@ -297,7 +351,7 @@ export const v1StateFaults = define('option', [
 export const v1WireFaults = define('field', [
   {
     name: 'v1-audit-as-logs',
-    models: "the v1 audit answers v2's {\"logs\": […]} instead of {\"views\": […]}",
+    models: 'the v1 audit answers v2\'s {"logs": […]} instead of {"views": […]}',
     killers: ['V1-007'],
     start: () => ({
       response(ex) {
@@ -329,7 +383,9 @@ export const v1MediaFaults = define('media', [
         if (!/^\/[pfr]\/.+\.json$/.test(ex.url.pathname)) return;
         ex.status = 404;
         ex.headers['content-type'] = 'text/html; charset=utf-8';
-        ex.body = Buffer.from('<!doctype html><html><head><title>Not found</title></head><body><h1>Not found</h1></body></html>');
+        ex.body = Buffer.from(
+          '<!doctype html><html><head><title>Not found</title></head><body><h1>Not found</h1></body></html>',
+        );
       },
     }),
   },

@@ -39,7 +39,8 @@ export const viewFaults = define('views', [
       async response(ex) {
         if (!delivered(ex) || !ex.byOwner || ex.json.expired !== false) return;
         const other = ex.env.otherCaller(ex.identity);
-        if (other) reportExtraView(ex, await ex.send({ headers: { ...withoutCredentials(ex.requestHeaders), ...other } }));
+        if (other)
+          reportExtraView(ex, await ex.send({ headers: { ...withoutCredentials(ex.requestHeaders), ...other } }));
       },
     }),
   },
@@ -54,7 +55,12 @@ export const viewFaults = define('views', [
         const other = ex.env.otherCaller(push.owner);
         if (!other) return;
         const url = new URL(`/api/v2/pushes/${encodeURIComponent(ex.params.url_token!)}`, ex.url);
-        await ex.send({ method: 'GET', url, headers: { ...withoutCredentials(ex.requestHeaders), ...other }, body: Buffer.alloc(0) });
+        await ex.send({
+          method: 'GET',
+          url,
+          headers: { ...withoutCredentials(ex.requestHeaders), ...other },
+          body: Buffer.alloc(0),
+        });
       },
     }),
   },
@@ -84,9 +90,13 @@ export const viewFaults = define('views', [
       return {
         response(ex) {
           if (delivered(ex)) payloads.set(ex.json.url_token, ex.json.payload);
-          mapJson(ex, ex.op === 'getPush' && ex.status === 200 && ex.json?.expired === true && ex.json.deleted === false, (b) => {
-            if (payloads.has(b.url_token)) b.payload = payloads.get(b.url_token);
-          });
+          mapJson(
+            ex,
+            ex.op === 'getPush' && ex.status === 200 && ex.json?.expired === true && ex.json.deleted === false,
+            (b) => {
+              if (payloads.has(b.url_token)) b.payload = payloads.get(b.url_token);
+            },
+          );
         },
       };
     },
@@ -125,7 +135,11 @@ export const raceFaults = define('race', [
         request(ex) {
           if (ex.op !== 'getPush') return;
           let finish!: () => void;
-          const flight: Flight = { arrivedAt: ex.arrivedAt, done: new Promise<void>((r) => (finish = r)), finish: () => finish() };
+          const flight: Flight = {
+            arrivedAt: ex.arrivedAt,
+            done: new Promise<void>((r) => (finish = r)),
+            finish: () => finish(),
+          };
           own.set(ex, flight);
           const list = flights.get(ex.params.url_token!) ?? [];
           list.push(flight);
@@ -141,15 +155,21 @@ export const raceFaults = define('race', [
               lastView.set(token, { body, doneAt: performance.now() });
             } else if (ex.status === 200 && body?.expired === true && body.deleted === false) {
               // Requests that arrived earlier may be the winner: wait for them (bounded), then serve the stale read.
-              const earlier = (flights.get(token) ?? []).filter((f) => f.arrivedAt < flight.arrivedAt).map((f) => f.done);
+              const earlier = (flights.get(token) ?? [])
+                .filter((f) => f.arrivedAt < flight.arrivedAt)
+                .map((f) => f.done);
               await Promise.race([Promise.all(earlier), new Promise((r) => setTimeout(r, 2_000))]);
               const win = lastView.get(token);
               // The stale read's answer, with this request's own links (another process builds them from its Host).
-              if (win && flight.arrivedAt < win.doneAt) ex.json = { ...(win.body as object), json_url: body.json_url, html_url: body.html_url };
+              if (win && flight.arrivedAt < win.doneAt)
+                ex.json = { ...(win.body as object), json_url: body.json_url, html_url: body.html_url };
             }
           } finally {
             flight.finish();
-            flights.set(token, (flights.get(token) ?? []).filter((f) => f !== flight));
+            flights.set(
+              token,
+              (flights.get(token) ?? []).filter((f) => f !== flight),
+            );
           }
         },
       };

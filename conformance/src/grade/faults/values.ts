@@ -72,7 +72,8 @@ export const valueFaults = define('value', [
     start: () => ({
       response(ex) {
         mapRecords(ex, (r) => {
-          if (typeof r.created_at === 'string') r.expires_at = new Date(Date.parse(r.created_at) + 7 * DAY_MS).toISOString();
+          if (typeof r.created_at === 'string')
+            r.expires_at = new Date(Date.parse(r.created_at) + 7 * DAY_MS).toISOString();
         });
       },
     }),
@@ -84,7 +85,8 @@ export const valueFaults = define('value', [
     start: () => ({
       response(ex) {
         mapRecords(ex, (r) => {
-          if (typeof r.json_url === 'string') r.json_url = r.json_url.replace(/\/api\/v2\/pushes\/([^/]+)$/, '/p/$1.json');
+          if (typeof r.json_url === 'string')
+            r.json_url = r.json_url.replace(/\/api\/v2\/pushes\/([^/]+)$/, '/p/$1.json');
         });
       },
     }),
@@ -95,7 +97,8 @@ export const valueFaults = define('value', [
     killers: ['REC-001'],
     start: () => ({
       response(ex) {
-        const rebase = (u: unknown) => (typeof u === 'string' ? u.replace(/^https?:\/\/[^/]+/, 'http://0.0.0.0:5100') : u);
+        const rebase = (u: unknown) =>
+          typeof u === 'string' ? u.replace(/^https?:\/\/[^/]+/, 'http://0.0.0.0:5100') : u;
         mapRecords(ex, (r) => {
           r.json_url = rebase(r.json_url);
           r.html_url = rebase(r.html_url);
@@ -208,13 +211,15 @@ export const optionFaults = define('option', [
   },
   {
     name: 'unknown-query-refused',
-    models: 'a strict validator refuses query parameters the operation does not define (locale, cache busters) with 400',
+    models:
+      'a strict validator refuses query parameters the operation does not define (locale, cache busters) with 400',
     killers: ['CRE-023'],
     start: () => ({
       request(ex) {
         const known = new Set(['page', 'passphrase', 'token']);
         const unknown = [...ex.url.searchParams.keys()].find((k) => !known.has(k));
-        if (unknown && ex.op !== 'noRoute' && ex.op !== 'methodNotAllowed') ex.fail(400, 'invalid_parameter', `Unknown parameter: ${unknown}.`);
+        if (unknown && ex.op !== 'noRoute' && ex.op !== 'methodNotAllowed')
+          ex.fail(400, 'invalid_parameter', `Unknown parameter: ${unknown}.`);
       },
     }),
   },
@@ -234,7 +239,8 @@ export const optionFaults = define('option', [
     killers: ['ERR-007'],
     start: () => ({
       request(ex) {
-        if (ex.op === 'createPush' && !/json/i.test(ex.requestHeaders['content-type'] ?? '')) ex.requestHeaders['content-type'] = 'application/json';
+        if (ex.op === 'createPush' && !/json/i.test(ex.requestHeaders['content-type'] ?? ''))
+          ex.requestHeaders['content-type'] = 'application/json';
       },
     }),
   },
@@ -262,9 +268,13 @@ export const optionFaults = define('option', [
         if (asked === true && typeof r.html_url === 'string' && !r.html_url.endsWith('/r')) r.html_url += '/r';
       },
       (ex, asked) => {
-        mapJson(ex, ex.op === 'previewPush' && ex.status === 200 && asked.get(ex.params.url_token ?? '') === true, (b) => {
-          if (typeof b.url === 'string' && !b.url.endsWith('/r')) b.url += '/r';
-        });
+        mapJson(
+          ex,
+          ex.op === 'previewPush' && ex.status === 200 && asked.get(ex.params.url_token ?? '') === true,
+          (b) => {
+            if (typeof b.url === 'string' && !b.url.endsWith('/r')) b.url += '/r';
+          },
+        );
       },
     ),
   },

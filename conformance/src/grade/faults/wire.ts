@@ -34,7 +34,8 @@ export const statusFaults = define('status', [
     killers: ['VIEW-002'],
     start: () => ({
       response(ex) {
-        if (ex.op === 'getPush' && ex.status === 200 && ex.json?.expired === true) ex.fail(404, 'not_found', 'No push has this token.');
+        if (ex.op === 'getPush' && ex.status === 200 && ex.json?.expired === true)
+          ex.fail(404, 'not_found', 'No push has this token.');
       },
     }),
   },
@@ -54,13 +55,15 @@ export const statusFaults = define('status', [
     killers: ['PASS-002'],
     start: () => ({
       response(ex) {
-        if (ex.op === 'getPush' && ex.json?.code === 'passphrase_incorrect') ex.fail(403, 'forbidden', 'Wrong passphrase.');
+        if (ex.op === 'getPush' && ex.json?.code === 'passphrase_incorrect')
+          ex.fail(403, 'forbidden', 'Wrong passphrase.');
       },
     }),
   },
   {
     name: 'attempt-limit-as-401',
-    models: 'past the passphrase attempt limit the answer stays 401 passphrase_incorrect, with no 429 and no Retry-After',
+    models:
+      'past the passphrase attempt limit the answer stays 401 passphrase_incorrect, with no 429 and no Retry-After',
     killers: ['PASS-005'],
     start: () => ({
       response(ex) {
@@ -172,7 +175,9 @@ export const fieldFaults = define('field', [
       response(ex) {
         mapJson(ex, ex.status === 422, (b) => {
           if (b.errors && typeof b.errors === 'object') {
-            b.errors = Object.entries(b.errors as Record<string, string[]>).flatMap(([field, messages]) => messages.map((m) => `${field} ${m}`));
+            b.errors = Object.entries(b.errors as Record<string, string[]>).flatMap(([field, messages]) =>
+              messages.map((m) => `${field} ${m}`),
+            );
           }
         });
       },
@@ -203,7 +208,8 @@ export const headerFaults = define('header', [
   },
   {
     name: 'ratelimit-unlisted-policy',
-    models: 'a RateLimit item names a policy its RateLimit-Policy does not list (the client cannot tell which limit it is)',
+    models:
+      'a RateLimit item names a policy its RateLimit-Policy does not list (the client cannot tell which limit it is)',
     killers: ['HDR-008'],
     start: () => ({
       response(ex) {
@@ -304,7 +310,7 @@ export const headerFaults = define('header', [
   },
   {
     name: 'request-id-not-echoed',
-    models: "the server makes its own X-Request-Id even when the client sends a safe one, so logs cannot be matched",
+    models: 'the server makes its own X-Request-Id even when the client sends a safe one, so logs cannot be matched',
     killers: ['HDR-006'],
     start: () => ({
       response(ex) {
@@ -347,7 +353,8 @@ export const mediaFaults = define('media', [
     killers: ['HDR-003', 'CRE-007'],
     start: () => ({
       response(ex) {
-        if (isError(ex.status) && /json/i.test(ex.header('content-type') ?? '')) ex.headers['content-type'] = 'application/problem+json';
+        if (isError(ex.status) && /json/i.test(ex.header('content-type') ?? ''))
+          ex.headers['content-type'] = 'application/problem+json';
       },
     }),
   },

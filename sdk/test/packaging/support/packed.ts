@@ -13,7 +13,13 @@ export const run = promisify(execFile);
 export const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const nodeBin = path.dirname(process.execPath);
 // npm and the scripts it runs (prepack → tsdown) on the same Node 24 as the tests; npm's update check off.
-export const env = { ...process.env, PATH: `${nodeBin}${path.delimiter}${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+export const env = {
+  ...process.env,
+  PATH: `${nodeBin}${path.delimiter}${process.env.PATH ?? ''}`,
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
 
 export interface Packed {
   dir: string;
@@ -42,6 +48,8 @@ export async function packAll(): Promise<Packed> {
 /** A package's CLI script (from the repository's node_modules), run with this Node: its shebang would pick the machine's older one. */
 export function binOf(pkg: string, bin: string): string {
   const folder = path.join(root, 'node_modules', pkg);
-  const bins = (JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8')) as { bin: string | Record<string, string> }).bin;
+  const bins = (
+    JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8')) as { bin: string | Record<string, string> }
+  ).bin;
   return path.join(folder, typeof bins === 'string' ? bins : bins[bin]!);
 }

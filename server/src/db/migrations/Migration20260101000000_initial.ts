@@ -55,7 +55,9 @@ export class Migration20260101000000_initial extends Migration {
       constraint "pushes_expired_erased" check (not "expired" or ("payload_ciphertext" is null and "passphrase_hash" is null and "note_ciphertext" is null and "expired_on" is not null))
     );`);
     // Owner lists: by user and state; scanned backwards for newest first.
-    this.addSql(`create index "pushes_owner_list_idx" on "pushes" ("user_id", "expired", "created_at", "id") where "user_id" is not null;`);
+    this.addSql(
+      `create index "pushes_owner_list_idx" on "pushes" ("user_id", "expired", "created_at", "id") where "user_id" is not null;`,
+    );
     // Sweeper: unexpired pushes by the end of their time.
     this.addSql(`create index "pushes_sweep_idx" on "pushes" ("expires_at") where not "expired";`);
     // Sweeper (file bytes) and purge: expired pushes by expiry time.

@@ -15,7 +15,9 @@ export class Migration20261202000000_storage_quotas extends Migration {
     this.addSql(`update "pushes" p set "stored_bytes" = coalesce(octet_length(p."payload_ciphertext"), 0)
       + coalesce((select sum(f."size") from "push_files" f where f."push_id" = p."id"), 0)
       where not p."expired";`);
-    this.addSql(`create index "pushes_owner_active_bytes_idx" on "pushes" ("user_id", "expires_at") include ("stored_bytes") where not "expired" and "user_id" is not null;`);
+    this.addSql(
+      `create index "pushes_owner_active_bytes_idx" on "pushes" ("user_id", "expires_at") include ("stored_bytes") where not "expired" and "user_id" is not null;`,
+    );
 
     this.addSql(`create table "storage_windows" (
       "scope" varchar(80) not null,

@@ -7,7 +7,10 @@ import type { Handlers } from '../operations.js';
 function contentDisposition(name: string): string {
   const filename = safeFilename(name);
   const fallback = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }
 
@@ -20,7 +23,10 @@ export function fileHandlers(core: Core): Pick<Handlers, 'downloadPushFile'> {
         body: file.bytes,
         // Always octet-stream: serving an uploaded file under its declared type (text/html, image/svg+xml) from our
         // origin would let a push author run script here. The declared type is in the retrieval's `content_type`.
-        headers: { 'Content-Type': 'application/octet-stream', 'Content-Disposition': contentDisposition(file.filename) },
+        headers: {
+          'Content-Type': 'application/octet-stream',
+          'Content-Disposition': contentDisposition(file.filename),
+        },
       };
     },
   };

@@ -21,10 +21,16 @@ type PushHandlers = Pick<
 >;
 
 export function pushHandlers(core: Core): PushHandlers {
-  const list = (state: 'active' | 'expired') => async ({ query, ctx }: { query: { page?: string }; ctx: RequestContext }) => {
-    const page = await core.pushes.list(state, parsePage(query.page), ctx);
-    return { status: 200 as const, body: page.items, headers: pagingHeaders(`${ctx.baseUrl}/api/v2/pushes/${state}`, page.page, page.total) };
-  };
+  const list =
+    (state: 'active' | 'expired') =>
+    async ({ query, ctx }: { query: { page?: string }; ctx: RequestContext }) => {
+      const page = await core.pushes.list(state, parsePage(query.page), ctx);
+      return {
+        status: 200 as const,
+        body: page.items,
+        headers: pagingHeaders(`${ctx.baseUrl}/api/v2/pushes/${state}`, page.page, page.total),
+      };
+    };
   return {
     createPush: async ({ body, headers, ctx, bodyDigest }) => {
       // openapi-backend has validated the body against the spec's PushInput: the domain applies only instance rules.
@@ -32,7 +38,10 @@ export function pushHandlers(core: Core): PushHandlers {
       const key = headers['idempotency-key'];
       const idempotency = key === undefined ? undefined : { key, fingerprint: bodyDigest ?? '' };
       const { replayed, storage, ...push } = await core.pushes.createValidated(input, ctx, { idempotency });
-      const answer: Record<string, string> = { ...(storage ? storageFields(storage) : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
+      const answer: Record<string, string> = {
+        ...(storage ? storageFields(storage) : {}),
+        ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+      };
       return { status: 201, body: push, ...(Object.keys(answer).length > 0 ? { headers: answer } : {}) };
     },
 

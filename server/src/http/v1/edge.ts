@@ -24,7 +24,11 @@ import { V1_CREATES, v1Error, v1PushInput } from './shapes.js';
 /** Paths the document marks `x-json-suffix-optional`, without their `.json` → with it (`/api/v1/version`). */
 function suffixOptional(document: Json): Map<string, string> {
   const paths = Object.entries((document.paths ?? {}) as Record<string, Json>);
-  return new Map(paths.filter(([path, item]) => item['x-json-suffix-optional'] === true && !path.includes('{')).map(([path]) => [path.replace(/\.json$/, ''), path]));
+  return new Map(
+    paths
+      .filter(([path, item]) => item['x-json-suffix-optional'] === true && !path.includes('{'))
+      .map(([path]) => [path.replace(/\.json$/, ''), path]),
+  );
 }
 
 /** Validation errors of a v1 request → 400 for the envelope, v2's per-field 422 for the push, v2's rules for the rest. */
@@ -32,7 +36,12 @@ function v1ValidationError(errors: ErrorObject[], operationId: string, requestBo
   const create = V1_CREATES[operationId];
   if (!create || errors.some((e) => e.keyword === 'parse')) return v2ValidationError(errors);
   const wrapperPath = `/requestBody/${create.wrapper}`;
-  const envelope = errors.some((e) => e.instancePath === '' || e.instancePath === '/requestBody' || (e.instancePath === wrapperPath && e.keyword === 'type'));
+  const envelope = errors.some(
+    (e) =>
+      e.instancePath === '' ||
+      e.instancePath === '/requestBody' ||
+      (e.instancePath === wrapperPath && e.keyword === 'type'),
+  );
   if (envelope) return new ApiError('missing_push', `The body has no ${create.wrapper} object and no push field.`);
   if (!errors.some((e) => e.instancePath.startsWith(`${wrapperPath}/`))) return v2ValidationError(errors);
   // The push as the handler would read it, through v2's schema: the same messages as v2 (and the mock) give.
@@ -60,7 +69,11 @@ function v1Spec(core: Core): EdgeSpec {
     handlers: v1Handlers(core),
     tokenIgnored: new Set(['getVersionV1']),
     bodyValue: (body, operationId) =>
-      body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, V1_CREATES[operationId]?.wrapper ?? 'password') : undefined,
+      body.type === 'json'
+        ? body.value
+        : body.type === 'form'
+          ? formToInput(body, V1_CREATES[operationId]?.wrapper ?? 'password')
+          : undefined,
     validationError: v1ValidationError,
     pushFrame: (operationId) => {
       const create = V1_CREATES[operationId];

@@ -5,7 +5,16 @@
 import { ApiError, pagingHeaders, parsePage, trimBase, validationFailed } from '@secret-push/sdk/rules';
 import type { Core, RequestContext } from '../../core.js';
 import type { EdgeReply, EdgeRequest } from '../api.js';
-import { V1_CREATES, V1_TEXT, v1AuditEntry, v1OwnerRecord, v1PushInput, v1Record, v1Retrieval, type V1Create } from './shapes.js';
+import {
+  V1_CREATES,
+  V1_TEXT,
+  v1AuditEntry,
+  v1OwnerRecord,
+  v1PushInput,
+  v1Record,
+  v1Retrieval,
+  type V1Create,
+} from './shapes.js';
 import { storageFields } from '../../push/storage-quota.js';
 
 /** `api_version` of the v1 report: PassPushPosh uses an instance only above 1.0 (decision 21). */
@@ -45,14 +54,22 @@ export function v1Handlers(core: Core): Record<string, V1Handler> {
     async ({ body, ctx }) => {
       // The v2 schema and rules decide (422 names the field as v2 does); only the wrapper and the value forms are v1's.
       const push = await v1Refusals(() => core.pushes.create(v1PushInput(body, what), ctx));
-      return { status: 201, body: v1OwnerRecord(push, baseOf(ctx)), ...(push.storage ? { headers: storageFields(push.storage) } : {}) };
+      return {
+        status: 201,
+        body: v1OwnerRecord(push, baseOf(ctx)),
+        ...(push.storage ? { headers: storageFields(push.storage) } : {}),
+      };
     };
   const list =
     (state: 'active' | 'expired'): V1Handler =>
     async ({ params, query, ctx }) => {
       const page = await core.pushes.list(state, parsePage(query.page), ctx);
       const url = `${ctx.baseUrl}/${params.prefix}/${state}.json`;
-      return { status: 200, body: page.items.map((p) => v1OwnerRecord(p, baseOf(ctx))), headers: pagingHeaders(url, page.page, page.total) };
+      return {
+        status: 200,
+        body: page.items.map((p) => v1OwnerRecord(p, baseOf(ctx))),
+        headers: pagingHeaders(url, page.page, page.total),
+      };
     };
 
   return {
@@ -73,7 +90,10 @@ export function v1Handlers(core: Core): Record<string, V1Handler> {
     },
 
     // v1's preview is the link alone (V1Preview): v2's may carry more (client_encryption).
-    previewPushV1: async ({ params, ctx }) => ({ status: 200, body: { url: (await core.pushes.preview(params.url_token!, ctx)).url } }),
+    previewPushV1: async ({ params, ctx }) => ({
+      status: 200,
+      body: { url: (await core.pushes.preview(params.url_token!, ctx)).url },
+    }),
 
     // A refused delete: anonymous 401, signed-in non-owner 403, both with the reference's text (decision 9).
     expirePushV1: async ({ params, ctx }) => {
@@ -86,9 +106,15 @@ export function v1Handlers(core: Core): Record<string, V1Handler> {
 
     getPushAuditV1: async ({ params, query, ctx }) => {
       const token = params.url_token!;
-      const page = await withTexts(() => core.pushes.audit(token, parsePage(query.page), ctx), { forbidden: V1_TEXT.notYours });
+      const page = await withTexts(() => core.pushes.audit(token, parsePage(query.page), ctx), {
+        forbidden: V1_TEXT.notYours,
+      });
       const url = `${ctx.baseUrl}/${params.prefix}/${encodeURIComponent(token)}/audit.json`;
-      return { status: 200, body: { views: page.items.map(v1AuditEntry) }, headers: pagingHeaders(url, page.page, page.total) };
+      return {
+        status: 200,
+        body: { views: page.items.map(v1AuditEntry) },
+        headers: pagingHeaders(url, page.page, page.total),
+      };
     },
 
     listActivePushesV1: list('active'),

@@ -26,7 +26,8 @@ export const V1_CREATES: Readonly<Record<string, V1Create>> = {
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The property names of a v1 component schema. */
 function propertiesOf(name: string): string[] {
@@ -96,7 +97,8 @@ export const V1_TEXT = {
   notDeletable: 'That push is not deletable by viewers.',
   tooManyAttempts: 'Too many passphrase attempts. Please try again in a minute.',
   passphrase: 'This push has a passphrase that was incorrect or not provided.',
-  passphraseRequired: "This push requires a passphrase. Please provide it using the 'passphrase' parameter (e.g. ?passphrase=mysecret)",
+  passphraseRequired:
+    "This push requires a passphrase. Please provide it using the 'passphrase' parameter (e.g. ?passphrase=mysecret)",
   passphraseIncorrect: 'That passphrase is incorrect.',
   encryptionRequired:
     'This instance accepts only end-to-end encrypted pushes, which the v1 API cannot make: use the web page or an API v2 client that encrypts.',
@@ -104,7 +106,10 @@ export const V1_TEXT = {
 } as const;
 
 /** An error of the v2 domain as v1 answers it: its text, and the extra keys of the passphrase 401. */
-export function v1Error(error: ApiError, operationId: string | undefined): { error: ApiError; extra: Record<string, string> } {
+export function v1Error(
+  error: ApiError,
+  operationId: string | undefined,
+): { error: ApiError; extra: Record<string, string> } {
   const same = (message: string) => new ApiError(error.code, message, error.details);
   switch (error.code) {
     case 'not_found':
@@ -118,7 +123,10 @@ export function v1Error(error: ApiError, operationId: string | undefined): { err
     case 'passphrase_incorrect':
       return {
         error: same(V1_TEXT.passphrase),
-        extra: { message: error.code === 'passphrase_required' ? V1_TEXT.passphraseRequired : V1_TEXT.passphraseIncorrect, status: 'unauthorized' },
+        extra: {
+          message: error.code === 'passphrase_required' ? V1_TEXT.passphraseRequired : V1_TEXT.passphraseIncorrect,
+          status: 'unauthorized',
+        },
       };
     default:
       return { error, extra: {} };

@@ -7,7 +7,9 @@
     if (!status) return;
     status.textContent = '';
     // A fresh text node after clearing, so the same message is announced again.
-    window.setTimeout(function () { status.textContent = message; }, 30);
+    window.setTimeout(function () {
+      status.textContent = message;
+    }, 30);
   }
 
   function copyText(text) {
@@ -20,9 +22,14 @@
       document.body.appendChild(area);
       area.select();
       var ok = false;
-      try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+      try {
+        ok = document.execCommand('copy');
+      } catch (e) {
+        ok = false;
+      }
       document.body.removeChild(area);
-      if (ok) resolve(); else reject(new Error('copy failed'));
+      if (ok) resolve();
+      else reject(new Error('copy failed'));
     });
   }
 
@@ -33,8 +40,13 @@
     if (!target) return;
     var text = 'value' in target && typeof target.value === 'string' ? target.value : target.textContent || '';
     copyText(text).then(
-      function () { button.textContent = 'Copied'; announce('Copied to the clipboard.'); },
-      function () { announce('Could not copy. Select the text and copy it by hand.'); }
+      function () {
+        button.textContent = 'Copied';
+        announce('Copied to the clipboard.');
+      },
+      function () {
+        announce('Could not copy. Select the text and copy it by hand.');
+      },
     );
   });
 

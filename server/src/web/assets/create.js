@@ -75,8 +75,11 @@
   // Without WebCrypto (an http:// address that is not localhost, an old browser) nothing can be encrypted here: say
   // so at once; a submit with the box ticked is then refused by the server instead of storing the plaintext.
   if (!canEncrypt()) {
-    encryptError.textContent = 'This browser cannot encrypt here (it needs a current browser on an https:// address).' +
-      (encryptBox.disabled ? ' This site accepts only encrypted secrets.' : ' Untick the box to send the secret without it.');
+    encryptError.textContent =
+      'This browser cannot encrypt here (it needs a current browser on an https:// address).' +
+      (encryptBox.disabled
+        ? ' This site accepts only encrypted secrets.'
+        : ' Untick the box to send the secret without it.');
     encryptError.hidden = false;
     return;
   }
@@ -122,7 +125,9 @@
   }
 
   // One submit at a time (a second click while encrypting would make a second push); a page restored by Back is new.
-  window.addEventListener('pageshow', function () { sealing = false; });
+  window.addEventListener('pageshow', function () {
+    sealing = false;
+  });
 
   form.addEventListener('submit', function (event) {
     if (!encryptBox.checked) return;
@@ -132,12 +137,22 @@
     encryptError.hidden = true;
     var kind = kindOf();
     var files = kind === 'file' && filesInput ? Array.prototype.slice.call(filesInput.files) : [];
-    var params = { kind: kind, files: files.map(function (f) { return { filename: f.name, data: f }; }) };
+    var params = {
+      kind: kind,
+      files: files.map(function (f) {
+        return { filename: f.name, data: f };
+      }),
+    };
     if (payload.value !== '' || kind !== 'file') params.payload = payload.value;
     E.sealPush(params).then(submitSealed, function (error) {
       sealing = false;
       if (error instanceof E.ValidationError && error.errors) showEncryptError('Not sent: ' + messages(error.errors));
-      else showEncryptError('The secret could not be encrypted in this browser, so nothing was sent (' + (error && error.message ? error.message : 'unknown error') + ').');
+      else
+        showEncryptError(
+          'The secret could not be encrypted in this browser, so nothing was sent (' +
+            (error && error.message ? error.message : 'unknown error') +
+            ').',
+        );
     });
   });
 })();

@@ -7,11 +7,13 @@
   var hash = location.hash;
   if (!/^#(?:.*&)?k=/.test(hash)) return;
   var links = document.querySelectorAll('a[data-keep-fragment]');
-  for (var i = 0; i < links.length; i += 1) links[i].setAttribute('href', links[i].getAttribute('href').split('#')[0] + hash);
+  for (var i = 0; i < links.length; i += 1)
+    links[i].setAttribute('href', links[i].getAttribute('href').split('#')[0] + hash);
   var forms = document.querySelectorAll('form[data-keep-fragment]');
   for (var j = 0; j < forms.length; j += 1) {
     var next = forms[j].querySelector('input[name="next"]');
     // Only for a way back to a secret's page: the key has no business anywhere else.
-    if (next && /^\/p\/[^/?#]+(?:\/r)?$/.test(next.value)) forms[j].setAttribute('action', forms[j].getAttribute('action').split('#')[0] + hash);
+    if (next && /^\/p\/[^/?#]+(?:\/r)?$/.test(next.value))
+      forms[j].setAttribute('action', forms[j].getAttribute('action').split('#')[0] + hash);
   }
 })();

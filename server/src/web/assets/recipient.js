@@ -27,8 +27,12 @@
   /** Set when nothing may be fetched (the secret could not be decrypted here anyway). */
   var blocked = false;
 
-  function $(id) { return document.getElementById(id); }
-  function announce(message) { if (window.SecretPush) window.SecretPush.announce(message); }
+  function $(id) {
+    return document.getElementById(id);
+  }
+  function announce(message) {
+    if (window.SecretPush) window.SecretPush.announce(message);
+  }
 
   function showError(message) {
     var box = $('push-error');
@@ -56,7 +60,9 @@
     return node;
   }
 
-  function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
+  function plural(n, word) {
+    return n + ' ' + word + (n === 1 ? '' : 's');
+  }
 
   function showGone(deleted) {
     root.hidden = true;
@@ -72,7 +78,9 @@
     try {
       var u = new URL(text);
       return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch (e) { return false; }
+    } catch (e) {
+      return false;
+    }
   }
 
   function renderSecret(push) {
@@ -81,45 +89,54 @@
     var payload = typeof push.payload === 'string' ? push.payload : '';
     if (push.kind === 'url' && isWebUrl(payload)) {
       var p = el('p');
-      var a = el('a', { href: payload, rel: 'noopener noreferrer', target: '_blank', id: 'secret-value', 'class': 'share' }, payload);
+      var a = el(
+        'a',
+        { href: payload, rel: 'noopener noreferrer', target: '_blank', id: 'secret-value', class: 'share' },
+        payload,
+      );
       p.appendChild(a);
       box.appendChild(p);
       box.appendChild(copyButton('secret-value', 'Copy the URL'));
     } else if (push.kind === 'qr') {
-      var figure = el('figure', { 'class': 'qr' });
-      var caption = el('figcaption', { 'class': 'visually-hidden' }, 'QR code');
+      var figure = el('figure', { class: 'qr' });
+      var caption = el('figcaption', { class: 'visually-hidden' }, 'QR code');
       var holder = el('div', { id: 'qr-code', role: 'img', 'aria-label': 'QR code of the secret' });
       figure.appendChild(holder);
       figure.appendChild(caption);
       box.appendChild(figure);
       var details = el('details');
       details.appendChild(el('summary', null, 'Show the text in the QR code'));
-      details.appendChild(el('pre', { 'class': 'secret', id: 'secret-value' }, payload));
+      details.appendChild(el('pre', { class: 'secret', id: 'secret-value' }, payload));
       box.appendChild(details);
       if (window.QRCode && payload) {
-        window.QRCode.toString(payload, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' }).then(function (svgText) {
-          // The SVG is made by the QR library from the module matrix only (paths, no text of the payload).
-          var doc = new DOMParser().parseFromString(svgText, 'image/svg+xml');
-          var svg = doc.documentElement;
-          if (svg && svg.nodeName.toLowerCase() === 'svg') holder.appendChild(document.importNode(svg, true));
-        }, function () { holder.appendChild(el('p', { 'class': 'error' }, 'The QR code could not be drawn; the text is below.')); });
+        window.QRCode.toString(payload, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' }).then(
+          function (svgText) {
+            // The SVG is made by the QR library from the module matrix only (paths, no text of the payload).
+            var doc = new DOMParser().parseFromString(svgText, 'image/svg+xml');
+            var svg = doc.documentElement;
+            if (svg && svg.nodeName.toLowerCase() === 'svg') holder.appendChild(document.importNode(svg, true));
+          },
+          function () {
+            holder.appendChild(el('p', { class: 'error' }, 'The QR code could not be drawn; the text is below.'));
+          },
+        );
       }
     } else {
       if (payload || push.kind !== 'file') {
-        box.appendChild(el('pre', { 'class': 'secret', id: 'secret-value', tabindex: '0' }, payload));
+        box.appendChild(el('pre', { class: 'secret', id: 'secret-value', tabindex: '0' }, payload));
         box.appendChild(copyButton('secret-value', 'Copy the secret'));
       }
     }
     var files = Array.isArray(push.files) ? push.files : [];
     if (files.length > 0) {
       box.appendChild(el('h3', null, files.length === 1 ? 'File' : 'Files'));
-      var list = el('ul', { 'class': 'files' });
+      var list = el('ul', { class: 'files' });
       files.forEach(function (f) {
         var li = el('li');
         if (key) {
           // The server's link serves the envelope: the click downloads, decrypts and saves it here.
           var button = el('a', { href: f.url, rel: 'noopener noreferrer', 'data-decrypt': '' }, safeName(f.filename));
-          var state = el('span', { 'class': 'muted', role: 'status' });
+          var state = el('span', { class: 'muted', role: 'status' });
           button.addEventListener('click', function (event) {
             event.preventDefault();
             downloadDecrypted(f, state);
@@ -128,14 +145,18 @@
           li.appendChild(document.createTextNode(' (' + Math.max(f.size - E.BINARY_OVERHEAD, 0) + ' bytes) '));
           li.appendChild(state);
         } else {
-          var link = el('a', { href: f.url, download: safeName(f.filename), rel: 'noopener noreferrer' }, safeName(f.filename));
+          var link = el(
+            'a',
+            { href: f.url, download: safeName(f.filename), rel: 'noopener noreferrer' },
+            safeName(f.filename),
+          );
           li.appendChild(link);
           li.appendChild(document.createTextNode(' (' + f.size + ' bytes)'));
         }
         list.appendChild(li);
       });
       box.appendChild(list);
-      box.appendChild(el('p', { 'class': 'hint' }, 'Download links work for 5 minutes.'));
+      box.appendChild(el('p', { class: 'hint' }, 'Download links work for 5 minutes.'));
     }
   }
 
@@ -143,13 +164,17 @@
   function block(message) {
     blocked = true;
     showError(message);
-    ['passphrase-form', 'reveal-step', 'auto-note'].forEach(function (id) { if ($(id)) $(id).hidden = true; });
+    ['passphrase-form', 'reveal-step', 'auto-note'].forEach(function (id) {
+      if ($(id)) $(id).hidden = true;
+    });
   }
 
   function checkKey() {
     if (!E || !window.crypto || !window.crypto.subtle) {
-      block('This browser cannot decrypt the secret here: that needs a current browser and an https:// address. ' +
-        'Nothing was used up; open the link in another browser.');
+      block(
+        'This browser cannot decrypt the secret here: that needs a current browser and an https:// address. ' +
+          'Nothing was used up; open the link in another browser.',
+      );
       return;
     }
     if (e2e !== E.CLIENT_ENCRYPTION.scheme + ':' + E.CLIENT_ENCRYPTION.version) {
@@ -157,15 +182,23 @@
       return;
     }
     var link = null;
-    try { link = E.parseShareLink(location.href); } catch (e) { link = null; }
+    try {
+      link = E.parseShareLink(location.href);
+    } catch (e) {
+      link = null;
+    }
     key = link ? link.key : null;
     if (!key) {
-      block('This link is missing its key (the part after #k=), so the secret cannot be decrypted. ' +
-        'Ask the sender for the whole link. Nothing was used up.');
+      block(
+        'This link is missing its key (the part after #k=), so the secret cannot be decrypted. ' +
+          'Ask the sender for the whole link. Nothing was used up.',
+      );
     } else if (!E.isKey(key)) {
       key = null;
-      block('The key in this link is damaged or cut short, so the secret cannot be decrypted. ' +
-        'Ask the sender for the whole link. Nothing was used up.');
+      block(
+        'The key in this link is damaged or cut short, so the secret cannot be decrypted. ' +
+          'Ask the sender for the whole link. Nothing was used up.',
+      );
     }
   }
 
@@ -177,21 +210,27 @@
     } else if (error instanceof E.UnsupportedEncryptionError) {
       block('This secret is encrypted with a scheme this page does not know.');
     } else {
-      block('The key in this link does not open this secret: the link is damaged or is not the one the sender made. ' +
-        'Opening it used a view. Ask the sender to share the secret again.');
+      block(
+        'The key in this link does not open this secret: the link is damaged or is not the one the sender made. ' +
+          'Opening it used a view. Ask the sender to share the secret again.',
+      );
     }
   }
 
   function fileError(status, body) {
     if (status === 0) return 'The server could not be reached.';
-    if (body && body.code === 'link_expired') return 'The download link has expired. Reload the page only if views are left: opening it again uses one.';
+    if (body && body.code === 'link_expired')
+      return 'The download link has expired. Reload the page only if views are left: opening it again uses one.';
     return 'The file could not be downloaded (' + ((body && body.error) || 'status ' + status) + ').';
   }
 
   // A file name without control or bidi characters (a decrypted name never passed the server's cleaning), as the
   // server stores and serves names (@secret-push/sdk/rules safeFilename).
   function safeName(name) {
-    var clean = String(name).replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '');
+    var clean = String(name).replace(
+      /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+      '',
+    );
     return clean === '' ? 'file' : clean;
   }
 
@@ -201,18 +240,27 @@
     fetch(file.url, { credentials: 'omit', cache: 'no-store' })
       .then(function (response) {
         if (response.ok) return response.arrayBuffer();
-        return response.json().catch(function () { return {}; }).then(function (body) {
-          throw { message: fileError(response.status, body) };
-        });
+        return response
+          .json()
+          .catch(function () {
+            return {};
+          })
+          .then(function (body) {
+            throw { message: fileError(response.status, body) };
+          });
       })
-      .then(function (buffer) { return E.openFile(file, new Uint8Array(buffer)); })
+      .then(function (buffer) {
+        return E.openFile(file, new Uint8Array(buffer));
+      })
       .then(function (bytes) {
         var url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
         var save = el('a', { href: url, download: safeName(file.filename), hidden: '' });
         document.body.appendChild(save);
         save.click();
         document.body.removeChild(save);
-        window.setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+        window.setTimeout(function () {
+          URL.revokeObjectURL(url);
+        }, 60000);
         status.textContent = 'Saved.';
         announce('The file ' + safeName(file.filename) + ' is decrypted and saved.');
       })
@@ -224,7 +272,7 @@
   }
 
   function copyButton(targetId, label) {
-    var b = el('button', { type: 'button', 'class': 'secondary', 'data-copy-target': targetId }, label);
+    var b = el('button', { type: 'button', class: 'secondary', 'data-copy-target': targetId }, label);
     return b;
   }
 
@@ -233,10 +281,15 @@
     renderSecret(push);
     var info = $('expiry-info');
     if (push.views_remaining === 0) {
-      info.textContent = 'This was the last view: the secret is now deleted from the server. Save it somewhere safe if you need it.';
+      info.textContent =
+        'This was the last view: the secret is now deleted from the server. Save it somewhere safe if you need it.';
     } else {
-      info.textContent = 'This link expires in ' + plural(push.days_remaining, 'day') + ' or ' +
-        plural(push.views_remaining, 'more view') + ', whichever comes first.';
+      info.textContent =
+        'This link expires in ' +
+        plural(push.days_remaining, 'day') +
+        ' or ' +
+        plural(push.views_remaining, 'more view') +
+        ', whichever comes first.';
     }
     $('delete-area').hidden = !(push.deletable_by_viewer && push.views_remaining > 0);
     $('revealed').hidden = false;
@@ -281,7 +334,14 @@
     }
     request
       .then(function (response) {
-        return response.json().catch(function () { return {}; }).then(function (body) { return { response: response, body: body }; });
+        return response
+          .json()
+          .catch(function () {
+            return {};
+          })
+          .then(function (body) {
+            return { response: response, body: body };
+          });
       })
       .then(function (r) {
         setBusy(false);
@@ -294,19 +354,27 @@
         } else if (status === 401 && body.code === 'passphrase_incorrect') {
           showError('That passphrase is not correct. Check it and try again.');
           var input = $('passphrase');
-          if (input) { input.value = ''; input.setAttribute('aria-invalid', 'true'); input.focus(); }
+          if (input) {
+            input.value = '';
+            input.setAttribute('aria-invalid', 'true');
+            input.focus();
+          }
         } else if (status === 401 && body.code === 'passphrase_required') {
           showError('Enter the passphrase to open this secret.');
           if ($('passphrase')) $('passphrase').focus();
         } else if (status === 429) {
           var wait = r.response.headers.get('Retry-After');
-          showError('Too many attempts. Wait ' + (wait ? plural(Number(wait), 'second') : 'a minute') + ' and try again.');
+          showError(
+            'Too many attempts. Wait ' + (wait ? plural(Number(wait), 'second') : 'a minute') + ' and try again.',
+          );
         } else if (status === 404) {
           showGone(false);
         } else if (status === 401 || status === 403) {
           showError(refusal(status, body));
         } else {
-          showError('The secret could not be fetched (' + (body.error || 'error ' + status) + '). Try again in a moment.');
+          showError(
+            'The secret could not be fetched (' + (body.error || 'error ' + status) + '). Try again in a moment.',
+          );
         }
       })
       .catch(function () {
@@ -320,20 +388,30 @@
     setBusy(true);
     var request = viaWeb
       ? fetch(step + '/delete', webInit({}))
-      : fetch(api, { method: 'DELETE', headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-store' });
+      : fetch(api, {
+          method: 'DELETE',
+          headers: { Accept: 'application/json' },
+          credentials: 'omit',
+          cache: 'no-store',
+        });
     request
       .then(function (response) {
-        return response.json().catch(function () { return {}; }).then(function (body) {
-          setBusy(false);
-          if (response.ok) {
-            $('secret-content').textContent = '';
-            showGone(true);
-          } else if (response.status === 401 || response.status === 403) {
-            $('delete-status').textContent = refusal(response.status, body || {});
-          } else {
-            $('delete-status').textContent = 'The secret could not be deleted (status ' + response.status + ').';
-          }
-        });
+        return response
+          .json()
+          .catch(function () {
+            return {};
+          })
+          .then(function (body) {
+            setBusy(false);
+            if (response.ok) {
+              $('secret-content').textContent = '';
+              showGone(true);
+            } else if (response.status === 401 || response.status === 403) {
+              $('delete-status').textContent = refusal(response.status, body || {});
+            } else {
+              $('delete-status').textContent = 'The secret could not be deleted (status ' + response.status + ').';
+            }
+          });
       })
       .catch(function () {
         setBusy(false);
@@ -351,7 +429,10 @@
     });
   }
   var reveal = $('reveal');
-  if (reveal) reveal.addEventListener('click', function () { retrieve(undefined); });
+  if (reveal)
+    reveal.addEventListener('click', function () {
+      retrieve(undefined);
+    });
   var del = $('delete-now');
   if (del) del.addEventListener('click', deleteNow);
 

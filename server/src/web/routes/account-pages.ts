@@ -33,13 +33,16 @@ export function accountPages(router: Router, kit: PageKit): void {
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');
       try {
-        const user = await kit.web().accounts.signIn(email, field(form, 'password'), actorOf(req, null).ip, opts.clock?.());
+        const user = await kit
+          .web()
+          .accounts.signIn(email, field(form, 'password'), actorOf(req, null).ip, opts.clock?.());
         sessions.start(req, res, user);
         res.redirect(303, next);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const status = error.status;
-        if (error.details.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
+        if (error.details.retryAfterSeconds !== undefined)
+          res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
         const message =
           error.code === 'too_many_attempts'
             ? `Too many failed sign-ins. Wait ${Math.ceil((error.details.retryAfterSeconds ?? 60) / 60)} minute(s) and try again.`
@@ -55,7 +58,12 @@ export function accountPages(router: Router, kit: PageKit): void {
   router.get(
     '/users/sign_up',
     kit.pageRoute('/users/sign_up', async (req, res, v) => {
-      if (!settings.enableSignups) throw new PageError(403, 'Sign-up is closed', 'This instance does not take new sign-ups. Ask its administrator for an account.');
+      if (!settings.enableSignups)
+        throw new PageError(
+          403,
+          'Sign-up is closed',
+          'This instance does not take new sign-ups. Ask its administrator for an account.',
+        );
       if (v.user) return res.redirect(303, '/');
       kit.send(res, 200, signUpPage(v.viewer, { next: safeNext(req.query.next, '/') }, PASSWORD_MIN));
     }),
@@ -64,7 +72,12 @@ export function accountPages(router: Router, kit: PageKit): void {
   router.post(
     '/users/sign_up',
     kit.pageRoute('/users/sign_up', async (req, res, v) => {
-      if (!settings.enableSignups) throw new PageError(403, 'Sign-up is closed', 'This instance does not take new sign-ups. Ask its administrator for an account.');
+      if (!settings.enableSignups)
+        throw new PageError(
+          403,
+          'Sign-up is closed',
+          'This instance does not take new sign-ups. Ask its administrator for an account.',
+        );
       const form = await kit.postedForm(req, v);
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');
@@ -74,7 +87,11 @@ export function accountPages(router: Router, kit: PageKit): void {
         res.redirect(303, next);
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
-        kit.send(res, 422, signUpPage(v.viewer, { email, next, error: error.message, fields: error.details.fields }, PASSWORD_MIN));
+        kit.send(
+          res,
+          422,
+          signUpPage(v.viewer, { email, next, error: error.message, fields: error.details.fields }, PASSWORD_MIN),
+        );
       }
     }),
   );
@@ -109,5 +126,4 @@ export function accountPages(router: Router, kit: PageKit): void {
       kit.send(res, 200, tokenPage(v.viewer, { ...status, fresh }));
     }),
   );
-
 }

@@ -8,7 +8,12 @@ import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
 
 /** Refusals the create form answers by showing itself again, with what to do. */
-const FORM_REFUSALS: ReadonlySet<string> = new Set(['validation_failed', 'authentication_required', 'storage_quota_exceeded', 'payload_too_large']);
+const FORM_REFUSALS: ReadonlySet<string> = new Set([
+  'validation_failed',
+  'authentication_required',
+  'storage_quota_exceeded',
+  'payload_too_large',
+]);
 import { createdPage, createPage, type CreateFormState } from '../views/pushes.js';
 
 /**
@@ -77,7 +82,9 @@ export function createPages(router: Router, kit: PageKit): void {
         input.retrieval_step = form.has('retrieval_step');
         input.deletable_by_viewer = form.has('deletable_by_viewer');
       }
-      const uploads = form.getAll('files').filter((f): f is File => typeof f !== 'string' && (f.size > 0 || f.name !== ''));
+      const uploads = form
+        .getAll('files')
+        .filter((f): f is File => typeof f !== 'string' && (f.size > 0 || f.name !== ''));
       if (kind === 'file' || uploads.length > 0) {
         input.files = await Promise.all(
           uploads.map(async (f) => ({
@@ -90,7 +97,9 @@ export function createPages(router: Router, kit: PageKit): void {
       try {
         if (encrypt && marker === '') {
           throw validationFailed({
-            client_encryption: ['Your browser did not encrypt the secret (this needs JavaScript), so nothing was stored. Turn JavaScript on, or untick “Encrypt in my browser”.'],
+            client_encryption: [
+              'Your browser did not encrypt the secret (this needs JavaScript), so nothing was stored. Turn JavaScript on, or untick “Encrypt in my browser”.',
+            ],
           });
         }
         const push = await core.pushes.create(input, kit.ctxOf(req, v.user?.userId ?? null));
@@ -99,7 +108,8 @@ export function createPages(router: Router, kit: PageKit): void {
         if (!(error instanceof ApiError) || !FORM_REFUSALS.has(error.code)) throw error;
         // Over a storage quota (or larger than it): the form comes back with the message that names the quota.
         const quota = error.code === 'storage_quota_exceeded' || error.code === 'payload_too_large';
-        if (error.details.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
+        if (error.details.retryAfterSeconds !== undefined)
+          res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
         const state: CreateFormState = {
           kind,
           // An encrypted push's payload is an envelope: never put back into the form (the plaintext never came here).
@@ -124,5 +134,4 @@ export function createPages(router: Router, kit: PageKit): void {
       }
     }),
   );
-
 }

@@ -45,5 +45,4 @@ export function ownerPages(router: Router, kit: PageKit): void {
       res.redirect(303, push.expired ? '/pushes/expired' : '/pushes/active');
     }),
   );
-
 }

@@ -27,12 +27,17 @@ export function recipientPages(router: Router, kit: PageKit): void {
       if (!v.user && !settings.allowAnonymous) {
         // A closed instance: only its users open secrets. Nothing is looked up, so the prompt says nothing about the
         // push (not even whether it exists) and consumes nothing; after sign-in the visitor comes back to this link.
-        kit.send(res, 200, signInRequiredPage(v.viewer, `/p/${encodeURIComponent(urlToken)}${retrievalPage ? '/r' : ''}`));
+        kit.send(
+          res,
+          200,
+          signInRequiredPage(v.viewer, `/p/${encodeURIComponent(urlToken)}${retrievalPage ? '/r' : ''}`),
+        );
         return;
       }
       // State only (a SELECT): no view is counted and nothing is written, whoever fetches the page.
       const push = await kit.web().pushState(urlToken, kit.ctxOf(req, v.user?.userId ?? null));
-      if (!push) throw new PageError(404, 'Not found', 'There is no secret at this link. Check that you copied the whole link.');
+      if (!push)
+        throw new PageError(404, 'Not found', 'There is no secret at this link. Check that you copied the whole link.');
       // Signed-in visitors open the secret as themselves (the owner's look is an owner_view, limits and audit as in
       // the API) through the page's own step; anonymous visitors of an open instance through the API, as any client.
       kit.send(res, 200, recipientPage(v.viewer, push, { retrievalPage, reveal: v.user ? 'web' : 'api' }));
@@ -56,17 +61,24 @@ export function recipientPages(router: Router, kit: PageKit): void {
         const v = await kit.visit(req, res);
         const userId = v.user?.userId ?? null;
         if (!userId && !settings.allowAnonymous) {
-          throw new ApiError('authentication_required', 'This instance requires sign-in. Sign in and open the link again.');
+          throw new ApiError(
+            'authentication_required',
+            'This instance requires sign-in. Sign in and open the link again.',
+          );
         }
         if (!comesFromOurPages(req, settings.publicBaseUrl) || !sessions.csrfValid(req, req.get(CSRF_HEADER), userId)) {
-          throw new ApiError('csrf_rejected', 'This request did not come from this site, or the page has expired. Reload the page and try again.');
+          throw new ApiError(
+            'csrf_rejected',
+            'This request did not come from this site, or the page has expired. Reload the page and try again.',
+          );
         }
         let body: unknown;
         try {
           body = await readJson(req, STEP_BODY_BYTES);
         } catch (error) {
           if (!(error instanceof FormError)) throw error;
-          const code = error.status === 413 ? 'payload_too_large' : error.status === 415 ? 'body_not_json' : 'invalid_json';
+          const code =
+            error.status === 413 ? 'payload_too_large' : error.status === 415 ? 'body_not_json' : 'invalid_json';
           throw new ApiError(code, error.message);
         }
         if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -96,6 +108,8 @@ export function recipientPages(router: Router, kit: PageKit): void {
   // Delete now: the API's expirePush for the session's user (the owner, or anyone when the push is deletable by viewers).
   router.post(
     '/p/:url_token/delete',
-    recipientStep('/p/:url_token/delete', async (req, ctx) => core.pushes.expire(String(req.params.url_token ?? ''), ctx)),
+    recipientStep('/p/:url_token/delete', async (req, ctx) =>
+      core.pushes.expire(String(req.params.url_token ?? ''), ctx),
+    ),
   );
 }

@@ -14,7 +14,8 @@ export function multipart(parts: Part[], label = 'client'): { body: Uint8Array<A
   const chunks: Buffer[] = [];
   for (const p of parts) {
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"\r\nContent-Type: ${p.type ?? 'application/octet-stream'}`;
+    if (p.filename !== undefined)
+      head += `; filename="${p.filename}"\r\nContent-Type: ${p.type ?? 'application/octet-stream'}`;
     chunks.push(Buffer.from(`${head}\r\n\r\n`), p.bytes ?? Buffer.from(p.value ?? ''), Buffer.from('\r\n'));
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));

@@ -10,7 +10,14 @@ import { contract, contractV1, type Contract } from '@secret-push/contract';
 import { isV1Path } from '../../../src/http/v1/edge.js';
 
 /** The lists and the audit log, whose 200s carry X-Total-Count (and maybe Link). */
-const PAGED = ['listActivePushes', 'listExpiredPushes', 'getPushAudit', 'listActivePushesV1', 'listExpiredPushesV1', 'getPushAuditV1'];
+const PAGED = [
+  'listActivePushes',
+  'listExpiredPushes',
+  'getPushAudit',
+  'listActivePushesV1',
+  'listExpiredPushesV1',
+  'getPushAuditV1',
+];
 
 export interface CheckedResponse {
   method: string;
@@ -39,7 +46,9 @@ export class SpecChecker {
     const c = v1 ? this.v1 : this.v2;
     const errorSchema = (value: unknown) => c.validateComponent(v1 ? 'V1ErrorResponse' : 'ErrorResponse', value).valid;
     // v2 takes `.json` on every path; v1's version report also answers without it (x-json-suffix-optional).
-    const path = v1 ? url.pathname.replace(/^\/api\/v1\/version$/, '/api/v1/version.json') : url.pathname.replace(/(?<=^\/api\/v2\/.+)\.json$/, '');
+    const path = v1
+      ? url.pathname.replace(/^\/api\/v1\/version$/, '/api/v1/version.json')
+      : url.pathname.replace(/(?<=^\/api\/v2\/.+)\.json$/, '');
     const where = `${method} ${path} → ${status}`;
     const problems: string[] = [];
     let operationId: string | null = null;
@@ -62,14 +71,24 @@ export class SpecChecker {
           problems.push('no attachment Content-Disposition');
         }
       } else {
-        const violations = c.checkResponse(operation.operationId, { status, headers, body }, { requiredHeaders: false });
-        for (const v of violations.filter((v) => v.path.startsWith('body'))) problems.push(`${v.path.replace(/^body/, 'body ') || 'body /'} ${v.message}`);
+        const violations = c.checkResponse(
+          operation.operationId,
+          { status, headers, body },
+          { requiredHeaders: false },
+        );
+        for (const v of violations.filter((v) => v.path.startsWith('body')))
+          problems.push(`${v.path.replace(/^body/, 'body ') || 'body /'} ${v.message}`);
         if (!String(headers.get('content-type')).startsWith('application/json')) problems.push('not JSON');
       }
       if (status === 200 && PAGED.includes(operationId ?? '')) {
         if (!/^\d+$/.test(headers.get('x-total-count') ?? '')) problems.push('no X-Total-Count');
         const link = headers.get('link');
-        if (link && !/^<https?:\/\/[^>]+\?page=\d+>; rel="(next|prev)"(, <https?:\/\/[^>]+\?page=\d+>; rel="(next|prev)")?$/.test(link)) {
+        if (
+          link &&
+          !/^<https?:\/\/[^>]+\?page=\d+>; rel="(next|prev)"(, <https?:\/\/[^>]+\?page=\d+>; rel="(next|prev)")?$/.test(
+            link,
+          )
+        ) {
           problems.push(`malformed Link ${link}`);
         }
       }
@@ -79,7 +98,8 @@ export class SpecChecker {
       if (!errorSchema(body)) problems.push('body is not an ErrorResponse');
       if (status === 405 && !headers.get('allow')) problems.push('no Allow on 405');
       // v1 clients compare the text: an unknown path is `not-found`, as an unknown push (decision 20).
-      if (v1 && status === 404 && (body as { error?: unknown } | null)?.error !== 'not-found') problems.push('v1 404 error is not "not-found"');
+      if (v1 && status === 404 && (body as { error?: unknown } | null)?.error !== 'not-found')
+        problems.push('v1 404 error is not "not-found"');
     }
     if (status >= 400 && !errorSchema(body)) problems.push('error body is not an ErrorResponse');
     for (const p of problems) this.violations.push(`${where}: ${p}`);
