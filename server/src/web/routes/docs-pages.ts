@@ -54,13 +54,10 @@ export function docsPages(router: Router, kit: PageKit, specPath: string, public
           stylesheet: 'docs.css',
           bare: true,
           body: html`<h1 class="visually-hidden">API documentation</h1>
-            <p class="docs-intro">
-              The JSON API (v2) of this instance, <code>${server}</code>. The contract itself:
-              <a href="/api/v2/openapi.json">/api/v2/openapi.json</a>. Get a token at
-              <a href="/users/token">/users/token</a>.
-            </p>
-            <div id="api-docs" data-openapi-url="/api/v2/openapi.json" data-server-url="${server}"></div>
-            <noscript><p>The interactive reference needs JavaScript; the contract above is plain JSON.</p></noscript>`,
+<p class="docs-intro">The JSON API (v2) of this instance, <code>${server}</code>. The contract itself: <a href="/api/v2/openapi.json">/api/v2/openapi.json</a>.
+Get a token at <a href="/users/token">/users/token</a>.</p>
+<div id="api-docs" data-openapi-url="/api/v2/openapi.json" data-server-url="${server}"></div>
+<noscript><p>The interactive reference needs JavaScript; the contract above is plain JSON.</p></noscript>`,
         });
         kit.send(res, 200, body);
       },

@@ -16,17 +16,17 @@ export function signInPage(viewer: Viewer, state: AccountFormState = {}): string
     // Back to a secret's link after sign-in with its fragment (the key of an end-to-end encrypted secret).
     scripts: ['keep-fragment.js'],
     body: html`<h1>Sign in</h1>
-      ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
-      <form method="post" action="/users/sign_in" class="card" novalidate data-keep-fragment>
-        ${csrfField(viewer)}
-        <input type="hidden" name="next" value="${state.next ?? ''}" />
-        <label for="email">Email</label>
-        <input type="email" id="email" name="email" autocomplete="username" required value="${state.email ?? ''}" />
-        <label for="password">Password</label>
-        <input type="password" id="password" name="password" autocomplete="current-password" required />
-        <button type="submit">Sign in</button>
-      </form>
-      ${viewer.signupsEnabled ? html`<p>No account yet? <a href="/users/sign_up">Sign up</a>.</p>` : ''}`,
+${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
+<form method="post" action="/users/sign_in" class="card" novalidate data-keep-fragment>
+  ${csrfField(viewer)}
+  <input type="hidden" name="next" value="${state.next ?? ''}">
+  <label for="email">Email</label>
+  <input type="email" id="email" name="email" autocomplete="username" required value="${state.email ?? ''}">
+  <label for="password">Password</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required>
+  <button type="submit">Sign in</button>
+</form>
+${viewer.signupsEnabled ? html`<p>No account yet? <a href="/users/sign_up">Sign up</a>.</p>` : ''}`,
   });
 }
 
@@ -37,38 +37,20 @@ export function signUpPage(viewer: Viewer, state: AccountFormState = {}, passwor
     viewer,
     scripts: ['keep-fragment.js'],
     body: html`<h1>Make an account</h1>
-      ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
-      <form method="post" action="/users/sign_up" class="card" novalidate data-keep-fragment>
-        ${csrfField(viewer)}
-        <input type="hidden" name="next" value="${state.next ?? ''}" />
-        <label for="email">Email</label>
-        <input
-          type="email"
-          id="email"
-          name="email"
-          autocomplete="username"
-          required
-          value="${state.email ?? ''}"
-          ${describedBy(f, 'email')}
-        />
-        ${fieldErrors(f, 'email')}
-        <label for="password">Password</label>
-        <input
-          type="password"
-          id="password"
-          name="password"
-          autocomplete="new-password"
-          required
-          minlength="${passwordMin}"
-          ${describedBy(f, 'password', 'password-hint')}
-        />
-        <p class="hint" id="password-hint">
-          At least ${passwordMin} characters, and not easy to guess: several uncommon words, or a long random password.
-        </p>
-        ${fieldErrors(f, 'password')}
-        <button type="submit">Sign up</button>
-      </form>
-      <p>Have an account? <a href="/users/sign_in">Sign in</a>.</p>`,
+${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
+<form method="post" action="/users/sign_up" class="card" novalidate data-keep-fragment>
+  ${csrfField(viewer)}
+  <input type="hidden" name="next" value="${state.next ?? ''}">
+  <label for="email">Email</label>
+  <input type="email" id="email" name="email" autocomplete="username" required value="${state.email ?? ''}"${describedBy(f, 'email')}>
+  ${fieldErrors(f, 'email')}
+  <label for="password">Password</label>
+  <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${passwordMin}"${describedBy(f, 'password', 'password-hint')}>
+  <p class="hint" id="password-hint">At least ${passwordMin} characters, and not easy to guess: several uncommon words, or a long random password.</p>
+  ${fieldErrors(f, 'password')}
+  <button type="submit">Sign up</button>
+</form>
+<p>Have an account? <a href="/users/sign_in">Sign in</a>.</p>`,
   });
 }
 
@@ -82,35 +64,27 @@ export interface TokenState {
 export function tokenPage(viewer: Viewer, state: TokenState): string {
   const fresh = state.fresh
     ? html`<div class="card" aria-labelledby="fresh-title">
-        <h2 id="fresh-title" tabindex="-1">Your new API token</h2>
-        <p class="success">Copy it now: it is shown only this once. Any token you had before has stopped working.</p>
-        <p><code class="share secret" id="api-token">${state.fresh}</code></p>
-        <button type="button" data-copy-target="api-token">Copy the token</button>
-      </div>`
+  <h2 id="fresh-title" tabindex="-1">Your new API token</h2>
+  <p class="success">Copy it now: it is shown only this once. Any token you had before has stopped working.</p>
+  <p><code class="share secret" id="api-token">${state.fresh}</code></p>
+  <button type="button" data-copy-target="api-token">Copy the token</button>
+</div>`
     : '';
   const status = state.hasToken
-    ? html`<p>
-        You have an API
-        token${state.createdAt ? html`, made on <time datetime="${state.createdAt}">${state.createdAt.slice(0, 16).replace('T', ' ')} UTC</time>` : ''}.
-        It is stored only as a digest, so it cannot be shown again; make a new one if you lost it.
-      </p>`
+    ? html`<p>You have an API token${state.createdAt ? html`, made on <time datetime="${state.createdAt}">${state.createdAt.slice(0, 16).replace('T', ' ')} UTC</time>` : ''}. It is stored only as a digest, so it cannot be shown again; make a new one if you lost it.</p>`
     : html`<p>You have no API token yet.</p>`;
   return page({
     title: 'API token',
     viewer,
     body: html`<h1>API token</h1>
-      ${fresh}
-      <div class="card">
-        ${status}
-        <p class="hint">
-          Send it as <code>Authorization: Bearer &lt;token&gt;</code> to the <a href="/help/api">JSON API</a>.
-        </p>
-        <form method="post" action="/users/token">
-          ${csrfField(viewer)}
-          <button type="submit" ${state.hasToken ? html` class="danger"` : ''}>
-            ${state.hasToken ? 'Make a new token (the current one stops working)' : 'Make a token'}
-          </button>
-        </form>
-      </div>`,
+${fresh}
+<div class="card">
+  ${status}
+  <p class="hint">Send it as <code>Authorization: Bearer &lt;token&gt;</code> to the <a href="/help/api">JSON API</a>.</p>
+  <form method="post" action="/users/token">
+    ${csrfField(viewer)}
+    <button type="submit"${state.hasToken ? html` class="danger"` : ''}>${state.hasToken ? 'Make a new token (the current one stops working)' : 'Make a token'}</button>
+  </form>
+</div>`,
   });
 }

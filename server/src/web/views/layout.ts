@@ -25,64 +25,53 @@ export interface PageOptions {
 }
 
 export function csrfField(viewer: Viewer): Html {
-  return html`<input type="hidden" name="_csrf" value="${viewer.csrf}" />`;
+  return html`<input type="hidden" name="_csrf" value="${viewer.csrf}">`;
 }
 
 function nav(viewer: Viewer): Html {
   if (viewer.user) {
-    return html`<nav aria-label="Main">
-      <ul>
-        <li><a href="/">New push</a></li>
-        <li><a href="/pushes/active">My pushes</a></li>
-        <li><a href="/users/token">API token</a></li>
-        <li>
-          <form method="post" action="/users/sign_out">
-            ${csrfField(viewer)}<button type="submit" class="link">Sign out</button>
-          </form>
-        </li>
-      </ul>
-    </nav>`;
-  }
-  return html`<nav aria-label="Main">
-    <ul>
+    return html`<nav aria-label="Main"><ul>
       <li><a href="/">New push</a></li>
-      <li><a href="/users/sign_in">Sign in</a></li>
-      ${viewer.signupsEnabled ? html`<li><a href="/users/sign_up">Sign up</a></li>` : ''}
-    </ul>
-  </nav>`;
+      <li><a href="/pushes/active">My pushes</a></li>
+      <li><a href="/users/token">API token</a></li>
+      <li><form method="post" action="/users/sign_out">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></li>
+    </ul></nav>`;
+  }
+  return html`<nav aria-label="Main"><ul>
+    <li><a href="/">New push</a></li>
+    <li><a href="/users/sign_in">Sign in</a></li>
+    ${viewer.signupsEnabled ? html`<li><a href="/users/sign_up">Sign up</a></li>` : ''}
+  </ul></nav>`;
 }
 
 export function page(opts: PageOptions): string {
   const scripts = ['app.js', ...(opts.scripts ?? [])];
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="robots" content="noindex, nofollow" />
-        <meta name="referrer" content="no-referrer" />
-        <title>${opts.title} · Secret Push</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/assets/${opts.stylesheet ?? 'style.css'}" />
-      </head>
-      <body>
-        <a class="skip" href="#main">Skip to content</a>
-        <header class="site">
-          <div class="bar">
-            <a class="brand" href="/">Secret Push</a>
-            ${opts.bare ? '' : nav(opts.viewer)}
-          </div>
-        </header>
-        <main id="main" tabindex="-1">${opts.body}</main>
-        <footer class="site">
-          ${opts.viewer.user ? html`Signed in as ${opts.viewer.user.email} · ` : ''}<a href="/help/api"
-            >API documentation</a
-          >
-        </footer>
-        <div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
-        ${scripts.map((s) => html`<script src="/assets/${s}" defer></script>`)}
-      </body>
-    </html> `.value;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="referrer" content="no-referrer">
+<title>${opts.title} · Secret Push</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/assets/${opts.stylesheet ?? 'style.css'}">
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="site"><div class="bar">
+  <a class="brand" href="/">Secret Push</a>
+  ${opts.bare ? '' : nav(opts.viewer)}
+</div></header>
+<main id="main" tabindex="-1">
+${opts.body}
+</main>
+<footer class="site">${opts.viewer.user ? html`Signed in as ${opts.viewer.user.email} · ` : ''}<a href="/help/api">API documentation</a></footer>
+<div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
+${scripts.map((s) => html`<script src="/assets/${s}" defer></script>`)}
+</body>
+</html>
+`.value;
 }
 
 /** A page that only says something (errors, notices). */
@@ -95,9 +84,7 @@ export function messagePage(
   return page({
     title,
     viewer,
-    body: html`<h1>${title}</h1>
-      <p class="${kind}" ${kind === 'error' ? html`role="alert"` : ''}>${message}</p>
-      <p><a href="/">Back to the start page</a></p>`,
+    body: html`<h1>${title}</h1><p class="${kind}" ${kind === 'error' ? html`role="alert"` : ''}>${message}</p><p><a href="/">Back to the start page</a></p>`,
   });
 }
 
