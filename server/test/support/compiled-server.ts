@@ -39,16 +39,12 @@ export interface ServerProcess {
  * Starts the compiled server with `env` on a free port of 127.0.0.1 and a fresh data dir (embedded PostgreSQL unless
  * env has DATABASE_URL). Resolves once it prints its "listening on" line.
  */
-export async function startCompiledServer(
+/** The compiled server as a child process on `dataDir`, a free port of 127.0.0.1 and `env`; everything it prints, kept. */
+async function spawnCompiled(
   env: Record<string, string>,
-  opts: {
-    timeoutMs?: number;
-    /** Reuse this data dir (and keep it on stop) instead of a fresh one. */ dataDir?: string;
-  } = {},
-): Promise<ServerProcess> {
+  dataDir: string,
+): Promise<{ child: ChildProcess; output: () => string }> {
   const [command, args] = compiledServerCommand();
-  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'secret-push-proc-'));
-  chmodSync(dataDir, 0o755); // the embedded PostgreSQL (user postgres) must enter it
   const child = spawn(command, args, {
     cwd: repoRoot,
     env: {
@@ -64,9 +60,22 @@ export async function startCompiledServer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const chunks: string[] = [];
-  const output = () => chunks.join('');
   child.stdout!.on('data', (c: Buffer) => chunks.push(c.toString()));
   child.stderr!.on('data', (c: Buffer) => chunks.push(c.toString()));
+  return { child, output: () => chunks.join('') };
+}
+
+export async function startCompiledServer(
+  env: Record<string, string>,
+  opts: {
+    timeoutMs?: number;
+    /** Reuse this data dir (and keep it on stop) instead of a fresh one. */
+    dataDir?: string;
+  } = {},
+): Promise<ServerProcess> {
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'secret-push-proc-'));
+  chmodSync(dataDir, 0o755); // the embedded PostgreSQL (user postgres) must enter it
+  const { child, output } = await spawnCompiled(env, dataDir);
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
   );
@@ -165,32 +174,15 @@ export async function compiledServerExit(
   dataDir: string,
   timeoutMs = 90_000,
 ): Promise<{ code: number | string; output: string }> {
-  const [command, args] = compiledServerCommand();
-  const child = spawn(command, args, {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PWPUSH_ENV: 'test',
-      PORT: String(await freePort()),
-      PWPUSH_HOST: '127.0.0.1',
-      PWPUSH_DATA_DIR: dataDir,
-      PWPUSH_LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const chunks: string[] = [];
-  child.stdout!.on('data', (c: Buffer) => chunks.push(c.toString()));
-  child.stderr!.on('data', (c: Buffer) => chunks.push(c.toString()));
+  const { child, output } = await spawnCompiled(env, dataDir);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`the server did not exit within ${timeoutMs} ms:\n${chunks.join('')}`));
+      reject(new Error(`the server did not exit within ${timeoutMs} ms:\n${output()}`));
     }, timeoutMs);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code: code ?? signal ?? -1, output: chunks.join('') });
+      resolve({ code: code ?? signal ?? -1, output: output() });
     });
   });
 }
