@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import type { Push, VersionReport } from '@secret-push/sdk/generated';
-import { versionReport as reportOf } from '@secret-push/sdk/rules';
+import { versionReport as reportOf } from '@secret-push/rules';
 import { createAccountService, type AccountService } from './account/account-service.js';
 import { repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';

@@ -15,7 +15,7 @@ import {
   SPEC_LIMITS,
   type Bounds,
   type PushRuleSettings,
-} from '@secret-push/sdk/rules';
+} from '@secret-push/rules';
 
 export { SPEC_LIMITS };
 

@@ -15,7 +15,7 @@ import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError, isJsonMediaType, mediaTypeOf } from '@secret-push/sdk/rules';
+import { ApiError, isJsonMediaType, mediaTypeOf } from '@secret-push/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';

@@ -16,7 +16,7 @@ import express, {
 } from 'express';
 import helmet from 'helmet';
 import { pino, type Logger } from 'pino';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { Core } from '../core.js';
 import { createWebRouter } from '../web/router.js';
 import { createApiEdge } from './api.js';

@@ -1,9 +1,9 @@
 /**
- * Who is calling: the credential (`@secret-push/sdk/rules` reads it from the headers) resolved through the user
+ * Who is calling: the credential (`@secret-push/rules` reads it from the headers) resolved through the user
  * service. The spec's security requirements decide which operations need a user; this module only says who it is.
  */
 import type { Request } from 'express';
-import { readCredential, type Credential } from '@secret-push/sdk/rules';
+import { readCredential, type Credential } from '@secret-push/rules';
 import type { Actor, Core } from '../core.js';
 
 export interface AuthResult {

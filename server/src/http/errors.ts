@@ -1,11 +1,11 @@
 /**
  * The one place that turns every failure into the spec's ErrorResponse, for the API and the pages' JSON steps alike:
  * request validation, authentication, rule failures (ApiError, with its status from the one table in
- * `@secret-push/sdk/rules`), body parsing, database outages and anything unexpected.
+ * `@secret-push/rules`), body parsing, database outages and anything unexpected.
  */
 import type { ErrorObject } from 'ajv';
 import type { Response } from 'express';
-import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/rules';
 import { isConnectionError } from '../db/database-errors.js';
 import { UnstorableTextError } from '../db/sql.js';
 import { fieldValue, state } from './middleware.js';

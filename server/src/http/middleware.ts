@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, rateLimitFields, type LimitState } from '@secret-push/sdk/rules';
+import { ApiError, rateLimitFields, type LimitState } from '@secret-push/rules';
 import { closeAfterReply } from './close-after-reply.js';
 import { RATE_WINDOW_MS, windowCounter, type HitCounter, type WindowHit } from '../runtime/window-counter.js';
 

@@ -7,7 +7,7 @@
  * attempts are never refused. Attempts of one process wait for a place in memory (no polling); attempts of other
  * processes that hold the places are waited for by asking PostgreSQL again.
  */
-import { ApiError, ATTEMPT_WINDOW_MS, passphraseRetryAfter } from '@secret-push/sdk/rules';
+import { ApiError, ATTEMPT_WINDOW_MS, passphraseRetryAfter } from '@secret-push/rules';
 import { verifyPassphrase } from '../crypto/passphrase.js';
 import type { AuditActor, PushRepository } from './push-repository.js';
 import type { PushRow } from './push-tables.js';

@@ -15,7 +15,7 @@
  * Statements list their columns rather than `*`: a prepared `*` whose expansion changes (another instance migrating
  * a column in during a rolling deploy) fails with "cached plan must not change result type".
  */
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { sql, type Db, type Statement } from '../db/sql.js';
 import {
   AUDIT_ENTRIES,

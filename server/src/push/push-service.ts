@@ -1,6 +1,6 @@
 /**
  * PushService: the rules of api-decisions.md for pushes, on top of the push repository (the SQL) and the crypto.
- * The rules the stateful mock applies too come from `@secret-push/sdk/rules`; what is left here is what only a server
+ * The rules the stateful mock applies too come from `@secret-push/rules`; what is left here is what only a server
  * with a database and keys does: encryption at rest, hashing, signed links, and the order of the statements.
  */
 import { randomUUID } from 'node:crypto';
@@ -38,7 +38,7 @@ import {
   trimBase,
   type SchemaValidPushInput,
   type ValidPush,
-} from '@secret-push/sdk/rules';
+} from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
 import { hashPassphrase } from '../crypto/passphrase.js';

@@ -22,7 +22,7 @@ import {
   type MetricObjectWithValues,
   type MetricValue,
 } from 'prom-client';
-import { ApiError, errorBody } from '@secret-push/sdk/rules';
+import { ApiError, errorBody } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { CoreMetrics } from '../core.js';
 import { state } from '../http/middleware.js';

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import { createCore } from '../core.js';
 import { createApp } from '../http/app.js';

@@ -2,10 +2,10 @@
  * What every page route shares: the visitor (session user, CSRF token), posted forms checked for CSRF and origin,
  * the request context for the core's services, and `pageRoute`, which wraps a page handler with its route template
  * for the log, the page headers and HTML error pages. Rule failures keep the API's statuses (the one table in
- * `@secret-push/sdk/rules`).
+ * `@secret-push/rules`).
  */
 import type { Request, Response } from 'express';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { AccountUser } from '../account/account-service.js';
 import type { Core, RequestContext, WebServices } from '../core.js';
 import { actorOf, baseUrlOf } from '../http/auth.js';

@@ -1,5 +1,5 @@
 /**
- * The one route table (`RouteTable` of `@secret-push/sdk/rules`, as `contract().routes` and `contractV1().routes`)
+ * The one route table (`RouteTable` of `@secret-push/rules`, as `contract().routes` and `contractV1().routes`)
  * against openapi-backend's own router, so the two cannot drift: for every path template of both documents and a
  * corpus of concrete paths (literal and templated paths, trailing slashes, v2's `.json` suffixes as the server strips
  * them, encoded characters, unknown paths) and every method, the table gives the operation `matchOperation` gives,

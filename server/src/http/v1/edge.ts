@@ -11,7 +11,7 @@ import type { Document } from 'openapi-backend';
 import { bundledV1Document, contractV1, isV1Path, type Json } from '@secret-push/contract';
 
 export { isV1Path };
-import { ApiError, checkPushSchema, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, checkPushSchema, pushFieldErrors, validationFailed } from '@secret-push/rules';
 import type { Core } from '../../core.js';
 import { pushSchema } from '../../push/push-schema.js';
 import { createApiEdge, type ApiEdge, type ApiEdgeOptions, type EdgeSpec } from '../api.js';

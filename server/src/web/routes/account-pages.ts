@@ -1,6 +1,6 @@
 /** Sign-up, sign-in, sign-out and the API token page. */
 import type { Router } from 'express';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
 import { actorOf } from '../../http/auth.js';
 import { state } from '../../http/middleware.js';
