@@ -110,6 +110,13 @@ const AUDIT_COLUMNS = 'push_id, kind, ip, user_agent, referrer, user_id, created
 const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
 const IN_TIME = '(select in_time from guard)';
 const LAST_VIEW = 'views_used + 1 >= expire_after_views';
+const LAST_VIEW_OF_P = 'p.views_used + 1 >= p.expire_after_views';
+/**
+ * The key id of an envelope in its base64 text form (../crypto/envelope.ts: version, id length, id, …), read from
+ * its first 344 characters (258 bytes: room for the longest id), so a view is claimed only when it can be opened.
+ */
+const ENVELOPE_KEY_ID = (column: string) =>
+  `convert_from(substring(decode(left(${column}, 344), 'base64') from 3 for get_byte(decode(left(${column}, 4), 'base64'), 1)), 'UTF8')`;
 
 /**
  * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count). With
@@ -175,6 +182,41 @@ const S = {
        select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
      )
      select guard.in_time, won.* from guard left join won on true`,
+    { prepare: true },
+  ),
+  /**
+   * A recipient's view in one statement: the push by its token (as it was read), and the claim of a view when the
+   * push needs nothing more than a claim (a text, URL or QR push without a passphrase, not the caller's own, whose
+   * payload was sealed under a key this process holds, and not end-to-end encrypted when a plaintext is required). The
+   * claim is claimView's, with its `view` audit entry; `won_views_used` is set when it won. Otherwise the row is what
+   * the service decides with (expired, passphrase, owner, files), as findByToken's.
+   */
+  viewByToken: sql<
+    { urlToken: string; keyIds: string[]; plaintextOnly: boolean } & AuditParams & Guarded,
+    InTime & { won_views_used: number | null; won_updated_at: Date | null } & Record<string, unknown>
+  >(
+    `with ${GUARD}, cur as (
+       select ${P.list} from pushes where url_token = :urlToken
+     ), won as (
+       update pushes p set views_used = p.views_used + 1, updated_at = :now,
+         expired = ${LAST_VIEW_OF_P},
+         expired_on = case when ${LAST_VIEW_OF_P} then :now else p.expired_on end,
+         payload_ciphertext = case when ${LAST_VIEW_OF_P} then null else p.payload_ciphertext end,
+         note_ciphertext = case when ${LAST_VIEW_OF_P} then null else p.note_ciphertext end,
+         passphrase_hash = case when ${LAST_VIEW_OF_P} then null else p.passphrase_hash end
+       from cur
+       where p.id = cur.id and cur.kind <> 'file' and cur.passphrase_hash is null
+         and (cur.user_id is null or :userId::uuid is null or cur.user_id <> :userId::uuid)
+         and (cur.client_encryption is null or not :plaintextOnly::boolean)
+         and (cur.payload_ciphertext is null or ${ENVELOPE_KEY_ID('cur.payload_ciphertext')} = any(:keyIds::text[]))
+         and not p.expired and p.views_used < p.expire_after_views and p.expires_at > :now and ${IN_TIME}
+       returning p.id, p.views_used, p.updated_at
+     ), viewed as (
+       insert into audit_entries (${AUDIT_COLUMNS})
+       select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
+     )
+     select guard.in_time, won.views_used as won_views_used, won.updated_at as won_updated_at, cur.*
+     from guard left join cur on true left join won on true`,
     { prepare: true },
   ),
   /** Marks a push past its time as expired (as of its expires_at) and erases its secrets; idempotent, any time. */
@@ -385,8 +427,7 @@ const insertParams = (
  */
 export const BENCH_STATEMENTS = {
   create: () => insertFor(0, undefined, true),
-  findByToken: S.findByToken,
-  claimView: S.claimView,
+  viewByToken: S.viewByToken,
 };
 
 export type PushRepository = ReturnType<typeof createPushRepository>;
@@ -416,6 +457,33 @@ export function createPushRepository(db: Db) {
     },
 
     /** Claims a view; null when none is left (or the time ran out). */
+    /** The row of `urlToken` (null: no such push) and, when the view was claimed with it, the row after the claim. */
+    async viewByToken(
+      urlToken: string,
+      by: AuditActor,
+      now: Date,
+      deadline: Date,
+      opts: { keyIds: string[]; plaintextOnly: boolean },
+    ): Promise<{ row: PushRow; won: PushRow | null } | null> {
+      const [raw] = await db.query(S.viewByToken, { urlToken, ...auditParams(by, now), deadline, ...opts });
+      if (!raw?.in_time) throw tooLate();
+      if (raw.id === null || raw.id === undefined) return null;
+      const row = P.fromRow(raw);
+      if (raw.won_views_used === null || raw.won_views_used === undefined) return { row, won: null };
+      // The push as the claim left it: only the counter, the time of change and (on the last view) the expiry and the
+      // erased secrets moved since the row was read (nothing else of a push changes while it can be viewed).
+      const last = raw.won_views_used >= row.expireAfterViews;
+      const won: PushRow = { ...row, viewsUsed: raw.won_views_used, updatedAt: new Date(raw.won_updated_at!) };
+      if (last)
+        Object.assign(won, {
+          expired: true,
+          expiredOn: now,
+          payloadCiphertext: null,
+          noteCiphertext: null,
+          passphraseHash: null,
+        });
+      return { row, won };
+    },
     async claimView(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
       return guardedPush(await db.query(S.claimView, { id, ...auditParams(by, now), deadline }));
     },
