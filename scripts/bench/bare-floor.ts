@@ -126,8 +126,8 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Prom
         quotaLimit: quota.limit,
       });
       if (!row?.in_time) return send(res, 503, { error: 'too late', code: 'service_unavailable' });
-      if (row.url_token === null) return send(res, 429, { error: 'storage quota', code: 'storage_quota_exceeded' });
-      return send(res, 201, { url_token: row.url_token, kind: 'text', expired: false });
+      if (row.id === null) return send(res, 429, { error: 'storage quota', code: 'storage_quota_exceeded' });
+      return send(res, 201, { url_token: push.urlToken, kind: 'text', expired: false });
     }
     const match = /^\/api\/v2\/pushes\/([a-z0-9_-]{1,64})$/i.exec(req.url ?? '');
     if (req.method === 'GET' && match) {

@@ -150,11 +150,11 @@ function insertStatement(
   const counted = addressQuota ? ' and exists (select 1 from quota)' : '';
   return sql(
     `with ${GUARD}${quotaCte}, push as (
-       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning ${P.list}
+       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning id
      ), creation as (
        insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
      )${fileCtes}${keyCte}
-     select guard.in_time, ${addressQuota ? '(select bytes from quota) as window_bytes, ' : ''}push.* from guard left join push on true`,
+     select guard.in_time, ${addressQuota ? '(select bytes from quota) as window_bytes, ' : ''}push.id from guard left join push on true`,
     { prepare: files === 0 },
   );
 }
@@ -366,6 +366,16 @@ async function count(rows: Promise<Total[]>): Promise<number> {
 }
 
 /** The push of a guarded statement's one row, null when none changed; throws when it came too late. */
+/**
+ * The push a create stored: the row it was given (every column is written from it, none is computed by the
+ * database, so nothing comes back but its id), or null when the statement stored nothing (the quota refused it).
+ */
+function insertedPush(rows: (InTime & Record<string, unknown>)[], push: PushRow): PushRow | null {
+  const row = rows[0];
+  if (!row?.in_time) throw tooLate();
+  return row.id === null || row.id === undefined ? null : push;
+}
+
 function guardedPush(rows: (InTime & Record<string, unknown>)[]): PushRow | null {
   const row = rows[0];
   if (!row?.in_time) throw tooLate();
@@ -451,12 +461,12 @@ export function createPushRepository(db: Db) {
 
     /** A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement. */
     async insert(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key?: KeyRef): Promise<PushRow> {
-      return guardedPush(
+      return insertedPush(
         await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
+        push,
       )!;
     },
 
-    /** Claims a view; null when none is left (or the time ran out). */
     /** The row of `urlToken` (null: no such push) and, when the view was claimed with it, the row after the claim. */
     async viewByToken(
       urlToken: string,
@@ -484,6 +494,7 @@ export function createPushRepository(db: Db) {
         });
       return { row, won };
     },
+    /** Claims a view; null when none is left (or the time ran out). */
     async claimView(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
       return guardedPush(await db.query(S.claimView, { id, ...auditParams(by, now), deadline }));
     },
@@ -638,7 +649,7 @@ function storageOperations(db: Db) {
         quotaLimit: quota.limit,
       };
       const rows = await db.query(insertFor(files.length, key, true), params);
-      const row = guardedPush(rows);
+      const row = insertedPush(rows, push);
       if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
       const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
       return {
@@ -670,8 +681,9 @@ function storageOperations(db: Db) {
           const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
           return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
         }
-        const row = guardedPush(
+        const row = insertedPush(
           await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
+          push,
         )!;
         return { row, usedBytes: used + push.storedBytes };
       });
