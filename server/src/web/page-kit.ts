@@ -67,8 +67,8 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
       return core.web;
     },
     ctxOf: (req, userId) => ({
-      actor: actorOf(req, userId),
-      baseUrl: baseUrlOf(req, settings.publicBaseUrl),
+      actor: actorOf(req, userId, settings.trustProxy),
+      baseUrl: baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
       ...(clock ? { now: clock() } : {}),
     }),
     async visit(req, res) {

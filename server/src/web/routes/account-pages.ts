@@ -35,7 +35,12 @@ export function accountPages(router: Router, kit: PageKit): void {
       try {
         const user = await kit
           .web()
-          .accounts.signIn(email, field(form, 'password'), actorOf(req, null).ip, opts.clock?.());
+          .accounts.signIn(
+            email,
+            field(form, 'password'),
+            actorOf(req, null, kit.settings.trustProxy).ip,
+            opts.clock?.(),
+          );
         sessions.start(req, res, user);
         res.redirect(303, next);
       } catch (error) {
