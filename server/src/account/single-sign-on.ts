@@ -4,8 +4,9 @@
  * - the provider's metadata comes from discovery (`<issuer>/.well-known/openid-configuration`, whose `issuer` must
  *   be the configured one), fetched on first use and again after a failure;
  * - the authorization code flow, with PKCE (S256), `state` and `nonce`: `start` makes all three for one browser,
- *   `finish` exchanges the code and has openid-client check the ID token (signature from the provider's keys,
- *   `iss`, `aud`, `nonce`, times) and the state;
+ *   `finish` exchanges the code and has openid-client check the ID token (its signature against the provider's
+ *   keys, which openid-client leaves out by default for a token straight from the token endpoint; `iss`, `aud`,
+ *   `nonce`, times) and the state;
  * - `account` decides who signs in: the provider must say the email is verified (`email_verified` true), the
  *   email's domain must be allowed, then the user linked to the provider's subject, else the user with that email
  *   (linked now), else a new user (PWPUSH_OIDC_AUTO_CREATE). Every refusal is a SignInRefusal saying why, and makes
@@ -49,7 +50,7 @@ export interface SignInTransaction {
   codeVerifier: string;
 }
 
-export interface ProviderClaims {
+interface ProviderClaims {
   issuer: string;
   subject: string;
   email: string;
@@ -136,8 +137,13 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
   const configuration = () => {
     config ??= client
       .discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
-        // Only with PWPUSH_OIDC_ALLOW_HTTP, which the settings refuse in production.
-        ...(settings.allowHttp ? { execute: [client.allowInsecureRequests] } : {}),
+        execute: [
+          // The ID token's signature is checked against the provider's keys (jwks_uri) too, not only the TLS of
+          // the token endpoint that openid-client relies on by default (OpenID Connect Core 3.1.3.7).
+          client.enableNonRepudiationChecks,
+          // Only with PWPUSH_OIDC_ALLOW_HTTP, which the settings refuse in production.
+          ...(settings.allowHttp ? [client.allowInsecureRequests] : []),
+        ],
         timeout: 10,
       })
       .catch((error: unknown) => {
@@ -203,6 +209,7 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
         throw new SignInRefusal('state', 'This sign-in answer does not belong to the sign-in started in this browser.');
       const cfg = await configuration();
       let claims: client.IDToken | undefined;
+      let profile: Record<string, unknown>;
       try {
         const tokens = await client.authorizationCodeGrant(cfg, callbackUrl, {
           pkceCodeVerifier: transaction.codeVerifier,
@@ -211,16 +218,21 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
           idTokenExpected: true,
         });
         claims = tokens.claims();
+        if (!claims) throw new SignInRefusal('token', 'The provider sent no ID token.');
+        profile = claims;
+        // Providers that keep the email out of the ID token (oidc-provider's default, some Keycloak set-ups) give it
+        // at the userinfo endpoint, for the same subject (openid-client checks that `sub` matches).
+        if (claims.email === undefined || claims.email_verified === undefined)
+          profile = { ...(await client.fetchUserInfo(cfg, tokens.access_token, claims.sub)), ...claims };
       } catch (error) {
         throw refusalOf(error);
       }
-      if (!claims) throw new SignInRefusal('token', 'The provider sent no ID token.');
-      if (claims.email_verified !== true)
+      if (profile.email_verified !== true)
         throw new SignInRefusal(
           'unverified_email',
           `${settings.providerName} does not say that your email address is verified, so it cannot sign you in here. Verify it with ${settings.providerName} first.`,
         );
-      const email = typeof claims.email === 'string' ? normalizeEmail(claims.email) : '';
+      const email = typeof profile.email === 'string' ? normalizeEmail(profile.email) : '';
       if (email.length > 320 || !EMAIL.test(email) || email.includes('\u0000'))
         throw new SignInRefusal('unverified_email', `${settings.providerName} sent no usable email address.`);
       const domain = email.slice(email.lastIndexOf('@') + 1);

@@ -21,20 +21,20 @@ import { clientAddressKey } from '../client-address.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
 
-export const RECOVERY_CODE_COUNT = 10;
+const RECOVERY_CODE_COUNT = 10;
 const WINDOW_MS = 15 * 60_000;
 const PERIOD_SECONDS = 30;
 /** 31 letters and digits, without the look-alikes i, l, o, 0 and 1. */
 const CODE_LETTERS = 'abcdefghjkmnpqrstuvwxyz23456789';
 
-export interface TwoFactorStatus {
+interface TwoFactorStatus {
   /** A confirmed second factor. */
   enabled: boolean;
   /** Recovery codes not yet used. */
   recoveryCodesLeft: number;
 }
 
-export interface Enrolment {
+interface Enrolment {
   /** Base32, for typing into an app. */
   secret: string;
   /** `otpauth://totp/…`, for the QR code. */

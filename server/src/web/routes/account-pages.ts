@@ -108,8 +108,10 @@ export function accountPages(router: Router, kit: PageKit): void {
       const viaProvider = sessions.read(req)?.factors === 'oidc';
       sessions.end(req, res);
       // Signed in with the provider: its own session ends too, where it offers RP-initiated logout.
-      const logout = v.user && viaProvider ? await providerLogout(kit, baseUrlOf(req, settings.publicBaseUrl)) : null;
-      res.redirect(303, logout ?? '/');
+      const base = baseUrlOf(req, settings.publicBaseUrl);
+      const logout = v.user && viaProvider ? await providerLogout(kit, base, { ...v.viewer, user: null }) : null;
+      if (logout) return kit.send(res, 200, logout);
+      res.redirect(303, '/');
     }),
   );
 

@@ -12,8 +12,10 @@ import { field } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
 import { safeNext } from '../security.js';
 import { createSignInSteps } from '../sign-in-steps.js';
+import { providerStepPage } from '../views/accounts.js';
+import type { Viewer } from '../views/layout.js';
 
-export const OIDC_CALLBACK_PATH = '/users/oidc/callback';
+const OIDC_CALLBACK_PATH = '/users/oidc/callback';
 
 /** What a refusal answers: the person's mistake or their provider's (403), or an answer that is not right (400). */
 function refusalPage(refusal: SignInRefusal): PageError {
@@ -44,7 +46,8 @@ export function oidcPages(router: Router, kit: PageKit): void {
         throw error;
       }
       steps.startSso(req, res, { ...started.transaction, next });
-      res.redirect(303, started.url);
+      const name = sso().providerName;
+      kit.send(res, 200, providerStepPage(v.viewer, `Sign in with ${name}`, name, started.url));
     }),
   );
 
@@ -73,8 +76,9 @@ export function oidcPages(router: Router, kit: PageKit): void {
   );
 }
 
-/** Where sign-out sends a session signed in with the provider: its logout page (RP-initiated), or null. */
-export async function providerLogout(kit: PageKit, base: string): Promise<string | null> {
+/** The page sign-out answers a session signed in with the provider: a step to its logout (RP-initiated), or null. */
+export async function providerLogout(kit: PageKit, base: string, viewer: Viewer): Promise<string | null> {
   const service = kit.core.web?.singleSignOn;
-  return service ? service.logoutUrl(`${base}/`) : null;
+  const url = service ? await service.logoutUrl(`${base}/`) : null;
+  return service && url ? providerStepPage(viewer, 'Signing out', service.providerName, url) : null;
 }

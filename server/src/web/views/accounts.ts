@@ -106,3 +106,18 @@ ${fresh}
 </div>`,
   });
 }
+
+/**
+ * A step to the single sign-on provider (sign-in, or its logout): a refresh to its URL, with a link for browsers that
+ * do not follow it. A redirect would not do: the pages' CSP (`form-action 'self'`) forbids a form post to be
+ * redirected to another site.
+ */
+export function providerStepPage(viewer: Viewer, title: string, provider: string, url: string): string {
+  return page({
+    title,
+    viewer,
+    head: html`<meta http-equiv="refresh" content="0;url=${url}">`,
+    body: html`<h1>${title}</h1>
+<p>Taking you to ${provider}… <a href="${url}" id="provider-link">Continue</a> if nothing happens.</p>`,
+  });
+}
