@@ -368,7 +368,7 @@ describe('sign-in settings (issue 25)', () => {
   it('reads the provider, its client and who may sign in', () => {
     const s = loadSettings({ ...oidc, PWPUSH_OIDC_ALLOWED_DOMAINS: 'Example.org, @example.com,,example.org' });
     expect(s.oidc).toEqual({
-      issuer: 'https://id.example.org/realms/main',
+      issuer: 'https://id.example.org/realms/main/',
       clientId: 'secret-push',
       clientSecret: 'client-secret-value',
       allowedDomains: ['example.org', 'example.com'],
@@ -406,7 +406,7 @@ describe('sign-in settings (issue 25)', () => {
     expect(
       loadSettings({ ...oidc, PWPUSH_OIDC_ISSUER: 'http://127.0.0.1:9000', PWPUSH_OIDC_ALLOW_HTTP: 'true' }).oidc!
         .issuer,
-    ).toBe('http://127.0.0.1:9000');
+    ).toBe('http://127.0.0.1:9000/');
     const production = error({
       ...oidc,
       PWPUSH_ENV: 'production',

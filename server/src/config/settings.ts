@@ -746,7 +746,10 @@ function oidcSettings(env: NodeJS.ProcessEnv, appEnv: Settings['env']): OidcSett
       "PWPUSH_OIDC_ALLOW_HTTP is refused in production: use the provider's https:// issuer",
     );
   }
-  const issuer = httpUrl(env, 'PWPUSH_OIDC_ISSUER')!;
+  httpUrl(env, 'PWPUSH_OIDC_ISSUER');
+  // Kept as written (a trailing slash included, as authentik's issuers have): discovery compares it with the
+  // provider's `issuer` exactly.
+  const issuer = new URL(issuerText).href;
   if (!issuer.startsWith('https://') && !allowHttp) {
     throw new SettingsError(
       'PWPUSH_OIDC_ISSUER',

@@ -191,6 +191,14 @@ describe('single sign-on with a real OpenID provider', () => {
     await other.page.goto(callbacks[0]!);
     expect(await refusal(other.page)).toMatch(/already used|not started in this browser/);
     expect(await hasSession(other.context)).toBe(false);
+
+    // The log has the callback's route, never its code, its state, the client secret or the token.
+    const log = app.logs.join('\n');
+    expect(log).toContain('/users/oidc/callback');
+    const answer = new URL(callbacks[0]!).searchParams;
+    for (const secret of [answer.get('code')!, answer.get('state')!, CLIENT_SECRET, token]) {
+      expect(log).not.toContain(secret);
+    }
   });
 
   it('signs alice in again as the same account (linked by subject)', async () => {
