@@ -13,6 +13,8 @@ import type { Pool } from 'pg';
 import type { Push, VersionReport } from '@secret-push/sdk/generated';
 import { versionReport as reportOf } from '@secret-push/rules';
 import { createAccountService, type AccountService } from './account/account-service.js';
+import { createSingleSignOn, type SingleSignOn } from './account/single-sign-on.js';
+import { createTwoFactorService, type TwoFactorService } from './account/two-factor.js';
 import { repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
 import { verifyMasterKeys } from './crypto/key-check.js';
@@ -33,6 +35,10 @@ export type { AuditEntry, Push, PushInput, PushOwner, VersionReport } from '@sec
 /** Read-only queries and accounts for the web pages. */
 export interface WebServices {
   accounts: AccountService;
+  /** The second factor of password accounts (TOTP and recovery codes). */
+  twoFactor: TwoFactorService;
+  /** Single sign-on with the OpenID Connect provider of PWPUSH_OIDC_*, or null when none is set. */
+  singleSignOn: SingleSignOn | null;
   /** A push's record without its secret (a page GET must consume nothing): see PushService.state. */
   pushState(urlToken: string, ctx: RequestContext): Promise<Push | null>;
 }
@@ -145,16 +151,22 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const repository = createPushRepository(db);
   const pushes = guarded(createPushService({ repository, settings, keyring }));
   const accounts = guarded(createAccountService(orm, db, settings));
+  const twoFactor = guarded(createTwoFactorService(db, keyring, settings));
+  const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db)) : null;
+  const forgetLoginAttempts = async (now: Date) => {
+    await accounts.forgetAttempts(now);
+    await twoFactor.forgetAttempts(now);
+  };
   const report = versionReport(settings);
   const sweeper = startSweeper(settings, opts, (now) =>
-    runSweep({ pushes: repository, forgetLoginAttempts: accounts.forgetAttempts, settings }, now),
+    runSweep({ pushes: repository, forgetLoginAttempts, settings }, now),
   );
 
   return {
     settings,
     pushes,
     users: guarded(createUserService(orm, db)),
-    web: { accounts, pushState: pushes.state },
+    web: { accounts, twoFactor, singleSignOn, pushState: pushes.state },
     version: () => structuredClone(report),
     ping: () => guard(async () => void (await db.query(PING, {}))),
     sweep: async (now?: Date) => {

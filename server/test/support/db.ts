@@ -115,6 +115,8 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     metricsToken: null,
     corsOrigins: [],
     corsV1Create: true,
+    oidc: null,
+    require2fa: false,
     ...overrides,
   };
 }
