@@ -41,6 +41,10 @@ export const ERRORS = {
     status: 409,
     message: 'This push is end-to-end encrypted: open its link (with the key after #) in a browser.',
   },
+  /** A second answer to a request (nothing stored). */
+  request_answered: { status: 409, message: 'This request has already been answered; nothing was stored.' },
+  /** An answer to a revoked or expired request (nothing stored). */
+  request_closed: { status: 410, message: 'This request is closed; nothing was stored.' },
   payload_too_large: { status: 413, message: 'The request body is larger than this instance accepts.' },
   /** The web pages' JSON steps only (never the API, whose decisions allow no 415: it answers unsupported_media_type). */
   body_not_json: { status: 415, message: 'This step takes a JSON body.' },

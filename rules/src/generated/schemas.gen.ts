@@ -147,6 +147,32 @@ export const ExpireAfterDurationSchema = {
     ]
 } as const;
 
+export const RequestsFeatureSchema = {
+    type: 'object',
+    description: 'Requests (`/api/v2/requests`): ask someone to send you a secret. `enabled` is `PWPUSH_ENABLE_REQUESTS` (default\ntrue); `email_auto_dispatch` says whether the instance mails `notify_emails_to` (false until mail is configured);\n`sealed_answers` lists the sealing schemes (empty when end-to-end encryption is off). pwpush-cli offers its\n`request` command only to an edition that reports `commercial`; this server reports `oss`, and its requests work\nwith any HTTP client (curl, the SDK).\n',
+    required: [
+        'enabled'
+    ],
+    properties: {
+        enabled: {
+            type: 'boolean'
+        },
+        email_auto_dispatch: {
+            type: 'boolean'
+        },
+        sealed_answers: {
+            type: 'array',
+            maxItems: 4,
+            items: {
+                type: 'string',
+                enum: [
+                    'hpke-x25519-sha256-aes256gcm'
+                ]
+            }
+        }
+    }
+} as const;
+
 export const VersionReportSchema = {
     type: 'object',
     description: 'What the instance is and which features it enables.',
@@ -302,8 +328,7 @@ export const VersionReportSchema = {
                     }
                 },
                 requests: {
-                    description: 'The requests API; not part of the open-source edition (always false).',
-                    $ref: '#/components/schemas/Enabled'
+                    $ref: '#/components/schemas/RequestsFeature'
                 },
                 storage_quotas: {
                     type: 'object',
@@ -348,7 +373,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use` (409);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -1268,6 +1293,794 @@ export const AuditLogSchema = {
             maxItems: 50,
             items: {
                 $ref: '#/components/schemas/AuditEntry'
+            }
+        }
+    }
+} as const;
+
+export const RequestPublicKeySchema = {
+    type: 'object',
+    maxProperties: 16,
+    description: 'The requester\'s public key for **sealed answers**, as a JWK (RFC 7517 / RFC 8037): an X25519 key, `x` its 32 bytes\nin base64url without padding. Other JWK members (`key_ops`, `ext`, `kid`, …) are accepted and dropped; the server\nkeeps `kty`, `crv` and `x`. See "Requests" in the API description for how an answer is sealed to it.\n',
+    required: [
+        'kty',
+        'crv',
+        'x'
+    ],
+    properties: {
+        kty: {
+            type: 'string',
+            const: 'OKP'
+        },
+        crv: {
+            type: 'string',
+            const: 'X25519'
+        },
+        x: {
+            type: 'string',
+            minLength: 43,
+            maxLength: 43,
+            pattern: '^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$'
+        }
+    },
+    examples: [
+        {
+            kty: 'OKP',
+            crv: 'X25519',
+            x: '8pAQhC6ncv9k1A4fTEX1n4PJXQ9J1l8e6Ee3PSmqRRI'
+        }
+    ]
+} as const;
+
+export const RequestInputSchema = {
+    type: 'object',
+    maxProperties: 64,
+    description: 'The request to create, as Password Pusher Pro and pwpush-cli (`pwpush request`) send it. Unknown properties are\nignored. `request` (what is asked) may be empty only when `files` attaches something to the ask: 422 on `request`\notherwise.\n\nThe **expiry settings** (`expire_after_duration` | `expire_after_days`, `expire_after_views`, `deletable_by_viewer`,\n`retrieval_step`) are those of the answer: the push made from the answer gets them, with the same rules, defaults,\nbounds and messages as `PushInput`. The lifetime also bounds the request itself: a request not answered within it\nbecomes `expired`.\n\n`notify_emails_to` (addresses separated by commas, at most 10) and `notify_emails_to_locale` are checked and kept;\nwhether mail is sent is `features.requests.email_auto_dispatch`.\n',
+    properties: {
+        request: {
+            type: 'string',
+            maxLength: 10000,
+            description: 'What is asked, shown to the responder (`"Please send the staging database password"`).'
+        },
+        name: {
+            type: 'string',
+            maxLength: 1024,
+            description: 'A label shown to the requester only (also the answer push\'s `name`).'
+        },
+        note: {
+            type: 'string',
+            maxLength: 10000,
+            description: 'A note shown to the requester only (also the answer push\'s `note`).'
+        },
+        files: {
+            type: 'array',
+            maxItems: 5,
+            description: 'Files attached to the ask, for context (a form to fill in, a template): at most 5, each at most 1 MiB\n(1,048,576 bytes) after decoding or the instance\'s file limit if lower; 422 on `files` otherwise. The responder\nsees them with the ask. As multipart, one `request[files][]` part per file.\n',
+            items: {
+                $ref: '#/components/schemas/FileUpload'
+            }
+        },
+        expire_after_days: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 90,
+            description: 'As `PushInput.expire_after_days`.'
+        },
+        expire_after_duration: {
+            $ref: '#/components/schemas/ExpireAfterDuration',
+            description: 'As `PushInput.expire_after_duration` (sent by pwpush-cli for 1–7, 14, 21, 30, 60 or 90 days).'
+        },
+        expire_after_views: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 100,
+            description: 'As `PushInput.expire_after_views`, for the views of the answer push.'
+        },
+        deletable_by_viewer: {
+            type: 'boolean',
+            description: 'As `PushInput.deletable_by_viewer`, for the answer push.'
+        },
+        retrieval_step: {
+            type: 'boolean',
+            description: 'As `PushInput.retrieval_step`, for the answer push.'
+        },
+        notify_emails_to: {
+            type: 'string',
+            maxLength: 2048,
+            description: 'Addresses to notify of the request\'s moves, separated by commas (at most 10); 422 on a malformed one.'
+        },
+        notify_emails_to_locale: {
+            type: 'string',
+            maxLength: 16,
+            pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$',
+            description: 'The language of those emails (`en`, `es`, `pt-BR`, …).'
+        },
+        public_key: {
+            description: 'Set to ask for a **sealed** answer: the responder\'s client seals the answer to this key before it leaves the\nbrowser, and only the holder of the private key opens it. Needs `features.pushes.client_encryption.enabled`\n(422 on `public_key` otherwise). JSON bodies only.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/RequestPublicKey'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const CreateRequestRequestSchema = {
+    type: 'object',
+    maxProperties: 64,
+    description: 'The body of `createRequest`. A body that is not an object, or has no `request` object, answers 400. Other top-level\nkeys (pwpush-cli\'s `account_id`) are ignored.\n',
+    required: [
+        'request'
+    ],
+    properties: {
+        request: {
+            $ref: '#/components/schemas/RequestInput'
+        }
+    }
+} as const;
+
+export const CreateRequestFormSchema = {
+    type: 'object',
+    maxProperties: 64,
+    description: '`createRequest` as `multipart/form-data` (what `pwpush request --attach-file` sends) or\n`application/x-www-form-urlencoded`: the fields of `RequestInput` named `request[<field>]`, read by the rules of\n`CreatePushUrlencoded` (integers from digits, booleans from `True`/`False`/`true`/`1`/…, empty = not given), plus, in\nmultipart only, one `request[files][]` part per attached file (as `CreatePushMultipart` reads `push[files][]`).\nNo `request[…]` field at all → 400 `missing_push`.\n',
+    properties: {
+        'request[request]': {
+            type: 'string',
+            maxLength: 10000
+        },
+        'request[name]': {
+            type: 'string',
+            maxLength: 1024
+        },
+        'request[note]': {
+            type: 'string',
+            maxLength: 10000
+        },
+        'request[expire_after_days]': {
+            $ref: '#/components/schemas/FormInteger'
+        },
+        'request[expire_after_duration]': {
+            $ref: '#/components/schemas/FormInteger'
+        },
+        'request[expire_after_views]': {
+            $ref: '#/components/schemas/FormInteger'
+        },
+        'request[deletable_by_viewer]': {
+            $ref: '#/components/schemas/FormBoolean'
+        },
+        'request[retrieval_step]': {
+            $ref: '#/components/schemas/FormBoolean'
+        },
+        'request[notify_emails_to]': {
+            type: 'string',
+            maxLength: 2048
+        },
+        'request[notify_emails_to_locale]': {
+            type: 'string',
+            maxLength: 16
+        },
+        'request[files][]': {
+            type: 'array',
+            maxItems: 5,
+            description: 'One file part per attached file.',
+            items: {
+                type: 'string',
+                maxLength: 1048576,
+                contentMediaType: 'application/octet-stream'
+            }
+        }
+    }
+} as const;
+
+export const RequestStateSchema = {
+    type: 'string',
+    description: 'Where a request is in its life: `pending` (open for one answer) → `fulfilled` (answered: the answer is a push owned\nby the requester) → `collected` (that push was retrieved for the first time); or `pending` → `expired` (its time ran\nout unanswered) | `revoked` (the requester withdrew it). Every move is an entry of the request\'s audit log.\n',
+    enum: [
+        'pending',
+        'fulfilled',
+        'collected',
+        'expired',
+        'revoked'
+    ]
+} as const;
+
+export const RequestAttachmentSchema = {
+    type: 'object',
+    description: 'A file attached to the ask, as the responder and the requester see it (bytes inline, base64).',
+    required: [
+        'filename',
+        'content_type',
+        'size',
+        'content'
+    ],
+    properties: {
+        filename: {
+            type: 'string',
+            maxLength: 255
+        },
+        content_type: {
+            type: 'string',
+            maxLength: 255
+        },
+        size: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 1048576
+        },
+        content: {
+            type: 'string',
+            contentEncoding: 'base64',
+            maxLength: 1398104
+        }
+    }
+} as const;
+
+export const RequestSealingSchema = {
+    type: 'object',
+    description: 'How an answer to this request must be sealed (null: an ordinary answer). `scheme` names the HPKE suite of\n"Requests, sealed answers" in the API description; `public_key` is the requester\'s key.\n',
+    required: [
+        'scheme',
+        'version',
+        'public_key'
+    ],
+    properties: {
+        scheme: {
+            type: 'string',
+            enum: [
+                'hpke-x25519-sha256-aes256gcm'
+            ]
+        },
+        version: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 1,
+            enum: [
+                1
+            ]
+        },
+        public_key: {
+            $ref: '#/components/schemas/RequestPublicKey'
+        }
+    }
+} as const;
+
+export const SealedKeySchema = {
+    type: 'string',
+    minLength: 112,
+    maxLength: 112,
+    pattern: '^sph1\\.[A-Za-z0-9_-]{106}[AEIMQUYcgkosw048]$',
+    description: 'A content key sealed to the requester\'s public key: `sph1.` followed by base64url without padding of HPKE\'s `enc`\n(32 bytes) ‖ the sealed 32-byte key with its 16-byte tag (80 bytes in all). See "Requests, sealed answers".\n'
+} as const;
+
+export const RequestAnswerLinkSchema = {
+    type: 'object',
+    description: 'The answer of a fulfilled request, for its requester only: the push it made (owned by the requester; retrieve it\nwith `getPush`, which moves the request to `collected`), and for a sealed answer the key sealed to the requester\'s\npublic key.\n',
+    required: [
+        'url_token',
+        'html_url',
+        'sealed_key'
+    ],
+    properties: {
+        url_token: {
+            type: 'string',
+            maxLength: 64
+        },
+        html_url: {
+            type: 'string',
+            format: 'uri',
+            maxLength: 2048
+        },
+        sealed_key: {
+            description: 'The sealed key (`sph1.` envelope) of a sealed answer; null for an ordinary one.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/SealedKey'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const RequestOwnerSchema = {
+    type: 'object',
+    description: 'The requester\'s view of a request, all of it: its state and, once answered, the answer\'s push.',
+    required: [
+        'audience',
+        'url_token',
+        'html_url',
+        'json_url',
+        'state',
+        'request',
+        'name',
+        'note',
+        'files',
+        'expire_after_days',
+        'expire_after_seconds',
+        'expire_after_views',
+        'deletable_by_viewer',
+        'retrieval_step',
+        'notify_emails_to',
+        'notify_emails_to_locale',
+        'sealing',
+        'answer',
+        'created_at',
+        'expires_at',
+        'fulfilled_at',
+        'collected_at',
+        'closed_at'
+    ],
+    properties: {
+        audience: {
+            type: 'string',
+            const: 'owner'
+        },
+        url_token: {
+            type: 'string',
+            maxLength: 64,
+            examples: [
+                'r4hx7mbk2hzt5nrc4wjy6dpe'
+            ]
+        },
+        html_url: {
+            type: 'string',
+            format: 'uri',
+            maxLength: 2048,
+            description: 'The page where the responder answers (`{base}/r/{url_token}`). Send this link to the responder.'
+        },
+        json_url: {
+            type: 'string',
+            format: 'uri',
+            maxLength: 2048
+        },
+        state: {
+            $ref: '#/components/schemas/RequestState'
+        },
+        request: {
+            type: 'string',
+            maxLength: 10000,
+            description: 'What is asked.'
+        },
+        name: {
+            type: 'string',
+            maxLength: 1024
+        },
+        note: {
+            type: 'string',
+            maxLength: 10000
+        },
+        files: {
+            type: 'array',
+            maxItems: 5,
+            items: {
+                $ref: '#/components/schemas/RequestAttachment'
+            }
+        },
+        expire_after_days: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 90
+        },
+        expire_after_duration: {
+            description: 'The duration asked (0..17), null when the lifetime was given in days.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ExpireAfterDuration'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        expire_after_seconds: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 900,
+            maximum: 7776000
+        },
+        expire_after_views: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 100
+        },
+        deletable_by_viewer: {
+            type: 'boolean'
+        },
+        retrieval_step: {
+            type: 'boolean'
+        },
+        notify_emails_to: {
+            type: 'string',
+            maxLength: 2048
+        },
+        notify_emails_to_locale: {
+            type: 'string',
+            maxLength: 16
+        },
+        sealing: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/RequestSealing'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        answer: {
+            description: 'The answer\'s push once fulfilled (null while pending, and for a request closed unanswered).',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/RequestAnswerLink'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        created_at: {
+            $ref: '#/components/schemas/Timestamp'
+        },
+        expires_at: {
+            $ref: '#/components/schemas/Timestamp'
+        },
+        fulfilled_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Timestamp'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        collected_at: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Timestamp'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        closed_at: {
+            description: 'When it became `expired` or `revoked`; null otherwise.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Timestamp'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const RequestListSchema = {
+    type: 'array',
+    description: 'One page of the caller\'s requests, newest first, 50 per page; `[]` past the last page.',
+    maxItems: 50,
+    items: {
+        $ref: '#/components/schemas/RequestOwner'
+    }
+} as const;
+
+export const RequestAllowedSchema = {
+    type: 'object',
+    description: 'What an answer may hold on this instance (the responder\'s client checks before sending).',
+    required: [
+        'kinds',
+        'payload_max_length',
+        'file_max_bytes',
+        'file_max_count'
+    ],
+    properties: {
+        kinds: {
+            type: 'array',
+            maxItems: 4,
+            items: {
+                $ref: '#/components/schemas/PushKind'
+            }
+        },
+        payload_max_length: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 1048576
+        },
+        file_max_bytes: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 10485760
+        },
+        file_max_count: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 0,
+            maximum: 10
+        }
+    }
+} as const;
+
+export const RequestViewSchema = {
+    type: 'object',
+    description: 'What a responder (anyone but the requester) sees of a request: only what is needed to answer it. No name, no note,\nno notification addresses, nothing of an answer.\n',
+    required: [
+        'audience',
+        'url_token',
+        'html_url',
+        'request',
+        'files',
+        'open',
+        'state',
+        'sealing',
+        'allowed',
+        'expires_at'
+    ],
+    properties: {
+        audience: {
+            type: 'string',
+            const: 'responder'
+        },
+        url_token: {
+            type: 'string',
+            maxLength: 64
+        },
+        html_url: {
+            type: 'string',
+            format: 'uri',
+            maxLength: 2048,
+            description: 'The page where the responder answers.'
+        },
+        request: {
+            type: 'string',
+            maxLength: 10000,
+            description: 'What is asked (erased, `""`, once the request is no longer open).'
+        },
+        files: {
+            type: 'array',
+            maxItems: 5,
+            description: 'The files attached to the ask (`[]` once the request is no longer open).',
+            items: {
+                $ref: '#/components/schemas/RequestAttachment'
+            }
+        },
+        open: {
+            type: 'boolean',
+            description: 'Whether an answer is still taken (`state` is `pending`).'
+        },
+        state: {
+            $ref: '#/components/schemas/RequestState'
+        },
+        sealing: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/RequestSealing'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        allowed: {
+            $ref: '#/components/schemas/RequestAllowed'
+        },
+        expires_at: {
+            $ref: '#/components/schemas/Timestamp'
+        }
+    }
+} as const;
+
+export const RequestRecordSchema = {
+    description: 'A request as `getRequest` answers it, by `audience`, the requester\'s full view or the responder\'s.',
+    oneOf: [
+        {
+            $ref: '#/components/schemas/RequestOwner'
+        },
+        {
+            $ref: '#/components/schemas/RequestView'
+        }
+    ]
+} as const;
+
+export const RequestPreviewSchema = {
+    type: 'object',
+    description: 'The request\'s answer page, for its requester to send to the responder (what pwpush-cli prints).',
+    required: [
+        'url'
+    ],
+    properties: {
+        url: {
+            type: 'string',
+            maxLength: 2048,
+            format: 'uri',
+            examples: [
+                'https://pwpush.example.org/r/r4hx7mbk2hzt5nrc4wjy6dpe'
+            ]
+        }
+    }
+} as const;
+
+export const RequestAnswerInputSchema = {
+    type: 'object',
+    maxProperties: 64,
+    description: 'The answer: what a push create takes for its secret (`payload` and/or `files`, `kind`, an optional `passphrase`),\nunder the rules and messages of `PushInput`. The expiry settings, `name` and `note` come from the request (such\nfields sent here are ignored). For a sealed request, `client_encryption` and envelopes as for an end-to-end push,\nplus `sealed_key` beside `push` in the body.\n',
+    properties: {
+        payload: {
+            type: 'string',
+            maxLength: 1048576
+        },
+        files: {
+            type: 'array',
+            maxItems: 10,
+            items: {
+                $ref: '#/components/schemas/FileUpload'
+            }
+        },
+        kind: {
+            $ref: '#/components/schemas/PushKind'
+        },
+        passphrase: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 1024
+        },
+        client_encryption: {
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/ClientEncryption'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const RespondToRequestRequestSchema = {
+    type: 'object',
+    maxProperties: 64,
+    description: 'The body of `respondToRequest`; `sealed_key` is required for a sealed request and refused otherwise.',
+    required: [
+        'push'
+    ],
+    properties: {
+        push: {
+            $ref: '#/components/schemas/RequestAnswerInput'
+        },
+        sealed_key: {
+            $ref: '#/components/schemas/SealedKey'
+        }
+    }
+} as const;
+
+export const RespondToRequestFormSchema = {
+    type: 'object',
+    maxProperties: 64,
+    description: '`respondToRequest` as a form (the answer page without scripts, or a client uploading files): `push[payload]`,\n`push[kind]`, `push[passphrase]`, and in multipart one `push[files][]` part per file, read as `createPush` reads its\nforms. A sealed request cannot be answered by a form (422 on `sealed_key`).\n',
+    properties: {
+        'push[payload]': {
+            type: 'string',
+            maxLength: 1048576
+        },
+        'push[kind]': {
+            type: 'string',
+            enum: [
+                'text',
+                'file',
+                'url',
+                'qr',
+                ''
+            ]
+        },
+        'push[passphrase]': {
+            type: 'string',
+            maxLength: 1024
+        },
+        'push[files][]': {
+            type: 'array',
+            maxItems: 10,
+            items: {
+                type: 'string',
+                maxLength: 10485760,
+                contentMediaType: 'application/octet-stream'
+            }
+        }
+    }
+} as const;
+
+export const RequestReceiptSchema = {
+    type: 'object',
+    description: 'What the responder gets for an answer. It opens nothing (the answer\'s push is the requester\'s only).',
+    required: [
+        'url_token',
+        'state',
+        'fulfilled_at'
+    ],
+    properties: {
+        url_token: {
+            type: 'string',
+            maxLength: 64,
+            description: 'The request\'s token (not the answer\'s).'
+        },
+        state: {
+            type: 'string',
+            const: 'fulfilled'
+        },
+        fulfilled_at: {
+            $ref: '#/components/schemas/Timestamp'
+        }
+    }
+} as const;
+
+export const RequestAuditEntrySchema = {
+    type: 'object',
+    description: 'One move of a request, in its audit log.',
+    required: [
+        'kind',
+        'ip',
+        'user_agent',
+        'referrer',
+        'created_at'
+    ],
+    properties: {
+        kind: {
+            type: 'string',
+            description: '`creation`; `fulfilled` (answered; the address is the responder\'s); `collected` (the answer\'s push retrieved the\nfirst time); `expired` (its time ran out unanswered); `revoked` (withdrawn by the requester).\n',
+            enum: [
+                'creation',
+                'fulfilled',
+                'collected',
+                'expired',
+                'revoked'
+            ]
+        },
+        ip: {
+            type: 'string',
+            maxLength: 64
+        },
+        user_agent: {
+            type: 'string',
+            maxLength: 255
+        },
+        referrer: {
+            type: 'string',
+            maxLength: 255
+        },
+        created_at: {
+            $ref: '#/components/schemas/Timestamp'
+        }
+    }
+} as const;
+
+export const RequestAuditLogSchema = {
+    type: 'object',
+    description: 'One page of a request\'s audit log, oldest first, 50 per page.',
+    required: [
+        'logs'
+    ],
+    properties: {
+        logs: {
+            type: 'array',
+            maxItems: 50,
+            items: {
+                $ref: '#/components/schemas/RequestAuditEntry'
             }
         }
     }

@@ -65,6 +65,20 @@ export type ClientEncryptionFeature = unknown & {
 export type ExpireAfterDuration = number;
 
 /**
+ * Requests (`/api/v2/requests`): ask someone to send you a secret. `enabled` is `PWPUSH_ENABLE_REQUESTS` (default
+ * true); `email_auto_dispatch` says whether the instance mails `notify_emails_to` (false until mail is configured);
+ * `sealed_answers` lists the sealing schemes (empty when end-to-end encryption is off). pwpush-cli offers its
+ * `request` command only to an edition that reports `commercial`; this server reports `oss`, and its requests work
+ * with any HTTP client (curl, the SDK).
+ *
+ */
+export type RequestsFeature = {
+    enabled: boolean;
+    email_auto_dispatch?: boolean;
+    sealed_answers?: Array<'hpke-x25519-sha256-aes256gcm'>;
+};
+
+/**
  * What the instance is and which features it enables.
  */
 export type VersionReport = {
@@ -161,10 +175,7 @@ export type VersionReport = {
                 values: Array<ExpireAfterDuration>;
             };
         };
-        /**
-         * The requests API; not part of the open-source edition (always false).
-         */
-        requests: Enabled;
+        requests: RequestsFeature;
         /**
          * The storage quotas of this instance (separate from the request limit): what a create may store before it
          * answers 429 `storage_quota_exceeded`. Each is `null` when the instance turns it off. Absent (older servers,
@@ -188,7 +199,7 @@ export type VersionReport = {
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use` (409);
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -712,6 +723,347 @@ export type AuditLog = {
 };
 
 /**
+ * The requester's public key for **sealed answers**, as a JWK (RFC 7517 / RFC 8037): an X25519 key, `x` its 32 bytes
+ * in base64url without padding. Other JWK members (`key_ops`, `ext`, `kid`, …) are accepted and dropped; the server
+ * keeps `kty`, `crv` and `x`. See "Requests" in the API description for how an answer is sealed to it.
+ *
+ */
+export type RequestPublicKey = {
+    kty: 'OKP';
+    crv: 'X25519';
+    x: string;
+};
+
+/**
+ * The request to create, as Password Pusher Pro and pwpush-cli (`pwpush request`) send it. Unknown properties are
+ * ignored. `request` (what is asked) may be empty only when `files` attaches something to the ask: 422 on `request`
+ * otherwise.
+ *
+ * The **expiry settings** (`expire_after_duration` | `expire_after_days`, `expire_after_views`, `deletable_by_viewer`,
+ * `retrieval_step`) are those of the answer: the push made from the answer gets them, with the same rules, defaults,
+ * bounds and messages as `PushInput`. The lifetime also bounds the request itself: a request not answered within it
+ * becomes `expired`.
+ *
+ * `notify_emails_to` (addresses separated by commas, at most 10) and `notify_emails_to_locale` are checked and kept;
+ * whether mail is sent is `features.requests.email_auto_dispatch`.
+ *
+ */
+export type RequestInput = {
+    /**
+     * What is asked, shown to the responder (`"Please send the staging database password"`).
+     */
+    request?: string;
+    /**
+     * A label shown to the requester only (also the answer push's `name`).
+     */
+    name?: string;
+    /**
+     * A note shown to the requester only (also the answer push's `note`).
+     */
+    note?: string;
+    /**
+     * Files attached to the ask, for context (a form to fill in, a template): at most 5, each at most 1 MiB
+     * (1,048,576 bytes) after decoding or the instance's file limit if lower; 422 on `files` otherwise. The responder
+     * sees them with the ask. As multipart, one `request[files][]` part per file.
+     *
+     */
+    files?: Array<FileUpload>;
+    /**
+     * As `PushInput.expire_after_days`.
+     */
+    expire_after_days?: number;
+    /**
+     * As `PushInput.expire_after_duration` (sent by pwpush-cli for 1–7, 14, 21, 30, 60 or 90 days).
+     */
+    expire_after_duration?: ExpireAfterDuration;
+    /**
+     * As `PushInput.expire_after_views`, for the views of the answer push.
+     */
+    expire_after_views?: number;
+    /**
+     * As `PushInput.deletable_by_viewer`, for the answer push.
+     */
+    deletable_by_viewer?: boolean;
+    /**
+     * As `PushInput.retrieval_step`, for the answer push.
+     */
+    retrieval_step?: boolean;
+    /**
+     * Addresses to notify of the request's moves, separated by commas (at most 10); 422 on a malformed one.
+     */
+    notify_emails_to?: string;
+    /**
+     * The language of those emails (`en`, `es`, `pt-BR`, …).
+     */
+    notify_emails_to_locale?: string;
+    /**
+     * Set to ask for a **sealed** answer: the responder's client seals the answer to this key before it leaves the
+     * browser, and only the holder of the private key opens it. Needs `features.pushes.client_encryption.enabled`
+     * (422 on `public_key` otherwise). JSON bodies only.
+     *
+     */
+    public_key?: RequestPublicKey | null;
+};
+
+/**
+ * The body of `createRequest`. A body that is not an object, or has no `request` object, answers 400. Other top-level
+ * keys (pwpush-cli's `account_id`) are ignored.
+ *
+ */
+export type CreateRequestRequest = {
+    request: RequestInput;
+};
+
+/**
+ * `createRequest` as `multipart/form-data` (what `pwpush request --attach-file` sends) or
+ * `application/x-www-form-urlencoded`: the fields of `RequestInput` named `request[<field>]`, read by the rules of
+ * `CreatePushUrlencoded` (integers from digits, booleans from `True`/`False`/`true`/`1`/…, empty = not given), plus, in
+ * multipart only, one `request[files][]` part per attached file (as `CreatePushMultipart` reads `push[files][]`).
+ * No `request[…]` field at all → 400 `missing_push`.
+ *
+ */
+export type CreateRequestForm = {
+    'request[request]'?: string;
+    'request[name]'?: string;
+    'request[note]'?: string;
+    'request[expire_after_days]'?: FormInteger;
+    'request[expire_after_duration]'?: FormInteger;
+    'request[expire_after_views]'?: FormInteger;
+    'request[deletable_by_viewer]'?: FormBoolean;
+    'request[retrieval_step]'?: FormBoolean;
+    'request[notify_emails_to]'?: string;
+    'request[notify_emails_to_locale]'?: string;
+    /**
+     * One file part per attached file.
+     */
+    'request[files][]'?: Array<Blob | File>;
+};
+
+/**
+ * Where a request is in its life: `pending` (open for one answer) → `fulfilled` (answered: the answer is a push owned
+ * by the requester) → `collected` (that push was retrieved for the first time); or `pending` → `expired` (its time ran
+ * out unanswered) | `revoked` (the requester withdrew it). Every move is an entry of the request's audit log.
+ *
+ */
+export type RequestState = 'pending' | 'fulfilled' | 'collected' | 'expired' | 'revoked';
+
+/**
+ * A file attached to the ask, as the responder and the requester see it (bytes inline, base64).
+ */
+export type RequestAttachment = {
+    filename: string;
+    content_type: string;
+    size: number;
+    content: string;
+};
+
+/**
+ * How an answer to this request must be sealed (null: an ordinary answer). `scheme` names the HPKE suite of
+ * "Requests, sealed answers" in the API description; `public_key` is the requester's key.
+ *
+ */
+export type RequestSealing = {
+    scheme: 'hpke-x25519-sha256-aes256gcm';
+    version: 1;
+    public_key: RequestPublicKey;
+};
+
+/**
+ * A content key sealed to the requester's public key: `sph1.` followed by base64url without padding of HPKE's `enc`
+ * (32 bytes) ‖ the sealed 32-byte key with its 16-byte tag (80 bytes in all). See "Requests, sealed answers".
+ *
+ */
+export type SealedKey = string;
+
+/**
+ * The answer of a fulfilled request, for its requester only: the push it made (owned by the requester; retrieve it
+ * with `getPush`, which moves the request to `collected`), and for a sealed answer the key sealed to the requester's
+ * public key.
+ *
+ */
+export type RequestAnswerLink = {
+    url_token: string;
+    html_url: string;
+    /**
+     * The sealed key (`sph1.` envelope) of a sealed answer; null for an ordinary one.
+     */
+    sealed_key: SealedKey | null;
+};
+
+/**
+ * The requester's view of a request, all of it: its state and, once answered, the answer's push.
+ */
+export type RequestOwner = {
+    audience: 'owner';
+    url_token: string;
+    /**
+     * The page where the responder answers (`{base}/r/{url_token}`). Send this link to the responder.
+     */
+    html_url: string;
+    json_url: string;
+    state: RequestState;
+    /**
+     * What is asked.
+     */
+    request: string;
+    name: string;
+    note: string;
+    files: Array<RequestAttachment>;
+    expire_after_days: number;
+    /**
+     * The duration asked (0..17), null when the lifetime was given in days.
+     */
+    expire_after_duration?: ExpireAfterDuration | null;
+    expire_after_seconds: number;
+    expire_after_views: number;
+    deletable_by_viewer: boolean;
+    retrieval_step: boolean;
+    notify_emails_to: string;
+    notify_emails_to_locale: string;
+    sealing: RequestSealing | null;
+    /**
+     * The answer's push once fulfilled (null while pending, and for a request closed unanswered).
+     */
+    answer: RequestAnswerLink | null;
+    created_at: Timestamp;
+    expires_at: Timestamp;
+    fulfilled_at: Timestamp | null;
+    collected_at: Timestamp | null;
+    /**
+     * When it became `expired` or `revoked`; null otherwise.
+     */
+    closed_at: Timestamp | null;
+};
+
+/**
+ * One page of the caller's requests, newest first, 50 per page; `[]` past the last page.
+ */
+export type RequestList = Array<RequestOwner>;
+
+/**
+ * What an answer may hold on this instance (the responder's client checks before sending).
+ */
+export type RequestAllowed = {
+    kinds: Array<PushKind>;
+    payload_max_length: number;
+    file_max_bytes: number;
+    file_max_count: number;
+};
+
+/**
+ * What a responder (anyone but the requester) sees of a request: only what is needed to answer it. No name, no note,
+ * no notification addresses, nothing of an answer.
+ *
+ */
+export type RequestView = {
+    audience: 'responder';
+    url_token: string;
+    /**
+     * The page where the responder answers.
+     */
+    html_url: string;
+    /**
+     * What is asked (erased, `""`, once the request is no longer open).
+     */
+    request: string;
+    /**
+     * The files attached to the ask (`[]` once the request is no longer open).
+     */
+    files: Array<RequestAttachment>;
+    /**
+     * Whether an answer is still taken (`state` is `pending`).
+     */
+    open: boolean;
+    state: RequestState;
+    sealing: RequestSealing | null;
+    allowed: RequestAllowed;
+    expires_at: Timestamp;
+};
+
+/**
+ * A request as `getRequest` answers it, by `audience`, the requester's full view or the responder's.
+ */
+export type RequestRecord = RequestOwner | RequestView;
+
+/**
+ * The request's answer page, for its requester to send to the responder (what pwpush-cli prints).
+ */
+export type RequestPreview = {
+    url: string;
+};
+
+/**
+ * The answer: what a push create takes for its secret (`payload` and/or `files`, `kind`, an optional `passphrase`),
+ * under the rules and messages of `PushInput`. The expiry settings, `name` and `note` come from the request (such
+ * fields sent here are ignored). For a sealed request, `client_encryption` and envelopes as for an end-to-end push,
+ * plus `sealed_key` beside `push` in the body.
+ *
+ */
+export type RequestAnswerInput = {
+    payload?: string;
+    files?: Array<FileUpload>;
+    kind?: PushKind;
+    passphrase?: string;
+    client_encryption?: ClientEncryption | null;
+};
+
+/**
+ * The body of `respondToRequest`; `sealed_key` is required for a sealed request and refused otherwise.
+ */
+export type RespondToRequestRequest = {
+    push: RequestAnswerInput;
+    sealed_key?: SealedKey;
+};
+
+/**
+ * `respondToRequest` as a form (the answer page without scripts, or a client uploading files): `push[payload]`,
+ * `push[kind]`, `push[passphrase]`, and in multipart one `push[files][]` part per file, read as `createPush` reads its
+ * forms. A sealed request cannot be answered by a form (422 on `sealed_key`).
+ *
+ */
+export type RespondToRequestForm = {
+    'push[payload]'?: string;
+    'push[kind]'?: 'text' | 'file' | 'url' | 'qr' | '';
+    'push[passphrase]'?: string;
+    'push[files][]'?: Array<Blob | File>;
+};
+
+/**
+ * What the responder gets for an answer. It opens nothing (the answer's push is the requester's only).
+ */
+export type RequestReceipt = {
+    /**
+     * The request's token (not the answer's).
+     */
+    url_token: string;
+    state: 'fulfilled';
+    fulfilled_at: Timestamp;
+};
+
+/**
+ * One move of a request, in its audit log.
+ */
+export type RequestAuditEntry = {
+    /**
+     * `creation`; `fulfilled` (answered; the address is the responder's); `collected` (the answer's push retrieved the
+     * first time); `expired` (its time ran out unanswered); `revoked` (withdrawn by the requester).
+     *
+     */
+    kind: 'creation' | 'fulfilled' | 'collected' | 'expired' | 'revoked';
+    ip: string;
+    user_agent: string;
+    referrer: string;
+    created_at: Timestamp;
+};
+
+/**
+ * One page of a request's audit log, oldest first, 50 per page.
+ */
+export type RequestAuditLog = {
+    logs: Array<RequestAuditEntry>;
+};
+
+/**
  * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
  * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
  * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
@@ -756,6 +1108,11 @@ export type FileId = string;
  * The signed token (a JWT valid for 5 minutes) carried by the file's `url`.
  */
 export type DownloadToken = string;
+
+/**
+ * The request's `url_token`. Any unknown value answers 404 (`not_found`).
+ */
+export type RequestToken = string;
 
 export type GetVersionData = {
     body?: never;
@@ -1291,3 +1648,471 @@ export type DownloadPushFileResponses = {
 };
 
 export type DownloadPushFileResponse = DownloadPushFileResponses[keyof DownloadPushFileResponses];
+
+export type CreateRequestData = {
+    body: CreateRequestRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v2/requests';
+};
+
+export type CreateRequestErrors = {
+    /**
+     * The body is not JSON (`invalid_json`), is a malformed multipart body (`invalid_form`), does not decode as its `Content-Encoding` says or uses a coding other than gzip, deflate and br (`invalid_encoding`), is sent as a media type other than `application/json`, `multipart/form-data` and `application/x-www-form-urlencoded` (`unsupported_media_type`), or has no `push` object (JSON) or no `push[…]` field (forms) (`missing_push`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * A field of `push` breaks a rule (`validation_failed`): `errors` lists messages per field, and `error` names the first failing field and why (`expire_after_views: must be at most 100`, then ` (and N more)` when there are more), because many clients print only `error`.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type CreateRequestError = CreateRequestErrors[keyof CreateRequestErrors];
+
+export type CreateRequestResponses = {
+    /**
+     * The request was created.
+     */
+    201: RequestOwner;
+};
+
+export type CreateRequestResponse = CreateRequestResponses[keyof CreateRequestResponses];
+
+export type ListActiveRequestsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
+         */
+        page?: number;
+    };
+    url: '/api/v2/requests/active';
+};
+
+export type ListActiveRequestsErrors = {
+    /**
+     * The `page` parameter is not an integer from 1 to 200 (400, `invalid_page`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListActiveRequestsError = ListActiveRequestsErrors[keyof ListActiveRequestsErrors];
+
+export type ListActiveRequestsResponses = {
+    /**
+     * One page of requests.
+     */
+    200: RequestList;
+};
+
+export type ListActiveRequestsResponse = ListActiveRequestsResponses[keyof ListActiveRequestsResponses];
+
+export type ListExpiredRequestsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
+         */
+        page?: number;
+    };
+    url: '/api/v2/requests/expired';
+};
+
+export type ListExpiredRequestsErrors = {
+    /**
+     * The `page` parameter is not an integer from 1 to 200 (400, `invalid_page`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListExpiredRequestsError = ListExpiredRequestsErrors[keyof ListExpiredRequestsErrors];
+
+export type ListExpiredRequestsResponses = {
+    /**
+     * One page of requests.
+     */
+    200: RequestList;
+};
+
+export type ListExpiredRequestsResponse = ListExpiredRequestsResponses[keyof ListExpiredRequestsResponses];
+
+export type RevokeRequestData = {
+    body?: never;
+    path: {
+        /**
+         * The request's `url_token`. Any unknown value answers 404 (`not_found`).
+         */
+        url_token: string;
+    };
+    query?: never;
+    url: '/api/v2/requests/{url_token}';
+};
+
+export type RevokeRequestErrors = {
+    /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push (`forbidden`).
+     */
+    403: ErrorResponse;
+    /**
+     * No request has this `url_token` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type RevokeRequestError = RevokeRequestErrors[keyof RevokeRequestErrors];
+
+export type RevokeRequestResponses = {
+    /**
+     * The request after the revocation.
+     */
+    200: RequestOwner;
+};
+
+export type RevokeRequestResponse = RevokeRequestResponses[keyof RevokeRequestResponses];
+
+export type GetRequestData = {
+    body?: never;
+    path: {
+        /**
+         * The request's `url_token`. Any unknown value answers 404 (`not_found`).
+         */
+        url_token: string;
+    };
+    query?: never;
+    url: '/api/v2/requests/{url_token}';
+};
+
+export type GetRequestErrors = {
+    /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * No request has this `url_token` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type GetRequestError = GetRequestErrors[keyof GetRequestErrors];
+
+export type GetRequestResponses = {
+    /**
+     * The request, as the caller may see it.
+     */
+    200: RequestRecord;
+};
+
+export type GetRequestResponse = GetRequestResponses[keyof GetRequestResponses];
+
+export type PreviewRequestData = {
+    body?: never;
+    path: {
+        /**
+         * The request's `url_token`. Any unknown value answers 404 (`not_found`).
+         */
+        url_token: string;
+    };
+    query?: never;
+    url: '/api/v2/requests/{url_token}/preview';
+};
+
+export type PreviewRequestErrors = {
+    /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push (`forbidden`).
+     */
+    403: ErrorResponse;
+    /**
+     * No request has this `url_token` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type PreviewRequestError = PreviewRequestErrors[keyof PreviewRequestErrors];
+
+export type PreviewRequestResponses = {
+    /**
+     * The link.
+     */
+    200: RequestPreview;
+};
+
+export type PreviewRequestResponse = PreviewRequestResponses[keyof PreviewRequestResponses];
+
+export type RespondToRequestData = {
+    body: RespondToRequestRequest;
+    path: {
+        /**
+         * The request's `url_token`. Any unknown value answers 404 (`not_found`).
+         */
+        url_token: string;
+    };
+    query?: never;
+    url: '/api/v2/requests/{url_token}/response';
+};
+
+export type RespondToRequestErrors = {
+    /**
+     * The body is not JSON (`invalid_json`), is a malformed multipart body (`invalid_form`), does not decode as its `Content-Encoding` says or uses a coding other than gzip, deflate and br (`invalid_encoding`), is sent as a media type other than `application/json`, `multipart/form-data` and `application/x-www-form-urlencoded` (`unsupported_media_type`), or has no `push` object (JSON) or no `push[…]` field (forms) (`missing_push`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * No request has this `url_token` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The request was already answered (`request_answered`); nothing was stored.
+     */
+    409: ErrorResponse;
+    /**
+     * The request was revoked or has expired (`request_closed`); nothing was stored.
+     */
+    410: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * A field of `push` breaks a rule (`validation_failed`): `errors` lists messages per field, and `error` names the first failing field and why (`expire_after_views: must be at most 100`, then ` (and N more)` when there are more), because many clients print only `error`.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address), or the
+     * create would go over its storage quota (`storage_quota_exceeded`: anonymous bytes per address per hour, or the
+     * user's active bytes; the `error` names which, nothing was stored, and `Retry-After` says when the same push fits).
+     *
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type RespondToRequestError = RespondToRequestErrors[keyof RespondToRequestErrors];
+
+export type RespondToRequestResponses = {
+    /**
+     * Answered.
+     */
+    201: RequestReceipt;
+};
+
+export type RespondToRequestResponse = RespondToRequestResponses[keyof RespondToRequestResponses];
+
+export type GetRequestAuditData = {
+    body?: never;
+    path: {
+        /**
+         * The request's `url_token`. Any unknown value answers 404 (`not_found`).
+         */
+        url_token: string;
+    };
+    query?: {
+        /**
+         * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
+         */
+        page?: number;
+    };
+    url: '/api/v2/requests/{url_token}/audit';
+};
+
+export type GetRequestAuditErrors = {
+    /**
+     * The `page` parameter is not an integer from 1 to 200 (400, `invalid_page`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push (`forbidden`).
+     */
+    403: ErrorResponse;
+    /**
+     * No request has this `url_token` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type GetRequestAuditError = GetRequestAuditErrors[keyof GetRequestAuditErrors];
+
+export type GetRequestAuditResponses = {
+    /**
+     * One page of the audit log.
+     */
+    200: RequestAuditLog;
+};
+
+export type GetRequestAuditResponse = GetRequestAuditResponses[keyof GetRequestAuditResponses];

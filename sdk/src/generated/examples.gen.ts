@@ -18,3 +18,11 @@ export function pushKindExample() {
 export function timestampExample() {
     return '2026-11-21T08:00:00.000Z';
 }
+
+export function requestPublicKeyExample() {
+    return {
+        kty: 'OKP',
+        crv: 'X25519',
+        x: '8pAQhC6ncv9k1A4fTEX1n4PJXQ9J1l8e6Ee3PSmqRRI'
+    };
+}

@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListExpiredPushesResponses, PreviewPushResponses } from './types.gen.js';
+import type { ClientOptions, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, PreviewPushResponses, PreviewRequestResponses, RespondToRequestData, RespondToRequestResponses, RevokeRequestResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -274,6 +274,242 @@ export function handleDownloadPushFile(response?: HandleDownloadPushFileResponse
     }, options);
 }
 
+export type HandleCreateRequestResponse = {
+    body: CreateRequestResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/requests` operation.
+ */
+export function handleCreateRequest(response?: HandleCreateRequestResponse | HttpResponseResolver<never, CreateRequestData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<never, CreateRequestData['body']>(`${options?.baseUrl ?? '*'}/api/v2/requests`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleListActiveRequestsResponse = {
+    body: ListActiveRequestsResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/requests/active` operation.
+ */
+export function handleListActiveRequests(response?: HandleListActiveRequestsResponse | HttpResponseResolver<never, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<never, never>(`${options?.baseUrl ?? '*'}/api/v2/requests/active`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleListExpiredRequestsResponse = {
+    body: ListExpiredRequestsResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/requests/expired` operation.
+ */
+export function handleListExpiredRequests(response?: HandleListExpiredRequestsResponse | HttpResponseResolver<never, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<never, never>(`${options?.baseUrl ?? '*'}/api/v2/requests/expired`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleRevokeRequestResponse = {
+    body: RevokeRequestResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `DELETE /api/v2/requests/{url_token}` operation.
+ */
+export function handleRevokeRequest(response?: HandleRevokeRequestResponse | HttpResponseResolver<{
+    url_token: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.delete<{
+        url_token: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/requests/:url_token`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleGetRequestResponse = {
+    body: GetRequestResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/requests/{url_token}` operation.
+ */
+export function handleGetRequest(response?: HandleGetRequestResponse | HttpResponseResolver<{
+    url_token: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<{
+        url_token: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/requests/:url_token`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandlePreviewRequestResponse = {
+    body: PreviewRequestResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/requests/{url_token}/preview` operation.
+ */
+export function handlePreviewRequest(response?: HandlePreviewRequestResponse | HttpResponseResolver<{
+    url_token: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<{
+        url_token: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/requests/:url_token/preview`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleRespondToRequestResponse = {
+    body: RespondToRequestResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/requests/{url_token}/response` operation.
+ */
+export function handleRespondToRequest(response?: HandleRespondToRequestResponse | HttpResponseResolver<{
+    url_token: string;
+}, RespondToRequestData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        url_token: string;
+    }, RespondToRequestData['body']>(`${options?.baseUrl ?? '*'}/api/v2/requests/:url_token/response`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleGetRequestAuditResponse = {
+    body: GetRequestAuditResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/requests/{url_token}/audit` operation.
+ */
+export function handleGetRequestAudit(response?: HandleGetRequestAuditResponse | HttpResponseResolver<{
+    url_token: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<{
+        url_token: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/requests/:url_token/audit`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type MswHandlerFactories = {
     /**
      * Handler for the `GET /api/v2/version` operation.
@@ -311,6 +547,38 @@ export type MswHandlerFactories = {
      * Handler for the `GET /api/v2/pushes/{url_token}/files/{file_id}` operation.
      */
     downloadPushFile: typeof handleDownloadPushFile;
+    /**
+     * Handler for the `POST /api/v2/requests` operation.
+     */
+    createRequest: typeof handleCreateRequest;
+    /**
+     * Handler for the `GET /api/v2/requests/active` operation.
+     */
+    listActiveRequests: typeof handleListActiveRequests;
+    /**
+     * Handler for the `GET /api/v2/requests/expired` operation.
+     */
+    listExpiredRequests: typeof handleListExpiredRequests;
+    /**
+     * Handler for the `DELETE /api/v2/requests/{url_token}` operation.
+     */
+    revokeRequest: typeof handleRevokeRequest;
+    /**
+     * Handler for the `GET /api/v2/requests/{url_token}` operation.
+     */
+    getRequest: typeof handleGetRequest;
+    /**
+     * Handler for the `GET /api/v2/requests/{url_token}/preview` operation.
+     */
+    previewRequest: typeof handlePreviewRequest;
+    /**
+     * Handler for the `POST /api/v2/requests/{url_token}/response` operation.
+     */
+    respondToRequest: typeof handleRespondToRequest;
+    /**
+     * Handler for the `GET /api/v2/requests/{url_token}/audit` operation.
+     */
+    getRequestAudit: typeof handleGetRequestAudit;
 };
 
 export type CreateMswHandlersResult = {
@@ -336,7 +604,15 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         getPush: wrap(handleGetPush),
         previewPush: wrap(handlePreviewPush),
         getPushAudit: wrap(handleGetPushAudit),
-        downloadPushFile: wrap(handleDownloadPushFile)
+        downloadPushFile: wrap(handleDownloadPushFile),
+        createRequest: wrap(handleCreateRequest),
+        listActiveRequests: wrap(handleListActiveRequests),
+        listExpiredRequests: wrap(handleListExpiredRequests),
+        revokeRequest: wrap(handleRevokeRequest),
+        getRequest: wrap(handleGetRequest),
+        previewRequest: wrap(handlePreviewRequest),
+        respondToRequest: wrap(handleRespondToRequest),
+        getRequestAudit: wrap(handleGetRequestAudit)
     };
     const all: CreateMswHandlersResult['all'] = (options = {}) => {
         type OverrideValue<R> = R | [
@@ -351,12 +627,20 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.downloadPushFile, overrides.downloadPushFile),
             invoke(pick.previewPush, overrides.previewPush),
             invoke(pick.getPushAudit, overrides.getPushAudit),
+            invoke(pick.previewRequest, overrides.previewRequest),
+            invoke(pick.respondToRequest, overrides.respondToRequest),
+            invoke(pick.getRequestAudit, overrides.getRequestAudit),
             invoke(pick.listActivePushes, overrides.listActivePushes),
             invoke(pick.listExpiredPushes, overrides.listExpiredPushes),
+            invoke(pick.listActiveRequests, overrides.listActiveRequests),
+            invoke(pick.listExpiredRequests, overrides.listExpiredRequests),
             invoke(pick.expirePush, overrides.expirePush),
             invoke(pick.getPush, overrides.getPush),
+            invoke(pick.revokeRequest, overrides.revokeRequest),
+            invoke(pick.getRequest, overrides.getRequest),
             invoke(pick.getVersion, overrides.getVersion),
-            invoke(pick.createPush, overrides.createPush)
+            invoke(pick.createPush, overrides.createPush),
+            invoke(pick.createRequest, overrides.createRequest)
         ];
     };
     return { all, pick };

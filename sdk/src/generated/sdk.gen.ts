@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreatePushData, CreatePushErrors, CreatePushResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses } from './types.gen.js';
+import type { CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -207,3 +207,171 @@ export const getPushAudit = <ThrowOnError extends boolean = false>(options: Opti
  *
  */
 export const downloadPushFile = <ThrowOnError extends boolean = false>(options: Options<DownloadPushFileData, ThrowOnError>): RequestResult<DownloadPushFileResponses, DownloadPushFileErrors, ThrowOnError> => (options.client ?? client).get<DownloadPushFileResponses, DownloadPushFileErrors, ThrowOnError>({ url: '/api/v2/pushes/{url_token}/files/{file_id}', ...options });
+
+/**
+ * Ask someone to send you a secret
+ *
+ * Creates a request (Password Pusher Pro's `/api/v2/requests`, as pwpush-cli's `request` command sends it) and
+ * answers 201 with the requester's view of it: `url_token`, `html_url` (the page where the responder answers),
+ * `state` (`pending`) and the expiry fields. Needs a token (scope `requests:write` once API keys are scoped).
+ * Audit: `creation`.
+ *
+ * The body is JSON (`{"request": {…}}`), or the same fields as `multipart/form-data` (with `request[files][]`
+ * parts: files attached to the ask) or `application/x-www-form-urlencoded`, read as `createPush` reads its forms.
+ * The expiry fields follow `PushInput`'s rules and messages (422 per field). 422 on `request` when neither text
+ * nor a file is asked with; on `public_key` when the instance takes no end-to-end encryption.
+ *
+ */
+export const createRequest = <ThrowOnError extends boolean = false>(options: Options<CreateRequestData, ThrowOnError>): RequestResult<CreateRequestResponses, CreateRequestErrors, ThrowOnError> => (options.client ?? client).post<CreateRequestResponses, CreateRequestErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/requests',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the caller's active requests
+ *
+ * The caller's requests that are pending or fulfilled (not yet collected), newest first, 50 per page, decided from each request's real state (a
+ * pending request past its time is expired). Paged as the push lists: `Link` and `X-Total-Count`; a page past the
+ * end answers `[]`. Scope `requests:read`.
+ *
+ */
+export const listActiveRequests = <ThrowOnError extends boolean = false>(options?: Options<ListActiveRequestsData, ThrowOnError>): RequestResult<ListActiveRequestsResponses, ListActiveRequestsErrors, ThrowOnError> => (options?.client ?? client).get<ListActiveRequestsResponses, ListActiveRequestsErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/requests/active',
+    ...options
+});
+
+/**
+ * List the caller's expired requests
+ *
+ * The caller's requests that are collected, expired or revoked, newest first, 50 per page, decided from each request's real state (a
+ * pending request past its time is expired). Paged as the push lists: `Link` and `X-Total-Count`; a page past the
+ * end answers `[]`. Scope `requests:read`.
+ *
+ */
+export const listExpiredRequests = <ThrowOnError extends boolean = false>(options?: Options<ListExpiredRequestsData, ThrowOnError>): RequestResult<ListExpiredRequestsResponses, ListExpiredRequestsErrors, ThrowOnError> => (options?.client ?? client).get<ListExpiredRequestsResponses, ListExpiredRequestsErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/requests/expired',
+    ...options
+});
+
+/**
+ * Revoke a request
+ *
+ * The requester withdraws a pending request: it becomes `revoked` (audit `revoked`), its ask and files are erased,
+ * and an answer is refused from then on (410 `request_closed`). A request no longer pending is answered as it is
+ * (revoking twice changes nothing; an answer already given stays the requester's push). Only the requester: no token
+ * → 401, another user → 403. Scope `requests:write`.
+ *
+ */
+export const revokeRequest = <ThrowOnError extends boolean = false>(options: Options<RevokeRequestData, ThrowOnError>): RequestResult<RevokeRequestResponses, RevokeRequestErrors, ThrowOnError> => (options.client ?? client).delete<RevokeRequestResponses, RevokeRequestErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/requests/{url_token}',
+    ...options
+});
+
+/**
+ * Read a request
+ *
+ * The requester (its owner) gets everything (`audience: owner`, `RequestOwner`: state, answer, audit times).
+ * Anyone else, anonymous included, gets only what is needed to answer (`audience: responder`, `RequestView`): the
+ * ask and its files while it is open, the kinds and sizes allowed, whether the answer must be sealed (and the
+ * public key), and whether it is still open. Reading changes nothing and logs nothing (a crawler spends nothing).
+ * A pending request past its time is answered (and recorded) as `expired`.
+ *
+ */
+export const getRequest = <ThrowOnError extends boolean = false>(options: Options<GetRequestData, ThrowOnError>): RequestResult<GetRequestResponses, GetRequestErrors, ThrowOnError> => (options.client ?? client).get<GetRequestResponses, GetRequestErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/requests/{url_token}',
+    ...options
+});
+
+/**
+ * Get a request's answer page link
+ *
+ * `{"url": <html_url>}`, the page to send to the responder (pwpush-cli prints it after a create). The requester
+ * only (401 without a token, 403 for another user). Changes nothing. Scope `requests:read`.
+ *
+ */
+export const previewRequest = <ThrowOnError extends boolean = false>(options: Options<PreviewRequestData, ThrowOnError>): RequestResult<PreviewRequestResponses, PreviewRequestErrors, ThrowOnError> => (options.client ?? client).get<PreviewRequestResponses, PreviewRequestErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/requests/{url_token}/preview',
+    ...options
+});
+
+/**
+ * Answer a request
+ *
+ * The responder (anonymous allowed: the request's link is the invitation) sends the secret, as a push create does
+ * (`payload` and/or `files`, `kind`, an optional `passphrase`; JSON, multipart or urlencoded). One statement
+ * claims the pending request and makes a push **owned by the requester** with the request's expiry settings, its
+ * `name` and `note`; the push's bytes count against the requester's storage quota (429
+ * `storage_quota_exceeded`, nothing stored); file limits are the instance's, whoever answers. The request becomes
+ * `fulfilled` (audit `fulfilled`, with the responder's address). The answer is 201 with a receipt that opens
+ * nothing.
+ *
+ * Refused, storing nothing: a request already answered → 409 `request_answered`; revoked or expired → 410
+ * `request_closed`; unknown → 404. A sealed request (`sealing` set) takes only a sealed answer:
+ * `client_encryption` with envelopes and `sealed_key` (422 on `sealed_key` otherwise); an ordinary request
+ * refuses `sealed_key` (422). Subject to the per-client request limit like any anonymous call.
+ *
+ */
+export const respondToRequest = <ThrowOnError extends boolean = false>(options: Options<RespondToRequestData, ThrowOnError>): RequestResult<RespondToRequestResponses, RespondToRequestErrors, ThrowOnError> => (options.client ?? client).post<RespondToRequestResponses, RespondToRequestErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/requests/{url_token}/response',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Read a request's audit log
+ *
+ * The request's moves, oldest first, 50 per page, with `Link` and `X-Total-Count`: `creation`, `fulfilled`,
+ * `collected`, `expired`, `revoked`. The requester only (401, 403, 404 as for pushes). Scope `requests:read`.
+ *
+ */
+export const getRequestAudit = <ThrowOnError extends boolean = false>(options: Options<GetRequestAuditData, ThrowOnError>): RequestResult<GetRequestAuditResponses, GetRequestAuditErrors, ThrowOnError> => (options.client ?? client).get<GetRequestAuditResponses, GetRequestAuditErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/requests/{url_token}/audit',
+    ...options
+});

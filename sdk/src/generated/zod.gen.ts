@@ -49,6 +49,20 @@ export const zClientEncryptionFeature = z.intersection(z.unknown(), z.object({
 export const zExpireAfterDuration = z.int().gte(0).lte(17);
 
 /**
+ * Requests (`/api/v2/requests`): ask someone to send you a secret. `enabled` is `PWPUSH_ENABLE_REQUESTS` (default
+ * true); `email_auto_dispatch` says whether the instance mails `notify_emails_to` (false until mail is configured);
+ * `sealed_answers` lists the sealing schemes (empty when end-to-end encryption is off). pwpush-cli offers its
+ * `request` command only to an edition that reports `commercial`; this server reports `oss`, and its requests work
+ * with any HTTP client (curl, the SDK).
+ *
+ */
+export const zRequestsFeature = z.object({
+    enabled: z.boolean(),
+    email_auto_dispatch: z.boolean().optional(),
+    sealed_answers: z.array(z.enum(['hpke-x25519-sha256-aes256gcm'])).max(4).optional()
+});
+
+/**
  * What the instance is and which features it enables.
  */
 export const zVersionReport = z.object({
@@ -79,7 +93,7 @@ export const zVersionReport = z.object({
                 values: z.array(zExpireAfterDuration).max(18)
             }).optional()
         }),
-        requests: zEnabled,
+        requests: zRequestsFeature,
         storage_quotas: z.object({
             anonymous_bytes_per_hour: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(1099511627776)).nullable(),
             user_active_bytes: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(1099511627776)).nullable()
@@ -91,7 +105,7 @@ export const zVersionReport = z.object({
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use` (409);
+ * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -368,6 +382,285 @@ export const zAuditLog = z.object({
 });
 
 /**
+ * The requester's public key for **sealed answers**, as a JWK (RFC 7517 / RFC 8037): an X25519 key, `x` its 32 bytes
+ * in base64url without padding. Other JWK members (`key_ops`, `ext`, `kid`, …) are accepted and dropped; the server
+ * keeps `kty`, `crv` and `x`. See "Requests" in the API description for how an answer is sealed to it.
+ *
+ */
+export const zRequestPublicKey = z.object({
+    kty: z.literal('OKP'),
+    crv: z.literal('X25519'),
+    x: z.string().length(43).regex(/^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/)
+});
+
+/**
+ * The request to create, as Password Pusher Pro and pwpush-cli (`pwpush request`) send it. Unknown properties are
+ * ignored. `request` (what is asked) may be empty only when `files` attaches something to the ask: 422 on `request`
+ * otherwise.
+ *
+ * The **expiry settings** (`expire_after_duration` | `expire_after_days`, `expire_after_views`, `deletable_by_viewer`,
+ * `retrieval_step`) are those of the answer: the push made from the answer gets them, with the same rules, defaults,
+ * bounds and messages as `PushInput`. The lifetime also bounds the request itself: a request not answered within it
+ * becomes `expired`.
+ *
+ * `notify_emails_to` (addresses separated by commas, at most 10) and `notify_emails_to_locale` are checked and kept;
+ * whether mail is sent is `features.requests.email_auto_dispatch`.
+ *
+ */
+export const zRequestInput = z.object({
+    request: z.string().max(10000).optional(),
+    name: z.string().max(1024).optional(),
+    note: z.string().max(10000).optional(),
+    files: z.array(zFileUpload).max(5).optional(),
+    expire_after_days: z.int().gte(1).lte(90).optional(),
+    expire_after_duration: zExpireAfterDuration.optional(),
+    expire_after_views: z.int().gte(1).lte(100).optional(),
+    deletable_by_viewer: z.boolean().optional(),
+    retrieval_step: z.boolean().optional(),
+    notify_emails_to: z.string().max(2048).optional(),
+    notify_emails_to_locale: z.string().max(16).regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/).optional(),
+    public_key: zRequestPublicKey.nullish()
+});
+
+/**
+ * The body of `createRequest`. A body that is not an object, or has no `request` object, answers 400. Other top-level
+ * keys (pwpush-cli's `account_id`) are ignored.
+ *
+ */
+export const zCreateRequestRequest = z.object({
+    request: zRequestInput
+});
+
+/**
+ * `createRequest` as `multipart/form-data` (what `pwpush request --attach-file` sends) or
+ * `application/x-www-form-urlencoded`: the fields of `RequestInput` named `request[<field>]`, read by the rules of
+ * `CreatePushUrlencoded` (integers from digits, booleans from `True`/`False`/`true`/`1`/…, empty = not given), plus, in
+ * multipart only, one `request[files][]` part per attached file (as `CreatePushMultipart` reads `push[files][]`).
+ * No `request[…]` field at all → 400 `missing_push`.
+ *
+ */
+export const zCreateRequestForm = z.object({
+    'request[request]': z.string().max(10000).optional(),
+    'request[name]': z.string().max(1024).optional(),
+    'request[note]': z.string().max(10000).optional(),
+    'request[expire_after_days]': zFormInteger.optional(),
+    'request[expire_after_duration]': zFormInteger.optional(),
+    'request[expire_after_views]': zFormInteger.optional(),
+    'request[deletable_by_viewer]': zFormBoolean.optional(),
+    'request[retrieval_step]': zFormBoolean.optional(),
+    'request[notify_emails_to]': z.string().max(2048).optional(),
+    'request[notify_emails_to_locale]': z.string().max(16).optional(),
+    'request[files][]': z.array(z.string().max(1048576)).max(5).optional()
+});
+
+/**
+ * Where a request is in its life: `pending` (open for one answer) → `fulfilled` (answered: the answer is a push owned
+ * by the requester) → `collected` (that push was retrieved for the first time); or `pending` → `expired` (its time ran
+ * out unanswered) | `revoked` (the requester withdrew it). Every move is an entry of the request's audit log.
+ *
+ */
+export const zRequestState = z.enum([
+    'pending',
+    'fulfilled',
+    'collected',
+    'expired',
+    'revoked'
+]);
+
+/**
+ * A file attached to the ask, as the responder and the requester see it (bytes inline, base64).
+ */
+export const zRequestAttachment = z.object({
+    filename: z.string().max(255),
+    content_type: z.string().max(255),
+    size: z.int().gte(0).lte(1048576),
+    content: z.string().max(1398104)
+});
+
+/**
+ * How an answer to this request must be sealed (null: an ordinary answer). `scheme` names the HPKE suite of
+ * "Requests, sealed answers" in the API description; `public_key` is the requester's key.
+ *
+ */
+export const zRequestSealing = z.object({
+    scheme: z.enum(['hpke-x25519-sha256-aes256gcm']),
+    version: z.literal(1),
+    public_key: zRequestPublicKey
+});
+
+/**
+ * A content key sealed to the requester's public key: `sph1.` followed by base64url without padding of HPKE's `enc`
+ * (32 bytes) ‖ the sealed 32-byte key with its 16-byte tag (80 bytes in all). See "Requests, sealed answers".
+ *
+ */
+export const zSealedKey = z.string().length(112).regex(/^sph1\.[A-Za-z0-9_-]{106}[AEIMQUYcgkosw048]$/);
+
+/**
+ * The answer of a fulfilled request, for its requester only: the push it made (owned by the requester; retrieve it
+ * with `getPush`, which moves the request to `collected`), and for a sealed answer the key sealed to the requester's
+ * public key.
+ *
+ */
+export const zRequestAnswerLink = z.object({
+    url_token: z.string().max(64),
+    html_url: z.url().max(2048),
+    sealed_key: zSealedKey.nullable()
+});
+
+/**
+ * The requester's view of a request, all of it: its state and, once answered, the answer's push.
+ */
+export const zRequestOwner = z.object({
+    audience: z.literal('owner'),
+    url_token: z.string().max(64),
+    html_url: z.url().max(2048),
+    json_url: z.url().max(2048),
+    state: zRequestState,
+    request: z.string().max(10000),
+    name: z.string().max(1024),
+    note: z.string().max(10000),
+    files: z.array(zRequestAttachment).max(5),
+    expire_after_days: z.int().gte(1).lte(90),
+    expire_after_duration: zExpireAfterDuration.nullish(),
+    expire_after_seconds: z.int().gte(900).lte(7776000),
+    expire_after_views: z.int().gte(1).lte(100),
+    deletable_by_viewer: z.boolean(),
+    retrieval_step: z.boolean(),
+    notify_emails_to: z.string().max(2048),
+    notify_emails_to_locale: z.string().max(16),
+    sealing: zRequestSealing.nullable(),
+    answer: zRequestAnswerLink.nullable(),
+    created_at: zTimestamp,
+    expires_at: zTimestamp,
+    fulfilled_at: zTimestamp.nullable(),
+    collected_at: zTimestamp.nullable(),
+    closed_at: zTimestamp.nullable()
+});
+
+/**
+ * One page of the caller's requests, newest first, 50 per page; `[]` past the last page.
+ */
+export const zRequestList = z.array(zRequestOwner).max(50);
+
+/**
+ * What an answer may hold on this instance (the responder's client checks before sending).
+ */
+export const zRequestAllowed = z.object({
+    kinds: z.array(zPushKind).max(4),
+    payload_max_length: z.int().gte(1).lte(1048576),
+    file_max_bytes: z.int().gte(0).lte(10485760),
+    file_max_count: z.int().gte(0).lte(10)
+});
+
+/**
+ * What a responder (anyone but the requester) sees of a request: only what is needed to answer it. No name, no note,
+ * no notification addresses, nothing of an answer.
+ *
+ */
+export const zRequestView = z.object({
+    audience: z.literal('responder'),
+    url_token: z.string().max(64),
+    html_url: z.url().max(2048),
+    request: z.string().max(10000),
+    files: z.array(zRequestAttachment).max(5),
+    open: z.boolean(),
+    state: zRequestState,
+    sealing: zRequestSealing.nullable(),
+    allowed: zRequestAllowed,
+    expires_at: zTimestamp
+});
+
+/**
+ * A request as `getRequest` answers it, by `audience`, the requester's full view or the responder's.
+ */
+export const zRequestRecord = z.union([
+    zRequestOwner,
+    zRequestView
+]);
+
+/**
+ * The request's answer page, for its requester to send to the responder (what pwpush-cli prints).
+ */
+export const zRequestPreview = z.object({
+    url: z.url().max(2048)
+});
+
+/**
+ * The answer: what a push create takes for its secret (`payload` and/or `files`, `kind`, an optional `passphrase`),
+ * under the rules and messages of `PushInput`. The expiry settings, `name` and `note` come from the request (such
+ * fields sent here are ignored). For a sealed request, `client_encryption` and envelopes as for an end-to-end push,
+ * plus `sealed_key` beside `push` in the body.
+ *
+ */
+export const zRequestAnswerInput = z.object({
+    payload: z.string().max(1048576).optional(),
+    files: z.array(zFileUpload).max(10).optional(),
+    kind: zPushKind.optional(),
+    passphrase: z.string().min(1).max(1024).optional(),
+    client_encryption: zClientEncryption.nullish()
+});
+
+/**
+ * The body of `respondToRequest`; `sealed_key` is required for a sealed request and refused otherwise.
+ */
+export const zRespondToRequestRequest = z.object({
+    push: zRequestAnswerInput,
+    sealed_key: zSealedKey.optional()
+});
+
+/**
+ * `respondToRequest` as a form (the answer page without scripts, or a client uploading files): `push[payload]`,
+ * `push[kind]`, `push[passphrase]`, and in multipart one `push[files][]` part per file, read as `createPush` reads its
+ * forms. A sealed request cannot be answered by a form (422 on `sealed_key`).
+ *
+ */
+export const zRespondToRequestForm = z.object({
+    'push[payload]': z.string().max(1048576).optional(),
+    'push[kind]': z.enum([
+        'text',
+        'file',
+        'url',
+        'qr',
+        ''
+    ]).optional(),
+    'push[passphrase]': z.string().max(1024).optional(),
+    'push[files][]': z.array(z.string().max(10485760)).max(10).optional()
+});
+
+/**
+ * What the responder gets for an answer. It opens nothing (the answer's push is the requester's only).
+ */
+export const zRequestReceipt = z.object({
+    url_token: z.string().max(64),
+    state: z.literal('fulfilled'),
+    fulfilled_at: zTimestamp
+});
+
+/**
+ * One move of a request, in its audit log.
+ */
+export const zRequestAuditEntry = z.object({
+    kind: z.enum([
+        'creation',
+        'fulfilled',
+        'collected',
+        'expired',
+        'revoked'
+    ]),
+    ip: z.string().max(64),
+    user_agent: z.string().max(255),
+    referrer: z.string().max(255),
+    created_at: zTimestamp
+});
+
+/**
+ * One page of a request's audit log, oldest first, 50 per page.
+ */
+export const zRequestAuditLog = z.object({
+    logs: z.array(zRequestAuditEntry).max(50)
+});
+
+/**
  * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
  * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
  * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
@@ -412,6 +705,11 @@ export const zFileId = z.string().min(1).max(64);
  * The signed token (a JWT valid for 5 minutes) carried by the file's `url`.
  */
 export const zDownloadToken = z.string().min(1).max(4096);
+
+/**
+ * The request's `url_token`. Any unknown value answers 404 (`not_found`).
+ */
+export const zRequestToken = z.string().min(1).max(64);
 
 /**
  * The version report.
@@ -511,3 +809,79 @@ export const zDownloadPushFileQuery = z.object({
  *
  */
 export const zDownloadPushFileResponse = z.string().max(10485760);
+
+export const zCreateRequestBody = zCreateRequestRequest;
+
+/**
+ * The request was created.
+ */
+export const zCreateRequestResponse = zRequestOwner;
+
+export const zListActiveRequestsQuery = z.object({
+    page: z.int().gte(1).lte(200).optional().default(1)
+});
+
+/**
+ * One page of requests.
+ */
+export const zListActiveRequestsResponse = zRequestList;
+
+export const zListExpiredRequestsQuery = z.object({
+    page: z.int().gte(1).lte(200).optional().default(1)
+});
+
+/**
+ * One page of requests.
+ */
+export const zListExpiredRequestsResponse = zRequestList;
+
+export const zRevokeRequestPath = z.object({
+    url_token: z.string().min(1).max(64)
+});
+
+/**
+ * The request after the revocation.
+ */
+export const zRevokeRequestResponse = zRequestOwner;
+
+export const zGetRequestPath = z.object({
+    url_token: z.string().min(1).max(64)
+});
+
+/**
+ * The request, as the caller may see it.
+ */
+export const zGetRequestResponse = zRequestRecord;
+
+export const zPreviewRequestPath = z.object({
+    url_token: z.string().min(1).max(64)
+});
+
+/**
+ * The link.
+ */
+export const zPreviewRequestResponse = zRequestPreview;
+
+export const zRespondToRequestBody = zRespondToRequestRequest;
+
+export const zRespondToRequestPath = z.object({
+    url_token: z.string().min(1).max(64)
+});
+
+/**
+ * Answered.
+ */
+export const zRespondToRequestResponse = zRequestReceipt;
+
+export const zGetRequestAuditPath = z.object({
+    url_token: z.string().min(1).max(64)
+});
+
+export const zGetRequestAuditQuery = z.object({
+    page: z.int().gte(1).lte(200).optional().default(1)
+});
+
+/**
+ * One page of the audit log.
+ */
+export const zGetRequestAuditResponse = zRequestAuditLog;
