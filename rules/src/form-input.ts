@@ -33,10 +33,11 @@ interface SchemaNode {
   $ref?: string;
 }
 
-/** The kind of each PushInput property, from the contract's schema. */
-function pushFieldKinds(): Map<string, FieldKind> {
+/** The kind of each property of an input schema (`PushInput`, `RequestInput`), from the contract. */
+function fieldKinds(schemaName: FormSchema): Map<string, FieldKind> {
   const schemas = generated as unknown as Record<string, SchemaNode>;
-  const properties = (generated.PushInputSchema as unknown as { properties: Record<string, SchemaNode> }).properties;
+  const properties = (schemas[`${schemaName}Schema`] as unknown as { properties: Record<string, SchemaNode> })
+    .properties;
   const kinds = new Map<string, FieldKind>();
   for (const [name, node] of Object.entries(properties)) {
     const schema = node.$ref ? (schemas[`${node.$ref.split('/').pop()}Schema`] ?? {}) : node;
@@ -55,7 +56,11 @@ function pushFieldKinds(): Map<string, FieldKind> {
   return kinds;
 }
 
+/** The input schemas a form may be read into: a push's, or a request's (`request[…]`). */
+type FormSchema = 'PushInput' | 'RequestInput';
+
 let kinds: Map<string, FieldKind> | undefined;
+const otherKinds = new Map<FormSchema, Map<string, FieldKind>>();
 
 const TRUE = new Set(['true', '1', 'on', 'yes']);
 const FALSE = new Set(['false', '0', 'off', 'no']);
@@ -81,7 +86,7 @@ function readValue(kind: FieldKind, field: string, raw: string): unknown {
  * send it), read by the rules above: undefined when it means "not given", the value as sent when it does not read.
  */
 export function readPushText(field: string, raw: string): unknown {
-  kinds ??= pushFieldKinds();
+  kinds ??= fieldKinds('PushInput');
   const kind = kinds.get(field);
   return kind && kind !== 'files' ? readValue(kind, field, raw) : raw;
 }
@@ -95,9 +100,17 @@ function fieldOf(name: string, prefix: string): string {
  * `{ [wrapper]: { … } }` from a form, or 400 missing_push when no `<wrapper>[…]` field (nor file) was sent. A field
  * sent twice answers 422 on it; a text value under the files field answers 422 on `files`.
  */
-export function formToInput(body: FormBody, wrapper: string): Record<string, Record<string, unknown>> {
-  kinds ??= pushFieldKinds();
-  const known = kinds;
+export function formToInput(
+  body: FormBody,
+  wrapper: string,
+  schema: FormSchema = 'PushInput',
+): Record<string, Record<string, unknown>> {
+  let known: Map<string, FieldKind>;
+  if (schema === 'PushInput') known = kinds ??= fieldKinds('PushInput');
+  else {
+    known = otherKinds.get(schema) ?? fieldKinds(schema);
+    otherKinds.set(schema, known);
+  }
   const prefix = `${wrapper}[`;
   const push: Record<string, unknown> = {};
   const seen = new Set<string>();

@@ -5,12 +5,17 @@ import { CLIENT_ENCRYPTION_SCHEMES, type PushRuleSettings } from './settings.js'
 
 export const API_VERSION = '2.1';
 
+/** The scheme of a request's sealed answers (the contract's "Requests, sealed answers"). */
+export const SEALING_SCHEME = 'hpke-x25519-sha256-aes256gcm';
+
 /** What an implementation offers beyond the settings (the mock does not keep idempotency keys; the server does). */
 export interface ImplementationFeatures {
   /** Hours an Idempotency-Key is remembered; absent when keys are not honoured. */
   idempotencyKeyHours?: number;
   /** The storage quotas in bytes (null: off); absent when the implementation keeps none (the mock). */
   storageQuotas?: { anonymousBytesPerHour: number | null; userActiveBytes: number | null };
+  /** Whether requests (`/api/v2/requests`) are served; absent: not implemented (reported off). */
+  requests?: boolean;
 }
 
 export function versionReport(
@@ -59,7 +64,11 @@ export function versionReport(
           schemes: settings.clientEncryption.enabled ? CLIENT_ENCRYPTION_SCHEMES.map((s) => ({ ...s })) : [],
         },
       },
-      requests: { enabled: false },
+      requests: {
+        enabled: features.requests === true,
+        email_auto_dispatch: false,
+        sealed_answers: features.requests === true && settings.clientEncryption.enabled ? [SEALING_SCHEME] : [],
+      },
       ...(features.storageQuotas
         ? {
             storage_quotas: {

@@ -117,6 +117,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Prom
         updatedAt: now,
         expiresAt: new Date(now.getTime() + FIXED.expireAfterSeconds * 1000),
         storedBytes: Buffer.byteLength(payload, 'utf8'),
+        answersRequest: false,
       };
       const quota = addressQuota({ anonymousStoragePerHour: ANONYMOUS_STORAGE_PER_HOUR }, actor.ip, now);
       const [row] = await run(create, {

@@ -26,6 +26,8 @@ import { KEY_LIFETIME_MS } from './push/idempotency.js';
 import { createPushRepository } from './push/push-repository.js';
 import { createPushService, type PushService, type RequestContext } from './push/push-service.js';
 import { sweep as runSweep } from './push/sweeper.js';
+import { createRequestRepository } from './request/request-repository.js';
+import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
 
 export type { Settings } from './config/settings.js';
@@ -47,6 +49,8 @@ export interface WebServices {
 export interface Core {
   settings: Settings;
   pushes: PushService;
+  /** Requests (issue 24); `requests.onEvent` is where mail and webhooks attach. */
+  requests: RequestService;
   users: UserService;
   /** Accounts and page queries for the web pages; optional so that HTTP test doubles need not provide them. */
   web?: WebServices;
@@ -90,6 +94,7 @@ function applicationVersion(): string {
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
   return reportOf(settings, version, {
     idempotencyKeyHours: KEY_LIFETIME_MS / 3_600_000,
+    requests: settings.enableRequests,
     storageQuotas: {
       anonymousBytesPerHour: settings.anonymousStoragePerHour || null,
       userActiveBytes: settings.userStorageBytes || null,
@@ -149,7 +154,30 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     );
   }
   const repository = createPushRepository(db);
-  const pushes = guarded(createPushService({ repository, settings, keyring }));
+  // The push service tells the request service when an answer's push is retrieved (the request becomes collected).
+  let requests: RequestService | null = null;
+  const pushes = guarded(
+    createPushService({
+      repository,
+      settings,
+      keyring,
+      answerRetrieved: (pushId, actor, now) => requests!.answerRetrieved(pushId, actor, now),
+    }),
+  );
+  requests = guarded(
+    createRequestService({
+      repository: createRequestRepository(db),
+      pushes,
+      settings,
+      keyring,
+      onListenerError: (error, event) =>
+        opts.logger?.warn(
+          { event: event.type, err: error instanceof Error ? { name: error.name } : {} },
+          'a request listener failed',
+        ),
+    }),
+  );
+  const requestService = requests;
   const accounts = guarded(createAccountService(orm, db, settings));
   const twoFactor = guarded(createTwoFactorService(db, keyring, settings));
   const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db)) : null;
@@ -159,12 +187,13 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   };
   const report = versionReport(settings);
   const sweeper = startSweeper(settings, opts, (now) =>
-    runSweep({ pushes: repository, forgetLoginAttempts, settings }, now),
+    runSweep({ pushes: repository, requests: requestService, forgetLoginAttempts, settings }, now),
   );
 
   return {
     settings,
     pushes,
+    requests: requestService,
     users: guarded(createUserService(orm, db)),
     web: { accounts, twoFactor, singleSignOn, pushState: pushes.state },
     version: () => structuredClone(report),

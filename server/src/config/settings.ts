@@ -38,6 +38,8 @@ export interface Settings extends PushRuleSettings {
   anonymousStoragePerHour: number;
   /** Bytes of secrets (payload and files) each user's active pushes may hold; 0: no quota. */
   userStorageBytes: number;
+  /** Requests (`/api/v2/requests`): ask someone to send you a secret. */
+  enableRequests: boolean;
   /** Largest request body of a caller who may not send files (anonymous callers, or file pushes off). */
   bodyLimitBytes: number;
   sweepIntervalSeconds: number;
@@ -172,6 +174,11 @@ const TABLE: SettingDoc[] = [
   { name: 'PWPUSH_ENABLE_FILE_PUSHES', default: '`true`', meaning: 'Allow `file` pushes.' },
   { name: 'PWPUSH_ENABLE_URL_PUSHES', default: '`true`', meaning: 'Allow `url` pushes.' },
   { name: 'PWPUSH_ENABLE_QR_PUSHES', default: '`true`', meaning: 'Allow `qr` pushes.' },
+  {
+    name: 'PWPUSH_ENABLE_REQUESTS',
+    default: '`true`',
+    meaning: 'Requests (`/api/v2/requests`): ask someone to send you a secret.',
+  },
   {
     name: 'PWPUSH_FILES_REQUIRE_AUTH',
     default: '`true`',
@@ -682,6 +689,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     enableFilePushes: bool(env, 'PWPUSH_ENABLE_FILE_PUSHES', true),
     enableUrlPushes: bool(env, 'PWPUSH_ENABLE_URL_PUSHES', true),
     enableQrPushes: bool(env, 'PWPUSH_ENABLE_QR_PUSHES', true),
+    enableRequests: bool(env, 'PWPUSH_ENABLE_REQUESTS', true),
     filesRequireAuth: bool(env, 'PWPUSH_FILES_REQUIRE_AUTH', true),
     fileMaxCount,
     fileMaxBytes,

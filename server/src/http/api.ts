@@ -35,6 +35,7 @@ import { formToInput } from './form-input.js';
 import { describeFailure, sendError, toApiError, validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
+import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
 import { fieldValue, state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
@@ -140,7 +141,7 @@ function declaredQueries(c: Contract): Map<string, Set<string>> {
 }
 
 function allHandlers(core: Core): Handlers {
-  return { ...versionHandler(core), ...pushHandlers(core), ...fileHandlers(core) };
+  return { ...versionHandler(core), ...pushHandlers(core), ...fileHandlers(core), ...requestHandlers(core) };
 }
 
 /** The v2 document: the typed handlers of ./handlers, forms read into `{ push }`, 400/422 as errors.ts maps them. */
@@ -152,10 +153,20 @@ function v2Spec(core: Core): EdgeSpec {
     // Each typed handler takes the request of its own operation (openapi-backend routed it there).
     handlers: handlers as unknown as EdgeSpec['handlers'],
     tokenIgnored: TOKEN_IGNORED,
-    bodyValue: (body) =>
-      body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined,
-    validationError: (errors) => validationError(errors),
-    pushFrame: (operationId) => (operationId === 'createPush' ? { wrapper: 'push', topLevel: false } : undefined),
+    bodyValue: (body, operationId) =>
+      body.type === 'json'
+        ? body.value
+        : body.type === 'form'
+          ? operationId === 'createRequest'
+            ? formToInput(body, 'request', 'RequestInput')
+            : formToInput(body, 'push')
+          : undefined,
+    validationError: (errors, operationId) =>
+      validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+    pushFrame: (operationId) =>
+      operationId === 'createPush' || operationId === 'respondToRequest'
+        ? { wrapper: 'push', topLevel: false }
+        : undefined,
     routingPath: stripJsonSuffix,
   };
 }
@@ -307,7 +318,7 @@ export class Edge {
       if (hasBody(x.req)) closeAfterReply(x.req, x.res);
       return;
     }
-    const limits = { ...bodyLimits(this.settings, x.auth), ...this.bounds.get(op.operationId) };
+    const limits = { ...bodyLimits(this.settings, x.auth, op.operationId), ...this.bounds.get(op.operationId) };
     try {
       requireDeclaredMediaType(op, x.req);
       const { body, digest } = await readBody(x.req, limits);
@@ -407,13 +418,16 @@ const filesNeedToken = () => new ApiError('authentication_required', 'File pushe
  * The body limit of a request, chosen before it is read: room for every file only for a caller who may send files
  * (file pushes on, and a token or files open to anonymous callers); everyone else gets the small limit.
  */
-function bodyLimits(settings: Core['settings'], auth: AuthResult): BodyLimits {
-  const mayUpload = settings.enableFilePushes && (auth.user !== null || !settings.filesRequireAuth);
+function bodyLimits(settings: Core['settings'], auth: AuthResult, operationId: string): BodyLimits {
+  // A request's responder may send files whoever they are: the requester's token made the request, and the answer's
+  // bytes count against the requester's storage quota.
+  const answer = operationId === 'respondToRequest';
+  const mayUpload = settings.enableFilePushes && (answer || auth.user !== null || !settings.filesRequireAuth);
   return {
     maxBytes: mayUpload ? Math.max(maxBodyBytes(settings), settings.bodyLimitBytes) : settings.bodyLimitBytes,
     maxFileBytes: settings.fileMaxBytes,
     maxFiles: settings.fileMaxCount,
-    ...(auth.user === null && settings.filesRequireAuth ? { filesRefused: filesNeedToken } : {}),
+    ...(!answer && auth.user === null && settings.filesRequireAuth ? { filesRefused: filesNeedToken } : {}),
   };
 }
 

@@ -80,15 +80,14 @@ const PUSH_PATH = '/requestBody/push';
  * Turns openapi-backend's validation errors into the right ApiError: 400 for the body's envelope, the `page`
  * parameter and other parameters; 422 with messages per field for anything inside `push`.
  */
-export function validationError(errors: ErrorObject[]): ApiError {
+export function validationError(errors: ErrorObject[], wrapper: 'push' | 'request' = 'push'): ApiError {
+  const path = wrapper === 'push' ? PUSH_PATH : `/requestBody/${wrapper}`;
   if (errors.some((e) => e.keyword === 'parse')) {
     return new ApiError('invalid_json');
   }
   const envelope = errors.some(
     (e) =>
-      e.instancePath === '' ||
-      e.instancePath === '/requestBody' ||
-      (e.instancePath === '/requestBody/push' && e.keyword === 'type'),
+      e.instancePath === '' || e.instancePath === '/requestBody' || (e.instancePath === path && e.keyword === 'type'),
   );
   if (envelope) {
     return new ApiError('missing_push');
@@ -107,7 +106,7 @@ export function validationError(errors: ErrorObject[]): ApiError {
       `Invalid or missing parameter: ${parameterNames(parameterErrors).join(', ')}.`,
     );
   }
-  const fields = pushFieldErrors(errors, PUSH_PATH);
+  const fields = pushFieldErrors(errors, path);
   if (Object.keys(fields).length === 0) return new ApiError('bad_request', 'The request is not valid.');
   return validationFailed(fields);
 }

@@ -16,6 +16,7 @@ export { readPushText };
 export function formToInput(
   body: Extract<ParsedBody, { type: 'form' }>,
   wrapper: string,
+  schema?: 'PushInput' | 'RequestInput',
 ): Record<string, Record<string, unknown>> {
-  return readForm(body, wrapper);
+  return readForm(body, wrapper, schema);
 }

@@ -25,6 +25,14 @@ interface Operations {
   listActivePushes: Operation<G.ListActivePushesData, G.ListActivePushesResponses>;
   listExpiredPushes: Operation<G.ListExpiredPushesData, G.ListExpiredPushesResponses>;
   downloadPushFile: Operation<G.DownloadPushFileData, G.DownloadPushFileResponses>;
+  createRequest: Operation<G.CreateRequestData, G.CreateRequestResponses>;
+  getRequest: Operation<G.GetRequestData, G.GetRequestResponses>;
+  previewRequest: Operation<G.PreviewRequestData, G.PreviewRequestResponses>;
+  respondToRequest: Operation<G.RespondToRequestData, G.RespondToRequestResponses>;
+  revokeRequest: Operation<G.RevokeRequestData, G.RevokeRequestResponses>;
+  getRequestAudit: Operation<G.GetRequestAuditData, G.GetRequestAuditResponses>;
+  listActiveRequests: Operation<G.ListActiveRequestsData, G.ListActiveRequestsResponses>;
+  listExpiredRequests: Operation<G.ListExpiredRequestsData, G.ListExpiredRequestsResponses>;
 }
 
 type OperationId = keyof Operations;

@@ -689,6 +689,41 @@ function storageOperations(db: Db) {
       });
     },
 
+    /**
+     * The push of a request's answer, in one transaction with the request's claim: `claim.before` locks and checks the
+     * request (throwing refuses, and nothing is stored), then the owner's storage quota when `limit` is set (as
+     * insertCountedForUser), the push with its `creation` entry, then `claim.after` links the request to it.
+     */
+    async insertAnswer(
+      push: PushRow,
+      files: PushFileRow[],
+      by: AuditActor,
+      deadline: Date,
+      limit: number | null,
+      now: Date,
+      claim: { before(tx: Db): Promise<void>; after(tx: Db, push: PushRow): Promise<void> },
+    ): Promise<CountedInsert> {
+      const ownerId = push.ownerId!;
+      return db.transaction(async (tx) => {
+        await claim.before(tx);
+        let used = 0;
+        if (limit !== null) {
+          await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
+          used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
+          if (used + push.storedBytes > limit) {
+            const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
+            return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
+          }
+        }
+        const row = insertedPush(
+          await tx.query(insertFor(files.length, undefined, false), insertParams(push, files, by, deadline, undefined)),
+          push,
+        )!;
+        await claim.after(tx, row);
+        return { row, usedBytes: used + push.storedBytes };
+      });
+    },
+
     /** Forgets the anonymous storage windows that ended before `now`'s window. */
     async forgetStorageWindows(now: Date): Promise<void> {
       await db.query(S.forgetStorageWindows, { before: storageWindowStart(now) });

@@ -40,6 +40,7 @@ import {
   type ValidPush,
 } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
+import type { Db } from '../db/sql.js';
 import type { Keyring } from '../crypto/envelope.js';
 import { hashPassphrase } from '../crypto/passphrase.js';
 import { deadlineFrom } from '../db/deadlines.js';
@@ -114,6 +115,12 @@ export interface PushService {
   ): Promise<{ filename: string; contentType: string; bytes: Buffer }>;
   /** A push's record without its secret, from its real state; null for an unknown token. Counts nothing, logs nothing. */
   state(urlToken: string, ctx: RequestContext): Promise<Push | null>;
+  /**
+   * The push of a request's answer: `input` already holds the request's expiry settings and passed the PushInput
+   * schema; owned by `answer.ownerId`, counted against that user's storage quota, stored in one transaction with the
+   * request's claim (which may refuse, storing nothing).
+   */
+  createAnswer(input: SchemaValidPushInput, ctx: RequestContext, answer: AnswerOptions): Promise<PushRow>;
 }
 
 interface RetrieveOptions {
@@ -159,6 +166,21 @@ export interface PushServiceDeps {
   repository: PushRepository;
   settings: Settings;
   keyring: Keyring;
+  /** Called after a successful retrieval of a push made from a request's answer (the request becomes `collected`). */
+  answerRetrieved?: (pushId: string, actor: Actor, now: Date) => Promise<void>;
+}
+
+/** A push made from the answer to a request (../request/request-service.ts): its owner, and the request's claim. */
+export interface AnswerOptions {
+  /** The requester, who owns the push (and whose storage quota counts its bytes). */
+  ownerId: string;
+  /** Inside the create's transaction: before the push is stored (lock and check the request), and after (link it). */
+  claim: AnswerClaim;
+}
+
+export interface AnswerClaim {
+  before(tx: Db): Promise<void>;
+  after(tx: Db, push: PushRow): Promise<void>;
 }
 
 /**
@@ -169,11 +191,13 @@ class PushOperations implements PushService {
   private readonly repo: PushRepository;
   private readonly settings: Settings;
   private readonly keyring: Keyring;
+  private readonly answerRetrieved: PushServiceDeps['answerRetrieved'];
 
-  constructor({ repository, settings, keyring }: PushServiceDeps) {
+  constructor({ repository, settings, keyring, answerRetrieved }: PushServiceDeps) {
     this.repo = repository;
     this.settings = settings;
     this.keyring = keyring;
+    this.answerRetrieved = answerRetrieved;
   }
 
   // ---- the operations ----
@@ -215,6 +239,7 @@ class PushOperations implements PushService {
     const { row } = viewed;
     if (viewed.won) {
       const payload = this.decryptOptional(row.payloadCiphertext, aad.payload(row.id));
+      await this.retrieved(row, ctx, now);
       return { ...pushRecord(lastViewAnswer(viewed.won), now, base), payload, files: [] };
     }
     if (isExpired(row, now)) return this.expiredAnswer(row, ctx, now);
@@ -226,6 +251,7 @@ class PushOperations implements PushService {
       // The owner's own look does not count; it is served from the row as read, which was active.
       await repo.recordAudit(row.id, 'owner_view', ctx.actor, now, deadlineOf(ctx));
       const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
+      await this.retrieved(row, ctx, now);
       return {
         ...pushRecord(row, now, base),
         payload: this.decryptOptional(row.payloadCiphertext, aad.payload(row.id)),
@@ -241,6 +267,7 @@ class PushOperations implements PushService {
     const won = await repo.claimView(row.id, ctx.actor, now, deadlineOf(ctx));
     // Someone else took the last view (or the time ran out) between our read and our claim.
     if (!won) return this.expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
+    await this.retrieved(row, ctx, now);
     return { ...pushRecord(lastViewAnswer(won), now, base), payload, files };
   }
 
@@ -328,7 +355,29 @@ class PushOperations implements PushService {
     return row ? pushRecord(row, nowOf(ctx), this.baseOf(ctx)) : null;
   }
 
+  async createAnswer(input: SchemaValidPushInput, ctx: RequestContext, answer: AnswerOptions): Promise<PushRow> {
+    const now = nowOf(ctx);
+    const valid = normalizePushInput(input, this.settings, decodeBase64);
+    const { push, files } = await this.newRows(valid, answer.ownerId, now);
+    push.answersRequest = true;
+    const limit = governingQuota(this.settings, answer.ownerId) ? this.settings.userStorageBytes : null;
+    if (limit !== null && push.storedBytes > limit) throw largerThanQuota('user', push.storedBytes, limit);
+    const counted = await this.repo.insertAnswer(push, files, ctx.actor, deadlineOf(ctx), limit, now, answer.claim);
+    if ('refused' in counted) {
+      const retryAfter = counted.freeAt
+        ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000))
+        : QUOTA_FALLBACK_RETRY_SECONDS;
+      throw quotaExceeded('user', push.storedBytes, limit!, counted.usedBytes, retryAfter);
+    }
+    return counted.row;
+  }
+
   // ---- what they share ----
+
+  /** After a successful retrieval: a push made from a request's answer tells its request (the first time moves it). */
+  private async retrieved(row: PushRow, ctx: RequestContext, now: Date): Promise<void> {
+    if (row.answersRequest && this.answerRetrieved) await this.answerRetrieved(row.id, ctx.actor, now);
+  }
 
   private baseOf(ctx: RequestContext): string {
     return trimBase(this.settings.publicBaseUrl ?? ctx.baseUrl);
@@ -406,6 +455,7 @@ class PushOperations implements PushService {
       passphraseHash,
       storedBytes:
         Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
+      answersRequest: false,
     };
     const files = valid.files.map((file, position): PushFileRow => {
       const fileId = newFileId();

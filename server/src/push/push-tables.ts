@@ -17,6 +17,8 @@ export interface PushRow extends PushState {
   passphraseHash: string | null;
   /** Bytes of secrets the push stores (payload and file contents, as sent): what the storage quotas count. */
   storedBytes: number;
+  /** Made from the answer to a request: its first retrieval moves the request to `collected` (../request/). */
+  answersRequest: boolean;
 }
 
 export const PUSHES = defineTable<PushRow>('pushes', {
@@ -43,6 +45,7 @@ export const PUSHES = defineTable<PushRow>('pushes', {
   updatedAt: column.date('updated_at'),
   expiresAt: column.date('expires_at'),
   storedBytes: column.int('stored_bytes'),
+  answersRequest: column.bool('answers_request'),
 });
 
 export interface PushFileRow {

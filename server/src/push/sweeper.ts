@@ -16,13 +16,15 @@ export interface SweepResult {
 
 export interface SweepDeps {
   pushes: PushRepository;
+  /** Pending requests past their time become expired (with their audit entries and events). */
+  requests?: { sweep(now: Date): Promise<number> };
   /** Forgets sign-in attempts older than the given instant (the account area owns them). */
   forgetLoginAttempts(now: Date): Promise<void>;
   settings: Pick<Settings, 'purgeExpiredAfterDays'>;
 }
 
 export async function sweep(
-  { pushes, forgetLoginAttempts, settings }: SweepDeps,
+  { pushes, requests, forgetLoginAttempts, settings }: SweepDeps,
   now: Date = new Date(),
 ): Promise<SweepResult> {
   // 1. Pushes past their time: mark expired (as of their expires_at) and erase payload, note and passphrase hash.
@@ -34,6 +36,7 @@ export async function sweep(
   await pushes.forgetKeys(now);
   await pushes.forgetStorageWindows(now);
   await forgetLoginAttempts(now);
+  await requests?.sweep(now);
   // 4. Optional purge of old expired records (their audit entries and files go with them).
   const purgedPushes =
     settings.purgeExpiredAfterDays === null

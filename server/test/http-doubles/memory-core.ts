@@ -171,7 +171,14 @@ export function memoryCore(
         const s = pushes.get(token);
         return s ? pushRecord(s.state, new Date(), base(ctx)) : null;
       },
+      async createAnswer(): Promise<never> {
+        throw new Error('not in the double');
+      },
     },
+    // Requests run only on the real Core (server/test/api/requests.test.ts); the HTTP-layer tests do not reach them.
+    requests: new Proxy({} as Core['requests'], {
+      get: () => () => Promise.reject(new Error('not in the double')),
+    }),
     users: {
       async authenticate(token: string, email?: string) {
         core.check();

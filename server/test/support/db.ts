@@ -88,6 +88,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     enableFilePushes: true,
     enableUrlPushes: true,
     enableQrPushes: true,
+    enableRequests: true,
     filesRequireAuth: true,
     fileMaxCount: 10,
     fileMaxBytes: 10 * 1024 * 1024,

@@ -17,6 +17,9 @@ const PAGED = [
   'listActivePushesV1',
   'listExpiredPushesV1',
   'getPushAuditV1',
+  'listActiveRequests',
+  'listExpiredRequests',
+  'getRequestAudit',
 ];
 
 export interface CheckedResponse {

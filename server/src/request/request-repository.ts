@@ -1,0 +1,265 @@
+/**
+ * Every statement about requests, the files of their asks and their audit entries (request-tables.ts). As in the
+ * push area (../push/push-repository.ts): a create is one statement with its files and its `creation` entry, every
+ * move of a state is one conditional UPDATE with its audit entry (never read-then-write), and every write made on
+ * behalf of a request carries its deadline and changes nothing once the database's clock has passed it.
+ */
+import { ApiError } from '@secret-push/rules';
+import { sql, type Db, type Statement } from '../db/sql.js';
+import type { AuditActor, PageOf } from '../push/push-repository.js';
+import {
+  REQUEST_AUDIT_ENTRIES,
+  REQUEST_FILES,
+  REQUESTS,
+  type RequestAuditKind,
+  type RequestAuditRow,
+  type RequestFileRow,
+  type RequestRow,
+} from './request-tables.js';
+
+const R = REQUESTS;
+const F = REQUEST_FILES;
+const A = REQUEST_AUDIT_ENTRIES;
+const BATCH = 500;
+const FIELD_MAX = 255;
+
+type InTime = { in_time: boolean };
+type Total = { total: string | number };
+type AuditParams = { ip: string; userAgent: string; referrer: string; userId: string | null; now: Date };
+type Guarded = { deadline: Date };
+
+const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
+const IN_TIME = '(select in_time from guard)';
+const AUDIT_COLUMNS = 'request_id, kind, ip, user_agent, referrer, user_id, created_at';
+/** Still open: pending and within its time. */
+const OPEN = `state = 'pending' and expires_at > :now`;
+/** The states a list of active requests shows (a pending request past its time is expired). */
+const ACTIVE = `(state = 'fulfilled' or (${OPEN}))`;
+
+const cut = (value: string | null | undefined): string =>
+  !value ? '' : value.length > FIELD_MAX ? value.slice(0, FIELD_MAX) : value;
+
+function auditParams(actor: AuditActor, now: Date): AuditParams {
+  return {
+    ip: cut(actor.ip),
+    userAgent: cut(actor.userAgent),
+    referrer: cut(actor.referrer),
+    userId: actor.userId,
+    now,
+  };
+}
+
+const tooLate = () => new ApiError('service_unavailable');
+
+/** A guarded move: the state changes (with its audit entry) only when `where` holds; the row after, or null. */
+function move(
+  set: string,
+  where: string,
+  kind: RequestAuditKind,
+): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
+  return sql(
+    `with ${GUARD}, moved as (
+       update requests set ${set}, updated_at = :now where ${where} and ${IN_TIME} returning ${R.list}
+     ), logged as (
+       insert into request_audit_entries (${AUDIT_COLUMNS})
+       select id, '${kind}', :ip, :userAgent, :referrer, :userId, :now from moved
+     )
+     select guard.in_time, moved.* from guard left join moved on true`,
+  );
+}
+
+/** A create: the request, its `creation` entry and its files, as one statement (one text per file count). */
+function insertStatement(files: number): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
+  const fileCtes = Array.from(
+    { length: files },
+    (_, i) =>
+      `, file${i} as (insert into request_files (${F.list}) select ${F.placeholders.replace(/:(\w+)/g, `:f${i}_$1`)} from request)`,
+  ).join('');
+  return sql(
+    `with ${GUARD}, request as (
+       insert into requests (${R.list}) select ${R.placeholders} where ${IN_TIME} returning id
+     ), creation as (
+       insert into request_audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from request
+     )${fileCtes}
+     select guard.in_time, request.id from guard left join request on true`,
+  );
+}
+const inserts = new Map<number, ReturnType<typeof insertStatement>>();
+function insertFor(files: number) {
+  let statement = inserts.get(files);
+  if (!statement) inserts.set(files, (statement = insertStatement(files)));
+  return statement;
+}
+
+const S = {
+  findByToken: sql<{ urlToken: string }>(`select ${R.list} from requests where url_token = :urlToken`),
+  lockById: sql<{ id: string }>(`select ${R.list} from requests where id = :id for update`),
+  filesOf: sql<{ requestId: string }>(
+    `select ${F.list} from request_files where request_id = :requestId order by position`,
+  ),
+  fulfil: move(
+    `state = 'fulfilled', answer_push_id = :pushId, answer_url_token = :pushToken, sealed_key = :sealedKey,
+     fulfilled_at = :now`,
+    `id = :id and ${OPEN}`,
+    'fulfilled',
+  ),
+  collect: move(
+    `state = 'collected', collected_at = :now`,
+    `answer_push_id = :pushId and state = 'fulfilled'`,
+    'collected',
+  ),
+  revoke: move(`state = 'revoked', closed_at = :now`, `id = :id and ${OPEN}`, 'revoked'),
+  /** A pending request past its time: expired as of its expires_at (idempotent, any time; the sweeper does the same). */
+  expireByTime: sql<{ id: string; now: Date }>(
+    `with moved as (
+       update requests set state = 'expired', closed_at = expires_at, updated_at = :now
+       where id = :id and state = 'pending' and expires_at <= :now returning ${R.list}
+     ), logged as (
+       insert into request_audit_entries (${AUDIT_COLUMNS}) select id, 'expired', '', '', '', null, expires_at from moved
+     )
+     select * from moved`,
+  ),
+  sweepPastTime: sql<{ now: Date }>(
+    `with moved as (
+       update requests set state = 'expired', closed_at = expires_at, updated_at = :now
+       where id in (
+         select id from requests where state = 'pending' and expires_at <= :now
+         order by expires_at limit ${BATCH} for update skip locked)
+       returning ${R.list}
+     ), logged as (
+       insert into request_audit_entries (${AUDIT_COLUMNS}) select id, 'expired', '', '', '', null, expires_at from moved
+     )
+     select * from moved`,
+  ),
+  activeCount: sql<{ ownerId: string; now: Date }, Total>(
+    `select count(*) as total from requests where user_id = :ownerId and ${ACTIVE}`,
+  ),
+  activePage: sql<{ ownerId: string; now: Date; limit: number; offset: number }>(
+    `select ${R.list} from requests where user_id = :ownerId and ${ACTIVE}
+     order by created_at desc, id desc limit :limit offset :offset`,
+  ),
+  expiredCount: sql<{ ownerId: string; now: Date }, Total>(
+    `select count(*) as total from requests where user_id = :ownerId and not ${ACTIVE}`,
+  ),
+  expiredPage: sql<{ ownerId: string; now: Date; limit: number; offset: number }>(
+    `select ${R.list} from requests where user_id = :ownerId and not ${ACTIVE}
+     order by created_at desc, id desc limit :limit offset :offset`,
+  ),
+  auditCount: sql<{ requestId: string }, Total>(
+    'select count(*) as total from request_audit_entries where request_id = :requestId',
+  ),
+  auditPage: sql<{ requestId: string; limit: number; offset: number }>(
+    `select ${A.list} from request_audit_entries where request_id = :requestId
+     order by created_at, id limit :limit offset :offset`,
+  ),
+};
+
+function fileParams(files: RequestFileRow[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  files.forEach((file, i) => {
+    for (const [key, value] of Object.entries(file)) out[`f${i}_${key}`] = value;
+  });
+  return out;
+}
+
+/** The row of a guarded move, null when nothing moved; throws when the statement came after the deadline. */
+function moved(rows: (InTime & Record<string, unknown>)[]): RequestRow | null {
+  const row = rows[0];
+  if (!row?.in_time) throw tooLate();
+  return row.id === null || row.id === undefined ? null : R.fromRow(row);
+}
+
+async function count(rows: Promise<Total[]>): Promise<number> {
+  return Number((await rows)[0]?.total ?? 0);
+}
+
+/** How a request moves when its answer is stored (in the answer's transaction). */
+export interface Fulfilment {
+  id: string;
+  pushId: string;
+  pushToken: string;
+  sealedKey: string | null;
+}
+
+export type RequestRepository = ReturnType<typeof createRequestRepository>;
+
+export function createRequestRepository(db: Db) {
+  const rows = async (q: Promise<Record<string, unknown>[]>): Promise<RequestRow[]> =>
+    (await q).map((r) => R.fromRow(r));
+  return {
+    async insert(request: RequestRow, files: RequestFileRow[], by: AuditActor, deadline: Date): Promise<void> {
+      const [row] = await db.query(insertFor(files.length), {
+        ...request,
+        ...auditParams(by, request.createdAt),
+        deadline,
+        ...fileParams(files),
+      });
+      if (!row?.in_time) throw tooLate();
+    },
+
+    async findByToken(urlToken: string): Promise<RequestRow | null> {
+      return (await rows(db.query(S.findByToken, { urlToken })))[0] ?? null;
+    },
+
+    async filesOf(requestId: string): Promise<RequestFileRow[]> {
+      return (await db.query(S.filesOf, { requestId })).map((r) => F.fromRow(r));
+    },
+
+    /** The request's row, locked until the transaction `tx` ends (an answer's claim). */
+    async lock(tx: Db, id: string): Promise<RequestRow | null> {
+      return (await rows(tx.query(S.lockById, { id })))[0] ?? null;
+    },
+
+    /** pending → fulfilled with its `fulfilled` entry, inside the answer's transaction; null when it was not open. */
+    async fulfil(tx: Db, f: Fulfilment, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
+      return moved(await tx.query(S.fulfil, { ...f, ...auditParams(by, now), deadline }));
+    },
+
+    /** fulfilled → collected when the answer's push is retrieved the first time; null when it was not the first. */
+    async collect(pushId: string, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
+      return moved(await db.query(S.collect, { pushId, ...auditParams(by, now), deadline }));
+    },
+
+    async revoke(id: string, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
+      return moved(await db.query(S.revoke, { id, ...auditParams(by, now), deadline }));
+    },
+
+    /** Settles a pending request past its time (its `expired` entry dated at its expires_at); the row it moved, if any. */
+    async expireByTime(id: string, now: Date): Promise<RequestRow | null> {
+      return (await rows(db.query(S.expireByTime, { id, now })))[0] ?? null;
+    },
+
+    /** One sweep step: pending requests past their time, expired in batches; the rows moved. */
+    async sweepPastTime(now: Date): Promise<RequestRow[]> {
+      const all: RequestRow[] = [];
+      for (;;) {
+        const batch = await rows(db.query(S.sweepPastTime, { now }));
+        all.push(...batch);
+        if (batch.length < BATCH) return all;
+      }
+    },
+
+    async ownerPage(
+      state: 'active' | 'expired',
+      ownerId: string,
+      now: Date,
+      limit: number,
+      offset: number,
+    ): Promise<PageOf<RequestRow>> {
+      const [countOf, pageOf] = state === 'active' ? [S.activeCount, S.activePage] : [S.expiredCount, S.expiredPage];
+      const [total, items] = await Promise.all([
+        count(db.query(countOf, { ownerId, now })),
+        rows(db.query(pageOf, { ownerId, now, limit, offset })),
+      ]);
+      return { items, total };
+    },
+
+    async auditPage(requestId: string, limit: number, offset: number): Promise<PageOf<RequestAuditRow>> {
+      const [total, items] = await Promise.all([
+        count(db.query(S.auditCount, { requestId })),
+        db.query(S.auditPage, { requestId, limit, offset }),
+      ]);
+      return { items: items.map((r) => A.fromRow(r)), total };
+    },
+  };
+}
