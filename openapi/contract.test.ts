@@ -67,6 +67,15 @@ describe('the OpenAPI contract', () => {
         'listActivePushes',
         'listExpiredPushes',
         'previewPush',
+        // Requests (issue 24).
+        'createRequest',
+        'getRequest',
+        'getRequestAudit',
+        'listActiveRequests',
+        'listExpiredRequests',
+        'previewRequest',
+        'respondToRequest',
+        'revokeRequest',
       ].sort(),
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
@@ -80,6 +89,20 @@ describe('the OpenAPI contract', () => {
       expect(statuses(id)).toEqual(['200', '400', '401', '429', '500', '503']);
     // active and expired are matched before {url_token}: they are their own paths.
     expect(byId.listActivePushes!.path).toBe('/api/v2/pushes/active');
+    // A second answer is a conflict, an answer to a closed request is gone; neither stores anything.
+    expect(statuses('respondToRequest')).toEqual([
+      '201',
+      '400',
+      '401',
+      '404',
+      '409',
+      '410',
+      '413',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
     expect((v.document as Json)['x-json-suffix']).toBe(true);
   });
 
@@ -296,14 +319,20 @@ const DURATION_SECONDS = [
 
 /** The push records among the named examples (single records and list items). */
 function pushRecords(): { where: string; push: Json }[] {
-  return namedExamples(v)
-    .filter((e) => e.part !== 'request' && Number(e.part) < 300)
-    .flatMap((e) =>
-      Array.isArray(e.value)
-        ? e.value.map((item, i) => ({ where: `${e.where}[${i}]`, push: item as Json }))
-        : [{ where: e.where, push: e.value as Json }],
-    )
-    .filter(({ push }) => push && typeof push === 'object' && 'url_token' in push && 'expires_at' in push);
+  return (
+    namedExamples(v)
+      .filter((e) => e.part !== 'request' && Number(e.part) < 300)
+      .flatMap((e) =>
+        Array.isArray(e.value)
+          ? e.value.map((item, i) => ({ where: `${e.where}[${i}]`, push: item as Json }))
+          : [{ where: e.where, push: e.value as Json }],
+      )
+      // Request records (`audience`) carry a lifetime too, but are no push.
+      .filter(
+        ({ push }) =>
+          push && typeof push === 'object' && 'url_token' in push && 'expires_at' in push && !('audience' in push),
+      )
+  );
 }
 
 describe('forms, durations and 422 messages (issue 11)', () => {
@@ -444,7 +473,8 @@ describe('forms, durations and 422 messages (issue 11)', () => {
     let seen = 0;
     for (const e of records) {
       for (const record of (Array.isArray(e.value) ? e.value : [e.value]) as Json[]) {
-        if (typeof record?.url_token !== 'string' || !('expires_at' in record)) continue;
+        // A request record (`audience`) is no push record.
+        if (typeof record?.url_token !== 'string' || !('expires_at' in record) || 'audience' in record) continue;
         seen += 1;
         for (const f of optional) expect(Object.keys(record), `${e.where}: ${f}`).toContain(f);
       }

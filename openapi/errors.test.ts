@@ -21,6 +21,9 @@ const NOT_IN_V1: ReadonlySet<string> = new Set([
   'idempotency_key_reused',
   'invalid_link',
   'link_expired',
+  // Requests are v2 only (issue 24).
+  'request_answered',
+  'request_closed',
 ]);
 
 /** The codes a schema's description lists, with the status each is listed under: "`a`, `b` (400); `c` (401, …);". */

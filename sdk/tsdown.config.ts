@@ -16,6 +16,6 @@ export default defineConfig(
       'generated/index': 'src/generated/index.ts',
       'generated/client/index': 'src/generated/client/index.ts',
     },
-    inline: [/^@secret-push\/rules$/],
+    inline: [/^@secret-push\/rules$/, /^@hpke\//],
   }),
 );

@@ -52,6 +52,7 @@ import {
 import { type CreatePushParams, toFileUpload } from './files.js';
 import { iteratePages, type Page, pageFromResponse } from './pagination.js';
 import { formCanCarry, multipartBody } from './upload.js';
+import { type RequestMethods, requestMethods } from './requests.js';
 
 export interface SecretPushClientOptions {
   /** The installation's origin, e.g. `https://pwpush.example.org` (without `/api/v2`). */
@@ -138,7 +139,7 @@ export interface PagedList<T, Args extends unknown[] = []> {
   page(...args: [...Args, page: number, options?: RequestOptions]): Promise<Page<T>>;
 }
 
-export interface SecretPushClient {
+export interface SecretPushClient extends RequestMethods {
   /**
    * Creates a push (201); with `{ endToEnd: true }` encrypts it here first (after one look at the version report,
    * per client, that the instance accepts the scheme). The result's `shareLink` is the link to give the
@@ -189,9 +190,9 @@ interface GeneratedResult {
   response?: Response;
 }
 
-type GeneratedCall = (extra: { client: Client; signal: AbortSignal }) => Promise<GeneratedResult>;
+export type GeneratedCall = (extra: { client: Client; signal: AbortSignal }) => Promise<GeneratedResult>;
 
-type Retry = 'safe' | 'idempotent' | 'never';
+export type Retry = 'safe' | 'idempotent' | 'never';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RETRIES = 2;
@@ -513,6 +514,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       return data;
     },
     downloadFile: (file, opts) => download(send, baseUrl, file, opts),
+    ...requestMethods(send, baseUrl, retrieve),
   };
 }
 

@@ -57,7 +57,10 @@ export {
   sealPush,
   type SealedPush,
   type ShareLink,
+  generateRequestKeyPair,
+  type RequestKeyPair,
 } from './e2e/index.js';
+export { type OpenResponseOptions, type RequestAnswerParams, type RequestMethods } from './requests.js';
 export { type Page, parseLinkHeader } from './pagination.js';
 export type {
   AuditEntry,
@@ -73,5 +76,14 @@ export type {
   PushKind,
   PushOwner,
   PushRetrieval,
+  RequestAuditEntry,
+  RequestInput,
+  RequestOwner,
+  RequestPreview,
+  RequestPublicKey,
+  RequestReceipt,
+  RequestRecord,
+  RequestState,
+  RequestView,
   VersionReport,
 } from './generated/types.gen.js';

@@ -36,6 +36,14 @@ export {
   sealPush,
   type SealedPush,
 } from './seal.js';
+export {
+  generateRequestKeyPair,
+  openContentKey,
+  type RequestKeyPair,
+  SEALED_KEY_PREFIX,
+  SEALING_SCHEME,
+  sealContentKey,
+} from './request-seal.js';
 export { base64UrlToBytes, bytesToBase64Url } from './encoding.js';
 export { base64ToBytes, bytesToBase64 } from '../files.js';
 export {

@@ -178,7 +178,8 @@ describe.each([
       ...new Set(differences.map((d) => d.replace(/^\S+ /, '').replace(/ →.*/, '').replace(/\/+$/, ''))),
     ].sort();
     // The lists (`active`, `expired`) are the literal paths that share their parent with a `{url_token}` template.
-    const lists = name === 'v2' ? /^\/api\/v2\/pushes\/(active|expired)$/ : /^\/[^/]+\/(active|expired)\.json$/;
+    const lists =
+      name === 'v2' ? /^\/api\/v2\/(pushes|requests)\/(active|expired)$/ : /^\/[^/]+\/(active|expired)\.json$/;
     for (const path of deviating) expect(path).toMatch(lists);
     expect(deviating).toEqual(
       expect.arrayContaining(
