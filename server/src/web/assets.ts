@@ -53,6 +53,7 @@ const TABLE: Record<string, { type: string; load: Loader }> = {
   'app.js': { type: JS, load: own('app.js') },
   'recipient.js': { type: JS, load: own('recipient.js') },
   'create.js': { type: JS, load: own('create.js') },
+  'requests.js': { type: JS, load: own('requests.js') },
   'keep-fragment.js': { type: JS, load: own('keep-fragment.js') },
   'two-factor.js': { type: JS, load: own('two-factor.js') },
   'api-docs.js': { type: JS, load: own('api-docs.js') },

@@ -16,6 +16,7 @@ import { docsPages } from './routes/docs-pages.js';
 import { oidcPages } from './routes/oidc-pages.js';
 import { ownerPages } from './routes/owner-pages.js';
 import { recipientPages } from './routes/recipient-pages.js';
+import { requestPages } from './routes/request-pages.js';
 import { twoFactorPages } from './routes/two-factor-pages.js';
 import { pageHeaders } from './security.js';
 import { messagePage } from './views/layout.js';
@@ -37,6 +38,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   createPages(router, kit);
   recipientPages(router, kit);
   ownerPages(router, kit);
+  requestPages(router, kit);
 
   // A path whose percent-escapes do not decode (`/p/%ZZ`) fails while the router matches a route with a parameter:
   // a client error, not a server failure. API paths go on to the API unchanged (it answers from the raw path); page

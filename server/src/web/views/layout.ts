@@ -35,6 +35,7 @@ function nav(viewer: Viewer): Html {
     return html`<nav aria-label="Main"><ul>
       <li><a href="/">New push</a></li>
       <li><a href="/pushes/active">My pushes</a></li>
+      <li><a href="/requests/active">Requests</a></li>
       <li><a href="/users/token">API token</a></li>
       <li><a href="/users/two_factor">Two-factor</a></li>
       <li><form method="post" action="/users/sign_out">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></li>

@@ -1,0 +1,146 @@
+/** The request pages (issue 24): "Request a secret", the requester's list and request, and the responder's page. */
+import type { RequestOwner, RequestView } from '@secret-push/sdk/generated';
+import { html, type Html } from '../html.js';
+import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';
+
+const STATES: Record<RequestOwner['state'], string> = {
+  pending: 'Waiting for an answer',
+  fulfilled: 'Answered',
+  collected: 'Answered and opened',
+  expired: 'Expired unanswered',
+  revoked: 'Revoked',
+};
+
+export interface NewRequestState {
+  request?: string;
+  error?: string;
+  fields?: Record<string, string[]>;
+}
+
+const SCRIPTS = ['vendor/secret-push-e2e.js', 'requests.js'];
+
+export function newRequestPage(viewer: Viewer, state: NewRequestState = {}): string {
+  const e = state.fields;
+  return page({
+    title: 'Request a secret',
+    viewer,
+    scripts: SCRIPTS,
+    body: html`<h1>Request a secret</h1>
+<p>Ask someone to send you a secret: they get a link to a page where they type it in, and the answer becomes a push only you can open.</p>
+${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
+<form method="post" action="/requests" id="request-form">
+  ${csrfField(viewer)}
+  <label for="request">What do you need?</label>
+  <textarea id="request" name="request" rows="4" maxlength="10000" required${describedBy(e, 'request')}>${state.request ?? ''}</textarea>
+  ${fieldErrors(e, 'request')}
+  <label for="expire_after_days">Link and answer expire after (days)</label>
+  <input id="expire_after_days" name="expire_after_days" type="number" min="1" max="90" value="7"${describedBy(e, 'expire_after_days')}>
+  ${fieldErrors(e, 'expire_after_days')}
+  <label for="expire_after_views">The answer can be viewed (times)</label>
+  <input id="expire_after_views" name="expire_after_views" type="number" min="1" max="100" value="1"${describedBy(e, 'expire_after_views')}>
+  ${fieldErrors(e, 'expire_after_views')}
+  <label><input type="checkbox" name="seal" id="seal" value="1"> Seal the answer to this browser (end-to-end: only this browser can open it)</label>
+  <input type="hidden" name="public_key" value="">
+  ${fieldErrors(e, 'public_key')}
+  <button type="submit">Create the request</button>
+</form>`,
+  });
+}
+
+function requestRow(r: RequestOwner): Html {
+  const ask = r.request.length > 80 ? `${r.request.slice(0, 80)}…` : r.request;
+  return html`<tr><td><a href="/requests/${r.url_token}">${ask || '(a file)'}</a></td><td data-state="${r.state}">${STATES[r.state]}</td><td>${r.sealing ? 'sealed' : ''}</td><td><time datetime="${r.created_at}">${r.created_at.slice(0, 16).replace('T', ' ')}</time></td></tr>`;
+}
+
+export function requestListPage(
+  viewer: Viewer,
+  which: 'active' | 'expired',
+  result: { items: RequestOwner[]; total: number; page: number },
+): string {
+  return page({
+    title: which === 'active' ? 'My requests' : 'Closed requests',
+    viewer,
+    body: html`<h1>${which === 'active' ? 'My requests' : 'Closed requests'}</h1>
+<p><a href="/requests/new">Request a secret</a> · ${which === 'active' ? html`<a href="/requests/expired">Closed requests</a>` : html`<a href="/requests/active">Open requests</a>`}</p>
+${
+  result.items.length === 0
+    ? html`<p>No requests here.</p>`
+    : html`<table><thead><tr><th>Asked</th><th>State</th><th></th><th>Created</th></tr></thead><tbody>${result.items.map(requestRow)}</tbody></table>`
+}`,
+  });
+}
+
+function answerLink(r: RequestOwner): Html {
+  if (!r.answer) return html``;
+  if (!r.answer.sealed_key) return html`<p><a id="open-answer" href="${r.answer.html_url}">Open the answer</a></p>`;
+  return html`<p id="sealed-answer">The answer is sealed to the browser that made this request.</p>
+<p><a id="open-answer" hidden href="#" data-token="${r.url_token}" data-sealed-key="${r.answer.sealed_key}" data-answer-url="${r.answer.html_url}" data-public-x="${r.sealing?.public_key.x ?? ''}">Open the answer</a></p>
+<p id="open-answer-error" class="error" hidden></p>`;
+}
+
+export function requestOwnerPage(viewer: Viewer, r: RequestOwner): string {
+  return page({
+    title: 'Your request',
+    viewer,
+    scripts: SCRIPTS,
+    body: html`<h1>Your request</h1>
+<p class="ask">${r.request}</p>
+<p>State: <strong id="request-state" data-state="${r.state}">${STATES[r.state]}</strong>${r.sealing ? ' · the answer will be sealed to this browser' : ''}</p>
+${
+  r.state === 'pending'
+    ? html`<p>Send this link to the person who has the secret:</p>
+<p><input id="request-link" readonly value="${r.html_url}" aria-label="Link to the answer page"></p>
+<form method="post" action="/requests/${r.url_token}/revoke">${csrfField(viewer)}<button type="submit">Revoke</button></form>`
+    : ''
+}
+${answerLink(r)}
+<p><a href="/requests/active">My requests</a></p>`,
+  });
+}
+
+export interface AnswerState {
+  error?: string;
+  fields?: Record<string, string[]>;
+}
+
+export function answerPage(viewer: Viewer, r: RequestView, state: AnswerState = {}): string {
+  if (!r.open) {
+    return page({
+      title: 'Request closed',
+      viewer,
+      bare: true,
+      body: html`<h1>This request is closed</h1><p>It was already answered, revoked or it expired. Nothing more can be sent here.</p>`,
+    });
+  }
+  const sealing = r.sealing ? JSON.stringify(r.sealing) : '';
+  return page({
+    title: 'Send a secret',
+    viewer,
+    bare: true,
+    scripts: SCRIPTS,
+    body: html`<h1>Someone asks you for a secret</h1>
+<blockquote class="ask" id="ask">${r.request}</blockquote>
+${r.files.length > 0 ? html`<p>Attached to the request: ${r.files.map((f) => html`<span class="file">${f.filename} (${f.size} bytes)</span> `)}</p>` : ''}
+${state.error ? html`<p class="error" role="alert" id="answer-error">${state.error}</p>` : html`<p class="error" role="alert" id="answer-error" hidden></p>`}
+${r.sealing ? html`<p>Your answer is sealed in this browser before it is sent: only the requester can open it.</p><noscript><p class="error">Sealing needs JavaScript.</p></noscript>` : ''}
+<form method="post" action="/r/${r.url_token}" id="answer-form" data-token="${r.url_token}" data-sealing="${sealing}">
+  ${csrfField(viewer)}
+  <label for="payload">The secret</label>
+  <textarea id="payload" name="payload" rows="6" required${describedBy(state.fields, 'payload')}></textarea>
+  ${fieldErrors(state.fields, 'payload')}
+  <label for="passphrase">Passphrase (optional: the requester will need it too)</label>
+  <input id="passphrase" name="passphrase" type="text" autocomplete="off">
+  <button type="submit">Send it</button>
+</form>
+<p id="answer-sent" hidden>Sent. The requester can open it now; you cannot see it again.</p>`,
+  });
+}
+
+export function answeredPage(viewer: Viewer): string {
+  return page({
+    title: 'Sent',
+    viewer,
+    bare: true,
+    body: html`<h1>Sent</h1><p id="answer-sent">The requester can open it now; you cannot see it again.</p>`,
+  });
+}
