@@ -93,6 +93,8 @@ export interface Features {
       schemes: { scheme: string; version: number }[];
     };
   };
+  /** Requests (`/api/v2/requests`); `enabled: false` (or an older report) turns the REQ class off. */
+  requests?: { enabled: boolean; email_auto_dispatch?: boolean };
 }
 
 /** What the instance answers besides its v2 report: the legacy v1 API's version report, when it serves one. */

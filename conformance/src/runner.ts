@@ -19,6 +19,7 @@ import { durations } from './requirements/durations.js';
 import { legacyV1 } from './requirements/v1.js';
 import { idempotency } from './requirements/idempotency.js';
 import { endToEnd } from './requirements/e2e.js';
+import { requests } from './requirements/requests.js';
 
 export const REQUIREMENTS: Requirement[] = [
   ...version,
@@ -41,6 +42,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...legacyV1,
   ...idempotency,
   ...endToEnd,
+  ...requests,
 ];
 
 export interface RunOutput {
@@ -145,6 +147,8 @@ function gate(
       return p.client_encryption && !p.client_encryption.enabled
         ? null
         : { status: 'skip', reason: 'instance does not report end-to-end encryption off (applies only when it does)' };
+    case 'requests':
+      return f.requests?.enabled ? null : { status: 'skip', reason: 'instance reports features.requests disabled' };
   }
 }
 

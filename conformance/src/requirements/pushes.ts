@@ -30,15 +30,15 @@ export const version = define('VER', [
   },
   {
     id: 'VER-002',
-    title: 'The report says edition oss, accounts and requests disabled, api_version 2.x',
-    source: 'seed §2.2 (edition, accounts.enabled, requests.enabled); decisions: Version report',
+    title: 'The report says edition oss, accounts disabled, requests.enabled a boolean, api_version 2.x',
+    source: 'seed §2.2 (edition, accounts.enabled, requests.enabled); decisions: Version report; issue 24 (requests)',
     stateless: true,
     async run(ctx) {
       const res = await ctx.call('getVersion');
       expectStatus(res, 200);
       expectEqual(res.body.edition, 'oss', 'edition');
       expectEqual(res.body.features.accounts?.enabled, false, 'features.accounts.enabled');
-      expectEqual(res.body.features.requests?.enabled, false, 'features.requests.enabled');
+      expect(typeof res.body.features.requests?.enabled === 'boolean', 'features.requests.enabled is not a boolean');
       expect(/^2(\.\d+)*$/.test(String(res.body.api_version)), `api_version ${res.body.api_version} is not 2.x`);
     },
   },

@@ -23,6 +23,7 @@ import {
   e2eValueFaults,
   e2eViewFaults,
 } from './e2e.js';
+import { requestFaults } from './requests.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -52,4 +53,5 @@ export const FAULTS: Fault[] = [
   ...v1AuthFaults,
   ...idempotencyFaults,
   ...e2eAuthFaults,
+  ...requestFaults,
 ];
