@@ -9,14 +9,14 @@ function mediaType(request: Request): string {
   return mediaTypeOf(request.headers.get('Content-Type'));
 }
 
-async function readJson(request: Request): Promise<unknown> {
+async function readJson(request: Request, wrapper = 'push'): Promise<unknown> {
   let body: unknown;
   try {
     body = JSON.parse(await request.text());
   } catch {
     throw new ApiError('invalid_json');
   }
-  const push = (body as { push?: unknown } | null)?.push;
+  const push = (body as Record<string, unknown> | null)?.[wrapper];
   if (
     typeof body !== 'object' ||
     body === null ||
@@ -30,7 +30,11 @@ async function readJson(request: Request): Promise<unknown> {
   return push;
 }
 
-async function readForm(request: Request): Promise<unknown> {
+async function readForm(
+  request: Request,
+  wrapper = 'push',
+  schema: 'PushInput' | 'RequestInput' = 'PushInput',
+): Promise<unknown> {
   let form: FormData;
   try {
     form = await request.formData();
@@ -51,7 +55,7 @@ async function readForm(request: Request): Promise<unknown> {
       bytes: new Uint8Array(await value.arrayBuffer()),
     });
   }
-  return formToInput(body, 'push').push;
+  return formToInput(body, wrapper, schema)[wrapper];
 }
 
 /** The `push` object of a create request, or the 400 the server answers for its body. */
@@ -59,6 +63,25 @@ export async function readCreateBody(request: Request): Promise<unknown> {
   const type = mediaType(request);
   if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return readJson(request);
   if (type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded') return readForm(request);
+  throw new ApiError(
+    'unsupported_media_type',
+    'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.',
+  );
+}
+
+/**
+ * A request body of the request operations, as the server reads it: JSON (the whole object, `wrapper` required), or a
+ * form read into `{ [wrapper]: … }`.
+ */
+export async function readWrappedBody(request: Request, wrapper: 'request' | 'push'): Promise<Record<string, unknown>> {
+  const type = mediaType(request);
+  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    const text = await request.text();
+    await readJson(new Request('http://x', { method: 'POST', body: text }), wrapper);
+    return JSON.parse(text) as Record<string, unknown>;
+  }
+  if (type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded')
+    return { [wrapper]: await readForm(request, wrapper, wrapper === 'request' ? 'RequestInput' : 'PushInput') };
   throw new ApiError(
     'unsupported_media_type',
     'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.',

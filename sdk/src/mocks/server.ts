@@ -21,7 +21,8 @@ import {
   requireListCaller,
   type ComponentCheck,
 } from '@secret-push/rules';
-import { readCreateBody } from './bodies.js';
+import { readCreateBody, readWrappedBody } from './bodies.js';
+import { MockRequests } from './requests.js';
 import {
   defaultMockSettings,
   defaultMockUsers,
@@ -91,6 +92,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** What the routes share: the store, the settings, and how an answer is checked and shaped. */
 function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
+  const requests = new MockRequests(store);
   function check(schema: string, body: unknown): void {
     if (!validate) return;
     schemas ??= componentChecker();
@@ -126,10 +128,81 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
   const paging = (ctx: RouteContext, path: string, page: number, total: number) =>
     pagingHeaders(`${ctx.base}${path}`, page, total);
 
-  return { store, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
+  return { store, requests, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
 }
 
 type MockKit = ReturnType<typeof mockKit>;
+
+/** The request operations (issue 24), over ./requests.ts. */
+function requestRoutes(kit: MockKit): Route[] {
+  const { requests, json, requireKnownCredential, parsePage, paging } = kit;
+  const token = (params: Record<string, string>) => params.url_token!;
+  const route = (operationId: string, method: string, path: string, handle: Route['handle']): Route => ({
+    operationId,
+    method,
+    path,
+    handle: (ctx, params) => {
+      requireKnownCredential(ctx);
+      return handle(ctx, params);
+    },
+  });
+  return [
+    route('createRequest', 'POST', '/api/v2/requests', async (ctx) => {
+      if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
+      const body = await readWrappedBody(ctx.request, 'request');
+      return json(
+        ctx,
+        'RequestOwner',
+        requests.create(body.request as Record<string, unknown>, ctx.actor, ctx.base),
+        201,
+      );
+    }),
+    ...(['active', 'expired'] as const).map((state) =>
+      route(
+        state === 'active' ? 'listActiveRequests' : 'listExpiredRequests',
+        'GET',
+        `/api/v2/requests/${state}`,
+        (ctx) => {
+          if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
+          const page = parsePage(ctx.url);
+          const result = requests.list(state, page, ctx.actor, ctx.base);
+          return json(
+            ctx,
+            'RequestList',
+            result.items,
+            200,
+            paging(ctx, `/api/v2/requests/${state}`, page, result.total),
+          );
+        },
+      ),
+    ),
+    route('getRequest', 'GET', '/api/v2/requests/{url_token}', (ctx, p) =>
+      json(ctx, 'RequestRecord', requests.get(token(p), ctx.actor, ctx.base)),
+    ),
+    route('revokeRequest', 'DELETE', '/api/v2/requests/{url_token}', (ctx, p) =>
+      json(ctx, 'RequestOwner', requests.revoke(token(p), ctx.actor, ctx.base)),
+    ),
+    route('previewRequest', 'GET', '/api/v2/requests/{url_token}/preview', (ctx, p) =>
+      json(ctx, 'RequestPreview', requests.preview(token(p), ctx.actor, ctx.base)),
+    ),
+    route('respondToRequest', 'POST', '/api/v2/requests/{url_token}/response', async (ctx, p) => {
+      const body = await readWrappedBody(ctx.request, 'push');
+      return json(ctx, 'RequestReceipt', requests.respond(token(p), body, ctx.actor), 201);
+    }),
+    route('getRequestAudit', 'GET', '/api/v2/requests/{url_token}/audit', (ctx, p) => {
+      if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
+      const page = parsePage(ctx.url);
+      const result = requests.audit(token(p), page, ctx.actor);
+      return json(
+        ctx,
+        'RequestAuditLog',
+        { logs: result.items },
+        200,
+        paging(ctx, `/api/v2/requests/${token(p)}/audit`, page, result.total),
+      );
+    }),
+  ];
+}
 
 /** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */
 function mockRoutes(kit: MockKit): Route[] {
@@ -231,6 +304,7 @@ function mockRoutes(kit: MockKit): Route[] {
         return json(ctx, 'Push', store.expireByRequest(token!, ctx.actor, ctx.base));
       },
     },
+    ...requestRoutes(kit),
   ];
 }
 
@@ -313,6 +387,9 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     setClock: (date) => store.setClock(date),
     advanceClock: (ms) => store.advanceClock(ms),
     now: () => new Date(store.now()),
-    reset: () => store.reset(),
+    reset: () => {
+      store.reset();
+      kit.requests.reset();
+    },
   };
 }

@@ -108,6 +108,8 @@ export class MockStore {
   private seq = 0;
   private clockBase: () => number;
   private clockOffset = 0;
+  /** Told of every successful retrieval (the requests of ./requests.ts move a request to `collected`). */
+  onRetrieved: ((urlToken: string, actor: MockActor) => void) | undefined;
 
   constructor(settings: MockSettings, users: readonly MockUser[], now?: Date | (() => Date)) {
     this.settings = settings;
@@ -147,7 +149,7 @@ export class MockStore {
   }
 
   version(): VersionReport {
-    return versionReport(this.settings, '0.1.0');
+    return versionReport(this.settings, '0.1.0', { requests: true });
   }
 
   // ---- create -------------------------------------------------------------------------------------------------
@@ -273,12 +275,14 @@ export class MockStore {
     const payload = push.payload;
     if (isOwner(push.state, userIdOf(actor))) {
       this.log(push, 'owner_view', actor);
+      this.onRetrieved?.(urlToken, actor);
       return { ...this.record(push, base), payload, files };
     }
     push.state.viewsUsed += 1;
     push.state.updatedAt = now;
     this.log(push, 'view', actor);
     if (push.state.viewsUsed >= push.state.expireAfterViews) this.expire(push, now, false);
+    this.onRetrieved?.(urlToken, actor);
     return { ...pushRecord(lastViewAnswer(push.state), now, base), payload, files };
   }
 

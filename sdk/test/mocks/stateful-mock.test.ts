@@ -368,3 +368,54 @@ describe('stateful mock: form bodies and durations, as the server reads them', (
     });
   });
 });
+
+describe('stateful mock: requests (issue 24)', () => {
+  it('runs a request through the SDK: ask, answer once, open, collected; a second answer 409, a revoked one 410', async () => {
+    const { mock, baseUrl } = start();
+    const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    const anyone = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+    const request = await alice.createRequest({ request: 'the staging password', expire_after_views: 2, note: 'n' });
+    expect(request).toMatchObject({ state: 'pending', html_url: `${baseUrl}/r/${request.url_token}`, answer: null });
+    expect((await alice.previewRequest(request.url_token)).url).toBe(request.html_url);
+    const seen = await anyone.getRequest(request.url_token);
+    expect(seen).toMatchObject({ audience: 'responder', request: 'the staging password', open: true });
+    expect(seen).not.toHaveProperty('note');
+
+    const receipt = await anyone.respondToRequest(request.url_token, { payload: 'hunter2' });
+    expect(receipt.state).toBe('fulfilled');
+    await expect(anyone.respondToRequest(request.url_token, { payload: 'again' })).rejects.toMatchObject({
+      status: 409,
+      code: 'request_answered',
+    });
+    const opened = await alice.openResponse(request.url_token);
+    expect(opened).toMatchObject({ payload: 'hunter2', expire_after_views: 2 });
+    expect((await alice.getRequest(request.url_token)).state).toBe('collected');
+    const kinds: string[] = [];
+    for await (const e of alice.requestAudit(request.url_token)) kinds.push(e.kind);
+    expect(kinds).toEqual(['creation', 'fulfilled', 'collected']);
+
+    const other = await alice.createRequest({ request: 'another' });
+    expect((await alice.revokeRequest(other.url_token)).state).toBe('revoked');
+    await expect(anyone.respondToRequest(other.url_token, { payload: 'late' })).rejects.toMatchObject({
+      status: 410,
+      code: 'request_closed',
+    });
+    const closed: string[] = [];
+    for await (const r of alice.expiredRequests()) closed.push(r.url_token);
+    expect(closed.sort()).toEqual([request.url_token, other.url_token].sort());
+    await expect(anyone.revokeRequest(other.url_token)).rejects.toBeInstanceOf(AuthenticationError);
+    const bob = createSecretPushClient({ baseUrl, token: mock.users[1]!.token, fetch: checker.fetch });
+    await expect(bob.previewRequest(other.url_token)).rejects.toBeInstanceOf(ForbiddenError);
+  });
+
+  it('takes a sealed answer only, and the requester opens it with the key pair', async () => {
+    const { generateRequestKeyPair } = await import('../../src/index.js');
+    const { mock, baseUrl } = start();
+    const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    const anyone = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+    const { keyPair, publicKey } = await generateRequestKeyPair();
+    const request = await alice.createRequest({ request: 'seal it', public_key: publicKey });
+    await anyone.respondToRequest(request.url_token, { payload: 'sealed in the mock' });
+    expect((await alice.openResponse(request.url_token, { keyPair })).payload).toBe('sealed in the mock');
+  });
+});

@@ -181,7 +181,7 @@ describe('core', () => {
             schemes: [{ scheme: 'aes-256-gcm', version: 1 }],
           },
         },
-        requests: { enabled: false },
+        requests: { enabled: true, email_auto_dispatch: false, sealed_answers: ['hpke-x25519-sha256-aes256gcm'] },
         storage_quotas: { anonymous_bytes_per_hour: 100 * 1024 * 1024, user_active_bytes: 1024 * 1024 * 1024 },
       },
     });

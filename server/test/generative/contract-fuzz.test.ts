@@ -33,7 +33,7 @@ type Api = 'v2' | 'v1';
 type Kind = 'valid' | 'near' | 'hostile';
 
 /** A push made for the run whose token (and file) a request may name. */
-type PoolRef = { pool: 'text' | 'passphrase' | 'file' | 'url' };
+type PoolRef = { pool: 'text' | 'passphrase' | 'file' | 'url' | 'request' };
 type Part = string | PoolRef | { file: true } | { download: true };
 
 interface Case {
@@ -90,7 +90,16 @@ function parameterValue(p: Json, kind: Kind): fc.Arbitrary<Part> {
   const name = String(p.name);
   const pooled: fc.Arbitrary<Part>[] = [];
   if (name === 'url_token')
-    pooled.push(fc.constantFrom<PoolRef>({ pool: 'text' }, { pool: 'passphrase' }, { pool: 'file' }, { pool: 'url' }));
+    pooled.push(
+      fc.constantFrom<PoolRef>(
+        { pool: 'text' },
+        { pool: 'passphrase' },
+        { pool: 'file' },
+        { pool: 'url' },
+        // A pending request of the pool's user (issue 24): its first valid answer is taken, later ones answer 409.
+        { pool: 'request' },
+      ),
+    );
   if (name === 'file_id') pooled.push(fc.constant({ file: true }));
   if (name === 'token' && p.in === 'query') pooled.push(fc.constant({ download: true }));
   if (name === 'passphrase' || name === 'X-Passphrase') pooled.push(fc.constant('open sesame'));
@@ -500,6 +509,15 @@ beforeAll(async () => {
     expect(r.status).toBe(201);
     return r.body as Json;
   };
+  const createRequest = async (): Promise<string> => {
+    const r = await api.raw('/api/v2/requests', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` },
+      body: JSON.stringify({ request: { request: 'fuzz ask', expire_after_views: 100 } }),
+    });
+    expect(r.status).toBe(201);
+    return (r.body as Json).url_token as string;
+  };
   const file = await create({ files: [{ filename: 'a.txt', content: Buffer.from('file bytes').toString('base64') }] });
   const opened = await api.raw(`/api/v2/pushes/${file.url_token}`, {
     headers: { authorization: `Bearer ${user.token}` },
@@ -513,6 +531,7 @@ beforeAll(async () => {
       passphrase: (await create({ payload: 'fuzz secret', passphrase: 'open sesame' })).url_token,
       file: file.url_token,
       url: (await create({ kind: 'url', payload: 'https://example.org/' })).url_token,
+      request: await createRequest(),
     },
     fileId: fileUrl.pathname.split('/').pop()!,
     download: fileUrl.searchParams.get('token')!,
