@@ -171,14 +171,14 @@ export interface PushServiceDeps {
 }
 
 /** A push made from the answer to a request (../request/request-service.ts): its owner, and the request's claim. */
-export interface AnswerOptions {
+interface AnswerOptions {
   /** The requester, who owns the push (and whose storage quota counts its bytes). */
   ownerId: string;
   /** Inside the create's transaction: before the push is stored (lock and check the request), and after (link it). */
   claim: AnswerClaim;
 }
 
-export interface AnswerClaim {
+interface AnswerClaim {
   before(tx: Db): Promise<void>;
   after(tx: Db, push: PushRow): Promise<void>;
 }

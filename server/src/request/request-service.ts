@@ -59,7 +59,7 @@ export interface RequestEvent {
   notifyEmailsTo: string[];
   notifyEmailsToLocale: string;
 }
-export type RequestListener = (event: RequestEvent) => void | Promise<void>;
+type RequestListener = (event: RequestEvent) => void | Promise<void>;
 
 export interface RequestService {
   create(input: RequestInput, ctx: RequestContext): Promise<RequestOwner>;
