@@ -335,7 +335,9 @@ export const previewRequest = <ThrowOnError extends boolean = false>(options: Op
  * (`payload` and/or `files`, `kind`, an optional `passphrase`; JSON, multipart or urlencoded). One statement
  * claims the pending request and makes a push **owned by the requester** with the request's expiry settings, its
  * `name` and `note`; the push's bytes count against the requester's storage quota (429
- * `storage_quota_exceeded`, nothing stored); file limits are the instance's, whoever answers. The request becomes
+ * `storage_quota_exceeded`, nothing stored). Files are taken from anyone, within the instance's file limits; an anonymous responder's whole body
+ * is bounded by the instance's body limit for callers who may not upload (`PWPUSH_BODY_LIMIT_BYTES`, 8 MiB by default), a
+ * signed-in one's by the file limits. The request becomes
  * `fulfilled` (audit `fulfilled`, with the responder's address). The answer is 201 with a receipt that opens
  * nothing.
  *

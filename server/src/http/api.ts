@@ -419,10 +419,11 @@ const filesNeedToken = () => new ApiError('authentication_required', 'File pushe
  * (file pushes on, and a token or files open to anonymous callers); everyone else gets the small limit.
  */
 function bodyLimits(settings: Core['settings'], auth: AuthResult, operationId: string): BodyLimits {
-  // A request's responder may send files whoever they are: the requester's token made the request, and the answer's
-  // bytes count against the requester's storage quota.
+  // A request's responder may send files whoever they are (the requester's token made the request, and the answer's
+  // bytes count against the requester's storage quota), but an anonymous one within the small limit: the body is read
+  // before the request's token is looked up, so the large limit would be open to anyone.
   const answer = operationId === 'respondToRequest';
-  const mayUpload = settings.enableFilePushes && (answer || auth.user !== null || !settings.filesRequireAuth);
+  const mayUpload = settings.enableFilePushes && (auth.user !== null || !settings.filesRequireAuth);
   return {
     maxBytes: mayUpload ? Math.max(maxBodyBytes(settings), settings.bodyLimitBytes) : settings.bodyLimitBytes,
     maxFileBytes: settings.fileMaxBytes,

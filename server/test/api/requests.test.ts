@@ -279,10 +279,30 @@ describe('requests over real HTTP', () => {
     const answered = await call('POST', `/api/v2/requests/${token}/response`, { headers: responder, raw: answer });
     expect(answered.status).toBe(201);
     const mine = await call('GET', `/api/v2/requests/${token}`, { headers: bearer(requester) });
+    expect(mine.body.state).toBe('fulfilled');
     const opened = await call('GET', `/api/v2/pushes/${mine.body.answer.url_token}`, { headers: bearer(requester) });
     expect(opened.body).toMatchObject({ kind: 'file', payload: 'here it is', expire_after_days: 10 });
     const file = await fetch(opened.body.files[0].url as string);
     expect(Buffer.from(await file.arrayBuffer()).equals(filled)).toBe(true);
+  });
+
+  it('bounds an anonymous answer by the small body limit (the body is read before the token is looked up)', async () => {
+    const created = await call('POST', '/api/v2/requests', {
+      headers: bearer(requester),
+      body: { request: { request: 'big' } },
+    });
+    const token = created.body.url_token as string;
+    const big = pythonMultipart(
+      { 'push[payload]': 'x' },
+      { name: 'push[files][]', filename: 'big.bin', bytes: Buffer.alloc(api.settings.bodyLimitBytes + 1024, 7) },
+    );
+    const pushes = await pushCountOf(requester.userId);
+    const refused = await call('POST', `/api/v2/requests/${token}/response`, { raw: big });
+    expect(refused.status).toBe(413);
+    expect(await pushCountOf(requester.userId)).toBe(pushes);
+    // The same body to a token nobody has is refused alike, before anything is looked up.
+    expect((await call('POST', '/api/v2/requests/unknowntoken/response', { raw: big })).status).toBe(413);
+    expect((await call('GET', `/api/v2/requests/${token}`, { headers: bearer(requester) })).body.state).toBe('pending');
   });
 
   it('revokes: the request is closed, an answer is refused with 410 and nothing stored, revoking again changes nothing', async () => {

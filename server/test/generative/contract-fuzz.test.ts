@@ -33,7 +33,7 @@ type Api = 'v2' | 'v1';
 type Kind = 'valid' | 'near' | 'hostile';
 
 /** A push made for the run whose token (and file) a request may name. */
-type PoolRef = { pool: 'text' | 'passphrase' | 'file' | 'url' | 'request' };
+type PoolRef = { pool: 'text' | 'passphrase' | 'file' | 'url' | 'request' | 'revocable' };
 type Part = string | PoolRef | { file: true } | { download: true };
 
 interface Case {
@@ -85,7 +85,7 @@ const operations = [...operationsOf('v2', documents.v2), ...operationsOf('v1', d
 
 // ------------------------------------------------------------------------------------------------ generation
 
-function parameterValue(p: Json, kind: Kind): fc.Arbitrary<Part> {
+function parameterValue(p: Json, kind: Kind, operationId?: string): fc.Arbitrary<Part> {
   const schema = (p.schema ?? {}) as Json;
   const name = String(p.name);
   const pooled: fc.Arbitrary<Part>[] = [];
@@ -97,7 +97,8 @@ function parameterValue(p: Json, kind: Kind): fc.Arbitrary<Part> {
         { pool: 'file' },
         { pool: 'url' },
         // A pending request of the pool's user (issue 24): its first valid answer is taken, later ones answer 409.
-        { pool: 'request' },
+        // Revocations get a request of their own, so that one cannot close the request the answers go to.
+        { pool: operationId === 'revokeRequest' ? 'revocable' : 'request' },
       ),
     );
   if (name === 'file_id') pooled.push(fc.constant({ file: true }));
@@ -306,10 +307,10 @@ function caseArbitrary(op: Operation, kind: Kind): fc.Arbitrary<Case> {
     const p = op.parameters.find((x) => x.in === 'path' && x.name === m[1]) ?? { name: m[1], schema: {} };
     // Broken path parameters in a third of the non-valid requests only: the rest reach the operation's own rules.
     return kind === 'valid'
-      ? parameterValue(p, 'valid')
+      ? parameterValue(p, 'valid', op.operationId)
       : fc.oneof(
-          { weight: 2, arbitrary: parameterValue(p, 'valid') },
-          { weight: 1, arbitrary: parameterValue(p, kind) },
+          { weight: 2, arbitrary: parameterValue(p, 'valid', op.operationId) },
+          { weight: 1, arbitrary: parameterValue(p, kind, op.operationId) },
         );
   });
   const queries = op.parameters.filter((p) => p.in === 'query');
@@ -532,6 +533,7 @@ beforeAll(async () => {
       file: file.url_token,
       url: (await create({ kind: 'url', payload: 'https://example.org/' })).url_token,
       request: await createRequest(),
+      revocable: await createRequest(),
     },
     fileId: fileUrl.pathname.split('/').pop()!,
     download: fileUrl.searchParams.get('token')!,
