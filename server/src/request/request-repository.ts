@@ -26,7 +26,6 @@ const FIELD_MAX = 255;
 type InTime = { in_time: boolean };
 type Total = { total: string | number };
 type AuditParams = { ip: string; userAgent: string; referrer: string; userId: string | null; now: Date };
-type Guarded = { deadline: Date };
 
 const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
 const IN_TIME = '(select in_time from guard)';
