@@ -16,6 +16,8 @@ export interface LibraryOptions {
   inline?: RegExp[];
   /** The tsconfig the declarations are made with (default: the package's tsconfig.build.json). */
   tsconfig?: string;
+  /** Rolldown plugins of the build (the SDK's rewrites an inlined library's Node-only fallback). */
+  plugins?: UserConfig['plugins'];
 }
 
 /** The lowest Node the packages run on (`engines.node`); `require` works there too. */
@@ -46,5 +48,6 @@ export function libraryConfig(options: LibraryOptions): UserConfig {
     // Workspace packages resolve to their sources (as everywhere in the repository), never to a build of theirs.
     inputOptions: { resolve: { conditionNames: ['@secret-push/source', 'import', 'module', 'node', 'default'] } },
     logLevel: 'warn',
+    ...(options.plugins ? { plugins: options.plugins } : {}),
   };
 }

@@ -16,6 +16,14 @@ function nodeBuiltinSpy(found: string[]): Plugin {
     name: 'node-builtin-spy',
     setup(b) {
       b.onResolve({ filter: /.*/ }, (args) => {
+        // @hpke/common's fallback for runtimes without globalThis.crypto: a dynamic import taken only there (never in
+        // a browser), which the published build replaces with an error (sdk/tsdown.config.ts).
+        if (
+          args.kind === 'dynamic-import' &&
+          args.path === 'crypto' &&
+          /[\\/]@hpke[\\/]common[\\/]/.test(args.importer)
+        )
+          return { path: args.path, external: true };
         if (builtins.has(args.path) || args.path.startsWith('node:')) {
           found.push(`${args.path} (from ${args.importer.replace(src, '')})`);
           return { path: args.path, external: true };
