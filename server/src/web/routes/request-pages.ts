@@ -110,6 +110,8 @@ export function requestPages(router: Router, kit: PageKit): void {
   router.get(
     '/r/:url_token',
     kit.pageRoute('/r/:url_token', async (req, res, v) => {
+      // As the API: an instance without anonymous access takes answers from its users only.
+      if (!v.user && !core.settings.allowAnonymous) return kit.redirectToSignIn(req, res);
       const record = await core.requests.get(tokenOf(req), kit.ctxOf(req, null));
       kit.send(res, 200, answerPage(v.viewer, record as RequestView));
     }),
@@ -118,6 +120,7 @@ export function requestPages(router: Router, kit: PageKit): void {
   router.post(
     '/r/:url_token',
     kit.pageRoute('/r/:url_token', async (req, res, v) => {
+      if (!v.user && !core.settings.allowAnonymous) return kit.redirectToSignIn(req, res);
       const form = await kit.postedForm(req, v);
       const ctx = kit.ctxOf(req, v.user?.userId ?? null);
       const passphrase = field(form, 'passphrase');
