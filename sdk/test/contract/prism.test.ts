@@ -191,7 +191,11 @@ describe('the Prism mock serves every documented error example', () => {
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
       if (usesBearer) headers.Authorization = 'Bearer spt_example_token';
       const init: RequestInit = { method: op.method.toUpperCase(), headers };
-      if (op.method === 'post') init.body = JSON.stringify({ push: { payload: 'x' } });
+      // A valid body of the operation (Prism checks the request before it answers the example asked for).
+      if (op.method === 'post')
+        init.body = JSON.stringify(
+          op.operationId === 'createRequest' ? { request: { request: 'x' } } : { push: { payload: 'x' } },
+        );
       for (const status of errorStatuses) {
         const res = await fetch(`${baseUrl}${path}${query}`, {
           ...init,
