@@ -157,7 +157,12 @@ function v2Spec(core: Core): EdgeSpec {
       body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined,
     validationError: (errors, operationId) =>
       operationId === 'createApiKey' ? apiKeyValidationError(errors) : validationError(errors),
-    pushFrame: (operationId) => (operationId === 'createPush' ? { wrapper: 'push', topLevel: false } : undefined),
+    pushFrame: (operationId) =>
+      operationId === 'createPush'
+        ? { wrapper: 'push', topLevel: false }
+        : operationId === 'createApiKey'
+          ? { wrapper: 'api_key', topLevel: false }
+          : undefined,
     routingPath: stripJsonSuffix,
   };
 }
