@@ -23,6 +23,8 @@ export interface ApiKeyRecord {
   id: string;
   userId: string;
   name: string;
+  /** SHA-256 (hex) of the token: all the server keeps of it. */
+  digest: string;
   scopes: ApiKeyScope[];
   createdAt: Date;
   expiresAt: Date | null;
@@ -40,6 +42,7 @@ export const API_KEYS = defineTable<ApiKeyRecord>('api_keys', {
   id: column.text('id'),
   userId: column.text('user_id'),
   name: column.text('name'),
+  digest: column.text('digest'),
   scopes: { name: 'scopes', parse: (raw) => textList(raw) as ApiKeyScope[] },
   createdAt: column.date('created_at'),
   expiresAt: column.dateOrNull('expires_at'),
@@ -59,7 +62,7 @@ const K = {
   lockUser: sql<{ userId: string }, { n: string }>(
     'select (select count(*) from api_keys where user_id = u.id) as n from users u where u.id = :userId for update',
   ),
-  insert: sql<Omit<ApiKeyRecord, 'lastUsedAt'> & { digest: string }>(
+  insert: sql<Omit<ApiKeyRecord, 'lastUsedAt'>>(
     `insert into api_keys (id, user_id, name, digest, scopes, created_at, expires_at)
      values (:id, :userId, :name, :digest, :scopes, :createdAt, :expiresAt)`,
   ),
@@ -158,6 +161,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
         id: randomUUID(),
         userId,
         name: input.name,
+        digest: tokenDigest(token),
         scopes,
         createdAt: now,
         expiresAt,
@@ -174,7 +178,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
           id: key.id,
           userId,
           name: key.name,
-          digest: tokenDigest(token),
+          digest: key.digest,
           scopes: key.scopes,
           createdAt: key.createdAt,
           expiresAt: key.expiresAt,

@@ -65,7 +65,7 @@ async function exampleRequest(
         ? await ownPush()
         : name === 'id'
           ? (await newKey(['pushes:read'])).id
-          : String(parameter.example ?? parameter.schema?.enum?.[0]);
+          : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
   const content = (c.deref<Json>(op.object.requestBody ?? {}).content ?? {}) as Json;
