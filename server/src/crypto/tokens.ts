@@ -3,7 +3,7 @@
  * signed, short-lived download links of files.
  */
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import { crc32 } from 'node:zlib';
+import { newApiKeyTokenFrom } from '@secret-push/rules';
 import jwt from 'jsonwebtoken';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -29,46 +29,9 @@ export function newApiToken(): string {
   return `${API_TOKEN_PREFIX}${randomBytes(24).toString('base64url')}`;
 }
 
-/** The prefix of API keys (the account token's is `spt_`): what secret scanners look for. */
-export const API_KEY_PREFIX = 'spk_';
-
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY_RANDOM_CHARS = 30;
-const KEY_CHECK_CHARS = 6;
-
-/** A CRC-32 in 6 characters of base62 (62^6 > 2^32), zero-padded. */
-function checksum(text: string): string {
-  let n = crc32(text);
-  let out = '';
-  for (let i = 0; i < KEY_CHECK_CHARS; i++) {
-    out = BASE62[n % 62]! + out;
-    n = Math.floor(n / 62);
-  }
-  return out;
-}
-
-/**
- * An API key: `spk_`, 30 random characters of base62 (≈ 178 bits: rejection-sampled, so unbiased) and a CRC-32 of
- * them in 6 more, 40 characters in all (the GitHub token layout). Shown once; only its digest is stored.
- */
+/** An API key (`spk_…`, with its checksum: `@secret-push/rules`, which the mock uses too). Shown once; only its digest is stored. */
 export function newApiKeyToken(): string {
-  let random = '';
-  while (random.length < KEY_RANDOM_CHARS) {
-    for (const b of randomBytes(KEY_RANDOM_CHARS)) {
-      // 248 = 4 × 62: bytes above it would favour the first characters.
-      if (b < 248 && random.length < KEY_RANDOM_CHARS) random += BASE62[b % 62];
-    }
-  }
-  return `${API_KEY_PREFIX}${random}${checksum(random)}`;
-}
-
-const API_KEY_SHAPE = /^spk_[A-Za-z0-9]{36}$/;
-
-/** Whether a text has an API key's shape and checksum: a mistyped or truncated key is refused without a lookup. */
-export function isWellFormedApiKey(token: string): boolean {
-  if (!API_KEY_SHAPE.test(token)) return false;
-  const body = token.slice(API_KEY_PREFIX.length);
-  return checksum(body.slice(0, KEY_RANDOM_CHARS)) === body.slice(KEY_RANDOM_CHARS);
+  return newApiKeyTokenFrom((n) => randomBytes(n));
 }
 
 export function tokenDigest(token: string): string {

@@ -7,8 +7,8 @@
  * reaches the database. The last use is written at most once a minute per key and process, never awaited.
  */
 import { randomUUID } from 'node:crypto';
-import { API_KEY_SCOPES, ApiError, validationFailed, type ApiKeyScope } from '@secret-push/rules';
-import { isWellFormedApiKey, newApiKeyToken, tokenDigest } from '../crypto/tokens.js';
+import { API_KEY_SCOPES, ApiError, isWellFormedApiKey, validationFailed, type ApiKeyScope } from '@secret-push/rules';
+import { newApiKeyToken, tokenDigest } from '../crypto/tokens.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
 

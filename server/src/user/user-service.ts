@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { passwordProblem, passwordSentence } from '../account/password-strength.js';
 import { hashPassphrase } from '../crypto/passphrase.js';
-import { API_KEY_PREFIX, newApiToken, tokenDigest } from '../crypto/tokens.js';
+import { newApiToken, tokenDigest } from '../crypto/tokens.js';
 import { ApiToken, User } from '../db/entities.js';
-import { ApiError, type ApiKeyScope } from '@secret-push/rules';
+import { API_KEY_PREFIX, ApiError, type ApiKeyScope } from '@secret-push/rules';
 import { createApiKeyService, type ApiKeyService } from './api-keys.js';
 import { sql, type Db } from '../db/sql.js';
 

@@ -7,8 +7,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createPush, listApiKeys, revokeApiKey } from '@secret-push/sdk/generated';
-import type { ApiKeyScope } from '@secret-push/rules';
-import { isWellFormedApiKey } from '../../src/crypto/tokens.js';
+import { isWellFormedApiKey, type ApiKeyScope } from '@secret-push/rules';
 import { startRealApi, type RealApi } from './support/real.js';
 import { bearer, expectData, expectError } from './support/sdk.js';
 
