@@ -11,8 +11,6 @@ import { newApiKeyToken, newApiToken, tokenDigest } from '../../server/src/crypt
 /** How creates are sent: without a credential, with the account token, or with a key scoped to `pushes:create`. */
 export type AuthMode = 'anonymous' | 'token' | 'key';
 
-export const AUTH_MODES: readonly AuthMode[] = ['anonymous', 'token', 'key'];
-
 export type Credentials = Record<AuthMode, string | undefined>;
 
 export async function benchCredentials(admin: pg.Client): Promise<Credentials> {

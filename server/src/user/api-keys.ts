@@ -13,7 +13,7 @@ import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
 
 /** Keys one account may hold at once. */
-export const MAX_KEYS_PER_USER = 100;
+const MAX_KEYS_PER_USER = 100;
 /** The furthest expiry a key may be given. */
 const MAX_LIFETIME_MS = 366 * 24 * 3_600_000;
 /** How often one server process writes a key's last use (at most). */
@@ -75,7 +75,7 @@ const K = {
 };
 
 /** Who a key authenticates, and what it may do. */
-export interface KeyCaller {
+interface KeyCaller {
   userId: string;
   email: string;
   scopes: readonly ApiKeyScope[];
