@@ -530,7 +530,14 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       return data;
     },
     downloadFile: (file, opts) => download(send, baseUrl, file, opts),
-    async createApiKey(input, opts) {
+    ...apiKeyMethods(send),
+  };
+}
+
+/** The API-key operations of the facade. */
+function apiKeyMethods(send: Send): Pick<SecretPushClient, 'createApiKey' | 'listApiKeys' | 'revokeApiKey'> {
+  return {
+    async createApiKey(input: ApiKeyInput, opts?: RequestOptions) {
       const { data } = await send<ApiKeyCreated>(
         (x) => genCreateApiKey({ ...x, body: { api_key: input } }),
         opts,
@@ -538,11 +545,11 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       );
       return data;
     },
-    async listApiKeys(opts) {
+    async listApiKeys(opts?: RequestOptions) {
       const { data } = await send<ApiKeyList>((x) => genListApiKeys(x), opts, 'safe');
       return data.api_keys;
     },
-    async revokeApiKey(id, opts) {
+    async revokeApiKey(id: string, opts?: RequestOptions) {
       // Retried on 429/503 like a read: revoking twice revokes once (a repeat after a lost answer is a 404).
       const { data } = await send<ApiKey>((x) => genRevokeApiKey({ ...x, path: { id } }), opts, 'safe');
       return data;

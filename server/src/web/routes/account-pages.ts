@@ -1,6 +1,6 @@
 /** Sign-up, sign-in, sign-out and the API token page (the account token, and its API keys). */
 import type { Router } from 'express';
-import { API_KEY_SCOPES, ApiError, isApiKeyScope } from '@secret-push/rules';
+import { ApiError } from '@secret-push/rules';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
 import { actorOf, baseUrlOf } from '../../http/auth.js';
 import { state } from '../../http/middleware.js';
@@ -9,28 +9,8 @@ import { PageError, signupsOpen, type PageKit } from '../page-kit.js';
 import { safeNext } from '../security.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { providerLogout } from './oidc-pages.js';
-import { KEY_LIFETIMES_DAYS, signInPage, signUpPage, tokenPage } from '../views/accounts.js';
-import { apiKeyRecord } from '../../http/handlers/api-key-handlers.js';
-import type { NewApiKey } from '../../user/api-keys.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The key form → a new key, or what is wrong with it (said for people, never echoing what was sent). */
-function keyFromForm(form: FormData, now: Date): NewApiKey | string {
-  const name = field(form, 'name').trim();
-  if (name.length < 1 || name.length > 100 || /[\u0000-\u001f\u007f]/.test(name))
-    return 'Give the key a name of 1 to 100 characters.';
-  const sent = form.getAll('scopes');
-  if (sent.length > API_KEY_SCOPES.length) return 'Choose each scope at most once.';
-  const scopes = [...new Set(sent)].filter(isApiKeyScope);
-  if (scopes.length !== sent.length) return 'Choose scopes from the list.';
-  if (scopes.length === 0) return 'Choose at least one scope.';
-  const days = field(form, 'expires_in_days');
-  if (days === 'never') return { name, scopes, expiresAt: null };
-  const n = Number(days);
-  if (!(KEY_LIFETIMES_DAYS as readonly number[]).includes(n)) return 'Choose when the key expires.';
-  return { name, scopes, expiresAt: new Date(now.getTime() + n * 86_400_000).toISOString() };
-}
+import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
+import { tokenPageState } from './api-key-pages.js';
 
 export function accountPages(router: Router, kit: PageKit): void {
   const { core, settings, sessions } = kit;
@@ -141,51 +121,13 @@ export function accountPages(router: Router, kit: PageKit): void {
     }),
   );
 
-  /** The token page's state: the token's, and the account's keys. */
-  const tokenState = async (userId: string) => ({
-    ...(await kit.web().accounts.tokenStatus(userId)),
-    keys: (await core.users.keys.list(userId)).map(apiKeyRecord),
-  });
+  const tokenState = (userId: string) => tokenPageState(kit, userId);
 
   router.get(
     '/users/token',
     kit.pageRoute('/users/token', async (req, res, v) => {
       if (!v.user) return kit.redirectToSignIn(req, res);
       kit.send(res, 200, tokenPage(v.viewer, await tokenState(v.user.userId)));
-    }),
-  );
-
-  router.post(
-    '/users/token/keys',
-    kit.pageRoute('/users/token/keys', async (req, res, v) => {
-      if (!v.user) return kit.redirectToSignIn(req, res);
-      const form = await kit.postedForm(req, v);
-      const now = opts.clock?.() ?? new Date();
-      const input = keyFromForm(form, now);
-      if (typeof input === 'string') {
-        return kit.send(res, 422, tokenPage(v.viewer, { ...(await tokenState(v.user.userId)), keyError: input }));
-      }
-      try {
-        // The session holds every scope (it is the account's own).
-        const { key, token } = await core.users.keys.create(v.user.userId, input, null, now);
-        const freshKey = { ...apiKeyRecord(key), token };
-        kit.send(res, 200, tokenPage(v.viewer, { ...(await tokenState(v.user.userId)), freshKey }));
-      } catch (error) {
-        if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
-        kit.send(res, 422, tokenPage(v.viewer, { ...(await tokenState(v.user.userId)), keyError: error.message }));
-      }
-    }),
-  );
-
-  router.post(
-    '/users/token/keys/:id/revoke',
-    kit.pageRoute('/users/token/keys/:id/revoke', async (req, res, v) => {
-      if (!v.user) return kit.redirectToSignIn(req, res);
-      await kit.postedForm(req, v);
-      const id = String(req.params.id);
-      if (!UUID.test(id)) throw new ApiError('not_found', 'No API key of yours has this id.');
-      await core.users.keys.revoke(v.user.userId, id);
-      res.redirect(303, '/users/token');
     }),
   );
 
