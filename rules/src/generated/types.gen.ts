@@ -1420,6 +1420,13 @@ export type ListApiKeysData = {
 
 export type ListApiKeysErrors = {
     /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
      * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
      */
     401: ErrorResponse;
