@@ -1,6 +1,7 @@
 /** The version report (api-decisions.md "Version report"), from the instance's settings. */
 import type { VersionReport } from './generated/types.gen.js';
 import { acceptedDurations } from './durations.js';
+import { API_KEY_SCOPES } from './scopes.js';
 import { CLIENT_ENCRYPTION_SCHEMES, type PushRuleSettings } from './settings.js';
 
 export const API_VERSION = '2.1';
@@ -11,6 +12,8 @@ export interface ImplementationFeatures {
   idempotencyKeyHours?: number;
   /** The storage quotas in bytes (null: off); absent when the implementation keeps none (the mock). */
   storageQuotas?: { anonymousBytesPerHour: number | null; userActiveBytes: number | null };
+  /** Whether API keys with scopes are offered (every scope of the contract's list). */
+  apiKeys?: boolean;
 }
 
 export function versionReport(
@@ -60,6 +63,7 @@ export function versionReport(
         },
       },
       requests: { enabled: false },
+      ...(features.apiKeys ? { api_keys: { enabled: true, scopes: [...API_KEY_SCOPES] } } : {}),
       ...(features.storageQuotas
         ? {
             storage_quotas: {

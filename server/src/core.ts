@@ -90,6 +90,7 @@ function applicationVersion(): string {
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
   return reportOf(settings, version, {
     idempotencyKeyHours: KEY_LIFETIME_MS / 3_600_000,
+    apiKeys: true,
     storageQuotas: {
       anonymousBytesPerHour: settings.anonymousStoragePerHour || null,
       userActiveBytes: settings.userStorageBytes || null,

@@ -11,10 +11,18 @@ export function expireAfterDurationExample() {
     return 3;
 }
 
+export function apiKeyScopeExample() {
+    return 'pushes:create';
+}
+
 export function pushKindExample() {
     return 'text';
 }
 
 export function timestampExample() {
     return '2026-11-21T08:00:00.000Z';
+}
+
+export function apiKeyNameExample() {
+    return 'CI pushes';
 }

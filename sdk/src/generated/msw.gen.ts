@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListExpiredPushesResponses, PreviewPushResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListApiKeysResponses, ListExpiredPushesResponses, PreviewPushResponses, RevokeApiKeyResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -274,6 +274,91 @@ export function handleDownloadPushFile(response?: HandleDownloadPushFileResponse
     }, options);
 }
 
+export type HandleListApiKeysResponse = {
+    body: ListApiKeysResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/api_keys` operation.
+ */
+export function handleListApiKeys(response?: HandleListApiKeysResponse | HttpResponseResolver<never, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<never, never>(`${options?.baseUrl ?? '*'}/api/v2/api_keys`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleCreateApiKeyResponse = {
+    body: CreateApiKeyResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/api_keys` operation.
+ */
+export function handleCreateApiKey(response?: HandleCreateApiKeyResponse | HttpResponseResolver<never, CreateApiKeyData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<never, CreateApiKeyData['body']>(`${options?.baseUrl ?? '*'}/api/v2/api_keys`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleRevokeApiKeyResponse = {
+    body: RevokeApiKeyResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
+ */
+export function handleRevokeApiKey(response?: HandleRevokeApiKeyResponse | HttpResponseResolver<{
+    id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.delete<{
+        id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/api_keys/:id`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type MswHandlerFactories = {
     /**
      * Handler for the `GET /api/v2/version` operation.
@@ -311,6 +396,18 @@ export type MswHandlerFactories = {
      * Handler for the `GET /api/v2/pushes/{url_token}/files/{file_id}` operation.
      */
     downloadPushFile: typeof handleDownloadPushFile;
+    /**
+     * Handler for the `GET /api/v2/api_keys` operation.
+     */
+    listApiKeys: typeof handleListApiKeys;
+    /**
+     * Handler for the `POST /api/v2/api_keys` operation.
+     */
+    createApiKey: typeof handleCreateApiKey;
+    /**
+     * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
+     */
+    revokeApiKey: typeof handleRevokeApiKey;
 };
 
 export type CreateMswHandlersResult = {
@@ -336,7 +433,10 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         getPush: wrap(handleGetPush),
         previewPush: wrap(handlePreviewPush),
         getPushAudit: wrap(handleGetPushAudit),
-        downloadPushFile: wrap(handleDownloadPushFile)
+        downloadPushFile: wrap(handleDownloadPushFile),
+        listApiKeys: wrap(handleListApiKeys),
+        createApiKey: wrap(handleCreateApiKey),
+        revokeApiKey: wrap(handleRevokeApiKey)
     };
     const all: CreateMswHandlersResult['all'] = (options = {}) => {
         type OverrideValue<R> = R | [
@@ -355,8 +455,11 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.listExpiredPushes, overrides.listExpiredPushes),
             invoke(pick.expirePush, overrides.expirePush),
             invoke(pick.getPush, overrides.getPush),
+            invoke(pick.revokeApiKey, overrides.revokeApiKey),
             invoke(pick.getVersion, overrides.getVersion),
-            invoke(pick.createPush, overrides.createPush)
+            invoke(pick.createPush, overrides.createPush),
+            invoke(pick.listApiKeys, overrides.listApiKeys),
+            invoke(pick.createApiKey, overrides.createApiKey)
         ];
     };
     return { all, pick };

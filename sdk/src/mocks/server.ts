@@ -15,12 +15,15 @@ import {
   errorHeaders,
   pagingHeaders,
   parsePage as parsePageParameter,
+  API_KEY_PREFIX,
   readCredential,
   requireAuditCaller,
   RouteTable,
   requireListCaller,
+  type ApiKeyScope,
   type ComponentCheck,
 } from '@secret-push/rules';
+import { MockApiKeys } from './api-keys.js';
 import { readCreateBody } from './bodies.js';
 import {
   defaultMockSettings,
@@ -74,6 +77,8 @@ type Route = {
   operationId: string;
   method: string;
   path: string;
+  /** The scope an API key needs (the contract's, per operation: sdk/test/mocks checks them); none: no credential. */
+  scope?: ApiKeyScope;
   handle: (ctx: RouteContext, params: Record<string, string>) => Response | Promise<Response>;
 };
 
@@ -90,7 +95,7 @@ interface RouteContext {
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** What the routes share: the store, the settings, and how an answer is checked and shaped. */
-function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
+function mockKit(store: MockStore, settings: MockSettings, validate: boolean, keys: MockApiKeys) {
   function check(schema: string, body: unknown): void {
     if (!validate) return;
     schemas ??= componentChecker();
@@ -126,14 +131,20 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
   const paging = (ctx: RouteContext, path: string, page: number, total: number) =>
     pagingHeaders(`${ctx.base}${path}`, page, total);
 
-  return { store, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
+  return { store, keys, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
 }
 
 type MockKit = ReturnType<typeof mockKit>;
 
 /** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */
 function mockRoutes(kit: MockKit): Route[] {
-  const { store, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
+  const { store, keys, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
+  /** The caller of an API-key operation (they need a credential, as on the server). */
+  const keyOwner = (ctx: RouteContext): string => {
+    requireKnownCredential(ctx);
+    if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
+    return ctx.actor.user.email;
+  };
   return [
     {
       operationId: 'getVersion',
@@ -143,6 +154,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     {
       operationId: 'createPush',
+      scope: 'pushes:create',
       method: 'POST',
       path: '/api/v2/pushes',
       handle: async (ctx) => {
@@ -154,6 +166,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     ...(['active', 'expired'] as const).map((state): Route => ({
       operationId: state === 'active' ? 'listActivePushes' : 'listExpiredPushes',
+      scope: 'pushes:read',
       method: 'GET',
       path: `/api/v2/pushes/${state}`,
       handle: (ctx) => {
@@ -167,6 +180,7 @@ function mockRoutes(kit: MockKit): Route[] {
     })),
     {
       operationId: 'previewPush',
+      scope: 'pushes:read',
       method: 'GET',
       path: '/api/v2/pushes/{url_token}/preview',
       handle: (ctx, { url_token: token }) => {
@@ -176,6 +190,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     {
       operationId: 'getPushAudit',
+      scope: 'pushes:read',
       method: 'GET',
       path: '/api/v2/pushes/{url_token}/audit',
       handle: (ctx, { url_token: token }) => {
@@ -212,6 +227,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     {
       operationId: 'getPush',
+      scope: 'pushes:read',
       method: 'GET',
       path: '/api/v2/pushes/{url_token}',
       handle: (ctx, { url_token: token }) => {
@@ -224,6 +240,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     {
       operationId: 'expirePush',
+      scope: 'pushes:delete',
       method: 'DELETE',
       path: '/api/v2/pushes/{url_token}',
       handle: (ctx, { url_token: token }) => {
@@ -231,7 +248,45 @@ function mockRoutes(kit: MockKit): Route[] {
         return json(ctx, 'Push', store.expireByRequest(token!, ctx.actor, ctx.base));
       },
     },
+    {
+      operationId: 'createApiKey',
+      scope: 'api_keys:manage',
+      method: 'POST',
+      path: '/api/v2/api_keys',
+      handle: async (ctx) => {
+        const email = keyOwner(ctx);
+        let body: unknown;
+        try {
+          body = await ctx.request.json();
+        } catch {
+          throw new ApiError('invalid_json');
+        }
+        return json(ctx, 'ApiKeyCreated', keys.create(email, body, ctx.actor.scopes ?? null, store.now()), 201);
+      },
+    },
+    {
+      operationId: 'listApiKeys',
+      scope: 'api_keys:manage',
+      method: 'GET',
+      path: '/api/v2/api_keys',
+      handle: (ctx) => json(ctx, 'ApiKeyList', { api_keys: keys.list(keyOwner(ctx)) }),
+    },
+    {
+      operationId: 'revokeApiKey',
+      scope: 'api_keys:manage',
+      method: 'DELETE',
+      path: '/api/v2/api_keys/{id}',
+      handle: (ctx, { id }) => json(ctx, 'ApiKey', keys.revoke(keyOwner(ctx), id!)),
+    },
   ];
+}
+
+/** The operations of the mock and the scope each needs (the contract's: sdk/test/mocks checks them). */
+export function mockOperationScopes(): Record<string, ApiKeyScope | undefined> {
+  const routes = mockRoutes(
+    mockKit(new MockStore(defaultMockSettings, []), defaultMockSettings, false, new MockApiKeys()),
+  );
+  return Object.fromEntries(routes.map((r) => [r.operationId, r.scope]));
 }
 
 export function createMockServerHandlers(options: MockServerOptions = {}): MockServer {
@@ -242,19 +297,26 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
   const origin = options.baseUrl?.replace(/\/+$/, '');
   let requestCounter = 0;
 
-  const kit = mockKit(store, settings, validate);
+  const keys = new MockApiKeys();
+  const kit = mockKit(store, settings, validate, keys);
   const { failure } = kit;
   const routes = new RouteTable(mockRoutes(kit));
 
   function resolveActor(request: Request): { actor: MockActor; invalidCredential: boolean } {
     const credential = readCredential((name) => request.headers.get(name));
     let user: MockUser | null = null;
-    if (credential.kind === 'bearer') user = store.userByToken(credential.token);
+    let scopes: ApiKeyScope[] | undefined;
+    if (credential.kind === 'bearer' && credential.token.startsWith(API_KEY_PREFIX)) {
+      const key = keys.authenticate(credential.token, store.now());
+      user = key ? (users.find((u) => u.email === key.email) ?? null) : null;
+      scopes = key?.scopes;
+    } else if (credential.kind === 'bearer') user = store.userByToken(credential.token);
     if (credential.kind === 'legacy') user = store.userByToken(credential.token, credential.email);
     const invalidCredential = credential.kind !== 'none' && user === null;
     return {
       actor: {
         user,
+        ...(scopes ? { scopes } : {}),
         ip: '127.0.0.1',
         userAgent: request.headers.get('User-Agent') ?? '',
         referrer: request.headers.get('Referer') ?? '',
@@ -274,7 +336,14 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     const path = url.pathname.replace(/\/+$/, '').replace(/\.json$/, '');
     try {
       const match = routes.match(request.method, path);
-      if (match.kind === 'ok') return await match.operation.handle(ctx, match.params);
+      if (match.kind === 'ok') {
+        const { scope } = match.operation;
+        // As the server's authorize step: an API key without the operation's scope gets 403 with the challenge.
+        if (scope && !invalidCredential && actor.scopes && !actor.scopes.includes(scope)) {
+          throw new ApiError('insufficient_scope', `This API key lacks the scope ${scope}.`, { scopes: [scope] });
+        }
+        return await match.operation.handle(ctx, match.params);
+      }
       if (match.kind === 'method_not_allowed') {
         const allow = match.allow.join(', ');
         throw new ApiError('method_not_allowed', `This path answers ${allow}.`, { headers: { Allow: allow } });
@@ -313,6 +382,9 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     setClock: (date) => store.setClock(date),
     advanceClock: (ms) => store.advanceClock(ms),
     now: () => new Date(store.now()),
-    reset: () => store.reset(),
+    reset: () => {
+      store.reset();
+      keys.reset();
+    },
   };
 }

@@ -25,6 +25,9 @@ interface Operations {
   listActivePushes: Operation<G.ListActivePushesData, G.ListActivePushesResponses>;
   listExpiredPushes: Operation<G.ListExpiredPushesData, G.ListExpiredPushesResponses>;
   downloadPushFile: Operation<G.DownloadPushFileData, G.DownloadPushFileResponses>;
+  createApiKey: Operation<G.CreateApiKeyData, G.CreateApiKeyResponses>;
+  listApiKeys: Operation<G.ListApiKeysData, G.ListApiKeysResponses>;
+  revokeApiKey: Operation<G.RevokeApiKeyData, G.RevokeApiKeyResponses>;
 }
 
 type OperationId = keyof Operations;
