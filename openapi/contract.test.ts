@@ -76,17 +76,21 @@ describe('the OpenAPI contract', () => {
         'previewRequest',
         'respondToRequest',
         'revokeRequest',
+        'createApiKey',
+        'listApiKeys',
+        'revokeApiKey',
       ].sort(),
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
-    expect(statuses('createPush')).toEqual(['201', '400', '401', '409', '413', '422', '429', '500', '503']);
-    expect(statuses('getPush')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
+    // 403: an API key without the operation's scope (insufficient_scope), on every operation that takes a token.
+    expect(statuses('createPush')).toEqual(['201', '400', '401', '403', '409', '413', '422', '429', '500', '503']);
+    expect(statuses('getPush')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(statuses('expirePush')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     // A request with two Host headers answers 400 on every operation (issue 19).
     for (const id of ['getVersion', 'previewPush']) expect(statuses(id), id).toContain('400');
     expect(statuses('getPushAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     for (const id of ['listActivePushes', 'listExpiredPushes'])
-      expect(statuses(id)).toEqual(['200', '400', '401', '429', '500', '503']);
+      expect(statuses(id)).toEqual(['200', '400', '401', '403', '429', '500', '503']);
     // active and expired are matched before {url_token}: they are their own paths.
     expect(byId.listActivePushes!.path).toBe('/api/v2/pushes/active');
     // A second answer is a conflict, an answer to a closed request is gone; neither stores anything.

@@ -121,13 +121,14 @@ describe('the v1 contract', () => {
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
     for (const id of ['createPasswordV1', 'createFilePushV1', 'createUrlPushV1'])
-      expect(statuses(id), id).toEqual(['201', '400', '401', '413', '422', '429', '500', '503']);
-    expect(statuses('getPushV1')).toEqual(['200', '400', '401', '404', '409', '429', '500', '503']);
+      expect(statuses(id), id).toEqual(['201', '400', '401', '403', '413', '422', '429', '500', '503']);
+    // 403: an API key without the operation's scope (insufficient_scope), on every operation that takes a token.
+    expect(statuses('getPushV1')).toEqual(['200', '400', '401', '403', '404', '409', '429', '500', '503']);
     expect(statuses('expirePushV1')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(statuses('getPushAuditV1')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
-    expect(statuses('previewPushV1')).toEqual(['200', '400', '401', '404', '429', '500', '503']);
+    expect(statuses('previewPushV1')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     for (const id of ['listActivePushesV1', 'listExpiredPushesV1'])
-      expect(statuses(id), id).toEqual(['200', '400', '401', '429', '500', '503']);
+      expect(statuses(id), id).toEqual(['200', '400', '401', '403', '429', '500', '503']);
     expect(statuses('getVersionV1')).toEqual(['200', '400', '429', '500', '503']);
     expect(v.deref<Json>({ $ref: '#/components/parameters/Prefix' }).schema.enum).toEqual(['p', 'f', 'r']);
     // Lists, audit and the /f.json and /r.json creates need a token, as in the reference.
@@ -281,7 +282,8 @@ describe('the v1 decisions, as the documents and examples carry them', () => {
         (ex) => v.deref<Json>(ex).value.code,
       );
     expect(codes(401)).toContain('authentication_required');
-    expect(codes(403)).toEqual(['forbidden']);
+    // and an API key without pushes:delete: insufficient_scope.
+    expect(codes(403)).toEqual(['forbidden', 'insufficient_scope']);
   });
 
   it('serves audit entries under views with successful, kind as the event name (decision 10)', () => {

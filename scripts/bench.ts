@@ -30,7 +30,10 @@
  * default: the server's own default), BENCH_RATE_LIMIT (ours' PWPUSH_RATE_LIMIT_PER_MINUTE, default 0: off, as one address
  * sends everything; a high value such as 1000000 measures the limit's cost), BENCH_ADDRESSES (client addresses the load
  * comes from, sent as X-Forwarded-For to ours behind PWPUSH_TRUST_PROXY; default 1, the worst case for per-address
- * counters such as the anonymous storage quota's window row), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
+ * counters such as the anonymous storage quota's window row), BENCH_AUTH (how creates are sent, a list of `anonymous`,
+ * `token` (the account token) and `key` (an API key with only `pushes:create`), each its own scenario in the same
+ * rounds: `BENCH_SERVERS=ours BENCH_AUTH=token,key` compares a scoped key with the account token; default
+ * `anonymous`; scripts/bench/credentials.ts), BENCH_LOG_LEVEL, BENCH_CPU_PROF_DIR
  * (a V8 CPU profile of each server process: wall-clock samples, so on a busy machine a system call that lets another
  * process run looks expensive), BENCH_NODE_OPTIONS (NODE_OPTIONS for every server process: `--perf-prof
  * --interpreted-frames-native-stack` lets Linux `perf record -k mono -p <pid>` sample CPU time with JavaScript
@@ -46,6 +49,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { benchCredentials } from './bench/credentials.js';
 import { driveAll, type Target } from './bench/driver.js';
 import { benchAdminUrl, benchDatabase, startServers, stopChild, type Started } from './bench/servers.js';
 
@@ -58,11 +62,13 @@ try {
   const postgresPid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const admin = new pg.Client({ connectionString: benchAdminUrl(db) });
   await admin.connect();
+  const credentials = await benchCredentials(admin);
   const targets: Target[] = started.map((s) => ({
     name: s.name,
     base: s.url,
     startupMs: s.startupMs,
     meters: { serverPid: s.child.pid!, postgresPid, admin },
+    credentials,
   }));
   await driveAll(targets);
   await admin.end();

@@ -76,6 +76,8 @@ export interface Options {
 export interface Features {
   anonymous_access: boolean;
   api_token_authentication: boolean;
+  /** API keys with scopes; absent on servers without them (the reference). */
+  api_keys?: { enabled: boolean; scopes: string[] };
   pushes: {
     enabled: boolean;
     file_attachments: { enabled: boolean; requires_authentication: boolean };

@@ -20,6 +20,7 @@ export const AREAS = [
   'V1',
   'IDEM',
   'E2E',
+  'KEY',
   'REQ',
 ] as const;
 export type Area = (typeof AREAS)[number];
@@ -44,6 +45,7 @@ export const AREA_TITLES: Record<Area, string> = {
   V1: 'legacy API v1',
   IDEM: 'idempotent creates',
   E2E: 'end-to-end encrypted pushes',
+  KEY: 'API keys and scopes',
   REQ: 'requests',
 };
 
@@ -71,6 +73,7 @@ export type Need =
   | 'durationNarrowed' // … and the instance refuses some of its values
   | 'v1' // GET /api/v1/version.json answers a v1 report (the legacy API v1 is served)
   | 'idempotency' // the instance reports features.pushes.idempotency_keys enabled
+  | 'apiKeys' // the instance reports features.api_keys enabled
   | 'clientEncryptionReported' // the version report has features.pushes.client_encryption
   | 'clientEncryption' // … and says end-to-end encrypted pushes are enabled
   | 'clientEncryptionRequired' // … and says they are required (ordinary pushes refused)

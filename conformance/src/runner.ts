@@ -17,6 +17,7 @@ import { httpHeaders } from './requirements/http.js';
 import { records } from './requirements/records.js';
 import { durations } from './requirements/durations.js';
 import { legacyV1 } from './requirements/v1.js';
+import { apiKeys } from './requirements/api-keys.js';
 import { idempotency } from './requirements/idempotency.js';
 import { endToEnd } from './requirements/e2e.js';
 import { requests } from './requirements/requests.js';
@@ -41,6 +42,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...durations,
   ...legacyV1,
   ...idempotency,
+  ...apiKeys,
   ...endToEnd,
   ...requests,
 ];
@@ -121,6 +123,10 @@ function gate(
       return instance.v1
         ? null
         : { status: 'skip', reason: 'instance serves no v1 API (GET /api/v1/version.json answered no v1 report)' };
+    case 'apiKeys':
+      return f.api_keys?.enabled
+        ? null
+        : { status: 'skip', reason: 'instance does not report api_keys enabled (features.api_keys)' };
     case 'idempotency':
       return p.idempotency_keys?.enabled
         ? null

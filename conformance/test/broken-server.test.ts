@@ -45,8 +45,10 @@ const EXPECTED: Record<Fault, string[]> = {
  * creates: its version report offers none of them; no v1 API) or cannot offer (anonymous access is on).
  */
 const SKIPPED = [
-  // The fixture reports no durations, no v1 API and requests disabled.
-  ...REQUIREMENTS.filter((r) => r.area === 'DUR' || r.area === 'V1' || r.area === 'REQ').map((r) => r.id),
+  // The fixture reports neither durations, nor v1, nor API keys (features.api_keys), and requests off.
+  ...REQUIREMENTS.filter((r) => r.area === 'DUR' || r.area === 'V1' || r.area === 'KEY' || r.area === 'REQ').map(
+    (r) => r.id,
+  ),
   ...Array.from({ length: 13 }, (_, i) => `E2E-${String(i + 1).padStart(3, '0')}`),
   'CRE-006',
   'CRE-022',

@@ -124,6 +124,20 @@ export class Contract {
     return this.at<T>(`#/components/schemas/${name}`);
   }
 
+  /** An operation's security requirements: its own `security`, else the document's. */
+  security(operationId: string): Record<string, string[]>[] {
+    const own = this.operation(operationId).object.security as Record<string, string[]>[] | undefined;
+    return own ?? (this.document.security as Record<string, string[]>[] | undefined) ?? [];
+  }
+
+  /**
+   * The scopes an API key needs for an operation: every scope its requirements list (one, in this project's
+   * contracts: openapi/scopes.test.ts), or none for an operation that takes no credential (`security: [{}]`).
+   */
+  scopes(operationId: string): string[] {
+    return [...new Set(this.security(operationId).flatMap((r) => Object.values(r).flat()))];
+  }
+
   /** The parameters an operation takes (its own and its path's), dereferenced. */
   parameters(operationId: string): Json[] {
     const op = this.operation(operationId);

@@ -7,6 +7,7 @@
  */
 import { PushInputSchema } from './generated/schemas.gen.js';
 import type { ErrorResponse } from './generated/types.gen.js';
+import { insufficientScopeChallenge } from './scopes.js';
 
 interface CatalogueEntry {
   readonly status: number;
@@ -27,6 +28,8 @@ export const ERRORS = {
   passphrase_required: { status: 401, message: 'This push needs its passphrase.' },
   passphrase_incorrect: { status: 401, message: 'That passphrase is not correct.' },
   forbidden: { status: 403, message: 'You may not do this.' },
+  /** An API key without the scope the operation declares; `details.scopes` names it (message and challenge). */
+  insufficient_scope: { status: 403, message: 'This API key lacks the scope this operation needs.' },
   invalid_link: { status: 403, message: 'This download link is not valid for this file.' },
   link_expired: { status: 403, message: 'This download link has expired; retrieve the push again for a new one.' },
   csrf_rejected: { status: 403, message: 'The form was not sent from this site; reload the page and try again.' },
@@ -105,6 +108,8 @@ export interface ApiErrorDetails {
   limit?: LimitState;
   /** Extra response headers the HTTP layer decides (`Allow` on 405); the domain describes, it never sets headers. */
   headers?: Record<string, string>;
+  /** The scopes an operation needs (403 insufficient_scope): answered in `WWW-Authenticate` (RFC 6750). */
+  scopes?: readonly string[];
   /** A finer reason than the code, for metrics only (which storage quota refused); never sent. */
   reason?: string;
 }
@@ -155,13 +160,16 @@ export const PASSPHRASE_CHALLENGE = 'Passphrase header="X-Passphrase"';
 
 /** The challenge each 401 sends: Bearer for the token codes, the passphrase challenge for the passphrase codes. */
 const CHALLENGES: Partial<Record<ErrorCode, string>> = {
-  invalid_token: 'Bearer',
+  invalid_token: 'Bearer error="invalid_token"',
   authentication_required: 'Bearer',
   passphrase_required: PASSPHRASE_CHALLENGE,
   passphrase_incorrect: PASSPHRASE_CHALLENGE,
 };
 
-/** The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on every 401. */
+/**
+ * The response headers an ApiError answers with: its own, Retry-After on 429/503, WWW-Authenticate on every 401 and
+ * on a 403 insufficient_scope (RFC 6750 §3).
+ */
 export function errorHeaders(error: ApiError): Record<string, string> {
   const headers: Record<string, string> = {
     ...error.details.headers,
@@ -169,7 +177,10 @@ export function errorHeaders(error: ApiError): Record<string, string> {
   };
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-  const challenge = CHALLENGES[error.code];
+  const challenge =
+    error.code === 'insufficient_scope'
+      ? insufficientScopeChallenge(error.details.scopes ?? [])
+      : CHALLENGES[error.code];
   if (challenge) headers['WWW-Authenticate'] = challenge;
   return headers;
 }

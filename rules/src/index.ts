@@ -20,3 +20,4 @@ export * from './settings.js';
 export * from './version.js';
 export * from './schemas.js';
 export * from './routes.js';
+export * from './scopes.js';

@@ -1,6 +1,7 @@
 /** The version report (api-decisions.md "Version report"), from the instance's settings. */
 import type { VersionReport } from './generated/types.gen.js';
 import { acceptedDurations } from './durations.js';
+import { API_KEY_SCOPES } from './scopes.js';
 import { CLIENT_ENCRYPTION_SCHEMES, type PushRuleSettings } from './settings.js';
 
 export const API_VERSION = '2.1';
@@ -16,6 +17,8 @@ export interface ImplementationFeatures {
   storageQuotas?: { anonymousBytesPerHour: number | null; userActiveBytes: number | null };
   /** Whether requests (`/api/v2/requests`) are served; absent: not implemented (reported off). */
   requests?: boolean;
+  /** Whether API keys with scopes are offered (every scope of the contract's list). */
+  apiKeys?: boolean;
 }
 
 export function versionReport(
@@ -69,6 +72,7 @@ export function versionReport(
         email_auto_dispatch: false,
         sealed_answers: features.requests === true && settings.clientEncryption.enabled ? [SEALING_SCHEME] : [],
       },
+      ...(features.apiKeys ? { api_keys: { enabled: true, scopes: [...API_KEY_SCOPES] } } : {}),
       ...(features.storageQuotas
         ? {
             storage_quotas: {

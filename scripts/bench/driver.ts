@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type pg from 'pg';
+import type { AuthMode, Credentials } from './credentials.js';
 import { options } from './options.js';
 
 const {
@@ -35,7 +36,14 @@ function forwardedFor(): Record<string, string> {
 }
 
 /** A request that gives up after 30 s (a timeout counts as an error, as a reset does). */
-function request(agent: http.Agent, base: string, method: string, urlPath: string, body?: string) {
+function request(
+  agent: http.Agent,
+  base: string,
+  method: string,
+  urlPath: string,
+  body?: string,
+  authorization?: string,
+) {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
     const url = new URL(urlPath, base);
     const req = http.request(url, {
@@ -44,6 +52,7 @@ function request(agent: http.Agent, base: string, method: string, urlPath: strin
       timeout: 30_000,
       headers: {
         ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}),
+        ...(authorization ? { authorization } : {}),
         ...forwardedFor(),
       },
     });
@@ -231,12 +240,18 @@ export interface Target {
   base: string;
   meters: Meters;
   startupMs: number;
+  /** The credential of each BENCH_AUTH mode (./credentials.ts). */
+  credentials: Credentials;
 }
 
 const createBody = () => JSON.stringify({ push: { payload: `bench ${randomBytes(12).toString('hex')}` } });
 
-const createOnly = (t: Target, agent: http.Agent) => async (samples: Sample[]) => {
-  await timed(samples, 201, () => request(agent, t.base, 'POST', '/api/v2/pushes', createBody()));
+const createOnly = (mode: AuthMode) => (t: Target, agent: http.Agent) => {
+  const credential = t.credentials[mode];
+  const authorization = credential ? `Bearer ${credential}` : undefined;
+  return async (samples: Sample[]) => {
+    await timed(samples, 201, () => request(agent, t.base, 'POST', '/api/v2/pushes', createBody(), authorization));
+  };
 };
 
 const createThenRetrieve = (t: Target, agent: http.Agent) => async (samples: Sample[]) => {
@@ -313,9 +328,13 @@ function printTable(targets: Target[], results: Results): void {
 }
 
 const SCENARIOS = [
-  { name: 'create', loop: createOnly, perIteration: 1 },
+  ...options.auth.map((mode) => ({
+    name: mode === 'anonymous' ? 'create' : `create/${mode}`,
+    loop: createOnly(mode),
+    perIteration: 1,
+  })),
   { name: 'create+retrieve', loop: createThenRetrieve, perIteration: 2 },
-] as const;
+];
 
 /**
  * Drives every target at each concurrency: a warm-up, then `rounds` rounds in which each scenario runs on each target

@@ -30,6 +30,15 @@ export const options = {
    * request from one address, the worst case for per-address counters (the anonymous storage quota's window row).
    */
   addresses: Math.max(1, Math.min(65536, Number(env.BENCH_ADDRESSES ?? 1))),
+  /**
+   * How the create scenario sends its creates, a list: `anonymous` (no credential), `token` (the account token) and
+   * `key` (an API key with only `pushes:create`); each mode is a scenario of its own (`create`, `create/token`,
+   * `create/key`), in the same rounds. Default `anonymous`.
+   */
+  auth: (env.BENCH_AUTH ?? 'anonymous').split(',').map((mode) => {
+    if (mode !== 'anonymous' && mode !== 'token' && mode !== 'key') throw new Error(`BENCH_AUTH: unknown mode ${mode}`);
+    return mode;
+  }),
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',
   /** Where each server's output goes (`<name>.log`) instead of being drained. */
   outputDir: env.BENCH_OUTPUT_DIR ? path.resolve(env.BENCH_OUTPUT_DIR) : undefined,

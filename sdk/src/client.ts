@@ -5,6 +5,7 @@
 import { type Client, createClient } from './generated/client/index.js';
 import type { Auth } from './generated/core/auth.gen.js';
 import {
+  createApiKey as genCreateApiKey,
   createPush as genCreatePush,
   downloadPushFile as genDownloadPushFile,
   expirePush as genExpirePush,
@@ -12,10 +13,16 @@ import {
   getPushAudit as genGetPushAudit,
   getVersion as genGetVersion,
   listActivePushes as genListActivePushes,
+  listApiKeys as genListApiKeys,
   listExpiredPushes as genListExpiredPushes,
   previewPush as genPreviewPush,
+  revokeApiKey as genRevokeApiKey,
 } from './generated/sdk.gen.js';
 import type {
+  ApiKey,
+  ApiKeyCreated,
+  ApiKeyInput,
+  ApiKeyList,
   AuditEntry,
   PreviewResponse,
   Push,
@@ -180,6 +187,16 @@ export interface SecretPushClient extends RequestMethods {
    * retrieved without a key throws `MissingKeyError`. The link of a push retrieved by other means downloads as is.
    */
   downloadFile(file: PushFile | string, options?: RequestOptions): Promise<Uint8Array>;
+  /**
+   * Makes an API key of the caller's account with these scopes (and an optional `expires_at`); the result's `token`
+   * is shown this once. A key may grant only scopes it holds. Not retried automatically (a retry could make a
+   * second key).
+   */
+  createApiKey(input: ApiKeyInput, options?: RequestOptions): Promise<ApiKeyCreated>;
+  /** The caller's API keys, newest first, never their tokens. */
+  listApiKeys(options?: RequestOptions): Promise<ApiKey[]>;
+  /** Revokes one of the caller's keys at once; answers the key as it was. */
+  revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
   /** The generated hey-api client underneath, for anything the facade does not cover. */
   readonly raw: Client;
 }
@@ -515,6 +532,30 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     },
     downloadFile: (file, opts) => download(send, baseUrl, file, opts),
     ...requestMethods(send, baseUrl, retrieve),
+    ...apiKeyMethods(send),
+  };
+}
+
+/** The API-key operations of the facade. */
+function apiKeyMethods(send: Send): Pick<SecretPushClient, 'createApiKey' | 'listApiKeys' | 'revokeApiKey'> {
+  return {
+    async createApiKey(input: ApiKeyInput, opts?: RequestOptions) {
+      const { data } = await send<ApiKeyCreated>(
+        (x) => genCreateApiKey({ ...x, body: { api_key: input } }),
+        opts,
+        'never',
+      );
+      return data;
+    },
+    async listApiKeys(opts?: RequestOptions) {
+      const { data } = await send<ApiKeyList>((x) => genListApiKeys(x), opts, 'safe');
+      return data.api_keys;
+    },
+    async revokeApiKey(id: string, opts?: RequestOptions) {
+      // Retried on 429/503 like a read: revoking twice revokes once (a repeat after a lost answer is a 404).
+      const { data } = await send<ApiKey>((x) => genRevokeApiKey({ ...x, path: { id } }), opts, 'safe');
+      return data;
+    },
   };
 }
 

@@ -95,6 +95,7 @@ export function versionReport(settings: Settings, version = applicationVersion()
   return reportOf(settings, version, {
     idempotencyKeyHours: KEY_LIFETIME_MS / 3_600_000,
     requests: settings.enableRequests,
+    apiKeys: true,
     storageQuotas: {
       anonymousBytesPerHour: settings.anonymousStoragePerHour || null,
       userActiveBytes: settings.userStorageBytes || null,

@@ -173,6 +173,24 @@ export const RequestsFeatureSchema = {
     }
 } as const;
 
+export const ApiKeyScopeSchema = {
+    type: 'string',
+    description: 'What an API key may do; each operation declares the one scope it needs in its `security` requirements (see\n"API keys and scopes"). `pushes:create`: create pushes. `pushes:read`: retrieve, preview, list and read audit logs.\n`pushes:delete`: expire pushes. `pushes:notify`: email a push\'s link. `requests:write` / `requests:read`: make and\nread requests for secrets. `webhooks:manage`: webhooks. `api_keys:manage`: create, list and revoke API keys (never\ngranting a scope the caller lacks). The account token holds every scope.\n',
+    enum: [
+        'pushes:create',
+        'pushes:read',
+        'pushes:delete',
+        'pushes:notify',
+        'requests:write',
+        'requests:read',
+        'webhooks:manage',
+        'api_keys:manage'
+    ],
+    examples: [
+        'pushes:create'
+    ]
+} as const;
+
 export const VersionReportSchema = {
     type: 'object',
     description: 'What the instance is and which features it enables.',
@@ -330,6 +348,28 @@ export const VersionReportSchema = {
                 requests: {
                     $ref: '#/components/schemas/RequestsFeature'
                 },
+                api_keys: {
+                    type: 'object',
+                    description: 'API keys with scopes (`createApiKey`, `listApiKeys`, `revokeApiKey`): several per account, each held to the\nscopes each operation declares. This server always sends it. Absent (older servers, the open-source\nreference): only the account token exists, with every power.\n',
+                    required: [
+                        'enabled',
+                        'scopes'
+                    ],
+                    properties: {
+                        enabled: {
+                            type: 'boolean'
+                        },
+                        scopes: {
+                            type: 'array',
+                            uniqueItems: true,
+                            maxItems: 8,
+                            description: 'The scopes a key may be given on this instance.',
+                            items: {
+                                $ref: '#/components/schemas/ApiKeyScope'
+                            }
+                        }
+                    }
+                },
                 storage_quotas: {
                     type: 'object',
                     description: 'The storage quotas of this instance (separate from the request limit): what a create may store before it\nanswers 429 `storage_quota_exceeded`. Each is `null` when the instance turns it off. Absent (older servers,\nthe open-source reference, the mock): not reported.\n',
@@ -373,7 +413,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -2084,4 +2124,159 @@ export const RequestAuditLogSchema = {
             }
         }
     }
+} as const;
+
+export const ApiKeyNameSchema = {
+    type: 'string',
+    minLength: 1,
+    maxLength: 100,
+    description: 'The owner\'s label for the key (what it is for, where it lives), shown on the token page.',
+    examples: [
+        'CI pushes'
+    ]
+} as const;
+
+export const ApiKeyScopesSchema = {
+    type: 'array',
+    description: 'The key\'s scopes, each at most once (in the order of `ApiKeyScope`\'s list when the server answers).',
+    minItems: 1,
+    maxItems: 8,
+    uniqueItems: true,
+    items: {
+        $ref: '#/components/schemas/ApiKeyScope'
+    }
+} as const;
+
+export const ApiKeySchema = {
+    type: 'object',
+    description: 'An API key as its owner sees it (never its token, which only `createApiKey` shows, once).',
+    required: [
+        'id',
+        'name',
+        'scopes',
+        'created_at',
+        'expires_at',
+        'last_used_at'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'The key\'s id (what `revokeApiKey` takes).'
+        },
+        name: {
+            $ref: '#/components/schemas/ApiKeyName'
+        },
+        scopes: {
+            $ref: '#/components/schemas/ApiKeyScopes'
+        },
+        created_at: {
+            $ref: '#/components/schemas/Timestamp'
+        },
+        expires_at: {
+            description: 'When the key stops working; null when it works until revoked.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Timestamp'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        last_used_at: {
+            description: 'When the key last authenticated a request, within a minute (written at most once a minute); null when never.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Timestamp'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const ApiKeyListSchema = {
+    type: 'object',
+    description: 'The caller\'s API keys, newest first (revoked keys are gone; expired ones stay until revoked).',
+    required: [
+        'api_keys'
+    ],
+    properties: {
+        api_keys: {
+            type: 'array',
+            maxItems: 100,
+            items: {
+                $ref: '#/components/schemas/ApiKey'
+            }
+        }
+    }
+} as const;
+
+export const ApiKeyInputSchema = {
+    type: 'object',
+    description: 'A new API key.',
+    required: [
+        'name',
+        'scopes'
+    ],
+    properties: {
+        name: {
+            $ref: '#/components/schemas/ApiKeyName'
+        },
+        scopes: {
+            $ref: '#/components/schemas/ApiKeyScopes'
+        },
+        expires_at: {
+            description: 'When the key stops working (401 `invalid_token` from then on): an instant in the future, at most 366 days away.\nNull or absent: the key works until it is revoked.\n',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Timestamp'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const CreateApiKeyRequestSchema = {
+    type: 'object',
+    description: 'The body of `createApiKey`.',
+    required: [
+        'api_key'
+    ],
+    properties: {
+        api_key: {
+            $ref: '#/components/schemas/ApiKeyInput'
+        }
+    }
+} as const;
+
+export const ApiKeyCreatedSchema = {
+    description: 'A new API key with its token, shown this once (only its digest is stored).',
+    allOf: [
+        {
+            $ref: '#/components/schemas/ApiKey'
+        },
+        {
+            type: 'object',
+            required: [
+                'token'
+            ],
+            properties: {
+                token: {
+                    type: 'string',
+                    minLength: 40,
+                    maxLength: 40,
+                    pattern: '^spk_[A-Za-z0-9]{36}$',
+                    description: '`Authorization: Bearer <token>`. `spk_`, 30 random characters of [A-Za-z0-9] and 6 of a CRC-32 checksum of\nthem (base62), so secret scanners can find it and a mistyped token is refused without a database lookup.\n'
+                }
+            }
+        }
+    ]
 } as const;

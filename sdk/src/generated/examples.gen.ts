@@ -11,6 +11,10 @@ export function expireAfterDurationExample() {
     return 3;
 }
 
+export function apiKeyScopeExample() {
+    return 'pushes:create';
+}
+
 export function pushKindExample() {
     return 'text';
 }
@@ -25,4 +29,8 @@ export function requestPublicKeyExample() {
         crv: 'X25519',
         x: '8pAQhC6ncv9k1A4fTEX1n4PJXQ9J1l8e6Ee3PSmqRRI'
     };
+}
+
+export function apiKeyNameExample() {
+    return 'CI pushes';
 }

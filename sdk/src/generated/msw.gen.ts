@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, PreviewPushResponses, PreviewRequestResponses, RespondToRequestData, RespondToRequestResponses, RevokeRequestResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, PreviewPushResponses, PreviewRequestResponses, RespondToRequestData, RespondToRequestResponses, RevokeApiKeyResponses, RevokeRequestResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -510,6 +510,91 @@ export function handleGetRequestAudit(response?: HandleGetRequestAuditResponse |
     }, options);
 }
 
+export type HandleListApiKeysResponse = {
+    body: ListApiKeysResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/api_keys` operation.
+ */
+export function handleListApiKeys(response?: HandleListApiKeysResponse | HttpResponseResolver<never, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<never, never>(`${options?.baseUrl ?? '*'}/api/v2/api_keys`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleCreateApiKeyResponse = {
+    body: CreateApiKeyResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/api_keys` operation.
+ */
+export function handleCreateApiKey(response?: HandleCreateApiKeyResponse | HttpResponseResolver<never, CreateApiKeyData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<never, CreateApiKeyData['body']>(`${options?.baseUrl ?? '*'}/api/v2/api_keys`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleRevokeApiKeyResponse = {
+    body: RevokeApiKeyResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
+ */
+export function handleRevokeApiKey(response?: HandleRevokeApiKeyResponse | HttpResponseResolver<{
+    id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.delete<{
+        id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/api_keys/:id`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type MswHandlerFactories = {
     /**
      * Handler for the `GET /api/v2/version` operation.
@@ -579,6 +664,18 @@ export type MswHandlerFactories = {
      * Handler for the `GET /api/v2/requests/{url_token}/audit` operation.
      */
     getRequestAudit: typeof handleGetRequestAudit;
+    /**
+     * Handler for the `GET /api/v2/api_keys` operation.
+     */
+    listApiKeys: typeof handleListApiKeys;
+    /**
+     * Handler for the `POST /api/v2/api_keys` operation.
+     */
+    createApiKey: typeof handleCreateApiKey;
+    /**
+     * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
+     */
+    revokeApiKey: typeof handleRevokeApiKey;
 };
 
 export type CreateMswHandlersResult = {
@@ -612,7 +709,10 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         getRequest: wrap(handleGetRequest),
         previewRequest: wrap(handlePreviewRequest),
         respondToRequest: wrap(handleRespondToRequest),
-        getRequestAudit: wrap(handleGetRequestAudit)
+        getRequestAudit: wrap(handleGetRequestAudit),
+        listApiKeys: wrap(handleListApiKeys),
+        createApiKey: wrap(handleCreateApiKey),
+        revokeApiKey: wrap(handleRevokeApiKey)
     };
     const all: CreateMswHandlersResult['all'] = (options = {}) => {
         type OverrideValue<R> = R | [
@@ -638,9 +738,12 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.getPush, overrides.getPush),
             invoke(pick.revokeRequest, overrides.revokeRequest),
             invoke(pick.getRequest, overrides.getRequest),
+            invoke(pick.revokeApiKey, overrides.revokeApiKey),
             invoke(pick.getVersion, overrides.getVersion),
             invoke(pick.createPush, overrides.createPush),
-            invoke(pick.createRequest, overrides.createRequest)
+            invoke(pick.createRequest, overrides.createRequest),
+            invoke(pick.listApiKeys, overrides.listApiKeys),
+            invoke(pick.createApiKey, overrides.createApiKey)
         ];
     };
     return { all, pick };

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -213,7 +213,7 @@ export const downloadPushFile = <ThrowOnError extends boolean = false>(options: 
  *
  * Creates a request (Password Pusher Pro's `/api/v2/requests`, as pwpush-cli's `request` command sends it) and
  * answers 201 with the requester's view of it: `url_token`, `html_url` (the page where the responder answers),
- * `state` (`pending`) and the expiry fields. Needs a token (scope `requests:write` once API keys are scoped).
+ * `state` (`pending`) and the expiry fields. Needs a token (an API key needs the scope `requests:write`).
  * Audit: `creation`.
  *
  * The body is JSON (`{"request": {…}}`), or the same fields as `multipart/form-data` (with `request[files][]`
@@ -375,5 +375,64 @@ export const getRequestAudit = <ThrowOnError extends boolean = false>(options: O
         { name: 'X-User-Token', type: 'apiKey' }
     ],
     url: '/api/v2/requests/{url_token}/audit',
+    ...options
+});
+
+/**
+ * List the caller's API keys
+ *
+ * Every API key of the caller's account, newest first, without their tokens (the server does not have them).
+ * Expired keys are listed until they are revoked; revoked keys are gone.
+ *
+ */
+export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Options<ListApiKeysData, ThrowOnError>): RequestResult<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError> => (options?.client ?? client).get<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/api_keys',
+    ...options
+});
+
+/**
+ * Create an API key
+ *
+ * Makes an API key for the caller's account with the given scopes and optional expiry, and answers 201 with the key
+ * and its `token`, shown this once (the server stores only its SHA-256 digest). A key may grant only scopes its
+ * creator holds: a key with `api_keys:manage` but without `pushes:delete` cannot make a key with `pushes:delete`
+ * (403 `insufficient_scope`). At most 100 keys per account (422). A scope that is not in `ApiKeyScope`'s list, an
+ * `expires_at` in the past or more than 366 days away, or a name outside 1..100 characters → 422.
+ *
+ */
+export const createApiKey = <ThrowOnError extends boolean = false>(options: Options<CreateApiKeyData, ThrowOnError>): RequestResult<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError> => (options.client ?? client).post<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/api_keys',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Revoke an API key
+ *
+ * Revokes one of the caller's API keys at once: the next request with its token answers 401 `invalid_token`, on
+ * every server process. Answers the key as it was. Another account's key, or an id no key has → 404; an id that is
+ * not a UUID → 400.
+ *
+ */
+export const revokeApiKey = <ThrowOnError extends boolean = false>(options: Options<RevokeApiKeyData, ThrowOnError>): RequestResult<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError> => (options.client ?? client).delete<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/api_keys/{id}',
     ...options
 });

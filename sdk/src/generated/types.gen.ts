@@ -79,6 +79,16 @@ export type RequestsFeature = {
 };
 
 /**
+ * What an API key may do; each operation declares the one scope it needs in its `security` requirements (see
+ * "API keys and scopes"). `pushes:create`: create pushes. `pushes:read`: retrieve, preview, list and read audit logs.
+ * `pushes:delete`: expire pushes. `pushes:notify`: email a push's link. `requests:write` / `requests:read`: make and
+ * read requests for secrets. `webhooks:manage`: webhooks. `api_keys:manage`: create, list and revoke API keys (never
+ * granting a scope the caller lacks). The account token holds every scope.
+ *
+ */
+export type ApiKeyScope = 'pushes:create' | 'pushes:read' | 'pushes:delete' | 'pushes:notify' | 'requests:write' | 'requests:read' | 'webhooks:manage' | 'api_keys:manage';
+
+/**
  * What the instance is and which features it enables.
  */
 export type VersionReport = {
@@ -177,6 +187,19 @@ export type VersionReport = {
         };
         requests: RequestsFeature;
         /**
+         * API keys with scopes (`createApiKey`, `listApiKeys`, `revokeApiKey`): several per account, each held to the
+         * scopes each operation declares. This server always sends it. Absent (older servers, the open-source
+         * reference): only the account token exists, with every power.
+         *
+         */
+        api_keys?: {
+            enabled: boolean;
+            /**
+             * The scopes a key may be given on this instance.
+             */
+            scopes: Array<ApiKeyScope>;
+        };
+        /**
          * The storage quotas of this instance (separate from the request limit): what a create may store before it
          * answers 429 `storage_quota_exceeded`. Each is `null` when the instance turns it off. Absent (older servers,
          * the open-source reference, the mock): not reported.
@@ -199,7 +222,7 @@ export type VersionReport = {
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
+ * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -1064,6 +1087,77 @@ export type RequestAuditLog = {
 };
 
 /**
+ * The owner's label for the key (what it is for, where it lives), shown on the token page.
+ */
+export type ApiKeyName = string;
+
+/**
+ * The key's scopes, each at most once (in the order of `ApiKeyScope`'s list when the server answers).
+ */
+export type ApiKeyScopes = Array<ApiKeyScope>;
+
+/**
+ * An API key as its owner sees it (never its token, which only `createApiKey` shows, once).
+ */
+export type ApiKey = {
+    /**
+     * The key's id (what `revokeApiKey` takes).
+     */
+    id: string;
+    name: ApiKeyName;
+    scopes: ApiKeyScopes;
+    created_at: Timestamp;
+    /**
+     * When the key stops working; null when it works until revoked.
+     */
+    expires_at: Timestamp | null;
+    /**
+     * When the key last authenticated a request, within a minute (written at most once a minute); null when never.
+     */
+    last_used_at: Timestamp | null;
+};
+
+/**
+ * The caller's API keys, newest first (revoked keys are gone; expired ones stay until revoked).
+ */
+export type ApiKeyList = {
+    api_keys: Array<ApiKey>;
+};
+
+/**
+ * A new API key.
+ */
+export type ApiKeyInput = {
+    name: ApiKeyName;
+    scopes: ApiKeyScopes;
+    /**
+     * When the key stops working (401 `invalid_token` from then on): an instant in the future, at most 366 days away.
+     * Null or absent: the key works until it is revoked.
+     *
+     */
+    expires_at?: Timestamp | null;
+};
+
+/**
+ * The body of `createApiKey`.
+ */
+export type CreateApiKeyRequest = {
+    api_key: ApiKeyInput;
+};
+
+/**
+ * A new API key with its token, shown this once (only its digest is stored).
+ */
+export type ApiKeyCreated = ApiKey & {
+    /**
+     * `Authorization: Bearer <token>`. `spk_`, 30 random characters of [A-Za-z0-9] and 6 of a CRC-32 checksum of
+     * them (base62), so secret scanners can find it and a mistyped token is refused without a database lookup.
+     *
+     */
+    token: string;
+};
+
+/**
  * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
  * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
  * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
@@ -1113,6 +1207,11 @@ export type DownloadToken = string;
  * The request's `url_token`. Any unknown value answers 404 (`not_found`).
  */
 export type RequestToken = string;
+
+/**
+ * The key's `id`.
+ */
+export type ApiKeyId = string;
 
 export type GetVersionData = {
     body?: never;
@@ -1188,6 +1287,10 @@ export type CreatePushErrors = {
      */
     401: ErrorResponse;
     /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
      * A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_use`): retry after
      * `Retry-After` with the same key and body, and you will get its answer.
      *
@@ -1255,6 +1358,10 @@ export type ListActivePushesErrors = {
      */
     401: ErrorResponse;
     /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
      * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */
     429: ErrorResponse;
@@ -1304,6 +1411,10 @@ export type ListExpiredPushesErrors = {
      * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
      */
     401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
     /**
      * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */
@@ -1358,7 +1469,7 @@ export type ExpirePushErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`).
+     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -1431,6 +1542,10 @@ export type GetPushErrors = {
      */
     401: ErrorResponse;
     /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
      * No push has this `url_token` (`not_found`).
      */
     404: ErrorResponse;
@@ -1487,6 +1602,10 @@ export type PreviewPushErrors = {
      * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
      */
     401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
     /**
      * No push has this `url_token` (`not_found`).
      */
@@ -1547,7 +1666,7 @@ export type GetPushAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`).
+     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -1666,6 +1785,10 @@ export type CreateRequestErrors = {
      */
     401: ErrorResponse;
     /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
      * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
      */
     413: ErrorResponse;
@@ -1724,6 +1847,10 @@ export type ListActiveRequestsErrors = {
      */
     401: ErrorResponse;
     /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
      * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */
     429: ErrorResponse;
@@ -1773,6 +1900,10 @@ export type ListExpiredRequestsErrors = {
      * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
      */
     401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
     /**
      * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */
@@ -1827,7 +1958,7 @@ export type RevokeRequestErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`).
+     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -1888,6 +2019,10 @@ export type GetRequestErrors = {
      */
     401: ErrorResponse;
     /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
      * No request has this `url_token` (`not_found`).
      */
     404: ErrorResponse;
@@ -1945,7 +2080,7 @@ export type PreviewRequestErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`).
+     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2002,6 +2137,10 @@ export type RespondToRequestErrors = {
      * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
      */
     401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
     /**
      * No request has this `url_token` (`not_found`).
      */
@@ -2081,7 +2220,7 @@ export type GetRequestAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`).
+     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2116,3 +2255,170 @@ export type GetRequestAuditResponses = {
 };
 
 export type GetRequestAuditResponse = GetRequestAuditResponses[keyof GetRequestAuditResponses];
+
+export type ListApiKeysData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v2/api_keys';
+};
+
+export type ListApiKeysErrors = {
+    /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListApiKeysError = ListApiKeysErrors[keyof ListApiKeysErrors];
+
+export type ListApiKeysResponses = {
+    /**
+     * The caller's keys.
+     */
+    200: ApiKeyList;
+};
+
+export type ListApiKeysResponse = ListApiKeysResponses[keyof ListApiKeysResponses];
+
+export type CreateApiKeyData = {
+    body: CreateApiKeyRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v2/api_keys';
+};
+
+export type CreateApiKeyErrors = {
+    /**
+     * The body is not JSON (`invalid_json`), does not decode as its `Content-Encoding` says (`invalid_encoding`), is sent as another media type than `application/json` (`unsupported_media_type`), or has no `api_key` object (`bad_request`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * A field of `api_key` breaks a rule (`validation_failed`): an unknown scope, an `expires_at` in the past or too far away, a name outside 1..100 characters, or the account already has 100 keys. `errors` lists messages per field and `error` names the first.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type CreateApiKeyError = CreateApiKeyErrors[keyof CreateApiKeyErrors];
+
+export type CreateApiKeyResponses = {
+    /**
+     * The key was made; its `token` is in this answer only.
+     */
+    201: ApiKeyCreated;
+};
+
+export type CreateApiKeyResponse = CreateApiKeyResponses[keyof CreateApiKeyResponses];
+
+export type RevokeApiKeyData = {
+    body?: never;
+    path: {
+        /**
+         * The key's `id`.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v2/api_keys/{id}';
+};
+
+export type RevokeApiKeyErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No API key of the caller has this id (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type RevokeApiKeyError = RevokeApiKeyErrors[keyof RevokeApiKeyErrors];
+
+export type RevokeApiKeyResponses = {
+    /**
+     * The key was revoked.
+     */
+    200: ApiKey;
+};
+
+export type RevokeApiKeyResponse = RevokeApiKeyResponses[keyof RevokeApiKeyResponses];

@@ -63,6 +63,25 @@ export const zRequestsFeature = z.object({
 });
 
 /**
+ * What an API key may do; each operation declares the one scope it needs in its `security` requirements (see
+ * "API keys and scopes"). `pushes:create`: create pushes. `pushes:read`: retrieve, preview, list and read audit logs.
+ * `pushes:delete`: expire pushes. `pushes:notify`: email a push's link. `requests:write` / `requests:read`: make and
+ * read requests for secrets. `webhooks:manage`: webhooks. `api_keys:manage`: create, list and revoke API keys (never
+ * granting a scope the caller lacks). The account token holds every scope.
+ *
+ */
+export const zApiKeyScope = z.enum([
+    'pushes:create',
+    'pushes:read',
+    'pushes:delete',
+    'pushes:notify',
+    'requests:write',
+    'requests:read',
+    'webhooks:manage',
+    'api_keys:manage'
+]);
+
+/**
  * What the instance is and which features it enables.
  */
 export const zVersionReport = z.object({
@@ -94,6 +113,10 @@ export const zVersionReport = z.object({
             }).optional()
         }),
         requests: zRequestsFeature,
+        api_keys: z.object({
+            enabled: z.boolean(),
+            scopes: z.array(zApiKeyScope).max(8)
+        }).optional(),
         storage_quotas: z.object({
             anonymous_bytes_per_hour: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(1099511627776)).nullable(),
             user_active_bytes: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(1099511627776)).nullable()
@@ -105,7 +128,7 @@ export const zVersionReport = z.object({
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
+ * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -661,6 +684,58 @@ export const zRequestAuditLog = z.object({
 });
 
 /**
+ * The owner's label for the key (what it is for, where it lives), shown on the token page.
+ */
+export const zApiKeyName = z.string().min(1).max(100);
+
+/**
+ * The key's scopes, each at most once (in the order of `ApiKeyScope`'s list when the server answers).
+ */
+export const zApiKeyScopes = z.array(zApiKeyScope).min(1).max(8);
+
+/**
+ * An API key as its owner sees it (never its token, which only `createApiKey` shows, once).
+ */
+export const zApiKey = z.object({
+    id: z.uuid().max(36),
+    name: zApiKeyName,
+    scopes: zApiKeyScopes,
+    created_at: zTimestamp,
+    expires_at: zTimestamp.nullable(),
+    last_used_at: zTimestamp.nullable()
+});
+
+/**
+ * The caller's API keys, newest first (revoked keys are gone; expired ones stay until revoked).
+ */
+export const zApiKeyList = z.object({
+    api_keys: z.array(zApiKey).max(100)
+});
+
+/**
+ * A new API key.
+ */
+export const zApiKeyInput = z.object({
+    name: zApiKeyName,
+    scopes: zApiKeyScopes,
+    expires_at: zTimestamp.nullish()
+});
+
+/**
+ * The body of `createApiKey`.
+ */
+export const zCreateApiKeyRequest = z.object({
+    api_key: zApiKeyInput
+});
+
+/**
+ * A new API key with its token, shown this once (only its digest is stored).
+ */
+export const zApiKeyCreated = zApiKey.and(z.object({
+    token: z.string().length(40).regex(/^spk_[A-Za-z0-9]{36}$/)
+}));
+
+/**
  * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
  * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
  * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
@@ -710,6 +785,11 @@ export const zDownloadToken = z.string().min(1).max(4096);
  * The request's `url_token`. Any unknown value answers 404 (`not_found`).
  */
 export const zRequestToken = z.string().min(1).max(64);
+
+/**
+ * The key's `id`.
+ */
+export const zApiKeyId = z.uuid().max(36);
 
 /**
  * The version report.
@@ -885,3 +965,24 @@ export const zGetRequestAuditQuery = z.object({
  * One page of the audit log.
  */
 export const zGetRequestAuditResponse = zRequestAuditLog;
+
+/**
+ * The caller's keys.
+ */
+export const zListApiKeysResponse = zApiKeyList;
+
+export const zCreateApiKeyBody = zCreateApiKeyRequest;
+
+/**
+ * The key was made; its `token` is in this answer only.
+ */
+export const zCreateApiKeyResponse = zApiKeyCreated;
+
+export const zRevokeApiKeyPath = z.object({
+    id: z.uuid().max(36)
+});
+
+/**
+ * The key was revoked.
+ */
+export const zRevokeApiKeyResponse = zApiKey;

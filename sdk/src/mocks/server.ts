@@ -15,12 +15,15 @@ import {
   errorHeaders,
   pagingHeaders,
   parsePage as parsePageParameter,
+  API_KEY_PREFIX,
   readCredential,
   requireAuditCaller,
   RouteTable,
   requireListCaller,
+  type ApiKeyScope,
   type ComponentCheck,
 } from '@secret-push/rules';
+import { MockApiKeys } from './api-keys.js';
 import { readCreateBody, readWrappedBody } from './bodies.js';
 import { MockRequests } from './requests.js';
 import {
@@ -75,6 +78,8 @@ type Route = {
   operationId: string;
   method: string;
   path: string;
+  /** The scope an API key needs (the contract's, per operation: sdk/test/mocks checks them); none: no credential. */
+  scope?: ApiKeyScope;
   handle: (ctx: RouteContext, params: Record<string, string>) => Response | Promise<Response>;
 };
 
@@ -91,7 +96,7 @@ interface RouteContext {
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** What the routes share: the store, the settings, and how an answer is checked and shaped. */
-function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
+function mockKit(store: MockStore, settings: MockSettings, validate: boolean, keys: MockApiKeys) {
   const requests = new MockRequests(store);
   function check(schema: string, body: unknown): void {
     if (!validate) return;
@@ -128,7 +133,7 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean) {
   const paging = (ctx: RouteContext, path: string, page: number, total: number) =>
     pagingHeaders(`${ctx.base}${path}`, page, total);
 
-  return { store, requests, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
+  return { store, keys, requests, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
 }
 
 type MockKit = ReturnType<typeof mockKit>;
@@ -137,8 +142,15 @@ type MockKit = ReturnType<typeof mockKit>;
 function requestRoutes(kit: MockKit): Route[] {
   const { requests, json, requireKnownCredential, parsePage, paging } = kit;
   const token = (params: Record<string, string>) => params.url_token!;
-  const route = (operationId: string, method: string, path: string, handle: Route['handle']): Route => ({
+  const route = (
+    operationId: string,
+    scope: ApiKeyScope,
+    method: string,
+    path: string,
+    handle: Route['handle'],
+  ): Route => ({
     operationId,
+    scope,
     method,
     path,
     handle: (ctx, params) => {
@@ -147,7 +159,7 @@ function requestRoutes(kit: MockKit): Route[] {
     },
   });
   return [
-    route('createRequest', 'POST', '/api/v2/requests', async (ctx) => {
+    route('createRequest', 'requests:write', 'POST', '/api/v2/requests', async (ctx) => {
       if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
       const body = await readWrappedBody(ctx.request, 'request');
       return json(
@@ -160,6 +172,7 @@ function requestRoutes(kit: MockKit): Route[] {
     ...(['active', 'expired'] as const).map((state) =>
       route(
         state === 'active' ? 'listActiveRequests' : 'listExpiredRequests',
+        'requests:read',
         'GET',
         `/api/v2/requests/${state}`,
         (ctx) => {
@@ -176,20 +189,20 @@ function requestRoutes(kit: MockKit): Route[] {
         },
       ),
     ),
-    route('getRequest', 'GET', '/api/v2/requests/{url_token}', (ctx, p) =>
+    route('getRequest', 'requests:read', 'GET', '/api/v2/requests/{url_token}', (ctx, p) =>
       json(ctx, 'RequestRecord', requests.get(token(p), ctx.actor, ctx.base)),
     ),
-    route('revokeRequest', 'DELETE', '/api/v2/requests/{url_token}', (ctx, p) =>
+    route('revokeRequest', 'requests:write', 'DELETE', '/api/v2/requests/{url_token}', (ctx, p) =>
       json(ctx, 'RequestOwner', requests.revoke(token(p), ctx.actor, ctx.base)),
     ),
-    route('previewRequest', 'GET', '/api/v2/requests/{url_token}/preview', (ctx, p) =>
+    route('previewRequest', 'requests:read', 'GET', '/api/v2/requests/{url_token}/preview', (ctx, p) =>
       json(ctx, 'RequestPreview', requests.preview(token(p), ctx.actor, ctx.base)),
     ),
-    route('respondToRequest', 'POST', '/api/v2/requests/{url_token}/response', async (ctx, p) => {
+    route('respondToRequest', 'pushes:create', 'POST', '/api/v2/requests/{url_token}/response', async (ctx, p) => {
       const body = await readWrappedBody(ctx.request, 'push');
       return json(ctx, 'RequestReceipt', requests.respond(token(p), body, ctx.actor), 201);
     }),
-    route('getRequestAudit', 'GET', '/api/v2/requests/{url_token}/audit', (ctx, p) => {
+    route('getRequestAudit', 'requests:read', 'GET', '/api/v2/requests/{url_token}/audit', (ctx, p) => {
       if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
       const page = parsePage(ctx.url);
       const result = requests.audit(token(p), page, ctx.actor);
@@ -206,7 +219,13 @@ function requestRoutes(kit: MockKit): Route[] {
 
 /** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */
 function mockRoutes(kit: MockKit): Route[] {
-  const { store, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
+  const { store, keys, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
+  /** The caller of an API-key operation (they need a credential, as on the server). */
+  const keyOwner = (ctx: RouteContext): string => {
+    requireKnownCredential(ctx);
+    if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
+    return ctx.actor.user.email;
+  };
   return [
     {
       operationId: 'getVersion',
@@ -216,6 +235,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     {
       operationId: 'createPush',
+      scope: 'pushes:create',
       method: 'POST',
       path: '/api/v2/pushes',
       handle: async (ctx) => {
@@ -227,6 +247,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     ...(['active', 'expired'] as const).map((state): Route => ({
       operationId: state === 'active' ? 'listActivePushes' : 'listExpiredPushes',
+      scope: 'pushes:read',
       method: 'GET',
       path: `/api/v2/pushes/${state}`,
       handle: (ctx) => {
@@ -240,6 +261,7 @@ function mockRoutes(kit: MockKit): Route[] {
     })),
     {
       operationId: 'previewPush',
+      scope: 'pushes:read',
       method: 'GET',
       path: '/api/v2/pushes/{url_token}/preview',
       handle: (ctx, { url_token: token }) => {
@@ -249,6 +271,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     {
       operationId: 'getPushAudit',
+      scope: 'pushes:read',
       method: 'GET',
       path: '/api/v2/pushes/{url_token}/audit',
       handle: (ctx, { url_token: token }) => {
@@ -285,6 +308,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     {
       operationId: 'getPush',
+      scope: 'pushes:read',
       method: 'GET',
       path: '/api/v2/pushes/{url_token}',
       handle: (ctx, { url_token: token }) => {
@@ -297,6 +321,7 @@ function mockRoutes(kit: MockKit): Route[] {
     },
     {
       operationId: 'expirePush',
+      scope: 'pushes:delete',
       method: 'DELETE',
       path: '/api/v2/pushes/{url_token}',
       handle: (ctx, { url_token: token }) => {
@@ -304,8 +329,46 @@ function mockRoutes(kit: MockKit): Route[] {
         return json(ctx, 'Push', store.expireByRequest(token!, ctx.actor, ctx.base));
       },
     },
+    {
+      operationId: 'createApiKey',
+      scope: 'api_keys:manage',
+      method: 'POST',
+      path: '/api/v2/api_keys',
+      handle: async (ctx) => {
+        const email = keyOwner(ctx);
+        let body: unknown;
+        try {
+          body = await ctx.request.json();
+        } catch {
+          throw new ApiError('invalid_json');
+        }
+        return json(ctx, 'ApiKeyCreated', keys.create(email, body, ctx.actor.scopes ?? null, store.now()), 201);
+      },
+    },
+    {
+      operationId: 'listApiKeys',
+      scope: 'api_keys:manage',
+      method: 'GET',
+      path: '/api/v2/api_keys',
+      handle: (ctx) => json(ctx, 'ApiKeyList', { api_keys: keys.list(keyOwner(ctx)) }),
+    },
+    {
+      operationId: 'revokeApiKey',
+      scope: 'api_keys:manage',
+      method: 'DELETE',
+      path: '/api/v2/api_keys/{id}',
+      handle: (ctx, { id }) => json(ctx, 'ApiKey', keys.revoke(keyOwner(ctx), id!)),
+    },
     ...requestRoutes(kit),
   ];
+}
+
+/** The operations of the mock and the scope each needs (the contract's: sdk/test/mocks checks them). */
+export function mockOperationScopes(): Record<string, ApiKeyScope | undefined> {
+  const routes = mockRoutes(
+    mockKit(new MockStore(defaultMockSettings, []), defaultMockSettings, false, new MockApiKeys()),
+  );
+  return Object.fromEntries(routes.map((r) => [r.operationId, r.scope]));
 }
 
 export function createMockServerHandlers(options: MockServerOptions = {}): MockServer {
@@ -316,19 +379,26 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
   const origin = options.baseUrl?.replace(/\/+$/, '');
   let requestCounter = 0;
 
-  const kit = mockKit(store, settings, validate);
+  const keys = new MockApiKeys();
+  const kit = mockKit(store, settings, validate, keys);
   const { failure } = kit;
   const routes = new RouteTable(mockRoutes(kit));
 
   function resolveActor(request: Request): { actor: MockActor; invalidCredential: boolean } {
     const credential = readCredential((name) => request.headers.get(name));
     let user: MockUser | null = null;
-    if (credential.kind === 'bearer') user = store.userByToken(credential.token);
+    let scopes: ApiKeyScope[] | undefined;
+    if (credential.kind === 'bearer' && credential.token.startsWith(API_KEY_PREFIX)) {
+      const key = keys.authenticate(credential.token, store.now());
+      user = key ? (users.find((u) => u.email === key.email) ?? null) : null;
+      scopes = key?.scopes;
+    } else if (credential.kind === 'bearer') user = store.userByToken(credential.token);
     if (credential.kind === 'legacy') user = store.userByToken(credential.token, credential.email);
     const invalidCredential = credential.kind !== 'none' && user === null;
     return {
       actor: {
         user,
+        ...(scopes ? { scopes } : {}),
         ip: '127.0.0.1',
         userAgent: request.headers.get('User-Agent') ?? '',
         referrer: request.headers.get('Referer') ?? '',
@@ -348,7 +418,14 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     const path = url.pathname.replace(/\/+$/, '').replace(/\.json$/, '');
     try {
       const match = routes.match(request.method, path);
-      if (match.kind === 'ok') return await match.operation.handle(ctx, match.params);
+      if (match.kind === 'ok') {
+        const { scope } = match.operation;
+        // As the server's authorize step: an API key without the operation's scope gets 403 with the challenge.
+        if (scope && !invalidCredential && actor.scopes && !actor.scopes.includes(scope)) {
+          throw new ApiError('insufficient_scope', `This API key lacks the scope ${scope}.`, { scopes: [scope] });
+        }
+        return await match.operation.handle(ctx, match.params);
+      }
       if (match.kind === 'method_not_allowed') {
         const allow = match.allow.join(', ');
         throw new ApiError('method_not_allowed', `This path answers ${allow}.`, { headers: { Allow: allow } });
@@ -390,6 +467,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     reset: () => {
       store.reset();
       kit.requests.reset();
+      keys.reset();
     },
   };
 }

@@ -38,6 +38,7 @@ import {
   versionReport,
   type PushRuleSettings,
   type PushState,
+  type ApiKeyScope,
 } from '@secret-push/rules';
 
 export interface MockUser {
@@ -81,6 +82,8 @@ interface StoredPush {
 /** Who is asking, as the HTTP layer resolved it. */
 export interface MockActor {
   user: MockUser | null;
+  /** The scopes of the caller's API key; absent for every scope (the account token) or an anonymous caller. */
+  scopes?: readonly ApiKeyScope[];
   ip: string;
   userAgent: string;
   referrer: string;
@@ -149,7 +152,7 @@ export class MockStore {
   }
 
   version(): VersionReport {
-    return versionReport(this.settings, '0.1.0', { requests: true });
+    return versionReport(this.settings, '0.1.0', { requests: true, apiKeys: true });
   }
 
   // ---- create -------------------------------------------------------------------------------------------------

@@ -184,17 +184,26 @@ describe('the Prism mock serves every documented error example', () => {
       .map(Number)
       .filter((s) => s >= 400);
     it(`${op.operationId}: ${errorStatuses.join(', ')}`, async () => {
-      const path = op.path.replace('{url_token}', token).replace('{file_id}', 'f1x9a2kq');
+      const path = op.path
+        .replace('{url_token}', token)
+        .replace('{file_id}', 'f1x9a2kq')
+        .replace('{id}', '4d1c9a0e-3b7f-4a52-9e61-0c8d2f5b7a13');
       const query = op.operationId === 'downloadPushFile' ? '?token=t' : '';
       const security = (op.object.security ?? spec.document.security) as Record<string, unknown>[];
       const usesBearer = security.some((s) => 'bearerAuth' in s);
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
       if (usesBearer) headers.Authorization = 'Bearer spt_example_token';
       const init: RequestInit = { method: op.method.toUpperCase(), headers };
-      // A valid body of the operation (Prism checks the request before it answers the example asked for).
+      // A body Prism accepts: the operation's own first JSON example (the API-key one), else a text push.
+      const content = spec.deref<{ content?: Record<string, { examples?: Record<string, unknown> }> }>(
+        op.object.requestBody ?? {},
+      ).content;
+      const example = Object.values(content?.['application/json']?.examples ?? {})[0];
       if (op.method === 'post')
         init.body = JSON.stringify(
-          op.operationId === 'createRequest' ? { request: { request: 'x' } } : { push: { payload: 'x' } },
+          example && op.operationId !== 'createPush'
+            ? spec.deref<{ value: unknown }>(example).value
+            : { push: { payload: 'x' } },
         );
       for (const status of errorStatuses) {
         const res = await fetch(`${baseUrl}${path}${query}`, {

@@ -14,7 +14,7 @@
  * - logout is RP-initiated (`end_session_endpoint`) where the provider offers it.
  */
 import { randomUUID } from 'node:crypto';
-import * as client from 'openid-client';
+import type * as OpenIdClient from 'openid-client';
 import type { OidcSettings } from '../config/settings.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
@@ -117,6 +117,13 @@ const accountOf = (row: UserRow): AccountUser => ({
 });
 
 /** The refusal for an error of openid-client's code exchange and ID token checks. */
+/**
+ * openid-client (and jose under it, about 15 MB of memory), loaded with the first sign-in's discovery: a process of an
+ * instance without single sign-on, or before its first sign-in, never holds it.
+ */
+let client: typeof OpenIdClient | undefined;
+const loadClient = async () => (client ??= await import('openid-client'));
+
 function refusalOf(error: unknown): SignInRefusal {
   if (error instanceof SignInRefusal) return error;
   const e = error as { code?: string; cause?: { cause?: { claim?: string }; claim?: string } } | undefined;
@@ -127,25 +134,27 @@ function refusalOf(error: unknown): SignInRefusal {
     return new SignInRefusal('audience', 'The sign-in token was made for another application, not this one.');
   if (e?.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' && claim === 'nonce')
     return new SignInRefusal('nonce', 'The sign-in token does not belong to this sign-in attempt (wrong nonce).');
-  if (error instanceof client.AuthorizationResponseError || error instanceof client.ResponseBodyError)
+  if (client && (error instanceof client.AuthorizationResponseError || error instanceof client.ResponseBodyError))
     return new SignInRefusal('provider_error', 'The provider refused the sign-in. Start again.');
   return new SignInRefusal('token', 'The answer of the provider could not be verified. Start again.');
 }
 
 export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn {
-  let config: Promise<client.Configuration> | null = null;
+  let config: Promise<OpenIdClient.Configuration> | null = null;
   const configuration = () => {
-    config ??= client
-      .discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
-        execute: [
-          // The ID token's signature is checked against the provider's keys (jwks_uri) too, not only the TLS of
-          // the token endpoint that openid-client relies on by default (OpenID Connect Core 3.1.3.7).
-          client.enableNonRepudiationChecks,
-          // Only with PWPUSH_OIDC_ALLOW_HTTP, which the settings refuse in production.
-          ...(settings.allowHttp ? [client.allowInsecureRequests] : []),
-        ],
-        timeout: 10,
-      })
+    config ??= loadClient()
+      .then((c) =>
+        c.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
+          execute: [
+            // The ID token's signature is checked against the provider's keys (jwks_uri) too, not only the TLS of
+            // the token endpoint that openid-client relies on by default (OpenID Connect Core 3.1.3.7).
+            c.enableNonRepudiationChecks,
+            // Only with PWPUSH_OIDC_ALLOW_HTTP, which the settings refuse in production.
+            ...(settings.allowHttp ? [c.allowInsecureRequests] : []),
+          ],
+          timeout: 10,
+        }),
+      )
       .catch((error: unknown) => {
         config = null;
         throw error;
@@ -187,6 +196,7 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
 
     async start(redirectUri) {
       const cfg = await configuration();
+      const client = await loadClient();
       const transaction: SignInTransaction = {
         state: client.randomState(),
         nonce: client.randomNonce(),
@@ -208,7 +218,8 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
       if (callbackUrl.searchParams.get('state') !== transaction.state)
         throw new SignInRefusal('state', 'This sign-in answer does not belong to the sign-in started in this browser.');
       const cfg = await configuration();
-      let claims: client.IDToken | undefined;
+      const client = await loadClient();
+      let claims: OpenIdClient.IDToken | undefined;
       let profile: Record<string, unknown>;
       try {
         const tokens = await client.authorizationCodeGrant(cfg, callbackUrl, {
@@ -255,7 +266,7 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
     async logoutUrl(postLogoutRedirectUri) {
       const cfg = await configuration().catch(() => null);
       if (!cfg?.serverMetadata().end_session_endpoint) return null;
-      return client.buildEndSessionUrl(cfg, { post_logout_redirect_uri: postLogoutRedirectUri }).href;
+      return (await loadClient()).buildEndSessionUrl(cfg, { post_logout_redirect_uri: postLogoutRedirectUri }).href;
     },
   };
 }

@@ -13,8 +13,11 @@
  *   too_many_attempts with the seconds until the oldest counted failure leaves the window.
  */
 import { createHash, randomInt } from 'node:crypto';
+
+/** otplib, loaded with the first enrolment or code (about 7 MB): a process that never sees one never holds it. */
+const otp = () => import('otplib');
 import { ApiError } from '@secret-push/rules';
-import { generateSecret, generateURI, verify } from 'otplib';
+
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
 import { clientAddressKey } from '../client-address.js';
@@ -164,15 +167,17 @@ export function createTwoFactorService(
   const factor = async (userId: string) => (await db.query(S.factor, { userId }))[0];
   const secretOf = (userId: string, row: FactorRow | undefined) =>
     row?.totp_secret ? keyring.decryptText(row.totp_secret, aadOf(userId)) : null;
-  const enrolmentOf = (secret: string, email: string): Enrolment => ({
+  const enrolmentOf = async (secret: string, email: string): Promise<Enrolment> => ({
     secret,
-    uri: generateURI({ issuer: 'Secret Push', label: email, secret }),
+    uri: (await otp()).generateURI({ issuer: 'Secret Push', label: email, secret }),
   });
 
   /** The step of a TOTP code valid now (one step either side, later than `after`), or null. */
   async function totpStep(secret: string, code: string, now: Date, after: number | null): Promise<number | null> {
     if (!/^\d{6}$/.test(code)) return null;
-    const result = await verify({
+    const result = await (
+      await otp()
+    ).verify({
       secret,
       token: code,
       epoch: Math.floor(now.getTime() / 1000),
@@ -234,7 +239,7 @@ export function createTwoFactorService(
     },
 
     async begin(userId, email) {
-      const secret = generateSecret({ length: 20 });
+      const secret = (await otp()).generateSecret({ length: 20 });
       const now = new Date();
       const updated = await db.query(S.setPending, {
         userId,

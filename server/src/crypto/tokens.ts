@@ -3,6 +3,7 @@
  * signed, short-lived download links of files.
  */
 import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { newApiKeyTokenFrom } from '@secret-push/rules';
 import jwt from 'jsonwebtoken';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -26,6 +27,11 @@ export const API_TOKEN_PREFIX = 'spt_';
 /** `spt_` + 32 characters of base64url (192 bits of randomness). Shown once; only its digest is stored. */
 export function newApiToken(): string {
   return `${API_TOKEN_PREFIX}${randomBytes(24).toString('base64url')}`;
+}
+
+/** An API key (`spk_…`, with its checksum: `@secret-push/rules`, which the mock uses too). Shown once; only its digest is stored. */
+export function newApiKeyToken(): string {
+  return newApiKeyTokenFrom((n) => randomBytes(n));
 }
 
 export function tokenDigest(token: string): string {

@@ -22,7 +22,7 @@ import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError, isJsonMediaType, mediaTypeOf } from '@secret-push/rules';
+import { ApiError, isJsonMediaType, mediaTypeOf, type ApiKeyScope } from '@secret-push/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
@@ -33,6 +33,7 @@ import { formBounds, jsonBounds } from './body-bounds.js';
 import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
 import { describeFailure, sendError, toApiError, validationError } from './errors.js';
+import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handlers.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
@@ -141,7 +142,13 @@ function declaredQueries(c: Contract): Map<string, Set<string>> {
 }
 
 function allHandlers(core: Core): Handlers {
-  return { ...versionHandler(core), ...pushHandlers(core), ...fileHandlers(core), ...requestHandlers(core) };
+  return {
+    ...versionHandler(core),
+    ...pushHandlers(core),
+    ...fileHandlers(core),
+    ...requestHandlers(core),
+    ...apiKeyHandlers(core),
+  };
 }
 
 /** The v2 document: the typed handlers of ./handlers, forms read into `{ push }`, 400/422 as errors.ts maps them. */
@@ -162,11 +169,15 @@ function v2Spec(core: Core): EdgeSpec {
             : formToInput(body, 'push')
           : undefined,
     validationError: (errors, operationId) =>
-      validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+      operationId === 'createApiKey'
+        ? apiKeyValidationError(errors)
+        : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
     pushFrame: (operationId) =>
       operationId === 'createPush' || operationId === 'respondToRequest'
         ? { wrapper: 'push', topLevel: false }
-        : undefined,
+        : operationId === 'createApiKey'
+          ? { wrapper: 'api_key', topLevel: false }
+          : undefined,
     routingPath: stripJsonSuffix,
   };
 }
@@ -330,11 +341,18 @@ export class Edge {
     }
   }
 
-  /** The token's validity, the instance's anonymous rule and the operation's security requirements (401). */
+  /**
+   * The token's validity, the instance's anonymous rule and the operation's security requirements: 401 without a
+   * credential they accept, 403 insufficient_scope for an API key without the scope they list.
+   */
   authorize(x: Exchange): void {
     const op = x.routed!.operation;
     const { auth } = x;
-    const authorized = this.table!.authorized(op, (scheme) => schemeHolds(scheme, auth));
+    const authorized = this.table!.authorized(op, {
+      anonymous: auth.credential === 'none',
+      scheme: (scheme) => schemeHolds(scheme, auth),
+      scopes: auth.scopes,
+    });
     if (!this.spec.tokenIgnored.has(op.operationId)) {
       if (auth.invalid) throw new ApiError('invalid_token');
       if (!auth.user && !this.settings.allowAnonymous)
@@ -345,8 +363,11 @@ export class Edge {
       baseUrl: baseUrlOf(x.req, this.settings.publicBaseUrl, this.settings.trustProxy),
       deadline: x.deadline,
       ...(this.opts.clock ? { now: this.opts.clock() } : {}),
+      ...(auth.scopes ? { scopes: [...auth.scopes] } : {}),
     };
-    if (!authorized) throw new ApiError('authentication_required', 'This operation needs an API token.');
+    if (authorized) return;
+    if (auth.user) throw insufficientScope(op, auth);
+    throw new ApiError('authentication_required', 'This operation needs an API token.');
   }
 
   /** The request against the operation's compiled validators (400 for parameters and envelopes, 422 per field). */
@@ -397,6 +418,14 @@ function schemeHolds(scheme: string, auth: AuthResult): boolean {
   if (scheme === 'bearerAuth') return auth.credential === 'bearer' && auth.user !== null;
   if (scheme === 'legacyEmail' || scheme === 'legacyToken') return auth.credential === 'legacy' && auth.user !== null;
   return false;
+}
+
+/** 403 for a key that lacks the operation's scope: the error and the challenge name what it lacks (RFC 6750 §3.1). */
+function insufficientScope(op: CompiledOperation, auth: AuthResult): ApiError {
+  const lacking = op.scopes.filter((scope) => !auth.scopes?.has(scope as ApiKeyScope));
+  const scopes = lacking.length > 0 ? lacking : op.scopes;
+  const named = scopes.length > 0 ? `the scope ${scopes.join(' ')}` : 'a scope this operation does not declare';
+  return new ApiError('insufficient_scope', `This API key lacks ${named}.`, { scopes });
 }
 
 /** A request no operation takes: 404 no_route, or 405 with the methods the route table gives the path. */

@@ -3,7 +3,7 @@
  * service. The spec's security requirements decide which operations need a user; this module only says who it is.
  */
 import type { IncomingMessage } from 'node:http';
-import { readCredential, type Credential } from '@secret-push/rules';
+import { readCredential, type ApiKeyScope, type Credential } from '@secret-push/rules';
 import type { Actor, Core } from '../core.js';
 import { clientIp, headerOf, requestProtocol } from './request-target.js';
 
@@ -13,9 +13,11 @@ export interface AuthResult {
   user: { userId: string; email: string } | null;
   /** A credential was sent but matched no user. */
   invalid: boolean;
+  /** What the credential may do: an API key's scopes, or null for every scope (the account token, the legacy pair). */
+  scopes: ReadonlySet<ApiKeyScope> | null;
 }
 
-export const ANONYMOUS: AuthResult = { credential: 'none', user: null, invalid: false };
+export const ANONYMOUS: AuthResult = { credential: 'none', user: null, invalid: false, scopes: null };
 
 export function credentialOf(req: IncomingMessage): Credential {
   return readCredential((name) => headerOf(req, name));
@@ -26,14 +28,20 @@ export async function authenticate(core: Core, credential: Credential): Promise<
     case 'none':
       return ANONYMOUS;
     case 'unusable':
-      return { credential: 'unusable', user: null, invalid: true };
+      return { credential: 'unusable', user: null, invalid: true, scopes: null };
     case 'bearer':
     case 'legacy': {
-      const user = await core.users.authenticate(
+      const found = await core.users.authenticate(
         credential.token,
         credential.kind === 'legacy' ? credential.email : undefined,
       );
-      return { credential: credential.kind, user, invalid: user === null };
+      if (!found) return { credential: credential.kind, user: null, invalid: true, scopes: null };
+      return {
+        credential: credential.kind,
+        user: { userId: found.userId, email: found.email },
+        invalid: false,
+        scopes: found.scopes ? new Set(found.scopes) : null,
+      };
     }
   }
 }

@@ -47,6 +47,10 @@ export interface CompiledOperation {
   /** The security requirements (the operation's, else the document's) and the schemes they name. */
   security: Record<string, unknown>[];
   schemes: string[];
+  /** Each requirement: the schemes it names and the scopes it lists under them (`{}`: none, the anonymous one). */
+  requirements: { schemes: string[]; scopes: string[] }[];
+  /** Every scope the requirements list (what a key without them is told it lacks). */
+  scopes: string[];
   /** The compiled request validators (body, then parameters). */
   validators: ValidateFunction[];
 }
@@ -126,6 +130,13 @@ export class OperationTable {
         mediaTypes: Object.keys(requestBody?.content ?? {}),
         security,
         schemes: security.flatMap((requirement) => Object.keys(requirement)),
+        requirements: security.map((requirement) => ({
+          schemes: Object.keys(requirement),
+          scopes: [...new Set(Object.values(requirement).flatMap((v) => (Array.isArray(v) ? v.map(String) : [])))],
+        })),
+        scopes: [
+          ...new Set(security.flatMap((r) => Object.values(r).flatMap((v) => (Array.isArray(v) ? v.map(String) : [])))),
+        ],
         validators: backend.validator.getRequestValidatorsForOperation(operationId) ?? [],
       });
     }
@@ -155,24 +166,38 @@ export class OperationTable {
     };
   }
 
-  /** Whether the operation's security requirements hold, given each scheme's verdict. */
-  authorized(op: CompiledOperation, scheme: (name: string) => unknown): boolean {
+  /**
+   * Whether the operation's security requirements hold for a caller: one requirement holds when each scheme it names
+   * says yes (backend.js `handleRequest`) and the caller holds every scope it lists. Two rules of ours on top:
+   * the anonymous requirement `{}` holds only for a caller who sent no credential (a key that lacks the scope is
+   * refused, not served as if anonymous), and a requirement that names a scheme but no scope is held only by a
+   * caller with every scope (an operation that forgot to declare its scope is closed to API keys).
+   */
+  authorized(
+    op: CompiledOperation,
+    caller: { anonymous: boolean; scheme(name: string): unknown; scopes: ReadonlySet<string> | null },
+  ): boolean {
     if (op.security.length === 0) return true;
     const results = new Map<string, unknown>();
     for (const name of op.schemes) {
       if (results.has(name)) continue;
       try {
-        results.set(name, scheme(name));
+        results.set(name, caller.scheme(name));
       } catch (error) {
         results.set(name, { error: error || new Error('security handler rejected') });
       }
     }
-    return op.security.some((requirement) =>
-      Object.keys(requirement).every((name) => {
+    const held = caller.scopes;
+    return op.requirements.some((requirement) => {
+      if (requirement.schemes.length === 0) return caller.anonymous;
+      const schemesHold = requirement.schemes.every((name) => {
         const result = results.get(name) as { error?: unknown } | undefined;
         return Boolean(result) && !(typeof result === 'object' && result.error);
-      }),
-    );
+      });
+      if (!schemesHold) return false;
+      if (held === null) return true;
+      return requirement.scopes.length > 0 && requirement.scopes.every((scope) => held.has(scope));
+    });
   }
 
   /**

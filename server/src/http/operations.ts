@@ -33,6 +33,9 @@ interface Operations {
   getRequestAudit: Operation<G.GetRequestAuditData, G.GetRequestAuditResponses>;
   listActiveRequests: Operation<G.ListActiveRequestsData, G.ListActiveRequestsResponses>;
   listExpiredRequests: Operation<G.ListExpiredRequestsData, G.ListExpiredRequestsResponses>;
+  createApiKey: Operation<G.CreateApiKeyData, G.CreateApiKeyResponses>;
+  listApiKeys: Operation<G.ListApiKeysData, G.ListApiKeysResponses>;
+  revokeApiKey: Operation<G.RevokeApiKeyData, G.RevokeApiKeyResponses>;
 }
 
 type OperationId = keyof Operations;

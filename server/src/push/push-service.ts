@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
+  ApiKeyScope,
   AuditEntry,
   PreviewResponse,
   Push,
@@ -69,6 +70,8 @@ export interface RequestContext {
   now?: Date;
   /** Writes on behalf of this request change nothing after it (default: 8 s from the call; db/deadlines.ts). */
   deadline?: Date;
+  /** The scopes of the caller's API key; absent for every scope (the account token, the legacy pair, anonymous). */
+  scopes?: readonly ApiKeyScope[];
 }
 
 /** What a create may come with: an Idempotency-Key and the body's fingerprint (the API's createPush). */

@@ -1,6 +1,7 @@
 /**
  * UserService: users and their API token. A user has at most one token; only its SHA-256 digest is stored, and
- * rotating replaces it (the old token stops working at once).
+ * rotating replaces it (the old token stops working at once). The token holds every scope; a user's API keys
+ * (./api-keys.ts, `keys`) hold the scopes they were made with.
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
@@ -8,12 +9,21 @@ import { passwordProblem, passwordSentence } from '../account/password-strength.
 import { hashPassphrase } from '../crypto/passphrase.js';
 import { newApiToken, tokenDigest } from '../crypto/tokens.js';
 import { ApiToken, User } from '../db/entities.js';
-import { ApiError } from '@secret-push/rules';
+import { API_KEY_PREFIX, ApiError, type ApiKeyScope } from '@secret-push/rules';
+import { createApiKeyService, type ApiKeyService } from './api-keys.js';
 import { sql, type Db } from '../db/sql.js';
 
 export interface UserService {
-  /** Resolves a bearer token (or the legacy pair, when `email` is given) to a user; null when invalid. */
-  authenticate(token: string, email?: string): Promise<{ userId: string; email: string } | null>;
+  /**
+   * Resolves a bearer token (or the legacy pair, when `email` is given) to a user; null when invalid. An API key
+   * (`spk_…`, bearer only) gives its `scopes`; the account token none (every scope).
+   */
+  authenticate(
+    token: string,
+    email?: string,
+  ): Promise<{ userId: string; email: string; scopes?: readonly ApiKeyScope[] } | null>;
+  /** The users' API keys. */
+  keys: ApiKeyService;
   /** `now`: the caller's clock (pages and tests move it; default the system's). */
   createUser(email: string, password?: string, now?: Date): Promise<{ userId: string; token: string }>;
   /** Replaces the user's token (the old one stops working at once); returns the new one. */
@@ -96,9 +106,15 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
     return user;
   };
 
+  const keys = createApiKeyService(db);
+
   return {
+    keys,
+
     async authenticate(token: string, email?: string) {
       if (typeof token !== 'string' || token.length === 0 || token.length > 256) return null;
+      // An API key: only as a bearer token (the legacy pair takes the account token), checked by its checksum first.
+      if (token.startsWith(API_KEY_PREFIX)) return email === undefined ? keys.authenticate(token) : null;
       const found = await em().findOne(ApiToken, { digest: tokenDigest(token) }, { populate: ['user'] });
       if (!found) return null;
       const user = found.user;

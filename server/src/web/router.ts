@@ -11,6 +11,7 @@ import type { Core } from '../core.js';
 import { state } from '../http/middleware.js';
 import { createPageKit } from './page-kit.js';
 import { accountPages } from './routes/account-pages.js';
+import { apiKeyPages } from './routes/api-key-pages.js';
 import { createPages } from './routes/create-pages.js';
 import { docsPages } from './routes/docs-pages.js';
 import { oidcPages } from './routes/oidc-pages.js';
@@ -33,6 +34,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   const kit = createPageKit(core, opts.clock);
   docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH, core.settings.publicBaseUrl);
   accountPages(router, kit);
+  apiKeyPages(router, kit);
   twoFactorPages(router, kit);
   oidcPages(router, kit);
   createPages(router, kit);

@@ -93,19 +93,56 @@ describe.each([
   });
 
   it('authorises as the requirements say: any one requirement, all of its schemes', () => {
+    // An anonymous caller with every scope: the library's rules exactly.
+    const caller = (scheme: (name: string) => unknown) => ({ anonymous: true, scheme, scopes: null });
     for (const op of table.operations()) {
       const anonymousAllowed =
         op.security.some((requirement) => Object.keys(requirement).length === 0) || op.security.length === 0;
-      expect(table.authorized(op, () => false)).toBe(anonymousAllowed);
-      const needsBoth = op.security.some((r) => Object.keys(r).length === 2);
-      if (needsBoth) expect(table.authorized(op, (scheme) => scheme === 'legacyEmail')).toBe(anonymousAllowed);
-      if (op.schemes.includes('bearerAuth'))
-        expect(table.authorized(op, (scheme) => scheme === 'bearerAuth')).toBe(true);
       expect(
-        table.authorized(op, () => {
-          throw new Error('refused');
-        }),
+        table.authorized(
+          op,
+          caller(() => false),
+        ),
       ).toBe(anonymousAllowed);
+      const needsBoth = op.security.some((r) => Object.keys(r).length === 2);
+      if (needsBoth)
+        expect(
+          table.authorized(
+            op,
+            caller((scheme) => scheme === 'legacyEmail'),
+          ),
+        ).toBe(anonymousAllowed);
+      if (op.schemes.includes('bearerAuth'))
+        expect(
+          table.authorized(
+            op,
+            caller((scheme) => scheme === 'bearerAuth'),
+          ),
+        ).toBe(true);
+      expect(
+        table.authorized(
+          op,
+          caller(() => {
+            throw new Error('refused');
+          }),
+        ),
+      ).toBe(anonymousAllowed);
+    }
+  });
+
+  it('holds a caller with a credential to the scopes the requirements list, and {} only to anonymous callers', () => {
+    for (const op of table.operations()) {
+      if (!op.schemes.includes('bearerAuth')) continue;
+      const bearer = (scopes: ReadonlySet<string> | null) => ({
+        anonymous: false,
+        scheme: (name: string) => name === 'bearerAuth',
+        scopes,
+      });
+      expect(op.scopes.length, op.operationId).toBe(1);
+      expect(table.authorized(op, bearer(null)), op.operationId).toBe(true);
+      expect(table.authorized(op, bearer(new Set(op.scopes))), op.operationId).toBe(true);
+      expect(table.authorized(op, bearer(new Set())), op.operationId).toBe(false);
+      expect(table.authorized(op, bearer(new Set(['webhooks:manage']))), op.operationId).toBe(false);
     }
   });
 });

@@ -8,6 +8,7 @@ import { KEY_CHECKS } from '../../src/crypto/key-check.js';
 import { migrate, migrationsList, openOrm } from '../../src/db/orm.js';
 import { PUSH_AREA_TABLES } from '../../src/push/push-tables.js';
 import { REQUEST_AREA_TABLES } from '../../src/request/request-tables.js';
+import { API_KEYS } from '../../src/user/api-keys.js';
 import { createTestDatabase } from '../support/db.js';
 
 const db = await createTestDatabase();
@@ -34,6 +35,7 @@ describe('schema', () => {
       TOTP_ATTEMPTS,
       RECOVERY_CODES,
       USER_IDENTITIES,
+      API_KEYS,
     ]) {
       const rows = await db.query<{ column_name: string }>(
         "select column_name from information_schema.columns where table_schema = 'public' and table_name = $1",

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@secret-push/rules';
+import { API_KEY_SCOPES, ApiError } from '@secret-push/rules';
 import { createCore } from '../../src/core.js';
 import { tokenDigest } from '../../src/crypto/tokens.js';
 import { makeSettings } from '../support/db.js';
@@ -165,6 +165,7 @@ describe('core', () => {
         anonymous_access: false,
         api_token_authentication: true,
         accounts: { enabled: false },
+        api_keys: { enabled: true, scopes: [...API_KEY_SCOPES] },
         pushes: {
           enabled: true,
           email_auto_dispatch: false,

@@ -203,6 +203,20 @@ export function memoryCore(
       async rotateToken(): Promise<string> {
         throw new Error('not in the double');
       },
+      keys: {
+        async authenticate() {
+          return null;
+        },
+        async create(): Promise<never> {
+          throw new Error('not in the double');
+        },
+        async list(): Promise<never> {
+          throw new Error('not in the double');
+        },
+        async revoke(): Promise<never> {
+          throw new Error('not in the double');
+        },
+      },
     },
     version() {
       // The real report, built from the same settings (the double replaces only storage, not this pure function).

@@ -2,8 +2,8 @@
  * Issue 25, single sign-on: a real OpenID provider (the `oidc-provider` package) runs in this process on 127.0.0.1,
  * with this instance as its client and three people (alice: verified email in the allowed domain; bob: email not
  * verified; carol: verified email in another domain). Headless Chromium signs in through the provider's own login and
- * consent pages. alice signs in, makes an API token on the token page and sees her pushes; bob and carol are
- * refused with a page saying why, and no account is made for them. Hostile answers are refused the same way: a
+ * consent pages. alice signs in, makes an API token and a scoped API key on the token page and sees her pushes; bob
+ * and carol are refused with a page saying why, and no account is made for them. Hostile answers are refused the same way: a
  * forged state, a replayed callback, and ID tokens whose nonce, issuer or audience are wrong (re-signed with the
  * provider's own key, so only the claim is wrong) or whose signature is not the provider's. Sign-out ends the
  * provider's session too (RP-initiated logout). PWPUSH_OIDC_ONLY turns password sign-in and sign-up off.
@@ -173,6 +173,23 @@ describe('single sign-on with a real OpenID provider', () => {
     const { url_token } = (await made.json()) as { url_token: string };
     await page.goto(`${app.baseUrl}/pushes/active`);
     expect(await page.content()).toContain(url_token);
+    // A scoped key for her CI, made on the same page: it creates pushes and nothing else.
+    await page.goto(`${app.baseUrl}/users/token`);
+    await page.locator('#key-name').fill('alice ci');
+    await page.locator('input[name="scopes"][value="pushes:create"]').check();
+    await page.getByRole('button', { name: 'Make a key' }).click();
+    const key = (await page.locator('#api-key-token').textContent())!.trim();
+    const byKey = await fetch(`${app.baseUrl}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ push: { payload: 'made by alice ci' } }),
+    });
+    expect(byKey.status).toBe(201);
+    const listByKey = await fetch(`${app.baseUrl}/api/v2/pushes/active`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(listByKey.status).toBe(403);
+    expect(listByKey.headers.get('www-authenticate')).toContain('insufficient_scope');
     // Regenerating the token: the old one stops working.
     await page.goto(`${app.baseUrl}/users/token`);
     await page.getByRole('button', { name: /Make a new token/ }).click();

@@ -13,6 +13,7 @@ import { Migration20261202000000_storage_quotas } from './Migration2026120200000
 import { Migration20261215000000_key_checks } from './Migration20261215000000_key_checks.js';
 import { Migration20261226000000_sign_in_factors } from './Migration20261226000000_sign_in_factors.js';
 import { Migration20261227000000_requests } from './Migration20261227000000_requests.js';
+import { Migration20261228000000_api_keys } from './Migration20261228000000_api_keys.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -25,4 +26,5 @@ export const migrationsList = [
   { name: 'Migration20261215000000_key_checks', class: Migration20261215000000_key_checks },
   { name: 'Migration20261226000000_sign_in_factors', class: Migration20261226000000_sign_in_factors },
   { name: 'Migration20261227000000_requests', class: Migration20261227000000_requests },
+  { name: 'Migration20261228000000_api_keys', class: Migration20261228000000_api_keys },
 ];

@@ -1,4 +1,4 @@
-/** Sign-up, sign-in, sign-out and the API token page. */
+/** Sign-up, sign-in, sign-out and the API token page (the account token, and its API keys). */
 import type { Router } from 'express';
 import { ApiError } from '@secret-push/rules';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
@@ -10,6 +10,7 @@ import { safeNext } from '../security.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { providerLogout } from './oidc-pages.js';
 import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
+import { tokenPageState } from './api-key-pages.js';
 
 export function accountPages(router: Router, kit: PageKit): void {
   const { core, settings, sessions } = kit;
@@ -120,12 +121,13 @@ export function accountPages(router: Router, kit: PageKit): void {
     }),
   );
 
+  const tokenState = (userId: string) => tokenPageState(kit, userId);
+
   router.get(
     '/users/token',
     kit.pageRoute('/users/token', async (req, res, v) => {
       if (!v.user) return kit.redirectToSignIn(req, res);
-      const status = await kit.web().accounts.tokenStatus(v.user.userId);
-      kit.send(res, 200, tokenPage(v.viewer, status));
+      kit.send(res, 200, tokenPage(v.viewer, await tokenState(v.user.userId)));
     }),
   );
 

@@ -1,4 +1,6 @@
 /** Sign-in, sign-up and the API token page. */
+import type { ApiKey, ApiKeyCreated } from '@secret-push/sdk/generated';
+import { API_KEY_SCOPES } from '@secret-push/rules';
 import { html } from '../html.js';
 import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';
 
@@ -77,6 +79,74 @@ export interface TokenState {
   createdAt: string | null;
   /** The token just made: shown this once, never again. */
   fresh?: string;
+  /** The account's API keys (never their tokens). */
+  keys?: readonly ApiKey[];
+  /** A key just made, with its token: shown this once. */
+  freshKey?: ApiKeyCreated;
+  /** Why the key form was refused. */
+  keyError?: string;
+}
+
+/** Lifetimes the key form offers, in days (none: until revoked). */
+export const KEY_LIFETIMES_DAYS = [7, 30, 90, 365] as const;
+
+const when = (at: string | null) =>
+  at ? html`<time datetime="${at}">${at.slice(0, 16).replace('T', ' ')} UTC</time>` : html`never`;
+
+function apiKeysCard(viewer: Viewer, state: TokenState) {
+  const keys = state.keys ?? [];
+  const fresh = state.freshKey
+    ? html`<div class="card" aria-labelledby="fresh-key-title">
+  <h2 id="fresh-key-title" tabindex="-1">Your new API key “${state.freshKey.name}”</h2>
+  <p class="success">Copy it now: it is shown only this once.</p>
+  <p><code class="share secret" id="api-key-token">${state.freshKey.token}</code></p>
+  <button type="button" data-copy-target="api-key-token">Copy the key</button>
+</div>`
+    : '';
+  const rows = keys.map(
+    (k) => html`<tr>
+  <td>${k.name}</td>
+  <td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td>
+  <td>${when(k.created_at)}</td>
+  <td>${k.expires_at ? when(k.expires_at) : 'never'}</td>
+  <td>${when(k.last_used_at)}</td>
+  <td><form method="post" action="/users/token/keys/${k.id}/revoke">
+    ${csrfField(viewer)}
+    <button type="submit" class="danger">Revoke</button>
+  </form></td>
+</tr>`,
+  );
+  const list =
+    keys.length > 0
+      ? html`<table class="keys">
+  <thead><tr><th>Name</th><th>Scopes</th><th>Made</th><th>Expires</th><th>Last used</th><th></th></tr></thead>
+  <tbody>${rows}</tbody>
+</table>`
+      : html`<p>You have no API keys.</p>`;
+  return html`${fresh}
+<div class="card" aria-labelledby="keys-title">
+  <h2 id="keys-title">API keys</h2>
+  <p class="hint">Keys with only the scopes a job needs (a CI job that creates pushes needs only <code>pushes:create</code>), and an expiry. Sent like the token; revoking one stops it at once.</p>
+  ${list}
+  <h3>Make a key</h3>
+  ${state.keyError ? html`<p class="error" role="alert">${state.keyError}</p>` : ''}
+  <form method="post" action="/users/token/keys">
+    ${csrfField(viewer)}
+    <label for="key-name">Name</label>
+    <input id="key-name" name="name" required maxlength="100">
+    <fieldset><legend>Scopes</legend>
+    ${API_KEY_SCOPES.map(
+      (s) => html`<label><input type="checkbox" name="scopes" value="${s}"> <code>${s}</code></label> `,
+    )}
+    </fieldset>
+    <label for="key-expiry">Expires</label>
+    <select id="key-expiry" name="expires_in_days">
+      ${KEY_LIFETIMES_DAYS.map((d) => html`<option value="${d}"${d === 90 ? html` selected` : ''}>in ${d} days</option>`)}
+      <option value="never">never (until revoked)</option>
+    </select>
+    <button type="submit">Make a key</button>
+  </form>
+</div>`;
 }
 
 export function tokenPage(viewer: Viewer, state: TokenState): string {
@@ -103,7 +173,8 @@ ${fresh}
     ${csrfField(viewer)}
     <button type="submit"${state.hasToken ? html` class="danger"` : ''}>${state.hasToken ? 'Make a new token (the current one stops working)' : 'Make a token'}</button>
   </form>
-</div>`,
+</div>
+${apiKeysCard(viewer, state)}`,
   });
 }
 

@@ -1,0 +1,37 @@
+/**
+ * The credentials of BENCH_AUTH's modes: one bench user with its account token (every scope) and an API key with
+ * only `pushes:create`, written straight into the bench database (digests only, as the server stores them) once ours
+ * has migrated it. Both modes then send the same creates as the same user, so the one difference between them is how
+ * the credential is authenticated and authorised.
+ */
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { newApiKeyToken, newApiToken, tokenDigest } from '../../server/src/crypto/tokens.js';
+
+/** How creates are sent: without a credential, with the account token, or with a key scoped to `pushes:create`. */
+export type AuthMode = 'anonymous' | 'token' | 'key';
+
+export type Credentials = Record<AuthMode, string | undefined>;
+
+export async function benchCredentials(admin: pg.Client): Promise<Credentials> {
+  const userId = randomUUID();
+  const now = new Date();
+  const token = newApiToken();
+  const key = newApiKeyToken();
+  await admin.query('insert into users (id, email, created_at, updated_at) values ($1, $2, $3, $3)', [
+    userId,
+    `bench-${userId}@example.org`,
+    now,
+  ]);
+  await admin.query('insert into api_tokens (id, user_id, digest, created_at) values ($1, $2, $3, $4)', [
+    randomUUID(),
+    userId,
+    tokenDigest(token),
+    now,
+  ]);
+  await admin.query(
+    'insert into api_keys (id, user_id, name, digest, scopes, created_at) values ($1, $2, $3, $4, $5, $6)',
+    [randomUUID(), userId, 'bench', tokenDigest(key), ['pushes:create'], now],
+  );
+  return { anonymous: undefined, token, key };
+}

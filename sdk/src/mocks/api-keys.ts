@@ -1,0 +1,124 @@
+/**
+ * API keys in the stateful mock, by the server's rules (`@secret-push/rules`: the scopes, the token's form and
+ * checksum, the error catalogue): made with a name, scopes and an optional expiry, listed without tokens, revoked at
+ * once; a key authenticates as its user with its scopes until it expires. Kept in memory, per mock.
+ */
+import type { ApiKey, ApiKeyCreated } from '../generated/types.gen.js';
+import {
+  API_KEY_SCOPES,
+  ApiError,
+  isApiKeyScope,
+  isWellFormedApiKey,
+  newApiKeyTokenFrom,
+  validationFailed,
+  type ApiKeyScope,
+} from '@secret-push/rules';
+
+const MAX_KEYS_PER_USER = 100;
+const MAX_LIFETIME_MS = 366 * 24 * 3_600_000;
+
+interface StoredKey extends ApiKey {
+  email: string;
+  token: string;
+}
+
+const randomBytes = (n: number) => globalThis.crypto.getRandomValues(new Uint8Array(n));
+
+/** The new key's fields from a request body, by the contract's rules (400 without `api_key`, else 422 per field). */
+function readInput(body: unknown, now: number): { name: string; scopes: ApiKeyScope[]; expiresAt: string | null } {
+  const input = (body as { api_key?: unknown } | null)?.api_key;
+  if (!input || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ApiError('bad_request', 'The request body must be a JSON object with an "api_key" object.');
+  }
+  const { name, scopes, expires_at: expiresAt } = input as Record<string, unknown>;
+  const fields: Record<string, string[]> = {};
+  if (typeof name !== 'string' || name.length < 1 || name.length > 100) fields.name = ['must be 1 to 100 characters'];
+  if (
+    !Array.isArray(scopes) ||
+    scopes.length < 1 ||
+    scopes.length > API_KEY_SCOPES.length ||
+    new Set(scopes).size !== scopes.length
+  ) {
+    fields.scopes = ['must be 1 to 8 different scopes'];
+  } else {
+    const bad = scopes.findIndex((s) => !isApiKeyScope(s));
+    if (bad !== -1) fields.scopes = [`item ${bad + 1} must be one of ${API_KEY_SCOPES.join(', ')}`];
+  }
+  let expires: string | null = null;
+  if (expiresAt !== undefined && expiresAt !== null) {
+    const at = typeof expiresAt === 'string' ? Date.parse(expiresAt) : NaN;
+    if (Number.isNaN(at)) fields.expires_at = ['must be an ISO-8601 instant in UTC with milliseconds, or null'];
+    else if (at <= now) fields.expires_at = ['must be in the future'];
+    else if (at - now > MAX_LIFETIME_MS) fields.expires_at = ['must be at most 366 days away'];
+    else expires = new Date(at).toISOString();
+  }
+  if (Object.keys(fields).length > 0) throw validationFailed(fields);
+  return {
+    name: name as string,
+    scopes: API_KEY_SCOPES.filter((s) => (scopes as string[]).includes(s)),
+    expiresAt: expires,
+  };
+}
+
+const record = ({ email: _email, token: _token, ...key }: StoredKey): ApiKey => key;
+
+export class MockApiKeys {
+  private readonly keys = new Map<string, StoredKey>();
+
+  /** `grantor`: the scopes of the caller's key, or null for the account token (every scope). */
+  create(email: string, body: unknown, grantor: readonly ApiKeyScope[] | null, now: number): ApiKeyCreated {
+    const input = readInput(body, now);
+    const missing = grantor === null ? [] : input.scopes.filter((s) => !grantor.includes(s));
+    if (missing.length > 0) {
+      throw new ApiError(
+        'insufficient_scope',
+        `This API key lacks the scope ${missing.join(', ')}, so it cannot grant it.`,
+        {
+          scopes: missing,
+        },
+      );
+    }
+    if (this.list(email).length >= MAX_KEYS_PER_USER) {
+      throw validationFailed({ api_key: [`an account holds at most ${MAX_KEYS_PER_USER} keys; revoke one first`] });
+    }
+    const key: StoredKey = {
+      id: globalThis.crypto.randomUUID(),
+      name: input.name,
+      scopes: input.scopes,
+      created_at: new Date(now).toISOString(),
+      expires_at: input.expiresAt,
+      last_used_at: null,
+      email,
+      token: newApiKeyTokenFrom(randomBytes),
+    };
+    this.keys.set(key.id, key);
+    return { ...record(key), token: key.token };
+  }
+
+  list(email: string): ApiKey[] {
+    return [...this.keys.values()]
+      .filter((k) => k.email === email)
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .map(record);
+  }
+
+  revoke(email: string, id: string): ApiKey {
+    const key = this.keys.get(id);
+    if (!key || key.email !== email) throw new ApiError('not_found', 'No API key of yours has this id.');
+    this.keys.delete(id);
+    return record(key);
+  }
+
+  /** The key's user (email) and scopes; null for a malformed, unknown, revoked or expired key. */
+  authenticate(token: string, now: number): { email: string; scopes: ApiKeyScope[] } | null {
+    if (!isWellFormedApiKey(token)) return null;
+    const key = [...this.keys.values()].find((k) => k.token === token);
+    if (!key || (key.expires_at !== null && Date.parse(key.expires_at) <= now)) return null;
+    key.last_used_at = new Date(now).toISOString();
+    return { email: key.email, scopes: key.scopes };
+  }
+
+  reset(): void {
+    this.keys.clear();
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * API keys: several per account, each with a name, scopes (the contract's `ApiKeyScope` list), an optional expiry and
+ * its last use. Stored like the account token: only the SHA-256 digest of the token (`spk_…`, ../crypto/tokens.ts),
+ * shown once. Revoking deletes the row: the next request with the token finds nothing, on every process.
+ *
+ * Authentication is one prepared statement by digest (the key and its user); a token whose checksum is wrong never
+ * reaches the database. The last use is written at most once a minute per key and process, never awaited.
+ */
+import { randomUUID } from 'node:crypto';
+import { API_KEY_SCOPES, ApiError, isWellFormedApiKey, validationFailed, type ApiKeyScope } from '@secret-push/rules';
+import { newApiKeyToken, tokenDigest } from '../crypto/tokens.js';
+import { sql, type Db } from '../db/sql.js';
+import { column, defineTable } from '../db/table.js';
+
+/** Keys one account may hold at once. */
+const MAX_KEYS_PER_USER = 100;
+/** The furthest expiry a key may be given. */
+const MAX_LIFETIME_MS = 366 * 24 * 3_600_000;
+/** How often one server process writes a key's last use (at most). */
+const LAST_USED_EVERY_MS = 60_000;
+
+export interface ApiKeyRecord {
+  id: string;
+  userId: string;
+  name: string;
+  /** SHA-256 (hex) of the token: all the server keeps of it. */
+  digest: string;
+  scopes: ApiKeyScope[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/** `text[]` as pg returns it: an array, or its `{a,b}` text when read as text (scopes hold no comma, quote or brace). */
+function textList(raw: unknown): string[] {
+  if (Array.isArray(raw)) return raw.map(String);
+  const text = String(raw).replace(/^\{|\}$/g, '');
+  return text === '' ? [] : text.split(',');
+}
+
+export const API_KEYS = defineTable<ApiKeyRecord>('api_keys', {
+  id: column.text('id'),
+  userId: column.text('user_id'),
+  name: column.text('name'),
+  digest: column.text('digest'),
+  scopes: { name: 'scopes', parse: (raw) => textList(raw) as ApiKeyScope[] },
+  createdAt: column.date('created_at'),
+  expiresAt: column.dateOrNull('expires_at'),
+  lastUsedAt: column.dateOrNull('last_used_at'),
+});
+
+const K = {
+  byDigest: sql<
+    { digest: string },
+    { id: string; scopes: unknown; expires_at: unknown; user_id: string; email: string }
+  >(
+    `select k.id, k.scopes, k.expires_at, u.id as user_id, u.email
+     from api_keys k join users u on u.id = k.user_id where k.digest = :digest`,
+    { prepare: true },
+  ),
+  lastUsed: sql<{ id: string; now: Date }>('update api_keys set last_used_at = :now where id = :id'),
+  lockUser: sql<{ userId: string }, { n: string }>(
+    'select (select count(*) from api_keys where user_id = u.id) as n from users u where u.id = :userId for update',
+  ),
+  insert: sql<Omit<ApiKeyRecord, 'lastUsedAt'>>(
+    `insert into api_keys (id, user_id, name, digest, scopes, created_at, expires_at)
+     values (:id, :userId, :name, :digest, :scopes, :createdAt, :expiresAt)`,
+  ),
+  list: sql<{ userId: string }>(
+    `select ${API_KEYS.list} from api_keys where user_id = :userId order by created_at desc, id limit ${MAX_KEYS_PER_USER}`,
+  ),
+  revoke: sql<{ userId: string; id: string }>(
+    `delete from api_keys where user_id = :userId and id = :id returning ${API_KEYS.list}`,
+  ),
+};
+
+/** Who a key authenticates, and what it may do. */
+interface KeyCaller {
+  userId: string;
+  email: string;
+  scopes: readonly ApiKeyScope[];
+}
+
+export interface NewApiKey {
+  name: string;
+  scopes: readonly ApiKeyScope[];
+  /** ISO-8601, or null/undefined for a key that works until revoked. */
+  expiresAt?: string | null;
+}
+
+export interface ApiKeyService {
+  /** The key's user and scopes; null for a malformed, unknown, revoked or expired key. */
+  authenticate(token: string, now?: Date): Promise<KeyCaller | null>;
+  /**
+   * Makes a key. `grantor`: the scopes of the credential asking (null: the account itself, every scope); a key may
+   * grant only scopes it holds (403 insufficient_scope naming the others).
+   */
+  create(
+    userId: string,
+    input: NewApiKey,
+    grantor: readonly ApiKeyScope[] | null,
+    now?: Date,
+  ): Promise<{ key: ApiKeyRecord; token: string }>;
+  /** The user's keys, newest first. */
+  list(userId: string): Promise<ApiKeyRecord[]>;
+  /** Deletes one of the user's keys and answers it as it was; not_found for another user's key or an unknown id. */
+  revoke(userId: string, id: string): Promise<ApiKeyRecord>;
+}
+
+/** Scopes in the contract's order, each once. */
+function ordered(scopes: readonly ApiKeyScope[]): ApiKeyScope[] {
+  return API_KEY_SCOPES.filter((s) => scopes.includes(s));
+}
+
+function expiryOf(value: string | null | undefined, now: Date): Date | null {
+  if (value === null || value === undefined) return null;
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw validationFailed({ expires_at: ['must be an ISO-8601 instant'] });
+  if (at.getTime() <= now.getTime()) throw validationFailed({ expires_at: ['must be in the future'] });
+  if (at.getTime() - now.getTime() > MAX_LIFETIME_MS)
+    throw validationFailed({ expires_at: ['must be at most 366 days away'] });
+  return at;
+}
+
+export function createApiKeyService(db: Db): ApiKeyService {
+  const lastUsedWritten = new Map<string, number>();
+  const noteUse = (keyId: string) => {
+    const now = Date.now();
+    if (now - (lastUsedWritten.get(keyId) ?? 0) < LAST_USED_EVERY_MS) return;
+    lastUsedWritten.set(keyId, now);
+    // Not awaited: the request does not wait for bookkeeping, and a failure only leaves the time older.
+    db.query(K.lastUsed, { id: keyId, now: new Date(now) }).catch(() => lastUsedWritten.delete(keyId));
+  };
+
+  return {
+    async authenticate(token, now = new Date()) {
+      if (!isWellFormedApiKey(token)) return null;
+      const [row] = await db.query(K.byDigest, { digest: tokenDigest(token) });
+      if (!row) return null;
+      const expiresAt = API_KEYS.columns.expiresAt.parse(row.expires_at);
+      if (expiresAt && expiresAt.getTime() <= now.getTime()) return null;
+      noteUse(row.id);
+      return { userId: row.user_id, email: row.email, scopes: textList(row.scopes) as ApiKeyScope[] };
+    },
+
+    async create(userId, input, grantor, now = new Date()) {
+      const scopes = ordered(input.scopes);
+      const missing = grantor === null ? [] : scopes.filter((s) => !grantor.includes(s));
+      if (missing.length > 0) {
+        throw new ApiError(
+          'insufficient_scope',
+          `This API key lacks the scope ${missing.join(', ')}, so it cannot grant it.`,
+          {
+            scopes: missing,
+          },
+        );
+      }
+      const expiresAt = expiryOf(input.expiresAt, now);
+      const token = newApiKeyToken();
+      const key: ApiKeyRecord = {
+        id: randomUUID(),
+        userId,
+        name: input.name,
+        digest: tokenDigest(token),
+        scopes,
+        createdAt: now,
+        expiresAt,
+        lastUsedAt: null,
+      };
+      await db.transaction(async (tx) => {
+        // The user's row, locked: two creates at once cannot both pass the count.
+        const [held] = await tx.query(K.lockUser, { userId });
+        if (!held) throw new ApiError('invalid_token');
+        if (Number(held.n) >= MAX_KEYS_PER_USER) {
+          throw validationFailed({ api_key: [`an account holds at most ${MAX_KEYS_PER_USER} keys; revoke one first`] });
+        }
+        await tx.query(K.insert, {
+          id: key.id,
+          userId,
+          name: key.name,
+          digest: key.digest,
+          scopes: key.scopes,
+          createdAt: key.createdAt,
+          expiresAt: key.expiresAt,
+        });
+      });
+      return { key, token };
+    },
+
+    async list(userId) {
+      return (await db.query(K.list, { userId })).map((r) => API_KEYS.fromRow(r));
+    },
+
+    async revoke(userId, id) {
+      const [row] = await db.query(K.revoke, { userId, id });
+      if (!row) throw new ApiError('not_found', 'No API key of yours has this id.');
+      lastUsedWritten.delete(id);
+      return API_KEYS.fromRow(row);
+    },
+  };
+}

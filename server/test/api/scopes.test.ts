@@ -1,0 +1,139 @@
+/**
+ * Scopes, generated from the contracts: for every operation of v2 and v1 that declares a scope (openapi/scopes.test.ts
+ * holds every operation to declaring one), the real server is sent the operation's own example request three times:
+ * with an API key holding only that scope (it passes: the operation's success status), with a key holding every
+ * other scope (403 insufficient_scope, the scope named in `error` and in `WWW-Authenticate`, RFC 6750), and with the
+ * account token (passes). An operation added to a contract is picked up here without a line of this file changing.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { contract, contractV1, type Contract } from '@secret-push/contract';
+import { API_KEY_SCOPES, type ApiKeyScope } from '@secret-push/rules';
+import { startRealApi, type RealApi } from './support/real.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary OpenAPI document
+type Json = Record<string, any>;
+
+let api: RealApi;
+let account: { token: string; userId: string; email: string };
+
+beforeAll(async () => {
+  api = await startRealApi({ enableFilePushes: true });
+  account = await api.user('scopes@example.org');
+});
+
+afterEach(() => {
+  expect(api.checker.violations).toEqual([]);
+});
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+async function newKey(scopes: readonly ApiKeyScope[]): Promise<{ id: string; token: string }> {
+  const made = await api.raw('/api/v2/api_keys', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: { name: `${scopes.length} scopes`, scopes } }),
+  });
+  expect({ status: made.status, body: made.status === 201 ? null : made.body }).toEqual({ status: 201, body: null });
+  return made.body as { id: string; token: string };
+}
+
+/** A push of the account's, fresh for each request (a retrieval or an expiry uses it up). */
+async function ownPush(): Promise<string> {
+  const made = await api.raw('/api/v2/pushes', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ push: { payload: 'scope test', expire_after_views: 100 } }),
+  });
+  expect(made.status).toBe(201);
+  return (made.body as { url_token: string }).url_token;
+}
+
+/** The operation's example request: its path with parameters filled in, and its first JSON body example. */
+async function exampleRequest(
+  c: Contract,
+  operationId: string,
+  scope: ApiKeyScope,
+): Promise<{ path: string; init: RequestInit }> {
+  const op = c.operation(operationId);
+  let path = op.path;
+  for (const parameter of c.parameters(operationId).filter((p) => p.in === 'path')) {
+    const name = String(parameter.name);
+    const value =
+      name === 'url_token'
+        ? await ownPush()
+        : name === 'id'
+          ? (await newKey(['pushes:read'])).id
+          : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
+    path = path.replace(`{${name}}`, encodeURIComponent(value));
+  }
+  const content = (c.deref<Json>(op.object.requestBody ?? {}).content ?? {}) as Json;
+  const json = content['application/json'] as Json | undefined;
+  if (!json) return { path, init: { method: op.method.toUpperCase() } };
+  const first = Object.values<Json>(json.examples ?? {})[0];
+  const body = structuredClone(c.deref<Json>(first).value) as Json;
+  // A new key's example: a day from now (the example's date is fixed), and only the scope the caller holds (a key
+  // grants no scope it lacks).
+  if (body.api_key) {
+    body.api_key.expires_at = new Date(Date.now() + 86_400_000).toISOString();
+    body.api_key.scopes = [scope];
+  }
+  return {
+    path,
+    init: {
+      method: op.method.toUpperCase(),
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    },
+  };
+}
+
+function successOf(c: Contract, operationId: string): number {
+  return Number(Object.keys(c.operation(operationId).object.responses as Json).find((s) => /^2\d\d$/.test(s)));
+}
+
+async function call(c: Contract, operationId: string, token: string) {
+  const { path, init } = await exampleRequest(c, operationId, c.scopes(operationId)[0] as ApiKeyScope);
+  return api.raw(path, { ...init, headers: { ...(init.headers as object), authorization: `Bearer ${token}` } });
+}
+
+for (const [name, c] of [
+  ['v2', contract()],
+  ['v1', contractV1()],
+] as const) {
+  describe(`${name}: every operation with a scope`, () => {
+    const scoped = c.operations().filter((op) => c.scopes(op.operationId).length > 0);
+
+    it('has some', () => {
+      expect(scoped.length).toBeGreaterThan(5);
+    });
+
+    for (const op of scoped) {
+      const scope = c.scopes(op.operationId)[0] as ApiKeyScope;
+
+      it(`${op.operationId}: a key with only ${scope} passes`, async () => {
+        const key = await newKey([scope]);
+        const answer = await call(c, op.operationId, key.token);
+        expect({ status: answer.status, body: answer.status >= 400 ? answer.body : null }).toEqual({
+          status: successOf(c, op.operationId),
+          body: null,
+        });
+      });
+
+      it(`${op.operationId}: a key with every scope but ${scope} gets 403 insufficient_scope naming it`, async () => {
+        const key = await newKey(API_KEY_SCOPES.filter((s) => s !== scope));
+        const answer = await call(c, op.operationId, key.token);
+        expect(answer.status).toBe(403);
+        expect(answer.body.code).toBe('insufficient_scope');
+        expect(answer.body.error).toContain(scope);
+        expect(answer.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", scope="${scope}"`);
+      });
+
+      it(`${op.operationId}: the account token passes`, async () => {
+        const answer = await call(c, op.operationId, account.token);
+        expect(answer.status).toBe(successOf(c, op.operationId));
+      });
+    }
+  });
+}
