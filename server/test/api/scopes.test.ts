@@ -50,6 +50,17 @@ async function ownPush(): Promise<string> {
   return (made.body as { url_token: string }).url_token;
 }
 
+/** A pending request of the account's, fresh for each request (an answer or a revocation closes it). */
+async function ownRequest(): Promise<string> {
+  const made = await api.raw('/api/v2/requests', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ request: { request: 'scope test' } }),
+  });
+  expect(made.status).toBe(201);
+  return (made.body as { url_token: string }).url_token;
+}
+
 /** The operation's example request: its path with parameters filled in, and its first JSON body example. */
 async function exampleRequest(
   c: Contract,
@@ -62,7 +73,9 @@ async function exampleRequest(
     const name = String(parameter.name);
     const value =
       name === 'url_token'
-        ? await ownPush()
+        ? op.path.startsWith('/api/v2/requests/')
+          ? await ownRequest()
+          : await ownPush()
         : name === 'id'
           ? (await newKey(['pushes:read'])).id
           : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
