@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListExpiredPushesResponses, PreviewPushResponses } from './types.gen.js';
+import type { ClientOptions, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListExpiredPushesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -274,6 +274,37 @@ export function handleDownloadPushFile(response?: HandleDownloadPushFileResponse
     }, options);
 }
 
+export type HandleNotifyEmailsResponse = {
+    body: NotifyEmailsResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/pushes/{url_token}/notify_emails` operation.
+ */
+export function handleNotifyEmails(response?: HandleNotifyEmailsResponse | HttpResponseResolver<{
+    url_token: string;
+}, NotifyEmailsData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        url_token: string;
+    }, NotifyEmailsData['body']>(`${options?.baseUrl ?? '*'}/api/v2/pushes/:url_token/notify_emails`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type MswHandlerFactories = {
     /**
      * Handler for the `GET /api/v2/version` operation.
@@ -311,6 +342,10 @@ export type MswHandlerFactories = {
      * Handler for the `GET /api/v2/pushes/{url_token}/files/{file_id}` operation.
      */
     downloadPushFile: typeof handleDownloadPushFile;
+    /**
+     * Handler for the `POST /api/v2/pushes/{url_token}/notify_emails` operation.
+     */
+    notifyEmails: typeof handleNotifyEmails;
 };
 
 export type CreateMswHandlersResult = {
@@ -336,7 +371,8 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         getPush: wrap(handleGetPush),
         previewPush: wrap(handlePreviewPush),
         getPushAudit: wrap(handleGetPushAudit),
-        downloadPushFile: wrap(handleDownloadPushFile)
+        downloadPushFile: wrap(handleDownloadPushFile),
+        notifyEmails: wrap(handleNotifyEmails)
     };
     const all: CreateMswHandlersResult['all'] = (options = {}) => {
         type OverrideValue<R> = R | [
@@ -351,6 +387,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.downloadPushFile, overrides.downloadPushFile),
             invoke(pick.previewPush, overrides.previewPush),
             invoke(pick.getPushAudit, overrides.getPushAudit),
+            invoke(pick.notifyEmails, overrides.notifyEmails),
             invoke(pick.listActivePushes, overrides.listActivePushes),
             invoke(pick.listExpiredPushes, overrides.listExpiredPushes),
             invoke(pick.expirePush, overrides.expirePush),

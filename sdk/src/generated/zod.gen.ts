@@ -174,6 +174,8 @@ export const zPushInput = z.intersection(z.unknown(), z.object({
     passphrase: z.string().min(1).max(1024).optional(),
     name: z.string().max(1024).optional(),
     note: z.string().max(10000).optional(),
+    notify_emails_to: z.string().max(2048).optional(),
+    notify_emails_to_locale: z.string().max(16).nullish(),
     client_encryption: zClientEncryption.nullish()
 }));
 
@@ -237,7 +239,9 @@ export const zCreatePushUrlencoded = z.object({
     'push[retrieval_step]': zFormBoolean.optional(),
     'push[passphrase]': z.string().max(1024).optional(),
     'push[name]': z.string().max(1024).optional(),
-    'push[note]': z.string().max(10000).optional()
+    'push[note]': z.string().max(10000).optional(),
+    'push[notify_emails_to]': z.string().max(2048).optional(),
+    'push[notify_emails_to_locale]': z.string().max(16).optional()
 });
 
 /**
@@ -304,7 +308,9 @@ export const zPush = z.object({
  */
 export const zPushOwner = zPush.and(z.object({
     name: z.string().max(1024),
-    note: z.string().max(10000)
+    note: z.string().max(10000),
+    notify_emails_to: z.string().max(2048).optional(),
+    notify_emails_to_locale: z.string().max(16).nullish()
 }));
 
 /**
@@ -343,6 +349,28 @@ export const zPreviewResponse = z.object({
 });
 
 /**
+ * The delivery of one `creation_email_send` entry, as Password Pusher's audit log shows it. `status` moves
+ * `pending` (queued; also between retries) → `processing` (a worker is sending) → `completed` (every recipient
+ * accepted by the SMTP relay) | `partially_failed` (some accepted, some refused for good) | `failed` (none accepted,
+ * after the retries). Temporary SMTP failures (4xx codes, a relay that cannot be reached) are retried with backoff.
+ *
+ */
+export const zNotifyByEmail = z.object({
+    recipients: z.string().max(2048),
+    locale: z.string().max(16).nullable(),
+    status: z.enum([
+        'pending',
+        'processing',
+        'completed',
+        'partially_failed',
+        'failed'
+    ]),
+    successful_sends: z.string().max(2048).nullable(),
+    proceed_at: zTimestamp.nullable(),
+    error_message: z.string().max(2048).optional()
+});
+
+/**
  * One event in a push's audit log.
  */
 export const zAuditEntry = z.object({
@@ -352,12 +380,14 @@ export const zAuditEntry = z.object({
         'owner_view',
         'failed_view',
         'failed_passphrase',
-        'expire'
+        'expire',
+        'creation_email_send'
     ]),
     ip: z.string().max(64),
     user_agent: z.string().max(255),
     referrer: z.string().max(255),
-    created_at: zTimestamp
+    created_at: zTimestamp,
+    notify_by_email: zNotifyByEmail.optional()
 });
 
 /**
@@ -365,6 +395,23 @@ export const zAuditEntry = z.object({
  */
 export const zAuditLog = z.object({
     logs: z.array(zAuditEntry).max(50)
+});
+
+/**
+ * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
+ * are ignored.
+ *
+ */
+export const zNotifyEmailsRequest = z.object({
+    notify_emails_to: z.string().max(2048),
+    notify_emails_to_locale: z.string().max(16).nullish()
+});
+
+/**
+ * The recipients were queued (the audit log's `creation_email_send` entry follows the delivery).
+ */
+export const zNotifyEmailsResponse = z.object({
+    message: z.string().max(256)
 });
 
 /**
@@ -511,3 +558,14 @@ export const zDownloadPushFileQuery = z.object({
  *
  */
 export const zDownloadPushFileResponse = z.string().max(10485760);
+
+export const zNotifyEmailsBody = zNotifyEmailsRequest;
+
+export const zNotifyEmailsPath = z.object({
+    url_token: z.string().min(1).max(64)
+});
+
+/**
+ * The recipients are queued.
+ */
+export const zNotifyEmailsResponse2 = zNotifyEmailsResponse;

@@ -11,6 +11,8 @@ export interface ImplementationFeatures {
   idempotencyKeyHours?: number;
   /** The storage quotas in bytes (null: off); absent when the implementation keeps none (the mock). */
   storageQuotas?: { anonymousBytesPerHour: number | null; userActiveBytes: number | null };
+  /** Whether the link can be emailed to recipients (an SMTP relay configured and the feature on); default false. */
+  emailAutoDispatch?: boolean;
 }
 
 export function versionReport(
@@ -39,7 +41,7 @@ export function versionReport(
       accounts: { enabled: false },
       pushes: {
         enabled: true,
-        email_auto_dispatch: false,
+        email_auto_dispatch: features.emailAutoDispatch ?? false,
         file_attachments: { enabled: settings.enableFilePushes, requires_authentication: settings.filesRequireAuth },
         url_pushes: { enabled: settings.enableUrlPushes },
         qr_code_pushes: { enabled: settings.enableQrPushes },

@@ -26,6 +26,7 @@ import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
 import { validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
+import { notifyHandler } from './handlers/notify-handler.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
 import { fieldValue, state, type RequestState } from './middleware.js';
@@ -118,7 +119,7 @@ function declaredQueries(c: Contract): Map<string, Set<string>> {
 }
 
 function allHandlers(core: Core): Handlers {
-  return { ...versionHandler(core), ...pushHandlers(core), ...fileHandlers(core) };
+  return { ...versionHandler(core), ...pushHandlers(core), ...fileHandlers(core), ...notifyHandler(core) };
 }
 
 /** The v2 document: the typed handlers of ./handlers, forms read into `{ push }`, 400/422 as errors.ts maps them. */

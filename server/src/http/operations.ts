@@ -25,6 +25,7 @@ interface Operations {
   listActivePushes: Operation<G.ListActivePushesData, G.ListActivePushesResponses>;
   listExpiredPushes: Operation<G.ListExpiredPushesData, G.ListExpiredPushesResponses>;
   downloadPushFile: Operation<G.DownloadPushFileData, G.DownloadPushFileResponses>;
+  notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
 }
 
 type OperationId = keyof Operations;

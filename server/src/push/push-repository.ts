@@ -56,6 +56,9 @@ export interface AddressQuota {
 /** A create counted against a storage quota: the push and the bytes now used, or a refusal with the bytes in use. */
 type CountedInsert = { row: PushRow; usedBytes: number } | { refused: true; usedBytes: number; freeAt: Date | null };
 
+/** More writes of a create, in its transaction, after the push is inserted (its email notification and job). */
+export type WithinCreate = (tx: Db, row: PushRow) => Promise<void>;
+
 /** Ties a create to its idempotency key: the create's own statement marks the key done. */
 export interface KeyRef {
   scope: string;
@@ -408,11 +411,26 @@ export function createPushRepository(db: Db) {
 
     findById,
 
-    /** A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement. */
-    async insert(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key?: KeyRef): Promise<PushRow> {
-      return guardedPush(
-        await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
-      )!;
+    /**
+     * A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement;
+     * with `within`, in a transaction that also runs it (the push's email notification and its job).
+     */
+    async insert(
+      push: PushRow,
+      files: PushFileRow[],
+      by: AuditActor,
+      deadline: Date,
+      key?: KeyRef,
+      within?: WithinCreate,
+    ): Promise<PushRow> {
+      const statement = insertFor(files.length, key, false);
+      const params = insertParams(push, files, by, deadline, key);
+      if (!within) return guardedPush(await db.query(statement, params))!;
+      return db.transaction(async (tx) => {
+        const row = guardedPush(await tx.query(statement, params))!;
+        await within(tx, row);
+        return row;
+      });
     },
 
     /** Claims a view; null when none is left (or the time ran out). */
@@ -593,6 +611,7 @@ function storageOperations(db: Db) {
       limit: number,
       now: Date,
       key?: KeyRef,
+      within?: WithinCreate,
     ): Promise<CountedInsert> {
       const ownerId = push.ownerId!;
       return db.transaction(async (tx) => {
@@ -605,6 +624,7 @@ function storageOperations(db: Db) {
         const row = guardedPush(
           await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
         )!;
+        await within?.(tx, row);
         return { row, usedBytes: used + push.storedBytes };
       });
     },

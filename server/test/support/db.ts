@@ -115,6 +115,15 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     metricsToken: null,
     corsOrigins: [],
     corsV1Create: true,
+    mail: {
+      smtpUrl: null,
+      from: 'Secret Push <no-reply@localhost>',
+      notifyByEmail: true,
+      notifyDailyLimit: 500,
+      instanceName: 'Secret Push',
+      attempts: 10,
+      retrySeconds: 30,
+    },
     ...overrides,
   };
 }

@@ -11,6 +11,7 @@ import { Migration20261122120000_durations } from './Migration20261122120000_dur
 import { Migration20261201000000_token_last_used } from './Migration20261201000000_token_last_used.js';
 import { Migration20261202000000_storage_quotas } from './Migration20261202000000_storage_quotas.js';
 import { Migration20261215000000_key_checks } from './Migration20261215000000_key_checks.js';
+import { Migration20261220000000_email_notifications } from './Migration20261220000000_email_notifications.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -21,4 +22,5 @@ export const migrationsList = [
   { name: 'Migration20261201000000_token_last_used', class: Migration20261201000000_token_last_used },
   { name: 'Migration20261202000000_storage_quotas', class: Migration20261202000000_storage_quotas },
   { name: 'Migration20261215000000_key_checks', class: Migration20261215000000_key_checks },
+  { name: 'Migration20261220000000_email_notifications', class: Migration20261220000000_email_notifications },
 ];
