@@ -24,7 +24,7 @@ import { hasBody, isBoundsError, readBody, type BodyLimits, type ParsedBody } fr
 import { formBounds, jsonBounds } from './body-bounds.js';
 import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
-import { validationError } from './errors.js';
+import { topLevelValidationError, validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
 import { pushHandlers } from './handlers/push-handlers.js';
@@ -133,8 +133,14 @@ function v2Spec(core: Core): EdgeSpec {
     tokenIgnored: TOKEN_IGNORED,
     bodyValue: (body) =>
       body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined,
-    validationError: (errors) => validationError(errors),
-    pushFrame: (operationId) => (operationId === 'createPush' ? { wrapper: 'push', topLevel: false } : undefined),
+    validationError: (errors, operationId) =>
+      operationId === 'notifyEmails' ? topLevelValidationError(errors) : validationError(errors),
+    pushFrame: (operationId) =>
+      operationId === 'createPush'
+        ? { wrapper: 'push', topLevel: false }
+        : operationId === 'notifyEmails'
+          ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
+          : undefined,
   };
 }
 
