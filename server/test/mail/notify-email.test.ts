@@ -10,8 +10,10 @@ import type { AuditEntry } from '@secret-push/sdk/generated';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData, expectError } from '../api/support/sdk.js';
 import { startMailbox, type Mailbox } from '../support/mailbox.js';
+import { createServerMetrics } from '../../src/runtime/metrics.js';
 
 const FAST_QUEUE = { pollingIntervalSeconds: 0.5, monitorIntervalSeconds: 1 };
+const metrics = createServerMetrics('0');
 
 let mailbox: Mailbox;
 let api: RealApi;
@@ -73,7 +75,7 @@ beforeAll(async () => {
         retrySeconds: 1,
       },
     },
-    { core: { queue: FAST_QUEUE } },
+    { core: { queue: FAST_QUEUE, metrics } },
   );
   owner = await api.user('owner@example.org');
   other = await api.user('other@example.org');
@@ -315,7 +317,7 @@ describe('bad input: a clear 422, nothing queued, nothing sent', () => {
   });
 
   it('a create with recipients: anonymous 422, end-to-end encrypted 422, a bad list 422; no push is made', async () => {
-    const [{ n: pushesBefore }] = await api.db.query<{ n: string }>('select count(*) as n from pushes');
+    const pushesBefore = (await api.db.query<{ n: string }>('select count(*) as n from pushes'))[0]!.n;
     const anonymous = await api.raw('/api/v2/pushes', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -345,7 +347,7 @@ describe('bad input: a clear 422, nothing queued, nothing sent', () => {
       body: JSON.stringify({ push: { payload: 'bad-7', notify_emails_to: 'a@example.net\nBcc: x@example.com' } }),
     });
     expect(bad.status).toBe(422);
-    const [{ n: pushesAfter }] = await api.db.query<{ n: string }>('select count(*) as n from pushes');
+    const pushesAfter = (await api.db.query<{ n: string }>('select count(*) as n from pushes'))[0]!.n;
     expect(pushesAfter).toBe(pushesBefore);
   });
 });
@@ -417,4 +419,20 @@ describe('delivery faults', () => {
       mailbox.refuse('busy@example.net', null);
     }
   }, 60_000);
+});
+
+describe('/metrics', () => {
+  it('counts sends by outcome and finished notifications by status, and shows the queue depth', async () => {
+    const text = await metrics.registry.metrics();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)`, 'm').exec(text)?.[1]);
+    expect(value('secret_push_email_sends_total{outcome="sent"}')).toBeGreaterThanOrEqual(10);
+    expect(value('secret_push_email_sends_total{outcome="temporary_failure"}')).toBeGreaterThanOrEqual(2);
+    expect(value('secret_push_email_sends_total{outcome="permanent_failure"}')).toBe(1);
+    expect(value('secret_push_email_notifications_finished_total{status="completed"}')).toBeGreaterThanOrEqual(5);
+    expect(value('secret_push_email_notifications_finished_total{status="partially_failed"}')).toBe(1);
+    // pg-boss refreshes its queue counts on each monitor pass (PWPUSH's default 10 s; 1 s here).
+    expect(value('secret_push_job_queue_jobs{queue="email.push-link",state="queued"}')).toBeGreaterThanOrEqual(0);
+    expect(text).toMatch(/^secret_push_job_queue_jobs\{queue="email.push-link",state="active"\} \d+$/m);
+    expect(text).not.toContain('@example.net'); // no address in a series
+  });
 });
