@@ -191,7 +191,11 @@ describe('the Prism mock serves every documented error example', () => {
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
       if (usesBearer) headers.Authorization = 'Bearer spt_example_token';
       const init: RequestInit = { method: op.method.toUpperCase(), headers };
-      if (op.method === 'post') init.body = JSON.stringify({ push: { payload: 'x' } });
+      if (op.method === 'post') {
+        init.body = JSON.stringify(
+          op.operationId === 'notifyEmails' ? { notify_emails_to: 'a@example.org' } : { push: { payload: 'x' } },
+        );
+      }
       for (const status of errorStatuses) {
         const res = await fetch(`${baseUrl}${path}${query}`, {
           ...init,
