@@ -37,7 +37,7 @@ for (const [what, mail, route] of [
       expect(version.features.pushes.email_auto_dispatch).toBe(false);
     });
 
-    it('refuses the create fields with the reference\'s 422, storing nothing', async () => {
+    it("refuses the create fields with the reference's 422, storing nothing", async () => {
       const error = expectError(
         await createPush({
           client: api.client,
@@ -51,14 +51,22 @@ for (const [what, mail, route] of [
       expect(await api.db.query('select 1 from pushes')).toHaveLength(0);
       // Without the fields (what pwpush-cli sends after reading the version report), creates work as before.
       expectData(
-        await createPush({ client: api.client, body: { push: { payload: 'off-secret-2' } }, auth: bearer(owner.token) }),
+        await createPush({
+          client: api.client,
+          body: { push: { payload: 'off-secret-2' } },
+          auth: bearer(owner.token),
+        }),
         201,
       );
     });
 
     it(`answers notifyEmails with ${route}`, async () => {
       const push = expectData(
-        await createPush({ client: api.client, body: { push: { payload: 'off-secret-3' } }, auth: bearer(owner.token) }),
+        await createPush({
+          client: api.client,
+          body: { push: { payload: 'off-secret-3' } },
+          auth: bearer(owner.token),
+        }),
         201,
       );
       const answer = await notifyEmails({

@@ -11,6 +11,7 @@ import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData, expectError } from '../api/support/sdk.js';
 import { startMailbox, type Mailbox } from '../support/mailbox.js';
 import { createServerMetrics } from '../../src/runtime/metrics.js';
+import { createSecretPushClient } from '@secret-push/sdk';
 
 const FAST_QUEUE = { pollingIntervalSeconds: 0.5, monitorIntervalSeconds: 1 };
 const metrics = createServerMetrics('0');
@@ -38,13 +39,15 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 }
 
 async function mailEntries(urlToken: string, token = owner.token): Promise<AuditEntry[]> {
-  const page = expectData(await getPushAudit({ client: api.client, path: { url_token: urlToken }, auth: bearer(token) }));
+  const page = expectData(
+    await getPushAudit({ client: api.client, path: { url_token: urlToken }, auth: bearer(token) }),
+  );
   return page.logs.filter((l) => l.kind === 'creation_email_send');
 }
 
-async function settled(urlToken: string, count = 1): Promise<AuditEntry[]> {
+async function settled(urlToken: string, count = 1, token = owner.token): Promise<AuditEntry[]> {
   return until('the deliveries to finish', async () => {
-    const entries = await mailEntries(urlToken);
+    const entries = await mailEntries(urlToken, token);
     const done = entries.filter((e) => ['completed', 'partially_failed', 'failed'].includes(e.notify_by_email!.status));
     return done.length >= count ? entries : undefined;
   });
@@ -175,7 +178,11 @@ describe('pwpush-cli --notify against this server', () => {
 describe('notifyEmails', () => {
   it('emails more recipients later; the 6th call in a minute answers 429', async () => {
     const push = expectData(
-      await createPush({ client: api.client, body: { push: { payload: 'later-secret-1' } }, auth: bearer(owner.token) }),
+      await createPush({
+        client: api.client,
+        body: { push: { payload: 'later-secret-1' } },
+        auth: bearer(owner.token),
+      }),
       201,
     );
     const path = { url_token: push.url_token };
@@ -207,6 +214,24 @@ describe('notifyEmails', () => {
     expect(error.error).toBe('Too many email notification requests. Please try again in a minute.');
     expect(Number(sixth.response!.headers.get('retry-after'))).toBeGreaterThan(0);
     await settled(push.url_token, 5);
+  });
+
+  it('through the SDK facade: createPush with recipients, client.notifyEmails with a list, the audit', async () => {
+    const user = await freshUser();
+    const client = createSecretPushClient({ baseUrl: api.baseUrl, token: user.token });
+    const push = await client.createPush({ payload: 'sdk-secret-11', notify_emails_to: 'sdk1@example.net' });
+    expect(push.notify_emails_to).toBe('sdk1@example.net');
+    expect(
+      await client.notifyEmails(push.url_token, { to: ['sdk2@example.net', 'sdk3@example.net'], locale: 'es' }),
+    ).toEqual({ message: 'Recipient(s) are added to the queue to be sent.' });
+    await settled(push.url_token, 2, user.token);
+    const statuses = [];
+    for await (const e of client.audit(push.url_token)) if (e.notify_by_email) statuses.push(e.notify_by_email);
+    expect(statuses).toMatchObject([
+      { recipients: 'sdk1@example.net', status: 'completed' },
+      { recipients: 'sdk2@example.net,sdk3@example.net', locale: 'es', status: 'completed' },
+    ]);
+    expect(received('sdk3@example.net')).toHaveLength(1);
   });
 
   it('answers 401 anonymous, 403 to another user, 404 for an unknown push; more than 5 in all is 422', async () => {
@@ -251,7 +276,12 @@ describe('notifyEmails', () => {
 
 describe('bad input: a clear 422, nothing queued, nothing sent', () => {
   const cases: [string, string, string | null, Record<string, string[]>][] = [
-    ['a malformed list', 'a@example.net,,b@example.net', null, { notify_emails_to: ['has commas used in the wrong way'] }],
+    [
+      'a malformed list',
+      'a@example.net,,b@example.net',
+      null,
+      { notify_emails_to: ['has commas used in the wrong way'] },
+    ],
     ['duplicates', 'a@example.net, A@example.net', null, { notify_emails_to: ['contains duplicate emails'] }],
     [
       'more than 5',
@@ -259,10 +289,20 @@ describe('bad input: a clear 422, nothing queued, nothing sent', () => {
       null,
       { notify_emails_to: ['contains more than 5 email(s)'] },
     ],
-    ['a header injection', 'a@example.net\r\nBcc: evil@example.com', null, { notify_emails_to: ['contains invalid email(s)'] }],
+    [
+      'a header injection',
+      'a@example.net\r\nBcc: evil@example.com',
+      null,
+      { notify_emails_to: ['contains invalid email(s)'] },
+    ],
     ['a unicode domain', 'ana@exämple.org', null, { notify_emails_to: ['contains invalid email(s)'] }],
     ['a blank list', '  ', null, { notify_emails_to: ['cannot be left blank'] }],
-    ['an unknown locale', 'a@example.net', 'xx-YY', { notify_emails_to_locale: ['is not within the available options'] }],
+    [
+      'an unknown locale',
+      'a@example.net',
+      'xx-YY',
+      { notify_emails_to_locale: ['is not within the available options'] },
+    ],
   ];
   for (const [what, to, locale, errors] of cases) {
     it(`notifyEmails with ${what}`, async () => {
@@ -303,7 +343,11 @@ describe('bad input: a clear 422, nothing queued, nothing sent', () => {
     expect(created.status).toBe(422);
     expect(Object.keys(created.body.errors)).toEqual(['notify_emails_to']);
     const push = expectData(
-      await createPush({ client: api.client, body: { push: { payload: 'long-address-5' } }, auth: bearer(owner.token) }),
+      await createPush({
+        client: api.client,
+        body: { push: { payload: 'long-address-5' } },
+        auth: bearer(owner.token),
+      }),
       201,
     );
     const answer = await api.raw(`/api/v2/pushes/${push.url_token}/notify_emails`, {
@@ -424,7 +468,8 @@ describe('delivery faults', () => {
 describe('/metrics', () => {
   it('counts sends by outcome and finished notifications by status, and shows the queue depth', async () => {
     const text = await metrics.registry.metrics();
-    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)`, 'm').exec(text)?.[1]);
+    const value = (series: string) =>
+      Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)`, 'm').exec(text)?.[1]);
     expect(value('secret_push_email_sends_total{outcome="sent"}')).toBeGreaterThanOrEqual(10);
     expect(value('secret_push_email_sends_total{outcome="temporary_failure"}')).toBeGreaterThanOrEqual(2);
     expect(value('secret_push_email_sends_total{outcome="permanent_failure"}')).toBe(1);
