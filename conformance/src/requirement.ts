@@ -20,6 +20,7 @@ export const AREAS = [
   'V1',
   'IDEM',
   'E2E',
+  'EMAIL',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -43,6 +44,7 @@ export const AREA_TITLES: Record<Area, string> = {
   V1: 'legacy API v1',
   IDEM: 'idempotent creates',
   E2E: 'end-to-end encrypted pushes',
+  EMAIL: 'email of the link',
 };
 
 /**
@@ -72,7 +74,10 @@ export type Need =
   | 'clientEncryptionReported' // the version report has features.pushes.client_encryption
   | 'clientEncryption' // … and says end-to-end encrypted pushes are enabled
   | 'clientEncryptionRequired' // … and says they are required (ordinary pushes refused)
-  | 'clientEncryptionOff'; // … and says they are off
+  | 'clientEncryptionOff' // … and says they are off
+  | 'emailDispatch' // the report says features.pushes.email_auto_dispatch
+  | 'emailOff' // … and says it is off
+  | 'mailbox'; // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */
