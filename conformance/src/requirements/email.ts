@@ -52,7 +52,7 @@ export const email = define('EMAIL', [
   {
     id: 'EMAIL-001',
     title:
-      'A create with notify_emails_to answers 201 echoing the fields, and the audit log gets a creation_email_send entry with notify_by_email',
+      'A create with notify_emails_to answers 201 echoing it; the audit gets creation_email_send with notify_by_email',
     source: 'spec: schemas/PushInput notify_emails_to; spec: schemas/NotifyByEmail; reference §2.2, §2.5',
     needs: ['token', 'emailDispatch'],
     async run(ctx) {
@@ -71,8 +71,7 @@ export const email = define('EMAIL', [
   },
   {
     id: 'EMAIL-002',
-    title:
-      'notifyEmails answers 201 with a message and adds an entry; another user 403, no token 401, an unknown push 404',
+    title: 'notifyEmails answers 201 and adds an entry; another user 403, no token 401, an unknown push 404',
     source: 'spec: paths/pushes-{url_token}-notify_emails; reference §2.8',
     needs: ['token', 'tokenB', 'emailDispatch'],
     async run(ctx) {
@@ -100,7 +99,7 @@ export const email = define('EMAIL', [
   {
     id: 'EMAIL-003',
     title:
-      'Malformed lists, duplicates, more than 5, a header injection, a non-ASCII domain and an unknown locale answer 422 on their field, creating nothing',
+      'Bad lists (commas, duplicates, over 5, header injection, non-ASCII) and unknown locales answer 422 on the field',
     source: 'spec: schemas/PushInput notify_emails_to, notify_emails_to_locale; reference §2.8 (messages)',
     needs: ['token', 'emailDispatch'],
     async run(ctx) {
@@ -153,7 +152,7 @@ export const email = define('EMAIL', [
   {
     id: 'EMAIL-004',
     title: 'More than 5 recipients for one push in all (create and notifyEmails together) answers 422 on base',
-    source: 'reference §2.8 ("You can notify up to 5 email(s)…")',
+    source: 'spec: schemas/PushInput notify_emails_to (5 per push in all); reference §2.8',
     needs: ['token', 'emailDispatch'],
     async run(ctx) {
       const first = Array.from({ length: 4 }, (_, i) => address(ctx, `f${i}`));
@@ -173,8 +172,8 @@ export const email = define('EMAIL', [
   },
   {
     id: 'EMAIL-005',
-    title: 'An anonymous create with notify_emails_to answers 422 (recipients need an owner); no push is made',
-    source: 'reference §2.8 ("are not allowed for unknown users")',
+    title: 'An anonymous create with notify_emails_to answers 422: recipients need an owner',
+    source: 'spec: schemas/PushInput notify_emails_to (needs a token); reference §2.8',
     needs: ['anonymous', 'emailDispatch'],
     async run(ctx) {
       const res = await ctx.call('createPush', {
@@ -187,9 +186,8 @@ export const email = define('EMAIL', [
   },
   {
     id: 'EMAIL-006',
-    title:
-      'Without email (email_auto_dispatch false), notify_emails_to on create answers 422 "are not available" and notifyEmails 404 or 422',
-    source: 'reference §2.1, §2.8 (feature unavailable); spec: paths/pushes-{url_token}-notify_emails',
+    title: 'Without email, notify_emails_to on create answers 422 "are not available", notifyEmails 404 or 422',
+    source: 'spec: paths/pushes-{url_token}-notify_emails; reference §2.1, §2.8 (feature unavailable)',
     needs: ['token', 'emailOff'],
     async run(ctx) {
       const res = await ctx.call('createPush', {
@@ -209,9 +207,8 @@ export const email = define('EMAIL', [
   },
   {
     id: 'EMAIL-007',
-    title:
-      'Delivery: each recipient gets one message with the link and neither the payload nor the passphrase; the entry ends completed',
-    source: 'issue 22 (messages); spec: schemas/NotifyByEmail',
+    title: 'Each recipient gets one message with the link, without payload or passphrase; the entry ends completed',
+    source: 'spec: info.description, Events (Email: what a message holds); spec: schemas/NotifyByEmail',
     needs: ['token', 'emailDispatch', 'mailbox'],
     async run(ctx) {
       const to = [address(ctx, 'hal'), address(ctx, 'ivy')];
