@@ -354,7 +354,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_NOTIFY_BY_EMAIL',
     default: '`true`',
     meaning:
-      'Email a push\'s link to recipients (`notify_emails_to`, `POST …/notify_emails`) when SMTP is configured. `false`: the route answers 404 and the fields 422, as Password Pusher with `notify_by_email.enabled: false`.',
+      "Email a push's link to recipients (`notify_emails_to`, `POST …/notify_emails`) when SMTP is configured. `false`: the route answers 404 and the fields 422, as Password Pusher with `notify_by_email.enabled: false`.",
   },
   {
     name: 'PWPUSH_NOTIFY_DAILY_LIMIT',
@@ -364,7 +364,7 @@ const TABLE: SettingDoc[] = [
   {
     name: 'PWPUSH_INSTANCE_NAME',
     default: '`Secret Push`',
-    meaning: 'The instance\'s name, shown in emails (1..100 characters).',
+    meaning: "The instance's name, shown in emails (1..100 characters).",
   },
   {
     name: 'PWPUSH_MAIL_ATTEMPTS',

@@ -17,7 +17,7 @@ import type { Db } from '../db/sql.js';
 export const QUEUE_SCHEMA = 'pgboss';
 
 /** A queue's policy: how often and how long to retry a job whose handler throws. */
-export interface QueuePolicy {
+interface QueuePolicy {
   /** Tries in all (the first and the retries). */
   attempts: number;
   /** Seconds before the first retry; doubles each time (with jitter), up to `retryDelayMaxSeconds`. */
@@ -167,19 +167,15 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
         batchSize: 1,
         pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
       };
-      await boss.work(
-        name,
-        workOptions,
-        async ([job]: JobWithMetadata<T>[]) => {
-          if (!job) return;
-          await handler({
-            id: job.id,
-            data: job.data,
-            attempt: job.retryCount + 1,
-            lastAttempt: job.retryCount >= job.retryLimit,
-          });
-        },
-      );
+      await boss.work(name, workOptions, async ([job]: JobWithMetadata<T>[]) => {
+        if (!job) return;
+        await handler({
+          id: job.id,
+          data: job.data,
+          attempt: job.retryCount + 1,
+          lastAttempt: job.retryCount >= job.retryLimit,
+        });
+      });
     },
     async depth() {
       if (names.length === 0) return [];

@@ -7,7 +7,7 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 
 /** One message: a single recipient, both parts, a Message-ID that is the same on every try. */
-export interface OutgoingMessage {
+interface OutgoingMessage {
   to: string;
   subject: string;
   text: string;
@@ -15,7 +15,7 @@ export interface OutgoingMessage {
   messageId: string;
 }
 
-export type SendOutcome = { ok: true } | { ok: false; temporary: boolean; reason: string };
+type SendOutcome = { ok: true } | { ok: false; temporary: boolean; reason: string };
 
 export interface Mailer {
   send(message: OutgoingMessage): Promise<SendOutcome>;
@@ -25,7 +25,7 @@ export interface Mailer {
 const REASON_MAX = 200;
 
 /** The relay's code and first line, or the connection error's code: nothing else of the error. */
-export function failureOf(error: unknown): { temporary: boolean; reason: string } {
+function failureOf(error: unknown): { temporary: boolean; reason: string } {
   const e = (error ?? {}) as { responseCode?: unknown; response?: unknown; code?: unknown };
   if (typeof e.responseCode === 'number') {
     const line = typeof e.response === 'string' ? e.response.split(/\r?\n/)[0]!.replace(/[^\x20-\x7e]/g, '') : '';

@@ -63,9 +63,9 @@ const PUSH: Record<MessageLocale, PushStrings> = {
     expiry: (when, rel, views) =>
       `El enlace funciona hasta el ${when} (${rel}) o durante ${views}, lo que ocurra primero. Después no mostrará nada.`,
     views: (n) => (n === 1 ? '1 visita más' : `${n} visitas más`),
-    passphrase: 'También necesitarás una frase de contraseña que el remitente te dará por separado (no está en este correo).',
-    footer: (i) =>
-      `${i} nunca envía el secreto en sí por correo. Si no esperabas este mensaje, no abras el enlace.`,
+    passphrase:
+      'También necesitarás una frase de contraseña que el remitente te dará por separado (no está en este correo).',
+    footer: (i) => `${i} nunca envía el secreto en sí por correo. Si no esperabas este mensaje, no abras el enlace.`,
     open: 'Abrir el secreto',
   },
   fr: {
@@ -82,11 +82,8 @@ const PUSH: Record<MessageLocale, PushStrings> = {
   },
 };
 
-export function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 /** "in 3 days", "in 5 hours", "in 12 minutes", in the language. */

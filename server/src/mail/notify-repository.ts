@@ -105,8 +105,6 @@ const S = {
   senderOf: sql<{ userId: string }, { email: string }>('select email from users where id = :userId'),
 };
 
-export type NotifyRepository = ReturnType<typeof createNotifyRepository>;
-
 export function createNotifyRepository(db: Db) {
   return {
     /** Serialises one user's notifications (limits are counted, then written, on any instance). */

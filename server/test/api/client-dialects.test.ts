@@ -187,7 +187,7 @@ for (const [mode, clientEncryption] of [
       expect((await recipientReads(created.body.url_token)).payload).toBe('from the extension');
     });
 
-    it('CIPP and Raycast: unknown top-level keys (workspace_id) and Pro fields are ignored; Raycast deletes; email recipients on an instance without email: the reference\'s 422', async () => {
+    it("CIPP and Raycast: unknown top-level keys (workspace_id) and Pro fields are ignored; Raycast deletes; email recipients on an instance without email: the reference's 422", async () => {
       const auth = { authorization: `Bearer ${user.token}` };
       const cipp = await call('POST', '/api/v2/pushes', {
         headers: auth,
