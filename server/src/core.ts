@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Pool } from 'pg';
 import type { Push, VersionReport } from '@secret-push/sdk/generated';
 import { versionReport as reportOf } from '@secret-push/sdk/rules';
+import { accountMailDelivery, ACCOUNT_QUEUE, createAccountMail, type AccountMail } from './account/account-mail.js';
 import { createAccountService, type AccountService } from './account/account-service.js';
 import { emailAvailable, repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
@@ -42,6 +43,8 @@ export type { AuditEntry, Push, PushInput, PushOwner, VersionReport } from '@sec
 /** Read-only queries and accounts for the web pages. */
 export interface WebServices {
   accounts: AccountService;
+  /** Account emails (sign-up confirmation, password reset, notices); absent without an SMTP relay. */
+  accountMail?: AccountMail;
   /** A push's record without its secret (a page GET must consume nothing): see PushService.state. */
   pushState(urlToken: string, ctx: RequestContext): Promise<Push | null>;
 }
@@ -163,11 +166,12 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     );
   }
   const repository = createPushRepository(db);
+  const accounts = guarded(createAccountService(orm, db, settings));
   const jobs = await startJobs(settings, opts, db, repository);
   // Not guarded as a whole: its synchronous checks run inside the push service's own (guarded) create.
   const notify = createNotifyService({ db, settings, pushes: repository, queue: jobs?.queue ?? null });
   const pushes = guarded(createPushService({ repository, settings, keyring, notify }));
-  const accounts = guarded(createAccountService(orm, db, settings));
+  const accountMail = jobs ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
   const report = versionReport(settings);
   const sweeper = startSweeper(settings, opts, (now) =>
     runSweep({ pushes: repository, forgetLoginAttempts: accounts.forgetAttempts, settings }, now),
@@ -178,7 +182,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     pushes,
     users: guarded(createUserService(orm, db)),
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
-    web: { accounts, pushState: pushes.state },
+    web: { accounts, pushState: pushes.state, ...(accountMail ? { accountMail } : {}) },
     version: () => structuredClone(report),
     ping: () => guard(async () => void (await db.query(PING, {}))),
     sweep: async (now?: Date) => {
@@ -203,7 +207,8 @@ async function startJobs(
   db: ReturnType<typeof poolDb>,
   pushes: ReturnType<typeof createPushRepository>,
 ): Promise<{ queue: JobQueue; stop(): Promise<void> } | null> {
-  if (!emailAvailable(settings)) return null;
+  // Anything that sends mail needs the relay: pushes' links (when PWPUSH_NOTIFY_BY_EMAIL allows) and account emails.
+  if (settings.mail.smtpUrl === null) return null;
   const queue = await startJobQueue(settings.databaseUrl!, {
     ...opts.queue,
     onError: (error) => opts.logger?.warn({ err: { name: error.name } }, 'job queue error'),
@@ -214,9 +219,16 @@ async function startJobs(
     retryDelayMaxSeconds: 3600,
     expireInSeconds: 300,
   });
+  await queue.define(ACCOUNT_QUEUE, {
+    attempts: settings.mail.attempts,
+    retryDelaySeconds: settings.mail.retrySeconds,
+    retryDelayMaxSeconds: 3600,
+    expireInSeconds: 300,
+  });
   const mailer = createMailer(settings.mail.smtpUrl!, settings.mail.from);
   if (opts.jobWorkers !== false) {
     await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics: opts.metrics?.mail }));
+    await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer));
   }
   opts.metrics?.observeQueue?.(() => queue.depth());
   return {

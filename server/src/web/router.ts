@@ -10,6 +10,7 @@ import { BUNDLED_SPEC_PATH } from '@secret-push/contract';
 import type { Core } from '../core.js';
 import { state } from '../http/middleware.js';
 import { createPageKit } from './page-kit.js';
+import { accountMailPages } from './routes/account-mail-pages.js';
 import { accountPages } from './routes/account-pages.js';
 import { createPages } from './routes/create-pages.js';
 import { docsPages } from './routes/docs-pages.js';
@@ -30,6 +31,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   const kit = createPageKit(core, opts.clock);
   docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH, core.settings.publicBaseUrl);
   accountPages(router, kit);
+  accountMailPages(router, kit);
   createPages(router, kit);
   recipientPages(router, kit);
   ownerPages(router, kit);

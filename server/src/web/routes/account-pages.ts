@@ -8,6 +8,8 @@ import { field } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
 import { safeNext } from '../security.js';
 import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
+import { baseUrlOf } from '../../http/auth.js';
+import { signUpSentPage } from './account-mail-pages.js';
 
 export function accountPages(router: Router, kit: PageKit): void {
   const { core, settings, sessions } = kit;
@@ -82,6 +84,12 @@ export function accountPages(router: Router, kit: PageKit): void {
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');
       try {
+        const mail = kit.web().accountMail;
+        if (mail) {
+          // With email: the address is confirmed by a link first, and the answer is the same whether it is taken.
+          await mail.signUp(email, field(form, 'password'), baseUrlOf(req, settings.publicBaseUrl), opts.clock?.());
+          return kit.send(res, 200, signUpSentPage(v.viewer));
+        }
         const user = await kit.web().accounts.signUp(email, field(form, 'password'), opts.clock?.());
         sessions.start(req, res, user);
         res.redirect(303, next);
@@ -122,6 +130,7 @@ export function accountPages(router: Router, kit: PageKit): void {
       await kit.postedForm(req, v);
       // One statement replaces the digest: the old token stops working the moment the new one exists.
       const fresh = await core.users.rotateToken(v.user.email, opts.clock?.());
+      await kit.web().accountMail?.tokenChanged(v.user.userId, baseUrlOf(req, settings.publicBaseUrl));
       const status = await kit.web().accounts.tokenStatus(v.user.userId);
       kit.send(res, 200, tokenPage(v.viewer, { ...status, fresh }));
     }),

@@ -26,6 +26,7 @@ ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error
   <input type="password" id="password" name="password" autocomplete="current-password" required>
   <button type="submit">Sign in</button>
 </form>
+<p><a href="/users/password/new">Forgot your password?</a></p>
 ${viewer.signupsEnabled ? html`<p>No account yet? <a href="/users/sign_up">Sign up</a>.</p>` : ''}`,
   });
 }
