@@ -98,8 +98,7 @@ export const email = define('EMAIL', [
   },
   {
     id: 'EMAIL-003',
-    title:
-      'Bad lists (commas, duplicates, over 5, header injection, non-ASCII) and unknown locales answer 422 on the field',
+    title: 'Bad lists (commas, duplicates, over 5, header injection, non-ASCII) and unknown locales: 422 on the field',
     source: 'spec: schemas/PushInput notify_emails_to, notify_emails_to_locale; reference §2.8 (messages)',
     needs: ['token', 'emailDispatch'],
     async run(ctx) {
