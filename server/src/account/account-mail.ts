@@ -22,7 +22,7 @@ import type { AccountService, AccountUser } from './account-service.js';
 export const ACCOUNT_QUEUE = 'email.account';
 /** A sign-up link lasts a day; a reset link an hour. */
 const SIGNUP_LIFETIME_MS = 24 * 3600_000;
-export const RESET_LIFETIME_MS = 3600_000;
+const RESET_LIFETIME_MS = 3600_000;
 
 type Purpose = 'signup' | 'reset';
 type Job =
