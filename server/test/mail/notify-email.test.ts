@@ -175,6 +175,28 @@ describe('pwpush-cli --notify against this server', () => {
   });
 });
 
+describe('form-urlencoded', () => {
+  it('push[notify_emails_to] and push[notify_emails_to_locale] in an urlencoded create', async () => {
+    const created = await api.raw('/api/v2/pushes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${owner.token}` },
+      body: new URLSearchParams({
+        'push[payload]': 'form-secret-12',
+        'push[notify_emails_to]': 'form1@example.net, form2@example.net',
+        'push[notify_emails_to_locale]': 'es',
+      }).toString(),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      notify_emails_to: 'form1@example.net, form2@example.net',
+      notify_emails_to_locale: 'es',
+    });
+    const [entry] = await settled(created.body.url_token);
+    expect(entry!.notify_by_email).toMatchObject({ status: 'completed', locale: 'es' });
+    expect(received('form2@example.net')).toHaveLength(1);
+  });
+});
+
 describe('notifyEmails', () => {
   it('emails more recipients later; the 6th call in a minute answers 429', async () => {
     const push = expectData(
