@@ -1,11 +1,11 @@
 /**
- * The error catalogue (`ERRORS` in @secret-push/sdk/rules: every code the server, its pages and the stateful mock
+ * The error catalogue (`ERRORS` in @secret-push/rules: every code the server, its pages and the stateful mock
  * answer, with its status) walked against both contracts: every code is documented in the error schema's list with
  * its status, every code the list documents is in the catalogue, and every example of an error body shows a code of
  * the catalogue under a response of that code's status.
  */
 import { describe, expect, it } from 'vitest';
-import { ERRORS, type ErrorCode } from '@secret-push/sdk/rules';
+import { ERRORS, type ErrorCode } from '@secret-push/rules';
 import { bundledDocument, bundledV1Document } from './src/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary OpenAPI document

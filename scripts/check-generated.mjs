@@ -1,5 +1,5 @@
-// Regenerates the bundled specs (v2: openapi/bundled/openapi.json, v1: openapi/bundled/openapi-v1.json) and the SDK
-// and fails if that changed any generated file: the generated files on disk must be exactly what the specs on disk
+// Regenerates the bundled specs (v2: openapi/bundled/openapi.json, v1: openapi/bundled/openapi-v1.json), the SDK and
+// the rules' types and schemas (rules/src/generated) and fails if that changed any generated file: the generated files on disk must be exactly what the specs on disk
 // produce. (In CI, on a clean clone, that is what is committed.)
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const generated = ['openapi/bundled', 'sdk/src/generated'];
+const generated = ['openapi/bundled', 'sdk/src/generated', 'rules/src/generated'];
 // One bundle per document; `npm run bundle` writes both.
 const bundles = ['openapi/bundled/openapi.json', 'openapi/bundled/openapi-v1.json'];
 

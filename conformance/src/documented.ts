@@ -3,7 +3,7 @@
  * headers it marks `required`. Read from the bundled document that `Contract` loaded (the validator in spec.ts
  * checks a header's value only when the header is present, and never the Content-Type).
  */
-import { mediaTypeOf } from '@secret-push/sdk/rules';
+import { mediaTypeOf } from '@secret-push/rules';
 import type { Contract } from './spec.js';
 
 type Json = Record<string, unknown>;

@@ -6,7 +6,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import { makeAjv, mediaTypeOf } from '@secret-push/sdk/rules';
+import { makeAjv, mediaTypeOf } from '@secret-push/rules';
 import { deref, resolvePointer, type Json } from './refs.js';
 import { type Operation, operationsOf, RouteTable } from './routes.js';
 
@@ -78,7 +78,7 @@ function isJsonMediaType(type: string): boolean {
 
 export class Contract {
   readonly document: Json;
-  /** The one route table (`RouteTable` of `@secret-push/sdk/rules`) over this document's operations. */
+  /** The one route table (`RouteTable` of `@secret-push/rules`) over this document's operations. */
   readonly routes: RouteTable<Operation>;
   readonly ajv: Ajv2020;
   private readonly byId: Map<string, Operation>;

@@ -3,9 +3,9 @@
  * for every part of the project (server, server tests, SDK tests, conformance suite): which operation a request
  * names (`contract().routes`), what a `$ref` points at, and whether a value or a response matches the document
  * (`validateComponent`, `checkResponse`). Every schema is compiled with the one Ajv set-up, `makeAjv` (it lives with
- * the shared rules in `@secret-push/sdk/rules`, because the stateful mock in the browser needs it too).
+ * the shared rules in `@secret-push/rules`, because the stateful mock in the browser needs it too).
  */
-export { makeAjv } from '@secret-push/sdk/rules';
+export { makeAjv } from '@secret-push/rules';
 export {
   Contract,
   formatAjvErrors,

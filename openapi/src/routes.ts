@@ -1,13 +1,13 @@
 /**
  * The contract's route table: which operation a method and path name. Built once per document, with the one route
- * table of the project (`RouteTable` in `@secret-push/sdk/rules`, whose rules are openapi-backend's `matchOperation`
+ * table of the project (`RouteTable` in `@secret-push/rules`, whose rules are openapi-backend's `matchOperation`
  * plus "the most specific path decides for every method"): the server's API edge, the mock's front, the conformance
  * grader and the tests all route with `contract().routes`.
  */
-import type { RouteMatch as AnyRouteMatch } from '@secret-push/sdk/rules';
+import type { RouteMatch as AnyRouteMatch } from '@secret-push/rules';
 import type { Json } from './refs.js';
 
-export { RouteTable, routingPath } from '@secret-push/sdk/rules';
+export { RouteTable, routingPath } from '@secret-push/rules';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];

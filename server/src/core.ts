@@ -11,9 +11,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import type { Push, VersionReport } from '@secret-push/sdk/generated';
-import { versionReport as reportOf } from '@secret-push/sdk/rules';
+import { versionReport as reportOf } from '@secret-push/rules';
 import { accountMailDelivery, ACCOUNT_QUEUE, createAccountMail, type AccountMail } from './account/account-mail.js';
 import { createAccountService, type AccountService } from './account/account-service.js';
+import { createSingleSignOn, type SingleSignOn } from './account/single-sign-on.js';
+import { createTwoFactorService, type TwoFactorService } from './account/two-factor.js';
 import { emailAvailable, repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
 import { verifyMasterKeys } from './crypto/key-check.js';
@@ -43,6 +45,10 @@ export type { AuditEntry, Push, PushInput, PushOwner, VersionReport } from '@sec
 /** Read-only queries and accounts for the web pages. */
 export interface WebServices {
   accounts: AccountService;
+  /** The second factor of password accounts (TOTP and recovery codes). */
+  twoFactor: TwoFactorService;
+  /** Single sign-on with the OpenID Connect provider of PWPUSH_OIDC_*, or null when none is set. */
+  singleSignOn: SingleSignOn | null;
   /** Account emails (sign-up confirmation, password reset, notices); absent without an SMTP relay. */
   accountMail?: AccountMail;
   /** A push's record without its secret (a page GET must consume nothing): see PushService.state. */
@@ -172,9 +178,15 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const notify = createNotifyService({ db, settings, pushes: repository, queue: jobs?.queue ?? null });
   const pushes = guarded(createPushService({ repository, settings, keyring, notify }));
   const accountMail = jobs ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
+  const twoFactor = guarded(createTwoFactorService(db, keyring, settings));
+  const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db)) : null;
+  const forgetLoginAttempts = async (now: Date) => {
+    await accounts.forgetAttempts(now);
+    await twoFactor.forgetAttempts(now);
+  };
   const report = versionReport(settings);
   const sweeper = startSweeper(settings, opts, (now) =>
-    runSweep({ pushes: repository, forgetLoginAttempts: accounts.forgetAttempts, settings }, now),
+    runSweep({ pushes: repository, forgetLoginAttempts, settings }, now),
   );
 
   return {
@@ -182,7 +194,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     pushes,
     users: guarded(createUserService(orm, db)),
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
-    web: { accounts, pushState: pushes.state, ...(accountMail ? { accountMail } : {}) },
+    web: { accounts, twoFactor, singleSignOn, pushState: pushes.state, ...(accountMail ? { accountMail } : {}) },
     version: () => structuredClone(report),
     ping: () => guard(async () => void (await db.query(PING, {}))),
     sweep: async (now?: Date) => {

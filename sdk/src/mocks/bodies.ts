@@ -1,9 +1,9 @@
 /**
  * The create body as the stateful mock reads it, as the server does: JSON `{ "push": … }`, or a form
- * (multipart/form-data with files as parts, or form-urlencoded) read by the shared form rules (`../rules`,
+ * (multipart/form-data with files as parts, or form-urlencoded) read by the shared form rules (`@secret-push/rules`,
  * form-input.ts) into the same push. Any other media type answers 400 unsupported_media_type.
  */
-import { ApiError, formToInput, mediaTypeOf, type FormBody } from '../rules/index.js';
+import { ApiError, formToInput, mediaTypeOf, type FormBody } from '@secret-push/rules';
 
 function mediaType(request: Request): string {
   return mediaTypeOf(request.headers.get('Content-Type'));

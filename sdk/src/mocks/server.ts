@@ -1,9 +1,9 @@
 /**
  * The stateful mock as msw handlers: one catch-all handler routed by the project's one route table (`RouteTable` of
- * `../rules`, what the server, the contract toolkit and the conformance grader route with), so `.json` suffixes,
+ * `@secret-push/rules`, what the server, the contract toolkit and the conformance grader route with), so `.json` suffixes,
  * trailing slashes, `active` / `expired` before `{url_token}` for every method, 404 `no_route` and 405
  * `method_not_allowed` with `Allow` work as on the real server.
- * Credentials, pages, paging headers and error bodies follow the server's own rules (`../rules`), and every body it
+ * Credentials, pages, paging headers and error bodies follow the server's own rules (`@secret-push/rules`), and every body it
  * answers is checked against the contract's schemas first (a mock bug fails loudly).
  */
 import { http, type HttpHandler, HttpResponse } from 'msw';
@@ -21,7 +21,7 @@ import {
   requireListCaller,
   validationFailed,
   type ComponentCheck,
-} from '../rules/index.js';
+} from '@secret-push/rules';
 import { readCreateBody } from './bodies.js';
 import {
   defaultMockSettings,

@@ -1,6 +1,6 @@
 /**
  * The in-memory state of the stateful mock: pushes, views, passphrase attempts, audit entries, download links and
- * a settable clock. The rules are the server's own, imported from `../rules` (the same functions the server runs):
+ * a settable clock. The rules are the server's own, imported from `@secret-push/rules` (the same functions the server runs):
  * the contract's PushInput schema (compiled from the generated schemas) and the instance rules on create, the push
  * record, who may do what, the passphrase window, the failed-view dedupe and the last-view answer. What is left
  * here is storage. The HTTP layer in ./server.ts only parses requests and shapes responses.
@@ -45,7 +45,7 @@ import {
   versionReport,
   type PushRuleSettings,
   type PushState,
-} from '../rules/index.js';
+} from '@secret-push/rules';
 
 export interface MockUser {
   email: string;

@@ -33,6 +33,8 @@ async function bundle(entry: string) {
     bundle: true,
     platform: 'browser',
     format: 'esm',
+    // Workspace packages (the mocks' @secret-push/rules) resolve to their sources, as the SDK's own build inlines them.
+    conditions: ['@secret-push/source'],
     write: false,
     metafile: true,
     logLevel: 'silent',
@@ -64,6 +66,7 @@ describe('browser bundle', () => {
     const { found, inputs } = await bundle('mocks/index.ts');
     expect(found).toEqual([]);
     expect(inputs.some((i) => i.includes('node_modules/msw/'))).toBe(true);
+    expect(inputs.some((i) => i.endsWith('rules/src/push-state.ts'))).toBe(true);
   });
 
   it('catches the Node entry importing node:fs (the check can fail)', async () => {

@@ -1,7 +1,8 @@
 /**
  * Every published package (`npm run pack`: @secret-push/sdk, @secret-push/contract, @secret-push/conformance) has
- * complete metadata, passes publint (strict) and Are The Types Wrong (every entry, every resolution: node10, node16
- * from CommonJS and from ESM, bundler) and `npm publish --dry-run`; the conformance CLI runs with `npx` from its
+ * complete metadata, imports no unpublished workspace package (the private `@secret-push/rules` is inlined), passes
+ * publint (strict) and Are The Types Wrong (every entry, every resolution: node10, node16 from CommonJS and from
+ * ESM, bundler) and `npm publish --dry-run`; the conformance CLI runs with `npx` from its
  * tarball against the real server; each README gives the install line that works today next to the registry's.
  */
 import { readFileSync } from 'node:fs';
@@ -46,6 +47,17 @@ describe.each(PACKAGES)('$name', ({ name, folder }) => {
       env,
     });
     expect(status.split('\n').filter((l) => /\/(dist|LICENSE)/.test(l))).toEqual([]);
+  });
+
+  it('imports no workspace package that is not published (the private @secret-push/rules is inlined)', async () => {
+    const { stdout } = await run('tar', ['-xzOf', packed.tarballs[name]!, '--wildcards', 'package/dist/*'], {
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    // Import and require specifiers, and declaration imports, are quoted; the comments name the package in backticks.
+    const specifiers = new Set([...stdout.matchAll(/["'](@secret-push\/[a-z-]+)(?:\/[^"']*)?["']/g)].map((m) => m[1]));
+    expect(stdout).toContain('RouteTable');
+    expect([...specifiers].filter((s) => !PACKAGES.some((p) => p.name === s))).toEqual([]);
   });
 
   it('has complete metadata: name, version, license, repository, files, engines, types, sideEffects, public access', () => {

@@ -9,7 +9,7 @@
  * mails the link. Nothing at rest can open an account.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import { hashPassphrase } from '../crypto/passphrase.js';
 import { sql, type Db } from '../db/sql.js';

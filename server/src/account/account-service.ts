@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
 import { PASSWORD_MAX, passwordProblem, passwordSentence } from './password-strength.js';

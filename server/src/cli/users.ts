@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { loadSettings, SettingsError } from '../config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { createCore, type Core } from '../core.js';
 
 const USAGE = `usage: npm run users -- create EMAIL

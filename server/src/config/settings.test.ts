@@ -351,3 +351,71 @@ describe('settingsTable and maxBodyBytes', () => {
     expect(maxBodyBytes({ fileMaxCount: 1, fileMaxBytes: 3 })).toBe(4 + 8 * 1024 * 1024);
   });
 });
+
+describe('sign-in settings (issue 25)', () => {
+  const oidc = {
+    ...base,
+    PWPUSH_OIDC_ISSUER: 'https://id.example.org/realms/main/',
+    PWPUSH_OIDC_CLIENT_ID: 'secret-push',
+    PWPUSH_OIDC_CLIENT_SECRET: 'client-secret-value',
+  };
+
+  it('has single sign-on off and 2FA optional by default', () => {
+    expect(loadSettings(base)).toMatchObject({ oidc: null, require2fa: false });
+    expect(loadSettings({ ...base, PWPUSH_REQUIRE_2FA: 'true' }).require2fa).toBe(true);
+  });
+
+  it('reads the provider, its client and who may sign in', () => {
+    const s = loadSettings({ ...oidc, PWPUSH_OIDC_ALLOWED_DOMAINS: 'Example.org, @example.com,,example.org' });
+    expect(s.oidc).toEqual({
+      issuer: 'https://id.example.org/realms/main/',
+      clientId: 'secret-push',
+      clientSecret: 'client-secret-value',
+      allowedDomains: ['example.org', 'example.com'],
+      autoCreate: true,
+      only: false,
+      providerName: 'id.example.org',
+      allowHttp: false,
+    });
+    const file = path.join(dir, 'oidc-secret');
+    writeFileSync(file, 'from-a-file\nignored\n');
+    const fromFile = loadSettings({
+      ...oidc,
+      PWPUSH_OIDC_CLIENT_SECRET: undefined,
+      PWPUSH_OIDC_CLIENT_SECRET_FILE: file,
+      PWPUSH_OIDC_PROVIDER_NAME: 'Keycloak',
+      PWPUSH_OIDC_ONLY: 'true',
+      PWPUSH_OIDC_AUTO_CREATE: 'false',
+    }).oidc!;
+    expect(fromFile).toMatchObject({
+      clientSecret: 'from-a-file',
+      providerName: 'Keycloak',
+      only: true,
+      autoCreate: false,
+    });
+  });
+
+  it('refuses incomplete or unsafe provider settings, never echoing the secret', () => {
+    expect(error({ ...base, PWPUSH_OIDC_ONLY: 'true' }).variable).toBe('PWPUSH_OIDC_ONLY');
+    expect(error({ ...oidc, PWPUSH_OIDC_CLIENT_ID: '' }).variable).toBe('PWPUSH_OIDC_CLIENT_ID');
+    expect(error({ ...oidc, PWPUSH_OIDC_CLIENT_SECRET: undefined }).variable).toBe('PWPUSH_OIDC_CLIENT_SECRET');
+    const both = error({ ...oidc, PWPUSH_OIDC_CLIENT_SECRET_FILE: '/nonexistent' });
+    expect(both.variable).toBe('PWPUSH_OIDC_CLIENT_SECRET');
+    expect(both.message).not.toContain('client-secret-value');
+    expect(error({ ...oidc, PWPUSH_OIDC_ISSUER: 'http://127.0.0.1:9000' }).variable).toBe('PWPUSH_OIDC_ISSUER');
+    expect(
+      loadSettings({ ...oidc, PWPUSH_OIDC_ISSUER: 'http://127.0.0.1:9000', PWPUSH_OIDC_ALLOW_HTTP: 'true' }).oidc!
+        .issuer,
+    ).toBe('http://127.0.0.1:9000/');
+    const production = error({
+      ...oidc,
+      PWPUSH_ENV: 'production',
+      PWPUSH_PUBLIC_BASE_URL: 'https://secrets.example.org',
+      PWPUSH_OIDC_ALLOW_HTTP: 'true',
+    });
+    expect(production.variable).toBe('PWPUSH_OIDC_ALLOW_HTTP');
+    expect(error({ ...oidc, PWPUSH_OIDC_ALLOWED_DOMAINS: 'example.org,not a domain' }).variable).toBe(
+      'PWPUSH_OIDC_ALLOWED_DOMAINS',
+    );
+  });
+});

@@ -16,7 +16,7 @@ import {
   SPEC_LIMITS,
   type Bounds,
   type PushRuleSettings,
-} from '@secret-push/sdk/rules';
+} from '@secret-push/rules';
 
 export { SPEC_LIMITS };
 
@@ -67,6 +67,28 @@ export interface Settings extends PushRuleSettings {
   corsV1Create: boolean;
   /** Email: the SMTP relay, the sender, the notify feature and its limits (PWPUSH_SMTP_URL, PWPUSH_MAIL_*, PWPUSH_NOTIFY_*). */
   mail: MailSettings;
+  /** Single sign-on with an OpenID Connect provider (PWPUSH_OIDC_*); null: off. */
+  oidc: OidcSettings | null;
+  /** Password accounts must sign in with a second factor (TOTP), enrolling at their next sign-in (PWPUSH_REQUIRE_2FA). */
+  require2fa: boolean;
+}
+
+/** PWPUSH_OIDC_*: the provider, this instance's client at it, and who may sign in through it. */
+export interface OidcSettings {
+  /** The issuer identifier; its discovery document is `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Email domains (lower case) that may sign in; empty: any domain. */
+  allowedDomains: string[];
+  /** A verified email with no account yet gets one at its first sign-in (PWPUSH_OIDC_AUTO_CREATE). */
+  autoCreate: boolean;
+  /** Password sign-in and sign-up are off: the provider is the only way in (PWPUSH_OIDC_ONLY). */
+  only: boolean;
+  /** Shown on the sign-in button: "Sign in with <name>" (PWPUSH_OIDC_PROVIDER_NAME; default: the issuer's host). */
+  providerName: string;
+  /** An http:// issuer is accepted (development and test only: PWPUSH_OIDC_ALLOW_HTTP). */
+  allowHttp: boolean;
 }
 
 export interface MailSettings {
@@ -376,6 +398,58 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_MAIL_RETRY_SECONDS',
     default: '`30`',
     meaning: 'The wait before the first retry of a delivery; each next wait doubles, up to an hour (1..3600).',
+  },
+  {
+    name: 'PWPUSH_OIDC_ISSUER',
+    default: 'unset (no single sign-on)',
+    meaning:
+      'Single sign-on: the OpenID Connect provider\'s issuer URL (https; its discovery document is `<issuer>/.well-known/openid-configuration`). Setting it needs `PWPUSH_OIDC_CLIENT_ID` and a client secret, and puts "Sign in with …" on the sign-in page. The provider redirects back to `<public base URL>/users/oidc/callback`. See [docs/single-sign-on.md](docs/single-sign-on.md).',
+  },
+  { name: 'PWPUSH_OIDC_CLIENT_ID', default: 'unset', meaning: "This instance's client id at the provider." },
+  {
+    name: 'PWPUSH_OIDC_CLIENT_SECRET',
+    default: 'unset',
+    meaning: "This instance's client secret at the provider (or `PWPUSH_OIDC_CLIENT_SECRET_FILE`). Never logged.",
+  },
+  {
+    name: 'PWPUSH_OIDC_CLIENT_SECRET_FILE',
+    default: 'unset',
+    meaning: 'File holding the client secret (its first line), instead of `PWPUSH_OIDC_CLIENT_SECRET`.',
+  },
+  {
+    name: 'PWPUSH_OIDC_ALLOWED_DOMAINS',
+    default: 'unset (any domain)',
+    meaning:
+      'Comma-separated email domains (`example.org,example.com`) whose people may sign in with the provider; anyone else is refused, with no account made. Either way the provider must say the email is verified (`email_verified`).',
+  },
+  {
+    name: 'PWPUSH_OIDC_AUTO_CREATE',
+    default: '`true`',
+    meaning:
+      'A verified email with no account gets one at its first sign-in with the provider. `false`: only existing accounts (matched by verified email, or already linked) may sign in.',
+  },
+  {
+    name: 'PWPUSH_OIDC_ONLY',
+    default: '`false`',
+    meaning:
+      'Sign-in is through the provider only: password sign-in and sign-up are off (API tokens still work; `npm run users` still makes accounts and tokens).',
+  },
+  {
+    name: 'PWPUSH_OIDC_PROVIDER_NAME',
+    default: "the issuer's host name",
+    meaning: 'The name on the sign-in button: "Sign in with <name>" (at most 64 characters).',
+  },
+  {
+    name: 'PWPUSH_OIDC_ALLOW_HTTP',
+    default: '`false`',
+    meaning:
+      'Accept an `http://` issuer (a provider on this machine in development or tests). Refused in production: tokens and codes would travel in the clear.',
+  },
+  {
+    name: 'PWPUSH_REQUIRE_2FA',
+    default: '`false`',
+    meaning:
+      "Password accounts must sign in with a second factor (an authenticator app's code, or a recovery code); those without one enrol at their next sign-in before they get a session. Accounts signed in with the provider and API tokens are not affected.",
   },
 ];
 
@@ -710,6 +784,8 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     databasePoolSize: int(env, 'PWPUSH_DATABASE_POOL_SIZE', 10, 1, 100),
     ...metricsSettings(env),
     ...corsSettings(env),
+    oidc: oidcSettings(env, appEnv),
+    require2fa: bool(env, 'PWPUSH_REQUIRE_2FA', false),
     mail: mailSettings(env, publicBaseUrl),
   };
 }
@@ -762,6 +838,98 @@ function mailSettings(env: NodeJS.ProcessEnv, publicBaseUrl: string | null): Mai
     attempts: int(env, 'PWPUSH_MAIL_ATTEMPTS', 10, 1, 50),
     retrySeconds: int(env, 'PWPUSH_MAIL_RETRY_SECONDS', 30, 1, 3600),
   };
+}
+
+/** PWPUSH_OIDC_*: all or nothing: an issuer needs a client id and a secret, and the other settings need an issuer. */
+function oidcSettings(env: NodeJS.ProcessEnv, appEnv: Settings['env']): OidcSettings | null {
+  const issuerText = raw(env, 'PWPUSH_OIDC_ISSUER');
+  const dependent = [
+    'PWPUSH_OIDC_CLIENT_ID',
+    'PWPUSH_OIDC_CLIENT_SECRET',
+    'PWPUSH_OIDC_CLIENT_SECRET_FILE',
+    'PWPUSH_OIDC_ALLOWED_DOMAINS',
+    'PWPUSH_OIDC_AUTO_CREATE',
+    'PWPUSH_OIDC_ONLY',
+    'PWPUSH_OIDC_PROVIDER_NAME',
+    'PWPUSH_OIDC_ALLOW_HTTP',
+  ];
+  if (issuerText === undefined) {
+    const stray = dependent.find((name) => raw(env, name) !== undefined);
+    if (stray)
+      throw new SettingsError(stray, `${stray} is set but PWPUSH_OIDC_ISSUER is not: set the provider's issuer URL`);
+    return null;
+  }
+  const allowHttp = bool(env, 'PWPUSH_OIDC_ALLOW_HTTP', false);
+  if (allowHttp && appEnv === 'production') {
+    throw new SettingsError(
+      'PWPUSH_OIDC_ALLOW_HTTP',
+      "PWPUSH_OIDC_ALLOW_HTTP is refused in production: use the provider's https:// issuer",
+    );
+  }
+  httpUrl(env, 'PWPUSH_OIDC_ISSUER');
+  // Kept as written (a trailing slash included, as authentik's issuers have): discovery compares it with the
+  // provider's `issuer` exactly.
+  const issuer = new URL(issuerText).href;
+  if (!issuer.startsWith('https://') && !allowHttp) {
+    throw new SettingsError(
+      'PWPUSH_OIDC_ISSUER',
+      'PWPUSH_OIDC_ISSUER must be an https:// URL (PWPUSH_OIDC_ALLOW_HTTP=true accepts http:// outside production)',
+    );
+  }
+  const clientId = raw(env, 'PWPUSH_OIDC_CLIENT_ID');
+  if (!clientId) throw new SettingsError('PWPUSH_OIDC_CLIENT_ID', 'PWPUSH_OIDC_ISSUER needs PWPUSH_OIDC_CLIENT_ID');
+  const allowedDomains: string[] = [];
+  for (const part of (raw(env, 'PWPUSH_OIDC_ALLOWED_DOMAINS') ?? '').split(',')) {
+    const domain = part.trim().toLowerCase().replace(/^@/, '');
+    if (domain === '') continue;
+    if (!/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(domain)) {
+      throw new SettingsError(
+        'PWPUSH_OIDC_ALLOWED_DOMAINS',
+        `PWPUSH_OIDC_ALLOWED_DOMAINS must be comma-separated email domains such as example.org (got "${part.trim()}")`,
+      );
+    }
+    if (!allowedDomains.includes(domain)) allowedDomains.push(domain);
+  }
+  const providerName = raw(env, 'PWPUSH_OIDC_PROVIDER_NAME') ?? new URL(issuer).hostname;
+  if (providerName.length > 64 || /[\u0000-\u001f\u007f]/.test(providerName)) {
+    throw new SettingsError(
+      'PWPUSH_OIDC_PROVIDER_NAME',
+      'PWPUSH_OIDC_PROVIDER_NAME must be at most 64 characters, without control characters',
+    );
+  }
+  return {
+    issuer,
+    clientId,
+    clientSecret: secretValue(env, 'PWPUSH_OIDC_CLIENT_SECRET'),
+    allowedDomains,
+    autoCreate: bool(env, 'PWPUSH_OIDC_AUTO_CREATE', true),
+    only: bool(env, 'PWPUSH_OIDC_ONLY', false),
+    providerName,
+    allowHttp,
+  };
+}
+
+/** A secret given inline (`NAME`) or in a file (`NAME_FILE`, its first line): exactly one of them. Never echoed. */
+function secretValue(env: NodeJS.ProcessEnv, name: string): string {
+  const inline = raw(env, name);
+  const file = raw(env, `${name}_FILE`);
+  if (inline !== undefined && file !== undefined) {
+    throw new SettingsError(name, `Set only one of ${name} and ${name}_FILE`);
+  }
+  if (inline !== undefined) return inline;
+  if (file === undefined) throw new SettingsError(name, `PWPUSH_OIDC_ISSUER needs ${name} or ${name}_FILE`);
+  let text: string;
+  try {
+    text = readFileSync(path.resolve(file), 'utf8');
+  } catch (err) {
+    throw new SettingsError(
+      `${name}_FILE`,
+      `${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  const value = text.split(/\r?\n/)[0]!.trim();
+  if (value === '') throw new SettingsError(`${name}_FILE`, `${name}_FILE: ${file} is empty`);
+  return value;
 }
 
 /** PWPUSH_CORS_ORIGINS: exact origins (scheme, host, port; no path, no `*`), each as browsers send it in `Origin`. */

@@ -27,6 +27,8 @@ export interface Keyring {
   /** The key id an envelope was written with (for rotation reports). */
   keyIdOf(envelope: Buffer | string): string;
   readonly currentKeyId: string;
+  /** The ids of every key this ring holds (the envelopes it can open). */
+  readonly keyIds: string[];
 }
 
 /**
@@ -67,6 +69,7 @@ export function createKeyring(masterKeys: { id: string; key: Buffer }[]): Keyrin
 
   const ring: Keyring = {
     currentKeyId: current,
+    keyIds: [...keys.keys()],
     encrypt(plain, aad) {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', currentKey, iv);

@@ -5,7 +5,7 @@
  * for example a value it cannot store, is no outage). This is the one detector of an outage. A 503 means nothing
  * happened: writes carry the request's deadline (push-repository.ts, deadlines.ts).
  */
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',

@@ -19,6 +19,12 @@ export const User = defineEntity({
     updatedAt: p.datetime(),
     /** Web sessions carry it; bumping it (sign-out) ends every session signed with the old value. */
     sessionVersion: p.integer().default(1),
+    /** The TOTP secret as an envelope under the master key (account/two-factor.ts); null: no second factor. */
+    totpSecret: p.text().nullable(),
+    /** When the second factor was confirmed; null while an enrolment is pending. */
+    totpEnabledAt: p.datetime().nullable(),
+    /** The time step of the last TOTP code accepted: a code is accepted once. */
+    totpLastStep: p.bigint('number').nullable(),
   },
 });
 

@@ -1,30 +1,38 @@
 /**
- * The API edge: every /api/v2 request is routed and validated from the bundled contract (openapi-backend compiles the
- * validators at start-up; ./operation-table.ts runs its `handleRequest` steps against what it compiled), authenticated,
- * then dispatched to its typed handler (./operations.ts), whose reply is written here. Errors go to the app's one error
- * mapper.
+ * The API edge: the steps of the pipeline (./pipeline.ts) that are the contract's, for one document (v2, or the legacy
+ * v1 on the same parts: ./v1/edge.ts). In order, each a method of `Edge`, listed once in `Edge.steps`:
  *
- * In order: routing (404 no_route / 405 method_not_allowed with Allow), the body's media type, the credential,
- * the operation's security (401), request validation (400/422), the handler.
+ * 1. `route`: the one match of the request (the contract's route table, compiled at start-up from openapi-backend's
+ *    dereferenced operations: ./operation-table.ts), carried on it: the operation and its path parameters, or 404
+ *    no_route, or 405 method_not_allowed with Allow;
+ * 2. `authenticate`: the credential, resolved to a user (./auth.ts);
+ * 3. `readBody`: the body, in a media type the operation declares, within the limits chosen for this caller and the
+ *    bounds the contract sets (./body.ts, ./body-bounds.ts);
+ * 4. `authorize`: the operation's security requirements (401), and the request's context (caller, `{base}`, clock,
+ *    deadline);
+ * 5. `validate`: the request against the validators openapi-backend compiled (400/422);
+ * 6. `handle`: the operation's typed handler (./handlers; an Idempotency-Key is honoured inside the create's own
+ *    transaction, ../push/idempotency.ts, so that the key and the push commit together);
+ * 7. `serialize`: its reply, written by the one writer (./answer.ts).
  *
- * The edge is built from an `EdgeSpec` (a contract, its handlers and the few things that differ between documents),
- * so the legacy v1 API (./v1) runs on these same parts: body reader, authentication, validation, error mapping.
+ * A failure at any step goes to the document's error responder (`EdgeSpec.sendError`, else ./errors.ts `sendError`).
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError, isJsonMediaType, mediaTypeOf } from '@secret-push/sdk/rules';
+import { ApiError, isJsonMediaType, mediaTypeOf } from '@secret-push/rules';
 import type { Core, RequestContext } from '../core.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
+import { writeAnswer, writeJson } from './answer.js';
 import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
 import { hasBody, isBoundsError, readBody, type BodyLimits, type ParsedBody } from './body.js';
 import { formBounds, jsonBounds } from './body-bounds.js';
 import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
-import { topLevelValidationError, validationError } from './errors.js';
+import { describeFailure, sendError, toApiError, topLevelValidationError, validationError } from './errors.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
 import { pushHandlers } from './handlers/push-handlers.js';
@@ -45,19 +53,31 @@ export interface ApiEdgeOptions {
   clock?: () => Date;
 }
 
-/** What the routing and security steps leave for a handler. */
-interface ApiState extends RequestState {
-  auth: AuthResult;
-  ctx: RequestContext;
-  /** SHA-256 of the body as read (idempotency keys compare it). */
-  bodyDigest?: string;
+/** One API request on its way through an edge's steps: what each step leaves for the next. */
+export interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  state: RequestState;
+  /** The path the route table matches (a `.json` suffix the document allows already taken off). */
+  path: string;
+  /** The query parameters, as sent (the ones the operation does not declare are dropped by `route`). */
+  query: Record<string, unknown>;
   /** Writes on behalf of this request change nothing after it (db/deadlines.ts). */
   deadline: Date;
-  /** The request's one routing answer (the route table is asked once per request). */
-  routed?: Routed;
+  /** Set by `route`: the request's one routing answer. */
+  routed?: Extract<Routed, { kind: 'ok' }>;
+  /** Set by `authenticate`. */
+  auth: AuthResult;
+  /** Set by `readBody`: the value validated next, and the SHA-256 of the body as read (idempotency compares it). */
+  body?: unknown;
+  bodyDigest?: string;
+  /** Set by `authorize`. */
+  ctx?: RequestContext;
+  /** Set by `handle`. */
+  reply?: EdgeReply;
 }
 
-const apiState = (res: Response) => res.locals as ApiState;
+type Step = (x: Exchange) => void | Promise<void>;
 
 /** The request a handler of an `EdgeSpec` gets, as openapi-backend parsed and validated it (the v2 handlers narrow it per operation, see ./operations.ts). */
 export interface EdgeRequest {
@@ -96,8 +116,10 @@ export interface EdgeSpec {
    * is refused with the validator's 422 on that field; undefined: the operation takes no push.
    */
   pushFrame(operationId: string): PushFrame | undefined;
+  /** The path the route table matches for a request's path (v2: a `.json` suffix taken off; v1: one added). */
+  routingPath(path: string): string;
   /** Answers an error in this document's shape; without it, errors go to the app's one error responder. */
-  sendError?(res: Response, error: unknown): void;
+  sendError?(res: ServerResponse, error: unknown): void;
 }
 
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
@@ -141,138 +163,229 @@ function v2Spec(core: Core): EdgeSpec {
         : operationId === 'notifyEmails'
           ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
           : undefined,
+    routingPath: stripJsonSuffix,
   };
 }
 
-export interface ApiEdge {
-  /** Resolves once the contract is validated and compiled; rejects (and every API request answers 500) otherwise. */
-  ready: Promise<void>;
-  handle: RequestHandler;
-}
+/**
+ * One document's edge: its operation table (compiled when the contract has loaded: `ready`), and the steps every
+ * request of it takes, listed once in `steps`.
+ */
+export class Edge {
+  /** Resolves once the contract is validated and compiled; rejects (and every request of it answers 500) otherwise. */
+  readonly ready: Promise<void>;
+  /** The steps, in order. */
+  readonly steps: readonly Step[] = [
+    (x) => this.route(x),
+    (x) => this.authenticate(x),
+    (x) => this.readBody(x),
+    (x) => this.authorize(x),
+    (x) => this.validate(x),
+    (x) => this.handle(x),
+    (x) => this.serialize(x),
+  ];
+  private table: OperationTable | undefined;
+  private readonly tableReady: Promise<OperationTable>;
+  private bounds = new Map<string, BodyBounds>();
+  private readonly queries: Map<string, Set<string>>;
+  private readonly check: AnswerCheck | undefined;
+  private readonly settings: Core['settings'];
+  private readonly requestTimeoutMs: number;
 
-export function createApiEdge(core: Core, opts: ApiEdgeOptions, spec: EdgeSpec = v2Spec(core)): ApiEdge {
-  const { settings } = core;
-  const queries = declaredQueries(spec.contract);
-  const tokenIgnored = spec.tokenIgnored;
-  const check = opts.validateResponses ? answerChecker(opts.logger, spec.contract) : undefined;
+  constructor(
+    private readonly core: Core,
+    private readonly opts: ApiEdgeOptions,
+    readonly spec: EdgeSpec = v2Spec(core),
+  ) {
+    this.settings = core.settings;
+    this.queries = declaredQueries(spec.contract);
+    this.check = opts.validateResponses ? answerChecker(opts.logger, spec.contract) : undefined;
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? SAFETY_NET_MS;
+    // openapi-backend validates the contract and compiles its request validators at start-up; requests are then
+    // routed, authorised and validated against the table made from it (./operation-table.ts), with the library's
+    // rules. Its handler map is checked against the contract's operations (strict: an unknown operationId fails).
+    this.tableReady = createSpecBackend({ definition: spec.document, handlers: spec.handlers as never }).then(
+      (backend) => new OperationTable(backend, spec.contract.routes),
+    );
+    this.tableReady.then(
+      (t) => {
+        this.bounds = bodyBounds(t, spec);
+        this.table = t;
+      },
+      () => undefined,
+    );
+    this.ready = this.tableReady.then(() => undefined);
+  }
 
-  // openapi-backend validates the contract and compiles its request validators at start-up; requests are then routed,
-  // authorised and validated against the table made from it (./operation-table.ts), with the library's rules. Its
-  // handler map is checked against the contract's operations (strict: an unknown operationId fails to load).
-  const tableReady: Promise<OperationTable> = createSpecBackend({
-    definition: spec.document,
-    handlers: spec.handlers as never,
-  }).then((backend) => new OperationTable(backend, spec.contract.routes));
-  let table: OperationTable | undefined;
-  let bounds = new Map<string, BodyBounds>();
-  tableReady.then(
-    (t) => {
-      bounds = bodyBounds(t, spec);
-      table = t;
-    },
-    () => undefined,
-  );
-  const ready = tableReady.then(() => undefined);
-
-  /** Routing, the caller, the body, security, validation, the handler, its reply: the order openapi-backend runs them in. */
-  const answer = async (
-    t: OperationTable,
-    req: Request,
-    res: Response,
-    path: string,
-    query: Record<string, unknown>,
-  ): Promise<void> => {
-    const s = apiState(res);
-    // The one match of this request (./operation-table.ts: the contract's route table), carried on it: the operation
-    // and its path parameters, or 404 / 405. A more literal path (`/pushes/active`, `/p/active.json`) wins over
-    // `{url_token}` for every method, so DELETE /pushes/active is a 405, never an expiry of a push called "active".
-    const routed = t.route(req.method, path);
-    s.routed = routed;
-    if (routed.kind !== 'ok') refuseRoute(routed, req, res);
-    const op = routed.operation;
-    const params = routed.params;
-    s.route = routed.path;
-    s.operationId = op.operationId;
-    // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
-    // busters) are ignored rather than refused.
-    const declared = queries.get(op.operationId);
-    for (const name of Object.keys(query)) if (!declared?.has(name)) delete query[name];
-    const ignoresToken = tokenIgnored.has(op.operationId);
-    s.auth = ignoresToken ? ANONYMOUS : await authenticate(core, credentialOf(req));
-    let body: unknown = undefined;
-    if (op.hasRequestBody) {
-      body = await readRequestBody(
-        op,
-        req,
-        res,
-        { ...bodyLimits(settings, s.auth), ...bounds.get(op.operationId) },
-        spec,
-      );
-    } else if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
-    const authorized = t.authorized(op, (scheme) => schemeHolds(scheme, s.auth));
-    if (!ignoresToken) {
-      if (s.auth.invalid) throw new ApiError('invalid_token');
-      if (!s.auth.user && !settings.allowAnonymous)
-        throw new ApiError('authentication_required', 'This instance needs an API token.');
-    }
-    s.ctx = {
-      actor: actorOf(req, s.auth.user?.userId ?? null),
-      baseUrl: baseUrlOf(req, settings.publicBaseUrl),
-      deadline: s.deadline,
-      ...(opts.clock ? { now: opts.clock() } : {}),
-    };
-    if (!authorized) throw new ApiError('authentication_required', 'This operation needs an API token.');
-    const errors = t.validate(op, { params: { ...params }, query: { ...query }, headers: req.headers, body });
-    if (errors) throw spec.validationError(errors, op.operationId, body);
-    const handler = spec.handlers[op.operationId];
-    if (!handler) throw new Error(`No handler for ${op.operationId}`);
-    const reply = await handler({
-      params,
-      query: query as EdgeRequest['query'],
-      body,
-      headers: req.headers as EdgeRequest['headers'],
-      ctx: s.ctx,
-      bodyDigest: s.bodyDigest,
-    });
-    writeReply(res, reply, check);
-  };
-
-  const requestTimeoutMs = opts.requestTimeoutMs ?? SAFETY_NET_MS;
-  const handle: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+  /**
+   * Answers one request whose path is `path` (what the route table matches): its steps in order, under the
+   * safety-net timeout; any failure is answered by the document's error responder.
+   */
+  async answer(req: IncomingMessage, res: ServerResponse, path: string, query: Record<string, unknown>): Promise<void> {
     const started = Date.now();
+    const s = state(res);
+    const x: Exchange = {
+      req,
+      res,
+      state: s,
+      path: this.spec.routingPath(path),
+      query,
+      deadline: deadlineFrom(started),
+      auth: ANONYMOUS,
+    };
     let timer: NodeJS.Timeout | undefined;
     try {
-      const t = table ?? (await tableReady);
-      const path = req.path;
-      try {
-        decodeURIComponent(path);
-      } catch {
-        // A malformed percent-escape (`/api/v2/pushes/%ZZ`) can name no push: answer as for an unknown token.
-        state(res).route = 'malformed_path';
-        throw new ApiError('not_found');
-      }
-      const query = { ...(req.query as Record<string, unknown>) };
-      apiState(res).deadline = deadlineFrom(started);
-      if (check) checkErrorAnswers(res, check);
+      if (!this.table) await this.tableReady;
+      const check = this.check;
+      if (check) s.checkAnswer = (status, body) => check(s, status, body);
       await new Promise<void>((resolve, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              // Every write of this request is past its deadline by now, so nothing it sent can still commit.
-              new ApiError('service_unavailable'),
-            ),
-          requestTimeoutMs,
-        );
-        answer(t, req, res, requestPath(path), query).then(resolve, reject);
+        // Every write of this request is past its deadline by then, so nothing it sent can still commit.
+        timer = setTimeout(() => reject(new ApiError('service_unavailable')), this.requestTimeoutMs);
+        this.run(x).then(resolve, reject);
       });
     } catch (error) {
-      if (spec.sendError) spec.sendError(res, error);
-      else next(error);
+      this.fail(res, error);
     } finally {
       clearTimeout(timer);
     }
-  };
-  return { ready, handle };
+  }
+
+  /** Answers a failure in this document's shape (a failure to answer it ends the connection). */
+  fail(res: ServerResponse, error: unknown): void {
+    try {
+      if (this.spec.sendError) return this.spec.sendError(res, error);
+      const apiError = toApiError(error);
+      if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
+      sendError(res, apiError, state(res).requestId);
+    } catch {
+      if (!res.headersSent) {
+        res.statusCode = 500;
+        res.end();
+      } else res.destroy();
+    }
+  }
+
+  private async run(x: Exchange): Promise<void> {
+    for (const step of this.steps) {
+      const pending = step(x);
+      if (pending) await pending;
+    }
+  }
+
+  /**
+   * The one match of this request (the contract's route table), carried on it: the operation and its path
+   * parameters, or 404 / 405. A more literal path (`/pushes/active`, `/p/active.json`) wins over `{url_token}` for
+   * every method, so DELETE /pushes/active is a 405, never an expiry of a push called "active".
+   */
+  route(x: Exchange): void {
+    try {
+      decodeURIComponent(x.path);
+    } catch {
+      // A malformed percent-escape (`/api/v2/pushes/%ZZ`) can name no push: answer as for an unknown token.
+      x.state.route = 'malformed_path';
+      throw new ApiError('not_found');
+    }
+    const routed = this.table!.route(x.req.method ?? 'GET', requestPath(x.path));
+    if (routed.kind !== 'ok') refuseRoute(routed, x);
+    x.routed = routed;
+    x.state.route = routed.path;
+    const operationId = routed.operation.operationId;
+    x.state.operationId = operationId;
+    // Like unknown properties inside `push`, query parameters the operation does not declare (`locale`, cache
+    // busters) are ignored rather than refused.
+    const declared = this.queries.get(operationId);
+    for (const name of Object.keys(x.query)) if (!declared?.has(name)) delete x.query[name];
+  }
+
+  /** The caller (operations that ignore the token stay anonymous: the version report, a download link). */
+  async authenticate(x: Exchange): Promise<void> {
+    if (this.spec.tokenIgnored.has(x.routed!.operation.operationId)) return;
+    x.auth = await authenticate(this.core, credentialOf(x.req));
+  }
+
+  /**
+   * Reads the body into the value validated next (JSON as sent; a form into the `{ push }` object a JSON body gives:
+   * `spec.bodyValue`), within the limits of this caller. On a failure the rest of the body may be unread: the
+   * connection is not kept for it. An operation without a body leaves one sent unread, and the connection closes.
+   */
+  async readBody(x: Exchange): Promise<void> {
+    const op = x.routed!.operation;
+    if (!op.hasRequestBody) {
+      if (hasBody(x.req)) closeAfterReply(x.req, x.res);
+      return;
+    }
+    const limits = { ...bodyLimits(this.settings, x.auth), ...this.bounds.get(op.operationId) };
+    try {
+      requireDeclaredMediaType(op, x.req);
+      const { body, digest } = await readBody(x.req, limits);
+      x.bodyDigest = digest;
+      x.body = this.spec.bodyValue(body, op.operationId);
+    } catch (error) {
+      closeAfterReply(x.req, x.res);
+      throw isBoundsError(error) ? boundsRefusal(error, this.spec.pushFrame(op.operationId)) : error;
+    }
+  }
+
+  /** The token's validity, the instance's anonymous rule and the operation's security requirements (401). */
+  authorize(x: Exchange): void {
+    const op = x.routed!.operation;
+    const { auth } = x;
+    const authorized = this.table!.authorized(op, (scheme) => schemeHolds(scheme, auth));
+    if (!this.spec.tokenIgnored.has(op.operationId)) {
+      if (auth.invalid) throw new ApiError('invalid_token');
+      if (!auth.user && !this.settings.allowAnonymous)
+        throw new ApiError('authentication_required', 'This instance needs an API token.');
+    }
+    x.ctx = {
+      actor: actorOf(x.req, auth.user?.userId ?? null, this.settings.trustProxy),
+      baseUrl: baseUrlOf(x.req, this.settings.publicBaseUrl, this.settings.trustProxy),
+      deadline: x.deadline,
+      ...(this.opts.clock ? { now: this.opts.clock() } : {}),
+    };
+    if (!authorized) throw new ApiError('authentication_required', 'This operation needs an API token.');
+  }
+
+  /** The request against the operation's compiled validators (400 for parameters and envelopes, 422 per field). */
+  validate(x: Exchange): void {
+    const { operation: op, params } = x.routed!;
+    const errors = this.table!.validate(op, {
+      params: { ...params },
+      query: { ...x.query },
+      headers: x.req.headers,
+      body: x.body,
+    });
+    if (errors) throw this.spec.validationError(errors, op.operationId, x.body);
+  }
+
+  /** The operation's handler, with the request as validated. */
+  async handle(x: Exchange): Promise<void> {
+    const { operation: op, params } = x.routed!;
+    const handler = this.spec.handlers[op.operationId];
+    if (!handler) throw new Error(`No handler for ${op.operationId}`);
+    x.reply = await handler({
+      params,
+      query: x.query as EdgeRequest['query'],
+      body: x.body,
+      headers: x.req.headers as EdgeRequest['headers'],
+      ctx: x.ctx!,
+      bodyDigest: x.bodyDigest,
+    });
+  }
+
+  /** The handler's reply: bytes as they are, anything else as JSON (./answer.ts). */
+  serialize(x: Exchange): void {
+    const { status, body, headers } = x.reply!;
+    const list: string[] = [];
+    if (headers) for (const name of Object.keys(headers)) list.push(name, fieldValue(x.res, name, headers[name]!));
+    if (!(body instanceof Uint8Array)) return writeJson(x.res, status, body, list);
+    list.push('Content-Length', String(body.byteLength));
+    writeAnswer(x.res, status, list, body);
+  }
+}
+
+/** The v2 edge. */
+export function createApiEdge(core: Core, opts: ApiEdgeOptions): Edge {
+  return new Edge(core, opts);
 }
 
 /** Whether a security scheme of the contract is satisfied by the caller the credential step found. */
@@ -283,13 +396,13 @@ function schemeHolds(scheme: string, auth: AuthResult): boolean {
 }
 
 /** A request no operation takes: 404 no_route, or 405 with the methods the route table gives the path. */
-function refuseRoute(routed: Exclude<Routed, { kind: 'ok' }>, req: Request, res: Response): never {
-  if (hasBody(req)) closeAfterReply(req, res); // a body nobody reads: do not keep the connection for it
+function refuseRoute(routed: Exclude<Routed, { kind: 'ok' }>, x: Exchange): never {
+  if (hasBody(x.req)) closeAfterReply(x.req, x.res); // a body nobody reads: do not keep the connection for it
   if (routed.kind === 'no_route') {
-    state(res).route = 'no_route';
+    x.state.route = 'no_route';
     throw new ApiError('no_route');
   }
-  state(res).route = routed.path;
+  x.state.route = routed.path;
   const allow = routed.allow.join(', ');
   throw new ApiError('method_not_allowed', `This path answers ${allow}.`, { headers: { Allow: allow } });
 }
@@ -317,34 +430,16 @@ const KNOWN_MEDIA_TYPES = ['application/json', 'multipart/form-data', 'applicati
  * The media types an operation's request body declares. A body in one the reader knows but the operation does not
  * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.
  */
-function requireDeclaredMediaType(op: CompiledOperation, req: Request): void {
+/**
+ * The media types an operation's request body declares. A body in one the reader knows but the operation does not
+ * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.
+ */
+function requireDeclaredMediaType(op: CompiledOperation, req: IncomingMessage): void {
   const declared = op.mediaTypes;
   const type = mediaTypeOf(req.headers['content-type']);
   const asDeclared = isJsonMediaType(type) ? 'application/json' : type;
   if (!hasBody(req) || !KNOWN_MEDIA_TYPES.includes(asDeclared) || declared.includes(asDeclared)) return;
   throw new ApiError('unsupported_media_type', `Send the body as ${declared.join(' or ')}.`);
-}
-
-/**
- * Reads the body into the value validated next (JSON as sent; a form into the `{ push }` object a JSON body gives:
- * `spec.bodyValue`). On a failure the rest of the body may be unread: the connection is not kept for it.
- */
-async function readRequestBody(
-  op: CompiledOperation,
-  req: Request,
-  res: Response,
-  limits: BodyLimits,
-  spec: EdgeSpec,
-): Promise<unknown> {
-  try {
-    requireDeclaredMediaType(op, req);
-    const { body, digest } = await readBody(req, limits);
-    apiState(res).bodyDigest = digest;
-    return spec.bodyValue(body, op.operationId);
-  } catch (error) {
-    closeAfterReply(req, res);
-    throw isBoundsError(error) ? boundsRefusal(error, spec.pushFrame(op.operationId)) : error;
-  }
 }
 
 /** The bounds of an operation's body, by media type (from its dereferenced request body schemas). */
@@ -372,54 +467,24 @@ function bodyBounds(t: OperationTable, spec: EdgeSpec): Map<string, BodyBounds> 
 }
 
 /** Checks one JSON answer of a routed operation against the contract (`status`, the body as sent). */
-type AnswerCheck = (res: Response, body: unknown) => void;
-
-/**
- * Writes a handler's reply: bytes for a binary answer; JSON as express's `res.json` writes it (`application/json;
- * charset=utf-8`, its length), without the steps that do nothing here (ETag generation is off, the settings lookups),
- * its headers given to `writeHead` at once.
- */
-function writeReply(res: Response, reply: EdgeReply, check: AnswerCheck | undefined): void {
-  const { status, body, headers } = reply;
-  const names = headers ? Object.keys(headers) : [];
-  if (body instanceof Uint8Array || names.some((name) => name.toLowerCase() === 'content-type')) {
-    // Bytes, or a handler's own media type (express's charset handling, and the check res.json is wrapped with).
-    for (const name of names) res.setHeader(name, fieldValue(res, name, headers![name]!));
-    res.status(status);
-    if (!(body instanceof Uint8Array)) {
-      res.json(body);
-      return;
-    }
-    res.setHeader('Content-Length', String(body.byteLength));
-    res.end(body);
-    return;
-  }
-  res.statusCode = status;
-  check?.(res, body);
-  const text = JSON.stringify(body) as string | undefined;
-  const list = ['Content-Type', 'application/json; charset=utf-8'];
-  if (text !== undefined) list.push('Content-Length', String(Buffer.byteLength(text)));
-  for (const name of names) list.push(name, fieldValue(res, name, headers![name]!));
-  res.writeHead(status, list);
-  res.end(text);
-}
+type AnswerCheck = (s: RequestState, status: number, body: unknown) => void;
 
 /** The check of answers against the contract; mismatches are logged (never exposed). */
 function answerChecker(logger: Logger, against: Contract): AnswerCheck {
-  return (res, body) => {
-    const operationId = state(res).operationId;
+  return (s, status, body) => {
+    const operationId = s.operationId;
     if (!operationId) return;
     const violations = against.checkResponse(
       operationId,
-      { status: res.statusCode, headers: { 'content-type': 'application/json' }, body },
+      { status, headers: { 'content-type': 'application/json' }, body },
       { requiredHeaders: false },
     );
     if (violations.length > 0) {
       logger.error(
         {
-          request_id: state(res).requestId,
+          request_id: s.requestId,
           operation: operationId,
-          status: res.statusCode,
+          status,
           violations: violations.map((v) => `${v.path} ${v.message}`),
         },
         'response does not match the contract',
@@ -428,11 +493,9 @@ function answerChecker(logger: Logger, against: Contract): AnswerCheck {
   };
 }
 
-/** Wraps res.json so that the error answers of a routed operation (written by the error responders) are checked too. */
-function checkErrorAnswers(res: Response, check: AnswerCheck): void {
-  const json = res.json.bind(res);
-  res.json = (body: unknown) => {
-    check(res, body);
-    return json(body);
-  };
+/** Clients send `.json` on any v2 path: `/api/v2/pushes/abc.json` is `/api/v2/pushes/abc`. */
+export function stripJsonSuffix(path: string): string {
+  return path.startsWith('/api/v2/') && path.endsWith('.json') && path.length > '/api/v2/.json'.length
+    ? path.slice(0, -'.json'.length)
+    : path;
 }

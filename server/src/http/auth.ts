@@ -1,10 +1,11 @@
 /**
- * Who is calling: the credential (`@secret-push/sdk/rules` reads it from the headers) resolved through the user
+ * Who is calling: the credential (`@secret-push/rules` reads it from the headers) resolved through the user
  * service. The spec's security requirements decide which operations need a user; this module only says who it is.
  */
-import type { Request } from 'express';
-import { readCredential, type Credential } from '@secret-push/sdk/rules';
+import type { IncomingMessage } from 'node:http';
+import { readCredential, type Credential } from '@secret-push/rules';
 import type { Actor, Core } from '../core.js';
+import { clientIp, headerOf, requestProtocol } from './request-target.js';
 
 export interface AuthResult {
   credential: Credential['kind'];
@@ -16,13 +17,8 @@ export interface AuthResult {
 
 export const ANONYMOUS: AuthResult = { credential: 'none', user: null, invalid: false };
 
-function header(req: Request, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-export function credentialOf(req: Request): Credential {
-  return readCredential((name) => header(req, name));
+export function credentialOf(req: IncomingMessage): Credential {
+  return readCredential((name) => headerOf(req, name));
 }
 
 export async function authenticate(core: Core, credential: Credential): Promise<AuthResult> {
@@ -42,19 +38,19 @@ export async function authenticate(core: Core, credential: Credential): Promise<
   }
 }
 
-export function actorOf(req: Request, userId: string | null): Actor {
+export function actorOf(req: IncomingMessage, userId: string | null, trustProxy: boolean): Actor {
   return {
     userId,
-    // `req.ip` honours `trust proxy` (settings.trustProxy) for X-Forwarded-For.
+    // One trusted proxy hop for X-Forwarded-For when settings.trustProxy is on (./request-target.ts).
     // At most the contract's 64 characters (an IPv6 address with a zone has fewer; a proxy's odd X-Forwarded-For may not).
-    ip: (req.ip ?? req.socket.remoteAddress ?? '').slice(0, 64),
-    userAgent: (header(req, 'user-agent') ?? '').slice(0, 1024),
-    referrer: (header(req, 'referer') ?? '').slice(0, 2048),
+    ip: clientIp(req, trustProxy).slice(0, 64),
+    userAgent: (headerOf(req, 'user-agent') ?? '').slice(0, 1024),
+    referrer: (headerOf(req, 'referer') ?? '').slice(0, 2048),
   };
 }
 
 /** `{base}` of the decisions: the configured public base URL, else the request's own origin. */
-export function baseUrlOf(req: Request, publicBaseUrl: string | null): string {
+export function baseUrlOf(req: IncomingMessage, publicBaseUrl: string | null, trustProxy: boolean): string {
   if (publicBaseUrl) return publicBaseUrl.replace(/\/+$/, '');
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  return `${requestProtocol(req, trustProxy)}://${headerOf(req, 'host') ?? 'localhost'}`;
 }

@@ -5,7 +5,7 @@
  * it; elsewhere 400, saying which limit was passed but never the key or the value.
  */
 import type { ErrorObject } from 'ajv';
-import { ApiError, fieldMessage, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, fieldMessage, pushFieldErrors, validationFailed } from '@secret-push/rules';
 import type { BoundsError } from './body.js';
 import { JsonViolationError, type JsonPath, type JsonViolation } from './json-scan.js';
 

@@ -20,7 +20,7 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
-import { ApiError, bodyKindOf, stripUnsafeInName, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, bodyKindOf, stripUnsafeInName, validationFailed } from '@secret-push/rules';
 import {
   FORM_LIMITS,
   formFieldBound,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { ApiError, errorBody } from '@secret-push/sdk/rules';
+import { ApiError, errorBody } from '@secret-push/rules';
 
 /** The catalogue's error for what the parser refused. */
 function refusal(err: NodeJS.ErrnoException): ApiError {

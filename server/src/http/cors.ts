@@ -8,11 +8,13 @@
  * `Retry-After` a page could read), and every answer after it, a 429 included, carries the headers.
  */
 import cors from 'cors';
-import type { RequestHandler } from 'express';
+import type { ServerResponse } from 'node:http';
 import { contract, corsAnswer, corsRules, isCorsPath } from '@secret-push/contract';
 import type { Settings } from '../config/settings.js';
+import type { Part } from './middleware.js';
+import { targetPath } from './request-target.js';
 
-export function corsLayer(settings: Pick<Settings, 'corsOrigins' | 'corsV1Create'>): RequestHandler {
+export function corsLayer(settings: Pick<Settings, 'corsOrigins' | 'corsV1Create'>): Part {
   const rules = corsRules(contract().document);
   const choice = { origins: settings.corsOrigins, anyOriginPaths: settings.corsV1Create };
   const anyOrigin = choice.anyOriginPaths && rules.anyOrigin.length > 0;
@@ -20,7 +22,7 @@ export function corsLayer(settings: Pick<Settings, 'corsOrigins' | 'corsV1Create
   const answer = cors((req, callback) => {
     const options = corsAnswer(rules, choice, {
       method: req.method ?? 'GET',
-      path: (req as { path?: string }).path ?? '',
+      path: targetPath((req as { url?: string }).url ?? ''),
       origin: req.headers.origin,
       requestMethod: req.headers['access-control-request-method'] as string | undefined,
     });
@@ -30,9 +32,18 @@ export function corsLayer(settings: Pick<Settings, 'corsOrigins' | 'corsV1Create
     // The common case costs one look: a request without Origin (servers, CLIs, same-origin GETs) or an instance
     // without CORS (and the v1 exception off).
     const origin = req.headers.origin;
-    if (origin === undefined || (origins.size === 0 && !anyOrigin) || !isCorsPath(req.path)) return next();
+    if (origin === undefined || (origins.size === 0 && !anyOrigin) || !isCorsPath(targetPath(req.url ?? '')))
+      return next();
     // Answers differ by Origin on an instance with CORS: say so to caches, listed origin or not.
-    if (origins.size > 0) res.vary('Origin');
+    if (origins.size > 0) varyOnOrigin(res);
     answer(req, res, next);
   };
+}
+
+/** Adds `Origin` to the answer's `Vary` list (once). */
+function varyOnOrigin(res: ServerResponse): void {
+  const existing = res.getHeader('Vary');
+  if (existing === undefined || existing === '') res.setHeader('Vary', 'Origin');
+  else if (!/(?:^|,)\s*(?:origin|\*)\s*(?:,|$)/i.test(String(existing)))
+    res.setHeader('Vary', `${String(existing)}, Origin`);
 }

@@ -1,13 +1,14 @@
 /**
  * The one place that turns every failure into the spec's ErrorResponse, for the API and the pages' JSON steps alike:
  * request validation, authentication, rule failures (ApiError, with its status from the one table in
- * `@secret-push/sdk/rules`), body parsing, database outages and anything unexpected.
+ * `@secret-push/rules`), body parsing, database outages and anything unexpected.
  */
 import type { ErrorObject } from 'ajv';
-import type { Response } from 'express';
-import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
+import type { ServerResponse } from 'node:http';
+import { ApiError, errorBody, errorHeaders, pushFieldErrors, validationFailed } from '@secret-push/rules';
 import { isConnectionError } from '../db/database-errors.js';
 import { UnstorableTextError } from '../db/sql.js';
+import { writeJson } from './answer.js';
 import { fieldValue, state } from './middleware.js';
 
 export { ApiError };
@@ -51,7 +52,7 @@ export function describeFailure(error: unknown): { name: string; code?: string; 
  * document defines beyond ErrorResponse's (v1's passphrase 401 carries the reference's `message` and `status`).
  */
 export function sendError(
-  res: Response,
+  res: ServerResponse,
   error: ApiError,
   requestId: string | undefined,
   extra: Record<string, string> = {},
@@ -61,10 +62,12 @@ export function sendError(
     if (!res.writableEnded) res.destroy();
     return;
   }
-  for (const [name, value] of Object.entries(errorHeaders(error))) res.setHeader(name, fieldValue(res, name, value));
-  state(res).errorCode = error.code;
-  if (error.details.reason) state(res).errorReason = error.details.reason;
-  res.status(error.status).json({ ...errorBody(error, requestId), ...extra });
+  const headers: string[] = [];
+  for (const [name, value] of Object.entries(errorHeaders(error))) headers.push(name, fieldValue(res, name, value));
+  const s = state(res);
+  s.errorCode = error.code;
+  if (error.details.reason) s.errorReason = error.details.reason;
+  writeJson(res, error.status, { ...errorBody(error, requestId), ...extra }, headers);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 /**
  * A form body (multipart or urlencoded) read into the object a JSON body gives. The reading rules (`<wrapper>[field]`
  * names, integers from digits, booleans from true/false/1/0/on/off/yes/no, empty as not given, files as parts with
- * their bytes beside the input) live with the shared push rules (`@secret-push/sdk/rules`, form-input.ts), so the
+ * their bytes beside the input) live with the shared push rules (`@secret-push/rules`, form-input.ts), so the
  * stateful mock reads the forms the SDK and other clients send exactly as the server does.
  */
-import { formToInput as readForm, readPushText } from '@secret-push/sdk/rules';
+import { formToInput as readForm, readPushText } from '@secret-push/rules';
 import type { ParsedBody } from './body.js';
 
 export { readPushText };

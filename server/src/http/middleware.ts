@@ -1,15 +1,25 @@
-/** Cross-cutting middleware: request ids, response headers every answer carries, access logs, per-client limits. */
+/**
+ * The parts every request goes through, before the pages or the API answer it: request ids, the headers every answer
+ * carries, access logs, one Host, the per-client limit. Each part is written against Node's own request and response
+ * with connect's calling convention (`next()` goes on, `next(error)` goes to the error responder): the API's pipeline
+ * (./pipeline.ts) runs them as they are, and so does express for the pages.
+ */
 import { randomUUID } from 'node:crypto';
-import { ServerResponse } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError, rateLimitFields, type LimitState } from '@secret-push/sdk/rules';
+import { ApiError, rateLimitFields, type LimitState } from '@secret-push/rules';
 import { closeAfterReply } from './close-after-reply.js';
+import { clientIp, targetPath } from './request-target.js';
 import { RATE_WINDOW_MS, windowCounter, type HitCounter, type WindowHit } from '../runtime/window-counter.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** Per-request state shared by the middleware, the handlers and the error mapper. */
+/** Goes on to the next part; with an error, to the error responder. */
+export type Next = (error?: unknown) => void;
+/** A part of a pipeline, on Node's request and response (express runs these as its own middleware). */
+export type Part = (req: IncomingMessage, res: ServerResponse, next: Next) => void | Promise<void>;
+
+/** Per-request state shared by the parts, the handlers and the error mapper. */
 export interface RequestState {
   requestId: string;
   startedAt: bigint;
@@ -22,18 +32,27 @@ export interface RequestState {
   errorReason?: string;
   /** A failure worth a log line (500s), without message text that could carry data. */
   failure?: { name: string; code?: string; stack?: string };
+  /** Checks a JSON answer against the contract before it is written (PWPUSH_VALIDATE_RESPONSES; ./api.ts). */
+  checkAnswer?: (status: number, body: unknown) => void;
 }
 
-export function state(res: Response): RequestState {
-  return res.locals as RequestState;
+const STATE = Symbol('request state');
+type WithState = ServerResponse & { [STATE]?: RequestState };
+
+/** The state of the request `res` answers (made on first use; requestIdentity gives it its id). */
+export function state(res: ServerResponse): RequestState {
+  const r = res as WithState;
+  return (r[STATE] ??= { requestId: '', startedAt: process.hrtime.bigint() });
 }
 
 /** Echoes a safe client `X-Request-Id`, else makes one; the request's state starts here. */
-export function requestIdentity(): RequestHandler {
+export function requestIdentity(): Part {
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    Object.assign(res.locals, { requestId, startedAt: process.hrtime.bigint() } satisfies RequestState);
+    const s = state(res);
+    s.requestId = requestId;
+    s.startedAt = process.hrtime.bigint();
     next();
   };
 }
@@ -47,7 +66,7 @@ const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=%-]{1,255}|\[[0-9A-Fa-f:.]{2,45}\])(?:
  * front may have read the other: the classic request-smuggling and cache-poisoning split), and a value that is no
  * host would be copied into every link.
  */
-export function singleHost(): RequestHandler {
+export function singleHost(): Part {
   return (req, res, next) => {
     const raw = req.rawHeaders;
     let hosts = 0;
@@ -92,7 +111,7 @@ export function everyAnswerHeaders(
 }
 
 /** Sets the request's identity and the headers every answer carries on the response, one by one (pages may change them). */
-export function baseHeaders(headers: readonly HeaderLine[]): RequestHandler {
+export function baseHeaders(headers: readonly HeaderLine[]): Part {
   const identity = requestIdentity();
   return (req, res, next) =>
     identity(req, res, () => {
@@ -103,52 +122,10 @@ export function baseHeaders(headers: readonly HeaderLine[]): RequestHandler {
 }
 
 /**
- * A response prototype (on top of `base`, express's) whose `writeHead` writes the headers every answer carries with
- * the status line, in one list, instead of each being set on every response as it starts: fifteen `setHeader` calls,
- * each validating and storing its header, were a tenth of what the API spent per request in the bench. A header set
- * on the response before it is written (`Connection`, `Allow`, `Retry-After`) or given to `writeHead` keeps its value,
- * as it did when it was set after these. For the API's answers, which no page handler touches.
- */
-export function answerWithHeaders(base: object, headers: readonly HeaderLine[]): object {
-  const writeHead = ServerResponse.prototype.writeHead as (
-    this: ServerResponse,
-    statusCode: number,
-    ...rest: unknown[]
-  ) => ServerResponse;
-  const lower = headers.map(([name]) => name.toLowerCase());
-  function writeHeadWithEveryHeader(
-    this: ServerResponse,
-    statusCode: number,
-    reason?: unknown,
-    given?: unknown,
-  ): ServerResponse {
-    const list = typeof reason === 'string' ? given : reason;
-    const out: unknown[] = [];
-    const givenNames = new Set<string>();
-    if (Array.isArray(list)) for (let i = 0; i < list.length; i += 2) givenNames.add(String(list[i]).toLowerCase());
-    else if (list && typeof list === 'object') for (const name of Object.keys(list)) givenNames.add(name.toLowerCase());
-    const requestId = ((this as unknown as { locals?: RequestState }).locals ?? ({} as RequestState)).requestId;
-    if (requestId && !givenNames.has('x-request-id') && !this.hasHeader('x-request-id'))
-      out.push('X-Request-Id', requestId);
-    for (let i = 0; i < headers.length; i++) {
-      if (!givenNames.has(lower[i]!) && !this.hasHeader(lower[i]!)) out.push(headers[i]![0], headers[i]![1]);
-    }
-    if (Array.isArray(list)) for (const item of list as unknown[]) out.push(item);
-    else if (list && typeof list === 'object') for (const [name, value] of Object.entries(list)) out.push(name, value);
-    return typeof reason === 'string'
-      ? writeHead.call(this, statusCode, reason, out)
-      : writeHead.call(this, statusCode, out);
-  }
-  return Object.create(base, {
-    writeHead: { value: writeHeadWithEveryHeader, writable: true, configurable: true },
-  }) as object;
-}
-
-/**
  * One log line per request: method, route template, status, duration, request id. Nothing from the payload. A client
  * that went away before its answer was sent is logged too, with `client_gone: true`.
  */
-export function accessLog(logger: Logger): RequestHandler {
+export function accessLog(logger: Logger): Part {
   return (req, res, next) => {
     const write = (clientGone: boolean) => {
       const s = state(res);
@@ -196,16 +173,18 @@ export function fieldValue(res: { getHeader(name: string): unknown }, name: stri
  */
 export function rateLimit(
   perMinute: number,
+  trustProxy: boolean,
   now: () => number = Date.now,
   counter: HitCounter = windowCounter(),
-): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
+): Part {
+  return (req, res, next) => {
     if (perMinute <= 0) return next();
     // Probes and static assets are not requests a client can abuse for work (as the reference's throttle). (/metrics,
     // when it is on, is answered before this limit.)
-    if (req.path === '/healthz' || req.path === '/readyz' || req.path.startsWith('/assets/')) return next();
+    const path = targetPath(req.url ?? '');
+    if (path === '/healthz' || path === '/readyz' || path.startsWith('/assets/')) return next();
     const t = now();
-    const key = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const key = clientIp(req, trustProxy) || 'unknown';
     const decide = (w: WindowHit) => {
       // Every answer this limit governs says so: the policy, the requests left in the window and when it starts again.
       const resetSeconds = Math.max(1, Math.ceil((w.start + RATE_WINDOW_MS - t) / 1000));
@@ -224,17 +203,5 @@ export function rateLimit(
     const hit = counter(key, t);
     if (hit instanceof Promise) hit.then(decide, next);
     else decide(hit);
-  };
-}
-
-/** Accept the `.json` suffix clients send on any v2 path: `/api/v2/pushes/abc.json` is `/api/v2/pushes/abc`. */
-export function stripJsonSuffix(): RequestHandler {
-  return (req, _res, next) => {
-    const q = req.url.indexOf('?');
-    const path = q === -1 ? req.url : req.url.slice(0, q);
-    if (path.startsWith('/api/v2/') && path.endsWith('.json') && path.length > '/api/v2/.json'.length) {
-      req.url = path.slice(0, -'.json'.length) + (q === -1 ? '' : req.url.slice(q));
-    }
-    next();
   };
 }

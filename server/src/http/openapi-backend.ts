@@ -6,7 +6,7 @@
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { bundledDocument, inlineRefs, makeAjv } from '@secret-push/contract';
-import type { AjvOptions } from '@secret-push/sdk/rules';
+import type { AjvOptions } from '@secret-push/rules';
 import { OpenAPIBackend, type Document, type Options as BackendOptions } from 'openapi-backend';
 
 /** Validates a 3.1 document; throws with the validator's findings when it is not valid OpenAPI. */

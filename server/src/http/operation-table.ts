@@ -22,7 +22,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OpenAPIBackend, Operation } from 'openapi-backend';
-import { mediaTypeOf, type HeaderValue, type RouteTable } from '@secret-push/sdk/rules';
+import { mediaTypeOf, type HeaderValue, type RouteTable } from '@secret-push/rules';
 
 type Json = Record<string, unknown>;
 

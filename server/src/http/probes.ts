@@ -1,6 +1,6 @@
 /** Probes, outside the contract: `/healthz` (the process is up) and `/readyz` (the database answers; 503 otherwise). */
 import { Router } from 'express';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { Core } from '../core.js';
 import { sendError } from './errors.js';
 import { state } from './middleware.js';

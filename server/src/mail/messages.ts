@@ -4,7 +4,7 @@
  * instance's name, and says when a passphrase is needed; it never holds the payload, the passphrase, a file, a name
  * or a note (none of them is even passed in).
  */
-import { messageLocale, type MessageLocale } from '@secret-push/sdk/rules';
+import { messageLocale, type MessageLocale } from '@secret-push/rules';
 
 /** What a push's message may say: nothing else of the push reaches this module. */
 export interface PushMailFacts {

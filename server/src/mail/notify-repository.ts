@@ -3,7 +3,7 @@
  * user's lock, the `creation_email_send` audit entry with its notification (one guarded statement: nothing is
  * written after the request's deadline), and the delivery's steps, each recipient's outcome written as it happens.
  */
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { sql, type Db } from '../db/sql.js';
 import type { AuditActor } from '../push/push-repository.js';
 

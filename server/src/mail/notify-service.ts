@@ -26,7 +26,7 @@ import {
   readNotifyRequest,
   trimBase,
   type NotifyRequest,
-} from '@secret-push/sdk/rules';
+} from '@secret-push/rules';
 import { emailAvailable, type Settings } from '../config/settings.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';

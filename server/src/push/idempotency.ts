@@ -7,7 +7,7 @@
  * a corrected request can use it.
  */
 import { createHash } from 'node:crypto';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { clientAddressKey } from '../client-address.js';
 import { QUERY_TIMEOUT_MS } from '../db/deadlines.js';
 import type { KeyRef, PushRepository } from './push-repository.js';

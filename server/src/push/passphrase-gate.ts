@@ -6,8 +6,15 @@
  * by attempts still being checked, a new attempt waits for a place instead of being refused: concurrent correct
  * attempts are never refused. Attempts of one process wait for a place in memory (no polling); attempts of other
  * processes that hold the places are waited for by asking PostgreSQL again.
+ *
+ * A passphrase this process is checking for a push right now is not checked again for the same push: an attempt with
+ * the same passphrase waits for that check, and passes without a place when it found the passphrase correct (a
+ * correct attempt never counts). Otherwise it takes its place as any other, so every wrong attempt is still checked,
+ * counted and audited. Fifty recipients opening one link at once cost one scrypt, not fifty in waves of five. Only a
+ * digest of the passphrase is kept, and only while its check runs.
  */
-import { ApiError, ATTEMPT_WINDOW_MS, passphraseRetryAfter } from '@secret-push/sdk/rules';
+import { ApiError, ATTEMPT_WINDOW_MS, passphraseRetryAfter } from '@secret-push/rules';
+import { createHash } from 'node:crypto';
 import { verifyPassphrase } from '../crypto/passphrase.js';
 import type { AuditActor, PushRepository } from './push-repository.js';
 import type { PushRow } from './push-tables.js';
@@ -18,6 +25,13 @@ const IN_FLIGHT_MS = 30_000;
 const WAIT_FOR_PLACE_MS = 6_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Checks running in this process, by push and passphrase digest: whether the passphrase opens the push. */
+const checking = new Map<string, Promise<boolean>>();
+
+function checkKey(pushId: string, passphrase: string): string {
+  return `${pushId}:${createHash('sha256').update(passphrase, 'utf8').digest('base64url')}`;
+}
 
 /** This process's attempts per push: at most `limit` at once ask PostgreSQL for a place; the others queue here. */
 const local = new Map<string, { active: number; waiting: (() => void)[] }>();
@@ -72,6 +86,9 @@ export interface GateOptions {
 
 /** Passes when `passphrase` opens the push; throws 401 passphrase_required / passphrase_incorrect, or 429. */
 export async function checkPassphrase(row: PushRow, passphrase: string | undefined, o: GateOptions): Promise<void> {
+  const key = passphrase ? checkKey(row.id, passphrase) : undefined;
+  const running = key === undefined ? undefined : checking.get(key);
+  if (running && (await running.catch(() => false))) return;
   const waitUntil = Math.min(Date.now() + WAIT_FOR_PLACE_MS, o.deadline.getTime() - 1_500);
   const release = await takeLocalPlace(row.id, o.limit, waitUntil);
   try {
@@ -79,7 +96,7 @@ export async function checkPassphrase(row: PushRow, passphrase: string | undefin
     for (;;) {
       const place = await o.repo.reserveAttempt(row.id, o.now, o.limit, ATTEMPT_WINDOW_MS, IN_FLIGHT_MS);
       if (place.state === 'blocked') throw tooMany(passphraseRetryAfter(place.failures, o.now, o.limit) ?? 1);
-      if (place.state === 'reserved') return await decide(row, passphrase, place.id, o);
+      if (place.state === 'reserved') return await decide(row, passphrase, place.id, o, key);
       // Every place is held by attempts other processes are checking (a check takes a scrypt, tens of milliseconds).
       if (Date.now() + pause > waitUntil) throw tooMany(1);
       await sleep(pause + Math.random() * pause);
@@ -90,11 +107,17 @@ export async function checkPassphrase(row: PushRow, passphrase: string | undefin
   }
 }
 
-async function decide(row: PushRow, passphrase: string | undefined, attemptId: string, o: GateOptions): Promise<void> {
+async function decide(
+  row: PushRow,
+  passphrase: string | undefined,
+  attemptId: string,
+  o: GateOptions,
+  key: string | undefined,
+): Promise<void> {
   const missing = passphrase === undefined || passphrase === '';
   let correct: boolean;
   try {
-    correct = !missing && (await verifyPassphrase(passphrase, row.passphraseHash!));
+    correct = !missing && (await verifyShared(passphrase, row.passphraseHash!, key));
   } catch (error) {
     await o.repo.releaseAttempt(attemptId).catch(() => undefined);
     throw error;
@@ -107,4 +130,16 @@ async function decide(row: PushRow, passphrase: string | undefined, attemptId: s
   if (missing)
     throw new ApiError('passphrase_required', 'This push needs a passphrase (send it in the X-Passphrase header).');
   throw new ApiError('passphrase_incorrect', 'That passphrase is incorrect.');
+}
+
+/** Verifies, and lets attempts with the same passphrase for the same push wait for this answer while it runs. */
+async function verifyShared(passphrase: string, stored: string, key: string | undefined): Promise<boolean> {
+  const check = verifyPassphrase(passphrase, stored);
+  if (key === undefined || checking.has(key)) return check;
+  checking.set(key, check);
+  try {
+    return await check;
+  } finally {
+    checking.delete(key);
+  }
 }

@@ -15,7 +15,7 @@
  * Statements list their columns rather than `*`: a prepared `*` whose expansion changes (another instance migrating
  * a column in during a rolling deploy) fails with "cached plan must not change result type".
  */
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { sql, type Db, type Statement } from '../db/sql.js';
 import {
   AUDIT_ENTRIES,
@@ -113,6 +113,13 @@ const AUDIT_COLUMNS = 'push_id, kind, ip, user_agent, referrer, user_id, created
 const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
 const IN_TIME = '(select in_time from guard)';
 const LAST_VIEW = 'views_used + 1 >= expire_after_views';
+const LAST_VIEW_OF_P = 'p.views_used + 1 >= p.expire_after_views';
+/**
+ * The key id of an envelope in its base64 text form (../crypto/envelope.ts: version, id length, id, …), read from
+ * its first 344 characters (258 bytes: room for the longest id), so a view is claimed only when it can be opened.
+ */
+const ENVELOPE_KEY_ID = (column: string) =>
+  `convert_from(substring(decode(left(${column}, 344), 'base64') from 3 for get_byte(decode(left(${column}, 4), 'base64'), 1)), 'UTF8')`;
 
 /**
  * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count). With
@@ -146,11 +153,11 @@ function insertStatement(
   const counted = addressQuota ? ' and exists (select 1 from quota)' : '';
   return sql(
     `with ${GUARD}${quotaCte}, push as (
-       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning ${P.list}
+       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning id
      ), creation as (
        insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
      )${fileCtes}${keyCte}
-     select guard.in_time, ${addressQuota ? '(select bytes from quota) as window_bytes, ' : ''}push.* from guard left join push on true`,
+     select guard.in_time, ${addressQuota ? '(select bytes from quota) as window_bytes, ' : ''}push.id from guard left join push on true`,
     { prepare: files === 0 },
   );
 }
@@ -178,6 +185,41 @@ const S = {
        select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
      )
      select guard.in_time, won.* from guard left join won on true`,
+    { prepare: true },
+  ),
+  /**
+   * A recipient's view in one statement: the push by its token (as it was read), and the claim of a view when the
+   * push needs nothing more than a claim (a text, URL or QR push without a passphrase, not the caller's own, whose
+   * payload was sealed under a key this process holds, and not end-to-end encrypted when a plaintext is required). The
+   * claim is claimView's, with its `view` audit entry; `won_views_used` is set when it won. Otherwise the row is what
+   * the service decides with (expired, passphrase, owner, files), as findByToken's.
+   */
+  viewByToken: sql<
+    { urlToken: string; keyIds: string[]; plaintextOnly: boolean } & AuditParams & Guarded,
+    InTime & { won_views_used: number | null; won_updated_at: Date | null } & Record<string, unknown>
+  >(
+    `with ${GUARD}, cur as (
+       select ${P.list} from pushes where url_token = :urlToken
+     ), won as (
+       update pushes p set views_used = p.views_used + 1, updated_at = :now,
+         expired = ${LAST_VIEW_OF_P},
+         expired_on = case when ${LAST_VIEW_OF_P} then :now else p.expired_on end,
+         payload_ciphertext = case when ${LAST_VIEW_OF_P} then null else p.payload_ciphertext end,
+         note_ciphertext = case when ${LAST_VIEW_OF_P} then null else p.note_ciphertext end,
+         passphrase_hash = case when ${LAST_VIEW_OF_P} then null else p.passphrase_hash end
+       from cur
+       where p.id = cur.id and cur.kind <> 'file' and cur.passphrase_hash is null
+         and (cur.user_id is null or :userId::uuid is null or cur.user_id <> :userId::uuid)
+         and (cur.client_encryption is null or not :plaintextOnly::boolean)
+         and (cur.payload_ciphertext is null or ${ENVELOPE_KEY_ID('cur.payload_ciphertext')} = any(:keyIds::text[]))
+         and not p.expired and p.views_used < p.expire_after_views and p.expires_at > :now and ${IN_TIME}
+       returning p.id, p.views_used, p.updated_at
+     ), viewed as (
+       insert into audit_entries (${AUDIT_COLUMNS})
+       select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
+     )
+     select guard.in_time, won.views_used as won_views_used, won.updated_at as won_updated_at, cur.*
+     from guard left join cur on true left join won on true`,
     { prepare: true },
   ),
   /** Marks a push past its time as expired (as of its expires_at) and erases its secrets; idempotent, any time. */
@@ -327,6 +369,16 @@ async function count(rows: Promise<Total[]>): Promise<number> {
 }
 
 /** The push of a guarded statement's one row, null when none changed; throws when it came too late. */
+/**
+ * The push a create stored: the row it was given (every column is written from it, none is computed by the
+ * database, so nothing comes back but its id), or null when the statement stored nothing (the quota refused it).
+ */
+function insertedPush(rows: (InTime & Record<string, unknown>)[], push: PushRow): PushRow | null {
+  const row = rows[0];
+  if (!row?.in_time) throw tooLate();
+  return row.id === null || row.id === undefined ? null : push;
+}
+
 function guardedPush(rows: (InTime & Record<string, unknown>)[]): PushRow | null {
   const row = rows[0];
   if (!row?.in_time) throw tooLate();
@@ -388,8 +440,7 @@ const insertParams = (
  */
 export const BENCH_STATEMENTS = {
   create: () => insertFor(0, undefined, true),
-  findByToken: S.findByToken,
-  claimView: S.claimView,
+  viewByToken: S.viewByToken,
 };
 
 export type PushRepository = ReturnType<typeof createPushRepository>;
@@ -425,14 +476,41 @@ export function createPushRepository(db: Db) {
     ): Promise<PushRow> {
       const statement = insertFor(files.length, key, false);
       const params = insertParams(push, files, by, deadline, key);
-      if (!within) return guardedPush(await db.query(statement, params))!;
+      if (!within) return insertedPush(await db.query(statement, params), push)!;
       return db.transaction(async (tx) => {
-        const row = guardedPush(await tx.query(statement, params))!;
+        const row = insertedPush(await tx.query(statement, params), push)!;
         await within(tx, row);
         return row;
       });
     },
 
+    /** The row of `urlToken` (null: no such push) and, when the view was claimed with it, the row after the claim. */
+    async viewByToken(
+      urlToken: string,
+      by: AuditActor,
+      now: Date,
+      deadline: Date,
+      opts: { keyIds: string[]; plaintextOnly: boolean },
+    ): Promise<{ row: PushRow; won: PushRow | null } | null> {
+      const [raw] = await db.query(S.viewByToken, { urlToken, ...auditParams(by, now), deadline, ...opts });
+      if (!raw?.in_time) throw tooLate();
+      if (raw.id === null || raw.id === undefined) return null;
+      const row = P.fromRow(raw);
+      if (raw.won_views_used === null || raw.won_views_used === undefined) return { row, won: null };
+      // The push as the claim left it: only the counter, the time of change and (on the last view) the expiry and the
+      // erased secrets moved since the row was read (nothing else of a push changes while it can be viewed).
+      const last = raw.won_views_used >= row.expireAfterViews;
+      const won: PushRow = { ...row, viewsUsed: raw.won_views_used, updatedAt: new Date(raw.won_updated_at!) };
+      if (last)
+        Object.assign(won, {
+          expired: true,
+          expiredOn: now,
+          payloadCiphertext: null,
+          noteCiphertext: null,
+          passphraseHash: null,
+        });
+      return { row, won };
+    },
     /** Claims a view; null when none is left (or the time ran out). */
     async claimView(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
       return guardedPush(await db.query(S.claimView, { id, ...auditParams(by, now), deadline }));
@@ -588,7 +666,7 @@ function storageOperations(db: Db) {
         quotaLimit: quota.limit,
       };
       const rows = await db.query(insertFor(files.length, key, true), params);
-      const row = guardedPush(rows);
+      const row = insertedPush(rows, push);
       if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
       const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
       return {
@@ -621,8 +699,9 @@ function storageOperations(db: Db) {
           const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
           return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
         }
-        const row = guardedPush(
+        const row = insertedPush(
           await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
+          push,
         )!;
         await within?.(tx, row);
         return { row, usedBytes: used + push.storedBytes };

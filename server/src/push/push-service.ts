@@ -1,6 +1,6 @@
 /**
  * PushService: the rules of api-decisions.md for pushes, on top of the push repository (the SQL) and the crypto.
- * The rules the stateful mock applies too come from `@secret-push/sdk/rules`; what is left here is what only a server
+ * The rules the stateful mock applies too come from `@secret-push/rules`; what is left here is what only a server
  * with a database and keys does: encryption at rest, hashing, signed links, and the order of the statements.
  */
 import { randomUUID } from 'node:crypto';
@@ -38,7 +38,7 @@ import {
   trimBase,
   type SchemaValidPushInput,
   type ValidPush,
-} from '@secret-push/sdk/rules';
+} from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
 import { hashPassphrase } from '../crypto/passphrase.js';
@@ -208,7 +208,20 @@ class PushOperations implements PushService {
     requireCallerAllowed(this.settings, ctx.actor.userId);
     const now = nowOf(ctx);
     const base = this.baseOf(ctx);
-    const row = await this.findOrThrow(urlToken);
+    // One statement for the common view (the row, and the claim when nothing else is needed); the rest decides from
+    // the row it read.
+    const viewed = validToken(urlToken)
+      ? await repo.viewByToken(urlToken, ctx.actor, now, deadlineOf(ctx), {
+          keyIds: this.keyring.keyIds,
+          plaintextOnly: options.plaintextOnly === true,
+        })
+      : null;
+    if (!viewed) throw notFound();
+    const { row } = viewed;
+    if (viewed.won) {
+      const payload = this.decryptOptional(row.payloadCiphertext, aad.payload(row.id));
+      return { ...pushRecord(lastViewAnswer(viewed.won), now, base), payload, files: [] };
+    }
     if (isExpired(row, now)) return this.expiredAnswer(row, ctx, now);
     // Before the passphrase gate: a caller that could never read the push does not spend passphrase attempts either.
     if (options.plaintextOnly && row.clientEncryption) throw endToEndEncrypted();
@@ -341,10 +354,7 @@ class PushOperations implements PushService {
   }
 
   private async findPush(urlToken: string): Promise<PushRow | null> {
-    // No push has a token this long, or holding a NUL (which PostgreSQL could not even compare): unknown, 404.
-    if (typeof urlToken !== 'string' || urlToken.length === 0 || urlToken.length > 128 || urlToken.includes('\u0000'))
-      return null;
-    return this.repo.findByToken(urlToken);
+    return validToken(urlToken) ? this.repo.findByToken(urlToken) : null;
   }
 
   private async findOrThrow(urlToken: string): Promise<PushRow> {
@@ -529,4 +539,9 @@ const deadlineOf = (ctx: RequestContext): Date => ctx.deadline ?? deadlineFrom()
 
 export function createPushService(deps: PushServiceDeps): PushService {
   return new PushOperations(deps);
+}
+
+/** No push has a token this long, or holding a NUL (which PostgreSQL could not even compare): unknown, 404. */
+function validToken(urlToken: string): boolean {
+  return typeof urlToken === 'string' && urlToken.length > 0 && urlToken.length <= 128 && !urlToken.includes('\u0000');
 }

@@ -5,7 +5,7 @@
  * not compile).
  */
 import type { AuditEntry, ClientEncryption, PushKind } from '@secret-push/sdk/generated';
-import type { PushState } from '@secret-push/sdk/rules';
+import type { PushState } from '@secret-push/rules';
 import { column, defineTable } from '../db/table.js';
 
 /** A push as stored: its state plus its id and secrets (AES-256-GCM envelopes and a scrypt hash). */

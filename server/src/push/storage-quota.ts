@@ -6,7 +6,7 @@
  * module says which quota governs a create, and words its answers: the 429's message, `Retry-After`, and the IETF
  * `RateLimit-Policy` / `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers, quota unit `content-bytes`).
  */
-import { ApiError, rateLimitFields, type LimitState } from '@secret-push/sdk/rules';
+import { ApiError, rateLimitFields, type LimitState } from '@secret-push/rules';
 import { clientAddressKey } from '../client-address.js';
 import type { Settings } from '../config/settings.js';
 import { STORAGE_WINDOW_MS, storageWindowStart, type AddressQuota } from './push-repository.js';

@@ -4,7 +4,7 @@
  * of idempotent statements over rows picked with FOR UPDATE SKIP LOCKED, so any number of instances may sweep at
  * once. It reports counts only; nothing secret is ever logged.
  */
-import { ATTEMPT_WINDOW_MS, DAY_MS, LINK_LIFETIME_MS } from '@secret-push/sdk/rules';
+import { ATTEMPT_WINDOW_MS, DAY_MS, LINK_LIFETIME_MS } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { PushRepository } from './push-repository.js';
 

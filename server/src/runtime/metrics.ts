@@ -10,7 +10,6 @@
  * or anything from a body: nothing secret can reach a series.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import {
   AggregatorRegistry,
@@ -22,11 +21,13 @@ import {
   type MetricObjectWithValues,
   type MetricValue,
 } from 'prom-client';
-import { ApiError, errorBody } from '@secret-push/sdk/rules';
+import { ApiError, errorBody } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { CoreMetrics } from '../core.js';
 import type { QueueDepth } from '../jobs/queue.js';
-import { state } from '../http/middleware.js';
+import { writeAnswer, writeJson } from '../http/answer.js';
+import { state, type Part } from '../http/middleware.js';
+import { headerOf, targetPath } from '../http/request-target.js';
 
 const METRICS_PATH = '/metrics';
 const PREFIX = 'secret_push_';
@@ -281,33 +282,41 @@ export function metricsMiddleware(
   metrics: ServerMetrics,
   settings: Pick<Settings, 'metricsEnabled' | 'metricsToken'>,
   scrape: () => Promise<string>,
-): RequestHandler {
+): Part {
   const expected = settings.metricsToken ? Buffer.from(`Bearer ${settings.metricsToken}`) : null;
   return (req, res, next) => {
-    if (req.path === METRICS_PATH && settings.metricsEnabled) {
+    if (settings.metricsEnabled && targetPath(req.url ?? '') === METRICS_PATH) {
       state(res).route = METRICS_PATH;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.setHeader('Allow', 'GET, HEAD');
-        res
-          .status(405)
-          .json(errorBody(new ApiError('method_not_allowed', 'This path answers GET, HEAD.'), state(res).requestId));
+        writeJson(
+          res,
+          405,
+          errorBody(new ApiError('method_not_allowed', 'This path answers GET, HEAD.'), state(res).requestId),
+          ['Allow', 'GET, HEAD'],
+        );
         return;
       }
-      const given = Buffer.from(req.get('authorization') ?? '');
+      const given = Buffer.from(headerOf(req, 'authorization') ?? '');
       if (expected && (given.length !== expected.length || !timingSafeEqual(given, expected))) {
-        res.setHeader('WWW-Authenticate', 'Bearer');
-        res
-          .status(401)
-          .json(
-            errorBody(
-              new ApiError('authentication_required', 'Scraping the metrics needs the metrics token.'),
-              state(res).requestId,
-            ),
-          );
+        writeJson(
+          res,
+          401,
+          errorBody(
+            new ApiError('authentication_required', 'Scraping the metrics needs the metrics token.'),
+            state(res).requestId,
+          ),
+          ['WWW-Authenticate', 'Bearer'],
+        );
         return;
       }
       scrape().then(
-        (text) => res.status(200).type(CONTENT_TYPE).send(text),
+        (text) =>
+          writeAnswer(
+            res,
+            200,
+            ['Content-Type', CONTENT_TYPE, 'Content-Length', String(Buffer.byteLength(text))],
+            req.method === 'HEAD' ? undefined : text,
+          ),
         (error: unknown) => next(error),
       );
       return;
@@ -318,7 +327,7 @@ export function metricsMiddleware(
       const operation = s.operationId ?? s.route ?? 'unmatched';
       metrics.answered(
         operation,
-        req.method,
+        req.method ?? 'GET',
         res.statusCode,
         Number(process.hrtime.bigint() - started) / 1e9,
         s.errorCode,

@@ -9,15 +9,15 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import { createCore } from '../core.js';
 import { createApp } from '../http/app.js';
 import { sendError } from '../http/errors.js';
-import { state } from '../http/middleware.js';
+import { state, type Part } from '../http/middleware.js';
+import { targetPath } from '../http/request-target.js';
 import type { WorkerChannel } from './cluster-ipc.js';
 import { createServerMetrics, metricsMiddleware, type MetricsJson } from './metrics.js';
 import { answerClientErrors } from '../http/client-error.js';
@@ -63,17 +63,17 @@ export async function serve(settings: Settings, opts: ServeOptions): Promise<Ser
   const recordAndScrape = metrics
     ? metricsMiddleware(metrics, settings, channel ? channel.scrape : () => metrics.registry.metrics())
     : undefined;
-  const runtime: RequestHandler = (req, res, next) => {
+  const runtime: Part = (req, res, next) => {
     if (draining) {
       res.setHeader('Connection', 'close');
-      if (req.path === '/readyz') {
+      if (targetPath(req.url ?? '') === '/readyz') {
         state(res).route = '/readyz';
         sendError(res, new ApiError('service_unavailable'), state(res).requestId);
         return;
       }
     }
-    if (recordAndScrape) recordAndScrape(req, res, next);
-    else next();
+    if (recordAndScrape) return recordAndScrape(req, res, next);
+    next();
   };
 
   let server: Server;

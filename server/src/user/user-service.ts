@@ -8,7 +8,7 @@ import { passwordProblem, passwordSentence } from '../account/password-strength.
 import { hashPassphrase } from '../crypto/passphrase.js';
 import { newApiToken, tokenDigest } from '../crypto/tokens.js';
 import { ApiToken, User } from '../db/entities.js';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { sql, type Db } from '../db/sql.js';
 
 export interface UserService {

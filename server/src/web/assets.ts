@@ -54,6 +54,7 @@ const TABLE: Record<string, { type: string; load: Loader }> = {
   'recipient.js': { type: JS, load: own('recipient.js') },
   'create.js': { type: JS, load: own('create.js') },
   'keep-fragment.js': { type: JS, load: own('keep-fragment.js') },
+  'two-factor.js': { type: JS, load: own('two-factor.js') },
   'api-docs.js': { type: JS, load: own('api-docs.js') },
   'vendor/qrcode.js': { type: JS, load: browserBundle('vendor/qrcode.js') },
   'vendor/secret-push-e2e.js': { type: JS, load: browserBundle('vendor/secret-push-e2e.js') },

@@ -7,7 +7,7 @@
  */
 import type { Request } from 'express';
 import { bundledDocument, inlineRefs } from '@secret-push/contract';
-import { ApiError, bodyKindOf, mediaTypeOf } from '@secret-push/sdk/rules';
+import { ApiError, bodyKindOf, mediaTypeOf } from '@secret-push/rules';
 import { isBoundsError, readBody } from '../http/body.js';
 import { formBounds, OPEN, type FormBounds } from '../http/body-bounds.js';
 import { boundsRefusal } from '../http/body-refusal.js';

@@ -2,10 +2,10 @@
  * What every page route shares: the visitor (session user, CSRF token), posted forms checked for CSRF and origin,
  * the request context for the core's services, and `pageRoute`, which wraps a page handler with its route template
  * for the log, the page headers and HTML error pages. Rule failures keep the API's statuses (the one table in
- * `@secret-push/sdk/rules`).
+ * `@secret-push/rules`).
  */
 import type { Request, Response } from 'express';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { AccountUser } from '../account/account-service.js';
 import type { Core, RequestContext, WebServices } from '../core.js';
 import { actorOf, baseUrlOf } from '../http/auth.js';
@@ -67,21 +67,23 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
       return core.web;
     },
     ctxOf: (req, userId) => ({
-      actor: actorOf(req, userId),
-      baseUrl: baseUrlOf(req, settings.publicBaseUrl),
+      actor: actorOf(req, userId, settings.trustProxy),
+      baseUrl: baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
       ...(clock ? { now: clock() } : {}),
     }),
     async visit(req, res) {
       const claims = sessions.read(req);
+      // PWPUSH_REQUIRE_2FA: a session signed in with a password alone (made before the setting) no longer counts.
+      const counts = claims && !(settings.require2fa && claims.factors === 'password');
       const user =
-        claims && core.web ? await core.web.accounts.sessionUser(claims.userId, claims.sessionVersion) : null;
+        counts && core.web ? await core.web.accounts.sessionUser(claims.userId, claims.sessionVersion) : null;
       const cookie = sessions.csrfCookie(req, res);
       return {
         user,
         viewer: {
           user: user ? { email: user.email } : null,
           csrf: sessions.csrfToken(cookie, user?.userId ?? null),
-          signupsEnabled: settings.enableSignups,
+          signupsEnabled: signupsOpen(settings),
         },
       };
     },
@@ -106,7 +108,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
     pageRoute: (route, handler, csp) => async (req, res) => {
       state(res).route = route;
       pageHeaders(res, csp);
-      let v: Visit = { user: null, viewer: { user: null, csrf: '', signupsEnabled: settings.enableSignups } };
+      let v: Visit = { user: null, viewer: { user: null, csrf: '', signupsEnabled: signupsOpen(settings) } };
       try {
         v = await kit.visit(req, res);
         await handler(req, res, v);
@@ -122,6 +124,11 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
     },
   };
   return kit;
+}
+
+/** Visitors may make an account with a password: sign-ups are on and the single sign-on provider is not the only way in. */
+export function signupsOpen(settings: Core['settings']): boolean {
+  return settings.enableSignups && !settings.oidc?.only;
 }
 
 function pageErrorOf(error: unknown, res: Response): PageError {

@@ -14,8 +14,10 @@ import { accountMailPages } from './routes/account-mail-pages.js';
 import { accountPages } from './routes/account-pages.js';
 import { createPages } from './routes/create-pages.js';
 import { docsPages } from './routes/docs-pages.js';
+import { oidcPages } from './routes/oidc-pages.js';
 import { ownerPages } from './routes/owner-pages.js';
 import { recipientPages } from './routes/recipient-pages.js';
+import { twoFactorPages } from './routes/two-factor-pages.js';
 import { pageHeaders } from './security.js';
 import { messagePage } from './views/layout.js';
 
@@ -32,6 +34,8 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH, core.settings.publicBaseUrl);
   accountPages(router, kit);
   accountMailPages(router, kit);
+  twoFactorPages(router, kit);
+  oidcPages(router, kit);
   createPages(router, kit);
   recipientPages(router, kit);
   ownerPages(router, kit);

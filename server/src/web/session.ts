@@ -2,8 +2,9 @@
  * Sign-in sessions and CSRF tokens.
  *
  * The session is a JWT (HS256, `jsonwebtoken`) in an HttpOnly, SameSite=Lax cookie (Secure when the site is https),
- * signed with a key derived from settings.signingSecret. It carries the user id and the user's session version;
- * sign-out bumps the version in the database, so every older session stops working at once.
+ * signed with a key derived from settings.signingSecret. It carries the user id, the user's session version and how
+ * the user signed in (`f`: a password alone, a password and a second factor, or the single sign-on provider); sign-out
+ * bumps the version in the database, so every older session stops working at once.
  *
  * CSRF: every visitor has a random `sp_csrf` cookie (HttpOnly); forms carry HMAC(key, cookie | user id) in a hidden
  * field (a signed double-submit token, bound to the cookie and to the signed-in user). The router checks it, with
@@ -21,12 +22,17 @@ const CSRF_COOKIE = 'sp_csrf';
 export const CSRF_FIELD = '_csrf';
 const AUDIENCE = 'secret-push-web';
 
+/** How a session was signed in: PWPUSH_REQUIRE_2FA refuses `password` sessions (and older ones, which carry none). */
+export type SignInFactors = 'password' | 'password+totp' | 'oidc';
+const FACTORS: readonly SignInFactors[] = ['password', 'password+totp', 'oidc'];
+
 export interface SessionClaims {
   userId: string;
   sessionVersion: number;
+  factors: SignInFactors;
 }
 
-function parseCookies(req: Request): Record<string, string> {
+export function parseCookies(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
   const header = req.headers.cookie;
   if (!header) return out;
@@ -68,14 +74,16 @@ export function createSessions(settings: Pick<Settings, 'signingSecret' | 'sessi
       try {
         const claims = jwt.verify(token, sessionKey, { algorithms: ['HS256'], audience: AUDIENCE }) as jwt.JwtPayload;
         if (typeof claims.sub !== 'string' || typeof claims.sv !== 'number') return null;
-        return { userId: claims.sub, sessionVersion: claims.sv };
+        const factors = FACTORS.find((f) => f === claims.f) ?? 'password';
+        return { userId: claims.sub, sessionVersion: claims.sv, factors };
       } catch {
         return null;
       }
     },
 
-    start(req: Request, res: Response, user: AccountUser): void {
-      const token = jwt.sign({ sv: user.sessionVersion }, sessionKey, {
+    /** Starts a session; returns the new CSRF cookie, for a page answered in the same response. */
+    start(req: Request, res: Response, user: AccountUser, factors: SignInFactors = 'password'): string {
+      const token = jwt.sign({ sv: user.sessionVersion, f: factors }, sessionKey, {
         algorithm: 'HS256',
         subject: user.userId,
         audience: AUDIENCE,
@@ -83,7 +91,9 @@ export function createSessions(settings: Pick<Settings, 'signingSecret' | 'sessi
       });
       res.cookie(SESSION_COOKIE, token, cookieOptions(req, lifetimeSeconds * 1000));
       // A new CSRF cookie with every sign-in: tokens issued before it (to anyone) are void.
-      res.cookie(CSRF_COOKIE, randomBytes(32).toString('base64url'), cookieOptions(req));
+      const csrf = randomBytes(32).toString('base64url');
+      res.cookie(CSRF_COOKIE, csrf, cookieOptions(req));
+      return csrf;
     },
 
     end(req: Request, res: Response): void {

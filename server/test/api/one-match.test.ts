@@ -9,6 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { OpenAPIRouter } from 'openapi-backend';
 import { contract, contractV1, RouteTable } from '@secret-push/contract';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Edge } from '../../src/http/api.js';
 import { startRealApi, type RealApi } from './support/real.js';
 
 describe('each request is matched once', () => {
@@ -116,6 +118,39 @@ describe('each request is matched once', () => {
     for (const path of ['/', '/healthz', '/api/v2/openapi.json']) {
       const answer = await send('GET', path);
       expect({ path, status: answer.status, tables: answer.tables }).toEqual({ path, status: 200, tables: [] });
+    }
+  });
+
+  it("runs every API request on Node's own request and response, through one edge, never through express", async () => {
+    const answer = vi.spyOn(Edge.prototype, 'answer');
+    try {
+      for (const [method, path, status] of [
+        ['POST', '/api/v2/pushes', 201],
+        ['GET', '/api/v2/version', 200],
+        ['DELETE', '/api/v2/pushes/active', 405],
+        ['GET', '/api/v2/nothing', 404],
+        ['GET', '/api/v1/version', 200],
+      ] as const) {
+        answer.mockClear();
+        const sent = await send(
+          method,
+          path,
+          method === 'POST' ? { body: { push: { payload: 'p' } }, auth: true } : {},
+        );
+        expect(sent.status, `${method} ${path}`).toBe(status);
+        expect(answer, `${method} ${path}`).toHaveBeenCalledTimes(1);
+        const [req, res] = answer.mock.calls[0]!;
+        // Express's request and response set their prototypes onto Node's objects; an API request keeps Node's own.
+        expect(Object.getPrototypeOf(req)).toBe(IncomingMessage.prototype);
+        expect(Object.getPrototypeOf(res)).toBe(ServerResponse.prototype);
+        expect('app' in req || 'app' in res || 'locals' in res).toBe(false);
+      }
+      // A page is express's, and never reaches an edge.
+      answer.mockClear();
+      expect((await send('GET', '/')).status).toBe(200);
+      expect(answer).not.toHaveBeenCalled();
+    } finally {
+      answer.mockRestore();
     }
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The one route table (`RouteTable` of `@secret-push/sdk/rules`, as `contract().routes` and `contractV1().routes`)
+ * The one route table (`RouteTable` of `@secret-push/rules`, as `contract().routes` and `contractV1().routes`)
  * against openapi-backend's own router, so the two cannot drift: for every path template of both documents and a
  * corpus of concrete paths (literal and templated paths, trailing slashes, v2's `.json` suffixes as the server strips
  * them, encoded characters, unknown paths) and every method, the table gives the operation `matchOperation` gives,
@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { bundledDocument, bundledV1Document, contract, contractV1, type Contract } from '@secret-push/contract';
 import { createSpecBackend } from '../../src/http/openapi-backend.js';
-import { stripJsonSuffix } from '../../src/http/middleware.js';
+import { stripJsonSuffix } from '../../src/http/api.js';
 
 const METHODS = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'get', ' delete '];
 const TOKEN = 'k7mz4qv2xw5nrt3hbj6ypa2c';
@@ -97,9 +97,7 @@ function templatePaths(c: Contract): string[] {
 
 /** A v2 path as the server routes it: its `.json` suffix dropped by the same middleware. */
 function asServerRoutes(path: string): string {
-  const req = { url: path };
-  stripJsonSuffix()(req as never, {} as never, () => undefined);
-  return req.url;
+  return stripJsonSuffix(path);
 }
 
 /** openapi-backend's own answer: the operation, or the 404 / 405 its strict matcher throws. */

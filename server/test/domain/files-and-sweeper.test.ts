@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { createCore } from '../../src/core.js';
 import { makeSettings, TEST_KEY_A, TEST_KEY_B } from '../support/db.js';
 import { BASE, ctx, harness } from './helpers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { type PushInput } from '../../src/core.js';
 import { BASE, ctx, harness } from './helpers.js';
 

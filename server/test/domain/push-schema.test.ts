@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { type PushInput } from '../../src/core.js';
 import { BUNDLED_SPEC_PATH, compilePushSchema, pushSchema } from '../../src/push/push-schema.js';
 import { repoRoot } from '../../src/config/settings.js';

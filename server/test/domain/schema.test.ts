@@ -2,6 +2,8 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOGIN_ATTEMPTS } from '../../src/account/account-service.js';
+import { USER_IDENTITIES } from '../../src/account/single-sign-on.js';
+import { RECOVERY_CODES, TOTP_ATTEMPTS } from '../../src/account/two-factor.js';
 import { KEY_CHECKS } from '../../src/crypto/key-check.js';
 import { migrate, migrationsList, openOrm } from '../../src/db/orm.js';
 import { PUSH_AREA_TABLES } from '../../src/push/push-tables.js';
@@ -23,7 +25,14 @@ describe('schema', () => {
 
   it('the migrations create exactly the columns the tables outside the ORM are described with', async () => {
     await migrate(orm);
-    for (const table of [...PUSH_AREA_TABLES, LOGIN_ATTEMPTS, KEY_CHECKS]) {
+    for (const table of [
+      ...PUSH_AREA_TABLES,
+      LOGIN_ATTEMPTS,
+      KEY_CHECKS,
+      TOTP_ATTEMPTS,
+      RECOVERY_CODES,
+      USER_IDENTITIES,
+    ]) {
       const rows = await db.query<{ column_name: string }>(
         "select column_name from information_schema.columns where table_schema = 'public' and table_name = $1",
         [table.name],

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { createCore } from '../../src/core.js';
 import { tokenDigest } from '../../src/crypto/tokens.js';
 import { makeSettings } from '../support/db.js';

@@ -15,7 +15,7 @@
  * (and it does not apply `if`/`then`); these arbitraries are fast-check's all the way down, so FC_SEED replays a run.
  */
 import fc from 'fast-check';
-import { makeAjv } from '@secret-push/sdk/rules';
+import { makeAjv } from '@secret-push/rules';
 
 export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- arbitrary schemas
 

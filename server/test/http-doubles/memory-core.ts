@@ -1,7 +1,7 @@
 /**
  * TEST DOUBLE — an in-memory Core for unit tests of the HTTP layer only (routing, validation mapping, auth,
  * headers). It keeps pushes in a Map instead of PostgreSQL and compares passphrases in plain text, but applies the
- * same push rules as the real Core and the stateful mock (`@secret-push/sdk/rules`). The integration tests in
+ * same push rules as the real Core and the stateful mock (`@secret-push/rules`). The integration tests in
  * server/test/api use the real Core on real PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
@@ -25,7 +25,7 @@ import {
   requireMayExpire,
   type PushState,
   type SchemaValidPushInput,
-} from '@secret-push/sdk/rules';
+} from '@secret-push/rules';
 import {
   versionReport,
   type AuditEntry,

@@ -20,7 +20,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, readCredential } from '@secret-push/sdk/rules';
+import { ApiError, readCredential } from '@secret-push/rules';
 import { hashPassphrase, verifyPassphrase } from '../../src/crypto/passphrase.js';
 import { OPEN, type ShapeBounds } from '../../src/http/body-bounds.js';
 import { readBody, type BodyLimits } from '../../src/http/body.js';

@@ -124,6 +124,8 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
       attempts: 10,
       retrySeconds: 30,
     },
+    oidc: null,
+    require2fa: false,
     ...overrides,
   };
 }

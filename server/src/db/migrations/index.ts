@@ -12,6 +12,7 @@ import { Migration20261201000000_token_last_used } from './Migration202612010000
 import { Migration20261202000000_storage_quotas } from './Migration20261202000000_storage_quotas.js';
 import { Migration20261215000000_key_checks } from './Migration20261215000000_key_checks.js';
 import { Migration20261220000000_email_notifications } from './Migration20261220000000_email_notifications.js';
+import { Migration20261226000000_sign_in_factors } from './Migration20261226000000_sign_in_factors.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -23,4 +24,5 @@ export const migrationsList = [
   { name: 'Migration20261202000000_storage_quotas', class: Migration20261202000000_storage_quotas },
   { name: 'Migration20261215000000_key_checks', class: Migration20261215000000_key_checks },
   { name: 'Migration20261220000000_email_notifications', class: Migration20261220000000_email_notifications },
+  { name: 'Migration20261226000000_sign_in_factors', class: Migration20261226000000_sign_in_factors },
 ];

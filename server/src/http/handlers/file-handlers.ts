@@ -1,5 +1,5 @@
 /** The signed file download: the link is the credential (no bearer token), and a download is not a view. */
-import { safeFilename } from '@secret-push/sdk/rules';
+import { safeFilename } from '@secret-push/rules';
 import type { Core } from '../../core.js';
 import type { Handlers } from '../operations.js';
 

@@ -1,5 +1,5 @@
 /** `notifyEmails`: the push's link emailed to more recipients (server/src/mail/notify-service.ts). */
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { Core } from '../../core.js';
 import type { Handlers } from '../operations.js';
 

@@ -1,7 +1,7 @@
 /** The push operations: thin, typed from the generated operation types (./../operations.ts). */
 import { contract } from '@secret-push/contract';
 import type { PushInput } from '@secret-push/sdk/generated';
-import { pagingHeaders, parsePage, schemaValidated } from '@secret-push/sdk/rules';
+import { pagingHeaders, parsePage, schemaValidated } from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
 import { storageFields } from '../../push/storage-quota.js';
 import type { Handlers } from '../operations.js';

@@ -6,15 +6,15 @@
  * the pages' HTML.
  */
 import type { ErrorObject } from 'ajv';
-import type { NextFunction, Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Document } from 'openapi-backend';
 import { bundledV1Document, contractV1, isV1Path, type Json } from '@secret-push/contract';
 
 export { isV1Path };
-import { ApiError, checkPushSchema, pushFieldErrors, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, checkPushSchema, pushFieldErrors, validationFailed } from '@secret-push/rules';
 import type { Core } from '../../core.js';
 import { pushSchema } from '../../push/push-schema.js';
-import { createApiEdge, type ApiEdge, type ApiEdgeOptions, type EdgeSpec } from '../api.js';
+import { Edge, type ApiEdgeOptions, type EdgeSpec } from '../api.js';
 import { describeFailure, sendError, toApiError, validationError as v2ValidationError } from '../errors.js';
 import { formToInput } from '../form-input.js';
 import { state } from '../middleware.js';
@@ -55,7 +55,7 @@ function v1ValidationError(errors: ErrorObject[], operationId: string, requestBo
 }
 
 /** Answers any failure of a v1 request in v1's shape (V1ErrorResponse). */
-function sendV1Error(res: Response, error: unknown): void {
+function sendV1Error(res: ServerResponse, error: unknown): void {
   const apiError = toApiError(error);
   if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
   const shaped = v1Error(apiError, state(res).operationId);
@@ -63,6 +63,7 @@ function sendV1Error(res: Response, error: unknown): void {
 }
 
 function v1Spec(core: Core): EdgeSpec {
+  const optional = suffixOptional(contractV1().document);
   return {
     contract: contractV1(),
     document: bundledV1Document() as unknown as Document,
@@ -79,22 +80,13 @@ function v1Spec(core: Core): EdgeSpec {
       const create = V1_CREATES[operationId];
       return create ? { wrapper: create.wrapper, topLevel: true } : undefined;
     },
+    // `/api/v1/version` is `/api/v1/version.json`.
+    routingPath: (path) => optional.get(path) ?? path,
     sendError: sendV1Error,
   };
 }
 
-/** The v1 edge: answers v1 paths (isV1Path) and passes every other request on. */
-export function createV1Edge(core: Core, opts: ApiEdgeOptions): ApiEdge {
-  const edge = createApiEdge(core, opts, v1Spec(core));
-  const optional = suffixOptional(contractV1().document);
-  return {
-    ready: edge.ready,
-    handle: (req: Request, res: Response, next: NextFunction) => {
-      if (!isV1Path(req.path)) return next();
-      const full = optional.get(req.path);
-      if (full) req.url = full + req.url.slice(req.path.length);
-      // A failure of the edge itself (the contract did not load) still answers in v1's shape.
-      return edge.handle(req, res, (error?: unknown) => sendV1Error(res, error ?? new ApiError('no_route')));
-    },
-  };
+/** The v1 edge: answers the paths isV1Path names. */
+export function createV1Edge(core: Core, opts: ApiEdgeOptions): Edge {
+  return new Edge(core, opts, v1Spec(core));
 }

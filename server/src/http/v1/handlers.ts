@@ -2,7 +2,7 @@
  * The v1 operations (openapi/v1): each is the v2 operation of the same name on the same push service (storage, rules,
  * audit, limits, encryption), in v1's wrappers, shapes and texts (./shapes.ts).
  */
-import { ApiError, pagingHeaders, parsePage, trimBase, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, pagingHeaders, parsePage, trimBase, validationFailed } from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
 import type { EdgeReply, EdgeRequest } from '../api.js';
 import {

@@ -6,7 +6,7 @@
  */
 import { contractV1 } from '@secret-push/contract';
 import type { AuditEntry, Push, PushInput, PushOwner, PushRetrieval } from '@secret-push/sdk/generated';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { readPushText } from '../form-input.js';
 
 export type Wrapper = 'password' | 'file_push' | 'url';

@@ -225,7 +225,7 @@
   }
 
   // A file name without control or bidi characters (a decrypted name never passed the server's cleaning), as the
-  // server stores and serves names (@secret-push/sdk/rules safeFilename).
+  // server stores and serves names (@secret-push/rules safeFilename).
   function safeName(name) {
     var clean = String(name).replace(
       /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,

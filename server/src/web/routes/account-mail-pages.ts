@@ -5,12 +5,13 @@
  * behave as before.
  */
 import type { Request, Response, Router } from 'express';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
 import { baseUrlOf } from '../../http/auth.js';
 import { field } from '../forms.js';
 import { html } from '../html.js';
 import type { PageKit } from '../page-kit.js';
+import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { csrfField, describedBy, fieldErrors, messagePage, page, type Viewer } from '../views/layout.js';
 
 const NO_MAIL =
@@ -77,8 +78,9 @@ export function signUpSentPage(viewer: Viewer): string {
 const tokenOf = (value: unknown): string => (typeof value === 'string' && value.length <= 128 ? value : '');
 
 export function accountMailPages(router: Router, kit: PageKit): void {
+  const steps = createSignInSteps(kit.settings);
   const now = () => kit.clock?.() ?? new Date();
-  const base = (req: Request) => baseUrlOf(req, kit.settings.publicBaseUrl);
+  const base = (req: Request) => baseUrlOf(req, kit.settings.publicBaseUrl, kit.settings.trustProxy);
   const invalidLink = (res: Response, viewer: Viewer) =>
     kit.send(
       res,
@@ -177,8 +179,8 @@ export function accountMailPages(router: Router, kit: PageKit): void {
       if (!mail) return invalidLink(res, v.viewer);
       try {
         const user = await mail.confirm(tokenOf(field(form, 'token')), now());
-        kit.sessions.start(req, res, user);
-        res.redirect(303, '/');
+        // As after a password sign-in: a second factor first where the instance requires one.
+        await afterPassword(kit, steps, req, res, user, '/');
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'not_found') throw error;
         kit.send(res, 404, messagePage(v.viewer, 'Link not valid', error.message));

@@ -1,19 +1,23 @@
 /** Sign-up, sign-in, sign-out and the API token page. */
 import type { Router } from 'express';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
-import { actorOf } from '../../http/auth.js';
+import { actorOf, baseUrlOf } from '../../http/auth.js';
 import { state } from '../../http/middleware.js';
 import { field } from '../forms.js';
-import { PageError, type PageKit } from '../page-kit.js';
+import { PageError, signupsOpen, type PageKit } from '../page-kit.js';
 import { safeNext } from '../security.js';
+import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
+import { providerLogout } from './oidc-pages.js';
 import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
-import { baseUrlOf } from '../../http/auth.js';
 import { signUpSentPage } from './account-mail-pages.js';
 
 export function accountPages(router: Router, kit: PageKit): void {
   const { core, settings, sessions } = kit;
   const opts = { clock: kit.clock };
+  const steps = createSignInSteps(settings);
+  // The sign-in page's single sign-on button, and whether passwords are off (PWPUSH_OIDC_ONLY).
+  const sso = { provider: settings.oidc?.providerName, passwordOff: settings.oidc?.only ?? false };
   router.get('/api_tokens', (_req, res) => {
     state(res).route = '/api_tokens';
     res.redirect(301, '/users/token');
@@ -24,7 +28,7 @@ export function accountPages(router: Router, kit: PageKit): void {
     kit.pageRoute('/users/sign_in', async (req, res, v) => {
       const next = safeNext(req.query.next, '/');
       if (v.user) return res.redirect(303, next);
-      kit.send(res, 200, signInPage(v.viewer, { next }));
+      kit.send(res, 200, signInPage(v.viewer, { next, ...sso }));
     }),
   );
 
@@ -32,14 +36,19 @@ export function accountPages(router: Router, kit: PageKit): void {
     '/users/sign_in',
     kit.pageRoute('/users/sign_in', async (req, res, v) => {
       const form = await kit.postedForm(req, v);
+      if (sso.passwordOff) throw new PageError(403, 'Password sign-in is off', `Sign in with ${sso.provider} instead.`);
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');
       try {
         const user = await kit
           .web()
-          .accounts.signIn(email, field(form, 'password'), actorOf(req, null).ip, opts.clock?.());
-        sessions.start(req, res, user);
-        res.redirect(303, next);
+          .accounts.signIn(
+            email,
+            field(form, 'password'),
+            actorOf(req, null, kit.settings.trustProxy).ip,
+            opts.clock?.(),
+          );
+        await afterPassword(kit, steps, req, res, user, next);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const status = error.status;
@@ -52,7 +61,7 @@ export function accountPages(router: Router, kit: PageKit): void {
               ? 'That email and password do not match an account.'
               : error.message;
         if (error.code === 'service_unavailable') throw error;
-        kit.send(res, status, signInPage(v.viewer, { email, next, error: message }));
+        kit.send(res, status, signInPage(v.viewer, { email, next, error: message, ...sso }));
       }
     }),
   );
@@ -60,7 +69,7 @@ export function accountPages(router: Router, kit: PageKit): void {
   router.get(
     '/users/sign_up',
     kit.pageRoute('/users/sign_up', async (req, res, v) => {
-      if (!settings.enableSignups)
+      if (!signupsOpen(settings))
         throw new PageError(
           403,
           'Sign-up is closed',
@@ -74,7 +83,7 @@ export function accountPages(router: Router, kit: PageKit): void {
   router.post(
     '/users/sign_up',
     kit.pageRoute('/users/sign_up', async (req, res, v) => {
-      if (!settings.enableSignups)
+      if (!signupsOpen(settings))
         throw new PageError(
           403,
           'Sign-up is closed',
@@ -87,12 +96,16 @@ export function accountPages(router: Router, kit: PageKit): void {
         const mail = kit.web().accountMail;
         if (mail) {
           // With email: the address is confirmed by a link first, and the answer is the same whether it is taken.
-          await mail.signUp(email, field(form, 'password'), baseUrlOf(req, settings.publicBaseUrl), opts.clock?.());
+          await mail.signUp(
+            email,
+            field(form, 'password'),
+            baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
+            opts.clock?.(),
+          );
           return kit.send(res, 200, signUpSentPage(v.viewer));
         }
         const user = await kit.web().accounts.signUp(email, field(form, 'password'), opts.clock?.());
-        sessions.start(req, res, user);
-        res.redirect(303, next);
+        await afterPassword(kit, steps, req, res, user, next);
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
         kit.send(
@@ -109,7 +122,12 @@ export function accountPages(router: Router, kit: PageKit): void {
     kit.pageRoute('/users/sign_out', async (req, res, v) => {
       await kit.postedForm(req, v);
       if (v.user) await kit.web().accounts.endSessions(v.user.userId, opts.clock?.());
+      const viaProvider = sessions.read(req)?.factors === 'oidc';
       sessions.end(req, res);
+      // Signed in with the provider: its own session ends too, where it offers RP-initiated logout.
+      const base = baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy);
+      const logout = v.user && viaProvider ? await providerLogout(kit, base, { ...v.viewer, user: null }) : null;
+      if (logout) return kit.send(res, 200, logout);
       res.redirect(303, '/');
     }),
   );
@@ -130,7 +148,9 @@ export function accountPages(router: Router, kit: PageKit): void {
       await kit.postedForm(req, v);
       // One statement replaces the digest: the old token stops working the moment the new one exists.
       const fresh = await core.users.rotateToken(v.user.email, opts.clock?.());
-      await kit.web().accountMail?.tokenChanged(v.user.userId, baseUrlOf(req, settings.publicBaseUrl));
+      await kit
+        .web()
+        .accountMail?.tokenChanged(v.user.userId, baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy));
       const status = await kit.web().accounts.tokenStatus(v.user.userId);
       kit.send(res, 200, tokenPage(v.viewer, { ...status, fresh }));
     }),

@@ -1,6 +1,6 @@
 /** The create page: a push from the form, through the same domain call (and rules) as the API. */
 import type { Router } from 'express';
-import { ApiError, validationFailed } from '@secret-push/sdk/rules';
+import { ApiError, validationFailed } from '@secret-push/rules';
 import type { PushInput } from '../../core.js';
 import { maxBodyBytes } from '../../config/settings.js';
 import { FORM_LIMITS } from '../../http/body-bounds.js';

@@ -46,7 +46,7 @@ export function docsPages(router: Router, kit: PageKit, specPath: string, public
         // Scalar renders into #api-docs (not #api-reference nor [data-spec-url]: its bundle would mount those on its own, with its default web fonts); its bundle and our init script come from /assets.
         // Its "try it" client calls this instance (PWPUSH_PUBLIC_BASE_URL when set, else the origin it was opened on),
         // never the document's example host.
-        const server = baseUrlOf(req, publicBaseUrl);
+        const server = baseUrlOf(req, publicBaseUrl, kit.settings.trustProxy);
         const body = page({
           title: 'API documentation',
           viewer: v.viewer,

@@ -5,7 +5,7 @@
  * `POST /p/{token}/reveal` and `POST /p/{token}/delete` (signed-in visitors; on a closed instance the only way).
  */
 import type { Request, Response, Router } from 'express';
-import { ApiError } from '@secret-push/sdk/rules';
+import { ApiError } from '@secret-push/rules';
 import type { RequestContext } from '../../core.js';
 import { describeFailure, sendError, toApiError } from '../../http/errors.js';
 import { state } from '../../http/middleware.js';

@@ -7,6 +7,19 @@ export interface AccountFormState {
   next?: string;
   error?: string;
   fields?: Record<string, string[]>;
+  /** The single sign-on provider's name: a "Sign in with …" button. */
+  provider?: string;
+  /** Password sign-in is off (PWPUSH_OIDC_ONLY): only the button. */
+  passwordOff?: boolean;
+}
+
+function providerButton(viewer: Viewer, state: AccountFormState) {
+  if (!state.provider) return html``;
+  return html`<form method="post" action="/users/oidc/start" class="card sso" data-keep-fragment>
+  ${csrfField(viewer)}
+  <input type="hidden" name="next" value="${state.next ?? ''}">
+  <button type="submit">Sign in with ${state.provider}</button>
+</form>`;
 }
 
 export function signInPage(viewer: Viewer, state: AccountFormState = {}): string {
@@ -17,7 +30,11 @@ export function signInPage(viewer: Viewer, state: AccountFormState = {}): string
     scripts: ['keep-fragment.js'],
     body: html`<h1>Sign in</h1>
 ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
-<form method="post" action="/users/sign_in" class="card" novalidate data-keep-fragment>
+${providerButton(viewer, state)}
+${
+  state.passwordOff
+    ? ''
+    : html`<form method="post" action="/users/sign_in" class="card" novalidate data-keep-fragment>
   ${csrfField(viewer)}
   <input type="hidden" name="next" value="${state.next ?? ''}">
   <label for="email">Email</label>
@@ -26,7 +43,8 @@ ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error
   <input type="password" id="password" name="password" autocomplete="current-password" required>
   <button type="submit">Sign in</button>
 </form>
-<p><a href="/users/password/new">Forgot your password?</a></p>
+<p><a href="/users/password/new">Forgot your password?</a></p>`
+}
 ${viewer.signupsEnabled ? html`<p>No account yet? <a href="/users/sign_up">Sign up</a>.</p>` : ''}`,
   });
 }
@@ -87,5 +105,20 @@ ${fresh}
     <button type="submit"${state.hasToken ? html` class="danger"` : ''}>${state.hasToken ? 'Make a new token (the current one stops working)' : 'Make a token'}</button>
   </form>
 </div>`,
+  });
+}
+
+/**
+ * A step to the single sign-on provider (sign-in, or its logout): a refresh to its URL, with a link for browsers that
+ * do not follow it. A redirect would not do: the pages' CSP (`form-action 'self'`) forbids a form post to be
+ * redirected to another site.
+ */
+export function providerStepPage(viewer: Viewer, title: string, provider: string, url: string): string {
+  return page({
+    title,
+    viewer,
+    head: html`<meta http-equiv="refresh" content="0;url=${url}">`,
+    body: html`<h1>${title}</h1>
+<p>Taking you to ${provider}… <a href="${url}" id="provider-link">Continue</a> if nothing happens.</p>`,
   });
 }

@@ -22,6 +22,8 @@ export interface PageOptions {
    * only, since the renderer brings its own styles and ours would leak into it).
    */
   stylesheet?: string;
+  /** Extra elements of the head (the single sign-on step's refresh). */
+  head?: Html;
 }
 
 export function csrfField(viewer: Viewer): Html {
@@ -34,6 +36,7 @@ function nav(viewer: Viewer): Html {
       <li><a href="/">New push</a></li>
       <li><a href="/pushes/active">My pushes</a></li>
       <li><a href="/users/token">API token</a></li>
+      <li><a href="/users/two_factor">Two-factor</a></li>
       <li><form method="post" action="/users/sign_out">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></li>
     </ul></nav>`;
   }
@@ -56,6 +59,7 @@ export function page(opts: PageOptions): string {
 <title>${opts.title} · Secret Push</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/${opts.stylesheet ?? 'style.css'}">
+${opts.head ?? ''}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

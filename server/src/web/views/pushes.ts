@@ -1,5 +1,5 @@
 /** The create page, the page that shows the link to share, the owner's lists and a push's audit log. */
-import { acceptedDurations, DURATION_LABELS, FIRST_DAY_DURATION, lifetimeLabel } from '@secret-push/sdk/rules';
+import { acceptedDurations, DURATION_LABELS, FIRST_DAY_DURATION, lifetimeLabel } from '@secret-push/rules';
 import type { AuditEntry, Page, PushOwner, Settings } from '../../core.js';
 import { html, type Html } from '../html.js';
 import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';

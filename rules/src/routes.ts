@@ -1,9 +1,9 @@
 /**
  * The one route table: which operation a method and path name, or why none does. The server's API edge (both
  * contracts), the contract toolkit (`contract().routes`), the stateful mock and the conformance grader all route
- * with it, so a request is matched in one place, once. It lives here, in the lowest package, because the mock
- * (`../mocks`) cannot import the contract toolkit (which depends on this package); it needs only each operation's
- * method and path template.
+ * with it, so a request is matched in one place, once. It lives here, in the lowest package (`@secret-push/rules`),
+ * because the mock (in the SDK) cannot import the contract toolkit; it needs only each operation's method and path
+ * template.
  *
  * The rules are openapi-backend's `matchOperation` (its router.js), compiled once instead of on every request:
  *

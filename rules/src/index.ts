@@ -1,7 +1,8 @@
 /**
- * `@secret-push/sdk/rules`: the rules of the service as plain, browser-safe functions. The server and the stateful
- * mock both import them, so a rule is written once; apps may use them too (for example to check an input before
- * sending it). Needs `ajv` and `ajv-formats` (optional peer dependencies) for the schema checks.
+ * `@secret-push/rules`: the rules of the service as plain, browser-safe functions. The server, the contract toolkit,
+ * the SDK's stateful mock and the conformance suite all import them, so a rule is written once. A private workspace:
+ * the published packages inline it (the SDK re-exports it as `@secret-push/sdk/rules`, where apps may use it, for
+ * example to check an input before sending it). Needs `ajv` and `ajv-formats` for the schema checks.
  */
 export * from './access.js';
 export * from './ajv.js';

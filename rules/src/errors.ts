@@ -5,8 +5,8 @@
  * same status everywhere; openapi/errors.test.ts walks this catalogue against both contracts (every code documented
  * with its status, every example's code in the catalogue with the status it is shown under).
  */
-import { PushInputSchema } from '../generated/schemas.gen.js';
-import type { ErrorResponse } from '../generated/types.gen.js';
+import { PushInputSchema } from './generated/schemas.gen.js';
+import type { ErrorResponse } from './generated/types.gen.js';
 
 interface CatalogueEntry {
   readonly status: number;

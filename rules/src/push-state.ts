@@ -6,7 +6,7 @@
  * Adding a field to the push record starts here: PushState gets it, `newPushState` sets it from the validated input,
  * and `pushRecord` puts it on the wire (the compiler points at each once the spec's `Push` requires it).
  */
-import type { ClientEncryption, Push, PushKind, PushOwner } from '../generated/types.gen.js';
+import type { ClientEncryption, Push, PushKind, PushOwner } from './generated/types.gen.js';
 import { durationOfSeconds } from './durations.js';
 import { DAY_MS } from './limits.js';
 import type { ValidPush } from './push-input.js';

@@ -1,5 +1,5 @@
 /** The version report (api-decisions.md "Version report"), from the instance's settings. */
-import type { VersionReport } from '../generated/types.gen.js';
+import type { VersionReport } from './generated/types.gen.js';
 import { acceptedDurations } from './durations.js';
 import { CLIENT_ENCRYPTION_SCHEMES, type PushRuleSettings } from './settings.js';
 

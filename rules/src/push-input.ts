@@ -6,7 +6,7 @@
  * and web form) and the stateful mock run these same two steps. Messages never contain the submitted values.
  */
 import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
-import type { ClientEncryption, FileUpload, PushInput, PushKind } from '../generated/types.gen.js';
+import type { ClientEncryption, FileUpload, PushInput, PushKind } from './generated/types.gen.js';
 import { makeAjv } from './ajv.js';
 import { DAY_SECONDS, daysOfSeconds, durationLifetime } from './durations.js';
 import { validationFailed, type FieldErrors } from './errors.js';

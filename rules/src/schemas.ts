@@ -1,9 +1,9 @@
 /**
  * The contract's component schemas as compiled checks, for code that has the generated schemas
- * (`../generated/schemas.gen.ts`, made from the bundled spec by `npm run generate`) rather than the whole bundled
+ * (`./generated/schemas.gen.ts`, made from the bundled spec by `npm run generate`) rather than the whole bundled
  * document: the stateful mock checks its input and its own answers with them.
  */
-import * as generated from '../generated/schemas.gen.js';
+import * as generated from './generated/schemas.gen.js';
 import { makeAjv } from './ajv.js';
 import { compilePushSchema, type PushSchemaCheck } from './push-input.js';
 

@@ -7,7 +7,7 @@
  * here. After this the same schema, rules and messages apply as for JSON. Values that do not read stay as sent, and
  * the schema refuses them on their field (422). The server's body reader and the stateful mock both read forms so.
  */
-import * as generated from '../generated/schemas.gen.js';
+import * as generated from './generated/schemas.gen.js';
 import { ApiError, validationFailed } from './errors.js';
 import { uploadWithBytes } from './push-input.js';
 

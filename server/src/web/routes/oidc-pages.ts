@@ -1,0 +1,86 @@
+/**
+ * Single sign-on pages (issue 25): `POST /users/oidc/start` (the sign-in page's "Sign in with …" button, CSRF-checked)
+ * sends the browser to the provider with a fresh state, nonce and PKCE challenge; `GET /users/oidc/callback` takes
+ * the provider's answer, checks it against what this browser started (../sign-in-steps.ts, used once), has
+ * ../../account/single-sign-on.ts exchange and check it, and starts a session. Any refusal is a page saying why;
+ * no session is given and no account made.
+ */
+import type { Router } from 'express';
+import { SignInRefusal } from '../../account/single-sign-on.js';
+import { baseUrlOf } from '../../http/auth.js';
+import { field } from '../forms.js';
+import { PageError, type PageKit } from '../page-kit.js';
+import { safeNext } from '../security.js';
+import { createSignInSteps } from '../sign-in-steps.js';
+import { providerStepPage } from '../views/accounts.js';
+import type { Viewer } from '../views/layout.js';
+
+const OIDC_CALLBACK_PATH = '/users/oidc/callback';
+
+/** What a refusal answers: the person's mistake or their provider's (403), or an answer that is not right (400). */
+function refusalPage(refusal: SignInRefusal): PageError {
+  const forbidden = ['unverified_email', 'domain', 'no_account', 'linked_elsewhere'].includes(refusal.reason);
+  const status = refusal.reason === 'unavailable' ? 503 : forbidden ? 403 : 400;
+  return new PageError(status, 'Sign-in refused', `${refusal.message} Nobody was signed in.`);
+}
+
+export function oidcPages(router: Router, kit: PageKit): void {
+  const { settings, sessions } = kit;
+  const steps = createSignInSteps(settings);
+  const sso = () => {
+    const service = kit.web().singleSignOn;
+    if (!service) throw new PageError(404, 'Not found', 'Single sign-on is not set up on this instance.');
+    return service;
+  };
+
+  router.post(
+    '/users/oidc/start',
+    kit.pageRoute('/users/oidc/start', async (req, res, v) => {
+      const form = await kit.postedForm(req, v);
+      const next = safeNext(field(form, 'next'), '/');
+      let started;
+      try {
+        started = await sso().start(
+          `${baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy)}${OIDC_CALLBACK_PATH}`,
+        );
+      } catch (error) {
+        if (error instanceof SignInRefusal) throw refusalPage(error);
+        throw error;
+      }
+      steps.startSso(req, res, { ...started.transaction, next });
+      const name = sso().providerName;
+      kit.send(res, 200, providerStepPage(v.viewer, `Sign in with ${name}`, name, started.url));
+    }),
+  );
+
+  router.get(
+    OIDC_CALLBACK_PATH,
+    kit.pageRoute(OIDC_CALLBACK_PATH, async (req, res) => {
+      const service = sso();
+      // Taken (and cleared) first: whatever happens next, this answer cannot be used again in this browser.
+      const pending = steps.takeSso(req, res);
+      try {
+        if (!pending)
+          throw new SignInRefusal(
+            'state',
+            'This sign-in answer was already used, has expired, or was not started in this browser. Start again from the sign-in page.',
+          );
+        const callback = new URL(req.originalUrl, `${baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy)}/`);
+        const claims = await service.finish(callback, pending);
+        const user = await service.account(claims, kit.clock?.());
+        sessions.start(req, res, user, 'oidc');
+        res.redirect(303, safeNext(pending.next, '/'));
+      } catch (error) {
+        if (error instanceof SignInRefusal) throw refusalPage(error);
+        throw error;
+      }
+    }),
+  );
+}
+
+/** The page sign-out answers a session signed in with the provider: a step to its logout (RP-initiated), or null. */
+export async function providerLogout(kit: PageKit, base: string, viewer: Viewer): Promise<string | null> {
+  const service = kit.core.web?.singleSignOn;
+  const url = service ? await service.logoutUrl(`${base}/`) : null;
+  return service && url ? providerStepPage(viewer, 'Signing out', service.providerName, url) : null;
+}

@@ -1,0 +1,295 @@
+/**
+ * Issue 25, single sign-on: a real OpenID provider (the `oidc-provider` package) runs in this process on 127.0.0.1,
+ * with this instance as its client and three people (alice: verified email in the allowed domain; bob: email not
+ * verified; carol: verified email in another domain). Headless Chromium signs in through the provider's own login and
+ * consent pages. alice signs in, makes an API token on the token page and sees her pushes; bob and carol are
+ * refused with a page saying why, and no account is made for them. Hostile answers are refused the same way: a
+ * forged state, a replayed callback, and ID tokens whose nonce, issuer or audience are wrong (re-signed with the
+ * provider's own key, so only the claim is wrong) or whose signature is not the provider's. Sign-out ends the
+ * provider's session too (RP-initiated logout). PWPUSH_OIDC_ONLY turns password sign-in and sign-up off.
+ *
+ * Nothing leaves the machine: Chromium's requests to anything but 127.0.0.1 are aborted (the provider's built-in
+ * pages import a web font).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+import Provider from 'oidc-provider';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, screenshotPath, startWeb, Visitor, type WebApp } from './support.js';
+
+const CLIENT_ID = 'secret-push-test';
+const CLIENT_SECRET = 'a client secret long enough for HS256 at the provider';
+const PROVIDER_NAME = 'Test IdP';
+const PEOPLE: Record<string, { email: string; email_verified: boolean; name: string }> = {
+  alice: { email: 'alice@corp.example', email_verified: true, name: 'Alice' },
+  bob: { email: 'bob@corp.example', email_verified: false, name: 'Bob' },
+  carol: { email: 'carol@other.example', email_verified: true, name: 'Carol' },
+};
+
+type Tamper = null | ((claims: JWTPayload) => JWTPayload) | 'foreign-key';
+
+let issuer = '';
+let idp: http.Server;
+let app: WebApp;
+let chromium: { browser: Browser; close(): Promise<void> };
+let tamper: Tamper = null;
+const contexts: BrowserContext[] = [];
+
+async function startProvider(redirectBase: string, signingKey: CryptoKey, jwk: object): Promise<void> {
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        redirect_uris: [`${redirectBase}/users/oidc/callback`],
+        post_logout_redirect_uris: [`${redirectBase}/`],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ],
+    jwks: { keys: [jwk] },
+    cookies: { keys: ['a cookie signing key for the test provider'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    findAccount: (_ctx, id) => (PEOPLE[id] ? { accountId: id, claims: () => ({ sub: id, ...PEOPLE[id] }) } : undefined),
+    features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+  });
+  // A hostile token endpoint: the ID token it sends is changed after the provider made it.
+  const foreign = (await generateKeyPair('RS256')).privateKey;
+  provider.use(async (ctx, next) => {
+    await next();
+    const body = ctx.body as { id_token?: string } | undefined;
+    if (ctx.path !== '/token' || !tamper || !body?.id_token) return;
+    const claims = decodeJwt(body.id_token);
+    const changed = tamper === 'foreign-key' ? claims : tamper(claims);
+    body.id_token = await new SignJWT(changed)
+      .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
+      .sign(tamper === 'foreign-key' ? foreign : signingKey);
+  });
+  idp.on('request', provider.callback());
+}
+
+beforeAll(async () => {
+  idp = http.createServer();
+  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
+  issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+  app = await startWeb({
+    oidc: {
+      issuer,
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      allowedDomains: ['corp.example'],
+      autoCreate: true,
+      only: false,
+      providerName: PROVIDER_NAME,
+      allowHttp: true,
+    },
+  });
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
+  await startProvider(app.baseUrl, privateKey, jwk);
+  chromium = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => undefined);
+  await chromium?.close();
+  await app?.stop();
+  idp?.closeAllConnections();
+  await new Promise<void>((resolve) => (idp ? idp.close(() => resolve()) : resolve()));
+});
+
+/** A fresh browser (its own cookies) that reaches 127.0.0.1 only. */
+async function browser(): Promise<{ context: BrowserContext; page: Page; callbacks: string[] }> {
+  const context = await chromium.browser.newContext();
+  contexts.push(context);
+  await context.route('**/*', (route) =>
+    new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort(),
+  );
+  const page = await context.newPage();
+  const callbacks: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/users/oidc/callback')) callbacks.push(r.url());
+  });
+  return { context, page, callbacks };
+}
+
+/** Clicks "Sign in with …" and goes through the provider's login and consent pages as `who`. */
+async function signInAtProvider(page: Page, who: string): Promise<void> {
+  await page.goto(`${app.baseUrl}/users/sign_in`);
+  await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+  await page.waitForURL((url) => url.origin === issuer);
+  await page.locator('input[name="login"]').fill(who);
+  await page.locator('input[name="password"]').fill('anything');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.waitForURL((url) => url.origin === app.baseUrl && !url.pathname.startsWith('/users/oidc/'));
+}
+
+async function hasSession(context: BrowserContext): Promise<boolean> {
+  return (await context.cookies(app.baseUrl)).some((c) => c.name === 'sp_session');
+}
+
+async function usersWith(email: string): Promise<number> {
+  const [row] = await app.db.query<{ n: string }>('select count(*) as n from users where email = $1', [email]);
+  return Number(row!.n);
+}
+
+async function refusal(page: Page): Promise<string> {
+  await page.getByRole('heading', { name: 'Sign-in refused' }).waitFor();
+  return (await page.locator('p.error').textContent()) ?? '';
+}
+
+describe('single sign-on with a real OpenID provider', () => {
+  it('signs alice in (account made and linked to her subject); she makes an API token and sees her pushes', async () => {
+    const { context, page, callbacks } = await browser();
+    await signInAtProvider(page, 'alice');
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(await hasSession(context)).toBe(true);
+    expect(callbacks).toHaveLength(1);
+    expect(new URL(callbacks[0]!).searchParams.get('state')).toBeTruthy();
+
+    const [user] = await app.db.query<{ id: string; password_hash: string | null }>(
+      'select id, password_hash from users where email = $1',
+      ['alice@corp.example'],
+    );
+    expect(user!.password_hash).toBeNull();
+    const links = await app.db.query<{ issuer: string; subject: string }>(
+      'select issuer, subject from user_identities where user_id = $1',
+      [user!.id],
+    );
+    expect(links).toEqual([{ issuer, subject: 'alice' }]);
+
+    await page.goto(`${app.baseUrl}/users/token`);
+    await page.getByRole('button', { name: 'Make a token' }).click();
+    const token = (await page.locator('#api-token').textContent())!.trim();
+    await page.screenshot({ path: screenshotPath('sso-token-page.png') });
+    const made = await fetch(`${app.baseUrl}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ push: { payload: 'made by alice through SSO', name: 'sso push' } }),
+    });
+    expect(made.status).toBe(201);
+    const { url_token } = (await made.json()) as { url_token: string };
+    await page.goto(`${app.baseUrl}/pushes/active`);
+    expect(await page.content()).toContain(url_token);
+    // Regenerating the token: the old one stops working.
+    await page.goto(`${app.baseUrl}/users/token`);
+    await page.getByRole('button', { name: /Make a new token/ }).click();
+    await page.locator('#api-token').waitFor();
+    const old = await fetch(`${app.baseUrl}/api/v2/pushes/active`, { headers: { authorization: `Bearer ${token}` } });
+    expect(old.status).toBe(401);
+
+    // The callback's answer replayed, in the same browser after sign-out and in another one: refused.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((url) => url.origin === issuer && url.pathname.startsWith('/session/end'));
+    expect(await hasSession(context)).toBe(false);
+    await page.goto(callbacks[0]!);
+    expect(await refusal(page)).toMatch(/already used|not started in this browser/);
+    expect(await hasSession(context)).toBe(false);
+    const other = await browser();
+    await other.page.goto(callbacks[0]!);
+    expect(await refusal(other.page)).toMatch(/already used|not started in this browser/);
+    expect(await hasSession(other.context)).toBe(false);
+
+    // The log has the callback's route, never its code, its state, the client secret or the token.
+    const log = app.logs.join('\n');
+    expect(log).toContain('/users/oidc/callback');
+    const answer = new URL(callbacks[0]!).searchParams;
+    for (const secret of [answer.get('code')!, answer.get('state')!, CLIENT_SECRET, token]) {
+      expect(log).not.toContain(secret);
+    }
+  });
+
+  it('signs alice in again as the same account (linked by subject)', async () => {
+    const { context, page } = await browser();
+    await signInAtProvider(page, 'alice');
+    expect(await hasSession(context)).toBe(true);
+    expect(await usersWith('alice@corp.example')).toBe(1);
+  });
+
+  it('refuses bob, whose email the provider does not say is verified: no account, no session', async () => {
+    const { context, page } = await browser();
+    await page.goto(`${app.baseUrl}/users/sign_in`);
+    await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+    await page.locator('input[name="login"]').fill('bob');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    expect(await refusal(page)).toMatch(/does not say that your email address is verified/);
+    await page.screenshot({ path: screenshotPath('sso-refused.png') });
+    expect(await hasSession(context)).toBe(false);
+    expect(await usersWith('bob@corp.example')).toBe(0);
+  });
+
+  it('refuses carol, whose domain is not allowed: no account, no session', async () => {
+    const { context, page } = await browser();
+    await page.goto(`${app.baseUrl}/users/sign_in`);
+    await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+    await page.locator('input[name="login"]').fill('carol');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    expect(await refusal(page)).toMatch(/Accounts of other\.example may not sign in/);
+    expect(await hasSession(context)).toBe(false);
+    expect(await usersWith('carol@other.example')).toBe(0);
+  });
+
+  it('refuses a forged state', async () => {
+    const { context, page } = await browser();
+    await page.goto(`${app.baseUrl}/users/sign_in`);
+    await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+    await page.waitForURL((url) => url.origin === issuer);
+    // The attempt this browser started is pending; an answer with another state arrives.
+    await page.goto(`${app.baseUrl}/users/oidc/callback?code=forged-code&state=forged-state&iss=${issuer}`);
+    expect(await refusal(page)).toMatch(/does not belong to the sign-in started in this browser/);
+    expect(await hasSession(context)).toBe(false);
+  });
+
+  const hostile: [string, Tamper, RegExp][] = [
+    ['a wrong nonce', (c) => ({ ...c, nonce: 'not-the-nonce-of-this-attempt' }), /wrong nonce/],
+    ['a token from another issuer', (c) => ({ ...c, iss: 'http://127.0.0.1:9/another-issuer' }), /another provider/],
+    ['a token for another audience', (c) => ({ ...c, aud: 'another-client' }), /another application/],
+    ['a token not signed by the provider', 'foreign-key', /could not be verified/],
+  ];
+  for (const [name, change, message] of hostile) {
+    it(`refuses ${name}: no account, no session`, async () => {
+      // dave is not known before, so an account made by mistake would show.
+      PEOPLE.dave = { email: 'dave@corp.example', email_verified: true, name: 'Dave' };
+      const { context, page } = await browser();
+      tamper = change;
+      try {
+        await page.goto(`${app.baseUrl}/users/sign_in`);
+        await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+        await page.locator('input[name="login"]').fill('dave');
+        await page.locator('input[name="password"]').fill('anything');
+        await page.getByRole('button', { name: 'Sign-in' }).click();
+        await page.getByRole('button', { name: 'Continue' }).click();
+        expect(await refusal(page)).toMatch(message);
+      } finally {
+        tamper = null;
+      }
+      expect(await hasSession(context)).toBe(false);
+      expect(await usersWith('dave@corp.example')).toBe(0);
+    });
+  }
+});
+
+describe('PWPUSH_OIDC_ONLY', () => {
+  it('shows only the provider on the sign-in page and refuses password sign-in and sign-up', async () => {
+    const only = await startWeb({ oidc: { ...app.settings.oidc!, only: true } }, { db: app.db });
+    try {
+      const v = new Visitor(only.baseUrl);
+      const { html, csrf } = await v.page('/users/sign_in');
+      expect(html).toContain(`Sign in with ${PROVIDER_NAME}`);
+      expect(html).not.toContain('name="password"');
+      expect(html).not.toContain('/users/sign_up');
+      const post = await v.post('/users/sign_in', { _csrf: csrf, email: 'alice@corp.example', password: 'x' });
+      expect(post.status).toBe(403);
+      expect((await v.page('/users/sign_up')).response.status).toBe(403);
+      expect(v.cookies.has('sp_session')).toBe(false);
+    } finally {
+      await only.stop();
+    }
+  });
+});
