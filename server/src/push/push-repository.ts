@@ -462,27 +462,7 @@ export function createPushRepository(db: Db) {
 
     findById,
 
-    /**
-     * A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement;
-     * with `within`, in a transaction that also runs it (the push's email notification and its job).
-     */
-    async insert(
-      push: PushRow,
-      files: PushFileRow[],
-      by: AuditActor,
-      deadline: Date,
-      key?: KeyRef,
-      within?: WithinCreate,
-    ): Promise<PushRow> {
-      const statement = insertFor(files.length, key, false);
-      const params = insertParams(push, files, by, deadline, key);
-      if (!within) return insertedPush(await db.query(statement, params), push)!;
-      return db.transaction(async (tx) => {
-        const row = insertedPush(await tx.query(statement, params), push)!;
-        await within(tx, row);
-        return row;
-      });
-    },
+    ...insertOperations(db),
 
     /** The row of `urlToken` (null: no such push) and, when the view was claimed with it, the row after the claim. */
     async viewByToken(
@@ -598,6 +578,33 @@ export function createPushRepository(db: Db) {
     /** Deletes expired pushes (with their audit and files) expired before `cutoff`; how many. */
     async purgeExpired(cutoff: Date): Promise<number> {
       return drain(() => db.query(S.purgeExpired, { cutoff }));
+    },
+  };
+}
+
+/** The plain create (storage quotas aside: storageOperations). */
+function insertOperations(db: Db) {
+  return {
+    /**
+     * A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement;
+     * with `within`, in a transaction that also runs it (the push's email notification and its job).
+     */
+    async insert(
+      push: PushRow,
+      files: PushFileRow[],
+      by: AuditActor,
+      deadline: Date,
+      key?: KeyRef,
+      within?: WithinCreate,
+    ): Promise<PushRow> {
+      const statement = insertFor(files.length, key, false);
+      const params = insertParams(push, files, by, deadline, key);
+      if (!within) return insertedPush(await db.query(statement, params), push)!;
+      return db.transaction(async (tx) => {
+        const row = insertedPush(await tx.query(statement, params), push)!;
+        await within(tx, row);
+        return row;
+      });
     },
   };
 }
