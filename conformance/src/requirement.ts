@@ -21,6 +21,7 @@ export const AREAS = [
   'IDEM',
   'E2E',
   'KEY',
+  'EMAIL',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -45,6 +46,7 @@ export const AREA_TITLES: Record<Area, string> = {
   IDEM: 'idempotent creates',
   E2E: 'end-to-end encrypted pushes',
   KEY: 'API keys and scopes',
+  EMAIL: 'email of the link',
 };
 
 /**
@@ -75,7 +77,10 @@ export type Need =
   | 'clientEncryptionReported' // the version report has features.pushes.client_encryption
   | 'clientEncryption' // … and says end-to-end encrypted pushes are enabled
   | 'clientEncryptionRequired' // … and says they are required (ordinary pushes refused)
-  | 'clientEncryptionOff'; // … and says they are off
+  | 'clientEncryptionOff' // … and says they are off
+  | 'emailDispatch' // the report says features.pushes.email_auto_dispatch
+  | 'emailOff' // … and says it is off
+  | 'mailbox'; // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

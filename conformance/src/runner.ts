@@ -20,6 +20,7 @@ import { legacyV1 } from './requirements/v1.js';
 import { apiKeys } from './requirements/api-keys.js';
 import { idempotency } from './requirements/idempotency.js';
 import { endToEnd } from './requirements/e2e.js';
+import { email } from './requirements/email.js';
 
 export const REQUIREMENTS: Requirement[] = [
   ...version,
@@ -43,6 +44,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...idempotency,
   ...apiKeys,
   ...endToEnd,
+  ...email,
 ];
 
 export interface RunOutput {
@@ -147,6 +149,18 @@ function gate(
       return p.client_encryption?.required
         ? null
         : { status: 'skip', reason: 'instance does not require end-to-end encryption (applies only when it does)' };
+    case 'emailDispatch':
+      return p.email_auto_dispatch
+        ? null
+        : { status: 'skip', reason: 'instance reports email_auto_dispatch false (no email)' };
+    case 'emailOff':
+      return p.email_auto_dispatch
+        ? { status: 'skip', reason: 'instance reports email_auto_dispatch (applies only without email)' }
+        : null;
+    case 'mailbox':
+      return options.mailbox
+        ? null
+        : { status: 'not-run', reason: "needs --mailbox-url (a way to read the recipients' mailbox)" };
     case 'clientEncryptionOff':
       return p.client_encryption && !p.client_encryption.enabled
         ? null

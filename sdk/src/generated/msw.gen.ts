@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListApiKeysResponses, ListExpiredPushesResponses, PreviewPushResponses, RevokeApiKeyResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetVersionResponses, ListActivePushesResponses, ListApiKeysResponses, ListExpiredPushesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, RevokeApiKeyResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -359,6 +359,37 @@ export function handleRevokeApiKey(response?: HandleRevokeApiKeyResponse | HttpR
     }, options);
 }
 
+export type HandleNotifyEmailsResponse = {
+    body: NotifyEmailsResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/pushes/{url_token}/notify_emails` operation.
+ */
+export function handleNotifyEmails(response?: HandleNotifyEmailsResponse | HttpResponseResolver<{
+    url_token: string;
+}, NotifyEmailsData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        url_token: string;
+    }, NotifyEmailsData['body']>(`${options?.baseUrl ?? '*'}/api/v2/pushes/:url_token/notify_emails`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type MswHandlerFactories = {
     /**
      * Handler for the `GET /api/v2/version` operation.
@@ -408,6 +439,10 @@ export type MswHandlerFactories = {
      * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
      */
     revokeApiKey: typeof handleRevokeApiKey;
+    /**
+     * Handler for the `POST /api/v2/pushes/{url_token}/notify_emails` operation.
+     */
+    notifyEmails: typeof handleNotifyEmails;
 };
 
 export type CreateMswHandlersResult = {
@@ -436,7 +471,8 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         downloadPushFile: wrap(handleDownloadPushFile),
         listApiKeys: wrap(handleListApiKeys),
         createApiKey: wrap(handleCreateApiKey),
-        revokeApiKey: wrap(handleRevokeApiKey)
+        revokeApiKey: wrap(handleRevokeApiKey),
+        notifyEmails: wrap(handleNotifyEmails)
     };
     const all: CreateMswHandlersResult['all'] = (options = {}) => {
         type OverrideValue<R> = R | [
@@ -451,6 +487,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.downloadPushFile, overrides.downloadPushFile),
             invoke(pick.previewPush, overrides.previewPush),
             invoke(pick.getPushAudit, overrides.getPushAudit),
+            invoke(pick.notifyEmails, overrides.notifyEmails),
             invoke(pick.listActivePushes, overrides.listActivePushes),
             invoke(pick.listExpiredPushes, overrides.listExpiredPushes),
             invoke(pick.expirePush, overrides.expirePush),

@@ -32,9 +32,10 @@ import { hasBody, isBoundsError, readBody, type BodyLimits, type ParsedBody } fr
 import { formBounds, jsonBounds } from './body-bounds.js';
 import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
-import { describeFailure, sendError, toApiError, validationError } from './errors.js';
+import { describeFailure, sendError, toApiError, topLevelValidationError, validationError } from './errors.js';
 import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handlers.js';
 import { fileHandlers } from './handlers/file-handlers.js';
+import { notifyHandler } from './handlers/notify-handler.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
 import { fieldValue, state, type RequestState } from './middleware.js';
@@ -141,7 +142,13 @@ function declaredQueries(c: Contract): Map<string, Set<string>> {
 }
 
 function allHandlers(core: Core): Handlers {
-  return { ...versionHandler(core), ...pushHandlers(core), ...fileHandlers(core), ...apiKeyHandlers(core) };
+  return {
+    ...versionHandler(core),
+    ...pushHandlers(core),
+    ...fileHandlers(core),
+    ...apiKeyHandlers(core),
+    ...notifyHandler(core),
+  };
 }
 
 /** The v2 document: the typed handlers of ./handlers, forms read into `{ push }`, 400/422 as errors.ts maps them. */
@@ -156,13 +163,19 @@ function v2Spec(core: Core): EdgeSpec {
     bodyValue: (body) =>
       body.type === 'json' ? body.value : body.type === 'form' ? formToInput(body, 'push') : undefined,
     validationError: (errors, operationId) =>
-      operationId === 'createApiKey' ? apiKeyValidationError(errors) : validationError(errors),
+      operationId === 'createApiKey'
+        ? apiKeyValidationError(errors)
+        : operationId === 'notifyEmails'
+          ? topLevelValidationError(errors)
+          : validationError(errors),
     pushFrame: (operationId) =>
       operationId === 'createPush'
         ? { wrapper: 'push', topLevel: false }
         : operationId === 'createApiKey'
           ? { wrapper: 'api_key', topLevel: false }
-          : undefined,
+          : operationId === 'notifyEmails'
+            ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
+            : undefined,
     routingPath: stripJsonSuffix,
   };
 }
