@@ -8,7 +8,9 @@ const SOURCE = '@secret-push/source';
 // cluster is started only for the projects that need it).
 export default defineConfig({
   resolve: { conditions: [SOURCE, ...defaultClientConditions] },
-  ssr: { resolve: { conditions: [SOURCE, ...defaultServerConditions] } },
+  // Without bundlers' `module` condition, as Node itself resolves: a package whose `module` build is not valid ESM
+  // for Node (@opentelemetry/api 1.9, which pg-boss imports) would otherwise fail to load in the tests only.
+  ssr: { resolve: { conditions: [SOURCE, ...defaultServerConditions.filter((c) => c !== 'module')] } },
   test: {
     reporters: ['default'],
     testTimeout: 30_000,

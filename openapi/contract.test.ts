@@ -66,6 +66,7 @@ describe('the OpenAPI contract', () => {
         'getVersion',
         'listActivePushes',
         'listExpiredPushes',
+        'notifyEmails',
         'previewPush',
         // Requests (issue 24).
         'createRequest',
@@ -89,6 +90,7 @@ describe('the OpenAPI contract', () => {
     // A request with two Host headers answers 400 on every operation (issue 19).
     for (const id of ['getVersion', 'previewPush']) expect(statuses(id), id).toContain('400');
     expect(statuses('getPushAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
+    expect(statuses('notifyEmails')).toEqual(['201', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
     for (const id of ['listActivePushes', 'listExpiredPushes'])
       expect(statuses(id)).toEqual(['200', '400', '401', '403', '429', '500', '503']);
     // active and expired are matched before {url_token}: they are their own paths.
@@ -145,6 +147,7 @@ describe('the OpenAPI contract', () => {
       'failed_view',
       'failed_passphrase',
       'expire',
+      'creation_email_send',
     ]);
     expect(schemas.ErrorResponse.required).toEqual(['error', 'code']);
     expect(schemas.PushInput.properties.expire_after_days).toMatchObject({ minimum: 1, maximum: 90 });
@@ -425,7 +428,9 @@ describe('forms, durations and 422 messages (issue 11)', () => {
       const body = value as { error: string; errors: Record<string, string[]> };
       expect(body.error, where).toBe(expectedValidationError(body.errors));
       const keys = Object.keys(body.errors);
-      expect(keys, where).toEqual([...keys].sort((a, b) => order.indexOf(a) - order.indexOf(b)));
+      // A field outside PushInput (`base`, the notify limits' field) comes after the PushInput ones.
+      const rank = (k: string) => (order.includes(k) ? order.indexOf(k) : order.length);
+      expect(keys, where).toEqual([...keys].sort((a, b) => rank(a) - rank(b)));
     }
     const conflict = v.deref<Json>({ $ref: '#/components/examples/ErrDurationConflict' }).value;
     expect(conflict.errors.expire_after_days[0]).toContain('expire_after_duration');

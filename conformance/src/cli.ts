@@ -2,7 +2,7 @@
 /**
  * npx @secret-push/conformance --base-url URL [--token T --token-b T2] [--email E --email-b E2]
  *   [--profile full|stateless] [--format table|json|junit] [--only AREA[,AREA|ID…]] [--spec PATH] [--out FILE]
- *   [--max-body-bytes N] [--public-base-url URL]
+ *   [--max-body-bytes N] [--public-base-url URL] [--mail-domain D] [--mailbox-url URL]
  *   [--grade [--faults NAME,…] | --grade-full | --list-faults]
  * Exit code 0 only when no requirement failed (with --grade: the baseline passed and every surviving fault is a
  * documented invisible one); 2 on bad arguments.
@@ -10,6 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import type { MailboxMessage } from './context.js';
 import { runSuite } from './runner.js';
 import { exitCode, formatJson, formatJunit, formatTable } from './report.js';
 import { REQUIREMENTS } from './runner.js';
@@ -32,6 +33,9 @@ const USAGE = `Usage: secret-push-conformance --base-url URL [options]
   --default-views N     The instance's expire_after_views default, when not 5
   --max-body-bytes N    The instance's request body limit in bytes (the 413 check sends N + 1 bytes)
   --public-base-url URL The instance's configured public base URL, when it is not --base-url (push links use it)
+  --mail-domain D       The domain of the EMAIL class's recipients (default example.com, which takes no mail)
+  --mailbox-url URL     Reads the recipients' mailbox for the delivery check: GET URL?to=<address> answers a JSON
+                        array of {"subject","text","html"}, the messages that reached that address
   --out FILE            Also write the formatted result to FILE
   --list                Print the requirements (ID, class, source) and exit
 
@@ -61,6 +65,8 @@ export async function main(argv: string[]): Promise<number> {
         'default-views': { type: 'string' },
         'max-body-bytes': { type: 'string' },
         'public-base-url': { type: 'string' },
+        'mail-domain': { type: 'string' },
+        'mailbox-url': { type: 'string' },
         out: { type: 'string' },
         list: { type: 'boolean' },
         grade: { type: 'boolean' },
@@ -136,6 +142,8 @@ export async function main(argv: string[]): Promise<number> {
     defaultViews: num('default-views'),
     maxBodyBytes: num('max-body-bytes'),
     publicBaseUrl,
+    mailDomain: values['mail-domain'] as string | undefined,
+    mailbox: mailboxFromUrl(values['mailbox-url'] as string | undefined),
   };
   if (values.grade || values['grade-full']) {
     const faults = (values.faults as string | undefined)
@@ -183,4 +191,18 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       process.exit(2);
     },
   );
+}
+
+/** `--mailbox-url`: the mailbox hook as an HTTP endpoint (GET `URL?to=<address>` → JSON array of messages). */
+function mailboxFromUrl(url: string | undefined): ((address: string) => Promise<MailboxMessage[]>) | undefined {
+  if (!url) return undefined;
+  return async (address) => {
+    const target = new URL(url);
+    target.searchParams.set('to', address);
+    const res = await fetch(target);
+    if (!res.ok) throw new Error(`--mailbox-url answered ${res.status} for ${address}`);
+    const body = (await res.json()) as unknown;
+    if (!Array.isArray(body)) throw new Error('--mailbox-url must answer a JSON array of messages');
+    return body as MailboxMessage[];
+  };
 }

@@ -71,6 +71,21 @@ export interface Options {
    * links (json_url, html_url, preview url) start with it. Without it they must start with the called origin.
    */
   publicBaseUrl?: string;
+  /** The domain of the EMAIL class's recipient addresses (`--mail-domain`; default `example.com`, which takes no mail). */
+  mailDomain?: string;
+  /**
+   * The hook that reads a recipient's mailbox (EMAIL-007, delivery): the messages that reached `address`, each as its
+   * subject and its text and HTML parts. On the command line, `--mailbox-url URL` makes one: GET `URL?to=<address>`
+   * answering a JSON array of `{ "subject", "text", "html" }`.
+   */
+  mailbox?: (address: string) => Promise<MailboxMessage[]>;
+}
+
+/** A message as the mailbox hook gives it. */
+export interface MailboxMessage {
+  subject?: string;
+  text?: string;
+  html?: string;
 }
 
 export interface Features {
@@ -87,6 +102,8 @@ export interface Features {
     expire_after_duration?: { enabled: boolean; min: number; values: number[] };
     /** Absent on servers without idempotent creates (the reference). */
     idempotency_keys?: { enabled: boolean; lifetime_hours: number };
+    /** The link emailed to recipients (`notify_emails_to`, `notifyEmails`). */
+    email_auto_dispatch: boolean;
     /** End-to-end encrypted pushes; absent on instances that do not know them. */
     client_encryption?: {
       enabled: boolean;

@@ -10,7 +10,7 @@
 export { REQUIREMENTS, runSuite, type RunConfig, type RunOutput } from './runner.js';
 export { exitCode, formatJson, formatJunit, formatTable, summarize } from './report.js';
 export { AREAS, AREA_TITLES, type Area, type Requirement, type Result, type Status } from './requirement.js';
-export { TargetRateLimited, type Options } from './context.js';
+export { TargetRateLimited, type MailboxMessage, type Options } from './context.js';
 export { FAULTS } from './grade/faults/index.js';
 export { grade, type FaultResult } from './grade/grader.js';
 export { main } from './cli.js';

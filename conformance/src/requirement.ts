@@ -22,6 +22,7 @@ export const AREAS = [
   'E2E',
   'KEY',
   'REQ',
+  'EMAIL',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -47,6 +48,7 @@ export const AREA_TITLES: Record<Area, string> = {
   E2E: 'end-to-end encrypted pushes',
   KEY: 'API keys and scopes',
   REQ: 'requests',
+  EMAIL: 'email of the link',
 };
 
 /**
@@ -78,7 +80,10 @@ export type Need =
   | 'clientEncryption' // … and says end-to-end encrypted pushes are enabled
   | 'clientEncryptionRequired' // … and says they are required (ordinary pushes refused)
   | 'clientEncryptionOff' // … and says they are off
-  | 'requests'; // the version report says features.requests.enabled
+  | 'requests' // the version report says features.requests.enabled
+  | 'emailDispatch' // the report says features.pushes.email_auto_dispatch
+  | 'emailOff' // … and says it is off
+  | 'mailbox'; // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

@@ -21,6 +21,7 @@ import { apiKeys } from './requirements/api-keys.js';
 import { idempotency } from './requirements/idempotency.js';
 import { endToEnd } from './requirements/e2e.js';
 import { requests } from './requirements/requests.js';
+import { email } from './requirements/email.js';
 
 export const REQUIREMENTS: Requirement[] = [
   ...version,
@@ -45,6 +46,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...apiKeys,
   ...endToEnd,
   ...requests,
+  ...email,
 ];
 
 export interface RunOutput {
@@ -149,6 +151,18 @@ function gate(
       return p.client_encryption?.required
         ? null
         : { status: 'skip', reason: 'instance does not require end-to-end encryption (applies only when it does)' };
+    case 'emailDispatch':
+      return p.email_auto_dispatch
+        ? null
+        : { status: 'skip', reason: 'instance reports email_auto_dispatch false (no email)' };
+    case 'emailOff':
+      return p.email_auto_dispatch
+        ? { status: 'skip', reason: 'instance reports email_auto_dispatch (applies only without email)' }
+        : null;
+    case 'mailbox':
+      return options.mailbox
+        ? null
+        : { status: 'not-run', reason: "needs --mailbox-url (a way to read the recipients' mailbox)" };
     case 'clientEncryptionOff':
       return p.client_encryption && !p.client_encryption.enabled
         ? null

@@ -318,6 +318,12 @@ export async function startBrokenServer(faults: Fault[] = []): Promise<BrokenSer
         throw new HttpError(400, 'missing_push', 'The body has no push object.');
       }
       const fields = input as Record<string, unknown>;
+      // No email on this instance (email_auto_dispatch false): recipients answer the reference's 422.
+      if (typeof fields.notify_emails_to === 'string' && fields.notify_emails_to.trim() !== '') {
+        throw new HttpError(422, 'validation_failed', 'notify_emails_to: are not available', {
+          errors: { notify_emails_to: ['are not available'] },
+        });
+      }
       const errors = validate(fields);
       if (Object.keys(errors).length > 0) {
         throw new HttpError(422, 'validation_failed', 'The push is not valid.', { errors });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMAIL_A, EMAIL_B, startOurServer, type Instance } from './support/our-server.js';
 import { runSuite, type RunOutput } from '../src/runner.js';
 import { formatTable } from '../src/report.js';
+import { makeSettings, startMailbox, type Mailbox } from '@secret-push/server/testing';
 
 function failures(run: RunOutput): string[] {
   return run.results.filter((r) => r.status === 'fail').map((r) => `${r.id}: ${r.reason}`);
@@ -118,5 +119,45 @@ describe.each([
     expect(run.results.find((r) => r.id === decisive)?.status).toBe('pass');
     expect(run.results.filter((r) => r.status === 'pass').length).toBe(passing);
     expect(run.results.every((r) => r.id.startsWith('E2E-'))).toBe(true);
+  });
+});
+
+// The EMAIL class on an instance with an SMTP relay (a real SMTP server in this process), its mailbox read through
+// the suite's hook; the default instance above (no relay) runs EMAIL-006 and skips the rest.
+describe('the EMAIL class against our server with an SMTP relay', () => {
+  let instance: Instance;
+  let mailbox: Mailbox;
+  let run: RunOutput;
+
+  beforeAll(async () => {
+    mailbox = await startMailbox();
+    instance = await startOurServer({
+      mail: { ...makeSettings().mail, smtpUrl: mailbox.url, attempts: 3, retrySeconds: 1 },
+    });
+    run = await runSuite({
+      baseUrl: instance.baseUrl,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      profile: 'full',
+      only: ['EMAIL'],
+      mailDomain: 'example.net',
+      mailbox: async (address) =>
+        mailbox.messages
+          .filter((m) => m.to.includes(address))
+          .map((m) => ({ subject: m.parsed.subject, text: m.parsed.text, html: m.parsed.html || '' })),
+    });
+    if (process.env.CONFORMANCE_PRINT) console.log(formatTable(run, 140));
+  }, 170_000);
+
+  afterAll(async () => {
+    await instance?.close();
+    await mailbox?.stop();
+  });
+
+  it('fails nothing, delivers (EMAIL-007) and skips only the check for instances without email', () => {
+    expect(failures(run)).toEqual([]);
+    expect(run.results.filter((r) => r.status !== 'pass').map((r) => `${r.id} ${r.status}`)).toEqual([
+      'EMAIL-006 skip',
+    ]);
   });
 });

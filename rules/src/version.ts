@@ -19,6 +19,8 @@ export interface ImplementationFeatures {
   requests?: boolean;
   /** Whether API keys with scopes are offered (every scope of the contract's list). */
   apiKeys?: boolean;
+  /** Whether the link can be emailed to recipients (an SMTP relay configured and the feature on); default false. */
+  emailAutoDispatch?: boolean;
 }
 
 export function versionReport(
@@ -47,7 +49,7 @@ export function versionReport(
       accounts: { enabled: false },
       pushes: {
         enabled: true,
-        email_auto_dispatch: false,
+        email_auto_dispatch: features.emailAutoDispatch ?? false,
         file_attachments: { enabled: settings.enableFilePushes, requires_authentication: settings.filesRequireAuth },
         url_pushes: { enabled: settings.enableUrlPushes },
         qr_code_pushes: { enabled: settings.enableQrPushes },

@@ -15,6 +15,7 @@ import {
   listActivePushes as genListActivePushes,
   listApiKeys as genListApiKeys,
   listExpiredPushes as genListExpiredPushes,
+  notifyEmails as genNotifyEmails,
   previewPush as genPreviewPush,
   revokeApiKey as genRevokeApiKey,
 } from './generated/sdk.gen.js';
@@ -24,6 +25,7 @@ import type {
   ApiKeyInput,
   ApiKeyList,
   AuditEntry,
+  NotifyEmailsResponse,
   PreviewResponse,
   Push,
   PushFile,
@@ -140,6 +142,13 @@ export type CreatedPush = PushOwner & {
   readonly shareLink: string;
 };
 
+/** `notifyEmails`' recipients (a list, or the comma-separated text the API takes) and the message's language. */
+export interface NotifyEmailsParams {
+  to: string | readonly string[];
+  /** `en`, `de`, `es`, `fr`, … (others are written in English); default `en`. */
+  locale?: string | null | undefined;
+}
+
 /** An async iterable list whose `page(n)` reads one page. */
 export interface PagedList<T, Args extends unknown[] = []> {
   (...args: [...Args, options?: RequestOptions]): AsyncIterable<T>;
@@ -174,6 +183,13 @@ export interface SecretPushClient extends RequestMethods {
   expirePush(urlToken: string, options?: RequestOptions): Promise<Push>;
   /** The push's audit log, oldest first, over all pages; `audit.page(urlToken, n)` reads one page. */
   audit: PagedList<AuditEntry, [urlToken: string]>;
+  /**
+   * Emails the push's link to more recipients (the owner only; at most 5 per push in all). Needs
+   * `features.pushes.email_auto_dispatch`. The delivery shows in the audit log (`creation_email_send`,
+   * `notify_by_email.status`). Not retried: a repeat would queue the recipients again. To email on create, give
+   * `notify_emails_to` (and `notify_emails_to_locale`) to `createPush`.
+   */
+  notifyEmails(urlToken: string, params: NotifyEmailsParams, options?: RequestOptions): Promise<NotifyEmailsResponse>;
   /** The caller's active pushes, newest first, over all pages; `activePushes.page(n)` reads one page. */
   activePushes: PagedList<PushOwner>;
   /** The caller's expired pushes, newest first, over all pages; `expiredPushes.page(n)` reads one page. */
@@ -524,6 +540,18 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       return data;
     },
     audit,
+    async notifyEmails(urlToken, params, opts) {
+      const body = {
+        notify_emails_to: typeof params.to === 'string' ? params.to : params.to.join(','),
+        ...(params.locale !== undefined ? { notify_emails_to_locale: params.locale } : {}),
+      };
+      const { data } = await send<NotifyEmailsResponse>(
+        (x) => genNotifyEmails({ ...x, path: { url_token: urlToken }, body }),
+        opts,
+        'never',
+      );
+      return data;
+    },
     activePushes: pagedList(listPage(genListActivePushes)),
     expiredPushes: pagedList(listPage(genListExpiredPushes as typeof genListActivePushes)),
     async version(opts) {

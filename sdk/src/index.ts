@@ -7,6 +7,7 @@ export {
   createSecretPushClient,
   type CreatedPush,
   type CreatePushOptions,
+  type NotifyEmailsParams,
   type PagedList,
   type RequestOptions,
   type RetrieveLinkOptions,

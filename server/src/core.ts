@@ -12,16 +12,26 @@ import path from 'node:path';
 import type { Pool } from 'pg';
 import type { Push, VersionReport } from '@secret-push/sdk/generated';
 import { versionReport as reportOf } from '@secret-push/rules';
+import { accountMailDelivery, ACCOUNT_QUEUE, createAccountMail, type AccountMail } from './account/account-mail.js';
 import { createAccountService, type AccountService } from './account/account-service.js';
 import { createSingleSignOn, type SingleSignOn } from './account/single-sign-on.js';
 import { createTwoFactorService, type TwoFactorService } from './account/two-factor.js';
-import { repoRoot, type Settings } from './config/settings.js';
+import { emailAvailable, repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
 import { verifyMasterKeys } from './crypto/key-check.js';
 import { guard, guarded } from './db/database-errors.js';
 import { migrateDatabase, nativePool, openOrm } from './db/orm.js';
 import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
 import { poolDb, sql } from './db/sql.js';
+import { startJobQueue, type JobQueue, type QueueDepth, type QueueOptions } from './jobs/queue.js';
+import { createMailer } from './mail/mailer.js';
+import {
+  createNotifyService,
+  notifyDelivery,
+  NOTIFY_QUEUE,
+  type MailMetrics,
+  type NotifyService,
+} from './mail/notify-service.js';
 import { KEY_LIFETIME_MS } from './push/idempotency.js';
 import { createPushRepository } from './push/push-repository.js';
 import { createPushService, type PushService, type RequestContext } from './push/push-service.js';
@@ -41,6 +51,8 @@ export interface WebServices {
   twoFactor: TwoFactorService;
   /** Single sign-on with the OpenID Connect provider of PWPUSH_OIDC_*, or null when none is set. */
   singleSignOn: SingleSignOn | null;
+  /** Account emails (sign-up confirmation, password reset, notices); absent without an SMTP relay. */
+  accountMail?: AccountMail;
   /** A push's record without its secret (a page GET must consume nothing): see PushService.state. */
   pushState(urlToken: string, ctx: RequestContext): Promise<Push | null>;
 }
@@ -52,6 +64,8 @@ export interface Core {
   /** Requests (issue 24); `requests.onEvent` is where mail and webhooks attach. */
   requests: RequestService;
   users: UserService;
+  /** Emailing a push's link (`notifyEmails`); optional so that HTTP test doubles need not provide it. */
+  notify?: NotifyService;
   /** Accounts and page queries for the web pages; optional so that HTTP test doubles need not provide them. */
   web?: WebServices;
   version(): VersionReport;
@@ -75,6 +89,10 @@ export interface CoreOptions {
   poolMax?: number;
   /** Where the sweeper's runs and the pool's use are counted (the server's Prometheus metrics). Default: nowhere. */
   metrics?: CoreMetrics;
+  /** The job queue's timing (tests poll faster). */
+  queue?: QueueOptions;
+  /** Work the queue's jobs in this process (default true; a test turns it off to see jobs wait). */
+  jobWorkers?: boolean;
 }
 
 /** What the core reports to the metrics (counts and times only). */
@@ -83,6 +101,10 @@ export interface CoreMetrics {
   sweepFailed(): void;
   /** Reports the pool's connections on every scrape and times each wait for a connection. */
   observePool(pool: Pool): void;
+  /** Emails: messages by outcome, notifications by final status. */
+  mail?: MailMetrics;
+  /** Reports the job queue's depth on every scrape. */
+  observeQueue?(depth: () => Promise<QueueDepth[]>): void;
 }
 
 function applicationVersion(): string {
@@ -100,6 +122,7 @@ export function versionReport(settings: Settings, version = applicationVersion()
       anonymousBytesPerHour: settings.anonymousStoragePerHour || null,
       userActiveBytes: settings.userStorageBytes || null,
     },
+    emailAutoDispatch: emailAvailable(settings),
   });
 }
 
@@ -155,6 +178,10 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     );
   }
   const repository = createPushRepository(db);
+  const accounts = guarded(createAccountService(orm, db, settings));
+  const jobs = await startJobs(settings, opts, db, repository);
+  // Not guarded as a whole: its synchronous checks run inside the push service's own (guarded) create.
+  const notify = createNotifyService({ db, settings, pushes: repository, queue: jobs?.queue ?? null });
   // The push service tells the request service when an answer's push is retrieved (the request becomes collected).
   let requests: RequestService | null = null;
   const pushes = guarded(
@@ -162,6 +189,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       repository,
       settings,
       keyring,
+      notify,
       answerRetrieved: (pushId, actor, now) => requests!.answerRetrieved(pushId, actor, now),
     }),
   );
@@ -179,7 +207,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     }),
   );
   const requestService = requests;
-  const accounts = guarded(createAccountService(orm, db, settings));
+  const accountMail = jobs ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
   const twoFactor = guarded(createTwoFactorService(db, keyring, settings));
   const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db)) : null;
   const forgetLoginAttempts = async (now: Date) => {
@@ -196,7 +224,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     pushes,
     requests: requestService,
     users: guarded(createUserService(orm, db)),
-    web: { accounts, twoFactor, singleSignOn, pushState: pushes.state },
+    notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
+    web: { accounts, twoFactor, singleSignOn, pushState: pushes.state, ...(accountMail ? { accountMail } : {}) },
     version: () => structuredClone(report),
     ping: () => guard(async () => void (await db.query(PING, {}))),
     sweep: async (now?: Date) => {
@@ -205,7 +234,51 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     },
     close: async () => {
       await sweeper.stop();
+      await jobs?.stop();
       await orm.close(true);
+    },
+  };
+}
+
+/**
+ * The job queue and its workers, when something uses them (email needs an SMTP relay): the queue's policy from the
+ * settings, this process's worker on it. Null otherwise (nothing is enqueued then).
+ */
+async function startJobs(
+  settings: Settings,
+  opts: CoreOptions,
+  db: ReturnType<typeof poolDb>,
+  pushes: ReturnType<typeof createPushRepository>,
+): Promise<{ queue: JobQueue; stop(): Promise<void> } | null> {
+  // Anything that sends mail needs the relay: pushes' links (when PWPUSH_NOTIFY_BY_EMAIL allows) and account emails.
+  if (settings.mail.smtpUrl === null) return null;
+  const queue = await startJobQueue(settings.databaseUrl!, {
+    ...opts.queue,
+    onError: (error) => opts.logger?.warn({ err: { name: error.name } }, 'job queue error'),
+  });
+  await queue.define(NOTIFY_QUEUE, {
+    attempts: settings.mail.attempts,
+    retryDelaySeconds: settings.mail.retrySeconds,
+    retryDelayMaxSeconds: 3600,
+    expireInSeconds: 300,
+  });
+  await queue.define(ACCOUNT_QUEUE, {
+    attempts: settings.mail.attempts,
+    retryDelaySeconds: settings.mail.retrySeconds,
+    retryDelayMaxSeconds: 3600,
+    expireInSeconds: 300,
+  });
+  const mailer = createMailer(settings.mail.smtpUrl!, settings.mail.from);
+  if (opts.jobWorkers !== false) {
+    await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics: opts.metrics?.mail }));
+    await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer));
+  }
+  opts.metrics?.observeQueue?.(() => queue.depth());
+  return {
+    queue,
+    async stop() {
+      await queue.stop();
+      mailer.close();
     },
   };
 }

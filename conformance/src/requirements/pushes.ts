@@ -248,11 +248,12 @@ export const create = define('CRE', [
     needs: ['creator'],
     stateless: true,
     async run(ctx) {
-      // Fields of other dialects (Password Pusher Pro's account_id, notify_emails_to) and plain typos.
+      // Fields of other dialects (Password Pusher Pro's account_id, workspace_id) and plain typos. (notify_emails_to is
+      // no unknown field: the EMAIL class checks it.)
       const push = await ctx.create({
         payload: SECRET(),
         account_id: 7,
-        notify_emails_to: 'a@example.org',
+        workspace_id: 'w-1',
         retrieval_step_x: 'y',
       });
       expectEqual(push.kind, 'text', 'kind');

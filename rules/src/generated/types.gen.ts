@@ -123,7 +123,10 @@ export type VersionReport = {
              */
             enabled: boolean;
             /**
-             * Whether the instance can email the link to recipients. False until email exists.
+             * Whether the instance emails a push's link to recipients (`notify_emails_to`, `notifyEmails`): true
+             * exactly when SMTP is configured (`PWPUSH_SMTP_URL`) and `PWPUSH_NOTIFY_BY_EMAIL` is not `false`.
+             * pwpush-cli's `--notify` sends the fields only when this is true.
+             *
              */
             email_auto_dispatch: boolean;
             file_attachments: {
@@ -387,6 +390,25 @@ export type PushInput = unknown & {
      */
     note?: string;
     /**
+     * Email the push's link to these recipients, as Password Pusher's `notify_emails_to`: a comma-separated list
+     * (`a@example.org,b@example.org`, spaces around commas allowed), at most 5 addresses per push in total (this
+     * create and later `notifyEmails` calls together), each a plain ASCII address of at most 254 characters. Needs a
+     * token (the owner) and `features.pushes.email_auto_dispatch: true`; otherwise 422 (`are not available`, `are
+     * not allowed for unknown users`). An end-to-end encrypted push cannot be mailed (its key is only in the
+     * creator's link): 422. The message holds the link, the sender's email, the expiry and the instance's name,
+     * never the payload, the passphrase or a file. Messages on this field (422): `cannot be left blank`, `has commas
+     * used in the wrong way`, `contains duplicate emails`, `contains more than 5 email(s)`, `contains invalid
+     * email(s)`, `are not available`. The create answer echoes it; the audit log gets a `creation_email_send` entry.
+     *
+     */
+    notify_emails_to?: string;
+    /**
+     * The language of the message (`en`, `de`, `es`, `fr`, … one of Password Pusher's locale codes; other known codes
+     * are written in English). Null or absent: `en`. An unknown code → 422 `is not within the available options`.
+     *
+     */
+    notify_emails_to_locale?: string | null;
+    /**
      * Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or
      * null for an ordinary push. A scheme or version the instance does not accept, or any value while
      * `features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an
@@ -480,6 +502,14 @@ export type CreatePushUrlencoded = {
      * `note`.
      */
     'push[note]'?: string;
+    /**
+     * `notify_emails_to`: comma-separated recipients.
+     */
+    'push[notify_emails_to]'?: string;
+    /**
+     * `notify_emails_to_locale`; empty = `en`.
+     */
+    'push[notify_emails_to_locale]'?: string;
 };
 
 /**
@@ -641,6 +671,14 @@ export type PushOwner = Push & {
      * The owner's note; `""` when none was given, and erased (`""`) when the push expires.
      */
     note: string;
+    /**
+     * Only in the answer to a create that asked for email notification (as the reference echoes it).
+     */
+    notify_emails_to?: string;
+    /**
+     * Only beside `notify_emails_to`; null when the create gave none.
+     */
+    notify_emails_to_locale?: string | null;
 };
 
 /**
@@ -712,6 +750,37 @@ export type PreviewResponse = {
 };
 
 /**
+ * The delivery of one `creation_email_send` entry, as Password Pusher's audit log shows it. `status` moves
+ * `pending` (queued; also between retries) → `processing` (a worker is sending) → `completed` (every recipient
+ * accepted by the SMTP relay) | `partially_failed` (some accepted, some refused for good) | `failed` (none accepted,
+ * after the retries). Temporary SMTP failures (4xx codes, a relay that cannot be reached) are retried with backoff.
+ *
+ */
+export type NotifyByEmail = {
+    /**
+     * The recipients, comma-separated, as normalized (trimmed) from `notify_emails_to`.
+     */
+    recipients: string;
+    /**
+     * The locale asked for; null when none was given (`en`).
+     */
+    locale: string | null;
+    status: 'pending' | 'processing' | 'completed' | 'partially_failed' | 'failed';
+    /**
+     * The recipients the relay accepted, comma-separated; null before the first.
+     */
+    successful_sends: string | null;
+    /**
+     * When the delivery finished (completed, partially_failed or failed); null before.
+     */
+    proceed_at: Timestamp | null;
+    /**
+     * Why recipients failed (the relay's reply code and text, never a secret); only when there is one.
+     */
+    error_message?: string;
+};
+
+/**
  * One event in a push's audit log.
  */
 export type AuditEntry = {
@@ -719,10 +788,11 @@ export type AuditEntry = {
      * `creation`: the push was made. `view`: a counting retrieval. `owner_view`: the owner retrieved it (does not
      * count). `failed_view`: a retrieval of an expired push (does not count; logged at most once per client address
      * and minute, so an old link cannot grow the log without bound). `failed_passphrase`: a retrieval with a
-     * missing or wrong passphrase. `expire`: an explicit DELETE.
+     * missing or wrong passphrase. `expire`: an explicit DELETE. `creation_email_send`: the link was queued for
+     * email recipients (on create, or by `notifyEmails`); the entry carries `notify_by_email`.
      *
      */
-    kind: 'creation' | 'view' | 'owner_view' | 'failed_view' | 'failed_passphrase' | 'expire';
+    kind: 'creation' | 'view' | 'owner_view' | 'failed_view' | 'failed_passphrase' | 'expire' | 'creation_email_send';
     /**
      * The client's address as the server saw it (behind a trusted proxy, from `X-Forwarded-For`).
      */
@@ -736,6 +806,7 @@ export type AuditEntry = {
      */
     referrer: string;
     created_at: Timestamp;
+    notify_by_email?: NotifyByEmail;
 };
 
 /**
@@ -1155,6 +1226,29 @@ export type ApiKeyCreated = ApiKey & {
      *
      */
     token: string;
+};
+
+/**
+ * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
+ * are ignored.
+ *
+ */
+export type NotifyEmailsRequest = {
+    /**
+     * Comma-separated recipients (see `PushInput.notify_emails_to` for the rules and messages).
+     */
+    notify_emails_to: string;
+    /**
+     * The message's language (see `PushInput.notify_emails_to_locale`).
+     */
+    notify_emails_to_locale?: string | null;
+};
+
+/**
+ * The recipients were queued (the audit log's `creation_email_send` entry follows the delivery).
+ */
+export type NotifyEmailsResponse = {
+    message: string;
 };
 
 /**
@@ -2422,3 +2516,69 @@ export type RevokeApiKeyResponses = {
 };
 
 export type RevokeApiKeyResponse = RevokeApiKeyResponses[keyof RevokeApiKeyResponses];
+
+export type NotifyEmailsData = {
+    body: NotifyEmailsRequest;
+    path: {
+        /**
+         * The push's `url_token`. Any unknown value answers 404.
+         */
+        url_token: string;
+    };
+    query?: never;
+    url: '/api/v2/pushes/{url_token}/notify_emails';
+};
+
+export type NotifyEmailsErrors = {
+    /**
+     * The body is not JSON (`invalid_json`), is a malformed multipart body (`invalid_form`), does not decode as its `Content-Encoding` says or uses a coding other than gzip, deflate and br (`invalid_encoding`), is sent as a media type other than `application/json`, `multipart/form-data` and `application/x-www-form-urlencoded` (`unsupported_media_type`), or has no `push` object (JSON) or no `push[…]` field (forms) (`missing_push`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No push has this `url_token` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * The recipients or the locale break a rule, or email is not available for this push (`validation_failed`): `errors` lists messages per field (`notify_emails_to`, `notify_emails_to_locale`, `base`).
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type NotifyEmailsError = NotifyEmailsErrors[keyof NotifyEmailsErrors];
+
+export type NotifyEmailsResponses = {
+    /**
+     * The recipients are queued.
+     */
+    201: NotifyEmailsResponse;
+};
+
+export type NotifyEmailsResponse2 = NotifyEmailsResponses[keyof NotifyEmailsResponses];

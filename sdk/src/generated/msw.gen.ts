@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, PreviewPushResponses, PreviewRequestResponses, RespondToRequestData, RespondToRequestResponses, RevokeApiKeyResponses, RevokeRequestResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RespondToRequestData, RespondToRequestResponses, RevokeApiKeyResponses, RevokeRequestResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -595,6 +595,37 @@ export function handleRevokeApiKey(response?: HandleRevokeApiKeyResponse | HttpR
     }, options);
 }
 
+export type HandleNotifyEmailsResponse = {
+    body: NotifyEmailsResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/pushes/{url_token}/notify_emails` operation.
+ */
+export function handleNotifyEmails(response?: HandleNotifyEmailsResponse | HttpResponseResolver<{
+    url_token: string;
+}, NotifyEmailsData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        url_token: string;
+    }, NotifyEmailsData['body']>(`${options?.baseUrl ?? '*'}/api/v2/pushes/:url_token/notify_emails`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type MswHandlerFactories = {
     /**
      * Handler for the `GET /api/v2/version` operation.
@@ -676,6 +707,10 @@ export type MswHandlerFactories = {
      * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
      */
     revokeApiKey: typeof handleRevokeApiKey;
+    /**
+     * Handler for the `POST /api/v2/pushes/{url_token}/notify_emails` operation.
+     */
+    notifyEmails: typeof handleNotifyEmails;
 };
 
 export type CreateMswHandlersResult = {
@@ -712,7 +747,8 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         getRequestAudit: wrap(handleGetRequestAudit),
         listApiKeys: wrap(handleListApiKeys),
         createApiKey: wrap(handleCreateApiKey),
-        revokeApiKey: wrap(handleRevokeApiKey)
+        revokeApiKey: wrap(handleRevokeApiKey),
+        notifyEmails: wrap(handleNotifyEmails)
     };
     const all: CreateMswHandlersResult['all'] = (options = {}) => {
         type OverrideValue<R> = R | [
@@ -730,6 +766,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.previewRequest, overrides.previewRequest),
             invoke(pick.respondToRequest, overrides.respondToRequest),
             invoke(pick.getRequestAudit, overrides.getRequestAudit),
+            invoke(pick.notifyEmails, overrides.notifyEmails),
             invoke(pick.listActivePushes, overrides.listActivePushes),
             invoke(pick.listExpiredPushes, overrides.listExpiredPushes),
             invoke(pick.listActiveRequests, overrides.listActiveRequests),

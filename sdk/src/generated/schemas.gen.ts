@@ -265,7 +265,7 @@ export const VersionReportSchema = {
                         },
                         email_auto_dispatch: {
                             type: 'boolean',
-                            description: 'Whether the instance can email the link to recipients. False until email exists.'
+                            description: 'Whether the instance emails a push\'s link to recipients (`notify_emails_to`, `notifyEmails`): true\nexactly when SMTP is configured (`PWPUSH_SMTP_URL`) and `PWPUSH_NOTIFY_BY_EMAIL` is not `false`.\npwpush-cli\'s `--notify` sends the fields only when this is true.\n'
                         },
                         file_attachments: {
                             type: 'object',
@@ -574,6 +574,19 @@ export const PushInputSchema = {
             type: 'string',
             maxLength: 10000,
             description: 'A note shown to the owner only; erased when the push expires.'
+        },
+        notify_emails_to: {
+            type: 'string',
+            maxLength: 2048,
+            description: 'Email the push\'s link to these recipients, as Password Pusher\'s `notify_emails_to`: a comma-separated list\n(`a@example.org,b@example.org`, spaces around commas allowed), at most 5 addresses per push in total (this\ncreate and later `notifyEmails` calls together), each a plain ASCII address of at most 254 characters. Needs a\ntoken (the owner) and `features.pushes.email_auto_dispatch: true`; otherwise 422 (`are not available`, `are\nnot allowed for unknown users`). An end-to-end encrypted push cannot be mailed (its key is only in the\ncreator\'s link): 422. The message holds the link, the sender\'s email, the expiry and the instance\'s name,\nnever the payload, the passphrase or a file. Messages on this field (422): `cannot be left blank`, `has commas\nused in the wrong way`, `contains duplicate emails`, `contains more than 5 email(s)`, `contains invalid\nemail(s)`, `are not available`. The create answer echoes it; the audit log gets a `creation_email_send` entry.\n'
+        },
+        notify_emails_to_locale: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 16,
+            description: 'The language of the message (`en`, `de`, `es`, `fr`, … one of Password Pusher\'s locale codes; other known codes\nare written in English). Null or absent: `en`. An unknown code → 422 `is not within the available options`.\n'
         },
         client_encryption: {
             description: 'Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or\nnull for an ordinary push. A scheme or version the instance does not accept, or any value while\n`features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an\nordinary push while `required` is true. `name`, `note` and `passphrase` are never encrypted by the client.\nJSON bodies only: the form encodings (`CreatePushUrlencoded`, `CreatePushMultipart`) have no field for it, and\na `push[client_encryption]` form value answers 422 on `client_encryption`.\n',
@@ -917,6 +930,16 @@ export const CreatePushUrlencodedSchema = {
             type: 'string',
             maxLength: 10000,
             description: '`note`.'
+        },
+        'push[notify_emails_to]': {
+            type: 'string',
+            maxLength: 2048,
+            description: '`notify_emails_to`: comma-separated recipients.'
+        },
+        'push[notify_emails_to_locale]': {
+            type: 'string',
+            maxLength: 16,
+            description: '`notify_emails_to_locale`; empty = `en`.'
         }
     }
 } as const;
@@ -1139,6 +1162,19 @@ export const PushOwnerSchema = {
                     type: 'string',
                     maxLength: 10000,
                     description: 'The owner\'s note; `""` when none was given, and erased (`""`) when the push expires.'
+                },
+                notify_emails_to: {
+                    type: 'string',
+                    maxLength: 2048,
+                    description: 'Only in the answer to a create that asked for email notification (as the reference echoes it).'
+                },
+                notify_emails_to_locale: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 16,
+                    description: 'Only beside `notify_emails_to`; null when the create gave none.'
                 }
             }
         }
@@ -1274,6 +1310,70 @@ export const PreviewResponseSchema = {
     }
 } as const;
 
+export const NotifyByEmailSchema = {
+    type: 'object',
+    description: 'The delivery of one `creation_email_send` entry, as Password Pusher\'s audit log shows it. `status` moves\n`pending` (queued; also between retries) → `processing` (a worker is sending) → `completed` (every recipient\naccepted by the SMTP relay) | `partially_failed` (some accepted, some refused for good) | `failed` (none accepted,\nafter the retries). Temporary SMTP failures (4xx codes, a relay that cannot be reached) are retried with backoff.\n',
+    required: [
+        'recipients',
+        'locale',
+        'status',
+        'successful_sends',
+        'proceed_at'
+    ],
+    properties: {
+        recipients: {
+            type: 'string',
+            maxLength: 2048,
+            description: 'The recipients, comma-separated, as normalized (trimmed) from `notify_emails_to`.',
+            examples: [
+                'ana@example.org,ben@example.org'
+            ]
+        },
+        locale: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 16,
+            description: 'The locale asked for; null when none was given (`en`).'
+        },
+        status: {
+            type: 'string',
+            enum: [
+                'pending',
+                'processing',
+                'completed',
+                'partially_failed',
+                'failed'
+            ]
+        },
+        successful_sends: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 2048,
+            description: 'The recipients the relay accepted, comma-separated; null before the first.'
+        },
+        proceed_at: {
+            description: 'When the delivery finished (completed, partially_failed or failed); null before.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/Timestamp'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        error_message: {
+            type: 'string',
+            maxLength: 2048,
+            description: 'Why recipients failed (the relay\'s reply code and text, never a secret); only when there is one.'
+        }
+    }
+} as const;
+
 export const AuditEntrySchema = {
     type: 'object',
     description: 'One event in a push\'s audit log.',
@@ -1287,14 +1387,15 @@ export const AuditEntrySchema = {
     properties: {
         kind: {
             type: 'string',
-            description: '`creation`: the push was made. `view`: a counting retrieval. `owner_view`: the owner retrieved it (does not\ncount). `failed_view`: a retrieval of an expired push (does not count; logged at most once per client address\nand minute, so an old link cannot grow the log without bound). `failed_passphrase`: a retrieval with a\nmissing or wrong passphrase. `expire`: an explicit DELETE.\n',
+            description: '`creation`: the push was made. `view`: a counting retrieval. `owner_view`: the owner retrieved it (does not\ncount). `failed_view`: a retrieval of an expired push (does not count; logged at most once per client address\nand minute, so an old link cannot grow the log without bound). `failed_passphrase`: a retrieval with a\nmissing or wrong passphrase. `expire`: an explicit DELETE. `creation_email_send`: the link was queued for\nemail recipients (on create, or by `notifyEmails`); the entry carries `notify_by_email`.\n',
             enum: [
                 'creation',
                 'view',
                 'owner_view',
                 'failed_view',
                 'failed_passphrase',
-                'expire'
+                'expire',
+                'creation_email_send'
             ]
         },
         ip: {
@@ -1317,6 +1418,9 @@ export const AuditEntrySchema = {
         },
         created_at: {
             $ref: '#/components/schemas/Timestamp'
+        },
+        notify_by_email: {
+            $ref: '#/components/schemas/NotifyByEmail'
         }
     }
 } as const;
@@ -2279,4 +2383,45 @@ export const ApiKeyCreatedSchema = {
             }
         }
     ]
+} as const;
+
+export const NotifyEmailsRequestSchema = {
+    type: 'object',
+    maxProperties: 64,
+    description: 'The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties\nare ignored.\n',
+    required: [
+        'notify_emails_to'
+    ],
+    properties: {
+        notify_emails_to: {
+            type: 'string',
+            maxLength: 2048,
+            description: 'Comma-separated recipients (see `PushInput.notify_emails_to` for the rules and messages).'
+        },
+        notify_emails_to_locale: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 16,
+            description: 'The message\'s language (see `PushInput.notify_emails_to_locale`).'
+        }
+    }
+} as const;
+
+export const NotifyEmailsResponseSchema = {
+    type: 'object',
+    description: 'The recipients were queued (the audit log\'s `creation_email_send` entry follows the delivery).',
+    required: [
+        'message'
+    ],
+    properties: {
+        message: {
+            type: 'string',
+            maxLength: 256,
+            examples: [
+                'Recipient(s) are added to the queue to be sent.'
+            ]
+        }
+    }
 } as const;

@@ -211,6 +211,8 @@ export const zPushInput = z.intersection(z.unknown(), z.object({
     passphrase: z.string().min(1).max(1024).optional(),
     name: z.string().max(1024).optional(),
     note: z.string().max(10000).optional(),
+    notify_emails_to: z.string().max(2048).optional(),
+    notify_emails_to_locale: z.string().max(16).nullish(),
     client_encryption: zClientEncryption.nullish()
 }));
 
@@ -274,7 +276,9 @@ export const zCreatePushUrlencoded = z.object({
     'push[retrieval_step]': zFormBoolean.optional(),
     'push[passphrase]': z.string().max(1024).optional(),
     'push[name]': z.string().max(1024).optional(),
-    'push[note]': z.string().max(10000).optional()
+    'push[note]': z.string().max(10000).optional(),
+    'push[notify_emails_to]': z.string().max(2048).optional(),
+    'push[notify_emails_to_locale]': z.string().max(16).optional()
 });
 
 /**
@@ -341,7 +345,9 @@ export const zPush = z.object({
  */
 export const zPushOwner = zPush.and(z.object({
     name: z.string().max(1024),
-    note: z.string().max(10000)
+    note: z.string().max(10000),
+    notify_emails_to: z.string().max(2048).optional(),
+    notify_emails_to_locale: z.string().max(16).nullish()
 }));
 
 /**
@@ -380,6 +386,28 @@ export const zPreviewResponse = z.object({
 });
 
 /**
+ * The delivery of one `creation_email_send` entry, as Password Pusher's audit log shows it. `status` moves
+ * `pending` (queued; also between retries) → `processing` (a worker is sending) → `completed` (every recipient
+ * accepted by the SMTP relay) | `partially_failed` (some accepted, some refused for good) | `failed` (none accepted,
+ * after the retries). Temporary SMTP failures (4xx codes, a relay that cannot be reached) are retried with backoff.
+ *
+ */
+export const zNotifyByEmail = z.object({
+    recipients: z.string().max(2048),
+    locale: z.string().max(16).nullable(),
+    status: z.enum([
+        'pending',
+        'processing',
+        'completed',
+        'partially_failed',
+        'failed'
+    ]),
+    successful_sends: z.string().max(2048).nullable(),
+    proceed_at: zTimestamp.nullable(),
+    error_message: z.string().max(2048).optional()
+});
+
+/**
  * One event in a push's audit log.
  */
 export const zAuditEntry = z.object({
@@ -389,12 +417,14 @@ export const zAuditEntry = z.object({
         'owner_view',
         'failed_view',
         'failed_passphrase',
-        'expire'
+        'expire',
+        'creation_email_send'
     ]),
     ip: z.string().max(64),
     user_agent: z.string().max(255),
     referrer: z.string().max(255),
-    created_at: zTimestamp
+    created_at: zTimestamp,
+    notify_by_email: zNotifyByEmail.optional()
 });
 
 /**
@@ -736,6 +766,23 @@ export const zApiKeyCreated = zApiKey.and(z.object({
 }));
 
 /**
+ * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
+ * are ignored.
+ *
+ */
+export const zNotifyEmailsRequest = z.object({
+    notify_emails_to: z.string().max(2048),
+    notify_emails_to_locale: z.string().max(16).nullish()
+});
+
+/**
+ * The recipients were queued (the audit log's `creation_email_send` entry follows the delivery).
+ */
+export const zNotifyEmailsResponse = z.object({
+    message: z.string().max(256)
+});
+
+/**
  * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
  * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
  * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
@@ -986,3 +1033,14 @@ export const zRevokeApiKeyPath = z.object({
  * The key was revoked.
  */
 export const zRevokeApiKeyResponse = zApiKey;
+
+export const zNotifyEmailsBody = zNotifyEmailsRequest;
+
+export const zNotifyEmailsPath = z.object({
+    url_token: z.string().min(1).max(64)
+});
+
+/**
+ * The recipients are queued.
+ */
+export const zNotifyEmailsResponse2 = zNotifyEmailsResponse;

@@ -7,5 +7,5 @@
  * - `createMswHandlers()` / `handleGetPush()` / …: the generated per-operation handlers (you give each response).
  */
 export { createMockServerHandlers, type MockServer, type MockServerOptions, type SeedOptions } from './server.js';
-export { defaultMockSettings, defaultMockUsers, type MockSettings, type MockUser } from './store.js';
+export { defaultMockSettings, defaultMockUsers, type MockEmail, type MockSettings, type MockUser } from './store.js';
 export * from '../generated/msw.gen.js';

@@ -21,6 +21,7 @@ import {
   RouteTable,
   requireListCaller,
   type ApiKeyScope,
+  validationFailed,
   type ComponentCheck,
 } from '@secret-push/rules';
 import { MockApiKeys } from './api-keys.js';
@@ -30,6 +31,7 @@ import {
   defaultMockSettings,
   defaultMockUsers,
   type MockActor,
+  type MockEmail,
   type MockSettings,
   MockStore,
   type MockUser,
@@ -69,8 +71,10 @@ export interface MockServer {
   /** Moves the clock forward. */
   advanceClock(ms: number): void;
   now(): Date;
-  /** Forgets every push. */
+  /** Forgets every push (and every email "sent"). */
   reset(): void;
+  /** The emails "sent" so far (with `settings.emailAutoDispatch`): one per recipient, with the link it carried. */
+  sentEmails(): MockEmail[];
 }
 
 /** An operation of the contract the mock answers: its operationId, method and path template, and its handler. */
@@ -217,6 +221,33 @@ function requestRoutes(kit: MockKit): Route[] {
   ];
 }
 
+/** `notifyEmails`: the mock's outbox takes the link at once (its own function: mockRoutes stays readable). */
+function notifyRoute(kit: MockKit): Route {
+  const { store, json, requireKnownCredential } = kit;
+  return {
+    operationId: 'notifyEmails',
+    scope: 'pushes:notify',
+    method: 'POST',
+    path: '/api/v2/pushes/{url_token}/notify_emails',
+    handle: async (ctx, { url_token: token }) => {
+      requireKnownCredential(ctx);
+      const body = (await ctx.request.json().catch(() => null)) as Record<string, unknown> | null;
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        throw new ApiError('bad_request', 'The request body must be a JSON object.');
+      }
+      const to = body.notify_emails_to;
+      const locale = body.notify_emails_to_locale;
+      if (typeof to !== 'string' || (locale !== undefined && locale !== null && typeof locale !== 'string')) {
+        throw validationFailed({
+          [typeof to !== 'string' ? 'notify_emails_to' : 'notify_emails_to_locale']: ['must be a string'],
+        });
+      }
+      const answer = store.notifyEmails(token!, { notify_emails_to: to, notify_emails_to_locale: locale }, ctx.actor);
+      return json(ctx, 'NotifyEmailsResponse', answer, 201);
+    },
+  };
+}
+
 /** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */
 function mockRoutes(kit: MockKit): Route[] {
   const { store, keys, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
@@ -242,7 +273,7 @@ function mockRoutes(kit: MockKit): Route[] {
         requireKnownCredential(ctx);
         // JSON, multipart (files as parts, as the SDK uploads them) or form-urlencoded, as the server reads them.
         const created = store.create(await readCreateBody(ctx.request), ctx.actor);
-        return json(ctx, 'PushOwner', store.ownerRecord(created, ctx.base), 201);
+        return json(ctx, 'PushOwner', { ...store.ownerRecord(created, ctx.base), ...created.notifyEcho }, 201);
       },
     },
     ...(['active', 'expired'] as const).map((state): Route => ({
@@ -306,6 +337,7 @@ function mockRoutes(kit: MockKit): Route[] {
         });
       },
     },
+    notifyRoute(kit),
     {
       operationId: 'getPush',
       scope: 'pushes:read',
@@ -469,5 +501,6 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       kit.requests.reset();
       keys.reset();
     },
+    sentEmails: () => store.sentEmails(),
   };
 }

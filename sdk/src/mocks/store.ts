@@ -22,6 +22,13 @@ import {
   isExpired,
   isOwner,
   lastViewAnswer,
+  notifyLimit,
+  notifyRefused,
+  NOTIFY_CALLS_PER_MINUTE,
+  NOTIFY_DAILY_LIMIT_DEFAULT,
+  NOTIFY_MAX_RECIPIENTS,
+  NOTIFY_TEXT,
+  readNotifyRequest,
   LINK_LIFETIME_MS,
   newPushState,
   normalizePushInput,
@@ -50,9 +57,26 @@ export interface MockUser {
 export interface MockSettings extends PushRuleSettings {
   /** `{base}` of json_url/html_url; else the request's origin. */
   publicBaseUrl: string | null;
+  /**
+   * Emailing links (`features.pushes.email_auto_dispatch`): the mock "sends" at once (every delivery `completed`)
+   * into its outbox (`sentEmails()`). Default false, as a server without an SMTP relay.
+   */
+  emailAutoDispatch: boolean;
 }
 
-export const defaultMockSettings: MockSettings = { ...DEFAULT_PUSH_RULE_SETTINGS, publicBaseUrl: null };
+export const defaultMockSettings: MockSettings = {
+  ...DEFAULT_PUSH_RULE_SETTINGS,
+  publicBaseUrl: null,
+  emailAutoDispatch: false,
+};
+
+/** An email the mock "sent": one per recipient, with the link it carried (never the secret). */
+export interface MockEmail {
+  to: string;
+  locale: string | null;
+  link: string;
+  urlToken: string;
+}
 
 export const defaultMockUsers: readonly MockUser[] = [
   { email: 'alice@example.com', token: 'spt_mock_alice_0000000000000000000000000000' },
@@ -77,6 +101,8 @@ interface StoredPush {
   note: string;
   audit: AuditEntry[];
   failedAttempts: Date[];
+  /** What the create asked to email (echoed in its answer only). */
+  notifyEcho?: { notify_emails_to: string; notify_emails_to_locale: string | null };
 }
 
 /** Who is asking, as the HTTP layer resolved it. */
@@ -109,6 +135,8 @@ export class MockStore {
   private pushes = new Map<string, StoredPush>();
   private links = new Map<string, { urlToken: string; fileId: string; expiresAt: number }>();
   private seq = 0;
+  private outbox: MockEmail[] = [];
+  private notifyCalls = new Map<string, number[]>();
   private clockBase: () => number;
   private clockOffset = 0;
   /** Told of every successful retrieval (the requests of ./requests.ts move a request to `collected`). */
@@ -142,6 +170,12 @@ export class MockStore {
   reset(): void {
     this.pushes.clear();
     this.links.clear();
+    this.outbox = [];
+    this.notifyCalls.clear();
+  }
+
+  sentEmails(): MockEmail[] {
+    return this.outbox.map((m) => ({ ...m }));
   }
 
   userByToken(token: string, email?: string): MockUser | null {
@@ -152,7 +186,11 @@ export class MockStore {
   }
 
   version(): VersionReport {
-    return versionReport(this.settings, '0.1.0', { requests: true, apiKeys: true });
+    return versionReport(this.settings, '0.1.0', {
+      requests: true,
+      apiKeys: true,
+      emailAutoDispatch: this.settings.emailAutoDispatch,
+    });
   }
 
   // ---- create -------------------------------------------------------------------------------------------------
@@ -160,7 +198,10 @@ export class MockStore {
   /** The contract's schema, then the instance's rules (as the server), then storage. */
   create(raw: unknown, actor: MockActor, createdAt?: number): StoredPush {
     requireMayCreate(this.settings, userIdOf(actor), raw);
-    const valid = normalizePushInput(checkPushSchema(generatedPushSchema(), raw), this.settings);
+    const input = checkPushSchema(generatedPushSchema(), raw);
+    const valid = normalizePushInput(input, this.settings);
+    const to = input.notify_emails_to;
+    const notify = to === undefined || to.trim() === '' ? null : this.checkNotify(input, actor);
     const at = new Date(createdAt ?? this.now());
     let urlToken: string;
     do urlToken = randomString(24, 'abcdefghijklmnopqrstuvwxyz234567');
@@ -183,7 +224,68 @@ export class MockStore {
     };
     this.pushes.set(urlToken, push);
     this.log(push, 'creation', actor, at);
+    if (notify) {
+      this.send(push, notify.recipients, notify.locale, actor, at);
+      push.notifyEcho = { notify_emails_to: to!, notify_emails_to_locale: notify.locale };
+    }
     return push;
+  }
+
+  // ---- email (the server's rules; the mock's outbox instead of SMTP) ------------------------------------------
+
+  private checkNotify(
+    input: { notify_emails_to?: string; notify_emails_to_locale?: string | null; client_encryption?: unknown },
+    actor: MockActor,
+  ) {
+    if (!this.settings.emailAutoDispatch) throw notifyRefused(NOTIFY_TEXT.unavailable);
+    if (!actor.user) throw notifyRefused(NOTIFY_TEXT.anonymous);
+    const request = readNotifyRequest(input.notify_emails_to, input.notify_emails_to_locale);
+    if (input.client_encryption) throw notifyRefused([NOTIFY_TEXT.encrypted]);
+    const today = this.outbox.length; // one mock instance is one user's world enough: all sends count
+    if (today + request.recipients.length > NOTIFY_DAILY_LIMIT_DEFAULT) throw notifyLimit(NOTIFY_TEXT.daily);
+    return request;
+  }
+
+  /** The delivery, at once: one email per recipient, the entry `completed`. */
+  private send(push: StoredPush, recipients: string[], locale: string | null, actor: MockActor, at: Date): void {
+    const link = pushRecord(push.state, at, this.settings.publicBaseUrl ?? 'http://localhost').html_url;
+    for (const to of recipients) this.outbox.push({ to, locale, link, urlToken: push.state.urlToken });
+    this.log(push, 'creation_email_send', actor, at);
+    push.audit[push.audit.length - 1]!.notify_by_email = {
+      recipients: recipients.join(','),
+      locale,
+      status: 'completed',
+      successful_sends: recipients.join(','),
+      proceed_at: at.toISOString(),
+    };
+  }
+
+  /** `notifyEmails`: the server's checks in its order, then the delivery. */
+  notifyEmails(
+    urlToken: string,
+    body: { notify_emails_to?: string; notify_emails_to_locale?: string | null },
+    actor: MockActor,
+  ): { message: string } {
+    const userId = userIdOf(actor);
+    if (userId === null) throw new ApiError('authentication_required', 'This operation needs an API token.');
+    const push = this.find(urlToken);
+    if (!isOwner(push.state, userId)) throw new ApiError('forbidden', "That push doesn't belong to you.");
+    const now = this.now();
+    const calls = (this.notifyCalls.get(userId) ?? []).filter((t) => now - t < 60_000);
+    if (calls.length >= NOTIFY_CALLS_PER_MINUTE) {
+      throw new ApiError('rate_limited', NOTIFY_TEXT.rateLimited, {
+        retryAfterSeconds: Math.max(1, Math.ceil((calls[0]! + 60_000 - now) / 1000)),
+      });
+    }
+    this.notifyCalls.set(userId, [...calls, now]);
+    if (!this.settings.emailAutoDispatch) throw notifyRefused(NOTIFY_TEXT.unavailable);
+    const request = readNotifyRequest(body.notify_emails_to, body.notify_emails_to_locale);
+    if (push.state.expired) throw notifyRefused(NOTIFY_TEXT.expired);
+    if (push.state.clientEncryption) throw notifyRefused([NOTIFY_TEXT.encrypted]);
+    const already = push.audit.reduce((n, e) => n + (e.notify_by_email?.recipients.split(',').length ?? 0), 0);
+    if (already + request.recipients.length > NOTIFY_MAX_RECIPIENTS) throw notifyLimit(NOTIFY_TEXT.perPush(already));
+    this.send(push, request.recipients, request.locale, actor, this.date());
+    return { message: NOTIFY_TEXT.queued };
   }
 
   // ---- reads and state changes ----------------------------------------------------------------------------------

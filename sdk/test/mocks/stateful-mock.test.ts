@@ -419,3 +419,61 @@ describe('stateful mock: requests (issue 24)', () => {
     expect((await alice.openResponse(request.url_token, { keyPair })).payload).toBe('sealed in the mock');
   });
 });
+
+describe('stateful mock: email (issue 22)', () => {
+  it("without email: email_auto_dispatch false and the fields refused with the server's 422", async () => {
+    const { mock, baseUrl } = start();
+    const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    expect((await alice.version()).features.pushes.email_auto_dispatch).toBe(false);
+    const refused = await alice
+      .createPush({ payload: 'x', notify_emails_to: 'a@example.net' })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).errors).toEqual({
+      notify_emails_to: ['are not available'],
+      notify_emails_to_locale: ['is not available'],
+      base: ['Notify by email feature is not enabled'],
+    });
+  });
+
+  it('with email: create and notifyEmails "send" into the outbox; the audit shows completed; the limits hold', async () => {
+    const { mock, baseUrl } = start({ settings: { emailAutoDispatch: true, publicBaseUrl: 'https://s.example.org' } });
+    const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    const bob = createSecretPushClient({ baseUrl, token: mock.users[1]!.token, fetch: checker.fetch });
+    expect((await alice.version()).features.pushes.email_auto_dispatch).toBe(true);
+    const push = await alice.createPush({
+      payload: 'mock secret',
+      notify_emails_to: 'a@example.net,b@example.net',
+      notify_emails_to_locale: 'de',
+    });
+    expect(push).toMatchObject({ notify_emails_to: 'a@example.net,b@example.net', notify_emails_to_locale: 'de' });
+    expect(await alice.notifyEmails(push.url_token, { to: ['c@example.net'] })).toEqual({
+      message: 'Recipient(s) are added to the queue to be sent.',
+    });
+    expect(mock.sentEmails().map((m) => [m.to, m.link])).toEqual([
+      ['a@example.net', push.html_url],
+      ['b@example.net', push.html_url],
+      ['c@example.net', push.html_url],
+    ]);
+    const entries = [];
+    for await (const e of alice.audit(push.url_token)) if (e.kind === 'creation_email_send') entries.push(e);
+    expect(entries.map((e) => e.notify_by_email)).toMatchObject([
+      { recipients: 'a@example.net,b@example.net', locale: 'de', status: 'completed' },
+      { recipients: 'c@example.net', locale: null, status: 'completed', successful_sends: 'c@example.net' },
+    ]);
+    await expect(bob.notifyEmails(push.url_token, { to: 'd@example.net' })).rejects.toBeInstanceOf(ForbiddenError);
+    const injected = await alice
+      .notifyEmails(push.url_token, { to: 'd@example.net\r\nBcc: x@example.com' })
+      .catch((e: unknown) => e);
+    expect((injected as ValidationError).errors).toEqual({ notify_emails_to: ['contains invalid email(s)'] });
+    const tooMany = await alice
+      .notifyEmails(push.url_token, { to: 'd@example.net,e@example.net,f@example.net' })
+      .catch((e: unknown) => e);
+    expect((tooMany as ValidationError).errors).toEqual({
+      base: ['You can notify up to 5 email(s) and you have already sent emails to 3 recipients'],
+    });
+    await alice.notifyEmails(push.url_token, { to: 'd@example.net' });
+    await alice.notifyEmails(push.url_token, { to: 'e@example.net' }); // alice's 5th call this minute
+    await expect(alice.notifyEmails(push.url_token, { to: 'f@example.net' })).rejects.toBeInstanceOf(RateLimitError);
+  });
+});

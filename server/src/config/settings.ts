@@ -12,6 +12,7 @@ import {
   CLIENT_ENCRYPTION_MODES,
   clientEncryptionSetting,
   DURATION_MIN_BOUNDS,
+  NOTIFY_DAILY_LIMIT_DEFAULT,
   SPEC_LIMITS,
   type Bounds,
   type PushRuleSettings,
@@ -66,6 +67,8 @@ export interface Settings extends PushRuleSettings {
   corsOrigins: string[];
   /** `POST /p.json` answers `Access-Control-Allow-Origin: *`, as the reference does (PWPUSH_CORS_V1_CREATE). */
   corsV1Create: boolean;
+  /** Email: the SMTP relay, the sender, the notify feature and its limits (PWPUSH_SMTP_URL, PWPUSH_MAIL_*, PWPUSH_NOTIFY_*). */
+  mail: MailSettings;
   /** Single sign-on with an OpenID Connect provider (PWPUSH_OIDC_*); null: off. */
   oidc: OidcSettings | null;
   /** Password accounts must sign in with a second factor (TOTP), enrolling at their next sign-in (PWPUSH_REQUIRE_2FA). */
@@ -88,6 +91,28 @@ export interface OidcSettings {
   providerName: string;
   /** An http:// issuer is accepted (development and test only: PWPUSH_OIDC_ALLOW_HTTP). */
   allowHttp: boolean;
+}
+
+export interface MailSettings {
+  /** `smtp://user:pass@host:port` or `smtps://…` (PWPUSH_SMTP_URL or PWPUSH_SMTP_URL_FILE); null: no email at all. Secret. */
+  smtpUrl: string | null;
+  /** The From of every message (PWPUSH_MAIL_FROM). */
+  from: string;
+  /** Push links by email (PWPUSH_NOTIFY_BY_EMAIL); false: the notify route does not exist (404). */
+  notifyByEmail: boolean;
+  /** Emails one user may have sent in 24 hours (PWPUSH_NOTIFY_DAILY_LIMIT). */
+  notifyDailyLimit: number;
+  /** The instance's name in messages (PWPUSH_INSTANCE_NAME). */
+  instanceName: string;
+  /** Tries of one delivery before it is given up (PWPUSH_MAIL_ATTEMPTS). */
+  attempts: number;
+  /** First wait before a retry, doubling up to an hour (PWPUSH_MAIL_RETRY_SECONDS). */
+  retrySeconds: number;
+}
+
+/** Whether pushes' links can be emailed: a relay is configured and the feature is on (`email_auto_dispatch`). */
+export function emailAvailable(settings: Pick<Settings, 'mail'>): boolean {
+  return settings.mail.notifyByEmail && settings.mail.smtpUrl !== null;
 }
 
 export class SettingsError extends Error {
@@ -336,6 +361,50 @@ const TABLE: SettingDoc[] = [
     default: '`true`',
     meaning:
       'v1 compatibility: `POST /p.json` (an anonymous create) answers `Access-Control-Allow-Origin: *` from any origin, as Password Pusher does. `false` applies `PWPUSH_CORS_ORIGINS` to it like every other API path.',
+  },
+  {
+    name: 'PWPUSH_SMTP_URL',
+    default: 'none',
+    meaning:
+      'The SMTP relay for email: `smtp://user:pass@host:587` (STARTTLS when the relay offers it) or `smtps://user:pass@host:465` (TLS from the start); user and password percent-encoded. Unset: no email (the notify fields answer 422 `are not available`, account flows stay as without email). Secret: never logged.',
+  },
+  {
+    name: 'PWPUSH_SMTP_URL_FILE',
+    default: 'none',
+    meaning: 'A file holding `PWPUSH_SMTP_URL` (for secrets mounted as files); set only one of the two.',
+  },
+  {
+    name: 'PWPUSH_MAIL_FROM',
+    default: '`Secret Push <no-reply@…>`',
+    meaning:
+      'The From of every message: an address, or `Name <address>`. Default: `no-reply@` the host of `PWPUSH_PUBLIC_BASE_URL` (`localhost` without it), named after `PWPUSH_INSTANCE_NAME`.',
+  },
+  {
+    name: 'PWPUSH_NOTIFY_BY_EMAIL',
+    default: '`true`',
+    meaning:
+      "Email a push's link to recipients (`notify_emails_to`, `POST …/notify_emails`) when SMTP is configured. `false`: the route answers 404 and the fields 422, as Password Pusher with `notify_by_email.enabled: false`.",
+  },
+  {
+    name: 'PWPUSH_NOTIFY_DAILY_LIMIT',
+    default: '`500`',
+    meaning: 'Emails one user may have sent in 24 hours (1..100000); over it, 422 on `base`.',
+  },
+  {
+    name: 'PWPUSH_INSTANCE_NAME',
+    default: '`Secret Push`',
+    meaning: "The instance's name, shown in emails (1..100 characters).",
+  },
+  {
+    name: 'PWPUSH_MAIL_ATTEMPTS',
+    default: '`10`',
+    meaning:
+      'Tries of one delivery when the relay fails temporarily (a 4xx reply, no connection) before it is given up as `failed` (1..50).',
+  },
+  {
+    name: 'PWPUSH_MAIL_RETRY_SECONDS',
+    default: '`30`',
+    meaning: 'The wait before the first retry of a delivery; each next wait doubles, up to an hour (1..3600).',
   },
   {
     name: 'PWPUSH_OIDC_ISSUER',
@@ -725,6 +794,57 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     ...corsSettings(env),
     oidc: oidcSettings(env, appEnv),
     require2fa: bool(env, 'PWPUSH_REQUIRE_2FA', false),
+    mail: mailSettings(env, publicBaseUrl),
+  };
+}
+
+/** The email settings: the relay's URL (inline or from a file), the sender, the feature and its limits. */
+function mailSettings(env: NodeJS.ProcessEnv, publicBaseUrl: string | null): MailSettings {
+  const inline = raw(env, 'PWPUSH_SMTP_URL');
+  const file = raw(env, 'PWPUSH_SMTP_URL_FILE');
+  if (inline && file) {
+    throw new SettingsError('PWPUSH_SMTP_URL', 'Set only one of PWPUSH_SMTP_URL and PWPUSH_SMTP_URL_FILE');
+  }
+  let smtpUrl: string | null = inline ?? null;
+  if (file) {
+    try {
+      smtpUrl = readFileSync(path.resolve(file), 'utf8').trim();
+    } catch {
+      throw new SettingsError('PWPUSH_SMTP_URL_FILE', 'PWPUSH_SMTP_URL_FILE names a file that cannot be read');
+    }
+  }
+  if (smtpUrl !== null) {
+    let url: URL | null = null;
+    try {
+      url = new URL(smtpUrl);
+    } catch {
+      /* refused below */
+    }
+    // Never echoes the value: it holds the relay's password.
+    if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
+      throw new SettingsError(
+        file ? 'PWPUSH_SMTP_URL_FILE' : 'PWPUSH_SMTP_URL',
+        'PWPUSH_SMTP_URL must be smtp://user:pass@host:port or smtps://user:pass@host:port (user and password percent-encoded)',
+      );
+    }
+  }
+  const instanceName = raw(env, 'PWPUSH_INSTANCE_NAME') ?? 'Secret Push';
+  if (instanceName.length > 100 || /[\r\n]/.test(instanceName)) {
+    throw new SettingsError('PWPUSH_INSTANCE_NAME', 'PWPUSH_INSTANCE_NAME must be one line of at most 100 characters');
+  }
+  const host = publicBaseUrl ? new URL(publicBaseUrl).hostname : 'localhost';
+  const from = raw(env, 'PWPUSH_MAIL_FROM') ?? `${instanceName.replace(/["\\<>]/g, '')} <no-reply@${host}>`;
+  if (/[\r\n]/.test(from) || !/@/.test(from) || from.length > 320) {
+    throw new SettingsError('PWPUSH_MAIL_FROM', 'PWPUSH_MAIL_FROM must be an address or `Name <address>` on one line');
+  }
+  return {
+    smtpUrl,
+    from,
+    notifyByEmail: bool(env, 'PWPUSH_NOTIFY_BY_EMAIL', true),
+    notifyDailyLimit: int(env, 'PWPUSH_NOTIFY_DAILY_LIMIT', NOTIFY_DAILY_LIMIT_DEFAULT, 1, 100_000),
+    instanceName,
+    attempts: int(env, 'PWPUSH_MAIL_ATTEMPTS', 10, 1, 50),
+    retrySeconds: int(env, 'PWPUSH_MAIL_RETRY_SECONDS', 30, 1, 3600),
   };
 }
 

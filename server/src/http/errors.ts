@@ -111,6 +111,19 @@ export function validationError(errors: ErrorObject[], wrapper: 'push' | 'reques
   return validationFailed(fields);
 }
 
+/**
+ * The same for an operation whose body holds its fields at the top level (`notifyEmails`): a body that is not an
+ * object is 400; a field that breaks the schema is 422 with messages per field (a missing field is required).
+ */
+export function topLevelValidationError(errors: ErrorObject[]): ApiError {
+  if (errors.some((e) => e.keyword === 'parse')) return new ApiError('invalid_json');
+  if (errors.some((e) => (e.instancePath === '' || e.instancePath === '/requestBody') && e.keyword === 'type')) {
+    return new ApiError('bad_request', 'The request body must be a JSON object.');
+  }
+  const fields = pushFieldErrors(errors, '/requestBody');
+  return Object.keys(fields).length > 0 ? validationFailed(fields) : validationError(errors);
+}
+
 function parameterNames(errors: ErrorObject[]): string[] {
   const names = errors.map((e) => {
     const [, where, name] = e.instancePath.split('/');

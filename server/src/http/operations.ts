@@ -36,6 +36,7 @@ interface Operations {
   createApiKey: Operation<G.CreateApiKeyData, G.CreateApiKeyResponses>;
   listApiKeys: Operation<G.ListApiKeysData, G.ListApiKeysResponses>;
   revokeApiKey: Operation<G.RevokeApiKeyData, G.RevokeApiKeyResponses>;
+  notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
 }
 
 type OperationId = keyof Operations;

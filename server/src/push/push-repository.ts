@@ -56,6 +56,9 @@ export interface AddressQuota {
 /** A create counted against a storage quota: the push and the bytes now used, or a refusal with the bytes in use. */
 type CountedInsert = { row: PushRow; usedBytes: number } | { refused: true; usedBytes: number; freeAt: Date | null };
 
+/** More writes of a create, in its transaction, after the push is inserted (its email notification and job). */
+export type WithinCreate = (tx: Db, row: PushRow) => Promise<void>;
+
 /** Ties a create to its idempotency key: the create's own statement marks the key done. */
 export interface KeyRef {
   scope: string;
@@ -459,13 +462,7 @@ export function createPushRepository(db: Db) {
 
     findById,
 
-    /** A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement. */
-    async insert(push: PushRow, files: PushFileRow[], by: AuditActor, deadline: Date, key?: KeyRef): Promise<PushRow> {
-      return insertedPush(
-        await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
-        push,
-      )!;
-    },
+    ...insertOperations(db),
 
     /** The row of `urlToken` (null: no such push) and, when the view was claimed with it, the row after the claim. */
     async viewByToken(
@@ -585,6 +582,33 @@ export function createPushRepository(db: Db) {
   };
 }
 
+/** The plain create (storage quotas aside: storageOperations). */
+function insertOperations(db: Db) {
+  return {
+    /**
+     * A new push with its `creation` entry, its files (already encrypted) and its key marked done, in one statement;
+     * with `within`, in a transaction that also runs it (the push's email notification and its job).
+     */
+    async insert(
+      push: PushRow,
+      files: PushFileRow[],
+      by: AuditActor,
+      deadline: Date,
+      key?: KeyRef,
+      within?: WithinCreate,
+    ): Promise<PushRow> {
+      const statement = insertFor(files.length, key, false);
+      const params = insertParams(push, files, by, deadline, key);
+      if (!within) return insertedPush(await db.query(statement, params), push)!;
+      return db.transaction(async (tx) => {
+        const row = insertedPush(await tx.query(statement, params), push)!;
+        await within(tx, row);
+        return row;
+      });
+    },
+  };
+}
+
 /** The passphrase attempts of a push (passphrase-gate.ts decides with them). */
 function attemptOperations(db: Db) {
   return {
@@ -672,6 +696,7 @@ function storageOperations(db: Db) {
       limit: number,
       now: Date,
       key?: KeyRef,
+      within?: WithinCreate,
     ): Promise<CountedInsert> {
       const ownerId = push.ownerId!;
       return db.transaction(async (tx) => {
@@ -685,6 +710,7 @@ function storageOperations(db: Db) {
           await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
           push,
         )!;
+        await within?.(tx, row);
         return { row, usedBytes: used + push.storedBytes };
       });
     },

@@ -48,7 +48,8 @@ import { deadlineFrom } from '../db/deadlines.js';
 import { keyScope, presentKey, type IdempotencyRequest } from './idempotency.js';
 import { checkPassphrase } from './passphrase-gate.js';
 import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
-import type { AuditActor, FileMeta, KeyRef, PushRepository } from './push-repository.js';
+import type { NotifyService, PreparedNotify } from '../mail/notify-service.js';
+import type { AuditActor, FileMeta, KeyRef, PushRepository, WithinCreate } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
 import {
@@ -169,6 +170,8 @@ export interface PushServiceDeps {
   repository: PushRepository;
   settings: Settings;
   keyring: Keyring;
+  /** Emailing the link (`notify_emails_to`); without it the fields are ignored (HTTP test doubles). */
+  notify?: NotifyService;
   /** Called after a successful retrieval of a push made from a request's answer (the request becomes `collected`). */
   answerRetrieved?: (pushId: string, actor: Actor, now: Date) => Promise<void>;
 }
@@ -194,12 +197,14 @@ class PushOperations implements PushService {
   private readonly repo: PushRepository;
   private readonly settings: Settings;
   private readonly keyring: Keyring;
+  private readonly notify: NotifyService | undefined;
   private readonly answerRetrieved: PushServiceDeps['answerRetrieved'];
 
-  constructor({ repository, settings, keyring, answerRetrieved }: PushServiceDeps) {
+  constructor({ repository, settings, keyring, notify, answerRetrieved }: PushServiceDeps) {
     this.repo = repository;
     this.settings = settings;
     this.keyring = keyring;
+    this.notify = notify;
     this.answerRetrieved = answerRetrieved;
   }
 
@@ -307,14 +312,20 @@ class PushOperations implements PushService {
     const row = await this.findOrThrow(urlToken);
     requireAuditOwner(row, ctx.actor.userId);
     const result = await this.repo.auditPage(row.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+    const mailed = result.items.filter((r) => r.kind === 'creation_email_send').map((r) => r.id);
+    const details = mailed.length > 0 && this.notify ? await this.notify.details(mailed) : new Map();
     return {
-      items: result.items.map((r) => ({
-        kind: r.kind,
-        ip: r.ip,
-        user_agent: r.userAgent,
-        referrer: r.referrer,
-        created_at: r.createdAt.toISOString(),
-      })),
+      items: result.items.map((r) => {
+        const notifyByEmail = details.get(r.id);
+        return {
+          kind: r.kind,
+          ip: r.ip,
+          user_agent: r.userAgent,
+          referrer: r.referrer,
+          created_at: r.createdAt.toISOString(),
+          ...(notifyByEmail ? { notify_by_email: notifyByEmail } : {}),
+        };
+      }),
       total: result.total,
       page,
       perPage: PAGE_SIZE,
@@ -486,10 +497,11 @@ class PushOperations implements PushService {
     ctx: RequestContext,
     now: Date,
     key?: KeyRef,
+    within?: WithinCreate,
   ): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
     const { repo, settings } = this;
     const quota = governingQuota(settings, ctx.actor.userId);
-    if (!quota) return { row: await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key) };
+    if (!quota) return { row: await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key, within) };
     const limit = quota === 'anonymous' ? settings.anonymousStoragePerHour : settings.userStorageBytes;
     if (push.storedBytes > limit) throw largerThanQuota(quota, push.storedBytes, limit);
     const counted =
@@ -502,7 +514,7 @@ class PushOperations implements PushService {
             addressQuota(settings, ctx.actor.ip, now),
             key,
           )
-        : await repo.insertCountedForUser(push, files, ctx.actor, deadlineOf(ctx), limit, now, key);
+        : await repo.insertCountedForUser(push, files, ctx.actor, deadlineOf(ctx), limit, now, key, within);
     if ('refused' in counted) {
       // The anonymous window starts again on the hour; a user's space frees as pushes expire (by time at the latest).
       const retryAfter = counted.freeAt
@@ -520,11 +532,18 @@ class PushOperations implements PushService {
   private async createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<Created> {
     const now = nowOf(ctx);
     const valid = normalizePushInput(input, this.settings, decodeBase64);
+    // Checked before anything is written: a refused notification refuses the create (nothing stored, nothing sent).
+    const notify = this.notify?.prepareForCreate(input, ctx) ?? null;
     const { push, files } = await this.newRows(valid, ctx.actor.userId, now);
+    const within = notify ? this.mailWithin(notify, ctx) : undefined;
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const { row, storage } = await this.store(push, files, ctx, now, key);
-        const record = ownerRecord(row, now, this.baseOf(ctx), { name: valid.name, note: valid.note });
+        const { row, storage } = await this.store(push, files, ctx, now, key, within);
+        const record: PushOwner = {
+          ...ownerRecord(row, now, this.baseOf(ctx), { name: valid.name, note: valid.note }),
+          // Echoed as the reference does, only when asked for.
+          ...(notify ? { notify_emails_to: input.notify_emails_to!, notify_emails_to_locale: notify.locale } : {}),
+        };
         // Not enumerable: the record is what clients get; the quota's state travels beside it, as RateLimit fields.
         return storage ? Object.defineProperty(record, 'storage', { value: storage, enumerable: false }) : record;
       } catch (err) {
@@ -537,6 +556,11 @@ class PushOperations implements PushService {
         throw err;
       }
     }
+  }
+
+  /** The create's email notification, written in its transaction (the entry, the notification, the job). */
+  private mailWithin(notify: PreparedNotify, ctx: RequestContext): WithinCreate {
+    return (tx, row) => this.notify!.enqueueWithPush(tx, row, notify, ctx);
   }
 
   /** A create with an Idempotency-Key: fresh (create, marking the key in the same statement), or a replay. */

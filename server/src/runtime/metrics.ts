@@ -24,6 +24,7 @@ import {
 import { ApiError, errorBody } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { CoreMetrics } from '../core.js';
+import type { QueueDepth } from '../jobs/queue.js';
 import { writeAnswer, writeJson } from '../http/answer.js';
 import { state, type Part } from '../http/middleware.js';
 import { headerOf, targetPath } from '../http/request-target.js';
@@ -101,6 +102,36 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
     buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
     registers,
   });
+  const mailSends = new Counter({
+    name: `${PREFIX}email_sends_total`,
+    help: 'Emails handed to the SMTP relay, by outcome: sent, temporary_failure (retried), permanent_failure (refused for good).',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const notifications = new Counter({
+    name: `${PREFIX}email_notifications_finished_total`,
+    help: 'Email notifications (one per creation_email_send entry) finished, by status: completed, partially_failed, failed.',
+    labelNames: ['status'] as const,
+    registers,
+  });
+  const queueDepths: (() => Promise<QueueDepth[]>)[] = [];
+  new Gauge({
+    name: `${PREFIX}job_queue_jobs`,
+    help: 'Jobs in the durable queue (PostgreSQL, every instance together), by queue and state: queued (waiting, retries included) and active.',
+    labelNames: ['queue', 'state'] as const,
+    registers,
+    // Every process reads the same table: a cluster's scrape takes the largest, never the sum.
+    aggregator: 'max',
+    async collect() {
+      this.reset();
+      for (const depth of queueDepths) {
+        for (const q of await depth().catch(() => [])) {
+          this.set({ queue: q.queue, state: 'queued' }, q.queued);
+          this.set({ queue: q.queue, state: 'active' }, q.active);
+        }
+      }
+    },
+  });
   const pools: Pool[] = [];
   new Gauge({
     name: `${PREFIX}db_pool_connections`,
@@ -143,6 +174,13 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
     },
     sweepFailed() {
       sweeps.inc({ result: 'failed' });
+    },
+    mail: {
+      mailSent: (outcome) => mailSends.inc({ outcome }),
+      notificationFinished: (status) => notifications.inc({ status }),
+    },
+    observeQueue(depth) {
+      queueDepths.push(depth);
     },
     observePool(pool) {
       pools.push(pool);

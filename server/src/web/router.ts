@@ -10,6 +10,7 @@ import { BUNDLED_SPEC_PATH } from '@secret-push/contract';
 import type { Core } from '../core.js';
 import { state } from '../http/middleware.js';
 import { createPageKit } from './page-kit.js';
+import { accountMailPages } from './routes/account-mail-pages.js';
 import { accountPages } from './routes/account-pages.js';
 import { apiKeyPages } from './routes/api-key-pages.js';
 import { createPages } from './routes/create-pages.js';
@@ -35,6 +36,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH, core.settings.publicBaseUrl);
   accountPages(router, kit);
   apiKeyPages(router, kit);
+  accountMailPages(router, kit);
   twoFactorPages(router, kit);
   oidcPages(router, kit);
   createPages(router, kit);

@@ -188,7 +188,7 @@ for (const [mode, clientEncryption] of [
       expect((await recipientReads(created.body.url_token)).payload).toBe('from the extension');
     });
 
-    it('CIPP and Raycast: unknown top-level keys (workspace_id) and Pro fields are ignored; Raycast deletes', async () => {
+    it("CIPP and Raycast: unknown top-level keys (workspace_id) and Pro fields are ignored; Raycast deletes; email recipients on an instance without email: the reference's 422", async () => {
       const auth = { authorization: `Bearer ${user.token}` };
       const cipp = await call('POST', '/api/v2/pushes', {
         headers: auth,
@@ -205,13 +205,21 @@ for (const [mode, clientEncryption] of [
             payload: 'raycast secret',
             expire_after_duration: 3,
             expire_after_views: 4,
-            notify_emails_to: 'a@example.org',
-            notify_emails_to_locale: 'en',
           },
           workspace_id: 'w-2',
         },
       });
       expect(raycast.status).toBe(201);
+      // Raycast's notification fields: this instance has no SMTP relay, so, as Password Pusher does, 422 (issue 22).
+      const notifying = await call('POST', '/api/v2/pushes', {
+        headers: auth,
+        body: {
+          push: { payload: 'raycast secret 2', notify_emails_to: 'a@example.org', notify_emails_to_locale: 'en' },
+          workspace_id: 'w-2',
+        },
+      });
+      expect(notifying.status).toBe(422);
+      expect(notifying.body.errors.notify_emails_to).toEqual(['are not available']);
       expect(typeof raycast.body.expires_at).toBe('string');
       expect(raycast.body.views_remaining).toBe(4);
       const deleted = await call('DELETE', `/api/v2/pushes/${raycast.body.url_token}`, { headers: auth });

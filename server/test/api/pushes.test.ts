@@ -114,7 +114,7 @@ describe('create', () => {
   it('creates url and qr pushes anonymously and ignores unknown properties', async () => {
     expect((await create({ kind: 'url', payload: 'https://example.org/x?y=1' })).kind).toBe('url');
     expect((await create({ kind: 'qr', payload: secret('qr') })).kind).toBe('qr');
-    const extra = await create({ payload: secret('p'), notify_emails_to: 'a@b.c' } as PushInput);
+    const extra = await create({ payload: secret('p'), account_id: 7, workspace_id: 'w-1' } as PushInput);
     expect(extra.kind).toBe('text');
   });
 

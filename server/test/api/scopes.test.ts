@@ -8,16 +8,31 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { contract, contractV1, type Contract } from '@secret-push/contract';
 import { API_KEY_SCOPES, type ApiKeyScope } from '@secret-push/rules';
+import { startMailbox, type Mailbox } from '../support/mailbox.js';
 import { startRealApi, type RealApi } from './support/real.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking an arbitrary OpenAPI document
 type Json = Record<string, any>;
 
 let api: RealApi;
+let mailbox: Mailbox;
 let account: { token: string; userId: string; email: string };
 
 beforeAll(async () => {
-  api = await startRealApi({ enableFilePushes: true });
+  // Every optional operation on: files, and email through a real SMTP server in this process (notifyEmails).
+  mailbox = await startMailbox();
+  api = await startRealApi({
+    enableFilePushes: true,
+    mail: {
+      smtpUrl: mailbox.url,
+      from: 'Secret Push <no-reply@example.org>',
+      notifyByEmail: true,
+      notifyDailyLimit: 500,
+      instanceName: 'Scopes',
+      attempts: 3,
+      retrySeconds: 1,
+    },
+  });
   account = await api.user('scopes@example.org');
 });
 
@@ -27,6 +42,7 @@ afterEach(() => {
 
 afterAll(async () => {
   await api?.stop();
+  await mailbox?.stop();
 });
 
 async function newKey(scopes: readonly ApiKeyScope[]): Promise<{ id: string; token: string }> {

@@ -647,8 +647,10 @@ describe('generative requests from the contract', () => {
     expect(failures.slice(0, 15), `${failures.length} failures (seed ${seed}, replay with FC_SEED=${seed})`).toEqual(
       [],
     );
-    // The valid requests reach the operations: every create made pushes in each body type it takes.
-    for (const op of operations.filter((o) => Object.keys(o.content).length > 0)) {
+    // The valid requests reach the operations: every create made pushes in each body type it takes. (notifyEmails
+    // takes a body but makes no push: on this instance, without an SMTP relay, it answers 422, or 404 for a
+    // generated token; server/test/mail covers it.)
+    for (const op of operations.filter((o) => Object.keys(o.content).length > 0 && o.operationId !== 'notifyEmails')) {
       const made = [...serverAnswers].filter(
         ([i, a]) => cases[i]!.operationId === op.operationId && cases[i]!.kind === 'valid' && a.status === 201,
       );

@@ -271,6 +271,7 @@ describe('DATABASE_URL', () => {
     await withClient(withDatabase(adminUrl(), database), async (c) => {
       await c.query(`REVOKE ALL ON SCHEMA public FROM PUBLIC`);
       await c.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${role}`);
+      await c.query(`CREATE SCHEMA pgboss AUTHORIZATION ${role}`);
     });
     const url = withDatabase(adminUrl(), database, { name: role, password });
     const warnings: string[] = [];

@@ -11,6 +11,7 @@ import { Migration20261122120000_durations } from './Migration20261122120000_dur
 import { Migration20261201000000_token_last_used } from './Migration20261201000000_token_last_used.js';
 import { Migration20261202000000_storage_quotas } from './Migration20261202000000_storage_quotas.js';
 import { Migration20261215000000_key_checks } from './Migration20261215000000_key_checks.js';
+import { Migration20261220000000_email_notifications } from './Migration20261220000000_email_notifications.js';
 import { Migration20261226000000_sign_in_factors } from './Migration20261226000000_sign_in_factors.js';
 import { Migration20261227000000_requests } from './Migration20261227000000_requests.js';
 import { Migration20261228000000_api_keys } from './Migration20261228000000_api_keys.js';
@@ -24,6 +25,7 @@ export const migrationsList = [
   { name: 'Migration20261201000000_token_last_used', class: Migration20261201000000_token_last_used },
   { name: 'Migration20261202000000_storage_quotas', class: Migration20261202000000_storage_quotas },
   { name: 'Migration20261215000000_key_checks', class: Migration20261215000000_key_checks },
+  { name: 'Migration20261220000000_email_notifications', class: Migration20261220000000_email_notifications },
   { name: 'Migration20261226000000_sign_in_factors', class: Migration20261226000000_sign_in_factors },
   { name: 'Migration20261227000000_requests', class: Migration20261227000000_requests },
   { name: 'Migration20261228000000_api_keys', class: Migration20261228000000_api_keys },

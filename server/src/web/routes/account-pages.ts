@@ -11,6 +11,7 @@ import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { providerLogout } from './oidc-pages.js';
 import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
 import { tokenPageState } from './api-key-pages.js';
+import { signUpSentPage } from './account-mail-pages.js';
 
 export function accountPages(router: Router, kit: PageKit): void {
   const { core, settings, sessions } = kit;
@@ -93,6 +94,17 @@ export function accountPages(router: Router, kit: PageKit): void {
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');
       try {
+        const mail = kit.web().accountMail;
+        if (mail) {
+          // With email: the address is confirmed by a link first, and the answer is the same whether it is taken.
+          await mail.signUp(
+            email,
+            field(form, 'password'),
+            baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
+            opts.clock?.(),
+          );
+          return kit.send(res, 200, signUpSentPage(v.viewer));
+        }
         const user = await kit.web().accounts.signUp(email, field(form, 'password'), opts.clock?.());
         await afterPassword(kit, steps, req, res, user, next);
       } catch (error) {
@@ -138,6 +150,9 @@ export function accountPages(router: Router, kit: PageKit): void {
       await kit.postedForm(req, v);
       // One statement replaces the digest: the old token stops working the moment the new one exists.
       const fresh = await core.users.rotateToken(v.user.email, opts.clock?.());
+      await kit
+        .web()
+        .accountMail?.tokenChanged(v.user.userId, baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy));
       const status = await kit.web().accounts.tokenStatus(v.user.userId);
       kit.send(res, 200, tokenPage(v.viewer, { ...status, fresh }));
     }),

@@ -44,7 +44,8 @@ ${
   <label for="password">Password</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required>
   <button type="submit">Sign in</button>
-</form>`
+</form>
+<p><a href="/users/password/new">Forgot your password?</a></p>`
 }
 ${viewer.signupsEnabled ? html`<p>No account yet? <a href="/users/sign_up">Sign up</a>.</p>` : ''}`,
   });

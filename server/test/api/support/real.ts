@@ -1,6 +1,6 @@
 /** The real app on the real Core and a fresh PostgreSQL database of the run's test cluster. */
 import { createCore } from '../../../src/core.js';
-import type { Core, Settings } from '../../../src/core.js';
+import type { Core, CoreOptions, Settings } from '../../../src/core.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../../support/db.js';
 import { serve, type Served } from './serve.js';
 
@@ -17,12 +17,12 @@ export interface RealApi extends Served {
 
 export async function startRealApi(
   overrides: Partial<Settings> = {},
-  opts: { db?: TestDatabase; sweeper?: boolean } = {},
+  opts: { db?: TestDatabase; sweeper?: boolean; core?: Pick<CoreOptions, 'queue' | 'jobWorkers' | 'metrics'> } = {},
 ): Promise<RealApi> {
   const { db } = opts;
   const database = db ?? (await createTestDatabase('sp_api'));
   const settings = makeSettings({ databaseUrl: database.url, logLevel: 'trace', ...overrides });
-  const core = await createCore(settings, { sweeper: opts.sweeper ?? false, poolMax: 20 });
+  const core = await createCore(settings, { sweeper: opts.sweeper ?? false, poolMax: 20, ...opts.core });
   let clockAt: Date | null = null;
   const served = await serve(core, { clock: () => clockAt ?? new Date() });
   return {

@@ -1,0 +1,248 @@
+/**
+ * Account emails, once an SMTP relay is configured (`PWPUSH_SMTP_URL`): sign-up confirms the address by a link (the
+ * account exists only once the link is opened), "forgot password" sends a single-use link that lapses after an hour,
+ * and a new API token or password sends a notice. Each request answers the same whether or not the address has an
+ * account: what differs is only what the address's owner receives (a link, or "you already have an account").
+ *
+ * Links are made by the job that sends them (the durable queue, server/src/jobs): a request stores what it asked
+ * for (a sign-up keeps its password's hash), never a link; the job makes a random token, keeps its SHA-256 only, and
+ * mails the link. Nothing at rest can open an account.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { ApiError } from '@secret-push/rules';
+import type { Settings } from '../config/settings.js';
+import { hashPassphrase } from '../crypto/passphrase.js';
+import { sql, type Db } from '../db/sql.js';
+import type { JobQueue, QueuedJob } from '../jobs/queue.js';
+import type { Mailer } from '../mail/mailer.js';
+import { EMAIL, normalizeEmail } from '../user/user-service.js';
+import { passwordProblem, passwordSentence } from './password-strength.js';
+import type { AccountService, AccountUser } from './account-service.js';
+
+export const ACCOUNT_QUEUE = 'email.account';
+/** A sign-up link lasts a day; a reset link an hour. */
+const SIGNUP_LIFETIME_MS = 24 * 3600_000;
+const RESET_LIFETIME_MS = 3600_000;
+
+type Purpose = 'signup' | 'reset';
+type Job =
+  | { kind: 'signup' | 'reset'; request: string }
+  | { kind: 'password_changed' | 'token_changed'; userId: string; baseUrl: string };
+
+const digestOf = (token: string) => createHash('sha256').update(token).digest('hex');
+
+const S = {
+  insert: sql<{ id: string; purpose: Purpose; email: string; passwordHash: string | null; baseUrl: string; now: Date }>(
+    `insert into account_mail_requests (id, purpose, email, password_hash, base_url, created_at)
+     values (:id, :purpose, :email, :passwordHash, :baseUrl, :now)`,
+  ),
+  request: sql<{ id: string }>(
+    'select id, purpose, email, password_hash, base_url from account_mail_requests where id = :id',
+  ),
+  setToken: sql<{ id: string; digest: string; expiresAt: Date }>(
+    'update account_mail_requests set token_digest = :digest, expires_at = :expiresAt where id = :id',
+  ),
+  /** A link's request, while it is unused and in time (a GET only looks). */
+  valid: sql<{ digest: string; purpose: Purpose; now: Date }>(
+    `select id, email, password_hash from account_mail_requests
+     where token_digest = :digest and purpose = :purpose and used_at is null and expires_at > :now`,
+  ),
+  /** Uses a link: one caller wins, even when two submit at once. */
+  claim: sql<{ digest: string; purpose: Purpose; now: Date }>(
+    `update account_mail_requests r set used_at = :now, password_hash = null
+     from (select id, password_hash as old_hash from account_mail_requests
+           where token_digest = :digest and purpose = :purpose and used_at is null and expires_at > :now
+           for update) o
+     where r.id = o.id
+     returning r.id, r.email, o.old_hash as password_hash`,
+  ),
+  /** The other links of the same address and purpose stop working once one is used. */
+  retireOthers: sql<{ email: string; purpose: Purpose; now: Date }>(
+    `update account_mail_requests set used_at = :now, password_hash = null
+     where email = :email and purpose = :purpose and used_at is null`,
+  ),
+  userByEmail: sql<{ email: string }, { id: string; email: string }>(
+    'select id, email from users where email = :email',
+  ),
+  userById: sql<{ id: string }, { id: string; email: string }>('select id, email from users where id = :id'),
+  insertUser: sql<{ id: string; email: string; hash: string; now: Date }, { id: string }>(
+    `insert into users (id, email, password_hash, created_at, updated_at, session_version)
+     values (:id, :email, :hash, :now, :now, 1) on conflict (email) do nothing returning id`,
+  ),
+};
+
+export interface AccountMail {
+  /** Sign-up by email: checks the form (422), then always answers the same; the link or a notice goes out. */
+  signUp(email: string, password: string, baseUrl: string, now?: Date): Promise<void>;
+  /** Opens a sign-up link: the account is made (and signed in); 404 when the link is unknown, used or lapsed. */
+  confirm(token: string, now?: Date): Promise<AccountUser>;
+  /** "Forgot password": always answers the same; a link goes out only when the address has an account. */
+  requestReset(email: string, baseUrl: string, now?: Date): Promise<void>;
+  /** Whether a reset link is still good (the form is shown only then). */
+  resetValid(token: string, now?: Date): Promise<boolean>;
+  /** Sets the password through a reset link (once); every session ends and a notice goes out. */
+  reset(token: string, password: string, baseUrl: string, now?: Date): Promise<void>;
+  /** Sends the notice of a new API token. */
+  tokenChanged(userId: string, baseUrl: string): Promise<void>;
+}
+
+export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountService): AccountMail {
+  const enqueue = (job: Job) => db.transaction((tx) => queue.enqueue(tx, ACCOUNT_QUEUE, job));
+  const store = async (purpose: Purpose, email: string, passwordHash: string | null, baseUrl: string, now: Date) => {
+    const id = randomUUID();
+    await db.transaction(async (tx) => {
+      await tx.query(S.insert, { id, purpose, email, passwordHash, baseUrl, now });
+      await queue.enqueue(tx, ACCOUNT_QUEUE, { kind: purpose, request: id } satisfies Job);
+    });
+  };
+  return {
+    async signUp(email, password, baseUrl, now = new Date()) {
+      const normalized = normalizeEmail(email ?? '');
+      const fields: Record<string, string[]> = {};
+      if (normalized.length > 320 || !EMAIL.test(normalized)) fields.email = ['must be an email address'];
+      const problem = await passwordProblem(password, normalized);
+      if (problem) fields.password = [problem];
+      if (Object.keys(fields).length > 0) {
+        throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields });
+      }
+      // Hashed whether or not the address is taken: the answer takes the same time either way.
+      await store('signup', normalized, await hashPassphrase(password), baseUrl, now);
+    },
+
+    async confirm(token, now = new Date()) {
+      const [claimed] =
+        typeof token === 'string' ? await db.query(S.claim, { digest: digestOf(token), purpose: 'signup', now }) : [];
+      if (!claimed?.password_hash) throw new ApiError('not_found', 'This link is not valid any more.');
+      const email = String(claimed.email);
+      const [made] = await db.query(S.insertUser, {
+        id: randomUUID(),
+        email,
+        hash: String(claimed.password_hash),
+        now,
+      });
+      if (!made) throw new ApiError('not_found', 'This address already has an account: sign in.');
+      await db.query(S.retireOthers, { email, purpose: 'signup', now });
+      return { userId: String(made.id), email, sessionVersion: 1 };
+    },
+
+    async requestReset(email, baseUrl, now = new Date()) {
+      const normalized = normalizeEmail(email ?? '');
+      if (normalized.length > 320 || !EMAIL.test(normalized)) {
+        throw new ApiError('validation_failed', 'Check the highlighted fields.', {
+          fields: { email: ['must be an email address'] },
+        });
+      }
+      await store('reset', normalized, null, baseUrl, now);
+    },
+
+    async resetValid(token, now = new Date()) {
+      if (typeof token !== 'string' || token.length > 128) return false;
+      return (await db.query(S.valid, { digest: digestOf(token), purpose: 'reset', now })).length > 0;
+    },
+
+    async reset(token, password, baseUrl, now = new Date()) {
+      if (typeof token !== 'string' || token.length > 128)
+        throw new ApiError('not_found', 'This link is not valid any more.');
+      const [found] = await db.query(S.valid, { digest: digestOf(token), purpose: 'reset', now });
+      if (!found) throw new ApiError('not_found', 'This link is not valid any more.');
+      const email = String(found.email);
+      const problem = await passwordProblem(password, email);
+      if (problem)
+        throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
+      const [claimed] = await db.query(S.claim, { digest: digestOf(token), purpose: 'reset', now });
+      if (!claimed) throw new ApiError('not_found', 'This link is not valid any more.');
+      await db.query(S.retireOthers, { email, purpose: 'reset', now });
+      await accounts.setPassword(email, password); // ends every session
+      const [user] = await db.query(S.userByEmail, { email });
+      if (user) await enqueue({ kind: 'password_changed', userId: String(user.id), baseUrl });
+    },
+
+    async tokenChanged(userId, baseUrl) {
+      await enqueue({ kind: 'token_changed', userId, baseUrl });
+    },
+  };
+}
+
+/** The messages (English; the account pages are too). */
+function accountMessage(
+  kind: Job['kind'] | 'taken',
+  link: string,
+  instance: string,
+): { subject: string; text: string } {
+  switch (kind) {
+    case 'signup':
+      return {
+        subject: `Confirm your email for ${instance}`,
+        text: `Someone (we hope you) made an account on ${instance} with this address.\n\nConfirm it within 24 hours by opening this link:\n\n${link}\n\nIf it was not you, ignore this message: no account is made.\n`,
+      };
+    case 'taken':
+      return {
+        subject: `Sign-up attempt on ${instance}`,
+        text: `Someone tried to make an account on ${instance} with this address, which already has one.\n\nIf it was you, sign in instead: ${link}\nForgot your password? Ask for a new one on the sign-in page.\n\nIf it was not you, you need not do anything.\n`,
+      };
+    case 'reset':
+      return {
+        subject: `Reset your password on ${instance}`,
+        text: `Someone (we hope you) asked to reset the password of your account on ${instance}.\n\nChoose a new one within an hour by opening this link (it works once):\n\n${link}\n\nIf it was not you, ignore this message: your password stays as it is.\n`,
+      };
+    case 'password_changed':
+      return {
+        subject: `Your password on ${instance} was changed`,
+        text: `The password of your account on ${instance} was just changed, and every signed-in session was ended.\n\nIf it was not you, reset your password at once: ${link}\n`,
+      };
+    case 'token_changed':
+      return {
+        subject: `A new API token was made on ${instance}`,
+        text: `A new API token was just made for your account on ${instance}; the one before it no longer works.\n\nIf it was not you, sign in, make a new token and change your password: ${link}\n`,
+      };
+  }
+}
+
+const esc = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The job handler of ACCOUNT_QUEUE: makes the link (if any) and sends the message. */
+export function accountMailDelivery(db: Db, settings: Settings, mailer: Mailer) {
+  const instance = settings.mail.instanceName;
+  const send = async (to: string, kind: Parameters<typeof accountMessage>[0], link: string, id: string) => {
+    const { subject, text } = accountMessage(kind, link, instance);
+    const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${text
+      .trim()
+      .split('\n\n')
+      .map((p) => `<p>${esc(p).replace(esc(link), `<a href="${esc(link)}">${esc(link)}</a>`)}</p>`)
+      .join('')}</body></html>`;
+    const outcome = await mailer.send({
+      to,
+      subject,
+      text,
+      html,
+      messageId: `<${id}@account.${instance.replace(/[^A-Za-z0-9]/g, '') || 'secretpush'}>`,
+    });
+    if (!outcome.ok && outcome.temporary) throw new Error(`temporary mail failure: ${outcome.reason}`);
+  };
+  return async (job: QueuedJob<Job>): Promise<void> => {
+    const data = job.data;
+    if (data.kind === 'password_changed' || data.kind === 'token_changed') {
+      const [user] = await db.query(S.userById, { id: data.userId });
+      const where = data.kind === 'password_changed' ? '/users/password/new' : '/users/sign_in';
+      if (user) await send(user.email, data.kind, `${settings.publicBaseUrl ?? data.baseUrl}${where}`, `${job.id}`);
+      return;
+    }
+    const requestId = (data as { request: string }).request;
+    const [request] = await db.query(S.request, { id: requestId });
+    if (!request) return;
+    const base = settings.publicBaseUrl ?? String(request.base_url);
+    const email = String(request.email);
+    const [user] = await db.query(S.userByEmail, { email });
+    if (data.kind === 'signup' && user) {
+      await send(email, 'taken', `${base}/users/sign_in`, job.id);
+      return;
+    }
+    if (data.kind === 'reset' && !user) return; // nobody to tell; the requester got the same answer
+    const token = randomBytes(32).toString('base64url');
+    const lifetime = data.kind === 'signup' ? SIGNUP_LIFETIME_MS : RESET_LIFETIME_MS;
+    await db.query(S.setToken, { id: requestId, digest: digestOf(token), expiresAt: new Date(Date.now() + lifetime) });
+    const path = data.kind === 'signup' ? '/users/confirm' : '/users/password/edit';
+    await send(email, data.kind, `${base}${path}?token=${token}`, job.id);
+  };
+}

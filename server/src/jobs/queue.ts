@@ -1,0 +1,191 @@
+/**
+ * The durable job queue: pg-boss on the server's own PostgreSQL (schema `pgboss`). Shared by every area that has
+ * work to do after a request (emails now, webhook deliveries next): an area names a queue with its retry policy,
+ * enqueues jobs **in the transaction of the change that needs them** (so a crash leaves neither a change without its
+ * job nor a job without its change), and registers a handler. Every server process works every queue; pg-boss hands
+ * a job to one worker at a time (`FOR UPDATE SKIP LOCKED`), retries a job whose handler throws (backoff from the
+ * queue's policy, up to its limit), and retries a job whose worker stopped sending heartbeats (a process killed
+ * mid-job), so a restart loses nothing.
+ *
+ * The schema is installed by the migration step (`installJobQueue`, under the migrations' advisory lock), as the
+ * role that owns the database's objects; at run time each process only uses it.
+ */
+import { PgBoss, type Db as BossDb, type JobWithMetadata } from 'pg-boss';
+import type { Pool } from 'pg';
+import type { Db } from '../db/sql.js';
+
+export const QUEUE_SCHEMA = 'pgboss';
+
+/** A queue's policy: how often and how long to retry a job whose handler throws. */
+interface QueuePolicy {
+  /** Tries in all (the first and the retries). */
+  attempts: number;
+  /** Seconds before the first retry; doubles each time (with jitter), up to `retryDelayMaxSeconds`. */
+  retryDelaySeconds: number;
+  retryDelayMaxSeconds: number;
+  /** A job whose handler runs longer than this is taken as failed and retried. */
+  expireInSeconds: number;
+}
+
+/** A job as a handler gets it: its data, and which try this is. */
+export interface QueuedJob<T> {
+  id: string;
+  data: T;
+  /** 1 for the first try. */
+  attempt: number;
+  /** Whether a throw now gives the job up (no retry follows). */
+  lastAttempt: boolean;
+}
+
+export interface QueueOptions {
+  /** Seconds between polls for new jobs (default 2). */
+  pollingIntervalSeconds?: number;
+  /** Seconds between the supervisor's checks for lost jobs (default 10). */
+  monitorIntervalSeconds?: number;
+  /** Seconds without a heartbeat after which a running job is taken as lost and retried (default 30, at least 10). */
+  heartbeatSeconds?: number;
+  /** Where pg-boss's errors and warnings go (never job data). */
+  onError?: (error: Error) => void;
+}
+
+/** The queue depth: jobs of each queue by state, for /metrics. */
+export interface QueueDepth {
+  queue: string;
+  /** Waiting to run (now or after a retry delay). */
+  queued: number;
+  active: number;
+}
+
+export interface JobQueue {
+  /** Creates (or updates) a queue with its policy; call once per process before enqueueing or working it. */
+  define(name: string, policy: QueuePolicy): Promise<void>;
+  /** Adds a job inside the transaction `tx` (committed or rolled back with it). */
+  enqueue(tx: Db, name: string, data: object): Promise<void>;
+  /** Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). */
+  work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>): Promise<void>;
+  depth(): Promise<QueueDepth[]>;
+  /** Stops taking jobs and waits (at most `timeoutMs`) for the ones in hand. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+/** pg-boss's statements on one of our connections (a transaction's): its SQL runs as given, with its own `$n`. */
+function bossDb(tx: Db): BossDb {
+  return {
+    executeSql: async (text, values = []) => {
+      const names = values.map((_, i) => `v${i}`);
+      const params = Object.fromEntries(values.map((v, i) => [`v${i}`, v ?? null]));
+      return { rows: await tx.query({ text, names }, params) };
+    },
+  };
+}
+
+/** pg-boss on a pool of ours (the migration step's). */
+function poolBossDb(pool: Pool): BossDb {
+  return { executeSql: async (text, values) => ({ rows: (await pool.query(text, values)).rows }) };
+}
+
+const SCHEMA_EXISTS = `select exists (select 1 from pg_namespace where nspname = $1) as present,
+  has_database_privilege(current_user, current_database(), 'CREATE') as may_create`;
+
+/**
+ * Installs or upgrades the queue's schema (the migration step, under its advisory lock). The role needs CREATE on
+ * the database to make the schema, unless an administrator made it for the role beforehand
+ * (`CREATE SCHEMA pgboss AUTHORIZATION <role>`: the README's grants).
+ */
+export async function installJobQueue(pool: Pool): Promise<void> {
+  const { rows } = await pool.query<{ present: boolean; may_create: boolean }>(SCHEMA_EXISTS, [QUEUE_SCHEMA]);
+  const { present, may_create: mayCreate } = rows[0]!;
+  if (!present && !mayCreate) {
+    throw new Error(
+      `the job queue's schema "${QUEUE_SCHEMA}" does not exist and this database role may not create it: as an administrator, run CREATE SCHEMA ${QUEUE_SCHEMA} AUTHORIZATION <the server's role>; (README, "The database role")`,
+    );
+  }
+  const boss = new PgBoss({
+    db: poolBossDb(pool),
+    schema: QUEUE_SCHEMA,
+    createSchema: !present,
+    migrate: true,
+    supervise: false,
+    schedule: false,
+    reindex: false,
+    monitorVacuum: false,
+  });
+  boss.on('error', () => undefined);
+  await boss.start();
+  await boss.stop({ graceful: false, close: false });
+}
+
+/** Starts this process's queue client on `databaseUrl` (its own small pool). The schema must be installed. */
+export async function startJobQueue(databaseUrl: string, options: QueueOptions = {}): Promise<JobQueue> {
+  const heartbeatSeconds = Math.max(10, options.heartbeatSeconds ?? 30);
+  const boss = new PgBoss({
+    connectionString: databaseUrl,
+    schema: QUEUE_SCHEMA,
+    max: 4,
+    application_name: 'secret-push-jobs',
+    migrate: false,
+    createSchema: false,
+    supervise: true,
+    schedule: false,
+    reindex: false,
+    monitorVacuum: false,
+    monitorIntervalSeconds: options.monitorIntervalSeconds ?? 10,
+    superviseIntervalSeconds: options.monitorIntervalSeconds ?? 10,
+  });
+  boss.on('error', (error: Error) => options.onError?.(error));
+  await boss.start();
+  const names: string[] = [];
+  let stopped = false;
+  return {
+    async define(name, policy) {
+      const queue = {
+        retryLimit: Math.max(0, policy.attempts - 1),
+        retryDelay: policy.retryDelaySeconds,
+        retryBackoff: true,
+        retryDelayMax: policy.retryDelayMaxSeconds,
+        expireInSeconds: policy.expireInSeconds,
+        heartbeatSeconds,
+      };
+      if (await boss.getQueue(name)) {
+        const { retryDelayMax: _max, heartbeatSeconds: _beat, ...changeable } = queue;
+        await boss.updateQueue(name, changeable);
+      } else {
+        await boss.createQueue(name, queue).catch(async (error: unknown) => {
+          // Another process created it meanwhile.
+          if (!(await boss.getQueue(name))) throw error;
+        });
+      }
+      if (!names.includes(name)) names.push(name);
+    },
+    async enqueue(tx, name, data) {
+      const id = await boss.send(name, data, { db: bossDb(tx) });
+      if (!id) throw new Error(`the job queue refused a job for ${name}`);
+    },
+    async work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>) {
+      const workOptions = {
+        includeMetadata: true as const,
+        batchSize: 1,
+        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+      };
+      await boss.work(name, workOptions, async ([job]: JobWithMetadata<T>[]) => {
+        if (!job) return;
+        await handler({
+          id: job.id,
+          data: job.data,
+          attempt: job.retryCount + 1,
+          lastAttempt: job.retryCount >= job.retryLimit,
+        });
+      });
+    },
+    async depth() {
+      if (names.length === 0) return [];
+      const queues = await boss.getQueues(names);
+      return queues.map((q) => ({ queue: q.name, queued: q.queuedCount, active: q.activeCount }));
+    },
+    async stop(timeoutMs = 10_000) {
+      if (stopped) return;
+      stopped = true;
+      await boss.stop({ graceful: true, close: true, timeout: timeoutMs });
+    },
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * The account pages that need email (server/src/account/account-mail.ts): the sign-up confirmation link, "forgot
+ * password" and the reset link. A link opened by GET only shows a form (a mail scanner that follows links uses
+ * nothing); the POST of that form does it. Without an SMTP relay these pages say so, and the other account pages
+ * behave as before.
+ */
+import type { Request, Response, Router } from 'express';
+import { ApiError } from '@secret-push/rules';
+import { PASSWORD_MIN } from '../../account/password-strength.js';
+import { baseUrlOf } from '../../http/auth.js';
+import { field } from '../forms.js';
+import { html } from '../html.js';
+import type { PageKit } from '../page-kit.js';
+import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
+import { csrfField, describedBy, fieldErrors, messagePage, page, type Viewer } from '../views/layout.js';
+
+const NO_MAIL =
+  'This instance sends no email, so a password cannot be reset by link. Ask its administrator to set a new one (npm run users -- set-password).';
+
+function forgotPage(viewer: Viewer, state: { email?: string; error?: string } = {}): string {
+  return page({
+    title: 'Forgot your password?',
+    viewer,
+    body: html`<h1>Forgot your password?</h1>
+${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
+<form method="post" action="/users/password/new" class="card" novalidate>
+  ${csrfField(viewer)}
+  <label for="email">Email</label>
+  <input type="email" id="email" name="email" autocomplete="username" required value="${state.email ?? ''}">
+  <p class="hint">We email a link to choose a new password. It works once, for an hour.</p>
+  <button type="submit">Email me a link</button>
+</form>`,
+  });
+}
+
+function resetPage(viewer: Viewer, token: string, fields?: Record<string, string[]>, error?: string): string {
+  return page({
+    title: 'Choose a new password',
+    viewer,
+    body: html`<h1>Choose a new password</h1>
+${error ? html`<p class="error" role="alert" id="form-error">${error}</p>` : ''}
+<form method="post" action="/users/password/edit" class="card" novalidate>
+  ${csrfField(viewer)}
+  <input type="hidden" name="token" value="${token}">
+  <label for="password">New password</label>
+  <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}"${describedBy(fields, 'password', 'password-hint')}>
+  <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters, and not easy to guess.</p>
+  ${fieldErrors(fields, 'password')}
+  <button type="submit">Set the password</button>
+</form>`,
+  });
+}
+
+function confirmPage(viewer: Viewer, token: string): string {
+  return page({
+    title: 'Confirm your email',
+    viewer,
+    body: html`<h1>Confirm your email</h1>
+<form method="post" action="/users/confirm" class="card">
+  ${csrfField(viewer)}
+  <input type="hidden" name="token" value="${token}">
+  <p>Confirm this address to finish making your account.</p>
+  <button type="submit">Confirm and sign in</button>
+</form>`,
+  });
+}
+
+/** The answer to a sign-up when the instance sends email: the same whether or not the address has an account. */
+export function signUpSentPage(viewer: Viewer): string {
+  return messagePage(
+    viewer,
+    'Check your email',
+    'We sent a message to that address. Open the link in it within 24 hours to finish making your account.',
+    'notice',
+  );
+}
+
+const tokenOf = (value: unknown): string => (typeof value === 'string' && value.length <= 128 ? value : '');
+
+export function accountMailPages(router: Router, kit: PageKit): void {
+  const steps = createSignInSteps(kit.settings);
+  const now = () => kit.clock?.() ?? new Date();
+  const base = (req: Request) => baseUrlOf(req, kit.settings.publicBaseUrl, kit.settings.trustProxy);
+  const invalidLink = (res: Response, viewer: Viewer) =>
+    kit.send(
+      res,
+      404,
+      messagePage(viewer, 'Link not valid', 'This link was used already, has lapsed, or is not complete.'),
+    );
+
+  router.get(
+    '/users/password/new',
+    kit.pageRoute('/users/password/new', async (_req, res, v) => {
+      if (!kit.web().accountMail)
+        return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', NO_MAIL, 'notice'));
+      kit.send(res, 200, forgotPage(v.viewer));
+    }),
+  );
+
+  router.post(
+    '/users/password/new',
+    kit.pageRoute('/users/password/new', async (req, res, v) => {
+      const form = await kit.postedForm(req, v);
+      const mail = kit.web().accountMail;
+      if (!mail) return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', NO_MAIL, 'notice'));
+      const email = field(form, 'email');
+      try {
+        await mail.requestReset(email, base(req), now());
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
+        return kit.send(res, 422, forgotPage(v.viewer, { email, error: 'Enter an email address.' }));
+      }
+      kit.send(
+        res,
+        200,
+        messagePage(
+          v.viewer,
+          'Check your email',
+          'If an account has that address, we sent it a link to choose a new password. It works once, for an hour.',
+          'notice',
+        ),
+      );
+    }),
+  );
+
+  router.get(
+    '/users/password/edit',
+    kit.pageRoute('/users/password/edit', async (req, res, v) => {
+      const token = tokenOf(req.query.token);
+      const mail = kit.web().accountMail;
+      if (!mail || !(await mail.resetValid(token, now()))) return invalidLink(res, v.viewer);
+      kit.send(res, 200, resetPage(v.viewer, token));
+    }),
+  );
+
+  router.post(
+    '/users/password/edit',
+    kit.pageRoute('/users/password/edit', async (req, res, v) => {
+      const form = await kit.postedForm(req, v);
+      const token = tokenOf(field(form, 'token'));
+      const mail = kit.web().accountMail;
+      if (!mail) return invalidLink(res, v.viewer);
+      try {
+        await mail.reset(token, field(form, 'password'), base(req), now());
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        if (error.code === 'validation_failed')
+          return kit.send(res, 422, resetPage(v.viewer, token, error.details.fields, error.message));
+        if (error.code === 'not_found') return invalidLink(res, v.viewer);
+        throw error;
+      }
+      kit.send(
+        res,
+        200,
+        messagePage(
+          v.viewer,
+          'Password changed',
+          'Your password is changed and every session was ended. Sign in with the new one.',
+          'notice',
+        ),
+      );
+    }),
+  );
+
+  router.get(
+    '/users/confirm',
+    kit.pageRoute('/users/confirm', async (req, res, v) => {
+      const token = tokenOf(req.query.token);
+      if (!kit.web().accountMail || token === '') return invalidLink(res, v.viewer);
+      kit.send(res, 200, confirmPage(v.viewer, token));
+    }),
+  );
+
+  router.post(
+    '/users/confirm',
+    kit.pageRoute('/users/confirm', async (req, res, v) => {
+      const form = await kit.postedForm(req, v);
+      const mail = kit.web().accountMail;
+      if (!mail) return invalidLink(res, v.viewer);
+      try {
+        const user = await mail.confirm(tokenOf(field(form, 'token')), now());
+        // As after a password sign-in: a second factor first where the instance requires one.
+        await afterPassword(kit, steps, req, res, user, '/');
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== 'not_found') throw error;
+        kit.send(res, 404, messagePage(v.viewer, 'Link not valid', error.message));
+      }
+    }),
+  );
+}

@@ -1,0 +1,16 @@
+/**
+ * A server process that only works the job queue (the API runs in the test): started by restart.test.ts as a child,
+ * killed with SIGKILL in the middle of a delivery, and started again. Settings come from the environment, as the
+ * server's own do (loadSettings); it prints `ready` once its worker is taking jobs.
+ */
+import { loadSettings } from '../../../src/config/settings.js';
+import { createCore } from '../../../src/core.js';
+
+const settings = loadSettings(process.env);
+const core = await createCore(settings, {
+  queue: { pollingIntervalSeconds: 0.5, monitorIntervalSeconds: 1, heartbeatSeconds: 10 },
+});
+process.stdout.write('ready\n');
+process.on('SIGTERM', () => {
+  void core.close().then(() => process.exit(0));
+});
