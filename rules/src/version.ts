@@ -71,7 +71,8 @@ export function versionReport(
       },
       requests: {
         enabled: features.requests === true,
-        email_auto_dispatch: false,
+        // The requests' emails go out exactly when the pushes' links do (an SMTP relay and the feature on).
+        email_auto_dispatch: features.requests === true && (features.emailAutoDispatch ?? false),
         sealed_answers: features.requests === true && settings.clientEncryption.enabled ? [SEALING_SCHEME] : [],
       },
       ...(features.apiKeys ? { api_keys: { enabled: true, scopes: [...API_KEY_SCOPES] } } : {}),

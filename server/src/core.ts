@@ -37,6 +37,7 @@ import { createPushRepository } from './push/push-repository.js';
 import { createPushService, type PushService, type RequestContext } from './push/push-service.js';
 import { sweep as runSweep } from './push/sweeper.js';
 import { createRequestRepository } from './request/request-repository.js';
+import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
 import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
 
@@ -61,7 +62,7 @@ export interface WebServices {
 export interface Core {
   settings: Settings;
   pushes: PushService;
-  /** Requests (issue 24); `requests.onEvent` is where mail and webhooks attach. */
+  /** Requests (issue 24); their moves' email jobs are written by the move followers (request/request-mail.ts). */
   requests: RequestService;
   users: UserService;
   /** Emailing a push's link (`notifyEmails`); optional so that HTTP test doubles need not provide it. */
@@ -199,11 +200,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       pushes,
       settings,
       keyring,
-      onListenerError: (error, event) =>
-        opts.logger?.warn(
-          { event: event.type, err: error instanceof Error ? { name: error.name } : {} },
-          'a request listener failed',
-        ),
+      // What follows each move, in its transaction: the email job (webhooks' request.* events attach here too).
+      followers: [requestMailFollower(db, settings, jobs?.queue ?? null)].filter((f) => f !== null),
     }),
   );
   const requestService = requests;
@@ -268,10 +266,17 @@ async function startJobs(
     retryDelayMaxSeconds: 3600,
     expireInSeconds: 300,
   });
+  await queue.define(REQUEST_MAIL_QUEUE, {
+    attempts: settings.mail.attempts,
+    retryDelaySeconds: settings.mail.retrySeconds,
+    retryDelayMaxSeconds: 3600,
+    expireInSeconds: 300,
+  });
   const mailer = createMailer(settings.mail.smtpUrl!, settings.mail.from);
   if (opts.jobWorkers !== false) {
     await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics: opts.metrics?.mail }));
     await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer));
+    await queue.work(REQUEST_MAIL_QUEUE, requestMailDelivery({ db, settings, mailer, metrics: opts.metrics?.mail }));
   }
   opts.metrics?.observeQueue?.(() => queue.depth());
   return {

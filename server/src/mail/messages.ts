@@ -126,3 +126,117 @@ export function pushLinkMessage(locale: string | null, facts: PushMailFacts): Ma
   ];
   return frame(lang, t.subject(facts.sender), paragraphs, facts.link, t.open);
 }
+
+/** What a request's link message may say (the ask, its name, note and files are secrets: none is passed in). */
+export interface RequestLinkFacts {
+  /** The request's page, where the responder answers (it opens no secret). */
+  link: string;
+  sender: string;
+  instanceName: string;
+  expiresAt: Date;
+  now: Date;
+}
+
+interface RequestStrings {
+  subject(sender: string): string;
+  intro(sender: string, instance: string): string;
+  expiry(when: string, relative: string): string;
+  how: string;
+  footer(instance: string): string;
+  open: string;
+}
+
+const REQUEST: Record<MessageLocale, RequestStrings> = {
+  en: {
+    subject: (s) => `${s} asks you to send a secret`,
+    intro: (s, i) => `${s} asks you to send them a secret through ${i}.`,
+    expiry: (when, rel) => `Open the link to see what is asked and answer it once, until ${when} (${rel}).`,
+    how: 'What you send goes only to the person who asked; do not send it by email.',
+    footer: (i) => `If you did not expect this message, do not answer: ${i} never asks for a secret by email itself.`,
+    open: 'See the request',
+  },
+  de: {
+    subject: (s) => `${s} bittet Sie, ein Geheimnis zu senden`,
+    intro: (s, i) => `${s} bittet Sie, über ${i} ein Geheimnis zu senden.`,
+    expiry: (when, rel) =>
+      `Öffnen Sie den Link, um zu sehen, worum gebeten wird, und antworten Sie einmal, bis ${when} (${rel}).`,
+    how: 'Was Sie senden, erhält nur die Person, die gefragt hat; senden Sie es nicht per E-Mail.',
+    footer: (i) =>
+      `Wenn Sie diese Nachricht nicht erwartet haben, antworten Sie nicht: ${i} fragt nie selbst per E-Mail nach einem Geheimnis.`,
+    open: 'Anfrage ansehen',
+  },
+  es: {
+    subject: (s) => `${s} te pide que envíes un secreto`,
+    intro: (s, i) => `${s} te pide que le envíes un secreto a través de ${i}.`,
+    expiry: (when, rel) => `Abre el enlace para ver qué se pide y responde una vez, hasta el ${when} (${rel}).`,
+    how: 'Lo que envíes llega solo a quien lo pidió; no lo envíes por correo.',
+    footer: (i) => `Si no esperabas este mensaje, no respondas: ${i} nunca pide un secreto por correo.`,
+    open: 'Ver la solicitud',
+  },
+  fr: {
+    subject: (s) => `${s} vous demande d’envoyer un secret`,
+    intro: (s, i) => `${s} vous demande de lui envoyer un secret via ${i}.`,
+    expiry: (when, rel) =>
+      `Ouvrez le lien pour voir ce qui est demandé et répondez une fois, jusqu’au ${when} (${rel}).`,
+    how: 'Ce que vous envoyez ne va qu’à la personne qui l’a demandé ; ne l’envoyez pas par e-mail.',
+    footer: (i) => `Si vous n’attendiez pas ce message, ne répondez pas : ${i} ne demande jamais de secret par e-mail.`,
+    open: 'Voir la demande',
+  },
+};
+
+/** The message that carries a request's link to one of the addresses the requester listed. */
+export function requestLinkMessage(locale: string | null, facts: RequestLinkFacts): MailText {
+  const lang = messageLocale(locale);
+  const t = REQUEST[lang];
+  const when = `${new Intl.DateTimeFormat(lang, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(facts.expiresAt)} UTC`;
+  const paragraphs = [
+    t.intro(facts.sender, facts.instanceName),
+    t.expiry(when, relative(lang, facts.now, facts.expiresAt)),
+    t.how,
+    t.footer(facts.instanceName),
+  ];
+  return frame(lang, t.subject(facts.sender), paragraphs, facts.link, t.open);
+}
+
+/** A move the requester is told of. */
+export type RequestNoticeKind = 'fulfilled' | 'collected' | 'expired' | 'revoked';
+
+/** What a notice may say: the requester's own page of the request (sign-in needed), the time, the instance. */
+export interface RequestNoticeFacts {
+  link: string;
+  instanceName: string;
+  at: Date;
+}
+
+const NOTICE: Record<RequestNoticeKind, { subject: (i: string) => string; text: (when: string, i: string) => string }> =
+  {
+    fulfilled: {
+      subject: (i) => `Your request on ${i} was answered`,
+      text: (when, i) =>
+        `Someone answered your request on ${i} (${when}). Sign in and open the request to retrieve the answer.`,
+    },
+    collected: {
+      subject: (i) => `The answer to your request on ${i} was opened`,
+      text: (when, i) =>
+        `The answer to your request on ${i} was opened for the first time (${when}). If it was not you, treat the secret as exposed.`,
+    },
+    expired: {
+      subject: (i) => `Your request on ${i} expired`,
+      text: (when, i) => `Your request on ${i} expired unanswered (${when}); it takes no answer any more.`,
+    },
+    revoked: {
+      subject: (i) => `Your request on ${i} was revoked`,
+      text: (when, i) => `Your request on ${i} was revoked (${when}); it takes no answer any more.`,
+    },
+  };
+
+/** The message that tells the requester of a move of their request (English, as the account emails). */
+export function requestNoticeMessage(kind: RequestNoticeKind, facts: RequestNoticeFacts): MailText {
+  const t = NOTICE[kind];
+  const when = `${new Intl.DateTimeFormat('en', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(facts.at)} UTC`;
+  const paragraphs = [
+    t.text(when, facts.instanceName),
+    `${facts.instanceName} never sends a secret by email: this message holds only the link to your request's page.`,
+  ];
+  return frame('en', t.subject(facts.instanceName), paragraphs, facts.link, 'Open your request');
+}

@@ -46,8 +46,12 @@ function rowOf(r: Record<string, unknown>): NotificationRow {
 
 const S = {
   lockUser: sql<{ lockKey: string }>('select pg_advisory_xact_lock(hashtextextended(:lockKey, 0))'),
+  /** Pushes' links and requests' links (request_mail `created`; a requester's own notices are not counted). */
   userSentSince: sql<{ userId: string; since: Date }, { n: string }>(
-    'select coalesce(sum(cardinality(recipients)), 0) as n from email_notifications where user_id = :userId and created_at > :since',
+    `select (select coalesce(sum(cardinality(recipients)), 0) from email_notifications
+             where user_id = :userId and created_at > :since)
+          + (select coalesce(sum(cardinality(recipients)), 0) from request_mail
+             where user_id = :userId and kind = 'created' and created_at > :since) as n`,
   ),
   pushRecipients: sql<{ pushId: string }, { n: string }>(
     'select coalesce(sum(cardinality(recipients)), 0) as n from email_notifications where push_id = :pushId',

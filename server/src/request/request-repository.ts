@@ -20,7 +20,8 @@ import {
 const R = REQUESTS;
 const F = REQUEST_FILES;
 const A = REQUEST_AUDIT_ENTRIES;
-const BATCH = 500;
+/** Requests a sweep expires per statement (and per transaction). */
+export const SWEEP_BATCH = 500;
 const FIELD_MAX = 255;
 
 type InTime = { in_time: boolean };
@@ -123,7 +124,7 @@ const S = {
        update requests set state = 'expired', closed_at = expires_at, updated_at = :now
        where id in (
          select id from requests where state = 'pending' and expires_at <= :now
-         order by expires_at limit ${BATCH} for update skip locked)
+         order by expires_at limit ${SWEEP_BATCH} for update skip locked)
        returning ${R.list}
      ), logged as (
        insert into request_audit_entries (${AUDIT_COLUMNS}) select id, 'expired', '', '', '', null, expires_at from moved
@@ -186,8 +187,13 @@ export function createRequestRepository(db: Db) {
   const rows = async (q: Promise<Record<string, unknown>[]>): Promise<RequestRow[]> =>
     (await q).map((r) => R.fromRow(r));
   return {
-    async insert(request: RequestRow, files: RequestFileRow[], by: AuditActor, deadline: Date): Promise<void> {
-      const [row] = await db.query(insertFor(files.length), {
+    /** Runs `fn` in one transaction: a move and the work that follows it (../request/request-service.ts). */
+    transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+      return db.transaction(fn);
+    },
+
+    async insert(tx: Db, request: RequestRow, files: RequestFileRow[], by: AuditActor, deadline: Date): Promise<void> {
+      const [row] = await tx.query(insertFor(files.length), {
         ...request,
         ...auditParams(by, request.createdAt),
         deadline,
@@ -215,27 +221,22 @@ export function createRequestRepository(db: Db) {
     },
 
     /** fulfilled → collected when the answer's push is retrieved the first time; null when it was not the first. */
-    async collect(pushId: string, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
-      return moved(await db.query(S.collect, { pushId, ...auditParams(by, now), deadline }));
+    async collect(tx: Db, pushId: string, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
+      return moved(await tx.query(S.collect, { pushId, ...auditParams(by, now), deadline }));
     },
 
-    async revoke(id: string, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
-      return moved(await db.query(S.revoke, { id, ...auditParams(by, now), deadline }));
+    async revoke(tx: Db, id: string, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
+      return moved(await tx.query(S.revoke, { id, ...auditParams(by, now), deadline }));
     },
 
     /** Settles a pending request past its time (its `expired` entry dated at its expires_at); the row it moved, if any. */
-    async expireByTime(id: string, now: Date): Promise<RequestRow | null> {
-      return (await rows(db.query(S.expireByTime, { id, now })))[0] ?? null;
+    async expireByTime(tx: Db, id: string, now: Date): Promise<RequestRow | null> {
+      return (await rows(tx.query(S.expireByTime, { id, now })))[0] ?? null;
     },
 
-    /** One sweep step: pending requests past their time, expired in batches; the rows moved. */
-    async sweepPastTime(now: Date): Promise<RequestRow[]> {
-      const all: RequestRow[] = [];
-      for (;;) {
-        const batch = await rows(db.query(S.sweepPastTime, { now }));
-        all.push(...batch);
-        if (batch.length < BATCH) return all;
-      }
+    /** One sweep batch (at most SWEEP_BATCH): pending requests past their time, expired; the rows moved. */
+    async sweepPastTime(tx: Db, now: Date): Promise<RequestRow[]> {
+      return rows(tx.query(S.sweepPastTime, { now }));
     },
 
     async ownerPage(

@@ -2,8 +2,9 @@
  * RequestService: requests (issue 24). A requester asks for a secret; a responder answers once; the answer is a push
  * owned by the requester, made by the push service in one transaction with the request's claim. The states
  * (`pending` → `fulfilled` → `collected`, or `pending` → `expired` | `revoked`) move by conditional statements of the
- * request repository, each with its audit entry, and each move is told to the listeners (`onEvent`) after it commits:
- * the hook mail and webhooks attach to.
+ * request repository, each with its audit entry, and each move is recorded in its own transaction by `recorded`: the
+ * move followers run there (the email job now, ./request-mail.ts; webhooks' `request.*` events next), so a move never
+ * commits without its follow-up work, nor the work without the move.
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -22,6 +23,7 @@ import type {
 import {
   ApiError,
   checkPushSchema,
+  readNotifyRequest,
   durationOfSeconds,
   htmlUrl,
   MAX_PAGE,
@@ -35,31 +37,36 @@ import {
 } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
+import type { Db } from '../db/sql.js';
+import type { AuditActor } from '../push/push-repository.js';
 import { newFileId, newUrlToken } from '../crypto/tokens.js';
 import { deadlineFrom } from '../db/deadlines.js';
 import type { Actor, Page, PushService, RequestContext } from '../push/push-service.js';
 import { pushSchema } from '../push/push-schema.js';
-import type { RequestRepository } from './request-repository.js';
+import { SWEEP_BATCH, type RequestRepository } from './request-repository.js';
 import type { RequestAuditRow, RequestFileRow, RequestRow } from './request-tables.js';
 
 /** Files attached to an ask: at most this many, each at most this many bytes (or the instance's file limit). */
 const ASK_FILE_COUNT = 5;
 const ASK_FILE_BYTES = 1024 * 1024;
-const NOTIFY_MAX = 10;
-/** One address: no spaces, one @, a dot in the domain (the mail issue may check more). */
-const EMAIL = /^[^\s@,;<>"]{1,64}@[^\s@,;<>"]{1,255}\.[^\s@,;<>".]{2,63}$/;
 
-/** A move of a request, told to the listeners after it committed (never a secret: no ask, no answer). */
-export interface RequestEvent {
-  type: 'request.created' | 'request.fulfilled' | 'request.collected' | 'request.expired' | 'request.revoked';
-  requestId: string;
-  urlToken: string;
-  ownerId: string;
+export type RequestMoveType =
+  'request.created' | 'request.fulfilled' | 'request.collected' | 'request.expired' | 'request.revoked';
+
+/** A move of a request, as its transaction wrote it (the row after the move; its secrets are envelopes). */
+export interface RequestMove {
+  type: RequestMoveType;
+  request: RequestRow;
   at: Date;
-  notifyEmailsTo: string[];
-  notifyEmailsToLocale: string;
+  /** Who moved it (null: time, through the sweeper or a read past the expiry). */
+  by: AuditActor | null;
 }
-type RequestListener = (event: RequestEvent) => void | Promise<void>;
+
+/**
+ * Work that follows a move, written in the move's transaction `tx` (a job to enqueue, a row to write); a throw rolls
+ * the move back. Followers get no secret in clear and must put none in what they write.
+ */
+export type MoveFollower = (tx: Db, move: RequestMove) => Promise<void>;
 
 export interface RequestService {
   create(input: RequestInput, ctx: RequestContext): Promise<RequestOwner>;
@@ -74,8 +81,6 @@ export interface RequestService {
   answerRetrieved(pushId: string, actor: Actor, now: Date): Promise<void>;
   /** Pending requests past their time → expired (the sweeper); how many. */
   sweep(now: Date): Promise<number>;
-  /** Adds a listener of the requests' moves (mail, webhooks); returns its removal. */
-  onEvent(listener: RequestListener): () => void;
 }
 
 export interface RequestServiceDeps {
@@ -83,8 +88,8 @@ export interface RequestServiceDeps {
   pushes: PushService;
   settings: Settings;
   keyring: Keyring;
-  /** Where a failing listener is reported (never with a secret). */
-  onListenerError?: (error: unknown, event: RequestEvent) => void;
+  /** What follows each move, in its transaction, in this order (the email job; webhooks' events). */
+  followers?: MoveFollower[];
 }
 
 const aad = {
@@ -119,21 +124,23 @@ function refusal(state: RequestRow['state']): ApiError | null {
   }
 }
 
-function notifyList(raw: string | undefined, errors: FieldErrors): string {
-  if (!raw || raw.trim() === '') return '';
-  const list = raw
-    .split(',')
-    .map((a) => a.trim())
-    .filter((a) => a !== '');
-  if (list.length > NOTIFY_MAX) (errors.notify_emails_to ??= []).push(`at most ${NOTIFY_MAX} addresses`);
-  const bad = list.findIndex((a) => !EMAIL.test(a));
-  if (bad >= 0) (errors.notify_emails_to ??= []).push(`address ${bad + 1} is not an email address`);
-  return list.join(',');
+/**
+ * The addresses the request's link is mailed to, read by the pushes' rules (at most 5, plain addresses, Password
+ * Pusher's locales and messages), added to `errors`; kept whether or not mail is configured.
+ */
+function notifyList(input: RequestInput, errors: FieldErrors): { to: string; locale: string } {
+  if (!input.notify_emails_to || input.notify_emails_to.trim() === '') return { to: '', locale: '' };
+  try {
+    const read = readNotifyRequest(input.notify_emails_to, input.notify_emails_to_locale);
+    return { to: read.recipients.join(','), locale: read.locale ?? '' };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    Object.assign(errors, error.details.fields);
+    return { to: '', locale: '' };
+  }
 }
 
 class RequestOperations implements RequestService {
-  private readonly listeners = new Set<RequestListener>();
-
   constructor(private readonly deps: RequestServiceDeps) {}
 
   // ---- the operations ----
@@ -147,7 +154,7 @@ class RequestOperations implements RequestService {
     const ask = input.request ?? '';
     const uploads = input.files ?? [];
     if (ask.trim() === '' && uploads.length === 0) errors.request = ['ask for something: text, a file, or both'];
-    const notify = notifyList(input.notify_emails_to, errors);
+    const notify = notifyList(input, errors);
     if (input.public_key && !settings.clientEncryption.enabled)
       errors.public_key = ['sealed answers need end-to-end encryption, which this instance does not take'];
     if (Object.keys(errors).length > 0) throw validationFailed(errors);
@@ -177,8 +184,8 @@ class RequestOperations implements RequestService {
       askCiphertext: ask === '' ? null : keyring.encryptText(ask, aad.ask(id)),
       nameCiphertext: valid.name === '' ? null : keyring.encryptText(valid.name, aad.name(id)),
       noteCiphertext: valid.note === '' ? null : keyring.encryptText(valid.note, aad.note(id)),
-      notifyEmailsTo: notify,
-      notifyEmailsToLocale: input.notify_emails_to_locale ?? '',
+      notifyEmailsTo: notify.to,
+      notifyEmailsToLocale: notify.locale,
       expireAfterDays: valid.expireAfterDays,
       expireAfterSeconds: valid.expireAfterSeconds,
       expireAfterViews: valid.expireAfterViews,
@@ -194,6 +201,7 @@ class RequestOperations implements RequestService {
       fulfilledAt: null,
       collectedAt: null,
       closedAt: null,
+      baseUrl: this.base(ctx),
     };
     const files = valid.files.map((file, position): RequestFileRow => {
       const fileId = newFileId();
@@ -207,8 +215,10 @@ class RequestOperations implements RequestService {
         content: keyring.encrypt(Buffer.from(file.bytes), aad.content(fileId)),
       };
     });
-    await repository.insert(row, files, ctx.actor, deadlineOf(ctx));
-    this.emit('request.created', row, now);
+    await repository.transaction(async (tx) => {
+      await repository.insert(tx, row, files, ctx.actor, deadlineOf(ctx));
+      await this.recorded(tx, { type: 'request.created', request: row, at: now, by: ctx.actor });
+    });
     return this.ownerRecord(row, files, ctx, now);
   }
 
@@ -257,10 +267,10 @@ class RequestOperations implements RequestService {
             deadline,
           );
           if (!fulfilled) throw refusal('fulfilled')!;
+          await this.recorded(tx, { type: 'request.fulfilled', request: fulfilled, at: now, by: ctx.actor });
         },
       },
     });
-    this.emit('request.fulfilled', fulfilled ?? row, now);
     return { url_token: row.urlToken, state: 'fulfilled', fulfilled_at: now.toISOString() };
   }
 
@@ -268,9 +278,15 @@ class RequestOperations implements RequestService {
     this.requireEnabled();
     const now = nowOf(ctx);
     const row = await this.settled(this.requireOwner(await this.find(urlToken), ctx), now);
+    const { repository } = this.deps;
     const revoked =
-      row.state === 'pending' ? await this.deps.repository.revoke(row.id, ctx.actor, now, deadlineOf(ctx)) : null;
-    if (revoked) this.emit('request.revoked', revoked, now);
+      row.state === 'pending'
+        ? await repository.transaction(async (tx) => {
+            const moved = await repository.revoke(tx, row.id, ctx.actor, now, deadlineOf(ctx));
+            if (moved) await this.recorded(tx, { type: 'request.revoked', request: moved, at: now, by: ctx.actor });
+            return moved;
+          })
+        : null;
     const current = revoked ?? (await this.find(urlToken));
     return this.ownerRecord(current, await this.deps.repository.filesOf(row.id), ctx, now);
   }
@@ -296,19 +312,27 @@ class RequestOperations implements RequestService {
   }
 
   async answerRetrieved(pushId: string, actor: Actor, now: Date): Promise<void> {
-    const collected = await this.deps.repository.collect(pushId, actor, now, deadlineFrom());
-    if (collected) this.emit('request.collected', collected, now);
+    const { repository } = this.deps;
+    await repository.transaction(async (tx) => {
+      const collected = await repository.collect(tx, pushId, actor, now, deadlineFrom());
+      if (collected) await this.recorded(tx, { type: 'request.collected', request: collected, at: now, by: actor });
+    });
   }
 
   async sweep(now: Date): Promise<number> {
-    const moved = await this.deps.repository.sweepPastTime(now);
-    for (const row of moved) this.emit('request.expired', row, row.expiresAt);
-    return moved.length;
-  }
-
-  onEvent(listener: RequestListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const { repository } = this.deps;
+    let total = 0;
+    for (;;) {
+      // One transaction per batch: the moves and their follow-up work commit together.
+      const moved = await repository.transaction(async (tx) => {
+        const batch = await repository.sweepPastTime(tx, now);
+        for (const row of batch)
+          await this.recorded(tx, { type: 'request.expired', request: row, at: row.expiresAt, by: null });
+        return batch.length;
+      });
+      total += moved;
+      if (moved < SWEEP_BATCH) return total;
+    }
   }
 
   // ---- what they share ----
@@ -340,8 +364,13 @@ class RequestOperations implements RequestService {
   /** A pending request past its time is settled as expired (its audit entry, its event) before it is answered about. */
   private async settled(row: RequestRow, now: Date): Promise<RequestRow> {
     if (stateAt(row, now) !== 'expired' || row.state === 'expired') return row;
-    const moved = await this.deps.repository.expireByTime(row.id, now);
-    if (moved) this.emit('request.expired', moved, moved.expiresAt);
+    const { repository } = this.deps;
+    const moved = await repository.transaction(async (tx) => {
+      const expired = await repository.expireByTime(tx, row.id, now);
+      if (expired)
+        await this.recorded(tx, { type: 'request.expired', request: expired, at: expired.expiresAt, by: null });
+      return expired;
+    });
     return moved ?? (await this.find(row.urlToken));
   }
 
@@ -458,23 +487,9 @@ class RequestOperations implements RequestService {
     };
   }
 
-  private emit(type: RequestEvent['type'], row: RequestRow, at: Date): void {
-    const event: RequestEvent = {
-      type,
-      requestId: row.id,
-      urlToken: row.urlToken,
-      ownerId: row.ownerId,
-      at,
-      notifyEmailsTo: row.notifyEmailsTo === '' ? [] : row.notifyEmailsTo.split(','),
-      notifyEmailsToLocale: row.notifyEmailsToLocale,
-    };
-    for (const listener of this.listeners) {
-      try {
-        void Promise.resolve(listener(event)).catch((error: unknown) => this.deps.onListenerError?.(error, event));
-      } catch (error) {
-        this.deps.onListenerError?.(error, event);
-      }
-    }
+  /** Records a move in its transaction: every follower's work (email jobs; webhooks' events), in order. */
+  private async recorded(tx: Db, move: RequestMove): Promise<void> {
+    for (const follow of this.deps.followers ?? []) await follow(tx, move);
   }
 }
 

@@ -34,6 +34,8 @@ export interface RequestRow {
   fulfilledAt: Date | null;
   collectedAt: Date | null;
   closedAt: Date | null;
+  /** The instance's address as the create saw it (`PWPUSH_PUBLIC_BASE_URL`, else the request's): the links in emails. */
+  baseUrl: string;
 }
 
 export const REQUESTS = defineTable<RequestRow>('requests', {
@@ -61,6 +63,7 @@ export const REQUESTS = defineTable<RequestRow>('requests', {
   fulfilledAt: column.dateOrNull('fulfilled_at'),
   collectedAt: column.dateOrNull('collected_at'),
   closedAt: column.dateOrNull('closed_at'),
+  baseUrl: column.text('base_url'),
 });
 
 export interface RequestFileRow {

@@ -2,7 +2,8 @@
  * Issue 22, an instance without email: no SMTP relay (the default), or email turned off (`PWPUSH_NOTIFY_BY_EMAIL=false`,
  * with a relay). The version report says `email_auto_dispatch: false` (pwpush-cli then leaves `--notify` out), the
  * create fields answer the reference's 422 "are not available", nothing is written, and the notify route answers
- * 422 without a relay and 404 when turned off (the reference does not draw it then).
+ * 422 without a relay and 404 when turned off (the reference does not draw it then). Requests (issue 24) report
+ * `features.requests.email_auto_dispatch: false` too, keep their `notify_emails_to`, and no move writes an email.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPush, getVersion, notifyEmails } from '@secret-push/sdk/generated';
@@ -78,6 +79,31 @@ for (const [what, mail, route] of [
       if (route === 404) expectError(answer, 404, 'no_route');
       else expect(expectError(answer, 422, 'validation_failed').errors).toEqual(UNAVAILABLE);
       expect(await api.db.query('select 1 from email_notifications')).toHaveLength(0);
+    });
+
+    it("reports features.requests.email_auto_dispatch: false, keeps a request's addresses and mails nothing", async () => {
+      const version = expectData(await getVersion({ client: api.client }));
+      expect(version.features.requests).toMatchObject({ enabled: true, email_auto_dispatch: false });
+      const created = await api.raw('/api/v2/requests', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner.token}` },
+        body: JSON.stringify({ request: { request: 'off-ask', notify_emails_to: 'a@example.net' } }),
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.notify_emails_to).toBe('a@example.net');
+      const token = created.body.url_token as string;
+      const answered = await api.raw(`/api/v2/requests/${token}/response`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ push: { payload: 'off-answer' } }),
+      });
+      expect(answered.status).toBe(201);
+      // Every move happened (the audit says so), and none wrote an email or its job.
+      const audit = await api.raw(`/api/v2/requests/${token}/audit`, {
+        headers: { authorization: `Bearer ${owner.token}` },
+      });
+      expect(audit.body.logs.map((l: { kind: string }) => l.kind)).toEqual(['creation', 'fulfilled']);
+      expect(await api.db.query('select 1 from request_mail')).toHaveLength(0);
     });
   });
 }

@@ -15,6 +15,7 @@ import { Migration20261220000000_email_notifications } from './Migration20261220
 import { Migration20261226000000_sign_in_factors } from './Migration20261226000000_sign_in_factors.js';
 import { Migration20261227000000_requests } from './Migration20261227000000_requests.js';
 import { Migration20261228000000_api_keys } from './Migration20261228000000_api_keys.js';
+import { Migration20261229000000_request_mail } from './Migration20261229000000_request_mail.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -29,4 +30,5 @@ export const migrationsList = [
   { name: 'Migration20261226000000_sign_in_factors', class: Migration20261226000000_sign_in_factors },
   { name: 'Migration20261227000000_requests', class: Migration20261227000000_requests },
   { name: 'Migration20261228000000_api_keys', class: Migration20261228000000_api_keys },
+  { name: 'Migration20261229000000_request_mail', class: Migration20261229000000_request_mail },
 ];
