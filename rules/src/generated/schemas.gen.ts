@@ -149,7 +149,7 @@ export const ExpireAfterDurationSchema = {
 
 export const RequestsFeatureSchema = {
     type: 'object',
-    description: 'Requests (`/api/v2/requests`): ask someone to send you a secret. `enabled` is `PWPUSH_ENABLE_REQUESTS` (default\ntrue); `email_auto_dispatch` says whether the instance mails `notify_emails_to` (false until mail is configured);\n`sealed_answers` lists the sealing schemes (empty when end-to-end encryption is off). pwpush-cli offers its\n`request` command only to an edition that reports `commercial`; this server reports `oss`, and its requests work\nwith any HTTP client (curl, the SDK).\n',
+    description: 'Requests (`/api/v2/requests`): ask someone to send you a secret. `enabled` is `PWPUSH_ENABLE_REQUESTS` (default\ntrue); `email_auto_dispatch` says whether the instance mails a request\'s moves (its link to `notify_emails_to`, and\nnotices to the requester): exactly `features.pushes.email_auto_dispatch`;\n`sealed_answers` lists the sealing schemes (empty when end-to-end encryption is off). pwpush-cli offers its\n`request` command only to an edition that reports `commercial`; this server reports `oss`, and its requests work\nwith any HTTP client (curl, the SDK).\n',
     required: [
         'enabled'
     ],
@@ -1479,7 +1479,7 @@ export const RequestPublicKeySchema = {
 export const RequestInputSchema = {
     type: 'object',
     maxProperties: 64,
-    description: 'The request to create, as Password Pusher Pro and pwpush-cli (`pwpush request`) send it. Unknown properties are\nignored. `request` (what is asked) may be empty only when `files` attaches something to the ask: 422 on `request`\notherwise.\n\nThe **expiry settings** (`expire_after_duration` | `expire_after_days`, `expire_after_views`, `deletable_by_viewer`,\n`retrieval_step`) are those of the answer: the push made from the answer gets them, with the same rules, defaults,\nbounds and messages as `PushInput`. The lifetime also bounds the request itself: a request not answered within it\nbecomes `expired`.\n\n`notify_emails_to` (addresses separated by commas, at most 10) and `notify_emails_to_locale` are checked and kept;\nwhether mail is sent is `features.requests.email_auto_dispatch`.\n',
+    description: 'The request to create, as Password Pusher Pro and pwpush-cli (`pwpush request`) send it. Unknown properties are\nignored. `request` (what is asked) may be empty only when `files` attaches something to the ask: 422 on `request`\notherwise.\n\nThe **expiry settings** (`expire_after_duration` | `expire_after_days`, `expire_after_views`, `deletable_by_viewer`,\n`retrieval_step`) are those of the answer: the push made from the answer gets them, with the same rules, defaults,\nbounds and messages as `PushInput`. The lifetime also bounds the request itself: a request not answered within it\nbecomes `expired`.\n\n`notify_emails_to` (the responders\' addresses) and `notify_emails_to_locale` are checked by the rules of\n`PushInput.notify_emails_to` and kept; when `features.requests.email_auto_dispatch` is true each address gets the\nrequest\'s `html_url` by email, otherwise nothing is sent (and the create still succeeds).\n',
     properties: {
         request: {
             type: 'string',
@@ -1533,13 +1533,13 @@ export const RequestInputSchema = {
         notify_emails_to: {
             type: 'string',
             maxLength: 2048,
-            description: 'Addresses to notify of the request\'s moves, separated by commas (at most 10); 422 on a malformed one.'
+            description: 'Addresses to mail the request\'s link to (the responders), comma-separated, at most 5, each a plain ASCII\naddress; 422 with `PushInput.notify_emails_to`\'s messages otherwise. With mail, the addresses count against the\nrequester\'s daily limit with the pushes\' links (over it: 422 on `base`, nothing stored). The message holds the\nlink, the requester\'s email, the expiry and the instance\'s name; never the ask, its name, note or files.\n'
         },
         notify_emails_to_locale: {
             type: 'string',
             maxLength: 16,
             pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$',
-            description: 'The language of those emails (`en`, `es`, `pt-BR`, …).'
+            description: 'The language of those emails (`en`, `de`, `es`, `fr`, … one of Password Pusher\'s locale codes, as\n`PushInput.notify_emails_to_locale`; other known codes are written in English). An unknown code → 422.\n'
         },
         public_key: {
             description: 'Set to ask for a **sealed** answer: the responder\'s client seals the answer to this key before it leaves the\nbrowser, and only the holder of the private key opens it. Needs `features.pushes.client_encryption.enabled`\n(422 on `public_key` otherwise). JSON bodies only.\n',

@@ -66,7 +66,8 @@ export type ExpireAfterDuration = number;
 
 /**
  * Requests (`/api/v2/requests`): ask someone to send you a secret. `enabled` is `PWPUSH_ENABLE_REQUESTS` (default
- * true); `email_auto_dispatch` says whether the instance mails `notify_emails_to` (false until mail is configured);
+ * true); `email_auto_dispatch` says whether the instance mails a request's moves (its link to `notify_emails_to`, and
+ * notices to the requester): exactly `features.pushes.email_auto_dispatch`;
  * `sealed_answers` lists the sealing schemes (empty when end-to-end encryption is off). pwpush-cli offers its
  * `request` command only to an edition that reports `commercial`; this server reports `oss`, and its requests work
  * with any HTTP client (curl, the SDK).
@@ -838,8 +839,9 @@ export type RequestPublicKey = {
  * bounds and messages as `PushInput`. The lifetime also bounds the request itself: a request not answered within it
  * becomes `expired`.
  *
- * `notify_emails_to` (addresses separated by commas, at most 10) and `notify_emails_to_locale` are checked and kept;
- * whether mail is sent is `features.requests.email_auto_dispatch`.
+ * `notify_emails_to` (the responders' addresses) and `notify_emails_to_locale` are checked by the rules of
+ * `PushInput.notify_emails_to` and kept; when `features.requests.email_auto_dispatch` is true each address gets the
+ * request's `html_url` by email, otherwise nothing is sent (and the create still succeeds).
  *
  */
 export type RequestInput = {
@@ -883,11 +885,17 @@ export type RequestInput = {
      */
     retrieval_step?: boolean;
     /**
-     * Addresses to notify of the request's moves, separated by commas (at most 10); 422 on a malformed one.
+     * Addresses to mail the request's link to (the responders), comma-separated, at most 5, each a plain ASCII
+     * address; 422 with `PushInput.notify_emails_to`'s messages otherwise. With mail, the addresses count against the
+     * requester's daily limit with the pushes' links (over it: 422 on `base`, nothing stored). The message holds the
+     * link, the requester's email, the expiry and the instance's name; never the ask, its name, note or files.
+     *
      */
     notify_emails_to?: string;
     /**
-     * The language of those emails (`en`, `es`, `pt-BR`, …).
+     * The language of those emails (`en`, `de`, `es`, `fr`, … one of Password Pusher's locale codes, as
+     * `PushInput.notify_emails_to_locale`; other known codes are written in English). An unknown code → 422.
+     *
      */
     notify_emails_to_locale?: string;
     /**

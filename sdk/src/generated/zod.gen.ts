@@ -50,7 +50,8 @@ export const zExpireAfterDuration = z.int().gte(0).lte(17);
 
 /**
  * Requests (`/api/v2/requests`): ask someone to send you a secret. `enabled` is `PWPUSH_ENABLE_REQUESTS` (default
- * true); `email_auto_dispatch` says whether the instance mails `notify_emails_to` (false until mail is configured);
+ * true); `email_auto_dispatch` says whether the instance mails a request's moves (its link to `notify_emails_to`, and
+ * notices to the requester): exactly `features.pushes.email_auto_dispatch`;
  * `sealed_answers` lists the sealing schemes (empty when end-to-end encryption is off). pwpush-cli offers its
  * `request` command only to an edition that reports `commercial`; this server reports `oss`, and its requests work
  * with any HTTP client (curl, the SDK).
@@ -456,8 +457,9 @@ export const zRequestPublicKey = z.object({
  * bounds and messages as `PushInput`. The lifetime also bounds the request itself: a request not answered within it
  * becomes `expired`.
  *
- * `notify_emails_to` (addresses separated by commas, at most 10) and `notify_emails_to_locale` are checked and kept;
- * whether mail is sent is `features.requests.email_auto_dispatch`.
+ * `notify_emails_to` (the responders' addresses) and `notify_emails_to_locale` are checked by the rules of
+ * `PushInput.notify_emails_to` and kept; when `features.requests.email_auto_dispatch` is true each address gets the
+ * request's `html_url` by email, otherwise nothing is sent (and the create still succeeds).
  *
  */
 export const zRequestInput = z.object({

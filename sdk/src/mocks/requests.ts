@@ -20,6 +20,7 @@ import {
   htmlUrl,
   normalizePushInput,
   PAGE_SIZE,
+  readNotifyRequest,
   SEALING_SCHEME,
   validationFailed,
 } from '@secret-push/rules';
@@ -43,6 +44,21 @@ function bytesToBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
+/** `notify_emails_to` and its locale, by the pushes' rules (the server's request create does the same). */
+function notifyList(
+  input: RequestInput,
+  errors: Record<string, string[]>,
+): { recipients: string[]; locale: string | null } {
+  if (!input.notify_emails_to || input.notify_emails_to.trim() === '') return { recipients: [], locale: null };
+  try {
+    return readNotifyRequest(input.notify_emails_to, input.notify_emails_to_locale);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    Object.assign(errors, error.details.fields);
+    return { recipients: [], locale: null };
+  }
+}
+
 export class MockRequests {
   private requests = new Map<string, StoredRequest>();
   private seq = 0;
@@ -63,10 +79,12 @@ export class MockRequests {
     const input = raw as RequestInput;
     const ask = typeof input.request === 'string' ? input.request : '';
     const uploads = Array.isArray(input.files) ? input.files : [];
-    if (ask.trim() === '' && uploads.length === 0)
-      throw validationFailed({ request: ['ask for something: text, a file, or both'] });
+    const errors: Record<string, string[]> = {};
+    if (ask.trim() === '' && uploads.length === 0) errors.request = ['ask for something: text, a file, or both'];
+    const notify = notifyList(input, errors);
     if (input.public_key && !this.store.settings.clientEncryption.enabled)
-      throw validationFailed({ public_key: ['sealed answers need end-to-end encryption'] });
+      errors.public_key = ['sealed answers need end-to-end encryption'];
+    if (Object.keys(errors).length > 0) throw validationFailed(errors);
     const valid = normalizePushInput(
       checkPushSchema(generatedPushSchema(), {
         kind: uploads.length > 0 ? 'file' : 'text',
@@ -101,8 +119,8 @@ export class MockRequests {
         expire_after_views: valid.expireAfterViews,
         deletable_by_viewer: valid.deletableByViewer,
         retrieval_step: valid.retrievalStep,
-        notify_emails_to: input.notify_emails_to ?? '',
-        notify_emails_to_locale: input.notify_emails_to_locale ?? '',
+        notify_emails_to: notify.recipients.join(','),
+        notify_emails_to_locale: notify.locale ?? '',
         sealing: input.public_key
           ? { scheme: SEALING_SCHEME, version: 1, public_key: { kty: 'OKP', crv: 'X25519', x: input.public_key.x } }
           : null,
@@ -118,6 +136,16 @@ export class MockRequests {
       audit: [],
       seq: ++this.seq,
     };
+    // The links are "sent" (or refused by the daily limit) before anything is stored, as the server's transaction.
+    this.store.mailRequest(
+      notify.recipients.map((to) => ({
+        to,
+        locale: notify.locale,
+        link: `${this.mailBase(base)}/r/${urlToken}`,
+        urlToken,
+        request: 'created' as const,
+      })),
+    );
     this.requests.set(urlToken, stored);
     this.log(stored, 'creation', actor, at);
     return this.ownerView(stored, base);
@@ -227,6 +255,16 @@ export class MockRequests {
     r.state = state;
     if (state === 'collected') r.record.collected_at = at.toISOString();
     this.log(r, state === 'pending' ? 'creation' : state, actor, at);
+    if (state !== 'pending') {
+      const token = r.record.url_token;
+      const link = `${this.mailBase('http://localhost')}/requests/${token}`;
+      this.store.mailRequest([{ to: r.owner.email, locale: null, link, urlToken: token, request: state }]);
+    }
+  }
+
+  /** The links in emails: the instance's public address when set (as the server's mails). */
+  private mailBase(base: string): string {
+    return this.store.settings.publicBaseUrl ?? base;
   }
 
   private log(r: StoredRequest, kind: RequestAuditEntry['kind'], actor: MockActor, at: Date): void {

@@ -75,7 +75,10 @@ export interface MockEmail {
   to: string;
   locale: string | null;
   link: string;
+  /** The push's token, or the request's for a request's email. */
   urlToken: string;
+  /** A request's email: which move it tells of (`created`: the link to a listed address; else: the requester). */
+  request?: 'created' | 'fulfilled' | 'collected' | 'expired' | 'revoked';
 }
 
 export const defaultMockUsers: readonly MockUser[] = [
@@ -244,6 +247,17 @@ export class MockStore {
     const today = this.outbox.length; // one mock instance is one user's world enough: all sends count
     if (today + request.recipients.length > NOTIFY_DAILY_LIMIT_DEFAULT) throw notifyLimit(NOTIFY_TEXT.daily);
     return request;
+  }
+
+  /**
+   * A request's emails (./requests.ts), "sent" at once when email is on: the links to listed addresses count against
+   * the daily limit as the pushes' do (422 on base over it, before anything is stored); the requester's notices do not.
+   */
+  mailRequest(emails: MockEmail[]): void {
+    if (!this.settings.emailAutoDispatch) return;
+    const links = emails.filter((e) => e.request === 'created').length;
+    if (links > 0 && this.outbox.length + links > NOTIFY_DAILY_LIMIT_DEFAULT) throw notifyLimit(NOTIFY_TEXT.daily);
+    this.outbox.push(...emails.map((e) => ({ ...e })));
   }
 
   /** The delivery, at once: one email per recipient, the entry `completed`. */

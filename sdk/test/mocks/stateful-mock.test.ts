@@ -476,4 +476,37 @@ describe('stateful mock: email (issue 22)', () => {
     await alice.notifyEmails(push.url_token, { to: 'e@example.net' }); // alice's 5th call this minute
     await expect(alice.notifyEmails(push.url_token, { to: 'f@example.net' })).rejects.toBeInstanceOf(RateLimitError);
   });
+
+  it("requests: the link to notify_emails_to and the requester's notices, only with email; the pushes' address rules", async () => {
+    for (const emailAutoDispatch of [false, true]) {
+      const { mock, baseUrl } = start({ settings: { emailAutoDispatch, publicBaseUrl: 'https://s.example.org' } });
+      const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+      const anyone = createSecretPushClient({ baseUrl, fetch: checker.fetch });
+      expect((await alice.version()).features.requests?.email_auto_dispatch).toBe(emailAutoDispatch);
+      const request = await alice.createRequest({
+        request: 'the vendor password',
+        notify_emails_to: 'vendor@example.net, ops@example.net',
+        notify_emails_to_locale: 'de',
+      });
+      expect(request.notify_emails_to).toBe('vendor@example.net,ops@example.net');
+      await anyone.respondToRequest(request.url_token, { payload: 'never in a mail' });
+      await alice.openResponse(request.url_token);
+      const sent = mock.sentEmails().map((m) => [m.request, m.to, m.link]);
+      const page = `https://s.example.org/requests/${request.url_token}`;
+      expect(sent).toEqual(
+        emailAutoDispatch
+          ? [
+              ['created', 'vendor@example.net', request.html_url],
+              ['created', 'ops@example.net', request.html_url],
+              ['fulfilled', 'alice@example.com', page],
+              ['collected', 'alice@example.com', page],
+            ]
+          : [],
+      );
+      const bad = await alice
+        .createRequest({ request: 'x', notify_emails_to: 'a@example.net\r\nBcc: x@example.com' })
+        .catch((e: unknown) => e);
+      expect((bad as ValidationError).errors).toEqual({ notify_emails_to: ['contains invalid email(s)'] });
+    }
+  });
 });
