@@ -24,7 +24,7 @@ import type { Mailer } from '../mail/mailer.js';
 import { requestLinkMessage, requestNoticeMessage, type MailText } from '../mail/messages.js';
 import type { MailMetrics } from '../mail/notify-service.js';
 import { createNotifyRepository } from '../mail/notify-repository.js';
-import type { MoveFollower, RequestMoveType } from './request-service.js';
+import type { MoveFollower, RequestMove } from './request-service.js';
 import { REQUESTS, type RequestRow } from './request-tables.js';
 
 export const REQUEST_MAIL_QUEUE = 'email.request';
@@ -131,7 +131,7 @@ export function requestMailFollower(db: Db, settings: Settings, queue: JobQueue 
   };
 }
 
-function kindOf(type: RequestMoveType): MailKind {
+function kindOf(type: RequestMove['type']): MailKind {
   return type.slice('request.'.length) as MailKind;
 }
 

@@ -50,7 +50,7 @@ import type { RequestAuditRow, RequestFileRow, RequestRow } from './request-tabl
 const ASK_FILE_COUNT = 5;
 const ASK_FILE_BYTES = 1024 * 1024;
 
-export type RequestMoveType =
+type RequestMoveType =
   'request.created' | 'request.fulfilled' | 'request.collected' | 'request.expired' | 'request.revoked';
 
 /** A move of a request, as its transaction wrote it (the row after the move; its secrets are envelopes). */
