@@ -2,8 +2,9 @@
  * Sealed requests through the web pages in real headless Chromium (issue 24, "done when"): a signed-in requester's
  * page makes the X25519 key pair (non-extractable, kept in IndexedDB) and the request; a second browser context opens
  * the answer page, which shows the ask, and answers, sealing in the browser; the requester's page opens the sealed key
- * and the answer. Afterwards neither the plaintext nor the content key is in any table, any request the server got or
- * its log, and no request ever carried a private key. A crawler's GET of the answer page spends nothing.
+ * and the answer. Afterwards neither the plaintext, the content key nor the private key (its bytes, seen through a
+ * test hook on key generation) is in any table, any request the server got or its log, and no request ever carried
+ * a private key. A crawler's GET of the answer page spends nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -16,6 +17,26 @@ let responderContext: BrowserContext;
 let requester: Page;
 /** Every request body the browsers sent. */
 const bodies: string[] = [];
+/** The private keys the requester's page made (its `d`, base64url), as the test's hook saw them. */
+const privateKeys: string[] = [];
+
+/**
+ * The test's view of the private key: X25519 key generation in the requester's browser is wrapped so that the key is
+ * made extractable, its `d` handed to the test, and the key re-imported with the page's own extractability before the
+ * page gets it. The page keeps a non-extractable key as before, and the test can look for the key's bytes afterwards.
+ */
+const CAPTURE_PRIVATE_KEY = `(() => {
+  const subtle = crypto.subtle;
+  const generate = subtle.generateKey.bind(subtle);
+  subtle.generateKey = async (algorithm, extractable, usages) => {
+    if (!algorithm || algorithm.name !== 'X25519') return generate(algorithm, extractable, usages);
+    const pair = await generate(algorithm, true, usages);
+    const jwk = await subtle.exportKey('jwk', pair.privateKey);
+    await window.__capturePrivateKey(jwk.d);
+    const privateKey = await subtle.importKey('jwk', jwk, { name: 'X25519' }, extractable, usages);
+    return { publicKey: pair.publicKey, privateKey };
+  };
+})();`;
 const problems: string[] = [];
 
 function watch(page: Page): Page {
@@ -33,6 +54,8 @@ beforeAll(async () => {
   responderContext = await chromium.browser.newContext();
   for (const context of [requesterContext, responderContext])
     context.on('request', (r) => bodies.push(`${r.method()} ${r.url()}\n${r.postData() ?? ''}`));
+  await requesterContext.exposeFunction('__capturePrivateKey', (d: string) => void privateKeys.push(d));
+  await requesterContext.addInitScript({ content: CAPTURE_PRIVATE_KEY });
   requester = watch(await requesterContext.newPage());
   await requester.goto(`${app.baseUrl}/users/sign_up`);
   await requester.getByLabel('Email').fill('requester@example.org');
@@ -115,12 +138,24 @@ describe('sealed requests in the web pages (headless Chromium)', () => {
     );
     expect(kinds.map((k) => k.kind)).toEqual(['creation', 'fulfilled', 'collected']);
 
-    // Nowhere on the server's side: not in a table, a log line, or anything a browser sent.
+    // Nowhere on the server's side: not the plaintext, the content key or the private key (as base64url, base64 or
+    // hex, as a bytea column reads), in a table, a log line, or anything a browser sent.
+    expect(privateKeys).toHaveLength(1);
+    const privateKey = Buffer.from(privateKeys[0]!, 'base64url');
+    expect(privateKey).toHaveLength(32);
+    expect(app.logs.length).toBeGreaterThan(0); // the log scanned below is the server's, with its request lines
     const columns = await app.db.query<{ table_name: string; column_name: string }>(
       `select table_name, column_name from information_schema.columns
        where table_schema = 'public' and data_type in ('text', 'character varying', 'jsonb', 'bytea')`,
     );
-    for (const needle of [plaintext, contentKey!]) {
+    const needles = [
+      plaintext,
+      contentKey!,
+      privateKeys[0]!,
+      privateKey.toString('base64'),
+      privateKey.toString('hex'),
+    ];
+    for (const needle of needles) {
       for (const { table_name, column_name } of columns) {
         const hits = await app.db.query(
           `select 1 from "${table_name}" where position($1::bytea in convert_to("${column_name}"::text, 'UTF8')) > 0 limit 1`,
