@@ -1445,7 +1445,7 @@ export const AuditLogSchema = {
 export const RequestPublicKeySchema = {
     type: 'object',
     maxProperties: 16,
-    description: 'The requester\'s public key for **sealed answers**, as a JWK (RFC 7517 / RFC 8037): an X25519 key, `x` its 32 bytes\nin base64url without padding. Other JWK members (`key_ops`, `ext`, `kid`, …) are accepted and dropped; the server\nkeeps `kty`, `crv` and `x`. See "Requests" in the API description for how an answer is sealed to it.\n',
+    description: 'The requester\'s public key for **sealed answers**, as a JWK (RFC 7517 / RFC 8037): an X25519 key, `x` its 32 bytes\nin base64url without padding. Other JWK members (`key_ops`, `ext`, `kid`, …) are accepted and dropped; the server\nkeeps `kty`, `crv` and `x`. A key with a private part (`d`) answers 422 on `public_key` and nothing is stored: the\nprivate key must never leave the requester\'s client, so that pair should not be used. See "Requests" in the API description for how an answer is sealed to it.\n',
     required: [
         'kty',
         'crv',

@@ -438,7 +438,8 @@ export const zAuditLog = z.object({
 /**
  * The requester's public key for **sealed answers**, as a JWK (RFC 7517 / RFC 8037): an X25519 key, `x` its 32 bytes
  * in base64url without padding. Other JWK members (`key_ops`, `ext`, `kid`, …) are accepted and dropped; the server
- * keeps `kty`, `crv` and `x`. See "Requests" in the API description for how an answer is sealed to it.
+ * keeps `kty`, `crv` and `x`. A key with a private part (`d`) answers 422 on `public_key` and nothing is stored: the
+ * private key must never leave the requester's client, so that pair should not be used. See "Requests" in the API description for how an answer is sealed to it.
  *
  */
 export const zRequestPublicKey = z.object({

@@ -84,6 +84,10 @@ export class MockRequests {
     const notify = notifyList(input, errors);
     if (input.public_key && !this.store.settings.clientEncryption.enabled)
       errors.public_key = ['sealed answers need end-to-end encryption'];
+    else if (input.public_key && 'd' in input.public_key)
+      errors.public_key = [
+        'holds a private key (d): it must never leave your client; make a new key pair and send its public half only',
+      ];
     if (Object.keys(errors).length > 0) throw validationFailed(errors);
     const valid = normalizePushInput(
       checkPushSchema(generatedPushSchema(), {

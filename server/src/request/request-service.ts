@@ -49,6 +49,8 @@ import type { RequestAuditRow, RequestFileRow, RequestRow } from './request-tabl
 /** Files attached to an ask: at most this many, each at most this many bytes (or the instance's file limit). */
 const ASK_FILE_COUNT = 5;
 const ASK_FILE_BYTES = 1024 * 1024;
+const PRIVATE_KEY_SENT =
+  'holds a private key (d): it must never leave your client; make a new key pair and send its public half only';
 
 type RequestMoveType =
   'request.created' | 'request.fulfilled' | 'request.collected' | 'request.expired' | 'request.revoked';
@@ -157,6 +159,7 @@ class RequestOperations implements RequestService {
     const notify = notifyList(input, errors);
     if (input.public_key && !settings.clientEncryption.enabled)
       errors.public_key = ['sealed answers need end-to-end encryption, which this instance does not take'];
+    else if (input.public_key && 'd' in input.public_key) errors.public_key = [PRIVATE_KEY_SENT];
     if (Object.keys(errors).length > 0) throw validationFailed(errors);
     // The expiry settings and the attachments, by the push rules and messages (the settings are the answer's).
     const valid = normalizePushInput(
