@@ -205,6 +205,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     close: async () => {
       await sweeper.stop();
       await jobs?.stop();
+      // The anonymous quota's unused leases go back to their windows (address-leases.ts), while the pool is open.
+      await repository.returnQuotaLeases();
       await orm.close(true);
     },
   };
@@ -238,7 +240,7 @@ async function startJobs(
     retryDelayMaxSeconds: 3600,
     expireInSeconds: 300,
   });
-  const mailer = createMailer(settings.mail.smtpUrl!, settings.mail.from);
+  const mailer = await createMailer(settings.mail.smtpUrl!, settings.mail.from);
   if (opts.jobWorkers !== false) {
     await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics: opts.metrics?.mail }));
     await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer));

@@ -16,7 +16,9 @@
  * a column in during a rolling deploy) fails with "cached plan must not change result type".
  */
 import { ApiError } from '@secret-push/rules';
-import { sql, type Db, type Statement } from '../db/sql.js';
+import pg from 'pg';
+import { sql, UnstorableTextError, type Db, type Statement } from '../db/sql.js';
+import { AddressLeases } from './address-leases.js';
 import {
   AUDIT_ENTRIES,
   type AuditKind,
@@ -341,6 +343,19 @@ const S = {
   forgetAttempts: sql<{ before: Date }>('delete from passphrase_attempts where attempted_at < :before'),
   forgetKeys: sql<{ now: Date }>('delete from idempotency_keys where expires_at <= :now'),
   forgetStorageWindows: sql<{ before: Date }>('delete from storage_windows where window_start < :before'),
+  /** Adds a lease's bytes to an address's window, when the window stays within the quota (address-leases.ts). */
+  reserveWindow: sql<{ scope: string; windowStart: Date; bytes: number; limit: number }, { bytes: string }>(
+    `insert into storage_windows (scope, window_start, bytes)
+     select :scope, :windowStart, :bytes where :bytes::bigint <= :limit::bigint
+     on conflict (scope, window_start) do update set bytes = storage_windows.bytes + excluded.bytes
+       where storage_windows.bytes + excluded.bytes <= :limit::bigint
+     returning bytes`,
+    { prepare: true },
+  ),
+  /** Gives a lease's unused bytes back to its window. */
+  returnToWindow: sql<{ scope: string; windowStart: Date; bytes: number }>(
+    'update storage_windows set bytes = greatest(0, bytes - :bytes::bigint) where scope = :scope and window_start = :windowStart',
+  ),
   windowBytes: sql<{ scope: string; windowStart: Date }, { bytes: string }>(
     'select bytes from storage_windows where scope = :scope and window_start = :windowStart',
   ),
@@ -651,12 +666,52 @@ function attemptOperations(db: Db) {
   };
 }
 
+/** An anonymous create counted in its own statement (the window's row updated and locked until it commits). */
+async function insertCountedInStatement(
+  db: Db,
+  push: PushRow,
+  files: PushFileRow[],
+  by: AuditActor,
+  deadline: Date,
+  quota: AddressQuota,
+  key?: KeyRef,
+): Promise<CountedInsert> {
+  const params = {
+    ...insertParams(push, files, by, deadline, key),
+    quotaScope: quota.scope,
+    quotaWindow: quota.windowStart,
+    quotaLimit: quota.limit,
+  };
+  const rows = await db.query(insertFor(files.length, key, true), params);
+  const row = insertedPush(rows, push);
+  if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
+  const [window] = await db.query(S.windowBytes, windowOf(quota));
+  return {
+    refused: true,
+    usedBytes: window ? Number(window.bytes) : 0,
+    freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS),
+  };
+}
+
+const windowOf = (quota: AddressQuota) => ({ scope: quota.scope, windowStart: quota.windowStart });
+
 /** Creates counted against the storage quotas (storage-quota.ts decides with them), and their windows. */
 function storageOperations(db: Db) {
+  const leases = new AddressLeases(
+    async (quota, bytes) => {
+      const [row] = await db.query(S.reserveWindow, { ...windowOf(quota), bytes, limit: quota.limit });
+      return row ? Number(row.bytes) : null;
+    },
+    async (quota) => Number((await db.query(S.windowBytes, windowOf(quota)))[0]?.bytes ?? 0),
+    async (quota, bytes) => {
+      await db.query(S.returnToWindow, { ...windowOf(quota), bytes });
+    },
+  );
   return {
     /**
-     * The same, counted against the anonymous storage quota in the same statement: refused (nothing stored) when the
-     * address's window would go over the quota.
+     * The same, counted against the anonymous storage quota: the push's bytes are taken from this process's lease
+     * on the address's window (address-leases.ts), then the push is inserted; refused (nothing stored) when the
+     * window would go over the quota. With too many addresses leased at once, counted in the create's own statement.
      */
     async insertCountedByAddress(
       push: PushRow,
@@ -666,21 +721,25 @@ function storageOperations(db: Db) {
       quota: AddressQuota,
       key?: KeyRef,
     ): Promise<CountedInsert> {
-      const params = {
-        ...insertParams(push, files, by, deadline, key),
-        quotaScope: quota.scope,
-        quotaWindow: quota.windowStart,
-        quotaLimit: quota.limit,
-      };
-      const rows = await db.query(insertFor(files.length, key, true), params);
-      const row = insertedPush(rows, push);
-      if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
-      const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
-      return {
-        refused: true,
-        usedBytes: window ? Number(window.bytes) : 0,
-        freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS),
-      };
+      const freeAt = new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS);
+      const taken = await leases.take(quota, push.storedBytes);
+      if (taken === null) return insertCountedInStatement(db, push, files, by, deadline, quota, key);
+      if ('refused' in taken) return { refused: true, usedBytes: taken.used, freeAt };
+      let rows: (InTime & Record<string, unknown>)[];
+      try {
+        rows = await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key));
+      } catch (err) {
+        // Refused before it ran, or by PostgreSQL: it stored nothing. (A lost connection may hide a commit: kept counted.)
+        if (err instanceof UnstorableTextError || err instanceof pg.DatabaseError) taken.untake();
+        throw err;
+      }
+      if (!rows[0]?.in_time) taken.untake();
+      return { row: insertedPush(rows, push)!, usedBytes: taken.used };
+    },
+
+    /** Gives this process's unused leases back to their windows (when it stops). */
+    async returnQuotaLeases(): Promise<void> {
+      await leases.returnAll();
     },
 
     /**
