@@ -125,10 +125,11 @@ const ENVELOPE_KEY_ID = (column: string) =>
 
 /**
  * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count). With
- * the anonymous storage quota, the statement first adds the push's bytes to its address's window, on the condition
- * that the window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its
- * latest version, so concurrent creates from one address (on any instance) are counted one after the other, and the
- * push is inserted only when its bytes were counted. A refused create changes nothing.
+ * `addressQuota` (an anonymous create counted in its own statement, when this process holds no lease for its address:
+ * address-leases.ts), the statement first adds the push's bytes to its address's window, on the condition that the
+ * window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its latest
+ * version, so concurrent creates from one address (on any instance) are counted one after the other, and the push is
+ * inserted only when its bytes were counted. A refused create changes nothing.
  */
 function insertStatement(
   files: number,
