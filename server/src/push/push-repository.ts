@@ -114,8 +114,19 @@ const AUDIT_COLUMNS = 'push_id, kind, ip, user_agent, referrer, user_id, created
 /** The first CTE of every guarded statement: whether the database's clock is still before the deadline. */
 const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
 const IN_TIME = '(select in_time from guard)';
-const LAST_VIEW = 'views_used + 1 >= expire_after_views';
-const LAST_VIEW_OF_P = 'p.views_used + 1 >= p.expire_after_views';
+/**
+ * The SET clause of a won view, on the pushes row named `row` (`pushes` or an alias): one more view, and on the last
+ * one the push expires and its secrets are erased (file bytes stay until the links issued lapse).
+ */
+const VIEW_SET = (row: string) => {
+  const last = `${row}.views_used + 1 >= ${row}.expire_after_views`;
+  return `views_used = ${row}.views_used + 1, updated_at = :now,
+         expired = ${last},
+         expired_on = case when ${last} then :now else ${row}.expired_on end,
+         payload_ciphertext = case when ${last} then null else ${row}.payload_ciphertext end,
+         note_ciphertext = case when ${last} then null else ${row}.note_ciphertext end,
+         passphrase_hash = case when ${last} then null else ${row}.passphrase_hash end`;
+};
 /**
  * The key id of an envelope in its base64 text form (../crypto/envelope.ts: version, id length, id, …), read from
  * its first 344 characters (258 bytes: room for the longest id), so a view is claimed only when it can be opened.
@@ -175,12 +186,7 @@ const S = {
    */
   claimView: sql<{ id: string } & AuditParams & Guarded, InTime & Record<string, unknown>>(
     `with ${GUARD}, won as (
-       update pushes set views_used = views_used + 1, updated_at = :now,
-         expired = ${LAST_VIEW},
-         expired_on = case when ${LAST_VIEW} then :now else expired_on end,
-         payload_ciphertext = case when ${LAST_VIEW} then null else payload_ciphertext end,
-         note_ciphertext = case when ${LAST_VIEW} then null else note_ciphertext end,
-         passphrase_hash = case when ${LAST_VIEW} then null else passphrase_hash end
+       update pushes set ${VIEW_SET('pushes')}
        where id = :id and not expired and views_used < expire_after_views and expires_at > :now and ${IN_TIME}
        returning ${P.list}
      ), viewed as (
@@ -204,12 +210,7 @@ const S = {
     `with ${GUARD}, cur as (
        select ${P.list} from pushes where url_token = :urlToken
      ), won as (
-       update pushes p set views_used = p.views_used + 1, updated_at = :now,
-         expired = ${LAST_VIEW_OF_P},
-         expired_on = case when ${LAST_VIEW_OF_P} then :now else p.expired_on end,
-         payload_ciphertext = case when ${LAST_VIEW_OF_P} then null else p.payload_ciphertext end,
-         note_ciphertext = case when ${LAST_VIEW_OF_P} then null else p.note_ciphertext end,
-         passphrase_hash = case when ${LAST_VIEW_OF_P} then null else p.passphrase_hash end
+       update pushes p set ${VIEW_SET('p')}
        from cur
        where p.id = cur.id and cur.kind <> 'file' and cur.passphrase_hash is null
          and (cur.user_id is null or :userId::uuid is null or cur.user_id <> :userId::uuid)
@@ -389,16 +390,21 @@ async function count(rows: Promise<Total[]>): Promise<number> {
  * The push a create stored: the row it was given (every column is written from it, none is computed by the
  * database, so nothing comes back but its id), or null when the statement stored nothing (the quota refused it).
  */
-function insertedPush(rows: (InTime & Record<string, unknown>)[], push: PushRow): PushRow | null {
+/** The row a guarded statement wrote (null when its condition left nothing to write); a late write throws. */
+function guardedRow(rows: (InTime & Record<string, unknown>)[]): Record<string, unknown> | null {
   const row = rows[0];
   if (!row?.in_time) throw tooLate();
-  return row.id === null || row.id === undefined ? null : push;
+  return row.id === null || row.id === undefined ? null : row;
+}
+
+/** The push a create inserted (the statement returns only its id), or null when its condition refused it. */
+function insertedPush(rows: (InTime & Record<string, unknown>)[], push: PushRow): PushRow | null {
+  return guardedRow(rows) ? push : null;
 }
 
 function guardedPush(rows: (InTime & Record<string, unknown>)[]): PushRow | null {
-  const row = rows[0];
-  if (!row?.in_time) throw tooLate();
-  return row.id === null || row.id === undefined ? null : P.fromRow(row);
+  const row = guardedRow(rows);
+  return row ? P.fromRow(row) : null;
 }
 
 function checkInTime(rows: InTime[]): void {
