@@ -70,6 +70,21 @@ export function sendError(
   writeJson(res, error.status, { ...errorBody(error, requestId), ...extra }, headers);
 }
 
+/** A document's own error shape (v1's): the error it answers with, and the keys it adds to the body. */
+export type ErrorShape = (error: ApiError, res: ServerResponse) => { error: ApiError; extra?: Record<string, string> };
+
+/**
+ * Answers any failure: as the ApiError it maps to (toApiError), in the document's shape when it has one; an
+ * unexpected failure (a 5xx that is not an ApiError) is described for the request's log line. The pages, the v2
+ * edge and the v1 edge all answer failures here.
+ */
+export function answerFailure(res: ServerResponse, error: unknown, shape?: ErrorShape): void {
+  const apiError = toApiError(error);
+  if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
+  const shaped = shape ? shape(apiError, res) : { error: apiError };
+  sendError(res, shaped.error, state(res).requestId, shaped.extra);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Request validation (openapi-backend + Ajv) → 400 / 422
 
