@@ -458,10 +458,6 @@ const KNOWN_MEDIA_TYPES = ['application/json', 'multipart/form-data', 'applicati
  * The media types an operation's request body declares. A body in one the reader knows but the operation does not
  * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.
  */
-/**
- * The media types an operation's request body declares. A body in one the reader knows but the operation does not
- * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.
- */
 function requireDeclaredMediaType(op: CompiledOperation, req: IncomingMessage): void {
   const declared = op.mediaTypes;
   const type = mediaTypeOf(req.headers['content-type']);
