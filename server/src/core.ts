@@ -184,6 +184,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const forgetLoginAttempts = async (now: Date) => {
     await accounts.forgetAttempts(now);
     await twoFactor.forgetAttempts(now);
+    await accountMail?.forget(now);
   };
   const report = versionReport(settings);
   const sweeper = startSweeper(settings, opts, (now) =>
