@@ -14,7 +14,7 @@ import { fieldValue, state } from './middleware.js';
 export { ApiError };
 
 /** Maps anything thrown to an ApiError. Unknown failures become a bare 500. */
-export function toApiError(error: unknown): ApiError {
+function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const bodyParserType = (error as { type?: unknown } | null)?.type;
   if (bodyParserType === 'entity.too.large') {
