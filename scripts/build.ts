@@ -14,6 +14,8 @@
 import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
+import { bundledDocument, bundledV1Document } from '@secret-push/contract';
+import { validateDocument } from '../server/src/http/openapi-backend.js';
 import { ASSETS_DIR } from '../server/src/web/assets.js';
 import { BROWSER_BUNDLES, makeBrowserBundle } from '../server/src/web/browser-bundles.js';
 import { BUILD_DIR, EXTRA_INPUTS, INFO_FILE, ROOT, sha256 } from './build-info.mjs';
@@ -39,6 +41,9 @@ const ENTRY_SOURCES: string[] = Object.values(ENTRY_POINTS);
 
 async function main(): Promise<void> {
   const started = Date.now();
+  // The compiled server does not validate its contracts at start-up (server/src/http/openapi-backend.ts): the build
+  // does, and fails on an invalid one.
+  for (const document of [bundledDocument(), bundledV1Document()]) await validateDocument(document as never);
   rmSync(BUILD_DIR, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: ROOT,

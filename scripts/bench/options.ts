@@ -40,6 +40,17 @@ export const options = {
     return mode;
   }),
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',
+  /** More environment for ours and base, `NAME=value` pairs separated by spaces (`BENCH_SERVER_ENV='PWPUSH_X=1 PWPUSH_Y=2'`). */
+  serverEnv: Object.fromEntries(
+    (env.BENCH_SERVER_ENV ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        if (at < 1) throw new Error(`BENCH_SERVER_ENV: ${pair} is not NAME=value`);
+        return [pair.slice(0, at), pair.slice(at + 1)];
+      }),
+  ) as Record<string, string>,
   /** Where each server's output goes (`<name>.log`) instead of being drained. */
   outputDir: env.BENCH_OUTPUT_DIR ? path.resolve(env.BENCH_OUTPUT_DIR) : undefined,
   /** NODE_OPTIONS of every server process: a CPU profile (BENCH_CPU_PROF_DIR) and BENCH_NODE_OPTIONS. */

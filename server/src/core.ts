@@ -211,6 +211,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const forgetLoginAttempts = async (now: Date) => {
     await accounts.forgetAttempts(now);
     await twoFactor.forgetAttempts(now);
+    await accountMail?.forget(now);
   };
   const report = versionReport(settings);
   const sweeper = startSweeper(settings, opts, (now) =>
@@ -233,6 +234,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     close: async () => {
       await sweeper.stop();
       await jobs?.stop();
+      // The anonymous quota's unused leases go back to their windows (address-leases.ts), while the pool is open.
+      await repository.returnQuotaLeases();
       await orm.close(true);
     },
   };
@@ -272,7 +275,7 @@ async function startJobs(
     retryDelayMaxSeconds: 3600,
     expireInSeconds: 300,
   });
-  const mailer = createMailer(settings.mail.smtpUrl!, settings.mail.from);
+  const mailer = await createMailer(settings.mail.smtpUrl!, settings.mail.from);
   if (opts.jobWorkers !== false) {
     await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics: opts.metrics?.mail }));
     await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer));

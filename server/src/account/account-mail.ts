@@ -9,7 +9,7 @@
  * mails the link. Nothing at rest can open an account.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { ApiError } from '@secret-push/rules';
+import { ApiError, DAY_MS } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import { hashPassphrase } from '../crypto/passphrase.js';
 import { sql, type Db } from '../db/sql.js';
@@ -41,6 +41,14 @@ const S = {
   ),
   setToken: sql<{ id: string; digest: string; expiresAt: Date }>(
     'update account_mail_requests set token_digest = :digest, expires_at = :expiresAt where id = :id',
+  ),
+  /**
+   * Forgets requests nobody can use any more: a day after their link lapsed (used or not), or a week after they were
+   * made when no link was ever sent (the mail job gave up). An unused sign-up's password hash goes with them.
+   */
+  forget: sql<{ dayAgo: Date; weekAgo: Date }>(
+    `delete from account_mail_requests
+     where (expires_at is not null and expires_at < :dayAgo) or (expires_at is null and created_at < :weekAgo)`,
   ),
   /** A link's request, while it is unused and in time (a GET only looks). */
   valid: sql<{ digest: string; purpose: Purpose; now: Date }>(
@@ -84,6 +92,8 @@ export interface AccountMail {
   reset(token: string, password: string, baseUrl: string, now?: Date): Promise<void>;
   /** Sends the notice of a new API token. */
   tokenChanged(userId: string, baseUrl: string): Promise<void>;
+  /** Forgets requests whose links can no longer be used (the sweeper). */
+  forget(now: Date): Promise<void>;
 }
 
 export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountService): AccountMail {
@@ -157,6 +167,12 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       if (user) await enqueue({ kind: 'password_changed', userId: String(user.id), baseUrl });
     },
 
+    async forget(now) {
+      await db.query(S.forget, {
+        dayAgo: new Date(now.getTime() - DAY_MS),
+        weekAgo: new Date(now.getTime() - 7 * DAY_MS),
+      });
+    },
     async tokenChanged(userId, baseUrl) {
       await enqueue({ kind: 'token_changed', userId, baseUrl });
     },

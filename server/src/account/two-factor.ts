@@ -59,6 +59,11 @@ export interface TwoFactorService {
   verify(userId: string, code: string, ip: string, now?: Date): Promise<{ usedRecoveryCode: boolean }>;
   /** Turns the factor off after checking a code (the same rules as verify): the secret and the codes are erased. */
   disable(userId: string, code: string, ip: string, now?: Date): Promise<void>;
+  /**
+   * Turns the factor off without a code, for an operator (`npm run users -- reset-2fa`: the person lost both the
+   * app and the recovery codes): the secret, the codes and the attempts are erased.
+   */
+  reset(userId: string, now?: Date): Promise<void>;
   /** Forgets attempts that no longer count (the sweeper calls it). */
   forgetAttempts(now: Date): Promise<void>;
 }
@@ -284,6 +289,14 @@ export function createTwoFactorService(
       await db.transaction(async (tx) => {
         await tx.query(S.disable, { userId, now });
         await tx.query(S.deleteCodes, { userId });
+      });
+    },
+
+    async reset(userId, now = new Date()) {
+      await db.transaction(async (tx) => {
+        await tx.query(S.disable, { userId, now });
+        await tx.query(S.deleteCodes, { userId });
+        await tx.query(S.clearUser, { userId });
       });
     },
 

@@ -15,6 +15,7 @@ const USAGE = `usage: npm run users -- create EMAIL
        npm run users -- token EMAIL
        npm run users -- set-password EMAIL      (the password on standard input)
        npm run users -- revoke EMAIL
+       npm run users -- reset-2fa EMAIL
        npm run users -- delete EMAIL
        npm run users -- list
 
@@ -23,6 +24,8 @@ const USAGE = `usage: npm run users -- create EMAIL
   set-password EMAIL   set the user's password for the web pages (/users/sign_in), read from standard input: the
                        first line, or asked twice without echo on a terminal; ends the user's web sessions
   revoke EMAIL         remove the user's API token: calls with it answer 401 (make a new one with "token")
+  reset-2fa EMAIL      turn off the user's two-step sign-in (authenticator and recovery codes erased) and end their
+                       web sessions, for someone who lost both; they sign in with their password and may turn it on again
   delete EMAIL         delete the user: its API token and sessions end, its active pushes are expired, then every
                        push it made is erased (secrets, files, records, audit logs), then the user
   list                 every user: email, when made, password set, token made, token last used (within a minute)`;
@@ -101,6 +104,11 @@ async function runCommand(
   } else if (command === 'revoke') {
     const had = await core.users.revokeToken(email);
     out(had ? `API token of ${who} revoked: calls with it now answer 401` : `${who} had no API token`);
+  } else if (command === 'reset-2fa') {
+    const userId = await core.users.userIdOf(email);
+    await core.web!.twoFactor.reset(userId);
+    await core.web!.accounts.endSessions(userId);
+    out(`two-step sign-in of ${who} turned off (its secret and recovery codes erased); their web sessions ended`);
   } else if (command === 'delete') {
     await deleteUser(core, email, out);
   } else {
@@ -120,7 +128,7 @@ async function runCommand(
   }
 }
 
-const WITH_EMAIL = ['create', 'token', 'set-password', 'revoke', 'delete'];
+const WITH_EMAIL = ['create', 'token', 'set-password', 'revoke', 'reset-2fa', 'delete'];
 
 export async function runUsersCli(
   argv: string[],

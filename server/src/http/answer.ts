@@ -44,5 +44,6 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
   const text = JSON.stringify(body) as string | undefined;
   const list = ['Content-Type', JSON_TYPE];
   if (text !== undefined) list.push('Content-Length', String(Buffer.byteLength(text)));
-  writeAnswer(res, status, [...list, ...headers], text);
+  for (const field of headers) list.push(field);
+  writeAnswer(res, status, list, text);
 }

@@ -15,7 +15,7 @@
  *    transaction, ../push/idempotency.ts, so that the key and the push commit together);
  * 7. `serialize`: its reply, written by the one writer (./answer.ts).
  *
- * A failure at any step goes to the document's error responder (`EdgeSpec.sendError`, else ./errors.ts `sendError`).
+ * A failure at any step is answered by ./errors.ts `answerFailure`, in the document's error shape (`EdgeSpec.errorShape`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Document } from 'openapi-backend';
@@ -32,7 +32,7 @@ import { hasBody, isBoundsError, readBody, type BodyLimits, type ParsedBody } fr
 import { formBounds, jsonBounds } from './body-bounds.js';
 import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
-import { describeFailure, sendError, toApiError, topLevelValidationError, validationError } from './errors.js';
+import { answerFailure, topLevelValidationError, validationError, type ErrorShape } from './errors.js';
 import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handlers.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
@@ -120,8 +120,8 @@ export interface EdgeSpec {
   pushFrame(operationId: string): PushFrame | undefined;
   /** The path the route table matches for a request's path (v2: a `.json` suffix taken off; v1: one added). */
   routingPath(path: string): string;
-  /** Answers an error in this document's shape; without it, errors go to the app's one error responder. */
-  sendError?(res: ServerResponse, error: unknown): void;
+  /** This document's error shape (v1's); without it, errors are answered as the spec's ErrorResponse. */
+  errorShape?: ErrorShape;
 }
 
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
@@ -274,10 +274,7 @@ export class Edge {
   /** Answers a failure in this document's shape (a failure to answer it ends the connection). */
   fail(res: ServerResponse, error: unknown): void {
     try {
-      if (this.spec.sendError) return this.spec.sendError(res, error);
-      const apiError = toApiError(error);
-      if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
-      sendError(res, apiError, state(res).requestId);
+      answerFailure(res, error, this.spec.errorShape);
     } catch {
       if (!res.headersSent) {
         res.statusCode = 500;
@@ -469,10 +466,6 @@ function bodyLimits(settings: Core['settings'], auth: AuthResult, operationId: s
 
 const KNOWN_MEDIA_TYPES = ['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded'];
 
-/**
- * The media types an operation's request body declares. A body in one the reader knows but the operation does not
- * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.
- */
 /**
  * The media types an operation's request body declares. A body in one the reader knows but the operation does not
  * declare (v1's `/f.json` takes no form-urlencoded body: it cannot carry a file) answers 400 before it is read.

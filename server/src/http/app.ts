@@ -13,7 +13,7 @@ import { EVERY_ANSWER } from './answer.js';
 import { createApiEdge } from './api.js';
 import { closeAfterReply } from './close-after-reply.js';
 import { corsLayer } from './cors.js';
-import { describeFailure, sendError, toApiError } from './errors.js';
+import { answerFailure, describeFailure, sendError } from './errors.js';
 import { accessLog, baseHeaders, rateLimit, requestIdentity, singleHost, state, type Part } from './middleware.js';
 import { apiPathOf, apiPipeline } from './pipeline.js';
 import { probes } from './probes.js';
@@ -104,7 +104,5 @@ function noRoute(req: Request, res: Response): void {
 
 /** The pages' one error responder: every failure becomes the spec's ErrorResponse; unexpected ones are logged. */
 function errorResponder(error: unknown, _req: Request, res: Response, _next: NextFunction): void {
-  const apiError = toApiError(error);
-  if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
-  sendError(res, apiError, state(res).requestId);
+  answerFailure(res, error);
 }

@@ -14,7 +14,7 @@ import { fieldValue, state } from './middleware.js';
 export { ApiError };
 
 /** Maps anything thrown to an ApiError. Unknown failures become a bare 500. */
-export function toApiError(error: unknown): ApiError {
+function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const bodyParserType = (error as { type?: unknown } | null)?.type;
   if (bodyParserType === 'entity.too.large') {
@@ -68,6 +68,21 @@ export function sendError(
   s.errorCode = error.code;
   if (error.details.reason) s.errorReason = error.details.reason;
   writeJson(res, error.status, { ...errorBody(error, requestId), ...extra }, headers);
+}
+
+/** A document's own error shape (v1's): the error it answers with, and the keys it adds to the body. */
+export type ErrorShape = (error: ApiError, res: ServerResponse) => { error: ApiError; extra?: Record<string, string> };
+
+/**
+ * Answers any failure: as the ApiError it maps to (toApiError), in the document's shape when it has one; an
+ * unexpected failure (a 5xx that is not an ApiError) is described for the request's log line. The pages, the v2
+ * edge and the v1 edge all answer failures here.
+ */
+export function answerFailure(res: ServerResponse, error: unknown, shape?: ErrorShape): void {
+  const apiError = toApiError(error);
+  if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
+  const shaped = shape ? shape(apiError, res) : { error: apiError };
+  sendError(res, shaped.error, state(res).requestId, shaped.extra);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

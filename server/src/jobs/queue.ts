@@ -10,7 +10,8 @@
  * The schema is installed by the migration step (`installJobQueue`, under the migrations' advisory lock), as the
  * role that owns the database's objects; at run time each process only uses it.
  */
-import { PgBoss, type Db as BossDb, type JobWithMetadata } from 'pg-boss';
+import { createRequire } from 'node:module';
+import type { Db as BossDb, JobWithMetadata, PgBoss } from 'pg-boss';
 import type { Pool } from 'pg';
 import type { Db } from '../db/sql.js';
 
@@ -85,7 +86,22 @@ function poolBossDb(pool: Pool): BossDb {
 }
 
 const SCHEMA_EXISTS = `select exists (select 1 from pg_namespace where nspname = $1) as present,
-  has_database_privilege(current_user, current_database(), 'CREATE') as may_create`;
+  has_database_privilege(current_user, current_database(), 'CREATE') as may_create,
+  to_regclass($1 || '.version') is not null as versioned`;
+
+/**
+ * pg-boss is loaded only by a process that installs or upgrades its schema, or works a queue: a server without
+ * email (or, later, webhooks) never loads it (about 5 MB of RSS).
+ */
+async function loadPgBoss(): Promise<typeof PgBoss> {
+  return (await import('pg-boss')).PgBoss;
+}
+
+/** The schema version this pg-boss installs (its package.json's `pgboss.schema`), read without loading it. */
+function bossSchemaVersion(): number {
+  const pkg = createRequire(import.meta.url)('pg-boss/package.json') as { pgboss?: { schema?: unknown } };
+  return typeof pkg.pgboss?.schema === 'number' ? pkg.pgboss.schema : -1;
+}
 
 /**
  * Installs or upgrades the queue's schema (the migration step, under its advisory lock). The role needs CREATE on
@@ -93,14 +109,22 @@ const SCHEMA_EXISTS = `select exists (select 1 from pg_namespace where nspname =
  * (`CREATE SCHEMA pgboss AUTHORIZATION <role>`: the README's grants).
  */
 export async function installJobQueue(pool: Pool): Promise<void> {
-  const { rows } = await pool.query<{ present: boolean; may_create: boolean }>(SCHEMA_EXISTS, [QUEUE_SCHEMA]);
-  const { present, may_create: mayCreate } = rows[0]!;
+  const { rows } = await pool.query<{ present: boolean; may_create: boolean; versioned: boolean }>(SCHEMA_EXISTS, [
+    QUEUE_SCHEMA,
+  ]);
+  const { present, may_create: mayCreate, versioned } = rows[0]!;
+  if (versioned) {
+    const installed = await pool.query<{ version: number }>(`select version from ${QUEUE_SCHEMA}.version`);
+    // Already at this pg-boss's schema: nothing to do, and no need to load it.
+    if (installed.rows.length === 1 && installed.rows[0]!.version === bossSchemaVersion()) return;
+  }
   if (!present && !mayCreate) {
     throw new Error(
       `the job queue's schema "${QUEUE_SCHEMA}" does not exist and this database role may not create it: as an administrator, run CREATE SCHEMA ${QUEUE_SCHEMA} AUTHORIZATION <the server's role>; (README, "The database role")`,
     );
   }
-  const boss = new PgBoss({
+  const Boss = await loadPgBoss();
+  const boss = new Boss({
     db: poolBossDb(pool),
     schema: QUEUE_SCHEMA,
     createSchema: !present,
@@ -118,7 +142,8 @@ export async function installJobQueue(pool: Pool): Promise<void> {
 /** Starts this process's queue client on `databaseUrl` (its own small pool). The schema must be installed. */
 export async function startJobQueue(databaseUrl: string, options: QueueOptions = {}): Promise<JobQueue> {
   const heartbeatSeconds = Math.max(10, options.heartbeatSeconds ?? 30);
-  const boss = new PgBoss({
+  const Boss = await loadPgBoss();
+  const boss = new Boss({
     connectionString: databaseUrl,
     schema: QUEUE_SCHEMA,
     max: 4,

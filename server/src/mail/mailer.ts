@@ -4,7 +4,7 @@
  * reply is permanent for that recipient. Reasons carry the relay's code and first line only: never the URL (it holds
  * the relay's password) and never a message's content.
  */
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 /** One message: a single recipient, both parts, a Message-ID that is the same on every try. */
 interface OutgoingMessage {
@@ -36,7 +36,9 @@ function failureOf(error: unknown): { temporary: boolean; reason: string } {
   return { temporary: true, reason: `${code}: the mail relay could not be reached` };
 }
 
-export function createMailer(smtpUrl: string, from: string): Mailer {
+/** The mailer of an instance with a relay; Nodemailer is loaded then, not by every server (the bench's RSS). */
+export async function createMailer(smtpUrl: string, from: string): Promise<Mailer> {
+  const { default: nodemailer } = await import('nodemailer');
   const transport: Transporter = nodemailer.createTransport({
     url: smtpUrl,
     connectionTimeout: 10_000,

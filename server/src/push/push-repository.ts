@@ -16,7 +16,9 @@
  * a column in during a rolling deploy) fails with "cached plan must not change result type".
  */
 import { ApiError } from '@secret-push/rules';
-import { sql, type Db, type Statement } from '../db/sql.js';
+import pg from 'pg';
+import { sql, UnstorableTextError, type Db, type Statement } from '../db/sql.js';
+import { AddressLeases } from './address-leases.js';
 import {
   AUDIT_ENTRIES,
   type AuditKind,
@@ -112,8 +114,19 @@ const AUDIT_COLUMNS = 'push_id, kind, ip, user_agent, referrer, user_id, created
 /** The first CTE of every guarded statement: whether the database's clock is still before the deadline. */
 const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
 const IN_TIME = '(select in_time from guard)';
-const LAST_VIEW = 'views_used + 1 >= expire_after_views';
-const LAST_VIEW_OF_P = 'p.views_used + 1 >= p.expire_after_views';
+/**
+ * The SET clause of a won view, on the pushes row named `row` (`pushes` or an alias): one more view, and on the last
+ * one the push expires and its secrets are erased (file bytes stay until the links issued lapse).
+ */
+const VIEW_SET = (row: string) => {
+  const last = `${row}.views_used + 1 >= ${row}.expire_after_views`;
+  return `views_used = ${row}.views_used + 1, updated_at = :now,
+         expired = ${last},
+         expired_on = case when ${last} then :now else ${row}.expired_on end,
+         payload_ciphertext = case when ${last} then null else ${row}.payload_ciphertext end,
+         note_ciphertext = case when ${last} then null else ${row}.note_ciphertext end,
+         passphrase_hash = case when ${last} then null else ${row}.passphrase_hash end`;
+};
 /**
  * The key id of an envelope in its base64 text form (../crypto/envelope.ts: version, id length, id, …), read from
  * its first 344 characters (258 bytes: room for the longest id), so a view is claimed only when it can be opened.
@@ -123,10 +136,11 @@ const ENVELOPE_KEY_ID = (column: string) =>
 
 /**
  * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count). With
- * the anonymous storage quota, the statement first adds the push's bytes to its address's window, on the condition
- * that the window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its
- * latest version, so concurrent creates from one address (on any instance) are counted one after the other, and the
- * push is inserted only when its bytes were counted. A refused create changes nothing.
+ * `addressQuota` (an anonymous create counted in its own statement, when this process holds no lease for its address:
+ * address-leases.ts), the statement first adds the push's bytes to its address's window, on the condition that the
+ * window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its latest
+ * version, so concurrent creates from one address (on any instance) are counted one after the other, and the push is
+ * inserted only when its bytes were counted. A refused create changes nothing.
  */
 function insertStatement(
   files: number,
@@ -172,12 +186,7 @@ const S = {
    */
   claimView: sql<{ id: string } & AuditParams & Guarded, InTime & Record<string, unknown>>(
     `with ${GUARD}, won as (
-       update pushes set views_used = views_used + 1, updated_at = :now,
-         expired = ${LAST_VIEW},
-         expired_on = case when ${LAST_VIEW} then :now else expired_on end,
-         payload_ciphertext = case when ${LAST_VIEW} then null else payload_ciphertext end,
-         note_ciphertext = case when ${LAST_VIEW} then null else note_ciphertext end,
-         passphrase_hash = case when ${LAST_VIEW} then null else passphrase_hash end
+       update pushes set ${VIEW_SET('pushes')}
        where id = :id and not expired and views_used < expire_after_views and expires_at > :now and ${IN_TIME}
        returning ${P.list}
      ), viewed as (
@@ -201,12 +210,7 @@ const S = {
     `with ${GUARD}, cur as (
        select ${P.list} from pushes where url_token = :urlToken
      ), won as (
-       update pushes p set views_used = p.views_used + 1, updated_at = :now,
-         expired = ${LAST_VIEW_OF_P},
-         expired_on = case when ${LAST_VIEW_OF_P} then :now else p.expired_on end,
-         payload_ciphertext = case when ${LAST_VIEW_OF_P} then null else p.payload_ciphertext end,
-         note_ciphertext = case when ${LAST_VIEW_OF_P} then null else p.note_ciphertext end,
-         passphrase_hash = case when ${LAST_VIEW_OF_P} then null else p.passphrase_hash end
+       update pushes p set ${VIEW_SET('p')}
        from cur
        where p.id = cur.id and cur.kind <> 'file' and cur.passphrase_hash is null
          and (cur.user_id is null or :userId::uuid is null or cur.user_id <> :userId::uuid)
@@ -341,6 +345,19 @@ const S = {
   forgetAttempts: sql<{ before: Date }>('delete from passphrase_attempts where attempted_at < :before'),
   forgetKeys: sql<{ now: Date }>('delete from idempotency_keys where expires_at <= :now'),
   forgetStorageWindows: sql<{ before: Date }>('delete from storage_windows where window_start < :before'),
+  /** Adds a lease's bytes to an address's window, when the window stays within the quota (address-leases.ts). */
+  reserveWindow: sql<{ scope: string; windowStart: Date; bytes: number; limit: number }, { bytes: string }>(
+    `insert into storage_windows (scope, window_start, bytes)
+     select :scope, :windowStart, :bytes where :bytes::bigint <= :limit::bigint
+     on conflict (scope, window_start) do update set bytes = storage_windows.bytes + excluded.bytes
+       where storage_windows.bytes + excluded.bytes <= :limit::bigint
+     returning bytes`,
+    { prepare: true },
+  ),
+  /** Gives a lease's unused bytes back to its window. */
+  returnToWindow: sql<{ scope: string; windowStart: Date; bytes: number }>(
+    'update storage_windows set bytes = greatest(0, bytes - :bytes::bigint) where scope = :scope and window_start = :windowStart',
+  ),
   windowBytes: sql<{ scope: string; windowStart: Date }, { bytes: string }>(
     'select bytes from storage_windows where scope = :scope and window_start = :windowStart',
   ),
@@ -373,16 +390,21 @@ async function count(rows: Promise<Total[]>): Promise<number> {
  * The push a create stored: the row it was given (every column is written from it, none is computed by the
  * database, so nothing comes back but its id), or null when the statement stored nothing (the quota refused it).
  */
-function insertedPush(rows: (InTime & Record<string, unknown>)[], push: PushRow): PushRow | null {
+/** The row a guarded statement wrote (null when its condition left nothing to write); a late write throws. */
+function guardedRow(rows: (InTime & Record<string, unknown>)[]): Record<string, unknown> | null {
   const row = rows[0];
   if (!row?.in_time) throw tooLate();
-  return row.id === null || row.id === undefined ? null : push;
+  return row.id === null || row.id === undefined ? null : row;
+}
+
+/** The push a create inserted (the statement returns only its id), or null when its condition refused it. */
+function insertedPush(rows: (InTime & Record<string, unknown>)[], push: PushRow): PushRow | null {
+  return guardedRow(rows) ? push : null;
 }
 
 function guardedPush(rows: (InTime & Record<string, unknown>)[]): PushRow | null {
-  const row = rows[0];
-  if (!row?.in_time) throw tooLate();
-  return row.id === null || row.id === undefined ? null : P.fromRow(row);
+  const row = guardedRow(rows);
+  return row ? P.fromRow(row) : null;
 }
 
 function checkInTime(rows: InTime[]): void {
@@ -651,12 +673,52 @@ function attemptOperations(db: Db) {
   };
 }
 
+/** An anonymous create counted in its own statement (the window's row updated and locked until it commits). */
+async function insertCountedInStatement(
+  db: Db,
+  push: PushRow,
+  files: PushFileRow[],
+  by: AuditActor,
+  deadline: Date,
+  quota: AddressQuota,
+  key?: KeyRef,
+): Promise<CountedInsert> {
+  const params = {
+    ...insertParams(push, files, by, deadline, key),
+    quotaScope: quota.scope,
+    quotaWindow: quota.windowStart,
+    quotaLimit: quota.limit,
+  };
+  const rows = await db.query(insertFor(files.length, key, true), params);
+  const row = insertedPush(rows, push);
+  if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
+  const [window] = await db.query(S.windowBytes, windowOf(quota));
+  return {
+    refused: true,
+    usedBytes: window ? Number(window.bytes) : 0,
+    freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS),
+  };
+}
+
+const windowOf = (quota: AddressQuota) => ({ scope: quota.scope, windowStart: quota.windowStart });
+
 /** Creates counted against the storage quotas (storage-quota.ts decides with them), and their windows. */
 function storageOperations(db: Db) {
+  const leases = new AddressLeases(
+    async (quota, bytes) => {
+      const [row] = await db.query(S.reserveWindow, { ...windowOf(quota), bytes, limit: quota.limit });
+      return row ? Number(row.bytes) : null;
+    },
+    async (quota) => Number((await db.query(S.windowBytes, windowOf(quota)))[0]?.bytes ?? 0),
+    async (quota, bytes) => {
+      await db.query(S.returnToWindow, { ...windowOf(quota), bytes });
+    },
+  );
   return {
     /**
-     * The same, counted against the anonymous storage quota in the same statement: refused (nothing stored) when the
-     * address's window would go over the quota.
+     * The same, counted against the anonymous storage quota: the push's bytes are taken from this process's lease
+     * on the address's window (address-leases.ts), then the push is inserted; refused (nothing stored) when the
+     * window would go over the quota. With too many addresses leased at once, counted in the create's own statement.
      */
     async insertCountedByAddress(
       push: PushRow,
@@ -666,21 +728,25 @@ function storageOperations(db: Db) {
       quota: AddressQuota,
       key?: KeyRef,
     ): Promise<CountedInsert> {
-      const params = {
-        ...insertParams(push, files, by, deadline, key),
-        quotaScope: quota.scope,
-        quotaWindow: quota.windowStart,
-        quotaLimit: quota.limit,
-      };
-      const rows = await db.query(insertFor(files.length, key, true), params);
-      const row = insertedPush(rows, push);
-      if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
-      const [window] = await db.query(S.windowBytes, { scope: quota.scope, windowStart: quota.windowStart });
-      return {
-        refused: true,
-        usedBytes: window ? Number(window.bytes) : 0,
-        freeAt: new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS),
-      };
+      const freeAt = new Date(quota.windowStart.getTime() + STORAGE_WINDOW_MS);
+      const taken = await leases.take(quota, push.storedBytes);
+      if (taken === null) return insertCountedInStatement(db, push, files, by, deadline, quota, key);
+      if ('refused' in taken) return { refused: true, usedBytes: taken.used, freeAt };
+      let rows: (InTime & Record<string, unknown>)[];
+      try {
+        rows = await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key));
+      } catch (err) {
+        // Refused before it ran, or by PostgreSQL: it stored nothing. (A lost connection may hide a commit: kept counted.)
+        if (err instanceof UnstorableTextError || err instanceof pg.DatabaseError) taken.untake();
+        throw err;
+      }
+      if (!rows[0]?.in_time) taken.untake();
+      return { row: insertedPush(rows, push)!, usedBytes: taken.used };
+    },
+
+    /** Gives this process's unused leases back to their windows (when it stops). */
+    async returnQuotaLeases(): Promise<void> {
+      await leases.returnAll();
     },
 
     /**

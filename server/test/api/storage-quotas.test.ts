@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPush, expirePush, getVersion } from '@secret-push/sdk/generated';
 import { startCompiledServer } from '../support/compiled-server.js';
+import { createTestDatabase } from '../support/db.js';
 import { bearer, expectData, expectError } from './support/sdk.js';
 import { startRealApi, type RealApi } from './support/real.js';
 import { multipart } from './support/multipart.js';
@@ -55,6 +56,10 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
 
   const from = (address: string) => ({ 'x-forwarded-for': address });
   const pushCount = async () => Number((await api.db.query<{ n: string }>('select count(*) as n from pushes'))[0]!.n);
+  const windowTotal = async () =>
+    Number(
+      (await api.db.query<{ bytes: string }>('select coalesce(sum(bytes), 0) as bytes from storage_windows'))[0]!.bytes,
+    );
 
   it('counts every create of an address, refuses the one that would go over with 429 naming the quota, stores nothing, and takes it when the hour is over', async () => {
     api.setClock(halfPast);
@@ -69,6 +74,7 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
     expect(items(second.headers.get('ratelimit'))['anonymous-storage']).toEqual({ r: String(2 * KIB), t: '1800' });
 
     const before = await pushCount();
+    const windowBefore = await windowTotal();
     const over = await api.raw('/api/v2/pushes', json({ push: { payload: text(4 * KIB) } }, me));
     expect([over.status, over.body.code]).toEqual([429, 'storage_quota_exceeded']);
     expect(over.body.error).toMatch(/anonymous pushes from one address may store at most 10 KiB per hour/);
@@ -77,8 +83,11 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
     expect(over.body.retry_after).toBe(1800);
     expect(items(over.headers.get('ratelimit'))['anonymous-storage']).toEqual({ r: String(2 * KIB), t: '1800' });
     expect(await pushCount()).toBe(before);
-    const [window] = await api.db.query<{ bytes: string }>('select sum(bytes) as bytes from storage_windows');
-    expect(Number(window!.bytes)).toBe(8 * KIB);
+    // The refused create counted nothing: the window's row (what is stored, plus this process's unused lease,
+    // address-leases.ts) is as it was, and within the quota.
+    expect(await windowTotal()).toBe(windowBefore);
+    expect(windowBefore).toBeGreaterThanOrEqual(8 * KIB);
+    expect(windowBefore).toBeLessThanOrEqual(10 * KIB);
 
     // What still fits is taken; another address has a window of its own.
     expect((await api.raw('/api/v2/pushes', json({ push: { payload: text(2 * KIB) } }, me))).status).toBe(201);
@@ -105,6 +114,40 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
     ]);
     const refused = answers.filter((a) => a.status === 429);
     expect(new Set(refused.map((a) => a.body.code))).toEqual(new Set(['storage_quota_exceeded']));
+  });
+
+  it('never lets two instances go over together, and an instance that stops gives its unused lease back', async () => {
+    // Each instance counts an address's creates from its own lease on the shared window row (address-leases.ts).
+    const database = await createTestDatabase('sp_quota');
+    const settings = { rateLimitPerMinute: 0, anonymousStoragePerHour: 10 * KIB, trustProxy: true };
+    const a = await startRealApi(settings, { db: database });
+    const b = await startRealApi(settings, { db: database });
+    try {
+      const me = from('203.0.113.60');
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          (i % 2 ? a : b).raw('/api/v2/pushes', json({ push: { payload: text(KIB) } }, me)),
+        ),
+      );
+      const stored = answers.filter((answer) => answer.status === 201).length;
+      expect(answers.every((answer) => answer.status === 201 || answer.body.code === 'storage_quota_exceeded')).toBe(
+        true,
+      );
+      // Never over; at most the other instance's unused lease (a 64th of the quota) short of exact.
+      expect(stored).toBeLessThanOrEqual(10);
+      expect(stored).toBeGreaterThanOrEqual(9);
+      const [row] = await database.query<{ bytes: string }>('select bytes from storage_windows');
+      expect(Number(row!.bytes)).toBeLessThanOrEqual(10 * KIB);
+      expect(Number(row!.bytes)).toBeGreaterThanOrEqual(stored * KIB);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+    // Both stopped: their leases are back, and the row holds exactly what was stored.
+    const [row] = await database.query<{ bytes: string }>('select bytes from storage_windows');
+    const [sum] = await database.query<{ bytes: string }>('select sum(stored_bytes) as bytes from pushes');
+    expect(Number(row!.bytes)).toBe(Number(sum!.bytes));
+    await database.drop();
   });
 
   it('counts the v1 creates with v2 (the same address, the same window)', async () => {

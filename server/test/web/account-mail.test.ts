@@ -159,4 +159,20 @@ describe('account emails in Chromium', () => {
     await page.goto(link);
     expect(await page.locator('main').innerText()).toContain('Link not valid');
   }, 60_000);
+
+  it('the sweeper forgets requests a day after their links lapsed (an unused sign-up takes its password hash along)', async () => {
+    const count = async () =>
+      Number((await app.db.query<{ n: string }>('select count(*) as n from account_mail_requests'))[0]!.n);
+    const before = await count();
+    expect(before).toBeGreaterThan(0);
+    // Nothing has lapsed a day ago yet: a sweep now keeps every request.
+    await app.core.sweep(new Date());
+    expect(await count()).toBe(before);
+    // Two days on, every link sent (they last an hour at most) lapsed more than a day before.
+    await app.core.sweep(new Date(Date.now() + 2 * 86_400_000));
+    expect(await app.db.query('select 1 from account_mail_requests where expires_at is not null')).toHaveLength(0);
+    // A week on, requests whose link never went out go too.
+    await app.core.sweep(new Date(Date.now() + 8 * 86_400_000));
+    expect(await count()).toBe(0);
+  });
 });

@@ -33,18 +33,19 @@ type Tamper = null | ((claims: JWTPayload) => JWTPayload) | 'foreign-key';
 let issuer = '';
 let idp: http.Server;
 let app: WebApp;
+let noAutoCreate: WebApp;
 let chromium: { browser: Browser; close(): Promise<void> };
 let tamper: Tamper = null;
 const contexts: BrowserContext[] = [];
 
-async function startProvider(redirectBase: string, signingKey: CryptoKey, jwk: object): Promise<void> {
+async function startProvider(redirectBases: string[], signingKey: CryptoKey, jwk: object): Promise<void> {
   const provider = new Provider(issuer, {
     clients: [
       {
         client_id: CLIENT_ID,
         client_secret: CLIENT_SECRET,
-        redirect_uris: [`${redirectBase}/users/oidc/callback`],
-        post_logout_redirect_uris: [`${redirectBase}/`],
+        redirect_uris: redirectBases.map((base) => `${base}/users/oidc/callback`),
+        post_logout_redirect_uris: redirectBases.map((base) => `${base}/`),
         token_endpoint_auth_method: 'client_secret_post',
       },
     ],
@@ -85,15 +86,18 @@ beforeAll(async () => {
       allowHttp: true,
     },
   });
+  // A second instance on the same database that makes no account at sign-in (PWPUSH_OIDC_AUTO_CREATE=false).
+  noAutoCreate = await startWeb({ oidc: { ...app.settings.oidc!, autoCreate: false } }, { db: app.db });
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
-  await startProvider(app.baseUrl, privateKey, jwk);
+  await startProvider([app.baseUrl, noAutoCreate.baseUrl], privateKey, jwk);
   chromium = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await chromium?.close();
+  await noAutoCreate?.stop();
   await app?.stop();
   idp?.closeAllConnections();
   await new Promise<void>((resolve) => (idp ? idp.close(() => resolve()) : resolve()));
@@ -115,15 +119,15 @@ async function browser(): Promise<{ context: BrowserContext; page: Page; callbac
 }
 
 /** Clicks "Sign in with …" and goes through the provider's login and consent pages as `who`. */
-async function signInAtProvider(page: Page, who: string): Promise<void> {
-  await page.goto(`${app.baseUrl}/users/sign_in`);
+async function signInAtProvider(page: Page, who: string, base = app.baseUrl): Promise<void> {
+  await page.goto(`${base}/users/sign_in`);
   await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
   await page.waitForURL((url) => url.origin === issuer);
   await page.locator('input[name="login"]').fill(who);
   await page.locator('input[name="password"]').fill('anything');
   await page.getByRole('button', { name: 'Sign-in' }).click();
   await page.getByRole('button', { name: 'Continue' }).click();
-  await page.waitForURL((url) => url.origin === app.baseUrl && !url.pathname.startsWith('/users/oidc/'));
+  await page.waitForURL((url) => url.origin === base && !url.pathname.startsWith('/users/oidc/'));
 }
 
 async function hasSession(context: BrowserContext): Promise<boolean> {
@@ -261,6 +265,60 @@ describe('single sign-on with a real OpenID provider', () => {
     await page.goto(`${app.baseUrl}/users/oidc/callback?code=forged-code&state=forged-state&iss=${issuer}`);
     expect(await refusal(page)).toMatch(/does not belong to the sign-in started in this browser/);
     expect(await hasSession(context)).toBe(false);
+  });
+
+  it('refuses an account already linked to another identity at the provider: no new link, no session', async () => {
+    // Another person at the provider holds alice's address (a recreated account there, or a mistake of its admin).
+    PEOPLE['alice-twin'] = { email: 'alice@corp.example', email_verified: true, name: 'Alice Twin' };
+    const { context, page } = await browser();
+    await page.goto(`${app.baseUrl}/users/sign_in`);
+    await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+    await page.locator('input[name="login"]').fill('alice-twin');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    expect(await refusal(page)).toMatch(/is linked to another identity at Test IdP/);
+    expect(await hasSession(context)).toBe(false);
+    expect(await usersWith('alice@corp.example')).toBe(1);
+    const links = await app.db.query<{ subject: string }>(
+      'select l.subject from user_identities l join users u on u.id = l.user_id where u.email = $1',
+      ['alice@corp.example'],
+    );
+    expect(links.map((l) => l.subject)).toEqual(['alice']);
+  });
+
+  it('refuses a person without an account where accounts are not made at sign-in: no account, no session', async () => {
+    PEOPLE.erin = { email: 'erin@corp.example', email_verified: true, name: 'Erin' };
+    const { context, page } = await browser();
+    await page.goto(`${noAutoCreate.baseUrl}/users/sign_in`);
+    await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+    await page.locator('input[name="login"]').fill('erin');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    expect(await refusal(page)).toMatch(/There is no account for erin@corp\.example on this instance/);
+    expect(await context.cookies(noAutoCreate.baseUrl)).not.toContainEqual(
+      expect.objectContaining({ name: 'sp_session' }),
+    );
+    expect(await usersWith('erin@corp.example')).toBe(0);
+  });
+
+  it('says the provider cannot be reached when it is down, and makes nothing', async () => {
+    // An instance whose provider listens nowhere (a closed loopback port).
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const deadIssuer = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const down = await startWeb({ oidc: { ...app.settings.oidc!, issuer: deadIssuer } }, { db: app.db });
+    try {
+      const { context, page } = await browser();
+      await page.goto(`${down.baseUrl}/users/sign_in`);
+      await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+      expect(await refusal(page)).toMatch(/Test IdP cannot be reached right now/);
+      expect(await context.cookies(down.baseUrl)).not.toContainEqual(expect.objectContaining({ name: 'sp_session' }));
+    } finally {
+      await down.stop();
+    }
   });
 
   const hostile: [string, Tamper, RegExp][] = [

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { generate } from 'otplib';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPassword, runUsersCli } from '../../src/cli/users.js';
@@ -137,6 +138,34 @@ describe('npm run users', () => {
     token = rotated.last;
     expect((await api('/api/v2/pushes/active', token)).status).toBe(200);
   });
+
+  it("turns off a user's two-step sign-in (lost authenticator and recovery codes) and ends their web sessions", async () => {
+    const { userId } = (
+      await web.db.query<{ userId: string }>('select id as "userId" from users where email = $1', [EMAIL])
+    )[0]!;
+    const twoFactor = web.core.web!.twoFactor;
+    const { secret } = await twoFactor.begin(userId, EMAIL);
+    const code = await generate({ secret, epoch: Math.floor(Date.now() / 1000) });
+    const codes = await twoFactor.confirm(userId, code, '127.0.0.1');
+    expect(codes).toHaveLength(10);
+    expect(await twoFactor.status(userId)).toEqual({ enabled: true, recoveryCodesLeft: 10 });
+
+    const reset = await users(['reset-2fa', EMAIL]);
+    expect(reset).toMatchObject({ code: 0, err: [] });
+    expect(reset.last).toBe(
+      `two-step sign-in of ${EMAIL} turned off (its secret and recovery codes erased); their web sessions ended`,
+    );
+    expect(await twoFactor.status(userId)).toEqual({ enabled: false, recoveryCodesLeft: 0 });
+    expect(await web.db.query('select totp_secret from users where id = $1', [userId])).toEqual([
+      { totp_secret: null },
+    ]);
+    // The browser signed in above is signed out.
+    const page = await browser.newPage();
+    await page.goto(`${web.baseUrl}/users/token`);
+    await page.waitForURL(/\/users\/sign_in/);
+    await page.close();
+    expect((await users(['reset-2fa', 'nobody@example.org'])).err.join('\n')).toMatch(/no user has the email/);
+  }, 60_000);
 
   it('deletes the user: its pushes expired and erased (links answer 404), its session ended, other users untouched', async () => {
     const make = async (as: string, payload: string) => {

@@ -6,7 +6,6 @@
  * the pages' HTML.
  */
 import type { ErrorObject } from 'ajv';
-import type { ServerResponse } from 'node:http';
 import type { Document } from 'openapi-backend';
 import { bundledV1Document, contractV1, isV1Path, type Json } from '@secret-push/contract';
 
@@ -15,7 +14,7 @@ import { ApiError, checkPushSchema, pushFieldErrors, validationFailed } from '@s
 import type { Core } from '../../core.js';
 import { pushSchema } from '../../push/push-schema.js';
 import { Edge, type ApiEdgeOptions, type EdgeSpec } from '../api.js';
-import { describeFailure, sendError, toApiError, validationError as v2ValidationError } from '../errors.js';
+import { validationError as v2ValidationError } from '../errors.js';
 import { formToInput } from '../form-input.js';
 import { state } from '../middleware.js';
 import { v1Handlers } from './handlers.js';
@@ -54,14 +53,6 @@ function v1ValidationError(errors: ErrorObject[], operationId: string, requestBo
   return validationFailed(pushFieldErrors(errors, wrapperPath));
 }
 
-/** Answers any failure of a v1 request in v1's shape (V1ErrorResponse). */
-function sendV1Error(res: ServerResponse, error: unknown): void {
-  const apiError = toApiError(error);
-  if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
-  const shaped = v1Error(apiError, state(res).operationId);
-  sendError(res, shaped.error, state(res).requestId, shaped.extra);
-}
-
 function v1Spec(core: Core): EdgeSpec {
   const optional = suffixOptional(contractV1().document);
   return {
@@ -82,7 +73,7 @@ function v1Spec(core: Core): EdgeSpec {
     },
     // `/api/v1/version` is `/api/v1/version.json`.
     routingPath: (path) => optional.get(path) ?? path,
-    sendError: sendV1Error,
+    errorShape: (error, res) => v1Error(error, state(res).operationId),
   };
 }
 

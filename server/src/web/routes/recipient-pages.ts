@@ -7,7 +7,7 @@
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '@secret-push/rules';
 import type { RequestContext } from '../../core.js';
-import { describeFailure, sendError, toApiError } from '../../http/errors.js';
+import { answerFailure } from '../../http/errors.js';
 import { state } from '../../http/middleware.js';
 import { FormError, readJson } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
@@ -87,9 +87,7 @@ export function recipientPages(router: Router, kit: PageKit): void {
         const result = await act(req, kit.ctxOf(req, userId), body as Record<string, unknown>);
         res.status(200).json(result);
       } catch (error) {
-        const apiError = toApiError(error);
-        if (apiError.status >= 500 && !(error instanceof ApiError)) state(res).failure = describeFailure(error);
-        sendError(res, apiError, state(res).requestId);
+        answerFailure(res, error);
       }
     };
 
