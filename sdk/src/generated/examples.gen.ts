@@ -26,3 +26,11 @@ export function timestampExample() {
 export function apiKeyNameExample() {
     return 'CI pushes';
 }
+
+export function webhookUrlExample() {
+    return 'https://hooks.example.org/secret-push';
+}
+
+export function webhookEventTypeExample() {
+    return 'push.viewed';
+}
