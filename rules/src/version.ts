@@ -16,6 +16,8 @@ export interface ImplementationFeatures {
   apiKeys?: boolean;
   /** Whether the link can be emailed to recipients (an SMTP relay configured and the feature on); default false. */
   emailAutoDispatch?: boolean;
+  /** Webhooks and read receipts by email; absent when the implementation has none (the mock). */
+  webhooks?: { enabled: boolean; readReceipts: boolean };
 }
 
 export function versionReport(
@@ -66,6 +68,9 @@ export function versionReport(
       },
       requests: { enabled: false },
       ...(features.apiKeys ? { api_keys: { enabled: true, scopes: [...API_KEY_SCOPES] } } : {}),
+      ...(features.webhooks
+        ? { webhooks: { enabled: features.webhooks.enabled, read_receipts: features.webhooks.readReceipts } }
+        : {}),
       ...(features.storageQuotas
         ? {
             storage_quotas: {

@@ -36,6 +36,7 @@ import { describeFailure, sendError, toApiError, topLevelValidationError, valida
 import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handlers.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
+import { webhookHandlers, webhookValidationError } from './handlers/webhook-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
 import { fieldValue, state, type RequestState } from './middleware.js';
@@ -148,6 +149,7 @@ function allHandlers(core: Core): Handlers {
     ...fileHandlers(core),
     ...apiKeyHandlers(core),
     ...notifyHandler(core),
+    ...webhookHandlers(core),
   };
 }
 
@@ -165,17 +167,21 @@ function v2Spec(core: Core): EdgeSpec {
     validationError: (errors, operationId) =>
       operationId === 'createApiKey'
         ? apiKeyValidationError(errors)
-        : operationId === 'notifyEmails'
-          ? topLevelValidationError(errors)
-          : validationError(errors),
+        : operationId === 'createWebhook'
+          ? webhookValidationError(errors)
+          : operationId === 'notifyEmails'
+            ? topLevelValidationError(errors)
+            : validationError(errors),
     pushFrame: (operationId) =>
       operationId === 'createPush'
         ? { wrapper: 'push', topLevel: false }
         : operationId === 'createApiKey'
           ? { wrapper: 'api_key', topLevel: false }
-          : operationId === 'notifyEmails'
-            ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
-            : undefined,
+          : operationId === 'createWebhook'
+            ? { wrapper: 'webhook', topLevel: false }
+            : operationId === 'notifyEmails'
+              ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
+              : undefined,
     routingPath: stripJsonSuffix,
   };
 }

@@ -59,8 +59,11 @@ export interface QueueDepth {
 export interface JobQueue {
   /** Creates (or updates) a queue with its policy; call once per process before enqueueing or working it. */
   define(name: string, policy: QueuePolicy): Promise<void>;
-  /** Adds a job inside the transaction `tx` (committed or rolled back with it). */
-  enqueue(tx: Db, name: string, data: object): Promise<void>;
+  /**
+   * Adds a job inside the transaction `tx` (committed or rolled back with it); `startAfterSeconds`: not before then
+   * (a schedule of retries the area keeps itself, as the webhooks' exact one).
+   */
+  enqueue(tx: Db, name: string, data: object, options?: { startAfterSeconds?: number }): Promise<void>;
   /** Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). */
   work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>): Promise<void>;
   depth(): Promise<QueueDepth[]>;
@@ -157,8 +160,9 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
       }
       if (!names.includes(name)) names.push(name);
     },
-    async enqueue(tx, name, data) {
-      const id = await boss.send(name, data, { db: bossDb(tx) });
+    async enqueue(tx, name, data, options = {}) {
+      const after = options.startAfterSeconds;
+      const id = await boss.send(name, data, { db: bossDb(tx), ...(after ? { startAfter: after } : {}) });
       if (!id) throw new Error(`the job queue refused a job for ${name}`);
     },
     async work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>) {

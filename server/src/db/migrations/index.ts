@@ -14,6 +14,7 @@ import { Migration20261215000000_key_checks } from './Migration20261215000000_ke
 import { Migration20261220000000_email_notifications } from './Migration20261220000000_email_notifications.js';
 import { Migration20261226000000_sign_in_factors } from './Migration20261226000000_sign_in_factors.js';
 import { Migration20261228000000_api_keys } from './Migration20261228000000_api_keys.js';
+import { Migration20261230000000_webhooks } from './Migration20261230000000_webhooks.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: 'Migration20261220000000_email_notifications', class: Migration20261220000000_email_notifications },
   { name: 'Migration20261226000000_sign_in_factors', class: Migration20261226000000_sign_in_factors },
   { name: 'Migration20261228000000_api_keys', class: Migration20261228000000_api_keys },
+  { name: 'Migration20261230000000_webhooks', class: Migration20261230000000_webhooks },
 ];
