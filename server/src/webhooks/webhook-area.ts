@@ -51,8 +51,8 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   // One job is one try; the queue's own retries only cover a handler that throws (the database away, a crash).
   await queue.define(WEBHOOK_QUEUE, {
     attempts: 5,
-    retryDelaySeconds: 30,
-    retryDelayMaxSeconds: 600,
+    retryDelaySeconds: 5,
+    retryDelayMaxSeconds: 300,
     expireInSeconds: 60,
   });
   if (mailer) {

@@ -19,6 +19,8 @@ export interface Receiver {
   received: Received[];
   /** The statuses of the next answers, in order (afterwards 200). */
   answer(...statuses: number[]): void;
+  /** While on, requests are read and recorded (status 0) but never answered: a delivery in flight. */
+  hold(on: boolean): void;
   /** Waits until at least `count` requests arrived (fails after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
   /** Verifies a request with the `standardwebhooks` package; returns the event (throws on a bad signature). */
@@ -29,10 +31,17 @@ export interface Receiver {
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
   const queue: number[] = [];
+  let holding = false;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      if (holding) {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+        received.push({ headers, body: Buffer.concat(chunks).toString('utf8'), status: 0 });
+        return;
+      }
       const status = queue.shift() ?? 200;
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
@@ -47,6 +56,9 @@ export async function startReceiver(): Promise<Receiver> {
     url: `http://127.0.0.1:${port}/hook`,
     received,
     answer: (...statuses) => void queue.push(...statuses),
+    hold(on) {
+      holding = on;
+    },
     async waitFor(count, timeoutMs = 30_000) {
       const end = Date.now() + timeoutMs;
       while (received.length < count) {
