@@ -60,6 +60,15 @@ export {
   type ShareLink,
 } from './e2e/index.js';
 export { type Page, parseLinkHeader } from './pagination.js';
+// Receiving webhooks: the Standard Webhooks signature checked with WebCrypto, the typed event returned.
+export {
+  verifyWebhook,
+  type VerifyWebhookOptions,
+  WebhookSignatureError,
+  WebhookTimestampError,
+  WebhookVerificationError,
+  type WebhookHeaders,
+} from './webhooks.js';
 export type {
   AuditEntry,
   AuditLog,
@@ -75,4 +84,14 @@ export type {
   PushOwner,
   PushRetrieval,
   VersionReport,
+  Webhook,
+  WebhookDelivery,
+  WebhookEvent,
+  WebhookEventType,
+  PushCreatedEvent,
+  PushViewedEvent,
+  PushFailedPassphraseEvent,
+  PushExpiredEvent,
+  PushDeletedEvent,
+  WebhookTestEvent,
 } from './generated/types.gen.js';
