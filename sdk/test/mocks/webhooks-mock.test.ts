@@ -42,7 +42,7 @@ describe('stateful mock: webhooks', () => {
       auth,
       body: { webhook: { url: 'https://hooks.example.org/x', events: ['push.viewed'] } },
     });
-    expect(made.response.status).toBe(201);
+    expect(made.response?.status).toBe(201);
     const hook = made.data!;
     expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect((await listWebhooks({ client, auth })).data!.webhooks.map((h) => h.id)).toEqual([hook.id]);
@@ -54,17 +54,17 @@ describe('stateful mock: webhooks', () => {
     const log = await listWebhookDeliveries({ client, auth, path: { id: hook.id } });
     expect(log.data!.deliveries.map((d) => d.id)).toEqual([delivery.id]);
     const again = await retryWebhookDelivery({ client, auth, path: { id: hook.id, delivery_id: delivery.id } });
-    expect(again.response.status).toBe(202);
+    expect(again.response?.status).toBe(202);
 
     const other = await getWebhook({ client, auth: mock.users[1]!.token, path: { id: hook.id } });
-    expect({ status: other.response.status, code: other.error?.code }).toEqual({ status: 404, code: 'not_found' });
+    expect({ status: other.response?.status, code: other.error?.code }).toEqual({ status: 404, code: 'not_found' });
     const bad = await createWebhook({
       client,
       auth,
       body: { webhook: { url: 'ftp://hooks.example.org/x', events: ['push.viewed'] } },
     });
-    expect({ status: bad.response.status, code: bad.error?.code }).toEqual({ status: 422, code: 'validation_failed' });
-    expect((await deleteWebhook({ client, auth, path: { id: hook.id } })).response.status).toBe(200);
-    expect((await getWebhook({ client, auth, path: { id: hook.id } })).response.status).toBe(404);
+    expect({ status: bad.response?.status, code: bad.error?.code }).toEqual({ status: 422, code: 'validation_failed' });
+    expect((await deleteWebhook({ client, auth, path: { id: hook.id } })).response?.status).toBe(200);
+    expect((await getWebhook({ client, auth, path: { id: hook.id } })).response?.status).toBe(404);
   });
 });
