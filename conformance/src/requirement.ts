@@ -22,6 +22,7 @@ export const AREAS = [
   'E2E',
   'KEY',
   'EMAIL',
+  'HOOK',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -47,6 +48,7 @@ export const AREA_TITLES: Record<Area, string> = {
   E2E: 'end-to-end encrypted pushes',
   KEY: 'API keys and scopes',
   EMAIL: 'email of the link',
+  HOOK: 'signed webhooks',
 };
 
 /**
@@ -80,7 +82,9 @@ export type Need =
   | 'clientEncryptionOff' // … and says they are off
   | 'emailDispatch' // the report says features.pushes.email_auto_dispatch
   | 'emailOff' // … and says it is off
-  | 'mailbox'; // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
+  | 'mailbox' // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
+  | 'webhooks' // the report says features.webhooks.enabled
+  | 'webhookReceiver'; // the caller gave a receiver the target can reach (--webhook-receiver host:port)
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */
