@@ -421,7 +421,7 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
  * Send a delivery again
  *
  * Queues one more try of a delivery now, with the same `webhook-id` and body (a delivered one too: receivers
- * de-duplicate by `webhook-id`). A failed delivery goes back to `pending`; its retry schedule starts over.
+ * de-duplicate by `webhook-id`). A failed delivery goes back to `pending`; if this try fails too, it is `failed` again (its retry schedule is not started over).
  *
  */
 export const retryWebhookDelivery = <ThrowOnError extends boolean = false>(options: Options<RetryWebhookDeliveryData, ThrowOnError>): RequestResult<RetryWebhookDeliveryResponses, RetryWebhookDeliveryErrors, ThrowOnError> => (options.client ?? client).post<RetryWebhookDeliveryResponses, RetryWebhookDeliveryErrors, ThrowOnError>({
