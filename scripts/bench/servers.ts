@@ -153,6 +153,8 @@ export async function startServers(
     // Several client addresses (BENCH_ADDRESSES): the driver sends them as X-Forwarded-For, as a proxy in front would.
     ...(options.addresses > 1 ? { PWPUSH_TRUST_PROXY: 'true' } : {}),
     ...(workers ? { PWPUSH_WORKERS: workers } : {}),
+    // BENCH_WEBHOOK: the bench's receiver listens on loopback.
+    ...(options.webhook ? { PWPUSH_WEBHOOKS_ALLOW_PRIVATE: 'true' } : {}),
   });
   const LISTENING = /Secret Push listening on (http:\/\/\S+)/;
   /** Our server as `npm start` runs it; `flags` replace its Node flags (a server named `ours1@--a=1+--b=2`). */

@@ -37,7 +37,7 @@ function readInput(body: unknown): { url: string; events: WebhookEventType[]; de
   }
   const { url, events, description } = input as Record<string, unknown>;
   const fields: Record<string, string[]> = {};
-  let parsed: URL | null = null;
+  let parsed: URL | null;
   try {
     parsed = typeof url === 'string' && url.length <= 2048 ? new URL(url) : null;
   } catch {

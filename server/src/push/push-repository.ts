@@ -602,6 +602,13 @@ export function createPushRepository(db: Db) {
 
     ...storageOperations(db),
 
+    ...sweepOperations(db),
+  };
+}
+
+/** The sweeper's statements (sweeper.ts runs them). */
+function sweepOperations(db: Db) {
+  return {
     /**
      * One sweep step: pushes past their time expired and erased (in batches); how many. With `within`, each batch is
      * a transaction that also runs it on every push of the batch.

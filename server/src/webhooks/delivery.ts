@@ -17,9 +17,9 @@ import { signatureHeaders } from './signing.js';
 import { checkTarget, TargetRefused, type Target, type TargetRules } from './targets.js';
 import type { WebhookRepository, WebhookRow } from './webhook-repository.js';
 
-export const TIMEOUT_MS = 10_000;
-export const ANSWER_MAX_BYTES = 64 * 1024;
-export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
+const TIMEOUT_MS = 10_000;
+const ANSWER_MAX_BYTES = 64 * 1024;
+const DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
 
 /** The envelope context of a webhook's secret. */
 export const secretContext = (webhookId: string) => `webhooks.secret:${webhookId}`;
@@ -31,7 +31,7 @@ interface TryOutcome {
 }
 
 /** One POST to the checked address, at most TIMEOUT_MS, reading at most ANSWER_MAX_BYTES of the answer. */
-export function post(target: Target, headers: Record<string, string>, body: string): Promise<TryOutcome> {
+function post(target: Target, headers: Record<string, string>, body: string): Promise<TryOutcome> {
   const { url, address } = target;
   const secure = url.protocol === 'https:';
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;

@@ -47,7 +47,7 @@ export function ownerNoticeDelivery(db: Db, settings: Settings, keyring: Keyring
   const instance = settings.mail.instanceName;
   return async (job: QueuedJob<OwnerNotice>): Promise<void> => {
     const notice = job.data;
-    let to: string | null = null;
+    let to: string;
     let what: string;
     if (notice.kind === 'webhook_disabled') {
       const [row] = await db.query(S.webhook, { id: notice.webhookId, userId: notice.userId });

@@ -21,7 +21,7 @@ export function newMessageId(): string {
 }
 
 /** `v1,<signature>` of one secret. */
-export function signWith(secret: string, messageId: string, timestamp: number, body: string): string {
+function signWith(secret: string, messageId: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
   const mac = createHmac('sha256', key).update(`${messageId}.${timestamp}.${body}`).digest('base64');
   return `v1,${mac}`;

@@ -46,7 +46,7 @@ export function isPublicAddress(text: string): boolean {
 }
 
 /** The URL's form: absolute http(s), no credentials, https where required. Throws TargetRefused. */
-export function parseTargetUrl(text: string, rules: Pick<TargetRules, 'requireHttps'>): URL {
+function parseTargetUrl(text: string, rules: Pick<TargetRules, 'requireHttps'>): URL {
   let url: URL;
   try {
     url = new URL(text);

@@ -16,7 +16,7 @@ import { newMessageId, newWebhookSecret } from './signing.js';
 import { checkTarget, TargetRefused, type TargetRules } from './targets.js';
 import type { DeliveryRow, WebhookRepository, WebhookRow } from './webhook-repository.js';
 
-export const MAX_WEBHOOKS = 10;
+const MAX_WEBHOOKS = 10;
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 export interface WebhookService {
@@ -37,7 +37,7 @@ export interface WebhookService {
   setReceipts(userId: string, on: boolean): Promise<void>;
 }
 
-export function webhookRecord(row: WebhookRow): Webhook {
+function webhookRecord(row: WebhookRow): Webhook {
   return {
     id: row.id,
     url: row.url,
@@ -50,7 +50,7 @@ export function webhookRecord(row: WebhookRow): Webhook {
   };
 }
 
-export function deliveryRecord(row: DeliveryRow): WebhookDelivery {
+function deliveryRecord(row: DeliveryRow): WebhookDelivery {
   return {
     id: row.id,
     event: row.event as WebhookEventType,

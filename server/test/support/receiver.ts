@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
-export interface Received {
+interface Received {
   headers: Record<string, string>;
   body: string;
   status: number;

@@ -60,7 +60,7 @@ describe('the webhooks page', () => {
     expect([tested.status, tested.headers.get('location')]).toEqual([303, `/users/webhooks/${row!.id}`]);
     const [request] = await receiver.waitFor(1);
     expect(receiver.verify(secret!, request!)).toMatchObject({ type: 'webhook.test', data: { webhook_id: row!.id } });
-    let log = '';
+    let log: string;
     const end = Date.now() + 10_000;
     do {
       log = (await visitor.page(`/users/webhooks/${row!.id}`)).html;
