@@ -489,7 +489,16 @@ const serverAnswers = new Map<number, Answer>();
 
 beforeAll(async () => {
   const started = Promise.all([startPrism(), startPrism({ api: 'v1' })]).then(([v2, v1]) => (prisms = { v2, v1 }));
-  api = await startRealApi({ rateLimitPerMinute: 0, passphraseAttemptsPerMinute: 1000 });
+  // Webhooks on, every generated host resolved to loopback (a closed port): nothing leaves the machine, and a valid
+  // registration is made (until the account's 10).
+  api = await startRealApi(
+    {
+      rateLimitPerMinute: 0,
+      passphraseAttemptsPerMinute: 1000,
+      webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] },
+    },
+    { core: { webhookResolver: async () => ['127.0.0.1'] } },
+  );
   const user = await api.user('fuzz-owner@example.org');
   const create = async (push: Json) => {
     const r = await api.raw('/api/v2/pushes', {
