@@ -776,7 +776,7 @@ export const zApiKeyId = z.uuid().max(36);
 /**
  * The webhook's `id`.
  */
-export const zWebhookId = z.uuid().max(36);
+export const zWebhookId = z.uuid().length(36);
 
 /**
  * The delivery's `id` (its `webhook-id`).
@@ -945,7 +945,7 @@ export const zCreateWebhookBody = zCreateWebhookRequest;
 export const zCreateWebhookResponse = zWebhookCreated;
 
 export const zDeleteWebhookPath = z.object({
-    id: z.uuid().max(36)
+    id: z.uuid().length(36)
 });
 
 /**
@@ -954,7 +954,7 @@ export const zDeleteWebhookPath = z.object({
 export const zDeleteWebhookResponse = zWebhook;
 
 export const zGetWebhookPath = z.object({
-    id: z.uuid().max(36)
+    id: z.uuid().length(36)
 });
 
 /**
@@ -963,7 +963,7 @@ export const zGetWebhookPath = z.object({
 export const zGetWebhookResponse = zWebhook;
 
 export const zRotateWebhookSecretPath = z.object({
-    id: z.uuid().max(36)
+    id: z.uuid().length(36)
 });
 
 /**
@@ -972,7 +972,7 @@ export const zRotateWebhookSecretPath = z.object({
 export const zRotateWebhookSecretResponse = zWebhookRotated;
 
 export const zTestWebhookPath = z.object({
-    id: z.uuid().max(36)
+    id: z.uuid().length(36)
 });
 
 /**
@@ -981,7 +981,7 @@ export const zTestWebhookPath = z.object({
 export const zTestWebhookResponse = zWebhookDelivery;
 
 export const zListWebhookDeliveriesPath = z.object({
-    id: z.uuid().max(36)
+    id: z.uuid().length(36)
 });
 
 export const zListWebhookDeliveriesQuery = z.object({
@@ -994,7 +994,7 @@ export const zListWebhookDeliveriesQuery = z.object({
 export const zListWebhookDeliveriesResponse = zWebhookDeliveryList;
 
 export const zRetryWebhookDeliveryPath = z.object({
-    id: z.uuid().max(36),
+    id: z.uuid().length(36),
     delivery_id: z.string().length(30).regex(/^msg_[A-Za-z0-9]{26}$/)
 });
 
