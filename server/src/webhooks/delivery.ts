@@ -144,9 +144,10 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
   }
 
   return async (job: QueuedJob<{ delivery: string }>): Promise<void> => {
-    const delivery = await repo.pendingDelivery(job.data.delivery);
-    if (!delivery) return; // delivered or failed already, or its webhook was deleted
-    const hook = await repo.findById(delivery.webhookId);
+    // The delivery and its webhook in one statement; null when delivered or failed already, or its webhook deleted.
+    const pending = await repo.pendingDelivery(job.data.delivery);
+    if (!pending) return;
+    const { delivery, hook } = pending;
     const now = new Date();
     const attempts = delivery.attempts + 1;
     if (!hook?.enabled) {
@@ -164,7 +165,7 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
     let outcome: TryOutcome;
     try {
       const target = await checkTarget(hook.url, rules);
-      const body = keyring.decryptText(delivery.body, deliveryBodyContext(delivery.id));
+      const body = keyring.decryptText(delivery.body, deliveryBodyContext(delivery.eventId));
       const headers = signatureHeaders(
         secretsOf(hook, keyring, now),
         delivery.id,
@@ -177,16 +178,8 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
       outcome = { ok: false, code: null, error: `address refused: ${error.reason}`.slice(0, 200) };
     }
     if (outcome.ok) {
-      await db.transaction((tx) =>
-        repo.tried(tx, delivery.id, {
-          status: 'delivered',
-          code: outcome.code,
-          error: null,
-          next: null,
-          deliveredAt: new Date(),
-        }),
-      );
-      await repo.succeeded(hook.id);
+      // One statement: delivered, and the webhook no longer failing.
+      await repo.delivered(delivery.id, hook.id, outcome.code!, new Date());
       return;
     }
     await failed(hook, delivery.id, attempts, outcome, now);

@@ -6,6 +6,7 @@
  * request path only writes these rows: the sending is the queue's. A body names the push by its `push_id` and holds
  * nothing that opens it (no url_token, link, payload, passphrase, note or file name).
  */
+import { randomUUID } from 'node:crypto';
 import type { PushInput, WebhookEvent, WebhookEventType, WebhookPushData } from '@secret-push/sdk/generated';
 import { ApiError, isPastTime } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
@@ -13,7 +14,6 @@ import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { AuditActor, WithinChange, WithinCreate } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
-import { newMessageId } from './signing.js';
 import type { WebhookRepository } from './webhook-repository.js';
 
 export const WEBHOOK_QUEUE = 'webhook.delivery';
@@ -25,8 +25,8 @@ export type OwnerNotice =
   | { kind: 'expired_unviewed'; pushId: string; at: string }
   | { kind: 'webhook_disabled'; webhookId: string; userId: string; at: string };
 
-/** The envelope context of a delivery's body. */
-export const deliveryBodyContext = (deliveryId: string) => `webhook_deliveries.body:${deliveryId}`;
+/** The envelope context of an event's body (all its deliveries share it). */
+export const deliveryBodyContext = (eventId: string) => `webhook_deliveries.body:${eventId}`;
 
 type Ctx = { actor: AuditActor; now?: Date };
 
@@ -83,19 +83,14 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
     };
   }
 
-  /** One delivery and its job per listening webhook, in `tx`. */
+  /** One delivery per listening webhook (one statement), and a job for each, in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
-    const hooks = await repo.listeners(tx, row.ownerId, type);
-    if (hooks.length === 0) return;
     const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
-    const body = JSON.stringify(event);
-    for (const webhookId of hooks) {
-      const id = newMessageId();
-      const sealed = keyring.encryptText(body, deliveryBodyContext(id));
-      await repo.insertDelivery(tx, { id, webhookId, event: type, body: sealed, now: at });
-      await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: id });
-    }
+    const eventId = randomUUID();
+    const body = keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId));
+    const ids = await repo.insertDeliveries(tx, { userId: row.ownerId, event: type, eventId, body, now: at });
+    for (const id of ids) await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: id });
   }
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {

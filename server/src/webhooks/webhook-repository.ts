@@ -28,6 +28,8 @@ export interface DeliveryRow {
   id: string;
   webhookId: string;
   event: string;
+  /** The event's id: the body's envelope is bound to it (every delivery of one event shares the body). */
+  eventId: string;
   /** The body as an envelope under the master key (it names the push). */
   body: string;
   status: DeliveryStatus;
@@ -42,7 +44,7 @@ export interface DeliveryRow {
 const W_COLUMNS =
   'id, user_id, url, events, description, secret, previous_secret, previous_secret_until, enabled, failing_since, disabled_at, created_at';
 const D_COLUMNS =
-  'id, webhook_id, event, body, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at';
+  'id, webhook_id, event, event_id, body, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at';
 
 const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
 
@@ -68,6 +70,7 @@ function deliveryOf(r: Record<string, unknown>): DeliveryRow {
     id: String(r.id),
     webhookId: String(r.webhook_id),
     event: String(r.event),
+    eventId: String(r.event_id),
     body: String(r.body),
     status: r.status as DeliveryStatus,
     attempts: Number(r.attempts),
@@ -94,15 +97,10 @@ const S = {
     `select ${W_COLUMNS} from webhooks where user_id = :userId order by created_at desc, id desc`,
   ),
   find: sql<Owned>(`select ${W_COLUMNS} from webhooks where id = :id and user_id = :userId`),
-  findById: sql<Id>(`select ${W_COLUMNS} from webhooks where id = :id`),
   remove: sql<Owned>(`delete from webhooks where id = :id and user_id = :userId returning ${W_COLUMNS}`),
   rotate: sql<Owned & { secret: string; until: Date }>(
     `update webhooks set previous_secret = secret, previous_secret_until = :until, secret = :secret
      where id = :id and user_id = :userId returning ${W_COLUMNS}`,
-  ),
-  listeners: sql<{ userId: string; event: string }, { id: string }>(
-    'select id from webhooks where user_id = :userId and enabled and :event = any(events)',
-    { prepare: true },
   ),
   addOwner: sql<{ userId: string }>('insert into event_owners (user_id) values (:userId) on conflict do nothing'),
   dropIdleOwner: sql<{ userId: string }>(
@@ -126,9 +124,21 @@ const S = {
   setAccountReceipts: sql<{ userId: string; on: boolean }>(
     'update users set notify_owner_on_view = :on where id = :userId',
   ),
-  insertDelivery: sql<{ id: string; webhookId: string; event: string; body: string; now: Date }>(
-    `insert into webhook_deliveries (id, webhook_id, event, body, status, attempts, next_attempt_at, created_at)
-     values (:id, :webhookId, :event, :body, 'pending', 0, :now, :now)`,
+  insertDelivery: sql<{ id: string; webhookId: string; event: string; eventId: string; body: string; now: Date }>(
+    `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+     values (:id, :webhookId, :event, :eventId, :body, 'pending', 0, :now, :now)`,
+  ),
+  /**
+   * One event's deliveries, one per enabled webhook of the owner subscribed to it, in one statement (none: nothing
+   * written). The ids (`webhook-id`) are `msg_` and 26 hex digits of two random UUIDs (104 random bits).
+   */
+  insertDeliveries: sql<{ userId: string; event: string; eventId: string; body: string; now: Date }, { id: string }>(
+    `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
+       w.id, :event, :eventId, :body, 'pending', 0, :now, :now
+     from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)
+     returning id`,
+    { prepare: true },
   ),
   deliveryCount: sql<{ webhookId: string }, { n: string }>(
     'select count(*) as n from webhook_deliveries where webhook_id = :webhookId',
@@ -140,7 +150,27 @@ const S = {
   findDelivery: sql<{ id: string; webhookId: string }>(
     `select ${D_COLUMNS} from webhook_deliveries where id = :id and webhook_id = :webhookId`,
   ),
-  pendingDelivery: sql<Id>(`select ${D_COLUMNS} from webhook_deliveries where id = :id and status = 'pending'`),
+  /** A pending delivery with its webhook (null webhook columns: it was deleted). */
+  pendingDelivery: sql<Id>(
+    `select ${D_COLUMNS.split(', ')
+      .map((c) => `d.${c}`)
+      .join(', ')}, ${W_COLUMNS.split(', ')
+      .map((c) => `w.${c} as w_${c}`)
+      .join(', ')}
+     from webhook_deliveries d left join webhooks w on w.id = d.webhook_id
+     where d.id = :id and d.status = 'pending'`,
+    { prepare: true },
+  ),
+  /** A success: the delivery delivered and its webhook no longer failing, in one statement. */
+  delivered: sql<{ id: string; webhookId: string; code: number; now: Date }>(
+    `with done as (
+       update webhook_deliveries set attempts = attempts + 1, status = 'delivered', last_status_code = :code,
+         last_error = null, next_attempt_at = null, delivered_at = :now
+       where id = :id
+     )
+     update webhooks set failing_since = null where id = :webhookId and failing_since is not null`,
+    { prepare: true },
+  ),
   retryDelivery: sql<{ id: string; now: Date }>(
     `update webhook_deliveries set status = 'pending', next_attempt_at = :now where id = :id returning ${D_COLUMNS}`,
   ),
@@ -156,7 +186,6 @@ const S = {
        last_error = :error, next_attempt_at = :next, delivered_at = coalesce(:deliveredAt, delivered_at)
      where id = :id`,
   ),
-  succeeded: sql<Id>('update webhooks set failing_since = null where id = :id and failing_since is not null'),
   failing: sql<Id & { now: Date }, { failing_since: Date | string; enabled: boolean }>(
     `update webhooks set failing_since = coalesce(failing_since, :now) where id = :id
      returning failing_since, enabled`,
@@ -199,10 +228,6 @@ export function createWebhookRepository(db: Db) {
       const [row] = await db.query(S.find, { id, userId });
       return row ? webhookOf(row) : null;
     },
-    async findById(id: string): Promise<WebhookRow | null> {
-      const [row] = await db.query(S.findById, { id });
-      return row ? webhookOf(row) : null;
-    },
     async remove(id: string, userId: string): Promise<WebhookRow | null> {
       return db.transaction(async (tx) => {
         const [row] = await tx.query(S.remove, { id, userId });
@@ -213,9 +238,6 @@ export function createWebhookRepository(db: Db) {
     async rotate(id: string, userId: string, secret: string, until: Date): Promise<WebhookRow | null> {
       const [row] = await db.query(S.rotate, { id, userId, secret, until });
       return row ? webhookOf(row) : null;
-    },
-    async listeners(tx: Db, userId: string, event: string): Promise<string[]> {
-      return (await tx.query(S.listeners, { userId, event })).map((r) => r.id);
     },
     async addOwner(tx: Db, userId: string): Promise<void> {
       await tx.query(S.addOwner, { userId });
@@ -237,7 +259,7 @@ export function createWebhookRepository(db: Db) {
     },
     async insertDelivery(
       tx: Db,
-      values: { id: string; webhookId: string; event: string; body: string; now: Date },
+      values: { id: string; webhookId: string; event: string; eventId: string; body: string; now: Date },
     ): Promise<void> {
       await tx.query(S.insertDelivery, values);
     },
@@ -256,9 +278,25 @@ export function createWebhookRepository(db: Db) {
       const [row] = await db.query(S.findDelivery, { id, webhookId });
       return row ? deliveryOf(row) : null;
     },
-    async pendingDelivery(id: string): Promise<DeliveryRow | null> {
+    /** A pending delivery and its webhook (null: deleted), in one statement. */
+    async pendingDelivery(id: string): Promise<{ delivery: DeliveryRow; hook: WebhookRow | null } | null> {
       const [row] = await db.query(S.pendingDelivery, { id });
-      return row ? deliveryOf(row) : null;
+      if (!row) return null;
+      const hook =
+        row.w_id === null || row.w_id === undefined
+          ? null
+          : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]])));
+      return { delivery: deliveryOf(row), hook };
+    },
+    async delivered(id: string, webhookId: string, code: number, now: Date): Promise<void> {
+      await db.query(S.delivered, { id, webhookId, code, now });
+    },
+    /** In `tx`: the deliveries of one event to the owner's subscribed webhooks; their ids. */
+    async insertDeliveries(
+      tx: Db,
+      values: { userId: string; event: string; eventId: string; body: string; now: Date },
+    ): Promise<string[]> {
+      return (await tx.query(S.insertDeliveries, values)).map((r) => r.id);
     },
     async retryDelivery(tx: Db, id: string, now: Date): Promise<DeliveryRow> {
       return deliveryOf((await tx.query(S.retryDelivery, { id, now }))[0]!);
@@ -276,9 +314,6 @@ export function createWebhookRepository(db: Db) {
       },
     ): Promise<void> {
       await tx.query(S.triedDelivery, { id, ...outcome });
-    },
-    async succeeded(webhookId: string): Promise<void> {
-      await db.query(S.succeeded, { id: webhookId });
     },
     /** Marks the webhook failing (since its first failure after a success); when it started failing, and whether on. */
     async failing(webhookId: string, now: Date): Promise<{ since: Date; enabled: boolean } | null> {

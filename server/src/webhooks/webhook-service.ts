@@ -152,6 +152,7 @@ export function createWebhookService({
     async test(userId, id, now = new Date()) {
       const hook = await owned(userId, id);
       const deliveryId = newMessageId();
+      const eventId = randomUUID();
       const body = JSON.stringify({
         type: 'webhook.test',
         timestamp: now.toISOString(),
@@ -162,7 +163,8 @@ export function createWebhookService({
           id: deliveryId,
           webhookId: hook.id,
           event: 'webhook.test',
-          body: keyring.encryptText(body, deliveryBodyContext(deliveryId)),
+          eventId,
+          body: keyring.encryptText(body, deliveryBodyContext(eventId)),
           now,
         });
         await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: deliveryId });

@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * Webhooks and read receipts (issue 23): the webhooks an owner registers (their signing secrets as envelopes under
  * the master key, the previous one kept for 24 hours after a rotation), one row per delivery of an event to a
- * webhook (its body as an envelope too: it names the push, and the name is encrypted at rest), the account's
+ * webhook (its body as an envelope too, under its event's id, shared by the event's deliveries: it names the push, and the name is encrypted at rest), the account's
  * read-receipt setting and a push's own choice (`notify_owner_on_view`), and `event_owners`: the users whose pushes'
  * events somebody listens to. A view claims in its one statement only when the owner is not listed there; a listed
  * owner's view takes the transaction that also queues the events.
@@ -32,6 +32,7 @@ export class Migration20261230000000_webhooks extends Migration {
       "id" varchar(30) not null primary key,
       "webhook_id" uuid not null,
       "event" varchar(40) not null,
+      "event_id" uuid not null,
       "body" text not null,
       "status" varchar(10) not null default 'pending',
       "attempts" int not null default 0,
