@@ -65,9 +65,11 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   }
   if (deps.workers) {
     const schedule = settings.webhooks.retrySchedule;
+    // Up to 16 deliveries side by side (each waits on its endpoint, up to 10 s), fetched again at once while a burst lasts.
     await queue.work(
       WEBHOOK_QUEUE,
       webhookDelivery({ db, repo, keyring, queue, rules, schedule, mail: mailer !== null }),
+      { batchSize: 16 },
     );
     if (mailer) await queue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
   }

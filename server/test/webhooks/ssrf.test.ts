@@ -11,7 +11,7 @@ import { createWebhook, listWebhookDeliveries, testWebhook } from '@secret-push/
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData, expectError } from '../api/support/sdk.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { isPublicAddress } from '../../src/webhooks/targets.js';
+import { checkTarget, isPublicAddress, TargetRefused } from '../../src/webhooks/targets.js';
 
 let api: RealApi;
 let receiver: Receiver;
@@ -125,4 +125,22 @@ it('classifies addresses by range', () => {
     'not-an-ip',
   ])
     expect(isPublicAddress(a), a).toBe(false);
+});
+
+it('requires https where the rules say so (production), and refuses a host that does not resolve', async () => {
+  const rules = { allowPrivate: false, requireHttps: true, resolve: async () => ['93.184.216.34'] };
+  await expect(checkTarget('http://hooks.example.org/x', rules)).rejects.toThrow(TargetRefused);
+  await expect(checkTarget('http://hooks.example.org/x', rules)).rejects.toMatchObject({
+    reason: 'must be an https URL',
+  });
+  await expect(checkTarget('https://hooks.example.org/x', rules)).resolves.toMatchObject({ address: '93.184.216.34' });
+  const unresolved = { ...rules, resolve: async () => Promise.reject(new Error('ENOTFOUND')) };
+  await expect(checkTarget('https://nowhere.invalid/x', unresolved)).rejects.toMatchObject({
+    reason: 'names a host that does not resolve',
+  });
+  // A name with one public and one private address is refused: every address must be public.
+  const mixed = { ...rules, resolve: async () => ['93.184.216.34', '10.0.0.7'] };
+  await expect(checkTarget('https://hooks.example.org/x', mixed)).rejects.toMatchObject({
+    reason: expect.stringContaining('10.0.0.7'),
+  });
 });

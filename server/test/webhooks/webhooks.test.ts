@@ -45,7 +45,7 @@ afterAll(async () => {
 
 const ALL_EVENTS = ['push.created', 'push.viewed', 'push.failed_passphrase', 'push.expired', 'push.deleted'] as const;
 
-/** Waits until the receiver holds `count` requests for this push id, verifies each, returns their events in order. */
+/** Waits until the receiver holds `count` requests for this push id, verifies each, returns their events in the order they happened. */
 async function eventsOf(secret: string, pushId: string, count: number): Promise<WebhookEvent[]> {
   const end = Date.now() + 30_000;
   for (;;) {
@@ -53,6 +53,11 @@ async function eventsOf(secret: string, pushId: string, count: number): Promise<
       .filter((r) => r.status < 300)
       .map((r) => receiver.verify(secret, r) as WebhookEvent)
       .filter((e) => 'push_id' in e.data && e.data.push_id === pushId);
+    // Deliveries run side by side: order them as the events happened (their timestamps; an expiry after the view that
+    // caused it).
+    const rank = (e: WebhookEvent) =>
+      ['push.created', 'push.viewed', 'push.failed_passphrase', 'push.deleted', 'push.expired'].indexOf(e.type);
+    mine.sort((a, b) => a.timestamp.localeCompare(b.timestamp) || rank(a) - rank(b));
     if (mine.length >= count || Date.now() > end) return mine;
     await new Promise((r) => setTimeout(r, 100));
   }
