@@ -80,6 +80,14 @@ describe('the OpenAPI contract', () => {
         'createApiKey',
         'listApiKeys',
         'revokeApiKey',
+        'createWebhook',
+        'listWebhooks',
+        'getWebhook',
+        'deleteWebhook',
+        'rotateWebhookSecret',
+        'testWebhook',
+        'listWebhookDeliveries',
+        'retryWebhookDelivery',
       ].sort(),
     );
     const statuses = (id: string) => Object.keys(byId[id]!.object.responses as Json).sort();
@@ -300,6 +308,25 @@ describe('the OpenAPI contract', () => {
     for (const entry of rules.anyOrigin) {
       const [method, path] = entry.split(' ') as [string, string];
       expect(contractV1().routes.match(method, path).kind, entry).toBe('ok');
+    }
+  });
+
+  it('declares every webhook event with its body and a valid example that holds no secret material', () => {
+    const webhooks = (v.document as Json).webhooks as Json;
+    const types = (v.document as Json).components.schemas.WebhookEventType.enum as string[];
+    expect(Object.keys(webhooks).sort()).toEqual([...types].sort());
+    for (const [type, item] of Object.entries<Json>(webhooks)) {
+      const media = item.post.requestBody.content['application/json'];
+      const examples = Object.values<Json>(media.examples).map((e) => v.deref<Json>(e).value);
+      expect(examples.length, type).toBeGreaterThan(0);
+      for (const example of examples) {
+        expect(v.validateSchema(media.schema, example).errors, type).toEqual([]);
+        expect(v.validateSchema({ $ref: '#/components/schemas/WebhookEvent' }, example).errors, type).toEqual([]);
+        expect(example.type).toBe(type);
+        const keys = JSON.stringify(example).match(/"[a-z_]+":/g) ?? [];
+        for (const forbidden of ['url_token', 'payload', 'passphrase', 'note', 'html_url', 'json_url', 'files'])
+          expect(keys, type).not.toContain(`"${forbidden}":`);
+      }
     }
   });
 

@@ -40,7 +40,9 @@
  * --interpreted-frames-native-stack` lets Linux `perf record -k mono -p <pid>` sample CPU time with JavaScript
  * names, after `perf inject --jit`; the jit-<pid>.dump files land in each server's working directory), BENCH_OUTPUT_DIR
  * (each server's output, its request log or `--trace-gc` lines, goes to <name>.log there instead of being drained),
- * BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
+ * BENCH_WEBHOOK=1 (two more scenarios, create+retrieve by an owner without webhooks and by one with a webhook whose
+ * deliveries reach a receiver on loopback: the throughput ratio, and the delivery latency from event to receipt;
+ * scripts/bench/webhook.ts), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
  * driven too, as `base`, and compared with ours: its compiled server with ours' Node flags when it has one built,
  * else from its sources).
@@ -52,7 +54,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { benchCredentials } from './bench/credentials.js';
 import { driveAll, type Target } from './bench/driver.js';
+import { options } from './bench/options.js';
 import { benchAdminUrl, benchDatabase, startServers, stopChild, type Started } from './bench/servers.js';
+import { registerBenchWebhook, reportDeliveries, startBenchReceiver } from './bench/webhook.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-bench-'));
 chmodSync(dir, 0o755);
@@ -63,7 +67,10 @@ try {
   const postgresPid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const admin = new pg.Client({ connectionString: benchAdminUrl(db) });
   await admin.connect();
-  const credentials = await benchCredentials(admin);
+  const credentials = await benchCredentials(admin, options.webhook);
+  const receiver = options.webhook ? await startBenchReceiver() : null;
+  const firstOurs = started.find((s) => s.name.startsWith('ours'));
+  if (receiver && firstOurs) await registerBenchWebhook(firstOurs.url, credentials.webhookOwner!, receiver.url);
   const targets: Target[] = started.map((s) => ({
     name: s.name,
     base: s.url,
@@ -71,7 +78,12 @@ try {
     meters: { serverPid: s.child.pid!, postgresPid, admin },
     credentials,
   }));
-  await driveAll(targets);
+  const driven = await driveAll(targets);
+  if (receiver) {
+    // Two events (push.created, push.viewed) per create+retrieve of the webhook's owner, warm-up included.
+    await reportDeliveries(receiver, driven.webhookIterations * 2);
+    await receiver.close();
+  }
   await admin.end();
 } finally {
   await Promise.all(started.map((s) => stopChild(s.child)));

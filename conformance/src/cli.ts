@@ -2,7 +2,7 @@
 /**
  * npx @secret-push/conformance --base-url URL [--token T --token-b T2] [--email E --email-b E2]
  *   [--profile full|stateless] [--format table|json|junit] [--only AREA[,AREA|ID…]] [--spec PATH] [--out FILE]
- *   [--max-body-bytes N] [--public-base-url URL] [--mail-domain D] [--mailbox-url URL]
+ *   [--max-body-bytes N] [--public-base-url URL] [--mail-domain D] [--mailbox-url URL] [--webhook-receiver H:P]
  *   [--grade [--faults NAME,…] | --grade-full | --list-faults]
  * Exit code 0 only when no requirement failed (with --grade: the baseline passed and every surviving fault is a
  * documented invisible one); 2 on bad arguments.
@@ -36,6 +36,8 @@ const USAGE = `Usage: secret-push-conformance --base-url URL [options]
   --mail-domain D       The domain of the EMAIL class's recipients (default example.com, which takes no mail)
   --mailbox-url URL     Reads the recipients' mailbox for the delivery check: GET URL?to=<address> answers a JSON
                         array of {"subject","text","html"}, the messages that reached that address
+  --webhook-receiver H:P Listens on host:port for the HOOK class's deliveries (an address the target can reach and
+                        may send to; port 0: any free port)
   --out FILE            Also write the formatted result to FILE
   --list                Print the requirements (ID, class, source) and exit
 
@@ -67,6 +69,7 @@ export async function main(argv: string[]): Promise<number> {
         'public-base-url': { type: 'string' },
         'mail-domain': { type: 'string' },
         'mailbox-url': { type: 'string' },
+        'webhook-receiver': { type: 'string' },
         out: { type: 'string' },
         list: { type: 'boolean' },
         grade: { type: 'boolean' },
@@ -122,6 +125,12 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`--only: no class or requirement ${unknown.join(', ')}\n\n${USAGE}`);
     return 2;
   }
+  const receiverText = values['webhook-receiver'] as string | undefined;
+  const receiverMatch = receiverText === undefined ? null : /^\[?([^\]]+?)\]?:([0-9]{1,5})$/.exec(receiverText);
+  if (receiverText !== undefined && (!receiverMatch || Number(receiverMatch[2]) > 65535)) {
+    console.error(`--webhook-receiver: host:port, got ${JSON.stringify(receiverText)}\n\n${USAGE}`);
+    return 2;
+  }
   const num = (key: string) => (values[key] === undefined ? undefined : Number(values[key]));
   const publicBaseUrl = values['public-base-url'] as string | undefined;
   if (publicBaseUrl !== undefined && !/^https?:\/\//.test(publicBaseUrl)) {
@@ -144,6 +153,7 @@ export async function main(argv: string[]): Promise<number> {
     publicBaseUrl,
     mailDomain: values['mail-domain'] as string | undefined,
     mailbox: mailboxFromUrl(values['mailbox-url'] as string | undefined),
+    ...(receiverMatch ? { webhookReceiver: { host: receiverMatch[1]!, port: Number(receiverMatch[2]) } } : {}),
   };
   if (values.grade || values['grade-full']) {
     const faults = (values.faults as string | undefined)

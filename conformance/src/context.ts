@@ -2,6 +2,7 @@
  * What a requirement sees: an HTTP client that validates every response against the contract, the caller
  * identities the CLI was given, the instance's reported features, and small assertion helpers.
  */
+import type { WebhookReceiver } from './receiver.js';
 import { Contract, type Violation } from './spec.js';
 
 let loadedV1: Contract | undefined;
@@ -79,6 +80,13 @@ export interface Options {
    * answering a JSON array of `{ "subject", "text", "html" }`.
    */
   mailbox?: (address: string) => Promise<MailboxMessage[]>;
+  /**
+   * Where the HOOK class listens for deliveries (`--webhook-receiver host:port`): an address the target can reach
+   * and may send to. `runSuite` starts the receiver there (port 0: any free port) and closes it at the end.
+   */
+  webhookReceiver?: { host: string; port: number };
+  /** The receiver `runSuite` started (set by it). */
+  receiver?: WebhookReceiver;
 }
 
 /** A message as the mailbox hook gives it. */
@@ -91,6 +99,8 @@ export interface MailboxMessage {
 export interface Features {
   anonymous_access: boolean;
   api_token_authentication: boolean;
+  /** Signed webhooks; absent on servers without them (the reference). */
+  webhooks?: { enabled: boolean; read_receipts: boolean };
   /** API keys with scopes; absent on servers without them (the reference). */
   api_keys?: { enabled: boolean; scopes: string[] };
   pushes: {

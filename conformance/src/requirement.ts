@@ -23,6 +23,7 @@ export const AREAS = [
   'KEY',
   'REQ',
   'EMAIL',
+  'HOOK',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -49,6 +50,7 @@ export const AREA_TITLES: Record<Area, string> = {
   KEY: 'API keys and scopes',
   REQ: 'requests',
   EMAIL: 'email of the link',
+  HOOK: 'signed webhooks',
 };
 
 /**
@@ -83,7 +85,9 @@ export type Need =
   | 'requests' // the version report says features.requests.enabled
   | 'emailDispatch' // the report says features.pushes.email_auto_dispatch
   | 'emailOff' // … and says it is off
-  | 'mailbox'; // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
+  | 'mailbox' // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
+  | 'webhooks' // the report says features.webhooks.enabled
+  | 'webhookReceiver'; // the caller gave a receiver the target can reach (--webhook-receiver host:port)
 
 export interface Requirement {
   /** `AREA-NNN`, stable, never reused. */

@@ -22,6 +22,8 @@ import { idempotency } from './requirements/idempotency.js';
 import { endToEnd } from './requirements/e2e.js';
 import { requests } from './requirements/requests.js';
 import { email } from './requirements/email.js';
+import { webhooks } from './requirements/webhooks.js';
+import { startWebhookReceiver } from './receiver.js';
 
 export const REQUIREMENTS: Requirement[] = [
   ...version,
@@ -47,6 +49,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...endToEnd,
   ...requests,
   ...email,
+  ...webhooks,
 ];
 
 export interface RunOutput {
@@ -159,6 +162,14 @@ function gate(
       return p.email_auto_dispatch
         ? { status: 'skip', reason: 'instance reports email_auto_dispatch (applies only without email)' }
         : null;
+    case 'webhooks':
+      return f.webhooks?.enabled
+        ? null
+        : { status: 'skip', reason: 'instance does not report features.webhooks.enabled' };
+    case 'webhookReceiver':
+      return options.receiver
+        ? null
+        : { status: 'not-run', reason: 'needs --webhook-receiver host:port (a receiver the target can reach)' };
     case 'mailbox':
       return options.mailbox
         ? null
@@ -257,7 +268,20 @@ async function probeInstance(config: RunConfig, contract: Contract): Promise<Ins
   }
 }
 
-export async function runSuite(config: RunConfig): Promise<RunOutput> {
+export async function runSuite(given: RunConfig): Promise<RunOutput> {
+  const wanted = (given.only ?? []).length === 0 || given.only!.some((o) => /^HOOK/i.test(o));
+  const receiver =
+    given.webhookReceiver && wanted
+      ? await startWebhookReceiver(given.webhookReceiver.host, given.webhookReceiver.port)
+      : undefined;
+  try {
+    return await runWith(receiver ? { ...given, receiver } : given);
+  } finally {
+    await receiver?.close();
+  }
+}
+
+async function runWith(config: RunConfig): Promise<RunOutput> {
   const contract = Contract.load(config.specPath);
   const observed: Observed[] = [];
   const selected = REQUIREMENTS.filter(

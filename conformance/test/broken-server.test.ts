@@ -45,10 +45,9 @@ const EXPECTED: Record<Fault, string[]> = {
  * creates: its version report offers none of them; no v1 API) or cannot offer (anonymous access is on).
  */
 const SKIPPED = [
-  // The fixture reports neither durations, nor v1, nor API keys (features.api_keys), and requests off.
-  ...REQUIREMENTS.filter((r) => r.area === 'DUR' || r.area === 'V1' || r.area === 'KEY' || r.area === 'REQ').map(
-    (r) => r.id,
-  ),
+  // The fixture reports neither durations, nor v1, nor API keys (features.api_keys), nor webhooks
+  // (features.webhooks), and requests off.
+  ...REQUIREMENTS.filter((r) => ['DUR', 'V1', 'KEY', 'REQ', 'HOOK'].includes(r.area)).map((r) => r.id),
   ...Array.from({ length: 13 }, (_, i) => `E2E-${String(i + 1).padStart(3, '0')}`),
   // The fixture has no email (email_auto_dispatch false): only EMAIL-006 runs.
   ...['EMAIL-001', 'EMAIL-002', 'EMAIL-003', 'EMAIL-004', 'EMAIL-005', 'EMAIL-007'],

@@ -161,3 +161,38 @@ describe('the EMAIL class against our server with an SMTP relay', () => {
     ]);
   });
 });
+
+// The HOOK class on an instance with webhooks (allowed to send to this process's receiver on loopback); the default
+// instances above (webhooks off in tests) skip it.
+describe('the HOOK class against our server with webhooks', () => {
+  let instance: Instance;
+  let run: RunOutput;
+
+  beforeAll(async () => {
+    instance = await startOurServer({ webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] } });
+    run = await runSuite({
+      baseUrl: instance.baseUrl,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      profile: 'full',
+      only: ['HOOK'],
+      webhookReceiver: { host: '127.0.0.1', port: 0 },
+    });
+    if (process.env.CONFORMANCE_PRINT) console.log(formatTable(run, 140));
+  }, 170_000);
+
+  afterAll(async () => {
+    await instance?.close();
+  });
+
+  it('passes every requirement: signed deliveries, events, retries', () => {
+    expect(failures(run)).toEqual([]);
+    expect(run.results.map((r) => `${r.id} ${r.status}`)).toEqual([
+      'HOOK-001 pass',
+      'HOOK-002 pass',
+      'HOOK-003 pass',
+      'HOOK-004 pass',
+      'HOOK-005 pass',
+    ]);
+  });
+});

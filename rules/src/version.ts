@@ -21,6 +21,8 @@ export interface ImplementationFeatures {
   apiKeys?: boolean;
   /** Whether the link can be emailed to recipients (an SMTP relay configured and the feature on); default false. */
   emailAutoDispatch?: boolean;
+  /** Webhooks and read receipts by email; absent when the implementation has none (the mock). */
+  webhooks?: { enabled: boolean; readReceipts: boolean };
 }
 
 export function versionReport(
@@ -76,6 +78,9 @@ export function versionReport(
         sealed_answers: features.requests === true && settings.clientEncryption.enabled ? [SEALING_SCHEME] : [],
       },
       ...(features.apiKeys ? { api_keys: { enabled: true, scopes: [...API_KEY_SCOPES] } } : {}),
+      ...(features.webhooks
+        ? { webhooks: { enabled: features.webhooks.enabled, read_receipts: features.webhooks.readReceipts } }
+        : {}),
       ...(features.storageQuotas
         ? {
             storage_quotas: {

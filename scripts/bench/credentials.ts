@@ -11,13 +11,15 @@ import { newApiKeyToken, newApiToken, tokenDigest } from '../../server/src/crypt
 /** How creates are sent: without a credential, with the account token, or with a key scoped to `pushes:create`. */
 export type AuthMode = 'anonymous' | 'token' | 'key';
 
-export type Credentials = Record<AuthMode, string | undefined>;
+export type Credentials = Record<AuthMode, string | undefined> & {
+  /** BENCH_WEBHOOK: the account token of a second user, who has a webhook (registered by scripts/bench/webhook.ts). */
+  webhookOwner?: string;
+};
 
-export async function benchCredentials(admin: pg.Client): Promise<Credentials> {
+/** A user with an account token. */
+async function benchUser(admin: pg.Client, now: Date): Promise<{ userId: string; token: string }> {
   const userId = randomUUID();
-  const now = new Date();
   const token = newApiToken();
-  const key = newApiKeyToken();
   await admin.query('insert into users (id, email, created_at, updated_at) values ($1, $2, $3, $3)', [
     userId,
     `bench-${userId}@example.org`,
@@ -29,9 +31,21 @@ export async function benchCredentials(admin: pg.Client): Promise<Credentials> {
     tokenDigest(token),
     now,
   ]);
+  return { userId, token };
+}
+
+export async function benchCredentials(admin: pg.Client, webhookOwner = false): Promise<Credentials> {
+  const now = new Date();
+  const { userId, token } = await benchUser(admin, now);
+  const key = newApiKeyToken();
   await admin.query(
     'insert into api_keys (id, user_id, name, digest, scopes, created_at) values ($1, $2, $3, $4, $5, $6)',
     [randomUUID(), userId, 'bench', tokenDigest(key), ['pushes:create'], now],
   );
-  return { anonymous: undefined, token, key };
+  return {
+    anonymous: undefined,
+    token,
+    key,
+    ...(webhookOwner ? { webhookOwner: (await benchUser(admin, now)).token } : {}),
+  };
 }

@@ -260,6 +260,23 @@ const createThenRetrieve = (t: Target, agent: http.Agent) => async (samples: Sam
   if (token) await timed(samples, 200, () => request(agent, t.base, 'GET', `/api/v2/pushes/${token}`));
 };
 
+/** Webhook-owner iterations started (each makes two events), for the delivery count (BENCH_WEBHOOK). */
+let webhookIterations = 0;
+
+/** create+retrieve with an authenticated create: by the token's owner, or (`webhook`) by the owner with a webhook. */
+const ownedCreateThenRetrieve = (who: 'token' | 'webhook') => (t: Target, agent: http.Agent) => {
+  const credential = who === 'token' ? t.credentials.token : t.credentials.webhookOwner;
+  const authorization = credential ? `Bearer ${credential}` : undefined;
+  return async (samples: Sample[]) => {
+    if (who === 'webhook' && t.name.startsWith('ours')) webhookIterations += 1;
+    const made = await timed(samples, 201, () =>
+      request(agent, t.base, 'POST', '/api/v2/pushes', createBody(), authorization),
+    );
+    const token = made?.status === 201 ? (JSON.parse(made.body) as { url_token?: string }).url_token : undefined;
+    if (token) await timed(samples, 200, () => request(agent, t.base, 'GET', `/api/v2/pushes/${token}`));
+  };
+};
+
 type Results = Map<string, ReturnType<typeof summarise>>;
 
 function printTable(targets: Target[], results: Results): void {
@@ -334,13 +351,19 @@ const SCENARIOS = [
     perIteration: 1,
   })),
   { name: 'create+retrieve', loop: createThenRetrieve, perIteration: 2 },
+  ...(options.webhook
+    ? [
+        { name: 'create+retrieve/token', loop: ownedCreateThenRetrieve('token'), perIteration: 2 },
+        { name: 'create+retrieve/webhook', loop: ownedCreateThenRetrieve('webhook'), perIteration: 2 },
+      ]
+    : []),
 ];
 
 /**
  * Drives every target at each concurrency: a warm-up, then `rounds` rounds in which each scenario runs on each target
  * in turn (so drift, such as table growth or a noisy neighbour, hits them alike); prints the table and the ratios.
  */
-export async function driveAll(targets: Target[]): Promise<void> {
+export async function driveAll(targets: Target[]): Promise<{ webhookIterations: number }> {
   console.log(
     `Driving ${REQUESTS} requests per scenario and concurrency (${CONCURRENCIES.join(', ')} connections), cap ${MAX_SECONDS}s a slice, ` +
       `after ${WARMUP} warm-up requests per server; the servers (${targets.map((t) => t.name).join(', ')}) take turns in ${ROUNDS} rounds…`,
@@ -374,4 +397,17 @@ export async function driveAll(targets: Target[]): Promise<void> {
     for (const [key, list] of tallies) results.set(key, summarise(list));
   }
   printTable(targets, results);
+  if (options.webhook) {
+    for (const t of targets.filter((x) => x.name.startsWith('ours'))) {
+      const parts = CONCURRENCIES.map((c) => {
+        const [hook, plain] = [
+          results.get(`${t.name}|${c}|create+retrieve/webhook`),
+          results.get(`${t.name}|${c}|create+retrieve/token`),
+        ];
+        return `@${c} ${hook && plain ? (hook.rps / plain.rps).toFixed(2) : '–'}×`;
+      });
+      console.log(`${t.name} create+retrieve with a webhook / without: ${parts.join(', ')}`);
+    }
+  }
+  return { webhookIterations };
 }

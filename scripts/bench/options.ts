@@ -39,6 +39,12 @@ export const options = {
     if (mode !== 'anonymous' && mode !== 'token' && mode !== 'key') throw new Error(`BENCH_AUTH: unknown mode ${mode}`);
     return mode;
   }),
+  /**
+   * BENCH_WEBHOOK=1: two more scenarios, create+retrieve by an owner without webhooks (`create+retrieve/token`) and by
+   * one with a webhook for push.created and push.viewed (`create+retrieve/webhook`), whose deliveries reach a
+   * receiver on loopback in the bench process: the throughput ratio and the delivery latency (event → receipt).
+   */
+  webhook: env.BENCH_WEBHOOK === '1',
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',
   /** More environment for ours and base, `NAME=value` pairs separated by spaces (`BENCH_SERVER_ENV='PWPUSH_X=1 PWPUSH_Y=2'`). */
   serverEnv: Object.fromEntries(

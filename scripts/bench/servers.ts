@@ -153,6 +153,8 @@ export async function startServers(
     // Several client addresses (BENCH_ADDRESSES): the driver sends them as X-Forwarded-For, as a proxy in front would.
     ...(options.addresses > 1 ? { PWPUSH_TRUST_PROXY: 'true' } : {}),
     ...(workers ? { PWPUSH_WORKERS: workers } : {}),
+    // BENCH_WEBHOOK: the bench's receiver listens on loopback.
+    ...(options.webhook ? { PWPUSH_WEBHOOKS_ALLOW_PRIVATE: 'true' } : {}),
     ...options.serverEnv,
   });
   const LISTENING = /Secret Push listening on (http:\/\/\S+)/;

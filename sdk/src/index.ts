@@ -63,6 +63,15 @@ export {
 } from './e2e/index.js';
 export { type OpenResponseOptions, type RequestAnswerParams, type RequestMethods } from './requests.js';
 export { type Page, parseLinkHeader } from './pagination.js';
+// Receiving webhooks: the Standard Webhooks signature checked with WebCrypto, the typed event returned.
+export {
+  verifyWebhook,
+  type VerifyWebhookOptions,
+  WebhookSignatureError,
+  WebhookTimestampError,
+  WebhookVerificationError,
+  type WebhookHeaders,
+} from './webhooks.js';
 export type {
   AuditEntry,
   AuditLog,
@@ -87,4 +96,14 @@ export type {
   RequestState,
   RequestView,
   VersionReport,
+  Webhook,
+  WebhookDelivery,
+  WebhookEvent,
+  WebhookEventType,
+  PushCreatedEvent,
+  PushViewedEvent,
+  PushFailedPassphraseEvent,
+  PushExpiredEvent,
+  PushDeletedEvent,
+  WebhookTestEvent,
 } from './generated/types.gen.js';

@@ -40,6 +40,9 @@ import { createRequestRepository } from './request/request-repository.js';
 import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
 import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
+import type { Resolver } from './webhooks/targets.js';
+import { startWebhookArea, type WebhookArea } from './webhooks/webhook-area.js';
+import type { WebhookService } from './webhooks/webhook-service.js';
 
 export type { Settings } from './config/settings.js';
 export type { Actor, Page, RequestContext } from './push/push-service.js';
@@ -67,6 +70,8 @@ export interface Core {
   users: UserService;
   /** Emailing a push's link (`notifyEmails`); optional so that HTTP test doubles need not provide it. */
   notify?: NotifyService;
+  /** The webhooks of owners (`createWebhook`, …); absent when PWPUSH_WEBHOOKS is false (the routes answer 404). */
+  webhooks?: WebhookService;
   /** Accounts and page queries for the web pages; optional so that HTTP test doubles need not provide them. */
   web?: WebServices;
   version(): VersionReport;
@@ -94,6 +99,8 @@ export interface CoreOptions {
   queue?: QueueOptions;
   /** Work the queue's jobs in this process (default true; a test turns it off to see jobs wait). */
   jobWorkers?: boolean;
+  /** Resolves webhook hosts (default: the system's resolver; tests give their own, e.g. to rebind a name). */
+  webhookResolver?: Resolver;
 }
 
 /** What the core reports to the metrics (counts and times only). */
@@ -124,6 +131,7 @@ export function versionReport(settings: Settings, version = applicationVersion()
       userActiveBytes: settings.userStorageBytes || null,
     },
     emailAutoDispatch: emailAvailable(settings),
+    webhooks: { enabled: settings.webhooks.enabled, readReceipts: settings.mail.smtpUrl !== null },
   });
 }
 
@@ -180,7 +188,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   }
   const repository = createPushRepository(db);
   const accounts = guarded(createAccountService(orm, db, settings));
-  const jobs = await startJobs(settings, opts, db, repository);
+  const jobs = await startJobs(settings, opts, db, repository, keyring);
+  const hooks = jobs?.webhooks ?? null;
   // Not guarded as a whole: its synchronous checks run inside the push service's own (guarded) create.
   const notify = createNotifyService({ db, settings, pushes: repository, queue: jobs?.queue ?? null });
   // The push service tells the request service when an answer's push is retrieved (the request becomes collected).
@@ -192,6 +201,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       keyring,
       notify,
       answerRetrieved: (pushId, actor, now) => requests!.answerRetrieved(pushId, actor, now),
+      ...(hooks ? { events: hooks.events } : {}),
     }),
   );
   requests = guarded(
@@ -205,17 +215,28 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     }),
   );
   const requestService = requests;
-  const accountMail = jobs ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
+  const accountMail =
+    jobs && settings.mail.smtpUrl !== null ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
   const twoFactor = guarded(createTwoFactorService(db, keyring, settings));
   const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db)) : null;
   const forgetLoginAttempts = async (now: Date) => {
     await accounts.forgetAttempts(now);
     await twoFactor.forgetAttempts(now);
     await accountMail?.forget(now);
+    await hooks?.forget(now);
   };
   const report = versionReport(settings);
   const sweeper = startSweeper(settings, opts, (now) =>
-    runSweep({ pushes: repository, requests: requestService, forgetLoginAttempts, settings }, now),
+    runSweep(
+      {
+        pushes: repository,
+        requests: requestService,
+        forgetLoginAttempts,
+        settings,
+        ...(hooks ? { expired: hooks.sweptWithin } : {}),
+      },
+      now,
+    ),
   );
 
   return {
@@ -224,6 +245,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     requests: requestService,
     users: guarded(createUserService(orm, db)),
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
+    ...(hooks?.service ? { webhooks: guarded(hooks.service) } : {}),
     web: { accounts, twoFactor, singleSignOn, pushState: pushes.state, ...(accountMail ? { accountMail } : {}) },
     version: () => structuredClone(report),
     ping: () => guard(async () => void (await db.query(PING, {}))),
@@ -250,43 +272,50 @@ async function startJobs(
   opts: CoreOptions,
   db: ReturnType<typeof poolDb>,
   pushes: ReturnType<typeof createPushRepository>,
-): Promise<{ queue: JobQueue; stop(): Promise<void> } | null> {
+  keyring: ReturnType<typeof createKeyring>,
+): Promise<{ queue: JobQueue; webhooks: WebhookArea | null; stop(): Promise<void> } | null> {
   // Anything that sends mail needs the relay: pushes' links (when PWPUSH_NOTIFY_BY_EMAIL allows) and account emails.
-  if (settings.mail.smtpUrl === null) return null;
+  // Webhooks need the queue too.
+  if (settings.mail.smtpUrl === null && !settings.webhooks.enabled) return null;
   const queue = await startJobQueue(settings.databaseUrl!, {
     ...opts.queue,
     onError: (error) => opts.logger?.warn({ err: { name: error.name } }, 'job queue error'),
   });
-  await queue.define(NOTIFY_QUEUE, {
-    attempts: settings.mail.attempts,
-    retryDelaySeconds: settings.mail.retrySeconds,
-    retryDelayMaxSeconds: 3600,
-    expireInSeconds: 300,
-  });
-  await queue.define(ACCOUNT_QUEUE, {
-    attempts: settings.mail.attempts,
-    retryDelaySeconds: settings.mail.retrySeconds,
-    retryDelayMaxSeconds: 3600,
-    expireInSeconds: 300,
-  });
-  await queue.define(REQUEST_MAIL_QUEUE, {
-    attempts: settings.mail.attempts,
-    retryDelaySeconds: settings.mail.retrySeconds,
-    retryDelayMaxSeconds: 3600,
-    expireInSeconds: 300,
-  });
-  const mailer = await createMailer(settings.mail.smtpUrl!, settings.mail.from);
-  if (opts.jobWorkers !== false) {
-    await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics: opts.metrics?.mail }));
-    await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer));
-    await queue.work(REQUEST_MAIL_QUEUE, requestMailDelivery({ db, settings, mailer, metrics: opts.metrics?.mail }));
+  const mailer = settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
+  if (mailer) {
+    for (const name of [NOTIFY_QUEUE, ACCOUNT_QUEUE, REQUEST_MAIL_QUEUE]) {
+      await queue.define(name, {
+        attempts: settings.mail.attempts,
+        retryDelaySeconds: settings.mail.retrySeconds,
+        retryDelayMaxSeconds: 3600,
+        expireInSeconds: 300,
+      });
+    }
+    if (opts.jobWorkers !== false) {
+      await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics: opts.metrics?.mail }));
+      await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer));
+      await queue.work(REQUEST_MAIL_QUEUE, requestMailDelivery({ db, settings, mailer, metrics: opts.metrics?.mail }));
+    }
   }
+  const webhooks =
+    settings.webhooks.enabled || mailer
+      ? await startWebhookArea({
+          db,
+          settings,
+          keyring,
+          queue,
+          mailer,
+          workers: opts.jobWorkers !== false,
+          ...(opts.webhookResolver ? { resolve: opts.webhookResolver } : {}),
+        })
+      : null;
   opts.metrics?.observeQueue?.(() => queue.depth());
   return {
     queue,
+    webhooks,
     async stop() {
       await queue.stop();
-      mailer.close();
+      mailer?.close();
     },
   };
 }

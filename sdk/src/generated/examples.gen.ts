@@ -34,3 +34,11 @@ export function requestPublicKeyExample() {
 export function apiKeyNameExample() {
     return 'CI pushes';
 }
+
+export function webhookUrlExample() {
+    return 'https://hooks.example.org/secret-push';
+}
+
+export function webhookEventTypeExample() {
+    return 'push.viewed';
+}

@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RespondToRequestData, RespondToRequestResponses, RevokeApiKeyResponses, RevokeRequestResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -626,6 +626,248 @@ export function handleNotifyEmails(response?: HandleNotifyEmailsResponse | HttpR
     }, options);
 }
 
+export type HandleListWebhooksResponse = {
+    body: ListWebhooksResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/webhooks` operation.
+ */
+export function handleListWebhooks(response?: HandleListWebhooksResponse | HttpResponseResolver<never, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<never, never>(`${options?.baseUrl ?? '*'}/api/v2/webhooks`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleCreateWebhookResponse = {
+    body: CreateWebhookResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/webhooks` operation.
+ */
+export function handleCreateWebhook(response?: HandleCreateWebhookResponse | HttpResponseResolver<never, CreateWebhookData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<never, CreateWebhookData['body']>(`${options?.baseUrl ?? '*'}/api/v2/webhooks`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleDeleteWebhookResponse = {
+    body: DeleteWebhookResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `DELETE /api/v2/webhooks/{id}` operation.
+ */
+export function handleDeleteWebhook(response?: HandleDeleteWebhookResponse | HttpResponseResolver<{
+    id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.delete<{
+        id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/webhooks/:id`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleGetWebhookResponse = {
+    body: GetWebhookResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/webhooks/{id}` operation.
+ */
+export function handleGetWebhook(response?: HandleGetWebhookResponse | HttpResponseResolver<{
+    id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<{
+        id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/webhooks/:id`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleRotateWebhookSecretResponse = {
+    body: RotateWebhookSecretResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `POST /api/v2/webhooks/{id}/rotate_secret` operation.
+ */
+export function handleRotateWebhookSecret(response?: HandleRotateWebhookSecretResponse | HttpResponseResolver<{
+    id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/webhooks/:id/rotate_secret`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleTestWebhookResponse = {
+    body: TestWebhookResponses[202];
+    status?: 202;
+};
+
+/**
+ * Handler for the `POST /api/v2/webhooks/{id}/test` operation.
+ */
+export function handleTestWebhook(response?: HandleTestWebhookResponse | HttpResponseResolver<{
+    id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/webhooks/:id/test`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 202 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleListWebhookDeliveriesResponse = {
+    body: ListWebhookDeliveriesResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/webhooks/{id}/deliveries` operation.
+ */
+export function handleListWebhookDeliveries(response?: HandleListWebhookDeliveriesResponse | HttpResponseResolver<{
+    id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<{
+        id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/webhooks/:id/deliveries`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleRetryWebhookDeliveryResponse = {
+    body: RetryWebhookDeliveryResponses[202];
+    status?: 202;
+};
+
+/**
+ * Handler for the `POST /api/v2/webhooks/{id}/deliveries/{delivery_id}/retry` operation.
+ */
+export function handleRetryWebhookDelivery(response?: HandleRetryWebhookDeliveryResponse | HttpResponseResolver<{
+    id: string;
+    delivery_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        id: string;
+        delivery_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/webhooks/:id/deliveries/:delivery_id/retry`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 202 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type MswHandlerFactories = {
     /**
      * Handler for the `GET /api/v2/version` operation.
@@ -711,6 +953,38 @@ export type MswHandlerFactories = {
      * Handler for the `POST /api/v2/pushes/{url_token}/notify_emails` operation.
      */
     notifyEmails: typeof handleNotifyEmails;
+    /**
+     * Handler for the `GET /api/v2/webhooks` operation.
+     */
+    listWebhooks: typeof handleListWebhooks;
+    /**
+     * Handler for the `POST /api/v2/webhooks` operation.
+     */
+    createWebhook: typeof handleCreateWebhook;
+    /**
+     * Handler for the `DELETE /api/v2/webhooks/{id}` operation.
+     */
+    deleteWebhook: typeof handleDeleteWebhook;
+    /**
+     * Handler for the `GET /api/v2/webhooks/{id}` operation.
+     */
+    getWebhook: typeof handleGetWebhook;
+    /**
+     * Handler for the `POST /api/v2/webhooks/{id}/rotate_secret` operation.
+     */
+    rotateWebhookSecret: typeof handleRotateWebhookSecret;
+    /**
+     * Handler for the `POST /api/v2/webhooks/{id}/test` operation.
+     */
+    testWebhook: typeof handleTestWebhook;
+    /**
+     * Handler for the `GET /api/v2/webhooks/{id}/deliveries` operation.
+     */
+    listWebhookDeliveries: typeof handleListWebhookDeliveries;
+    /**
+     * Handler for the `POST /api/v2/webhooks/{id}/deliveries/{delivery_id}/retry` operation.
+     */
+    retryWebhookDelivery: typeof handleRetryWebhookDelivery;
 };
 
 export type CreateMswHandlersResult = {
@@ -748,7 +1022,15 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         listApiKeys: wrap(handleListApiKeys),
         createApiKey: wrap(handleCreateApiKey),
         revokeApiKey: wrap(handleRevokeApiKey),
-        notifyEmails: wrap(handleNotifyEmails)
+        notifyEmails: wrap(handleNotifyEmails),
+        listWebhooks: wrap(handleListWebhooks),
+        createWebhook: wrap(handleCreateWebhook),
+        deleteWebhook: wrap(handleDeleteWebhook),
+        getWebhook: wrap(handleGetWebhook),
+        rotateWebhookSecret: wrap(handleRotateWebhookSecret),
+        testWebhook: wrap(handleTestWebhook),
+        listWebhookDeliveries: wrap(handleListWebhookDeliveries),
+        retryWebhookDelivery: wrap(handleRetryWebhookDelivery)
     };
     const all: CreateMswHandlersResult['all'] = (options = {}) => {
         type OverrideValue<R> = R | [
@@ -760,6 +1042,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         }
         const overrides = options.pick ?? {};
         return [
+            invoke(pick.retryWebhookDelivery, overrides.retryWebhookDelivery),
             invoke(pick.downloadPushFile, overrides.downloadPushFile),
             invoke(pick.previewPush, overrides.previewPush),
             invoke(pick.getPushAudit, overrides.getPushAudit),
@@ -767,6 +1050,9 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.respondToRequest, overrides.respondToRequest),
             invoke(pick.getRequestAudit, overrides.getRequestAudit),
             invoke(pick.notifyEmails, overrides.notifyEmails),
+            invoke(pick.rotateWebhookSecret, overrides.rotateWebhookSecret),
+            invoke(pick.testWebhook, overrides.testWebhook),
+            invoke(pick.listWebhookDeliveries, overrides.listWebhookDeliveries),
             invoke(pick.listActivePushes, overrides.listActivePushes),
             invoke(pick.listExpiredPushes, overrides.listExpiredPushes),
             invoke(pick.listActiveRequests, overrides.listActiveRequests),
@@ -776,11 +1062,15 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.revokeRequest, overrides.revokeRequest),
             invoke(pick.getRequest, overrides.getRequest),
             invoke(pick.revokeApiKey, overrides.revokeApiKey),
+            invoke(pick.deleteWebhook, overrides.deleteWebhook),
+            invoke(pick.getWebhook, overrides.getWebhook),
             invoke(pick.getVersion, overrides.getVersion),
             invoke(pick.createPush, overrides.createPush),
             invoke(pick.createRequest, overrides.createRequest),
             invoke(pick.listApiKeys, overrides.listApiKeys),
-            invoke(pick.createApiKey, overrides.createApiKey)
+            invoke(pick.createApiKey, overrides.createApiKey),
+            invoke(pick.listWebhooks, overrides.listWebhooks),
+            invoke(pick.createWebhook, overrides.createWebhook)
         ];
     };
     return { all, pick };

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, NotifyEmailsData, NotifyEmailsErrors, NotifyEmailsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, NotifyEmailsData, NotifyEmailsErrors, NotifyEmailsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RetryWebhookDeliveryData, RetryWebhookDeliveryErrors, RetryWebhookDeliveryResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookData, TestWebhookErrors, TestWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -462,4 +462,144 @@ export const notifyEmails = <ThrowOnError extends boolean = false>(options: Opti
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * List the caller's webhooks
+ *
+ * Every webhook of the caller's account, newest first, without their secrets.
+ *
+ */
+export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Options<ListWebhooksData, ThrowOnError>): RequestResult<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError> => (options?.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/webhooks',
+    ...options
+});
+
+/**
+ * Register a webhook
+ *
+ * Registers a webhook for the caller's account: the events listed in `events` of the caller's pushes are POSTed to
+ * `url`, signed by the Standard Webhooks specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`; see
+ * the document's `webhooks`). Answers 201 with the webhook and its `secret`, shown this once. The URL is checked now
+ * and again at every delivery (see `WebhookUrl`). At most 10 webhooks per account (422).
+ *
+ */
+export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>): RequestResult<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/webhooks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a webhook
+ *
+ * Deletes one of the caller's webhooks at once, with its delivery log: nothing more is sent to it, also not the
+ * retries still queued. Answers the webhook as it was.
+ *
+ */
+export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>): RequestResult<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError> => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/webhooks/{id}',
+    ...options
+});
+
+/**
+ * Show a webhook
+ *
+ * One webhook of the caller's, without its secret. Another account's webhook, or an id no webhook has → 404.
+ *
+ */
+export const getWebhook = <ThrowOnError extends boolean = false>(options: Options<GetWebhookData, ThrowOnError>): RequestResult<GetWebhookResponses, GetWebhookErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/webhooks/{id}',
+    ...options
+});
+
+/**
+ * Give a webhook a new secret
+ *
+ * Makes a new signing secret, shown this once. For 24 hours every delivery is signed with both the new and the old
+ * secret (two `v1,` signatures), so receivers can switch without losing an event; then only with the new one.
+ *
+ */
+export const rotateWebhookSecret = <ThrowOnError extends boolean = false>(options: Options<RotateWebhookSecretData, ThrowOnError>): RequestResult<RotateWebhookSecretResponses, RotateWebhookSecretErrors, ThrowOnError> => (options.client ?? client).post<RotateWebhookSecretResponses, RotateWebhookSecretErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/webhooks/{id}/rotate_secret',
+    ...options
+});
+
+/**
+ * Send a test event
+ *
+ * Queues a `webhook.test` event for this webhook (whatever its `events`), delivered and retried like any other.
+ * Answers 202 with the delivery, which `listWebhookDeliveries` then follows.
+ *
+ */
+export const testWebhook = <ThrowOnError extends boolean = false>(options: Options<TestWebhookData, ThrowOnError>): RequestResult<TestWebhookResponses, TestWebhookErrors, ThrowOnError> => (options.client ?? client).post<TestWebhookResponses, TestWebhookErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/webhooks/{id}/test',
+    ...options
+});
+
+/**
+ * List a webhook's deliveries
+ *
+ * The webhook's deliveries, newest first, 50 per page, with each one's `webhook-id`, event, tries, last status and
+ * error, next try and delivery time. Pagination also in headers (`Link`, `X-Total-Count`). Deliveries are kept 30 days.
+ *
+ */
+export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>): RequestResult<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/webhooks/{id}/deliveries',
+    ...options
+});
+
+/**
+ * Send a delivery again
+ *
+ * Queues one more try of a delivery now, with the same `webhook-id` and body (a delivered one too: receivers
+ * de-duplicate by `webhook-id`). A failed delivery goes back to `pending`; if this try fails too, it is `failed` again (its retry schedule is not started over).
+ *
+ */
+export const retryWebhookDelivery = <ThrowOnError extends boolean = false>(options: Options<RetryWebhookDeliveryData, ThrowOnError>): RequestResult<RetryWebhookDeliveryResponses, RetryWebhookDeliveryErrors, ThrowOnError> => (options.client ?? client).post<RetryWebhookDeliveryResponses, RetryWebhookDeliveryErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/webhooks/{id}/deliveries/{delivery_id}/retry',
+    ...options
 });

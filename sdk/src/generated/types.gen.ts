@@ -4,6 +4,15 @@ export type ClientOptions = {
     baseUrl: '{scheme}://{host}' | (string & {});
 };
 
+export type Webhooks = PushCreatedEventWebhookRequest | PushViewedEventWebhookRequest | PushFailedPassphraseEventWebhookRequest | PushExpiredEventWebhookRequest | PushDeletedEventWebhookRequest | WebhookTestEventWebhookRequest;
+
+/**
+ * The body of every webhook delivery: `{ "type", "timestamp", "data" }`, told apart by `type`. Receivers must ignore
+ * unknown fields and unknown types (later versions add `request.*`).
+ *
+ */
+export type WebhookEvent = PushCreatedEvent | PushViewedEvent | PushFailedPassphraseEvent | PushExpiredEvent | PushDeletedEvent | WebhookTestEvent;
+
 export type Enabled = {
     enabled: boolean;
 };
@@ -202,6 +211,24 @@ export type VersionReport = {
              * The scopes a key may be given on this instance.
              */
             scopes: Array<ApiKeyScope>;
+        };
+        /**
+         * Signed webhooks (`createWebhook` and the other `webhooks` operations, the events of this document's
+         * `webhooks`) and read receipts by email. Absent (older servers, the open-source reference, the mock): no
+         * webhooks.
+         *
+         */
+        webhooks?: {
+            /**
+             * Whether owners may register webhooks (`PWPUSH_WEBHOOKS`).
+             */
+            enabled: boolean;
+            /**
+             * Whether an owner may be emailed when a push is first viewed or expires unviewed
+             * (`notify_owner_on_view`): true exactly when an SMTP relay is configured.
+             *
+             */
+            read_receipts: boolean;
         };
         /**
          * The storage quotas of this instance (separate from the request limit): what a create may store before it
@@ -410,6 +437,14 @@ export type PushInput = unknown & {
      */
     notify_emails_to_locale?: string | null;
     /**
+     * A read receipt by email for this push: the owner is emailed when it is first viewed, and when it expires
+     * unviewed. Overrides the account's setting for this push; absent: the account's setting. Needs a token (the
+     * owner) and `features.webhooks.read_receipts: true` (an SMTP relay configured); otherwise 422. The email
+     * says which push (its name and `push_id`) and when, never the payload, the passphrase, the note or the link.
+     *
+     */
+    notify_owner_on_view?: boolean;
+    /**
      * Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or
      * null for an ordinary push. A scheme or version the instance does not accept, or any value while
      * `features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an
@@ -511,6 +546,10 @@ export type CreatePushUrlencoded = {
      * `notify_emails_to_locale`; empty = `en`.
      */
     'push[notify_emails_to_locale]'?: string;
+    /**
+     * `notify_owner_on_view`.
+     */
+    'push[notify_owner_on_view]'?: FormBoolean;
 };
 
 /**
@@ -673,6 +712,12 @@ export type PushOwner = Push & {
      */
     note: string;
     /**
+     * The push's non-secret handle (`x-non-secret`): what webhook events and read receipts name the push by. It
+     * opens nothing (only `url_token` does). Sent by servers with webhooks.
+     *
+     */
+    push_id?: string;
+    /**
      * Only in the answer to a create that asked for email notification (as the reference echoes it).
      */
     notify_emails_to?: string;
@@ -815,6 +860,10 @@ export type AuditEntry = {
  */
 export type AuditLog = {
     logs: Array<AuditEntry>;
+    /**
+     * The push's non-secret handle (`PushOwner.push_id`), as webhook events name it. Sent by servers with webhooks.
+     */
+    push_id?: string;
 };
 
 /**
@@ -1261,6 +1310,264 @@ export type NotifyEmailsResponse = {
 };
 
 /**
+ * Where events are POSTed: an absolute `https://` URL (`http://` only where the instance allows it, outside
+ * production). A URL whose host is, or resolves to, a loopback, private, link-local, multicast, unspecified or
+ * cloud-metadata address is refused (422), and checked again at every delivery, unless the operator allows private
+ * targets (`PWPUSH_WEBHOOKS_ALLOW_PRIVATE=true`). User name and password in the URL are refused.
+ *
+ */
+export type WebhookUrl = string;
+
+/**
+ * An event a webhook may subscribe to. `push.created`: a push of the owner was made. `push.viewed`: a counting
+ * retrieval (the read receipt). `push.failed_passphrase`: a retrieval with a missing or wrong passphrase.
+ * `push.expired`: the push expired by views or by time (`data.reason`). `push.deleted`: the owner or a viewer
+ * deleted it. `webhook.test`: sent by `testWebhook` only (a webhook need not subscribe to it).
+ *
+ */
+export type WebhookEventType = 'push.created' | 'push.viewed' | 'push.failed_passphrase' | 'push.expired' | 'push.deleted' | 'webhook.test';
+
+/**
+ * The events to send, at least one, each at most once.
+ */
+export type WebhookEvents = Array<WebhookEventType>;
+
+/**
+ * A webhook as its owner sees it (never its secret, which `createWebhook` and `rotateWebhookSecret` show once).
+ */
+export type Webhook = {
+    /**
+     * The webhook's id.
+     */
+    id: string;
+    url: WebhookUrl;
+    events: WebhookEvents;
+    description: string;
+    /**
+     * False once the endpoint failed every delivery for 5 days: it is then sent nothing more (its owner is emailed
+     * when the instance has an SMTP relay). Delete it and register it again to start over.
+     *
+     */
+    enabled: boolean;
+    /**
+     * The first failed delivery since the last success; null while deliveries succeed.
+     */
+    failing_since: Timestamp | null;
+    /**
+     * When the webhook was disabled for failing; null while enabled.
+     */
+    disabled_at: Timestamp | null;
+    created_at: Timestamp;
+};
+
+/**
+ * The caller's webhooks, newest first (at most 10 per account).
+ */
+export type WebhookList = {
+    webhooks: Array<Webhook>;
+};
+
+/**
+ * A new webhook.
+ */
+export type WebhookInput = {
+    url: WebhookUrl;
+    events: WebhookEvents;
+    /**
+     * The owner's label; `""` when absent.
+     */
+    description?: string;
+};
+
+/**
+ * The body of `createWebhook`.
+ */
+export type CreateWebhookRequest = {
+    webhook: WebhookInput;
+};
+
+/**
+ * The signing secret of the Standard Webhooks specification: `whsec_` and the base64 of 32 random bytes. Shown
+ * once; the server keeps it encrypted under its master key. Give it to any Standard Webhooks library (or the SDK's
+ * `verifyWebhook`) as it is.
+ *
+ */
+export type WebhookSecret = string;
+
+/**
+ * A new webhook with its signing secret, shown this once.
+ */
+export type WebhookCreated = Webhook & {
+    secret: WebhookSecret;
+};
+
+/**
+ * A webhook with its new signing secret, shown this once.
+ */
+export type WebhookRotated = Webhook & {
+    secret: WebhookSecret;
+    /**
+     * Until then every delivery carries two signatures (`webhook-signature: v1,<new> v1,<old>`), so a receiver
+     * still holding the old secret keeps verifying for 24 hours.
+     *
+     */
+    previous_secret_expires_at: Timestamp;
+};
+
+/**
+ * One event sent (or being sent) to one webhook, with its tries.
+ */
+export type WebhookDelivery = {
+    /**
+     * The delivery's `webhook-id` header, the same on every try (receivers de-duplicate with it).
+     */
+    id: string;
+    event: WebhookEventType;
+    /**
+     * `pending`: waiting for its next try. `delivered`: a try got a 2xx within 10 s. `failed`: every try of the
+     * retry schedule failed, or the webhook was disabled or deleted meanwhile.
+     *
+     */
+    status: 'pending' | 'delivered' | 'failed';
+    /**
+     * Tries made so far.
+     */
+    attempts: number;
+    /**
+     * The HTTP status of the last try; null when it got none (no connection, a timeout, a refused address).
+     */
+    last_status_code: number | null;
+    /**
+     * Why the last try failed (`timeout`, `connection refused`, `status 500`, `address refused`, …); null after a success.
+     */
+    last_error: string | null;
+    /**
+     * When the next try is due; null when none is (delivered or failed).
+     */
+    next_attempt_at: Timestamp | null;
+    /**
+     * When a try succeeded; null until then.
+     */
+    delivered_at: Timestamp | null;
+    created_at: Timestamp;
+};
+
+/**
+ * One page of a webhook's deliveries, newest first, 50 per page.
+ */
+export type WebhookDeliveryList = {
+    deliveries: Array<WebhookDelivery>;
+};
+
+/**
+ * The push an event is about, as its owner sees it in the lists, without anything that opens it or holds its secret:
+ * never its `url_token` or a link, its payload, passphrase, note, file names or contents.
+ *
+ */
+export type WebhookPushData = {
+    /**
+     * The push's non-secret handle (`PushOwner.push_id`).
+     */
+    push_id: string;
+    kind: PushKind;
+    /**
+     * The owner's label; `""` when none was given.
+     */
+    name: string;
+    passphrase_protected: boolean;
+    expire_after_views: number;
+    /**
+     * Views left after the event.
+     */
+    views_remaining: number;
+    expires_at: Timestamp;
+    /**
+     * Whether the push is expired after the event.
+     */
+    expired: boolean;
+    created_at: Timestamp;
+};
+
+/**
+ * `push.created`: a push of the webhook owner's was made.
+ */
+export type PushCreatedEvent = {
+    type: 'push.created';
+    timestamp: Timestamp;
+    data: WebhookPushData;
+};
+
+/**
+ * Who did it, as the push's audit log shows its owner.
+ */
+export type WebhookViewer = {
+    ip: string;
+    user_agent: string;
+    referrer: string;
+};
+
+/**
+ * `push.viewed`, the read receipt: a counting retrieval (not the owner's own look). On the last view a `push.expired` with reason `views` follows.
+ */
+export type PushViewedEvent = {
+    type: 'push.viewed';
+    timestamp: Timestamp;
+    data: WebhookPushData & {
+        viewer: WebhookViewer;
+    };
+};
+
+/**
+ * `push.failed_passphrase`: a retrieval with a missing or wrong passphrase (never the passphrase tried).
+ */
+export type PushFailedPassphraseEvent = {
+    type: 'push.failed_passphrase';
+    timestamp: Timestamp;
+    data: WebhookPushData & {
+        viewer: WebhookViewer;
+    };
+};
+
+/**
+ * `push.expired`: the push expired; its secrets are erased.
+ */
+export type PushExpiredEvent = {
+    type: 'push.expired';
+    timestamp: Timestamp;
+    data: WebhookPushData & {
+        /**
+         * `views`: its last view was used. `time`: its lifetime ended, noticed by a request for it. `sweeper`:
+         * its lifetime ended, noticed by the sweeper (within a minute, without any request).
+         *
+         */
+        reason: 'views' | 'time' | 'sweeper';
+    };
+};
+
+/**
+ * `push.deleted`: the owner, or a viewer of a push `deletable_by_viewer`, deleted it (`expirePush`).
+ */
+export type PushDeletedEvent = {
+    type: 'push.deleted';
+    timestamp: Timestamp;
+    data: WebhookPushData & {
+        deleted_by: 'owner' | 'viewer';
+        viewer: WebhookViewer;
+    };
+};
+
+/**
+ * `webhook.test`: sent by `testWebhook` to check an endpoint and its secret.
+ */
+export type WebhookTestEvent = {
+    type: 'webhook.test';
+    timestamp: Timestamp;
+    data: {
+        webhook_id: string;
+    };
+};
+
+/**
  * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
  * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
  * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
@@ -1315,6 +1622,34 @@ export type RequestToken = string;
  * The key's `id`.
  */
 export type ApiKeyId = string;
+
+/**
+ * The webhook's `id`.
+ */
+export type WebhookId = string;
+
+/**
+ * The delivery's `id` (its `webhook-id`).
+ */
+export type DeliveryId = string;
+
+/**
+ * The delivery's id (`WebhookDelivery.id`), the same on every try of it: receivers de-duplicate by it.
+ */
+export type WebhookIdHeader = string;
+
+/**
+ * Seconds since 1970 (UTC) when this try was signed. Receivers refuse one more than 5 minutes away from their clock.
+ */
+export type WebhookTimestampHeader = string;
+
+/**
+ * `v1,` and the base64 of HMAC-SHA256, keyed with the base64-decoded part of the secret after `whsec_`, over
+ * `<webhook-id>.<webhook-timestamp>.<body>` (the body's bytes as sent). Space-separated, one per secret: two for 24
+ * hours after `rotateWebhookSecret`. A receiver accepts the request when any one matches.
+ *
+ */
+export type WebhookSignatureHeader = string;
 
 export type GetVersionData = {
     body?: never;
@@ -2591,3 +2926,523 @@ export type NotifyEmailsResponses = {
 };
 
 export type NotifyEmailsResponse2 = NotifyEmailsResponses[keyof NotifyEmailsResponses];
+
+export type ListWebhooksData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v2/webhooks';
+};
+
+export type ListWebhooksErrors = {
+    /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListWebhooksError = ListWebhooksErrors[keyof ListWebhooksErrors];
+
+export type ListWebhooksResponses = {
+    /**
+     * The caller's webhooks.
+     */
+    200: WebhookList;
+};
+
+export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksResponses];
+
+export type CreateWebhookData = {
+    body: CreateWebhookRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v2/webhooks';
+};
+
+export type CreateWebhookErrors = {
+    /**
+     * The body is not JSON (`invalid_json`), does not decode as its `Content-Encoding` says (`invalid_encoding`), is sent as another media type than `application/json` (`unsupported_media_type`), or has no `webhook` object (`bad_request`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * A field of `webhook` breaks a rule (`validation_failed`): a URL that is not absolute http(s), that carries a user name or password, that needs https here, or whose host is or resolves to a private or reserved address; an unknown or repeated event; a description over 200 characters; or the account already has 10 webhooks. `errors` lists messages per field and `error` names the first.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type CreateWebhookError = CreateWebhookErrors[keyof CreateWebhookErrors];
+
+export type CreateWebhookResponses = {
+    /**
+     * The webhook was registered; its `secret` is in this answer only.
+     */
+    201: WebhookCreated;
+};
+
+export type CreateWebhookResponse = CreateWebhookResponses[keyof CreateWebhookResponses];
+
+export type DeleteWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The webhook's `id`.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v2/webhooks/{id}';
+};
+
+export type DeleteWebhookErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No webhook of the caller has this id (`not_found`): another account's webhook answers the same.
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type DeleteWebhookError = DeleteWebhookErrors[keyof DeleteWebhookErrors];
+
+export type DeleteWebhookResponses = {
+    /**
+     * The webhook was deleted.
+     */
+    200: Webhook;
+};
+
+export type DeleteWebhookResponse = DeleteWebhookResponses[keyof DeleteWebhookResponses];
+
+export type GetWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The webhook's `id`.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v2/webhooks/{id}';
+};
+
+export type GetWebhookErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No webhook of the caller has this id (`not_found`): another account's webhook answers the same.
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type GetWebhookError = GetWebhookErrors[keyof GetWebhookErrors];
+
+export type GetWebhookResponses = {
+    /**
+     * The webhook.
+     */
+    200: Webhook;
+};
+
+export type GetWebhookResponse = GetWebhookResponses[keyof GetWebhookResponses];
+
+export type RotateWebhookSecretData = {
+    body?: never;
+    path: {
+        /**
+         * The webhook's `id`.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v2/webhooks/{id}/rotate_secret';
+};
+
+export type RotateWebhookSecretErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No webhook of the caller has this id (`not_found`): another account's webhook answers the same.
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type RotateWebhookSecretError = RotateWebhookSecretErrors[keyof RotateWebhookSecretErrors];
+
+export type RotateWebhookSecretResponses = {
+    /**
+     * The new secret, shown once.
+     */
+    200: WebhookRotated;
+};
+
+export type RotateWebhookSecretResponse = RotateWebhookSecretResponses[keyof RotateWebhookSecretResponses];
+
+export type TestWebhookData = {
+    body?: never;
+    path: {
+        /**
+         * The webhook's `id`.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v2/webhooks/{id}/test';
+};
+
+export type TestWebhookErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No webhook of the caller has this id (`not_found`): another account's webhook answers the same.
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type TestWebhookError = TestWebhookErrors[keyof TestWebhookErrors];
+
+export type TestWebhookResponses = {
+    /**
+     * The test event is queued.
+     */
+    202: WebhookDelivery;
+};
+
+export type TestWebhookResponse = TestWebhookResponses[keyof TestWebhookResponses];
+
+export type ListWebhookDeliveriesData = {
+    body?: never;
+    path: {
+        /**
+         * The webhook's `id`.
+         */
+        id: string;
+    };
+    query?: {
+        /**
+         * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
+         */
+        page?: number;
+    };
+    url: '/api/v2/webhooks/{id}/deliveries';
+};
+
+export type ListWebhookDeliveriesErrors = {
+    /**
+     * The `page` parameter is not an integer from 1 to 200 (400, `invalid_page`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No webhook of the caller has this id (`not_found`): another account's webhook answers the same.
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
+
+export type ListWebhookDeliveriesResponses = {
+    /**
+     * One page of deliveries.
+     */
+    200: WebhookDeliveryList;
+};
+
+export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
+
+export type RetryWebhookDeliveryData = {
+    body?: never;
+    path: {
+        /**
+         * The webhook's `id`.
+         */
+        id: string;
+        /**
+         * The delivery's `id` (its `webhook-id`).
+         */
+        delivery_id: string;
+    };
+    query?: never;
+    url: '/api/v2/webhooks/{id}/deliveries/{delivery_id}/retry';
+};
+
+export type RetryWebhookDeliveryErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No webhook of the caller has this id, or it has no delivery with this id (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type RetryWebhookDeliveryError = RetryWebhookDeliveryErrors[keyof RetryWebhookDeliveryErrors];
+
+export type RetryWebhookDeliveryResponses = {
+    /**
+     * The try is queued.
+     */
+    202: WebhookDelivery;
+};
+
+export type RetryWebhookDeliveryResponse = RetryWebhookDeliveryResponses[keyof RetryWebhookDeliveryResponses];
+
+export type PushCreatedEventWebhookPayload = PushCreatedEvent;
+
+export type PushCreatedEventWebhookRequest = {
+    body: PushCreatedEventWebhookPayload;
+    key: 'push.created';
+    path?: never;
+    query?: never;
+};
+
+export type PushViewedEventWebhookPayload = PushViewedEvent;
+
+export type PushViewedEventWebhookRequest = {
+    body: PushViewedEventWebhookPayload;
+    key: 'push.viewed';
+    path?: never;
+    query?: never;
+};
+
+export type PushFailedPassphraseEventWebhookPayload = PushFailedPassphraseEvent;
+
+export type PushFailedPassphraseEventWebhookRequest = {
+    body: PushFailedPassphraseEventWebhookPayload;
+    key: 'push.failed_passphrase';
+    path?: never;
+    query?: never;
+};
+
+export type PushExpiredEventWebhookPayload = PushExpiredEvent;
+
+export type PushExpiredEventWebhookRequest = {
+    body: PushExpiredEventWebhookPayload;
+    key: 'push.expired';
+    path?: never;
+    query?: never;
+};
+
+export type PushDeletedEventWebhookPayload = PushDeletedEvent;
+
+export type PushDeletedEventWebhookRequest = {
+    body: PushDeletedEventWebhookPayload;
+    key: 'push.deleted';
+    path?: never;
+    query?: never;
+};
+
+export type WebhookTestEventWebhookPayload = WebhookTestEvent;
+
+export type WebhookTestEventWebhookRequest = {
+    body: WebhookTestEventWebhookPayload;
+    key: 'webhook.test';
+    path?: never;
+    query?: never;
+};

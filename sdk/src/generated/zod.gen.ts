@@ -118,6 +118,10 @@ export const zVersionReport = z.object({
             enabled: z.boolean(),
             scopes: z.array(zApiKeyScope).max(8)
         }).optional(),
+        webhooks: z.object({
+            enabled: z.boolean(),
+            read_receipts: z.boolean()
+        }).optional(),
         storage_quotas: z.object({
             anonymous_bytes_per_hour: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(1099511627776)).nullable(),
             user_active_bytes: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(1099511627776)).nullable()
@@ -214,6 +218,7 @@ export const zPushInput = z.intersection(z.unknown(), z.object({
     note: z.string().max(10000).optional(),
     notify_emails_to: z.string().max(2048).optional(),
     notify_emails_to_locale: z.string().max(16).nullish(),
+    notify_owner_on_view: z.boolean().optional(),
     client_encryption: zClientEncryption.nullish()
 }));
 
@@ -279,7 +284,8 @@ export const zCreatePushUrlencoded = z.object({
     'push[name]': z.string().max(1024).optional(),
     'push[note]': z.string().max(10000).optional(),
     'push[notify_emails_to]': z.string().max(2048).optional(),
-    'push[notify_emails_to_locale]': z.string().max(16).optional()
+    'push[notify_emails_to_locale]': z.string().max(16).optional(),
+    'push[notify_owner_on_view]': zFormBoolean.optional()
 });
 
 /**
@@ -347,6 +353,7 @@ export const zPush = z.object({
 export const zPushOwner = zPush.and(z.object({
     name: z.string().max(1024),
     note: z.string().max(10000),
+    push_id: z.uuid().max(36).optional(),
     notify_emails_to: z.string().max(2048).optional(),
     notify_emails_to_locale: z.string().max(16).nullish()
 }));
@@ -432,7 +439,8 @@ export const zAuditEntry = z.object({
  * One page of a push's audit log, oldest entry first, 50 entries per page.
  */
 export const zAuditLog = z.object({
-    logs: z.array(zAuditEntry).max(50)
+    logs: z.array(zAuditEntry).max(50),
+    push_id: z.uuid().max(36).optional()
 });
 
 /**
@@ -786,6 +794,231 @@ export const zNotifyEmailsResponse = z.object({
 });
 
 /**
+ * Where events are POSTed: an absolute `https://` URL (`http://` only where the instance allows it, outside
+ * production). A URL whose host is, or resolves to, a loopback, private, link-local, multicast, unspecified or
+ * cloud-metadata address is refused (422), and checked again at every delivery, unless the operator allows private
+ * targets (`PWPUSH_WEBHOOKS_ALLOW_PRIVATE=true`). User name and password in the URL are refused.
+ *
+ */
+export const zWebhookUrl = z.url().min(10).max(2048).regex(/^https?:\/\/[^\s]+$/);
+
+/**
+ * An event a webhook may subscribe to. `push.created`: a push of the owner was made. `push.viewed`: a counting
+ * retrieval (the read receipt). `push.failed_passphrase`: a retrieval with a missing or wrong passphrase.
+ * `push.expired`: the push expired by views or by time (`data.reason`). `push.deleted`: the owner or a viewer
+ * deleted it. `webhook.test`: sent by `testWebhook` only (a webhook need not subscribe to it).
+ *
+ */
+export const zWebhookEventType = z.enum([
+    'push.created',
+    'push.viewed',
+    'push.failed_passphrase',
+    'push.expired',
+    'push.deleted',
+    'webhook.test'
+]);
+
+/**
+ * The events to send, at least one, each at most once.
+ */
+export const zWebhookEvents = z.array(zWebhookEventType).min(1).max(6);
+
+/**
+ * A webhook as its owner sees it (never its secret, which `createWebhook` and `rotateWebhookSecret` show once).
+ */
+export const zWebhook = z.object({
+    id: z.uuid().max(36),
+    url: zWebhookUrl,
+    events: zWebhookEvents,
+    description: z.string().max(200),
+    enabled: z.boolean(),
+    failing_since: zTimestamp.nullable(),
+    disabled_at: zTimestamp.nullable(),
+    created_at: zTimestamp
+});
+
+/**
+ * The caller's webhooks, newest first (at most 10 per account).
+ */
+export const zWebhookList = z.object({
+    webhooks: z.array(zWebhook).max(10)
+});
+
+/**
+ * A new webhook.
+ */
+export const zWebhookInput = z.object({
+    url: zWebhookUrl,
+    events: zWebhookEvents,
+    description: z.string().max(200).optional()
+});
+
+/**
+ * The body of `createWebhook`.
+ */
+export const zCreateWebhookRequest = z.object({
+    webhook: zWebhookInput
+});
+
+/**
+ * The signing secret of the Standard Webhooks specification: `whsec_` and the base64 of 32 random bytes. Shown
+ * once; the server keeps it encrypted under its master key. Give it to any Standard Webhooks library (or the SDK's
+ * `verifyWebhook`) as it is.
+ *
+ */
+export const zWebhookSecret = z.string().length(50).regex(/^whsec_[A-Za-z0-9+\/]{43}=$/);
+
+/**
+ * A new webhook with its signing secret, shown this once.
+ */
+export const zWebhookCreated = zWebhook.and(z.object({
+    secret: zWebhookSecret
+}));
+
+/**
+ * A webhook with its new signing secret, shown this once.
+ */
+export const zWebhookRotated = zWebhook.and(z.object({
+    secret: zWebhookSecret,
+    previous_secret_expires_at: zTimestamp
+}));
+
+/**
+ * One event sent (or being sent) to one webhook, with its tries.
+ */
+export const zWebhookDelivery = z.object({
+    id: z.string().length(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+    event: zWebhookEventType,
+    status: z.enum([
+        'pending',
+        'delivered',
+        'failed'
+    ]),
+    attempts: z.int().gte(0).lte(100),
+    last_status_code: z.int().gte(100).lte(599).nullable(),
+    last_error: z.string().max(200).nullable(),
+    next_attempt_at: zTimestamp.nullable(),
+    delivered_at: zTimestamp.nullable(),
+    created_at: zTimestamp
+});
+
+/**
+ * One page of a webhook's deliveries, newest first, 50 per page.
+ */
+export const zWebhookDeliveryList = z.object({
+    deliveries: z.array(zWebhookDelivery).max(50)
+});
+
+/**
+ * The push an event is about, as its owner sees it in the lists, without anything that opens it or holds its secret:
+ * never its `url_token` or a link, its payload, passphrase, note, file names or contents.
+ *
+ */
+export const zWebhookPushData = z.object({
+    push_id: z.uuid().max(36),
+    kind: zPushKind,
+    name: z.string().max(1024),
+    passphrase_protected: z.boolean(),
+    expire_after_views: z.int().gte(1).lte(100),
+    views_remaining: z.int().gte(0).lte(100),
+    expires_at: zTimestamp,
+    expired: z.boolean(),
+    created_at: zTimestamp
+});
+
+/**
+ * `push.created`: a push of the webhook owner's was made.
+ */
+export const zPushCreatedEvent = z.object({
+    type: z.literal('push.created'),
+    timestamp: zTimestamp,
+    data: zWebhookPushData
+});
+
+/**
+ * Who did it, as the push's audit log shows its owner.
+ */
+export const zWebhookViewer = z.object({
+    ip: z.string().max(64),
+    user_agent: z.string().max(255),
+    referrer: z.string().max(255)
+});
+
+/**
+ * `push.viewed`, the read receipt: a counting retrieval (not the owner's own look). On the last view a `push.expired` with reason `views` follows.
+ */
+export const zPushViewedEvent = z.object({
+    type: z.literal('push.viewed'),
+    timestamp: zTimestamp,
+    data: zWebhookPushData.and(z.object({
+        viewer: zWebhookViewer
+    }))
+});
+
+/**
+ * `push.failed_passphrase`: a retrieval with a missing or wrong passphrase (never the passphrase tried).
+ */
+export const zPushFailedPassphraseEvent = z.object({
+    type: z.literal('push.failed_passphrase'),
+    timestamp: zTimestamp,
+    data: zWebhookPushData.and(z.object({
+        viewer: zWebhookViewer
+    }))
+});
+
+/**
+ * `push.expired`: the push expired; its secrets are erased.
+ */
+export const zPushExpiredEvent = z.object({
+    type: z.literal('push.expired'),
+    timestamp: zTimestamp,
+    data: zWebhookPushData.and(z.object({
+        reason: z.enum([
+            'views',
+            'time',
+            'sweeper'
+        ])
+    }))
+});
+
+/**
+ * `push.deleted`: the owner, or a viewer of a push `deletable_by_viewer`, deleted it (`expirePush`).
+ */
+export const zPushDeletedEvent = z.object({
+    type: z.literal('push.deleted'),
+    timestamp: zTimestamp,
+    data: zWebhookPushData.and(z.object({
+        deleted_by: z.enum(['owner', 'viewer']),
+        viewer: zWebhookViewer
+    }))
+});
+
+/**
+ * `webhook.test`: sent by `testWebhook` to check an endpoint and its secret.
+ */
+export const zWebhookTestEvent = z.object({
+    type: z.literal('webhook.test'),
+    timestamp: zTimestamp,
+    data: z.object({
+        webhook_id: z.uuid().max(36)
+    })
+});
+
+/**
+ * The body of every webhook delivery: `{ "type", "timestamp", "data" }`, told apart by `type`. Receivers must ignore
+ * unknown fields and unknown types (later versions add `request.*`).
+ *
+ */
+export const zWebhookEvent = z.union([
+    zPushCreatedEvent,
+    zPushViewedEvent,
+    zPushFailedPassphraseEvent,
+    zPushExpiredEvent,
+    zPushDeletedEvent,
+    zWebhookTestEvent
+]);
+
+/**
  * Makes a create safe to retry (the IETF httpapi Idempotency-Key draft, as payment APIs use it). Send a new random key
  * (a UUID) for every push you mean to create, and the same key again when you retry that create after a network error
  * or a 503. Within 24 hours, the same key from the same caller (the token's user; for anonymous callers, the client
@@ -840,6 +1073,34 @@ export const zRequestToken = z.string().min(1).max(64);
  * The key's `id`.
  */
 export const zApiKeyId = z.uuid().max(36);
+
+/**
+ * The webhook's `id`.
+ */
+export const zWebhookId = z.uuid().length(36);
+
+/**
+ * The delivery's `id` (its `webhook-id`).
+ */
+export const zDeliveryId = z.string().length(30).regex(/^msg_[A-Za-z0-9]{26}$/);
+
+/**
+ * The delivery's id (`WebhookDelivery.id`), the same on every try of it: receivers de-duplicate by it.
+ */
+export const zWebhookIdHeader = z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/);
+
+/**
+ * Seconds since 1970 (UTC) when this try was signed. Receivers refuse one more than 5 minutes away from their clock.
+ */
+export const zWebhookTimestampHeader = z.string().max(12).regex(/^[0-9]{1,12}$/);
+
+/**
+ * `v1,` and the base64 of HMAC-SHA256, keyed with the base64-decoded part of the secret after `whsec_`, over
+ * `<webhook-id>.<webhook-timestamp>.<body>` (the body's bytes as sent). Space-separated, one per secret: two for 24
+ * hours after `rotateWebhookSecret`. A receiver accepts the request when any one matches.
+ *
+ */
+export const zWebhookSignatureHeader = z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/);
 
 /**
  * The version report.
@@ -1047,3 +1308,140 @@ export const zNotifyEmailsPath = z.object({
  * The recipients are queued.
  */
 export const zNotifyEmailsResponse2 = zNotifyEmailsResponse;
+
+/**
+ * The caller's webhooks.
+ */
+export const zListWebhooksResponse = zWebhookList;
+
+export const zCreateWebhookBody = zCreateWebhookRequest;
+
+/**
+ * The webhook was registered; its `secret` is in this answer only.
+ */
+export const zCreateWebhookResponse = zWebhookCreated;
+
+export const zDeleteWebhookPath = z.object({
+    id: z.uuid().length(36)
+});
+
+/**
+ * The webhook was deleted.
+ */
+export const zDeleteWebhookResponse = zWebhook;
+
+export const zGetWebhookPath = z.object({
+    id: z.uuid().length(36)
+});
+
+/**
+ * The webhook.
+ */
+export const zGetWebhookResponse = zWebhook;
+
+export const zRotateWebhookSecretPath = z.object({
+    id: z.uuid().length(36)
+});
+
+/**
+ * The new secret, shown once.
+ */
+export const zRotateWebhookSecretResponse = zWebhookRotated;
+
+export const zTestWebhookPath = z.object({
+    id: z.uuid().length(36)
+});
+
+/**
+ * The test event is queued.
+ */
+export const zTestWebhookResponse = zWebhookDelivery;
+
+export const zListWebhookDeliveriesPath = z.object({
+    id: z.uuid().length(36)
+});
+
+export const zListWebhookDeliveriesQuery = z.object({
+    page: z.int().gte(1).lte(200).optional().default(1)
+});
+
+/**
+ * One page of deliveries.
+ */
+export const zListWebhookDeliveriesResponse = zWebhookDeliveryList;
+
+export const zRetryWebhookDeliveryPath = z.object({
+    id: z.uuid().length(36),
+    delivery_id: z.string().length(30).regex(/^msg_[A-Za-z0-9]{26}$/)
+});
+
+/**
+ * The try is queued.
+ */
+export const zRetryWebhookDeliveryResponse = zWebhookDelivery;
+
+export const zPushCreatedEventWebhookRequest = z.object({
+    body: zPushCreatedEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zPushViewedEventWebhookRequest = z.object({
+    body: zPushViewedEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zPushFailedPassphraseEventWebhookRequest = z.object({
+    body: zPushFailedPassphraseEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zPushExpiredEventWebhookRequest = z.object({
+    body: zPushExpiredEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zPushDeletedEventWebhookRequest = z.object({
+    body: zPushDeletedEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zWebhookTestEventWebhookRequest = z.object({
+    body: zWebhookTestEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});

@@ -27,6 +27,7 @@ import {
 import { MockApiKeys } from './api-keys.js';
 import { readCreateBody, readWrappedBody } from './bodies.js';
 import { MockRequests } from './requests.js';
+import { MockWebhooks } from './webhooks.js';
 import {
   defaultMockSettings,
   defaultMockUsers,
@@ -100,7 +101,7 @@ interface RouteContext {
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** What the routes share: the store, the settings, and how an answer is checked and shaped. */
-function mockKit(store: MockStore, settings: MockSettings, validate: boolean, keys: MockApiKeys) {
+function mockKit(store: MockStore, settings: MockSettings, validate: boolean, keys: MockApiKeys, hooks: MockWebhooks) {
   const requests = new MockRequests(store);
   function check(schema: string, body: unknown): void {
     if (!validate) return;
@@ -137,7 +138,27 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean, ke
   const paging = (ctx: RouteContext, path: string, page: number, total: number) =>
     pagingHeaders(`${ctx.base}${path}`, page, total);
 
-  return { store, keys, requests, settings, json, failure, headersFor, requireKnownCredential, parsePage, paging };
+  /** The caller of an operation that needs a credential (API keys, webhooks), as on the server. */
+  const owner = (ctx: RouteContext): string => {
+    requireKnownCredential(ctx);
+    if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
+    return ctx.actor.user.email;
+  };
+
+  return {
+    store,
+    keys,
+    hooks,
+    requests,
+    settings,
+    json,
+    failure,
+    headersFor,
+    requireKnownCredential,
+    parsePage,
+    paging,
+    owner,
+  };
 }
 
 type MockKit = ReturnType<typeof mockKit>;
@@ -248,15 +269,60 @@ function notifyRoute(kit: MockKit): Route {
   };
 }
 
+/** A JSON body, or 400 invalid_json. */
+async function jsonBody(ctx: RouteContext): Promise<unknown> {
+  try {
+    return await ctx.request.json();
+  } catch {
+    throw new ApiError('invalid_json');
+  }
+}
+
+/** The webhook operations (their own function: mockRoutes stays readable). The mock sends nothing. */
+function webhookRoutes(kit: MockKit): Route[] {
+  const { store, hooks, json, owner, parsePage, paging } = kit;
+  const at = (path: string) => `/api/v2/webhooks${path}`;
+  const route = (operationId: string, method: string, path: string, handle: Route['handle']): Route => ({
+    operationId,
+    scope: 'webhooks:manage',
+    method,
+    path: at(path),
+    handle,
+  });
+  return [
+    route('createWebhook', 'POST', '', async (ctx) =>
+      json(ctx, 'WebhookCreated', hooks.create(owner(ctx), await jsonBody(ctx), store.now()), 201),
+    ),
+    route('listWebhooks', 'GET', '', (ctx) => json(ctx, 'WebhookList', { webhooks: hooks.list(owner(ctx)) })),
+    route('getWebhook', 'GET', '/{id}', (ctx, { id }) => json(ctx, 'Webhook', hooks.get(owner(ctx), id!))),
+    route('deleteWebhook', 'DELETE', '/{id}', (ctx, { id }) => json(ctx, 'Webhook', hooks.remove(owner(ctx), id!))),
+    route('rotateWebhookSecret', 'POST', '/{id}/rotate_secret', (ctx, { id }) =>
+      json(ctx, 'WebhookRotated', hooks.rotate(owner(ctx), id!, store.now())),
+    ),
+    route('testWebhook', 'POST', '/{id}/test', (ctx, { id }) =>
+      json(ctx, 'WebhookDelivery', hooks.test(owner(ctx), id!, store.now()), 202),
+    ),
+    route('listWebhookDeliveries', 'GET', '/{id}/deliveries', (ctx, { id }) => {
+      const page = parsePage(ctx.url);
+      const all = hooks.deliveries(owner(ctx), id!);
+      const items = all.slice((page - 1) * 50, page * 50);
+      return json(
+        ctx,
+        'WebhookDeliveryList',
+        { deliveries: items },
+        200,
+        paging(ctx, at(`/${id}/deliveries`), page, all.length),
+      );
+    }),
+    route('retryWebhookDelivery', 'POST', '/{id}/deliveries/{delivery_id}/retry', (ctx, { id, delivery_id: d }) =>
+      json(ctx, 'WebhookDelivery', hooks.retry(owner(ctx), id!, d!, store.now()), 202),
+    ),
+  ];
+}
+
 /** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */
 function mockRoutes(kit: MockKit): Route[] {
-  const { store, keys, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
-  /** The caller of an API-key operation (they need a credential, as on the server). */
-  const keyOwner = (ctx: RouteContext): string => {
-    requireKnownCredential(ctx);
-    if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
-    return ctx.actor.user.email;
-  };
+  const { store, keys, json, headersFor, requireKnownCredential, parsePage, paging, owner: keyOwner } = kit;
   return [
     {
       operationId: 'getVersion',
@@ -338,6 +404,7 @@ function mockRoutes(kit: MockKit): Route[] {
       },
     },
     notifyRoute(kit),
+    ...webhookRoutes(kit),
     {
       operationId: 'getPush',
       scope: 'pushes:read',
@@ -398,7 +465,7 @@ function mockRoutes(kit: MockKit): Route[] {
 /** The operations of the mock and the scope each needs (the contract's: sdk/test/mocks checks them). */
 export function mockOperationScopes(): Record<string, ApiKeyScope | undefined> {
   const routes = mockRoutes(
-    mockKit(new MockStore(defaultMockSettings, []), defaultMockSettings, false, new MockApiKeys()),
+    mockKit(new MockStore(defaultMockSettings, []), defaultMockSettings, false, new MockApiKeys(), new MockWebhooks()),
   );
   return Object.fromEntries(routes.map((r) => [r.operationId, r.scope]));
 }
@@ -412,7 +479,8 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
   let requestCounter = 0;
 
   const keys = new MockApiKeys();
-  const kit = mockKit(store, settings, validate, keys);
+  const webhooks = new MockWebhooks();
+  const kit = mockKit(store, settings, validate, keys, webhooks);
   const { failure } = kit;
   const routes = new RouteTable(mockRoutes(kit));
 
@@ -500,6 +568,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       store.reset();
       kit.requests.reset();
       keys.reset();
+      webhooks.reset();
     },
     sentEmails: () => store.sentEmails(),
   };

@@ -187,7 +187,8 @@ describe('the Prism mock serves every documented error example', () => {
       const path = op.path
         .replace('{url_token}', token)
         .replace('{file_id}', 'f1x9a2kq')
-        .replace('{id}', '4d1c9a0e-3b7f-4a52-9e61-0c8d2f5b7a13');
+        .replace('{id}', '4d1c9a0e-3b7f-4a52-9e61-0c8d2f5b7a13')
+        .replace('{delivery_id}', 'msg_2Kq9vXbT4mWz7RcN1pLd8sYh3F');
       const query = op.operationId === 'downloadPushFile' ? '?token=t' : '';
       const security = (op.object.security ?? spec.document.security) as Record<string, unknown>[];
       const usesBearer = security.some((s) => 'bearerAuth' in s);
@@ -199,7 +200,8 @@ describe('the Prism mock serves every documented error example', () => {
         op.object.requestBody ?? {},
       ).content;
       const example = Object.values(content?.['application/json']?.examples ?? {})[0];
-      if (op.method === 'post')
+      // A POST without a request body (rotateWebhookSecret, testWebhook, retryWebhookDelivery) is sent without one.
+      if (op.method === 'post' && op.object.requestBody)
         init.body = JSON.stringify(
           example && op.operationId !== 'createPush'
             ? spec.deref<{ value: unknown }>(example).value

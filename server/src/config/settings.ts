@@ -69,6 +69,8 @@ export interface Settings extends PushRuleSettings {
   corsV1Create: boolean;
   /** Email: the SMTP relay, the sender, the notify feature and its limits (PWPUSH_SMTP_URL, PWPUSH_MAIL_*, PWPUSH_NOTIFY_*). */
   mail: MailSettings;
+  /** Webhooks (PWPUSH_WEBHOOKS, PWPUSH_WEBHOOKS_ALLOW_PRIVATE, PWPUSH_WEBHOOK_RETRY_SCHEDULE). */
+  webhooks: WebhookSettings;
   /** Single sign-on with an OpenID Connect provider (PWPUSH_OIDC_*); null: off. */
   oidc: OidcSettings | null;
   /** Password accounts must sign in with a second factor (TOTP), enrolling at their next sign-in (PWPUSH_REQUIRE_2FA). */
@@ -91,6 +93,15 @@ export interface OidcSettings {
   providerName: string;
   /** An http:// issuer is accepted (development and test only: PWPUSH_OIDC_ALLOW_HTTP). */
   allowHttp: boolean;
+}
+
+export interface WebhookSettings {
+  /** Owners may register webhooks (PWPUSH_WEBHOOKS); false: the webhook routes answer 404 and nothing is sent. */
+  enabled: boolean;
+  /** Targets on loopback, private, link-local… addresses, and http:// in production, are allowed (PWPUSH_WEBHOOKS_ALLOW_PRIVATE). */
+  allowPrivate: boolean;
+  /** Seconds before each retry of a failed delivery, in order (PWPUSH_WEBHOOK_RETRY_SCHEDULE); then it is failed. */
+  retrySchedule: number[];
 }
 
 export interface MailSettings {
@@ -405,6 +416,24 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_MAIL_RETRY_SECONDS',
     default: '`30`',
     meaning: 'The wait before the first retry of a delivery; each next wait doubles, up to an hour (1..3600).',
+  },
+  {
+    name: 'PWPUSH_WEBHOOKS',
+    default: '`true`',
+    meaning:
+      'Owners may register signed webhooks for the events of their pushes (at most 10 per account; [docs/webhooks.md](docs/webhooks.md)). `false`: the webhook routes answer 404 and nothing is sent.',
+  },
+  {
+    name: 'PWPUSH_WEBHOOKS_ALLOW_PRIVATE',
+    default: '`false`',
+    meaning:
+      'Webhook targets that are or resolve to loopback, private, link-local, multicast, unspecified or cloud-metadata addresses are allowed, and `http://` targets in production. Off, they are refused at registration and again at every connection (DNS rebinding). For development and tests only.',
+  },
+  {
+    name: 'PWPUSH_WEBHOOK_RETRY_SCHEDULE',
+    default: '`5s,5m,30m,2h,5h,10h`',
+    meaning:
+      'The waits before each retry of a webhook delivery that got no 2xx within 10 s, in order (each `<n>s`, `<n>m` or `<n>h`, 1 to 20 of them, each at most 24h); after the last the delivery is `failed`.',
   },
   {
     name: 'PWPUSH_OIDC_ISSUER',
@@ -795,7 +824,31 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     oidc: oidcSettings(env, appEnv),
     require2fa: bool(env, 'PWPUSH_REQUIRE_2FA', false),
     mail: mailSettings(env, publicBaseUrl),
+    webhooks: {
+      enabled: bool(env, 'PWPUSH_WEBHOOKS', true),
+      allowPrivate: bool(env, 'PWPUSH_WEBHOOKS_ALLOW_PRIVATE', false),
+      retrySchedule: retrySchedule(env, 'PWPUSH_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h'),
+    },
   };
+}
+
+const SCHEDULE_UNIT: Record<string, number> = { s: 1, m: 60, h: 3600 };
+
+/** A list of waits (`5s,5m,2h`) in seconds: 1..20 of them, each 1 s to 24 h. */
+function retrySchedule(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
+  const text = raw(env, name) ?? fallback;
+  const parts = text.split(',').map((p) => p.trim());
+  const seconds = parts.map((p) => {
+    const m = /^([0-9]{1,5})([smh])$/.exec(p);
+    return m ? Number(m[1]) * SCHEDULE_UNIT[m[2]!]! : NaN;
+  });
+  if (parts.length > 20 || seconds.some((n) => !Number.isInteger(n) || n < 1 || n > 86_400)) {
+    throw new SettingsError(
+      name,
+      `${name} must be 1 to 20 comma-separated waits such as 5s,5m,30m,2h (each 1s to 24h; got "${text.slice(0, 100)}")`,
+    );
+  }
+  return seconds;
 }
 
 /** The email settings: the relay's URL (inline or from a file), the sender, the feature and its limits. */

@@ -36,6 +36,7 @@ import { answerFailure, topLevelValidationError, validationError, type ErrorShap
 import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handlers.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
+import { webhookHandlers, webhookValidationError } from './handlers/webhook-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
@@ -150,6 +151,7 @@ function allHandlers(core: Core): Handlers {
     ...requestHandlers(core),
     ...apiKeyHandlers(core),
     ...notifyHandler(core),
+    ...webhookHandlers(core),
   };
 }
 
@@ -173,17 +175,21 @@ function v2Spec(core: Core): EdgeSpec {
     validationError: (errors, operationId) =>
       operationId === 'createApiKey'
         ? apiKeyValidationError(errors)
-        : operationId === 'notifyEmails'
-          ? topLevelValidationError(errors)
-          : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+        : operationId === 'createWebhook'
+          ? webhookValidationError(errors)
+          : operationId === 'notifyEmails'
+            ? topLevelValidationError(errors)
+            : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
     pushFrame: (operationId) =>
       operationId === 'createPush' || operationId === 'respondToRequest'
         ? { wrapper: 'push', topLevel: false }
         : operationId === 'createApiKey'
           ? { wrapper: 'api_key', topLevel: false }
-          : operationId === 'notifyEmails'
-            ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
-            : undefined,
+          : operationId === 'createWebhook'
+            ? { wrapper: 'webhook', topLevel: false }
+            : operationId === 'notifyEmails'
+              ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
+              : undefined,
     routingPath: stripJsonSuffix,
   };
 }

@@ -37,6 +37,14 @@ interface Operations {
   listApiKeys: Operation<G.ListApiKeysData, G.ListApiKeysResponses>;
   revokeApiKey: Operation<G.RevokeApiKeyData, G.RevokeApiKeyResponses>;
   notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
+  createWebhook: Operation<G.CreateWebhookData, G.CreateWebhookResponses>;
+  listWebhooks: Operation<G.ListWebhooksData, G.ListWebhooksResponses>;
+  getWebhook: Operation<G.GetWebhookData, G.GetWebhookResponses>;
+  deleteWebhook: Operation<G.DeleteWebhookData, G.DeleteWebhookResponses>;
+  rotateWebhookSecret: Operation<G.RotateWebhookSecretData, G.RotateWebhookSecretResponses>;
+  testWebhook: Operation<G.TestWebhookData, G.TestWebhookResponses>;
+  listWebhookDeliveries: Operation<G.ListWebhookDeliveriesData, G.ListWebhookDeliveriesResponses>;
+  retryWebhookDelivery: Operation<G.RetryWebhookDeliveryData, G.RetryWebhookDeliveryResponses>;
 }
 
 type OperationId = keyof Operations;

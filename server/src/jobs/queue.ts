@@ -60,10 +60,18 @@ export interface QueueDepth {
 export interface JobQueue {
   /** Creates (or updates) a queue with its policy; call once per process before enqueueing or working it. */
   define(name: string, policy: QueuePolicy): Promise<void>;
-  /** Adds a job inside the transaction `tx` (committed or rolled back with it). */
-  enqueue(tx: Db, name: string, data: object): Promise<void>;
-  /** Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). */
-  work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>): Promise<void>;
+  /**
+   * Adds a job inside the transaction `tx` (committed or rolled back with it); `startAfterSeconds`: not before then
+   * (a schedule of retries the area keeps itself, as the webhooks' exact one).
+   */
+  enqueue(tx: Db, name: string, data: object, options?: { startAfterSeconds?: number }): Promise<void>;
+  /**
+   * Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). With
+   * `batchSize` above 1, up to that many jobs are fetched at once and run side by side, and while fetches come back
+   * full the worker fetches again at once (a burst drains without waiting a poll between jobs); each job succeeds or
+   * is retried on its own.
+   */
+  work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>, options?: { batchSize?: number }): Promise<void>;
   depth(): Promise<QueueDepth[]>;
   /** Stops taking jobs and waits (at most `timeoutMs`) for the ones in hand. */
   stop(timeoutMs?: number): Promise<void>;
@@ -182,24 +190,41 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
       }
       if (!names.includes(name)) names.push(name);
     },
-    async enqueue(tx, name, data) {
-      const id = await boss.send(name, data, { db: bossDb(tx) });
+    async enqueue(tx, name, data, options = {}) {
+      const after = options.startAfterSeconds;
+      const id = await boss.send(name, data, { db: bossDb(tx), ...(after ? { startAfter: after } : {}) });
       if (!id) throw new Error(`the job queue refused a job for ${name}`);
     },
-    async work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>) {
-      const workOptions = {
-        includeMetadata: true as const,
-        batchSize: 1,
-        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-      };
+    async work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>, workOpts: { batchSize?: number } = {}) {
+      const queued = (job: JobWithMetadata<T>): QueuedJob<T> => ({
+        id: job.id,
+        data: job.data,
+        attempt: job.retryCount + 1,
+        lastAttempt: job.retryCount >= job.retryLimit,
+      });
+      const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
+      const batchSize = workOpts.batchSize ?? 1;
+      if (batchSize > 1) {
+        const batchOptions = {
+          includeMetadata: true as const,
+          perJobResults: true as const,
+          burstWhenBatchFull: true,
+          batchSize,
+          pollingIntervalSeconds,
+        };
+        await boss.work(name, batchOptions, async (jobs: JobWithMetadata<T>[]) => {
+          const outcomes = await Promise.allSettled(jobs.map((job) => handler(queued(job))));
+          return jobs.map((job, i) => ({
+            id: job.id,
+            status: outcomes[i]!.status === 'fulfilled' ? ('completed' as const) : ('failed' as const),
+          }));
+        });
+        return;
+      }
+      const workOptions = { includeMetadata: true as const, batchSize: 1, pollingIntervalSeconds };
       await boss.work(name, workOptions, async ([job]: JobWithMetadata<T>[]) => {
         if (!job) return;
-        await handler({
-          id: job.id,
-          data: job.data,
-          attempt: job.retryCount + 1,
-          lastAttempt: job.retryCount >= job.retryLimit,
-        });
+        await handler(queued(job));
       });
     },
     async depth() {

@@ -16,7 +16,7 @@
 import { ApiError, ATTEMPT_WINDOW_MS, passphraseRetryAfter } from '@secret-push/rules';
 import { createHash } from 'node:crypto';
 import { verifyPassphrase } from '../crypto/passphrase.js';
-import type { AuditActor, PushRepository } from './push-repository.js';
+import type { AuditActor, PushRepository, WithinChange } from './push-repository.js';
 import type { PushRow } from './push-tables.js';
 
 /** A place held longer than this belongs to a process that died mid-check: it no longer holds. */
@@ -82,6 +82,8 @@ export interface GateOptions {
   /** The instant rules are decided at (tests move it). */
   now: Date;
   deadline: Date;
+  /** In the transaction of a failure's `failed_passphrase` entry (its events). */
+  within?: WithinChange;
 }
 
 /** Passes when `passphrase` opens the push; throws 401 passphrase_required / passphrase_incorrect, or 429. */
@@ -126,7 +128,7 @@ async function decide(
     await o.repo.releaseAttempt(attemptId);
     return;
   }
-  await o.repo.failAttempt(attemptId, row.id, o.actor, o.now, o.deadline);
+  await o.repo.failAttempt(attemptId, row, o.actor, o.now, o.deadline, o.within);
   if (missing)
     throw new ApiError('passphrase_required', 'This push needs a passphrase (send it in the X-Passphrase header).');
   throw new ApiError('passphrase_incorrect', 'That passphrase is incorrect.');

@@ -61,6 +61,28 @@ type CountedInsert = { row: PushRow; usedBytes: number } | { refused: true; used
 /** More writes of a create, in its transaction, after the push is inserted (its email notification and job). */
 export type WithinCreate = (tx: Db, row: PushRow) => Promise<void>;
 
+/**
+ * More writes in the transaction of a change to a push, given the push as the change left it (its events, queued
+ * with it: webhooks/push-events.ts). Without one, each change stays the single statement it was.
+ */
+export type WithinChange = (tx: Db, row: PushRow) => Promise<void>;
+
+/** Runs `statement` alone, or in a transaction with `within` on the push it changed (none changed: not called). */
+async function changed<P extends object, R>(
+  db: Db,
+  statement: Statement<P, R>,
+  params: P,
+  within: WithinChange | undefined,
+  read: (rows: R[]) => PushRow | null,
+): Promise<PushRow | null> {
+  if (!within) return read(await db.query(statement, params));
+  return db.transaction(async (tx) => {
+    const row = read(await tx.query(statement, params));
+    if (row) await within(tx, row);
+    return row;
+  });
+}
+
 /** Ties a create to its idempotency key: the create's own statement marks the key done. */
 export interface KeyRef {
   scope: string;
@@ -127,6 +149,13 @@ const VIEW_SET = (row: string) => {
          note_ciphertext = case when ${last} then null else ${row}.note_ciphertext end,
          passphrase_hash = case when ${last} then null else ${row}.passphrase_hash end`;
 };
+/**
+ * Nobody listens to the events of the owner's pushes (webhooks, read receipts: `event_owners`). The one-statement
+ * view claims only then; a listened-to owner's view is claimed by `claimView` in the transaction that queues its
+ * events. An anonymous push never has listeners.
+ */
+const NOBODY_LISTENS =
+  '(cur.user_id is null or not exists (select 1 from event_owners e where e.user_id = cur.user_id))';
 /**
  * The key id of an envelope in its base64 text form (../crypto/envelope.ts: version, id length, id, …), read from
  * its first 344 characters (258 bytes: room for the longest id), so a view is claimed only when it can be opened.
@@ -216,6 +245,7 @@ const S = {
          and (cur.user_id is null or :userId::uuid is null or cur.user_id <> :userId::uuid)
          and (cur.client_encryption is null or not :plaintextOnly::boolean)
          and (cur.payload_ciphertext is null or ${ENVELOPE_KEY_ID('cur.payload_ciphertext')} = any(:keyIds::text[]))
+         and ${NOBODY_LISTENS}
          and not p.expired and p.views_used < p.expire_after_views and p.expires_at > :now and ${IN_TIME}
        returning p.id, p.views_used, p.updated_at
      ), viewed as (
@@ -333,7 +363,7 @@ const S = {
      where id in (
        select id from pushes where not expired and expires_at <= :now
        order by expires_at limit ${BATCH} for update skip locked)
-     returning id`,
+     returning ${P.list}`,
   ),
   sweepLapsedFiles: sql<{ cutoff: Date }>(
     `delete from push_files where id in (
@@ -513,19 +543,34 @@ export function createPushRepository(db: Db) {
         });
       return { row, won };
     },
-    /** Claims a view; null when none is left (or the time ran out). */
-    async claimView(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
-      return guardedPush(await db.query(S.claimView, { id, ...auditParams(by, now), deadline }));
+    /** Claims a view; null when none is left (or the time ran out). `within`: in the claim's transaction. */
+    async claimView(
+      id: string,
+      by: AuditActor,
+      now: Date,
+      deadline: Date,
+      within?: WithinChange,
+    ): Promise<PushRow | null> {
+      return changed(db, S.claimView, { id, ...auditParams(by, now), deadline }, within, guardedPush);
     },
 
     /** Expires a push past its time (idempotent; the sweeper does the same); returns its current row. */
-    async expireByTime(row: PushRow, now: Date): Promise<PushRow> {
-      return (await first(db.query(S.expireByTime, { id: row.id, now }))) ?? (await findById(row.id)) ?? row;
+    async expireByTime(row: PushRow, now: Date, within?: WithinChange): Promise<PushRow> {
+      const done = await changed(db, S.expireByTime, { id: row.id, now }, within, (rows) =>
+        rows[0] ? P.fromRow(rows[0]) : null,
+      );
+      return done ?? (await findById(row.id)) ?? row;
     },
 
     /** Expire by request; null when it was already expired (or ran out of time). */
-    async expireByRequest(id: string, by: AuditActor, now: Date, deadline: Date): Promise<PushRow | null> {
-      return guardedPush(await db.query(S.expireByRequest, { id, ...auditParams(by, now), deadline }));
+    async expireByRequest(
+      id: string,
+      by: AuditActor,
+      now: Date,
+      deadline: Date,
+      within?: WithinChange,
+    ): Promise<PushRow | null> {
+      return changed(db, S.expireByRequest, { id, ...auditParams(by, now), deadline }, within, guardedPush);
     },
 
     async recordAudit(pushId: string, kind: AuditKind, by: AuditActor, now: Date, deadline: Date): Promise<void> {
@@ -579,9 +624,26 @@ export function createPushRepository(db: Db) {
 
     ...storageOperations(db),
 
-    /** One sweep step: pushes past their time expired and erased (in batches); how many. */
-    async sweepPastTime(now: Date): Promise<number> {
-      return drain(() => db.query(S.sweepPastTime, { now }));
+    ...sweepOperations(db),
+  };
+}
+
+/** The sweeper's statements (sweeper.ts runs them). */
+function sweepOperations(db: Db) {
+  return {
+    /**
+     * One sweep step: pushes past their time expired and erased (in batches); how many. With `within`, each batch is
+     * a transaction that also runs it on every push of the batch.
+     */
+    async sweepPastTime(now: Date, within?: WithinChange): Promise<number> {
+      if (!within) return drain(() => db.query(S.sweepPastTime, { now }));
+      return drain(() =>
+        db.transaction(async (tx) => {
+          const rows = await tx.query(S.sweepPastTime, { now });
+          for (const row of rows) await within(tx, P.fromRow(row));
+          return rows;
+        }),
+      );
     },
 
     /** File bytes of pushes expired before `cutoff`; how many files. */
@@ -667,8 +729,21 @@ function attemptOperations(db: Db) {
       await db.query(S.releaseAttempt, { id });
     },
 
-    async failAttempt(id: string, pushId: string, by: AuditActor, now: Date, deadline: Date): Promise<void> {
-      checkInTime(await db.query(S.failAttempt, { id, pushId, ...auditParams(by, now), deadline }));
+    /** `within` (given the push as read): in the failure's transaction. */
+    async failAttempt(
+      id: string,
+      push: PushRow,
+      by: AuditActor,
+      now: Date,
+      deadline: Date,
+      within?: WithinChange,
+    ): Promise<void> {
+      const params = { id, pushId: push.id, ...auditParams(by, now), deadline };
+      if (!within) return checkInTime(await db.query(S.failAttempt, params));
+      await db.transaction(async (tx) => {
+        checkInTime(await tx.query(S.failAttempt, params));
+        await within(tx, push);
+      });
     },
   };
 }

@@ -49,7 +49,8 @@ import { keyScope, presentKey, type IdempotencyRequest } from './idempotency.js'
 import { checkPassphrase } from './passphrase-gate.js';
 import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
 import type { NotifyService, PreparedNotify } from '../mail/notify-service.js';
-import type { AuditActor, FileMeta, KeyRef, PushRepository, WithinCreate } from './push-repository.js';
+import type { PushEvents } from '../webhooks/push-events.js';
+import type { AuditActor, FileMeta, KeyRef, PushRepository, WithinChange, WithinCreate } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
 import {
@@ -108,7 +109,8 @@ export interface PushService {
   /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
   preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse>;
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
-  audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>>;
+  /** One page of the audit log, and the push's non-secret handle (`push_id`). */
+  audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry> & { pushId?: string }>;
   list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>>;
   /** Verifies the signed download token and returns the bytes. */
   downloadFile(
@@ -174,6 +176,8 @@ export interface PushServiceDeps {
   notify?: NotifyService;
   /** Called after a successful retrieval of a push made from a request's answer (the request becomes `collected`). */
   answerRetrieved?: (pushId: string, actor: Actor, now: Date) => Promise<void>;
+  /** The events of owned pushes (webhooks, read receipts), queued in each change's transaction; absent: none. */
+  events?: PushEvents;
 }
 
 /** A push made from the answer to a request (../request/request-service.ts): its owner, and the request's claim. */
@@ -199,13 +203,15 @@ class PushOperations implements PushService {
   private readonly keyring: Keyring;
   private readonly notify: NotifyService | undefined;
   private readonly answerRetrieved: PushServiceDeps['answerRetrieved'];
+  private readonly events: PushEvents | undefined;
 
-  constructor({ repository, settings, keyring, notify, answerRetrieved }: PushServiceDeps) {
+  constructor({ repository, settings, keyring, notify, answerRetrieved, events }: PushServiceDeps) {
     this.repo = repository;
     this.settings = settings;
     this.keyring = keyring;
     this.notify = notify;
     this.answerRetrieved = answerRetrieved;
+    this.events = events;
   }
 
   // ---- the operations ----
@@ -272,7 +278,13 @@ class PushOperations implements PushService {
     // excludes. File bytes stay until the links issued lapse, so the links are made from the list read here.
     const payload = this.decryptOptional(row.payloadCiphertext, aad.payload(row.id));
     const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
-    const won = await repo.claimView(row.id, ctx.actor, now, deadlineOf(ctx));
+    const won = await repo.claimView(
+      row.id,
+      ctx.actor,
+      now,
+      deadlineOf(ctx),
+      this.on(row, (e) => e.viewed(ctx)),
+    );
     // Someone else took the last view (or the time ran out) between our read and our claim.
     if (!won) return this.expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
     await this.retrieved(row, ctx, now);
@@ -293,20 +305,42 @@ class PushOperations implements PushService {
     const row = await this.findOrThrow(urlToken);
     requireMayExpire(row, ctx.actor.userId);
     if (isExpired(row, now)) {
-      return pushRecord(row.expired ? row : await repo.expireByTime(row, now), now, base);
+      return pushRecord(
+        row.expired
+          ? row
+          : await repo.expireByTime(
+              row,
+              now,
+              this.on(row, (e) => e.expired()),
+            ),
+        now,
+        base,
+      );
     }
-    const done = await repo.expireByRequest(row.id, ctx.actor, now, deadlineOf(ctx));
+    const done = await repo.expireByRequest(
+      row.id,
+      ctx.actor,
+      now,
+      deadlineOf(ctx),
+      this.on(row, (e) => e.deleted(ctx)),
+    );
     if (done) return pushRecord(done, now, base);
     // Expired concurrently (or just ran out of time): unchanged, no audit.
     const current = (await repo.findById(row.id)) ?? row;
     return pushRecord(
-      !current.expired && isPastTime(current, now) ? await repo.expireByTime(current, now) : current,
+      !current.expired && isPastTime(current, now)
+        ? await repo.expireByTime(
+            current,
+            now,
+            this.on(current, (e) => e.expired()),
+          )
+        : current,
       now,
       base,
     );
   }
 
-  async audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry>> {
+  async audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry> & { pushId: string }> {
     requireAuditCaller(ctx.actor.userId);
     checkPage(page);
     const row = await this.findOrThrow(urlToken);
@@ -329,6 +363,7 @@ class PushOperations implements PushService {
       total: result.total,
       page,
       perPage: PAGE_SIZE,
+      pushId: row.id,
     };
   }
 
@@ -416,11 +451,14 @@ class PushOperations implements PushService {
   }
 
   private ownerView(row: PushRow, now: Date, base: string): PushOwner {
-    return ownerRecord(row, now, base, {
-      name: this.decryptOptional(row.nameCiphertext, aad.name(row.id)),
-      // Decrypted only while the push is active: the note is erased at expiry.
-      note: isExpired(row, now) ? '' : this.decryptOptional(row.noteCiphertext, aad.note(row.id)),
-    });
+    return {
+      ...ownerRecord(row, now, base, {
+        name: this.decryptOptional(row.nameCiphertext, aad.name(row.id)),
+        // Decrypted only while the push is active: the note is erased at expiry.
+        note: isExpired(row, now) ? '' : this.decryptOptional(row.noteCiphertext, aad.note(row.id)),
+      }),
+      push_id: row.id,
+    };
   }
 
   private fileLinks(files: FileMeta[], urlToken: string, base: string, now: Date): PushRetrieval['files'] {
@@ -435,7 +473,14 @@ class PushOperations implements PushService {
 
   /** The answer to a read of an expired push (or a lost race): settle time expiry, log a failed view, no secret. */
   private async expiredAnswer(row: PushRow, ctx: RequestContext, now: Date): Promise<PushRetrieval> {
-    const settled = !row.expired && isPastTime(row, now) ? await this.repo.expireByTime(row, now) : row;
+    const settled =
+      !row.expired && isPastTime(row, now)
+        ? await this.repo.expireByTime(
+            row,
+            now,
+            this.on(row, (e) => e.expired()),
+          )
+        : row;
     await this.repo.recordFailedView(settled.id, ctx.actor, now, FAILED_VIEW_DEDUPE_MS, deadlineOf(ctx));
     return { ...pushRecord(settled, now, this.baseOf(ctx)), payload: null, files: [] };
   }
@@ -448,7 +493,13 @@ class PushOperations implements PushService {
       actor: ctx.actor,
       now,
       deadline: deadlineOf(ctx),
+      within: this.on(row, (e) => e.failedPassphrase(ctx)),
     });
+  }
+
+  /** The events a change to an owned push queues in its transaction (none for an anonymous push, or without events). */
+  private on(row: PushRow, pick: (events: PushEvents) => WithinChange): WithinChange | undefined {
+    return this.events && row.ownerId !== null ? pick(this.events) : undefined;
   }
 
   /** The row of a new push (secrets encrypted) and its files. */
@@ -534,13 +585,22 @@ class PushOperations implements PushService {
     const valid = normalizePushInput(input, this.settings, decodeBase64);
     // Checked before anything is written: a refused notification refuses the create (nothing stored, nothing sent).
     const notify = this.notify?.prepareForCreate(input, ctx) ?? null;
+    const created = this.events?.prepareCreate(input, ctx);
     const { push, files } = await this.newRows(valid, ctx.actor.userId, now);
-    const within = notify ? this.mailWithin(notify, ctx) : undefined;
+    const mail = notify ? this.mailWithin(notify, ctx) : undefined;
+    const within: WithinCreate | undefined =
+      mail && created
+        ? async (tx, row) => {
+            await mail(tx, row);
+            await created(tx, row);
+          }
+        : (mail ?? created);
     for (let attempt = 0; ; attempt += 1) {
       try {
         const { row, storage } = await this.store(push, files, ctx, now, key, within);
         const record: PushOwner = {
           ...ownerRecord(row, now, this.baseOf(ctx), { name: valid.name, note: valid.note }),
+          push_id: row.id,
           // Echoed as the reference does, only when asked for.
           ...(notify ? { notify_emails_to: input.notify_emails_to!, notify_emails_to_locale: notify.locale } : {}),
         };

@@ -6,7 +6,7 @@
  */
 import { ATTEMPT_WINDOW_MS, DAY_MS, LINK_LIFETIME_MS } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
-import type { PushRepository } from './push-repository.js';
+import type { PushRepository, WithinChange } from './push-repository.js';
 
 export interface SweepResult {
   erasedPushes: number;
@@ -21,14 +21,16 @@ export interface SweepDeps {
   /** Forgets sign-in attempts older than the given instant (the account area owns them). */
   forgetLoginAttempts(now: Date): Promise<void>;
   settings: Pick<Settings, 'purgeExpiredAfterDays'>;
+  /** In the transaction of each batch, for every push it expired (their `push.expired` events). */
+  expired?: WithinChange;
 }
 
 export async function sweep(
-  { pushes, requests, forgetLoginAttempts, settings }: SweepDeps,
+  { pushes, requests, forgetLoginAttempts, settings, expired }: SweepDeps,
   now: Date = new Date(),
 ): Promise<SweepResult> {
   // 1. Pushes past their time: mark expired (as of their expires_at) and erase payload, note and passphrase hash.
-  const erasedPushes = await pushes.sweepPastTime(now);
+  const erasedPushes = await pushes.sweepPastTime(now, expired);
   // 2. File bytes of expired pushes whose links (issued at most LINK_LIFETIME_MS before expiry) have lapsed.
   const erasedFiles = await pushes.sweepLapsedFiles(new Date(now.getTime() - LINK_LIFETIME_MS));
   // 3. Passphrase and sign-in attempts older than their windows count for nothing any more.

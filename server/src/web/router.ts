@@ -20,6 +20,7 @@ import { ownerPages } from './routes/owner-pages.js';
 import { recipientPages } from './routes/recipient-pages.js';
 import { requestPages } from './routes/request-pages.js';
 import { twoFactorPages } from './routes/two-factor-pages.js';
+import { webhookPages } from './routes/webhook-pages.js';
 import { pageHeaders } from './security.js';
 import { messagePage } from './views/layout.js';
 
@@ -36,6 +37,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH, core.settings.publicBaseUrl);
   accountPages(router, kit);
   apiKeyPages(router, kit);
+  webhookPages(router, kit);
   accountMailPages(router, kit);
   twoFactorPages(router, kit);
   oidcPages(router, kit);

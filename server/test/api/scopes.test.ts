@@ -21,18 +21,23 @@ let account: { token: string; userId: string; email: string };
 beforeAll(async () => {
   // Every optional operation on: files, and email through a real SMTP server in this process (notifyEmails).
   mailbox = await startMailbox();
-  api = await startRealApi({
-    enableFilePushes: true,
-    mail: {
-      smtpUrl: mailbox.url,
-      from: 'Secret Push <no-reply@example.org>',
-      notifyByEmail: true,
-      notifyDailyLimit: 500,
-      instanceName: 'Scopes',
-      attempts: 3,
-      retrySeconds: 1,
+  api = await startRealApi(
+    {
+      enableFilePushes: true,
+      mail: {
+        smtpUrl: mailbox.url,
+        from: 'Secret Push <no-reply@example.org>',
+        notifyByEmail: true,
+        notifyDailyLimit: 500,
+        instanceName: 'Scopes',
+        attempts: 3,
+        retrySeconds: 1,
+      },
+      // Webhooks on; the examples' host resolves to loopback here (a closed port), so nothing leaves the machine.
+      webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] },
     },
-  });
+    { core: { webhookResolver: async () => ['127.0.0.1'] } },
+  );
   account = await api.user('scopes@example.org');
 });
 
@@ -77,6 +82,32 @@ async function ownRequest(): Promise<string> {
   return (made.body as { url_token: string }).url_token;
 }
 
+let sharedWebhook: string | undefined;
+
+/** A webhook of the account's: a fresh one for a delete (which uses it up), else one shared (10 per account). */
+async function ownWebhook(operationId: string): Promise<string> {
+  if (operationId !== 'deleteWebhook' && sharedWebhook) return sharedWebhook;
+  const made = await api.raw('/api/v2/webhooks', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ webhook: { url: 'https://hooks.example.org/scopes', events: ['push.viewed'] } }),
+  });
+  expect(made.status).toBe(201);
+  const id = (made.body as { id: string }).id;
+  if (operationId !== 'deleteWebhook') sharedWebhook = id;
+  return id;
+}
+
+/** A delivery of that webhook (a test event). */
+async function ownDelivery(webhookId: string): Promise<string> {
+  const made = await api.raw(`/api/v2/webhooks/${webhookId}/test`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.token}` },
+  });
+  expect(made.status).toBe(202);
+  return (made.body as { id: string }).id;
+}
+
 /** The operation's example request: its path with parameters filled in, and its first JSON body example. */
 async function exampleRequest(
   c: Contract,
@@ -85,6 +116,7 @@ async function exampleRequest(
 ): Promise<{ path: string; init: RequestInit }> {
   const op = c.operation(operationId);
   let path = op.path;
+  let webhookId = '';
   for (const parameter of c.parameters(operationId).filter((p) => p.in === 'path')) {
     const name = String(parameter.name);
     const value =
@@ -92,9 +124,13 @@ async function exampleRequest(
         ? op.path.startsWith('/api/v2/requests/')
           ? await ownRequest()
           : await ownPush()
-        : name === 'id'
-          ? (await newKey(['pushes:read'])).id
-          : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
+        : name === 'id' && op.path.startsWith('/api/v2/webhooks/')
+          ? (webhookId = await ownWebhook(operationId))
+          : name === 'delivery_id'
+            ? await ownDelivery(webhookId)
+            : name === 'id'
+              ? (await newKey(['pushes:read'])).id
+              : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
   const content = (c.deref<Json>(op.object.requestBody ?? {}).content ?? {}) as Json;

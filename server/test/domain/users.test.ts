@@ -183,6 +183,7 @@ describe('core', () => {
           },
         },
         requests: { enabled: true, email_auto_dispatch: false, sealed_answers: ['hpke-x25519-sha256-aes256gcm'] },
+        webhooks: { enabled: false, read_receipts: false },
         storage_quotas: { anonymous_bytes_per_hour: 100 * 1024 * 1024, user_active_bytes: 1024 * 1024 * 1024 },
       },
     });

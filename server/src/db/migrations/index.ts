@@ -16,6 +16,7 @@ import { Migration20261226000000_sign_in_factors } from './Migration202612260000
 import { Migration20261227000000_requests } from './Migration20261227000000_requests.js';
 import { Migration20261228000000_api_keys } from './Migration20261228000000_api_keys.js';
 import { Migration20261229000000_request_mail } from './Migration20261229000000_request_mail.js';
+import { Migration20261230000000_webhooks } from './Migration20261230000000_webhooks.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -31,4 +32,5 @@ export const migrationsList = [
   { name: 'Migration20261227000000_requests', class: Migration20261227000000_requests },
   { name: 'Migration20261228000000_api_keys', class: Migration20261228000000_api_keys },
   { name: 'Migration20261229000000_request_mail', class: Migration20261229000000_request_mail },
+  { name: 'Migration20261230000000_webhooks', class: Migration20261230000000_webhooks },
 ];

@@ -58,7 +58,8 @@ export function pushHandlers(core: Core): PushHandlers {
     getPushAudit: async ({ params, query, ctx }) => {
       const page = await core.pushes.audit(params.url_token, parsePage(query.page), ctx);
       const url = `${ctx.baseUrl}/api/v2/pushes/${encodeURIComponent(params.url_token)}/audit`;
-      return { status: 200, body: { logs: page.items }, headers: pagingHeaders(url, page.page, page.total) };
+      const body = { logs: page.items, ...(page.pushId ? { push_id: page.pushId } : {}) };
+      return { status: 200, body, headers: pagingHeaders(url, page.page, page.total) };
     },
 
     listActivePushes: list('active'),

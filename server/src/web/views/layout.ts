@@ -37,6 +37,7 @@ function nav(viewer: Viewer): Html {
       <li><a href="/pushes/active">My pushes</a></li>
       <li><a href="/requests/active">Requests</a></li>
       <li><a href="/users/token">API token</a></li>
+      <li><a href="/users/webhooks">Webhooks</a></li>
       <li><a href="/users/two_factor">Two-factor</a></li>
       <li><form method="post" action="/users/sign_out">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></li>
     </ul></nav>`;

@@ -17,7 +17,11 @@ export interface RealApi extends Served {
 
 export async function startRealApi(
   overrides: Partial<Settings> = {},
-  opts: { db?: TestDatabase; sweeper?: boolean; core?: Pick<CoreOptions, 'queue' | 'jobWorkers' | 'metrics'> } = {},
+  opts: {
+    db?: TestDatabase;
+    sweeper?: boolean;
+    core?: Pick<CoreOptions, 'queue' | 'jobWorkers' | 'metrics' | 'webhookResolver'>;
+  } = {},
 ): Promise<RealApi> {
   const { db } = opts;
   const database = db ?? (await createTestDatabase('sp_api'));

@@ -1,0 +1,151 @@
+/**
+ * Webhooks in the stateful mock, by the server's rules: at most 10 per user, the URL absolute http(s) without
+ * credentials, 1 to 6 different events, a `whsec_` secret shown once, a rotation, another user's webhook answered
+ * 404. The mock sends nothing over the network: a test event or a retry is recorded as a `pending` delivery, so an
+ * app can show its delivery log. Kept in memory, per mock.
+ */
+import type { Webhook, WebhookCreated, WebhookDelivery, WebhookEventType } from '../generated/types.gen.js';
+import { ApiError, validationFailed } from '@secret-push/rules';
+
+const MAX_WEBHOOKS = 10;
+const EVENTS: readonly WebhookEventType[] = [
+  'push.created',
+  'push.viewed',
+  'push.failed_passphrase',
+  'push.expired',
+  'push.deleted',
+  'webhook.test',
+];
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+interface Stored extends Webhook {
+  email: string;
+  deliveries: WebhookDelivery[];
+}
+
+const bytes = (n: number) => globalThis.crypto.getRandomValues(new Uint8Array(n));
+const newSecret = () => `whsec_${btoa(String.fromCharCode(...bytes(32)))}`;
+const newMessageId = () => `msg_${[...bytes(26)].map((b) => BASE62[b % 62]).join('')}`;
+const notFound = () => new ApiError('not_found', 'No webhook of yours has this id.');
+const record = ({ email: _email, deliveries: _deliveries, ...hook }: Stored): Webhook => hook;
+
+/** The new webhook's fields from a request body (400 without `webhook`, else 422 per field). */
+function readInput(body: unknown): { url: string; events: WebhookEventType[]; description: string } {
+  const input = (body as { webhook?: unknown } | null)?.webhook;
+  if (!input || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ApiError('bad_request', 'The request body must be a JSON object with a "webhook" object.');
+  }
+  const { url, events, description } = input as Record<string, unknown>;
+  const fields: Record<string, string[]> = {};
+  let parsed: URL | null;
+  try {
+    parsed = typeof url === 'string' && url.length <= 2048 ? new URL(url) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || !/^https?:$/.test(parsed.protocol)) {
+    fields.url = ['must be an absolute http(s) URL of at most 2048 characters'];
+  } else if (parsed.username || parsed.password) fields.url = ['must not hold a user name or password'];
+  if (
+    !Array.isArray(events) ||
+    events.length < 1 ||
+    events.length > EVENTS.length ||
+    new Set(events).size !== events.length ||
+    events.some((e) => !EVENTS.includes(e as WebhookEventType))
+  ) {
+    fields.events = [`must list 1 to 6 different events of ${EVENTS.join(', ')}`];
+  }
+  if (description !== undefined && (typeof description !== 'string' || description.length > 200)) {
+    fields.description = ['must be a text of at most 200 characters'];
+  }
+  if (Object.keys(fields).length > 0) throw validationFailed(fields);
+  return { url: url as string, events: events as WebhookEventType[], description: (description as string) ?? '' };
+}
+
+export class MockWebhooks {
+  private readonly hooks = new Map<string, Stored>();
+
+  create(email: string, body: unknown, now: number): WebhookCreated {
+    const input = readInput(body);
+    if (this.list(email).length >= MAX_WEBHOOKS) {
+      throw validationFailed({ base: [`an account may have at most ${MAX_WEBHOOKS} webhooks`] });
+    }
+    const hook: Stored = {
+      id: globalThis.crypto.randomUUID(),
+      ...input,
+      enabled: true,
+      failing_since: null,
+      disabled_at: null,
+      created_at: new Date(now).toISOString(),
+      email,
+      deliveries: [],
+    };
+    this.hooks.set(hook.id, hook);
+    return { ...record(hook), secret: newSecret() };
+  }
+
+  list(email: string): Webhook[] {
+    return [...this.hooks.values()]
+      .filter((h) => h.email === email)
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .map(record);
+  }
+
+  private owned(email: string, id: string): Stored {
+    const hook = this.hooks.get(id);
+    if (!hook || hook.email !== email) throw notFound();
+    return hook;
+  }
+
+  get(email: string, id: string): Webhook {
+    return record(this.owned(email, id));
+  }
+
+  remove(email: string, id: string): Webhook {
+    const hook = this.owned(email, id);
+    this.hooks.delete(id);
+    return record(hook);
+  }
+
+  rotate(email: string, id: string, now: number) {
+    const hook = this.owned(email, id);
+    return {
+      ...record(hook),
+      secret: newSecret(),
+      previous_secret_expires_at: new Date(now + 86_400_000).toISOString(),
+    };
+  }
+
+  test(email: string, id: string, now: number): WebhookDelivery {
+    const hook = this.owned(email, id);
+    const at = new Date(now).toISOString();
+    const delivery: WebhookDelivery = {
+      id: newMessageId(),
+      event: 'webhook.test',
+      status: 'pending',
+      attempts: 0,
+      last_status_code: null,
+      last_error: null,
+      next_attempt_at: at,
+      delivered_at: null,
+      created_at: at,
+    };
+    hook.deliveries.unshift(delivery);
+    return { ...delivery };
+  }
+
+  deliveries(email: string, id: string): WebhookDelivery[] {
+    return this.owned(email, id).deliveries.map((d) => ({ ...d }));
+  }
+
+  retry(email: string, id: string, deliveryId: string, now: number): WebhookDelivery {
+    const delivery = this.owned(email, id).deliveries.find((d) => d.id === deliveryId);
+    if (!delivery) throw new ApiError('not_found', 'This webhook has no delivery with this id.');
+    Object.assign(delivery, { status: 'pending', next_attempt_at: new Date(now).toISOString() });
+    return { ...delivery };
+  }
+
+  reset(): void {
+    this.hooks.clear();
+  }
+}

@@ -1,0 +1,118 @@
+/** The account's webhooks page: list, add (the secret shown once), delete, each one's deliveries, test, retry. */
+import type { Router } from 'express';
+import type { WebhookEventType } from '@secret-push/sdk/generated';
+import { ApiError } from '@secret-push/rules';
+import type { WebhookService } from '../../webhooks/webhook-service.js';
+import { field } from '../forms.js';
+import type { PageKit } from '../page-kit.js';
+import { deliveriesPage, PAGE_EVENTS, webhooksPage, type WebhooksState } from '../views/webhooks.js';
+
+/** The service, or a 404 page when webhooks are off. */
+function serviceOf(kit: PageKit): WebhookService {
+  if (!kit.core.webhooks) throw new ApiError('not_found', 'Webhooks are off on this instance.');
+  return kit.core.webhooks;
+}
+
+export function webhookPages(router: Router, kit: PageKit): void {
+  const mail = kit.core.settings.mail.smtpUrl !== null;
+  const stateOf = async (userId: string, extra: Partial<WebhooksState> = {}): Promise<WebhooksState> => {
+    const hooks = serviceOf(kit);
+    return {
+      webhooks: await hooks.list(userId),
+      receipts: mail ? await hooks.receipts(userId) : null,
+      ...extra,
+    };
+  };
+  const signedIn = (v: { user: { userId: string } | null }) => v.user;
+
+  router.get(
+    '/users/webhooks',
+    kit.pageRoute('/users/webhooks', async (req, res, v) => {
+      const user = signedIn(v);
+      if (!user) return kit.redirectToSignIn(req, res);
+      kit.send(res, 200, webhooksPage(v.viewer, await stateOf(user.userId)));
+    }),
+  );
+
+  router.post(
+    '/users/webhooks',
+    kit.pageRoute('/users/webhooks', async (req, res, v) => {
+      const user = signedIn(v);
+      if (!user) return kit.redirectToSignIn(req, res);
+      const form = await kit.postedForm(req, v);
+      const url = field(form, 'url').trim();
+      const events = [...new Set(form.getAll('events'))].filter((e): e is WebhookEventType =>
+        (PAGE_EVENTS as readonly unknown[]).includes(e),
+      );
+      const description = field(form, 'description').trim();
+      const refuse = async (error: string) =>
+        kit.send(res, 422, webhooksPage(v.viewer, await stateOf(user.userId, { error })));
+      if (url.length === 0 || url.length > 2048)
+        return refuse('Give the URL of your endpoint (at most 2048 characters).');
+      if (events.length === 0) return refuse('Choose at least one event.');
+      if (description.length > 200) return refuse('Keep the description to 200 characters.');
+      try {
+        const fresh = await serviceOf(kit).create(user.userId, { url, events, description });
+        kit.send(res, 201, webhooksPage(v.viewer, await stateOf(user.userId, { fresh })));
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
+        await refuse(error.message);
+      }
+    }),
+  );
+
+  router.post(
+    '/users/webhooks/receipts',
+    kit.pageRoute('/users/webhooks/receipts', async (req, res, v) => {
+      const user = signedIn(v);
+      if (!user) return kit.redirectToSignIn(req, res);
+      const form = await kit.postedForm(req, v);
+      await serviceOf(kit).setReceipts(user.userId, field(form, 'on') === 'true');
+      res.redirect(303, '/users/webhooks');
+    }),
+  );
+
+  router.get(
+    '/users/webhooks/:id',
+    kit.pageRoute('/users/webhooks/:id', async (req, res, v) => {
+      const user = signedIn(v);
+      if (!user) return kit.redirectToSignIn(req, res);
+      const hooks = serviceOf(kit);
+      const hook = await hooks.get(user.userId, String(req.params.id));
+      const { items } = await hooks.deliveries(user.userId, hook.id, 1);
+      kit.send(res, 200, deliveriesPage(v.viewer, hook, items));
+    }),
+  );
+
+  const action = (
+    path: string,
+    run: (hooks: WebhookService, userId: string, id: string, delivery: string) => Promise<unknown>,
+    back: (id: string) => string,
+  ) =>
+    router.post(
+      path,
+      kit.pageRoute(path, async (req, res, v) => {
+        const user = signedIn(v);
+        if (!user) return kit.redirectToSignIn(req, res);
+        await kit.postedForm(req, v);
+        const id = String(req.params.id);
+        await run(serviceOf(kit), user.userId, id, String(req.params.delivery ?? ''));
+        res.redirect(303, back(id));
+      }),
+    );
+  action(
+    '/users/webhooks/:id/delete',
+    (hooks, userId, id) => hooks.remove(userId, id),
+    () => '/users/webhooks',
+  );
+  action(
+    '/users/webhooks/:id/test',
+    (hooks, userId, id) => hooks.test(userId, id),
+    (id) => `/users/webhooks/${id}`,
+  );
+  action(
+    '/users/webhooks/:id/deliveries/:delivery/retry',
+    (hooks, userId, id, delivery) => hooks.retry(userId, id, delivery),
+    (id) => `/users/webhooks/${id}`,
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * Emails to a push's owner, the job handler of OWNER_NOTICE_QUEUE: the read receipts (a push first viewed, or expired
+ * unviewed) and the notice that a webhook was disabled after failing for 5 days. A receipt names the push by its
+ * name and `push_id` and says when and from which address; never the payload, the passphrase, the note or the link.
+ */
+import type { Settings } from '../config/settings.js';
+import type { Keyring } from '../crypto/envelope.js';
+import { sql, type Db } from '../db/sql.js';
+import type { QueuedJob } from '../jobs/queue.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { OwnerNotice } from './push-events.js';
+
+const S = {
+  push: sql<{ id: string }, { user_id: string | null; name_ciphertext: string | null; email: string | null }>(
+    'select p.user_id, p.name_ciphertext, u.email from pushes p left join users u on u.id = p.user_id where p.id = :id',
+  ),
+  webhook: sql<{ id: string; userId: string }, { url: string; email: string }>(
+    'select w.url, u.email from webhooks w join users u on u.id = w.user_id where w.id = :id and w.user_id = :userId',
+  ),
+};
+
+const esc = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The message of a notice, from what the job and the database say. */
+function message(notice: OwnerNotice, what: string, instance: string): { subject: string; text: string } {
+  switch (notice.kind) {
+    case 'viewed':
+      return {
+        subject: `Your push ${what} was viewed`,
+        text: `Your push ${what} was viewed for the first time at ${notice.at} (UTC), from ${notice.ip}.\n\nThe audit log of the push on ${instance} has the details.\n`,
+      };
+    case 'expired_unviewed':
+      return {
+        subject: `Your push ${what} expired unviewed`,
+        text: `Your push ${what} expired at ${notice.at} (UTC) without being viewed. Its secret is erased.\n`,
+      };
+    case 'webhook_disabled':
+      return {
+        subject: `A webhook on ${instance} was disabled`,
+        text: `Your webhook to ${what} failed every delivery for 5 days, so ${instance} disabled it at ${notice.at} (UTC). Delete it and register it again once the endpoint answers.\n`,
+      };
+  }
+}
+
+export function ownerNoticeDelivery(db: Db, settings: Settings, keyring: Keyring, mailer: Mailer) {
+  const instance = settings.mail.instanceName;
+  return async (job: QueuedJob<OwnerNotice>): Promise<void> => {
+    const notice = job.data;
+    let to: string;
+    let what: string;
+    if (notice.kind === 'webhook_disabled') {
+      const [row] = await db.query(S.webhook, { id: notice.webhookId, userId: notice.userId });
+      if (!row) return;
+      to = row.email;
+      what = row.url;
+    } else {
+      const [row] = await db.query(S.push, { id: notice.pushId });
+      if (!row?.email) return;
+      to = row.email;
+      const name = row.name_ciphertext ? keyring.decryptText(row.name_ciphertext, `pushes.name:${notice.pushId}`) : '';
+      what = `${name ? `"${name.slice(0, 200)}" ` : ''}(${notice.pushId})`;
+    }
+    const { subject, text } = message(notice, what, instance);
+    const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${text
+      .trim()
+      .split('\n\n')
+      .map((p) => `<p>${esc(p)}</p>`)
+      .join('')}</body></html>`;
+    const outcome = await mailer.send({
+      to,
+      subject: subject.replace(/[\r\n]+/g, ' '),
+      text,
+      html,
+      messageId: `<${job.id}@notice.${instance.replace(/[^A-Za-z0-9]/g, '') || 'secretpush'}>`,
+    });
+    if (!outcome.ok && outcome.temporary) throw new Error(`temporary mail failure: ${outcome.reason}`);
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * The events of owned pushes, queued in the transaction of the change they report (push/push-service.ts passes
+ * these as the `within` of its statements): for each enabled webhook of the owner that subscribes to the event, one
+ * delivery row (its body fixed now, an envelope under the master key) and one job of WEBHOOK_QUEUE; for a read
+ * receipt (the push's first view, or its expiry unviewed, when the owner asked), one job of OWNER_NOTICE_QUEUE. The
+ * request path only writes these rows: the sending is the queue's. A body names the push by its `push_id` and holds
+ * nothing that opens it (no url_token, link, payload, passphrase, note or file name).
+ */
+import { randomUUID } from 'node:crypto';
+import type { PushInput, WebhookEvent, WebhookEventType, WebhookPushData } from '@secret-push/sdk/generated';
+import { ApiError, isPastTime } from '@secret-push/rules';
+import type { Keyring } from '../crypto/envelope.js';
+import type { Db } from '../db/sql.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { AuditActor, WithinChange, WithinCreate } from '../push/push-repository.js';
+import type { PushRow } from '../push/push-tables.js';
+import type { WebhookRepository } from './webhook-repository.js';
+
+export const WEBHOOK_QUEUE = 'webhook.delivery';
+export const OWNER_NOTICE_QUEUE = 'email.owner-notice';
+
+/** A job of OWNER_NOTICE_QUEUE: an email to an owner. */
+export type OwnerNotice =
+  | { kind: 'viewed'; pushId: string; at: string; ip: string }
+  | { kind: 'expired_unviewed'; pushId: string; at: string }
+  | { kind: 'webhook_disabled'; webhookId: string; userId: string; at: string };
+
+/** The envelope context of an event's body (all its deliveries share it). */
+export const deliveryBodyContext = (eventId: string) => `webhook_deliveries.body:${eventId}`;
+
+type Ctx = { actor: AuditActor; now?: Date };
+
+export interface PushEvents {
+  /** Checks a create's `notify_owner_on_view` (422 when it cannot be honoured); the create's events, for owners. */
+  prepareCreate(input: PushInput, ctx: Ctx): WithinCreate | undefined;
+  viewed(ctx: Ctx): WithinChange;
+  failedPassphrase(ctx: Ctx): WithinChange;
+  deleted(ctx: Ctx): WithinChange;
+  /** By time: noticed by a request, or by the sweeper. */
+  expired(by?: 'time' | 'sweeper'): WithinChange;
+}
+
+export interface PushEventDeps {
+  repo: WebhookRepository;
+  keyring: Keyring;
+  queue: JobQueue;
+  /** Webhooks are on (PWPUSH_WEBHOOKS). */
+  webhooks: boolean;
+  /** An SMTP relay is configured: read receipts are offered. */
+  receipts: boolean;
+}
+
+type Extra = Record<string, unknown>;
+
+const viewerOf = (actor: AuditActor) => ({
+  ip: actor.ip.slice(0, 64),
+  user_agent: actor.userAgent.slice(0, 255),
+  referrer: actor.referrer.slice(0, 255),
+});
+
+function refused(message: string): ApiError {
+  return new ApiError('validation_failed', `notify_owner_on_view: ${message}`, {
+    fields: { notify_owner_on_view: [message] },
+  });
+}
+
+export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: PushEventDeps): PushEvents {
+  const nameOf = (row: PushRow) =>
+    row.nameCiphertext ? keyring.decryptText(row.nameCiphertext, `pushes.name:${row.id}`) : '';
+
+  /** The push as an event shows it: what the owner's lists show, minus anything that opens it. */
+  function pushData(row: PushRow, at: Date): WebhookPushData {
+    return {
+      push_id: row.id,
+      kind: row.kind,
+      name: nameOf(row),
+      passphrase_protected: row.passphraseProtected,
+      expire_after_views: row.expireAfterViews,
+      views_remaining: Math.max(row.expireAfterViews - row.viewsUsed, 0),
+      expires_at: row.expiresAt.toISOString(),
+      expired: row.expired || isPastTime(row, at),
+      created_at: row.createdAt.toISOString(),
+    };
+  }
+
+  /** One delivery per listening webhook (one statement), and a job for each, in `tx`. */
+  async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
+    if (!webhooks || row.ownerId === null) return;
+    const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
+    const eventId = randomUUID();
+    const body = keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId));
+    const ids = await repo.insertDeliveries(tx, { userId: row.ownerId, event: type, eventId, body, now: at });
+    for (const id of ids) await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: id });
+  }
+
+  async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
+    if (!receipts || row.ownerId === null) return;
+    if (!(await repo.receiptWanted(tx, row.id, row.ownerId))) return;
+    await queue.enqueue(tx, OWNER_NOTICE_QUEUE, notice);
+  }
+
+  const expiredBy =
+    (reason: 'views' | 'time' | 'sweeper', at: () => Date) =>
+    async (tx: Db, row: PushRow): Promise<void> => {
+      const now = at();
+      await emit(tx, 'push.expired', row, now, { reason });
+      if (row.viewsUsed === 0) {
+        await receipt(tx, row, { kind: 'expired_unviewed', pushId: row.id, at: now.toISOString() });
+      }
+    };
+
+  return {
+    prepareCreate(input, ctx) {
+      const choice = (input as { notify_owner_on_view?: boolean }).notify_owner_on_view;
+      if (choice !== undefined) {
+        if (ctx.actor.userId === null) throw refused('is not allowed for unknown users');
+        if (choice && !receipts) throw refused('is not available (this instance sends no email)');
+      }
+      if (ctx.actor.userId === null || (!webhooks && !receipts)) return undefined;
+      return async (tx, row) => {
+        if (choice !== undefined && receipts) {
+          await repo.setReceipt(tx, row.id, choice);
+          if (choice) await repo.addOwner(tx, row.ownerId!);
+        }
+        await emit(tx, 'push.created', row, ctx.now ?? row.createdAt);
+      };
+    },
+
+    viewed: (ctx) => async (tx, row) => {
+      const now = ctx.now ?? new Date();
+      await emit(tx, 'push.viewed', row, now, { viewer: viewerOf(ctx.actor) });
+      if (row.viewsUsed === 1) {
+        await receipt(tx, row, {
+          kind: 'viewed',
+          pushId: row.id,
+          at: now.toISOString(),
+          ip: ctx.actor.ip.slice(0, 64),
+        });
+      }
+      if (row.expired) await expiredBy('views', () => now)(tx, row);
+    },
+
+    failedPassphrase: (ctx) => async (tx, row) => {
+      await emit(tx, 'push.failed_passphrase', row, ctx.now ?? new Date(), { viewer: viewerOf(ctx.actor) });
+    },
+
+    deleted: (ctx) => async (tx, row) => {
+      const by = ctx.actor.userId !== null && ctx.actor.userId === row.ownerId ? 'owner' : 'viewer';
+      await emit(tx, 'push.deleted', row, ctx.now ?? new Date(), { deleted_by: by, viewer: viewerOf(ctx.actor) });
+    },
+
+    expired: (by = 'time') => expiredBy(by, () => new Date()),
+  };
+}

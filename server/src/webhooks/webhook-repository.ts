@@ -1,0 +1,331 @@
+/**
+ * Every statement about webhooks (`webhooks`), their deliveries (`webhook_deliveries`), read-receipt choices
+ * (`push_receipts`, `users.notify_owner_on_view`) and `event_owners`, the users somebody listens to (a hint the
+ * one-statement view reads: listed, a view takes the transaction that queues its events; being listed with nothing
+ * to send costs only that transaction).
+ */
+import { sql, type Db } from '../db/sql.js';
+
+export interface WebhookRow {
+  id: string;
+  userId: string;
+  url: string;
+  events: string[];
+  description: string;
+  /** Envelopes under the master key. */
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntil: Date | null;
+  enabled: boolean;
+  failingSince: Date | null;
+  disabledAt: Date | null;
+  createdAt: Date;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface DeliveryRow {
+  id: string;
+  webhookId: string;
+  event: string;
+  /** The event's id: the body's envelope is bound to it (every delivery of one event shares the body). */
+  eventId: string;
+  /** The body as an envelope under the master key (it names the push). */
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  createdAt: Date;
+}
+
+const W_COLUMNS =
+  'id, user_id, url, events, description, secret, previous_secret, previous_secret_until, enabled, failing_since, disabled_at, created_at';
+const D_COLUMNS =
+  'id, webhook_id, event, event_id, body, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at';
+
+const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
+
+function webhookOf(r: Record<string, unknown>): WebhookRow {
+  return {
+    id: String(r.id),
+    userId: String(r.user_id),
+    url: String(r.url),
+    events: r.events as string[],
+    description: String(r.description),
+    secret: String(r.secret),
+    previousSecret: (r.previous_secret as string | null) ?? null,
+    previousSecretUntil: date(r.previous_secret_until),
+    enabled: Boolean(r.enabled),
+    failingSince: date(r.failing_since),
+    disabledAt: date(r.disabled_at),
+    createdAt: date(r.created_at)!,
+  };
+}
+
+function deliveryOf(r: Record<string, unknown>): DeliveryRow {
+  return {
+    id: String(r.id),
+    webhookId: String(r.webhook_id),
+    event: String(r.event),
+    eventId: String(r.event_id),
+    body: String(r.body),
+    status: r.status as DeliveryStatus,
+    attempts: Number(r.attempts),
+    lastStatusCode: r.last_status_code === null ? null : Number(r.last_status_code),
+    lastError: (r.last_error as string | null) ?? null,
+    nextAttemptAt: date(r.next_attempt_at),
+    deliveredAt: date(r.delivered_at),
+    createdAt: date(r.created_at)!,
+  };
+}
+
+type Id = { id: string };
+type Owned = { id: string; userId: string };
+
+const S = {
+  lockUser: sql<{ lockKey: string }>('select pg_advisory_xact_lock(hashtextextended(:lockKey, 0))'),
+  countByUser: sql<{ userId: string }, { n: string }>('select count(*) as n from webhooks where user_id = :userId'),
+  insert: sql<Record<string, unknown>>(
+    `insert into webhooks (id, user_id, url, events, description, secret, enabled, created_at)
+     values (:id, :userId, :url, :events::text[], :description, :secret, true, :now)
+     returning ${W_COLUMNS}`,
+  ),
+  listByUser: sql<{ userId: string }>(
+    `select ${W_COLUMNS} from webhooks where user_id = :userId order by created_at desc, id desc`,
+  ),
+  find: sql<Owned>(`select ${W_COLUMNS} from webhooks where id = :id and user_id = :userId`),
+  remove: sql<Owned>(`delete from webhooks where id = :id and user_id = :userId returning ${W_COLUMNS}`),
+  rotate: sql<Owned & { secret: string; until: Date }>(
+    `update webhooks set previous_secret = secret, previous_secret_until = :until, secret = :secret
+     where id = :id and user_id = :userId returning ${W_COLUMNS}`,
+  ),
+  addOwner: sql<{ userId: string }>('insert into event_owners (user_id) values (:userId) on conflict do nothing'),
+  dropIdleOwner: sql<{ userId: string }>(
+    `delete from event_owners where user_id = :userId
+       and not exists (select 1 from webhooks where user_id = :userId)
+       and not coalesce((select notify_owner_on_view from users where id = :userId), false)
+       and not exists (select 1 from push_receipts r join pushes p on p.id = r.push_id
+                       where p.user_id = :userId and r.on_view and not p.expired)`,
+  ),
+  setReceipt: sql<{ pushId: string; onView: boolean }>(
+    'insert into push_receipts (push_id, on_view) values (:pushId, :onView) on conflict (push_id) do update set on_view = excluded.on_view',
+  ),
+  /** Whether the owner wants a receipt for this push (its own choice, else the account's); claims the first view's. */
+  receiptWanted: sql<{ pushId: string; userId: string }, { wanted: boolean | null }>(
+    `select coalesce((select on_view from push_receipts where push_id = :pushId),
+                     (select notify_owner_on_view from users where id = :userId), false) as wanted`,
+  ),
+  accountReceipts: sql<{ userId: string }, { on: boolean }>(
+    'select notify_owner_on_view as on from users where id = :userId',
+  ),
+  setAccountReceipts: sql<{ userId: string; on: boolean }>(
+    'update users set notify_owner_on_view = :on where id = :userId',
+  ),
+  insertDelivery: sql<{ id: string; webhookId: string; event: string; eventId: string; body: string; now: Date }>(
+    `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+     values (:id, :webhookId, :event, :eventId, :body, 'pending', 0, :now, :now)`,
+  ),
+  /**
+   * One event's deliveries, one per enabled webhook of the owner subscribed to it, in one statement (none: nothing
+   * written). The ids (`webhook-id`) are `msg_` and 26 hex digits of two random UUIDs (104 random bits).
+   */
+  insertDeliveries: sql<{ userId: string; event: string; eventId: string; body: string; now: Date }, { id: string }>(
+    `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
+       w.id, :event, :eventId, :body, 'pending', 0, :now, :now
+     from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)
+     returning id`,
+    { prepare: true },
+  ),
+  deliveryCount: sql<{ webhookId: string }, { n: string }>(
+    'select count(*) as n from webhook_deliveries where webhook_id = :webhookId',
+  ),
+  deliveryPage: sql<{ webhookId: string; limit: number; offset: number }>(
+    `select ${D_COLUMNS} from webhook_deliveries where webhook_id = :webhookId
+     order by created_at desc, id desc limit :limit offset :offset`,
+  ),
+  findDelivery: sql<{ id: string; webhookId: string }>(
+    `select ${D_COLUMNS} from webhook_deliveries where id = :id and webhook_id = :webhookId`,
+  ),
+  /** A pending delivery with its webhook (null webhook columns: it was deleted). */
+  pendingDelivery: sql<Id>(
+    `select ${D_COLUMNS.split(', ')
+      .map((c) => `d.${c}`)
+      .join(', ')}, ${W_COLUMNS.split(', ')
+      .map((c) => `w.${c} as w_${c}`)
+      .join(', ')}
+     from webhook_deliveries d left join webhooks w on w.id = d.webhook_id
+     where d.id = :id and d.status = 'pending'`,
+    { prepare: true },
+  ),
+  /** A success: the delivery delivered and its webhook no longer failing, in one statement. */
+  delivered: sql<{ id: string; webhookId: string; code: number; now: Date }>(
+    `with done as (
+       update webhook_deliveries set attempts = attempts + 1, status = 'delivered', last_status_code = :code,
+         last_error = null, next_attempt_at = null, delivered_at = :now
+       where id = :id
+     )
+     update webhooks set failing_since = null where id = :webhookId and failing_since is not null`,
+    { prepare: true },
+  ),
+  retryDelivery: sql<{ id: string; now: Date }>(
+    `update webhook_deliveries set status = 'pending', next_attempt_at = :now where id = :id returning ${D_COLUMNS}`,
+  ),
+  triedDelivery: sql<{
+    id: string;
+    status: DeliveryStatus;
+    code: number | null;
+    error: string | null;
+    next: Date | null;
+    deliveredAt: Date | null;
+  }>(
+    `update webhook_deliveries set attempts = attempts + 1, status = :status, last_status_code = :code,
+       last_error = :error, next_attempt_at = :next, delivered_at = coalesce(:deliveredAt, delivered_at)
+     where id = :id`,
+  ),
+  failing: sql<Id & { now: Date }, { failing_since: Date | string; enabled: boolean }>(
+    `update webhooks set failing_since = coalesce(failing_since, :now) where id = :id
+     returning failing_since, enabled`,
+  ),
+  disable: sql<Id & { now: Date }, { user_id: string }>(
+    'update webhooks set enabled = false, disabled_at = :now where id = :id and enabled returning user_id',
+  ),
+  forgetDeliveries: sql<{ before: Date }>(
+    "delete from webhook_deliveries where created_at < :before and status <> 'pending'",
+  ),
+};
+
+export type WebhookRepository = ReturnType<typeof createWebhookRepository>;
+
+export function createWebhookRepository(db: Db) {
+  return {
+    /** In `tx`: the user's webhooks counted under the user's lock (the 10-per-account limit on any instance). */
+    async lockAndCount(tx: Db, userId: string): Promise<number> {
+      await tx.query(S.lockUser, { lockKey: `webhooks:${userId}` });
+      return Number((await tx.query(S.countByUser, { userId }))[0]!.n);
+    },
+    async insert(
+      tx: Db,
+      values: {
+        id: string;
+        userId: string;
+        url: string;
+        events: string[];
+        description: string;
+        secret: string;
+        now: Date;
+      },
+    ): Promise<WebhookRow> {
+      return webhookOf((await tx.query(S.insert, values))[0]!);
+    },
+    async list(userId: string): Promise<WebhookRow[]> {
+      return (await db.query(S.listByUser, { userId })).map(webhookOf);
+    },
+    async find(id: string, userId: string): Promise<WebhookRow | null> {
+      const [row] = await db.query(S.find, { id, userId });
+      return row ? webhookOf(row) : null;
+    },
+    async remove(id: string, userId: string): Promise<WebhookRow | null> {
+      return db.transaction(async (tx) => {
+        const [row] = await tx.query(S.remove, { id, userId });
+        if (row) await tx.query(S.dropIdleOwner, { userId });
+        return row ? webhookOf(row) : null;
+      });
+    },
+    async rotate(id: string, userId: string, secret: string, until: Date): Promise<WebhookRow | null> {
+      const [row] = await db.query(S.rotate, { id, userId, secret, until });
+      return row ? webhookOf(row) : null;
+    },
+    async addOwner(tx: Db, userId: string): Promise<void> {
+      await tx.query(S.addOwner, { userId });
+    },
+    async setReceipt(tx: Db, pushId: string, onView: boolean): Promise<void> {
+      await tx.query(S.setReceipt, { pushId, onView });
+    },
+    async receiptWanted(tx: Db, pushId: string, userId: string): Promise<boolean> {
+      return Boolean((await tx.query(S.receiptWanted, { pushId, userId }))[0]?.wanted);
+    },
+    async accountReceipts(userId: string): Promise<boolean> {
+      return Boolean((await db.query(S.accountReceipts, { userId }))[0]?.on);
+    },
+    async setAccountReceipts(userId: string, on: boolean): Promise<void> {
+      await db.transaction(async (tx) => {
+        await tx.query(S.setAccountReceipts, { userId, on });
+        await tx.query(on ? S.addOwner : S.dropIdleOwner, { userId });
+      });
+    },
+    async insertDelivery(
+      tx: Db,
+      values: { id: string; webhookId: string; event: string; eventId: string; body: string; now: Date },
+    ): Promise<void> {
+      await tx.query(S.insertDelivery, values);
+    },
+    async deliveryPage(
+      webhookId: string,
+      limit: number,
+      offset: number,
+    ): Promise<{ items: DeliveryRow[]; total: number }> {
+      const [count, rows] = await Promise.all([
+        db.query(S.deliveryCount, { webhookId }),
+        db.query(S.deliveryPage, { webhookId, limit, offset }),
+      ]);
+      return { items: rows.map(deliveryOf), total: Number(count[0]!.n) };
+    },
+    async findDelivery(id: string, webhookId: string): Promise<DeliveryRow | null> {
+      const [row] = await db.query(S.findDelivery, { id, webhookId });
+      return row ? deliveryOf(row) : null;
+    },
+    /** A pending delivery and its webhook (null: deleted), in one statement. */
+    async pendingDelivery(id: string): Promise<{ delivery: DeliveryRow; hook: WebhookRow | null } | null> {
+      const [row] = await db.query(S.pendingDelivery, { id });
+      if (!row) return null;
+      const hook =
+        row.w_id === null || row.w_id === undefined
+          ? null
+          : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]])));
+      return { delivery: deliveryOf(row), hook };
+    },
+    async delivered(id: string, webhookId: string, code: number, now: Date): Promise<void> {
+      await db.query(S.delivered, { id, webhookId, code, now });
+    },
+    /** In `tx`: the deliveries of one event to the owner's subscribed webhooks; their ids. */
+    async insertDeliveries(
+      tx: Db,
+      values: { userId: string; event: string; eventId: string; body: string; now: Date },
+    ): Promise<string[]> {
+      return (await tx.query(S.insertDeliveries, values)).map((r) => r.id);
+    },
+    async retryDelivery(tx: Db, id: string, now: Date): Promise<DeliveryRow> {
+      return deliveryOf((await tx.query(S.retryDelivery, { id, now }))[0]!);
+    },
+    /** One try's outcome. */
+    async tried(
+      tx: Db,
+      id: string,
+      outcome: {
+        status: DeliveryStatus;
+        code: number | null;
+        error: string | null;
+        next: Date | null;
+        deliveredAt: Date | null;
+      },
+    ): Promise<void> {
+      await tx.query(S.triedDelivery, { id, ...outcome });
+    },
+    /** Marks the webhook failing (since its first failure after a success); when it started failing, and whether on. */
+    async failing(webhookId: string, now: Date): Promise<{ since: Date; enabled: boolean } | null> {
+      const [row] = await db.query(S.failing, { id: webhookId, now });
+      return row ? { since: new Date(row.failing_since), enabled: row.enabled } : null;
+    },
+    /** Disables a webhook; its owner, or null when it was already disabled (or is gone). */
+    async disable(tx: Db, webhookId: string, now: Date): Promise<string | null> {
+      return (await tx.query(S.disable, { id: webhookId, now }))[0]?.user_id ?? null;
+    },
+    async forgetDeliveries(before: Date): Promise<void> {
+      await db.query(S.forgetDeliveries, { before });
+    },
+  };
+}
