@@ -431,6 +431,7 @@ class RequestOperations implements RequestService {
     return {
       audience: 'owner',
       url_token: row.urlToken,
+      request_id: row.id,
       html_url: this.pageUrl(row, ctx),
       json_url: `${base}/api/v2/requests/${row.urlToken}`,
       state,
@@ -450,6 +451,7 @@ class RequestOperations implements RequestService {
       answer: answered
         ? {
             url_token: row.answerUrlToken!,
+            ...(row.answerPushId ? { push_id: row.answerPushId } : {}),
             html_url: htmlUrl(base, { urlToken: row.answerUrlToken!, retrievalStep: row.retrievalStep }),
             sealed_key: row.sealedKey,
           }
