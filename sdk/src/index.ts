@@ -105,5 +105,11 @@ export type {
   PushFailedPassphraseEvent,
   PushExpiredEvent,
   PushDeletedEvent,
+  RequestCreatedEvent,
+  RequestFulfilledEvent,
+  RequestCollectedEvent,
+  RequestExpiredEvent,
+  RequestRevokedEvent,
+  WebhookRequestData,
   WebhookTestEvent,
 } from './generated/types.gen.js';

@@ -210,8 +210,10 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       pushes,
       settings,
       keyring,
-      // What follows each move, in its transaction: the email job (webhooks' request.* events attach here too).
-      followers: [requestMailFollower(db, settings, jobs?.queue ?? null)].filter((f) => f !== null),
+      // What follows each move, in its transaction: the email job, then the webhooks' request.* events.
+      followers: [requestMailFollower(db, settings, jobs?.queue ?? null), hooks?.requestEvents ?? null].filter(
+        (f) => f !== null,
+      ),
     }),
   );
   const requestService = requests;

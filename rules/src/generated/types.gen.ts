@@ -4,14 +4,14 @@ export type ClientOptions = {
     baseUrl: '{scheme}://{host}' | (string & {});
 };
 
-export type Webhooks = PushCreatedEventWebhookRequest | PushViewedEventWebhookRequest | PushFailedPassphraseEventWebhookRequest | PushExpiredEventWebhookRequest | PushDeletedEventWebhookRequest | WebhookTestEventWebhookRequest;
+export type Webhooks = PushCreatedEventWebhookRequest | PushViewedEventWebhookRequest | PushFailedPassphraseEventWebhookRequest | PushExpiredEventWebhookRequest | PushDeletedEventWebhookRequest | RequestCreatedEventWebhookRequest | RequestFulfilledEventWebhookRequest | RequestCollectedEventWebhookRequest | RequestExpiredEventWebhookRequest | RequestRevokedEventWebhookRequest | WebhookTestEventWebhookRequest;
 
 /**
  * The body of every webhook delivery: `{ "type", "timestamp", "data" }`, told apart by `type`. Receivers must ignore
- * unknown fields and unknown types (later versions add `request.*`).
+ * unknown fields and unknown types.
  *
  */
-export type WebhookEvent = PushCreatedEvent | PushViewedEvent | PushFailedPassphraseEvent | PushExpiredEvent | PushDeletedEvent | WebhookTestEvent;
+export type WebhookEvent = PushCreatedEvent | PushViewedEvent | PushFailedPassphraseEvent | PushExpiredEvent | PushDeletedEvent | RequestCreatedEvent | RequestFulfilledEvent | RequestCollectedEvent | RequestExpiredEvent | RequestRevokedEvent | WebhookTestEvent;
 
 export type Enabled = {
     enabled: boolean;
@@ -1035,6 +1035,10 @@ export type SealedKey = string;
  */
 export type RequestAnswerLink = {
     url_token: string;
+    /**
+     * The answer push's non-secret handle (`PushOwner.push_id`), as `request.fulfilled` and `request.collected` name it.
+     */
+    push_id?: string;
     html_url: string;
     /**
      * The sealed key (`sph1.` envelope) of a sealed answer; null for an ordinary one.
@@ -1048,6 +1052,12 @@ export type RequestAnswerLink = {
 export type RequestOwner = {
     audience: 'owner';
     url_token: string;
+    /**
+     * The request's non-secret handle (`x-non-secret`): what `request.*` webhook events name the request by. It opens
+     * nothing (only `url_token` does).
+     *
+     */
+    request_id?: string;
     /**
      * The page where the responder answers (`{base}/r/{url_token}`). Send this link to the responder.
      */
@@ -1322,10 +1332,11 @@ export type WebhookUrl = string;
  * An event a webhook may subscribe to. `push.created`: a push of the owner was made. `push.viewed`: a counting
  * retrieval (the read receipt). `push.failed_passphrase`: a retrieval with a missing or wrong passphrase.
  * `push.expired`: the push expired by views or by time (`data.reason`). `push.deleted`: the owner or a viewer
- * deleted it. `webhook.test`: sent by `testWebhook` only (a webhook need not subscribe to it).
+ * deleted it. `request.created`, `request.fulfilled`, `request.collected`, `request.expired`,
+ * `request.revoked`: a request of the owner moved to that state (issue 24). `webhook.test`: sent by `testWebhook` only (a webhook need not subscribe to it).
  *
  */
-export type WebhookEventType = 'push.created' | 'push.viewed' | 'push.failed_passphrase' | 'push.expired' | 'push.deleted' | 'webhook.test';
+export type WebhookEventType = 'push.created' | 'push.viewed' | 'push.failed_passphrase' | 'push.expired' | 'push.deleted' | 'request.created' | 'request.fulfilled' | 'request.collected' | 'request.expired' | 'request.revoked' | 'webhook.test';
 
 /**
  * The events to send, at least one, each at most once.
@@ -1554,6 +1565,87 @@ export type PushDeletedEvent = {
         deleted_by: 'owner' | 'viewer';
         viewer: WebhookViewer;
     };
+};
+
+/**
+ * The request an event is about, as its requester sees it in the lists, without anything that opens it or holds its
+ * secret: never its `url_token` or a link (the link opens the responder's answer page), the ask, its note, file names
+ * or contents, its public key, nor anything of the answer but the answer push's `push_id`.
+ *
+ */
+export type WebhookRequestData = {
+    /**
+     * The request's non-secret handle (`RequestOwner.request_id`).
+     */
+    request_id: string;
+    state: RequestState;
+    /**
+     * The requester's label; `""` when none was given.
+     */
+    name: string;
+    created_at: Timestamp;
+    expires_at: Timestamp;
+    fulfilled_at: Timestamp | null;
+    collected_at: Timestamp | null;
+    /**
+     * When it became `expired` or `revoked`; null otherwise.
+     */
+    closed_at: Timestamp | null;
+};
+
+/**
+ * `request.created`: a request of the webhook owner's was made (state `pending`).
+ */
+export type RequestCreatedEvent = {
+    type: 'request.created';
+    timestamp: Timestamp;
+    data: WebhookRequestData;
+};
+
+/**
+ * `request.fulfilled`: the request was answered (state `fulfilled`); the answer is a push owned by the requester.
+ */
+export type RequestFulfilledEvent = {
+    type: 'request.fulfilled';
+    timestamp: Timestamp;
+    data: WebhookRequestData & {
+        /**
+         * The answer push's non-secret handle (`PushOwner.push_id`, and `RequestAnswerLink.push_id`).
+         */
+        push_id: string;
+    };
+};
+
+/**
+ * `request.collected`: the answer push was retrieved for the first time (state `collected`).
+ */
+export type RequestCollectedEvent = {
+    type: 'request.collected';
+    timestamp: Timestamp;
+    data: WebhookRequestData & {
+        /**
+         * The answer push's non-secret handle (`PushOwner.push_id`, and `RequestAnswerLink.push_id`).
+         */
+        push_id: string;
+    };
+};
+
+/**
+ * `request.expired`: the request's time ran out unanswered (state `expired`), noticed by a request for it or by the sweeper.
+ */
+export type RequestExpiredEvent = {
+    type: 'request.expired';
+    timestamp: Timestamp;
+    data: WebhookRequestData;
+};
+
+/**
+ * `request.revoked`: the requester revoked the request (state `revoked`).
+ */
+export type RequestRevokedEvent = {
+    type: 'request.revoked';
+    timestamp: Timestamp;
+    data: WebhookRequestData;
 };
 
 /**
@@ -3434,6 +3526,51 @@ export type PushDeletedEventWebhookPayload = PushDeletedEvent;
 export type PushDeletedEventWebhookRequest = {
     body: PushDeletedEventWebhookPayload;
     key: 'push.deleted';
+    path?: never;
+    query?: never;
+};
+
+export type RequestCreatedEventWebhookPayload = RequestCreatedEvent;
+
+export type RequestCreatedEventWebhookRequest = {
+    body: RequestCreatedEventWebhookPayload;
+    key: 'request.created';
+    path?: never;
+    query?: never;
+};
+
+export type RequestFulfilledEventWebhookPayload = RequestFulfilledEvent;
+
+export type RequestFulfilledEventWebhookRequest = {
+    body: RequestFulfilledEventWebhookPayload;
+    key: 'request.fulfilled';
+    path?: never;
+    query?: never;
+};
+
+export type RequestCollectedEventWebhookPayload = RequestCollectedEvent;
+
+export type RequestCollectedEventWebhookRequest = {
+    body: RequestCollectedEventWebhookPayload;
+    key: 'request.collected';
+    path?: never;
+    query?: never;
+};
+
+export type RequestExpiredEventWebhookPayload = RequestExpiredEvent;
+
+export type RequestExpiredEventWebhookRequest = {
+    body: RequestExpiredEventWebhookPayload;
+    key: 'request.expired';
+    path?: never;
+    query?: never;
+};
+
+export type RequestRevokedEventWebhookPayload = RequestRevokedEvent;
+
+export type RequestRevokedEventWebhookRequest = {
+    body: RequestRevokedEventWebhookPayload;
+    key: 'request.revoked';
     path?: never;
     query?: never;
 };

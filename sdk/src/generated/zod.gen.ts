@@ -567,6 +567,7 @@ export const zSealedKey = z.string().length(112).regex(/^sph1\.[A-Za-z0-9_-]{106
  */
 export const zRequestAnswerLink = z.object({
     url_token: z.string().max(64),
+    push_id: z.uuid().max(36).optional(),
     html_url: z.url().max(2048),
     sealed_key: zSealedKey.nullable()
 });
@@ -577,6 +578,7 @@ export const zRequestAnswerLink = z.object({
 export const zRequestOwner = z.object({
     audience: z.literal('owner'),
     url_token: z.string().max(64),
+    request_id: z.uuid().max(36).optional(),
     html_url: z.url().max(2048),
     json_url: z.url().max(2048),
     state: zRequestState,
@@ -806,7 +808,8 @@ export const zWebhookUrl = z.url().min(10).max(2048).regex(/^https?:\/\/[^\s]+$/
  * An event a webhook may subscribe to. `push.created`: a push of the owner was made. `push.viewed`: a counting
  * retrieval (the read receipt). `push.failed_passphrase`: a retrieval with a missing or wrong passphrase.
  * `push.expired`: the push expired by views or by time (`data.reason`). `push.deleted`: the owner or a viewer
- * deleted it. `webhook.test`: sent by `testWebhook` only (a webhook need not subscribe to it).
+ * deleted it. `request.created`, `request.fulfilled`, `request.collected`, `request.expired`,
+ * `request.revoked`: a request of the owner moved to that state (issue 24). `webhook.test`: sent by `testWebhook` only (a webhook need not subscribe to it).
  *
  */
 export const zWebhookEventType = z.enum([
@@ -815,13 +818,18 @@ export const zWebhookEventType = z.enum([
     'push.failed_passphrase',
     'push.expired',
     'push.deleted',
+    'request.created',
+    'request.fulfilled',
+    'request.collected',
+    'request.expired',
+    'request.revoked',
     'webhook.test'
 ]);
 
 /**
  * The events to send, at least one, each at most once.
  */
-export const zWebhookEvents = z.array(zWebhookEventType).min(1).max(6);
+export const zWebhookEvents = z.array(zWebhookEventType).min(1).max(11);
 
 /**
  * A webhook as its owner sees it (never its secret, which `createWebhook` and `rotateWebhookSecret` show once).
@@ -994,6 +1002,72 @@ export const zPushDeletedEvent = z.object({
 });
 
 /**
+ * The request an event is about, as its requester sees it in the lists, without anything that opens it or holds its
+ * secret: never its `url_token` or a link (the link opens the responder's answer page), the ask, its note, file names
+ * or contents, its public key, nor anything of the answer but the answer push's `push_id`.
+ *
+ */
+export const zWebhookRequestData = z.object({
+    request_id: z.uuid().max(36),
+    state: zRequestState,
+    name: z.string().max(1024),
+    created_at: zTimestamp,
+    expires_at: zTimestamp,
+    fulfilled_at: zTimestamp.nullable(),
+    collected_at: zTimestamp.nullable(),
+    closed_at: zTimestamp.nullable()
+});
+
+/**
+ * `request.created`: a request of the webhook owner's was made (state `pending`).
+ */
+export const zRequestCreatedEvent = z.object({
+    type: z.literal('request.created'),
+    timestamp: zTimestamp,
+    data: zWebhookRequestData
+});
+
+/**
+ * `request.fulfilled`: the request was answered (state `fulfilled`); the answer is a push owned by the requester.
+ */
+export const zRequestFulfilledEvent = z.object({
+    type: z.literal('request.fulfilled'),
+    timestamp: zTimestamp,
+    data: zWebhookRequestData.and(z.object({
+        push_id: z.uuid().max(36)
+    }))
+});
+
+/**
+ * `request.collected`: the answer push was retrieved for the first time (state `collected`).
+ */
+export const zRequestCollectedEvent = z.object({
+    type: z.literal('request.collected'),
+    timestamp: zTimestamp,
+    data: zWebhookRequestData.and(z.object({
+        push_id: z.uuid().max(36)
+    }))
+});
+
+/**
+ * `request.expired`: the request's time ran out unanswered (state `expired`), noticed by a request for it or by the sweeper.
+ */
+export const zRequestExpiredEvent = z.object({
+    type: z.literal('request.expired'),
+    timestamp: zTimestamp,
+    data: zWebhookRequestData
+});
+
+/**
+ * `request.revoked`: the requester revoked the request (state `revoked`).
+ */
+export const zRequestRevokedEvent = z.object({
+    type: z.literal('request.revoked'),
+    timestamp: zTimestamp,
+    data: zWebhookRequestData
+});
+
+/**
  * `webhook.test`: sent by `testWebhook` to check an endpoint and its secret.
  */
 export const zWebhookTestEvent = z.object({
@@ -1006,7 +1080,7 @@ export const zWebhookTestEvent = z.object({
 
 /**
  * The body of every webhook delivery: `{ "type", "timestamp", "data" }`, told apart by `type`. Receivers must ignore
- * unknown fields and unknown types (later versions add `request.*`).
+ * unknown fields and unknown types.
  *
  */
 export const zWebhookEvent = z.union([
@@ -1015,6 +1089,11 @@ export const zWebhookEvent = z.union([
     zPushFailedPassphraseEvent,
     zPushExpiredEvent,
     zPushDeletedEvent,
+    zRequestCreatedEvent,
+    zRequestFulfilledEvent,
+    zRequestCollectedEvent,
+    zRequestExpiredEvent,
+    zRequestRevokedEvent,
     zWebhookTestEvent
 ]);
 
@@ -1426,6 +1505,61 @@ export const zPushExpiredEventWebhookRequest = z.object({
 
 export const zPushDeletedEventWebhookRequest = z.object({
     body: zPushDeletedEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zRequestCreatedEventWebhookRequest = z.object({
+    body: zRequestCreatedEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zRequestFulfilledEventWebhookRequest = z.object({
+    body: zRequestFulfilledEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zRequestCollectedEventWebhookRequest = z.object({
+    body: zRequestCollectedEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zRequestExpiredEventWebhookRequest = z.object({
+    body: zRequestExpiredEvent,
+    path: z.never().optional(),
+    query: z.never().optional(),
+    headers: z.object({
+        'webhook-id': z.string().max(30).regex(/^msg_[A-Za-z0-9]{26}$/),
+        'webhook-timestamp': z.string().max(12).regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().max(200).regex(/^v1,[A-Za-z0-9+\/=]{44}( v1,[A-Za-z0-9+\/=]{44})?$/)
+    })
+});
+
+export const zRequestRevokedEventWebhookRequest = z.object({
+    body: zRequestRevokedEvent,
     path: z.never().optional(),
     query: z.never().optional(),
     headers: z.object({

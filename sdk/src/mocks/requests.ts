@@ -113,6 +113,7 @@ export class MockRequests {
       record: {
         audience: 'owner',
         url_token: urlToken,
+        request_id: crypto.randomUUID(),
         request: ask,
         name: valid.name,
         note: valid.note,

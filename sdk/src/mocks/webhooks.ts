@@ -1,6 +1,6 @@
 /**
  * Webhooks in the stateful mock, by the server's rules: at most 10 per user, the URL absolute http(s) without
- * credentials, 1 to 6 different events, a `whsec_` secret shown once, a rotation, another user's webhook answered
+ * credentials, 1 to 11 different events, a `whsec_` secret shown once, a rotation, another user's webhook answered
  * 404. The mock sends nothing over the network: a test event or a retry is recorded as a `pending` delivery, so an
  * app can show its delivery log. Kept in memory, per mock.
  */
@@ -14,6 +14,11 @@ const EVENTS: readonly WebhookEventType[] = [
   'push.failed_passphrase',
   'push.expired',
   'push.deleted',
+  'request.created',
+  'request.fulfilled',
+  'request.collected',
+  'request.expired',
+  'request.revoked',
   'webhook.test',
 ];
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -53,7 +58,7 @@ function readInput(body: unknown): { url: string; events: WebhookEventType[]; de
     new Set(events).size !== events.length ||
     events.some((e) => !EVENTS.includes(e as WebhookEventType))
   ) {
-    fields.events = [`must list 1 to 6 different events of ${EVENTS.join(', ')}`];
+    fields.events = [`must list 1 to ${EVENTS.length} different events of ${EVENTS.join(', ')}`];
   }
   if (description !== undefined && (typeof description !== 'string' || description.length > 200)) {
     fields.description = ['must be a text of at most 200 characters'];

@@ -3,8 +3,8 @@
  * owned by the requester, made by the push service in one transaction with the request's claim. The states
  * (`pending` → `fulfilled` → `collected`, or `pending` → `expired` | `revoked`) move by conditional statements of the
  * request repository, each with its audit entry, and each move is recorded in its own transaction by `recorded`: the
- * move followers run there (the email job now, ./request-mail.ts; webhooks' `request.*` events next), so a move never
- * commits without its follow-up work, nor the work without the move.
+ * move followers run there (the email job, ./request-mail.ts; webhooks' `request.*` events,
+ * ../webhooks/request-events.ts), so a move never commits without its follow-up work, nor the work without the move.
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -431,6 +431,7 @@ class RequestOperations implements RequestService {
     return {
       audience: 'owner',
       url_token: row.urlToken,
+      request_id: row.id,
       html_url: this.pageUrl(row, ctx),
       json_url: `${base}/api/v2/requests/${row.urlToken}`,
       state,
@@ -450,6 +451,7 @@ class RequestOperations implements RequestService {
       answer: answered
         ? {
             url_token: row.answerUrlToken!,
+            ...(row.answerPushId ? { push_id: row.answerPushId } : {}),
             html_url: htmlUrl(base, { urlToken: row.answerUrlToken!, retrievalStep: row.retrievalStep }),
             sealed_key: row.sealedKey,
           }

@@ -1,7 +1,7 @@
 /**
  * The webhooks area wired on a core: its queues (deliveries, owner emails) and their workers, the events the push
- * service queues, the service the API and the pages call, and what the sweeper adds (`push.expired` by the sweeper,
- * deliveries older than 30 days forgotten).
+ * service queues, the requests' `request.*` events (a move follower of the request service), the service the API and
+ * the pages call, and what the sweeper adds (`push.expired` by the sweeper, deliveries older than 30 days forgotten).
  */
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
@@ -11,7 +11,9 @@ import type { Mailer } from '../mail/mailer.js';
 import type { WithinChange } from '../push/push-repository.js';
 import { webhookDelivery } from './delivery.js';
 import { ownerNoticeDelivery } from './owner-notices.js';
+import type { MoveFollower } from '../request/request-service.js';
 import { createPushEvents, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type PushEvents } from './push-events.js';
+import { requestEventsFollower } from './request-events.js';
 import { systemResolver, type Resolver, type TargetRules } from './targets.js';
 import { createWebhookRepository } from './webhook-repository.js';
 import { createWebhookService, type WebhookService } from './webhook-service.js';
@@ -22,6 +24,8 @@ export interface WebhookArea {
   /** Null when webhooks are off (PWPUSH_WEBHOOKS=false): the routes answer 404. */
   service: WebhookService | null;
   events: PushEvents;
+  /** The request service's move follower that queues `request.*` events; null when webhooks are off. */
+  requestEvents: MoveFollower | null;
   /** The sweeper's `push.expired` (reason `sweeper`), for owned pushes. */
   sweptWithin: WithinChange;
   forget(now: Date): Promise<void>;
@@ -86,6 +90,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
       ? createWebhookService({ db, repo, keyring, queue, rules, receipts: mailer !== null })
       : null,
     events,
+    requestEvents: settings.webhooks.enabled ? requestEventsFollower({ repo, keyring, queue }) : null,
     sweptWithin: async (tx, row) => {
       if (row.ownerId !== null) await expiredBySweeper(tx, row);
     },

@@ -71,7 +71,7 @@ const WRAPPER = '/requestBody/webhook';
 function fieldMessage(field: string, error: ErrorObject): string {
   if (field === 'url') return 'must be an absolute http(s) URL of at most 2048 characters';
   if (field === 'events')
-    return 'must list 1 to 6 different events of push.created, push.viewed, push.failed_passphrase, push.expired, push.deleted, webhook.test';
+    return 'must list 1 to 11 different events of push.created, push.viewed, push.failed_passphrase, push.expired, push.deleted, request.created, request.fulfilled, request.collected, request.expired, request.revoked, webhook.test';
   if (field === 'description') return 'must be a text of at most 200 characters';
   if (error.keyword === 'additionalProperties') return 'is not a field of webhook';
   return error.message ?? 'is invalid';

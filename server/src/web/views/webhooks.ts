@@ -10,6 +10,11 @@ export const PAGE_EVENTS: readonly WebhookEventType[] = [
   'push.failed_passphrase',
   'push.expired',
   'push.deleted',
+  'request.created',
+  'request.fulfilled',
+  'request.collected',
+  'request.expired',
+  'request.revoked',
 ];
 
 export interface WebhooksState {
