@@ -22,3 +22,4 @@ export * from './version.js';
 export * from './schemas.js';
 export * from './routes.js';
 export * from './scopes.js';
+export * from './webhook-events.js';

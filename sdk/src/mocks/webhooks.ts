@@ -5,22 +5,10 @@
  * app can show its delivery log. Kept in memory, per mock.
  */
 import type { Webhook, WebhookCreated, WebhookDelivery, WebhookEventType } from '../generated/types.gen.js';
-import { ApiError, validationFailed } from '@secret-push/rules';
+import { ApiError, validationFailed, WEBHOOK_EVENTS } from '@secret-push/rules';
 
 const MAX_WEBHOOKS = 10;
-const EVENTS: readonly WebhookEventType[] = [
-  'push.created',
-  'push.viewed',
-  'push.failed_passphrase',
-  'push.expired',
-  'push.deleted',
-  'request.created',
-  'request.fulfilled',
-  'request.collected',
-  'request.expired',
-  'request.revoked',
-  'webhook.test',
-];
+const EVENTS = WEBHOOK_EVENTS;
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 interface Stored extends Webhook {

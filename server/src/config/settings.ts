@@ -421,7 +421,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_WEBHOOKS',
     default: '`true`',
     meaning:
-      'Owners may register signed webhooks for the events of their pushes (at most 10 per account; [docs/webhooks.md](docs/webhooks.md)). `false`: the webhook routes answer 404 and nothing is sent.',
+      'Owners may register signed webhooks for the events of their pushes and requests (at most 10 per account; [docs/webhooks.md](docs/webhooks.md)). `false`: the webhook routes answer 404 and nothing is sent.',
   },
   {
     name: 'PWPUSH_WEBHOOKS_ALLOW_PRIVATE',

@@ -1,21 +1,11 @@
 /** The webhooks page of an account: its webhooks, a form to add one (its secret shown once), and each one's deliveries. */
-import type { Webhook, WebhookCreated, WebhookDelivery, WebhookEventType } from '@secret-push/sdk/generated';
+import type { Webhook, WebhookCreated, WebhookDelivery } from '@secret-push/sdk/generated';
+import { CHOOSABLE_WEBHOOK_EVENTS } from '@secret-push/rules';
 import { html } from '../html.js';
 import { csrfField, page, type Viewer } from './layout.js';
 
 /** The events an owner may choose (webhook.test is sent on request only). */
-export const PAGE_EVENTS: readonly WebhookEventType[] = [
-  'push.created',
-  'push.viewed',
-  'push.failed_passphrase',
-  'push.expired',
-  'push.deleted',
-  'request.created',
-  'request.fulfilled',
-  'request.collected',
-  'request.expired',
-  'request.revoked',
-];
+export const PAGE_EVENTS = CHOOSABLE_WEBHOOK_EVENTS;
 
 export interface WebhooksState {
   webhooks: readonly Webhook[];
