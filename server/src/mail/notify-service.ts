@@ -36,6 +36,7 @@ import type { RequestContext } from '../push/push-service.js';
 import type { Mailer } from './mailer.js';
 import { pushLinkMessage } from './messages.js';
 import { createNotifyRepository, type NotificationRow, type NotifyStatus } from './notify-repository.js';
+import { sendEach } from './send-each.js';
 
 export const NOTIFY_QUEUE = 'email.push-link';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -213,32 +214,14 @@ export function notifyDelivery({ db, settings, pushes, mailer, metrics }: Delive
       passphraseProtected: record.passphrase_protected,
       now,
     });
-    const domain = (/@([^>\s]+)>?\s*$/.exec(settings.mail.from)?.[1] ?? 'localhost').toLowerCase();
-    const temporary: string[] = [];
-    const refused: string[] = [...row.refused];
-    const sent: string[] = [...row.sent];
-    for (const [index, to] of row.recipients.entries()) {
-      if (sent.includes(to) || refused.includes(to)) continue;
-      const outcome = await mailer.send({ to, ...message, messageId: `<${row.id}.${index}@${domain}>` });
-      if (outcome.ok) {
-        await repo.markSent(row.id, to);
-        sent.push(to);
-        metrics?.mailSent('sent');
-      } else if (outcome.temporary) {
-        temporary.push(outcome.reason);
-        metrics?.mailSent('temporary_failure');
-      } else {
-        await repo.markRefused(row.id, to, outcome.reason);
-        refused.push(to);
-        metrics?.mailSent('permanent_failure');
-      }
-    }
-    if (temporary.length > 0 && !job.lastAttempt) {
-      await repo.retryLater(row.id, temporary[0]!);
-      throw new Error(`temporary mail failure, retried later: ${temporary[0]}`);
-    }
-    const failedOnes = row.recipients.length - sent.length;
-    const status: NotifyStatus = failedOnes === 0 ? 'completed' : sent.length > 0 ? 'partially_failed' : 'failed';
-    await finish(row, status, temporary[0] ?? null);
+    const { outcome, reason } = await sendEach(row, message, job.lastAttempt, {
+      mailer,
+      metrics,
+      from: settings.mail.from,
+      markSent: (to) => repo.markSent(row.id, to),
+      markRefused: (to, why) => repo.markRefused(row.id, to, why),
+      retryLater: (why) => repo.retryLater(row.id, why),
+    });
+    await finish(row, outcome, reason);
   };
 }

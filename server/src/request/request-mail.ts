@@ -24,6 +24,7 @@ import type { Mailer } from '../mail/mailer.js';
 import { requestLinkMessage, requestNoticeMessage, type MailText } from '../mail/messages.js';
 import type { MailMetrics } from '../mail/notify-service.js';
 import { createNotifyRepository } from '../mail/notify-repository.js';
+import { sendEach } from '../mail/send-each.js';
 import type { MoveFollower, RequestMove } from './request-service.js';
 import { REQUESTS, type RequestRow } from './request-tables.js';
 
@@ -151,7 +152,6 @@ function movedAt(kind: Exclude<MailKind, 'created'>, r: RequestRow): Date {
 
 /** The job handler of REQUEST_MAIL_QUEUE: one try of one message row's delivery. */
 export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMailDeps) {
-  const domain = (/@([^>\s]+)>?\s*$/.exec(settings.mail.from)?.[1] ?? 'localhost').toLowerCase();
   const finish = (id: string, status: MailStatus, reason: string | null) => db.query(S.finish, { id, status, reason });
   return async (job: QueuedJob<{ mail: string }>): Promise<void> => {
     const [started] = await db.query(S.start, { id: job.data.mail });
@@ -186,29 +186,14 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
         at: movedAt(row.kind, request),
       });
     }
-    const temporary: string[] = [];
-    const sent = [...row.sent];
-    for (const [index, to] of recipients.entries()) {
-      if (sent.includes(to) || row.refused.includes(to)) continue;
-      const outcome = await mailer.send({ to, ...message, messageId: `<${row.id}.${index}@${domain}>` });
-      if (outcome.ok) {
-        await db.query(S.markSent, { id: row.id, recipient: to });
-        sent.push(to);
-        metrics?.mailSent('sent');
-      } else if (outcome.temporary) {
-        temporary.push(outcome.reason);
-        metrics?.mailSent('temporary_failure');
-      } else {
-        await db.query(S.markRefused, { id: row.id, recipient: to, reason: outcome.reason });
-        metrics?.mailSent('permanent_failure');
-      }
-    }
-    if (temporary.length > 0 && !job.lastAttempt) {
-      await db.query(S.retryLater, { id: row.id, reason: temporary[0]! });
-      throw new Error(`temporary mail failure, retried later: ${temporary[0]}`);
-    }
-    const status: MailStatus =
-      sent.length === recipients.length ? 'completed' : sent.length > 0 ? 'partially_failed' : 'failed';
-    await finish(row.id, status, temporary[0] ?? null);
+    const { outcome, reason } = await sendEach({ ...row, recipients }, message, job.lastAttempt, {
+      mailer,
+      metrics,
+      from: settings.mail.from,
+      markSent: (to) => db.query(S.markSent, { id: row.id, recipient: to }),
+      markRefused: (to, why) => db.query(S.markRefused, { id: row.id, recipient: to, reason: why }),
+      retryLater: (why) => db.query(S.retryLater, { id: row.id, reason: why }),
+    });
+    await finish(row.id, outcome, reason);
   };
 }
