@@ -36,7 +36,7 @@ export interface SendEachDeps {
 }
 
 /** The domain of a From address (`Name <user@example.org>` or `user@example.org`), for Message-IDs. */
-export function messageIdDomain(from: string): string {
+function messageIdDomain(from: string): string {
   return (/@([^>\s]+)>?\s*$/.exec(from)?.[1] ?? 'localhost').toLowerCase();
 }
 
