@@ -18,7 +18,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../server/src/runtime/node-flags.js';
+import { NODE_FLAGS, PROCESS_ENV } from '../server/src/runtime/node-flags.js';
 import { checkBuild } from './build-info.mjs';
 import { CREATE_PATHS, hostileBodies, stream, type Answer } from '../server/test/support/hostile-bodies.js';
 
@@ -51,6 +51,7 @@ async function startServer(
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      ...PROCESS_ENV,
       PWPUSH_ENV: 'production',
       DATABASE_URL: databaseUrl,
       PORT: String(await freePort()),

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { defaultWorkers } from '../../server/src/config/settings.js';
-import { NODE_FLAGS } from '../../server/src/runtime/node-flags.js';
+import { NODE_FLAGS, PROCESS_ENV } from '../../server/src/runtime/node-flags.js';
 import { checkBuild } from '../build-info.mjs';
 import { options, repoRoot } from './options.js';
 
@@ -139,6 +139,8 @@ export async function startServers(
 ): Promise<void> {
   const { freePort } = await import('@secret-push/server');
   const ourEnv = async (workers = options.workers): Promise<NodeJS.ProcessEnv> => ({
+    // As `npm start` runs it (BENCH_SERVER_ENV may override).
+    ...PROCESS_ENV,
     PWPUSH_ENV: 'production',
     DATABASE_URL: databaseUrl,
     PORT: String(await freePort()),

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import { primaryChannel } from './cluster-ipc.js';
 import { aggregate, type PrimaryMetrics } from './metrics.js';
-import { missingNodeFlags } from './node-flags.js';
+import { missingNodeFlags, missingProcessEnv } from './node-flags.js';
 import { windowCounter } from './window-counter.js';
 
 /** The environment variable that tells a worker its slot (set by the primary only; not a setting). */
@@ -83,7 +83,11 @@ export function startCluster(settings: Settings, opts: ClusterOptions): RunningC
   const fork = (slot: Slot) => {
     slot.timer = undefined;
     slot.startedAt = Date.now();
-    const worker = cluster.fork({ DATABASE_URL: opts.databaseUrl, [WORKER_SLOT_ENV]: String(slot.index) });
+    const worker = cluster.fork({
+      ...missingProcessEnv(process.env),
+      DATABASE_URL: opts.databaseUrl,
+      [WORKER_SLOT_ENV]: String(slot.index),
+    });
     slot.worker = worker;
     metrics.workers.set(live().length);
     worker.on('message', (message: unknown) => channel.onMessage(worker, message));
