@@ -48,6 +48,9 @@ function values<P extends object, R>(statement: Statement<P, R>, params: P): unk
     const value = (params as Record<string, unknown>)[name];
     if (value === undefined) throw new Error(`SQL parameter :${name} has no value`);
     if (typeof value === 'string' && value.includes('\u0000')) throw new UnstorableTextError(name);
+    // Every time column is timestamptz: the UTC ISO text is the same instant, made natively (pg's own conversion
+    // formats the local time field by field, one of the larger allocations of a create in a heap profile).
+    if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
     return value;
   });
 }
