@@ -85,6 +85,7 @@ export type Need =
   | 'requests' // the version report says features.requests.enabled
   | 'emailDispatch' // the report says features.pushes.email_auto_dispatch
   | 'emailOff' // … and says it is off
+  | 'requestEmail' // the report says features.requests.email_auto_dispatch (a request's moves are mailed)
   | 'mailbox' // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
   | 'webhooks' // the report says features.webhooks.enabled
   | 'webhookReceiver'; // the caller gave a receiver the target can reach (--webhook-receiver host:port)

@@ -180,6 +180,13 @@ function gate(
         : { status: 'skip', reason: 'instance does not report end-to-end encryption off (applies only when it does)' };
     case 'requests':
       return f.requests?.enabled ? null : { status: 'skip', reason: 'instance reports features.requests disabled' };
+    case 'requestEmail':
+      return f.requests?.enabled && f.requests.email_auto_dispatch
+        ? null
+        : {
+            status: 'skip',
+            reason: 'instance does not report features.requests.email_auto_dispatch (no request email)',
+          };
   }
 }
 

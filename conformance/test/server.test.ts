@@ -141,6 +141,8 @@ describe('the EMAIL class against our server with an SMTP relay', () => {
       profile: 'full',
       only: ['EMAIL'],
       mailDomain: 'example.net',
+      // The requester's address (EMAIL-008 reads the notice of the answer there).
+      email: EMAIL_A,
       mailbox: async (address) =>
         mailbox.messages
           .filter((m) => m.to.includes(address))
@@ -154,7 +156,7 @@ describe('the EMAIL class against our server with an SMTP relay', () => {
     await mailbox?.stop();
   });
 
-  it('fails nothing, delivers (EMAIL-007) and skips only the check for instances without email', () => {
+  it('fails nothing, delivers (EMAIL-007, EMAIL-008) and skips only the check for instances without email', () => {
     expect(failures(run)).toEqual([]);
     expect(run.results.filter((r) => r.status !== 'pass').map((r) => `${r.id} ${r.status}`)).toEqual([
       'EMAIL-006 skip',

@@ -7,7 +7,7 @@
  * `notifyEmails` allows 5 calls a minute per user: these requirements make at most 3 with user A.
  */
 import { define } from '../requirement.js';
-import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx } from '../context.js';
+import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx, type MailboxMessage } from '../context.js';
 
 const SECRET = () => `s3cret ${unique('payload')}`;
 const STATUSES = ['pending', 'processing', 'completed', 'partially_failed', 'failed'];
@@ -35,6 +35,21 @@ function expectEntry(entry: Record<string, any> | undefined, recipients: string[
   expect(STATUSES.includes(n.status), `notify_by_email.status ${JSON.stringify(n.status)} is one of ${STATUSES}`);
   expect(n.successful_sends === null || typeof n.successful_sends === 'string', 'successful_sends: text or null');
   expect(n.proceed_at === null || !Number.isNaN(Date.parse(n.proceed_at)), 'proceed_at: a timestamp or null');
+}
+
+/** A message's subject, text and HTML, to search. */
+function textOf(message: MailboxMessage): string {
+  return `${message.subject ?? ''}\n${message.text ?? ''}\n${message.html ?? ''}`;
+}
+
+/** The messages that reached `recipient`, once there are `count` of them (waiting at most a minute). */
+async function arrived(ctx: Ctx, recipient: string, count: number): Promise<MailboxMessage[]> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const messages = await ctx.options.mailbox!(recipient);
+    if (messages.length >= count || Date.now() > end) return messages;
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 /** Waits (at most a minute) for the entries to finish; the last state seen. */
@@ -224,6 +239,50 @@ export const email = define('EMAIL', [
         expect(all.includes(push.html_url), `the message to ${recipient} holds the link ${push.html_url}`);
         expect(!all.includes(payload), `the message to ${recipient} holds the payload`);
         expect(!all.includes(passphrase), `the message to ${recipient} holds the passphrase`);
+      }
+    },
+  },
+  {
+    id: 'EMAIL-008',
+    title: "A request's link is mailed to each responder; no request email holds the ask, note or answer",
+    source: 'spec: info.description, Requests (each move is mailed; no message holds the ask, note or answer)',
+    needs: ['requests', 'token', 'requestEmail', 'mailbox'],
+    async run(ctx) {
+      const to = [address(ctx, 'kim'), address(ctx, 'lou')];
+      const ask = `the ask ${unique('ask')}`;
+      const note = `the note ${unique('note')}`;
+      const created = await ctx.call('createRequest', {
+        as: 'a',
+        body: { request: { request: ask, note, notify_emails_to: to.join(',') } },
+      });
+      expectStatus(created, 201);
+      const link: string = created.body.html_url;
+      expect(typeof link === 'string' && link.includes(created.body.url_token), 'html_url names the request');
+      for (const recipient of to) {
+        const messages = await arrived(ctx, recipient, 1);
+        expectEqual(messages.length, 1, `messages to ${recipient}`);
+        const all = textOf(messages[0]!);
+        expect(all.includes(link), `the message to ${recipient} holds the request's link ${link}`);
+        expect(!all.includes(ask), `the message to ${recipient} holds the ask`);
+        expect(!all.includes(note), `the message to ${recipient} holds the note`);
+      }
+      const requester = ctx.options.email;
+      if (!requester) return;
+      const before = (await ctx.options.mailbox!(requester)).length;
+      const payload = SECRET();
+      const answered = await ctx.call('respondToRequest', {
+        params: { url_token: created.body.url_token },
+        as: ctx.viewer,
+        body: { push: { payload } },
+      });
+      expectStatus(answered, 201);
+      const notices = (await arrived(ctx, requester, before + 1)).slice(before);
+      expect(notices.length >= 1, `a notice of the answer reached the requester ${requester}`);
+      for (const notice of notices) {
+        const all = textOf(notice);
+        expect(!all.includes(payload), 'the notice holds the answer');
+        expect(!all.includes(ask), 'the notice holds the ask');
+        expect(!all.includes(link), "the notice holds the responder's link");
       }
     },
   },
