@@ -22,10 +22,14 @@ import { launchChromium, screenshotPath, startWeb, Visitor, type WebApp } from '
 const CLIENT_ID = 'secret-push-test';
 const CLIENT_SECRET = 'a client secret long enough for HS256 at the provider';
 const PROVIDER_NAME = 'Test IdP';
-const PEOPLE: Record<string, { email: string; email_verified: boolean; name: string }> = {
+/** `xms_edov`: Entra ID's "email domain owner verified", sent instead of `email_verified` (none of them has both). */
+const PEOPLE: Record<string, { email: string; email_verified?: boolean; xms_edov?: boolean | string; name: string }> = {
   alice: { email: 'alice@corp.example', email_verified: true, name: 'Alice' },
   bob: { email: 'bob@corp.example', email_verified: false, name: 'Bob' },
   carol: { email: 'carol@other.example', email_verified: true, name: 'Carol' },
+  frank: { email: 'frank@corp.example', xms_edov: true, name: 'Frank' },
+  grace: { email: 'grace@corp.example', xms_edov: '1', name: 'Grace' },
+  heidi: { email: 'heidi@corp.example', xms_edov: false, name: 'Heidi' },
 };
 
 type Tamper = null | ((claims: JWTPayload) => JWTPayload) | 'foreign-key';
@@ -34,6 +38,8 @@ let issuer = '';
 let idp: http.Server;
 let app: WebApp;
 let noAutoCreate: WebApp;
+/** An instance that takes Entra ID's `xms_edov` as the proof of the email (PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM). */
+let entra: WebApp;
 let chromium: { browser: Browser; close(): Promise<void> };
 let tamper: Tamper = null;
 const contexts: BrowserContext[] = [];
@@ -51,7 +57,7 @@ async function startProvider(redirectBases: string[], signingKey: CryptoKey, jwk
     ],
     jwks: { keys: [jwk] },
     cookies: { keys: ['a cookie signing key for the test provider'] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'] },
     findAccount: (_ctx, id) => (PEOPLE[id] ? { accountId: id, claims: () => ({ sub: id, ...PEOPLE[id] }) } : undefined),
     features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
   });
@@ -84,13 +90,15 @@ beforeAll(async () => {
       only: false,
       providerName: PROVIDER_NAME,
       allowHttp: true,
+      emailVerifiedClaim: 'email_verified',
     },
   });
   // A second instance on the same database that makes no account at sign-in (PWPUSH_OIDC_AUTO_CREATE=false).
   noAutoCreate = await startWeb({ oidc: { ...app.settings.oidc!, autoCreate: false } }, { db: app.db });
+  entra = await startWeb({ oidc: { ...app.settings.oidc!, emailVerifiedClaim: 'xms_edov' } }, { db: app.db });
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
-  await startProvider([app.baseUrl, noAutoCreate.baseUrl], privateKey, jwk);
+  await startProvider([app.baseUrl, noAutoCreate.baseUrl, entra.baseUrl], privateKey, jwk);
   chromium = await launchChromium();
 }, 120_000);
 
@@ -98,6 +106,7 @@ afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await chromium?.close();
   await noAutoCreate?.stop();
+  await entra?.stop();
   await app?.stop();
   idp?.closeAllConnections();
   await new Promise<void>((resolve) => (idp ? idp.close(() => resolve()) : resolve()));
@@ -119,7 +128,7 @@ async function browser(): Promise<{ context: BrowserContext; page: Page; callbac
 }
 
 /** Clicks "Sign in with …" and goes through the provider's login and consent pages as `who`. */
-async function signInAtProvider(page: Page, who: string, base = app.baseUrl): Promise<void> {
+async function signInAtProvider(page: Page, who: string, base = app.baseUrl, succeeds = true): Promise<void> {
   await page.goto(`${base}/users/sign_in`);
   await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
   await page.waitForURL((url) => url.origin === issuer);
@@ -127,7 +136,7 @@ async function signInAtProvider(page: Page, who: string, base = app.baseUrl): Pr
   await page.locator('input[name="password"]').fill('anything');
   await page.getByRole('button', { name: 'Sign-in' }).click();
   await page.getByRole('button', { name: 'Continue' }).click();
-  await page.waitForURL((url) => url.origin === base && !url.pathname.startsWith('/users/oidc/'));
+  if (succeeds) await page.waitForURL((url) => url.origin === base && !url.pathname.startsWith('/users/oidc/'));
 }
 
 async function hasSession(context: BrowserContext): Promise<boolean> {
@@ -319,6 +328,32 @@ describe('single sign-on with a real OpenID provider', () => {
     } finally {
       await down.stop();
     }
+  });
+
+  it('refuses a person whose provider sends no email_verified (as Entra ID), under the default setting', async () => {
+    const { context, page } = await browser();
+    await signInAtProvider(page, 'frank', app.baseUrl, false);
+    expect(await refusal(page)).toMatch(/does not say that your email address is verified \(email_verified\)/);
+    expect(await hasSession(context)).toBe(false);
+    expect(await usersWith('frank@corp.example')).toBe(0);
+  });
+
+  it('signs that person in where PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM=xms_edov, and only on that claim', async () => {
+    for (const who of ['frank', 'grace']) {
+      const { context, page } = await browser();
+      await signInAtProvider(page, who, entra.baseUrl);
+      expect(new URL(page.url()).pathname).toBe('/');
+      expect(await context.cookies(entra.baseUrl)).toContainEqual(expect.objectContaining({ name: 'sp_session' }));
+      expect(await usersWith(`${who}@corp.example`)).toBe(1);
+    }
+    // xms_edov false, and a person with email_verified but no xms_edov (the named claim is the only proof): refused.
+    for (const who of ['heidi', 'alice']) {
+      const { context, page } = await browser();
+      await signInAtProvider(page, who, entra.baseUrl, false);
+      expect(await refusal(page)).toMatch(/does not say that your email address is verified \(xms_edov\)/);
+      expect(await context.cookies(entra.baseUrl)).not.toContainEqual(expect.objectContaining({ name: 'sp_session' }));
+    }
+    expect(await usersWith('heidi@corp.example')).toBe(0);
   });
 
   const hostile: [string, Tamper, RegExp][] = [
