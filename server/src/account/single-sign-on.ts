@@ -7,7 +7,8 @@
  *   `finish` exchanges the code and has openid-client check the ID token (its signature against the provider's
  *   keys, which openid-client leaves out by default for a token straight from the token endpoint; `iss`, `aud`,
  *   `nonce`, times) and the state;
- * - `account` decides who signs in: the provider must say the email is verified (`email_verified` true), the
+ * - `account` decides who signs in: the provider must say the email is verified (`email_verified` true, or the
+ *   claim PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM names, such as Entra ID's `xms_edov`), the
  *   email's domain must be allowed, then the user linked to the provider's subject, else the user with that email
  *   (linked now), else a new user (PWPUSH_OIDC_AUTO_CREATE). Every refusal is a SignInRefusal saying why, and makes
  *   no account;
@@ -139,7 +140,18 @@ function refusalOf(error: unknown): SignInRefusal {
   return new SignInRefusal('token', 'The answer of the provider could not be verified. Start again.');
 }
 
+/**
+ * Whether the provider's claim says the email is verified. `email_verified` is a JSON boolean (OpenID Connect Core
+ * 5.1), so only `true` counts. Another claim named by PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM also counts as the strings
+ * "true" and "1": Entra ID's `xms_edov`, a "Boolean" in its documentation, has been seen sent either way.
+ */
+function saysVerified(claim: string, value: unknown): boolean {
+  if (value === true) return true;
+  return claim !== 'email_verified' && (value === 'true' || value === '1');
+}
+
 export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn {
+  const verifiedClaim = settings.emailVerifiedClaim;
   let config: Promise<OpenIdClient.Configuration> | null = null;
   const configuration = () => {
     config ??= loadClient()
@@ -233,15 +245,15 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
         profile = claims;
         // Providers that keep the email out of the ID token (oidc-provider's default, some Keycloak set-ups) give it
         // at the userinfo endpoint, for the same subject (openid-client checks that `sub` matches).
-        if (claims.email === undefined || claims.email_verified === undefined)
+        if (claims.email === undefined || claims[verifiedClaim] === undefined)
           profile = { ...(await client.fetchUserInfo(cfg, tokens.access_token, claims.sub)), ...claims };
       } catch (error) {
         throw refusalOf(error);
       }
-      if (profile.email_verified !== true)
+      if (!saysVerified(verifiedClaim, profile[verifiedClaim]))
         throw new SignInRefusal(
           'unverified_email',
-          `${settings.providerName} does not say that your email address is verified, so it cannot sign you in here. Verify it with ${settings.providerName} first.`,
+          `${settings.providerName} does not say that your email address is verified (${verifiedClaim}), so it cannot sign you in here. Verify it with ${settings.providerName} first.`,
         );
       const email = typeof profile.email === 'string' ? normalizeEmail(profile.email) : '';
       if (email.length > 320 || !EMAIL.test(email) || email.includes('\u0000'))

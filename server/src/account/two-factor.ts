@@ -7,7 +7,8 @@
  * - A code is accepted within one time step either side, and only once: the step of the last code accepted is kept,
  *   and a code of that step or an earlier one is refused (`totp_last_step`, advanced by one conditional UPDATE).
  * - Recovery codes are 16 characters of a 31-letter alphabet (79 bits), stored only as SHA-256 digests; one is spent
- *   by one conditional UPDATE, so two requests cannot both use it.
+ *   by one conditional UPDATE, so two requests cannot both use it. A new set (after a code, like turning the factor
+ *   off) replaces every earlier code in one transaction.
  * - Attempts are limited like passwords (account-service.ts): a row is reserved in `totp_attempts` before the code
  *   is checked, and `PWPUSH_LOGIN_ATTEMPTS` failures per user, or per client address, within 15 minutes answer
  *   too_many_attempts with the seconds until the oldest counted failure leaves the window.
@@ -59,6 +60,11 @@ export interface TwoFactorService {
   verify(userId: string, code: string, ip: string, now?: Date): Promise<{ usedRecoveryCode: boolean }>;
   /** Turns the factor off after checking a code (the same rules as verify): the secret and the codes are erased. */
   disable(userId: string, code: string, ip: string, now?: Date): Promise<void>;
+  /**
+   * Ten new recovery codes after checking a code (the same rules as verify): every earlier code, used or not, stops
+   * working in the same transaction. The codes are returned to be shown once; forbidden when the factor is off.
+   */
+  renewRecoveryCodes(userId: string, code: string, ip: string, now?: Date): Promise<string[]>;
   /**
    * Turns the factor off without a code, for an operator (`npm run users -- reset-2fa`: the person lost both the
    * app and the recovery codes): the secret, the codes and the attempts are erased.
@@ -124,6 +130,9 @@ const S = {
      where id = :userId`,
   ),
   deleteCodes: sql<{ userId: string }>('delete from recovery_codes where user_id = :userId'),
+  lockEnabled: sql<{ userId: string }, { id: string }>(
+    'select id from users where id = :userId and totp_enabled_at is not null for update',
+  ),
   insertCode: sql<{ userId: string; digest: string }>(
     'insert into recovery_codes (user_id, digest) values (:userId, :digest)',
   ),
@@ -164,6 +173,22 @@ const aadOf = (userId: string) => `users.totp_secret:${userId}`;
 const wrongCode = () =>
   new ApiError('authentication_required', 'That code is not right. Check the time on your device and try again.');
 
+/** The step of a TOTP code valid now (one step either side, later than `after`), or null. */
+async function totpStep(secret: string, code: string, now: Date, after: number | null): Promise<number | null> {
+  if (!/^\d{6}$/.test(code)) return null;
+  const result = await (
+    await otp()
+  ).verify({
+    secret,
+    token: code,
+    epoch: Math.floor(now.getTime() / 1000),
+    period: PERIOD_SECONDS,
+    epochTolerance: PERIOD_SECONDS,
+    ...(after !== null ? { afterTimeStep: after } : {}),
+  });
+  return result.valid && 'timeStep' in result ? result.timeStep : null;
+}
+
 export function createTwoFactorService(
   db: Db,
   keyring: Keyring,
@@ -176,22 +201,6 @@ export function createTwoFactorService(
     secret,
     uri: (await otp()).generateURI({ issuer: 'Secret Push', label: email, secret }),
   });
-
-  /** The step of a TOTP code valid now (one step either side, later than `after`), or null. */
-  async function totpStep(secret: string, code: string, now: Date, after: number | null): Promise<number | null> {
-    if (!/^\d{6}$/.test(code)) return null;
-    const result = await (
-      await otp()
-    ).verify({
-      secret,
-      token: code,
-      epoch: Math.floor(now.getTime() / 1000),
-      period: PERIOD_SECONDS,
-      epochTolerance: PERIOD_SECONDS,
-      ...(after !== null ? { afterTimeStep: after } : {}),
-    });
-    return result.valid && 'timeStep' in result ? result.timeStep : null;
-  }
 
   /** Runs `check` as one counted attempt: refused past the limit; a failure stays counted, a success is forgotten. */
   async function attempt<T>(userId: string, ip: string, now: Date, check: () => Promise<T | null>): Promise<T> {
@@ -290,6 +299,21 @@ export function createTwoFactorService(
         await tx.query(S.disable, { userId, now });
         await tx.query(S.deleteCodes, { userId });
       });
+    },
+
+    async renewRecoveryCodes(userId, code, ip, now = new Date()) {
+      await attempt(userId, ip, now, () => checkEnabled(userId, code, now));
+      const codes = newRecoveryCodes();
+      const renewed = await db.transaction(async (tx) => {
+        // The user's row is held while the codes change, so a factor turned off meanwhile gets no codes.
+        if ((await tx.query(S.lockEnabled, { userId })).length === 0) return false;
+        await tx.query(S.deleteCodes, { userId });
+        for (const c of codes) await tx.query(S.insertCode, { userId, digest: codeDigest(c) });
+        return true;
+      });
+      if (!renewed)
+        throw new ApiError('forbidden', 'Two-factor sign-in is off for this account: there are no codes to renew.');
+      return codes;
     },
 
     async reset(userId, now = new Date()) {

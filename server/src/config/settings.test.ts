@@ -376,6 +376,7 @@ describe('sign-in settings (issue 25)', () => {
       only: false,
       providerName: 'id.example.org',
       allowHttp: false,
+      emailVerifiedClaim: 'email_verified',
     });
     const file = path.join(dir, 'oidc-secret');
     writeFileSync(file, 'from-a-file\nignored\n');
@@ -386,8 +387,10 @@ describe('sign-in settings (issue 25)', () => {
       PWPUSH_OIDC_PROVIDER_NAME: 'Keycloak',
       PWPUSH_OIDC_ONLY: 'true',
       PWPUSH_OIDC_AUTO_CREATE: 'false',
+      PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM: 'xms_edov',
     }).oidc!;
     expect(fromFile).toMatchObject({
+      emailVerifiedClaim: 'xms_edov',
       clientSecret: 'from-a-file',
       providerName: 'Keycloak',
       only: true,
@@ -416,6 +419,13 @@ describe('sign-in settings (issue 25)', () => {
     expect(production.variable).toBe('PWPUSH_OIDC_ALLOW_HTTP');
     expect(error({ ...oidc, PWPUSH_OIDC_ALLOWED_DOMAINS: 'example.org,not a domain' }).variable).toBe(
       'PWPUSH_OIDC_ALLOWED_DOMAINS',
+    );
+    for (const claim of ['email', 'sub', 'not a claim', 'x'.repeat(65), '1st'])
+      expect(error({ ...oidc, PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM: claim }).variable).toBe(
+        'PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM',
+      );
+    expect(error({ ...base, PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM: 'xms_edov' }).variable).toBe(
+      'PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM',
     );
   });
 });

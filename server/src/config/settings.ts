@@ -93,6 +93,11 @@ export interface OidcSettings {
   providerName: string;
   /** An http:// issuer is accepted (development and test only: PWPUSH_OIDC_ALLOW_HTTP). */
   allowHttp: boolean;
+  /**
+   * The claim that must be true for the provider's `email` to count (PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM; default
+   * `email_verified`; `xms_edov` for Microsoft Entra ID, which sends no `email_verified`).
+   */
+  emailVerifiedClaim: string;
 }
 
 export interface WebhookSettings {
@@ -456,7 +461,13 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_OIDC_ALLOWED_DOMAINS',
     default: 'unset (any domain)',
     meaning:
-      'Comma-separated email domains (`example.org,example.com`) whose people may sign in with the provider; anyone else is refused, with no account made. Either way the provider must say the email is verified (`email_verified`).',
+      'Comma-separated email domains (`example.org,example.com`) whose people may sign in with the provider; anyone else is refused, with no account made. Either way the provider must say the email is verified (see `PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM`).',
+  },
+  {
+    name: 'PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM',
+    default: '`email_verified`',
+    meaning:
+      'The claim (from the ID token, or the userinfo endpoint) that must be true for the provider\'s `email` to match or make an account; without it the sign-in is refused. `xms_edov` for Microsoft Entra ID, which sends no `email_verified` (its optional claim "email domain owner verified", to be added to the app registration; `true`, `"true"` and `"1"` count). Only the named claim counts. See [docs/single-sign-on.md](docs/single-sign-on.md).',
   },
   {
     name: 'PWPUSH_OIDC_AUTO_CREATE',
@@ -913,6 +924,7 @@ function oidcSettings(env: NodeJS.ProcessEnv, appEnv: Settings['env']): OidcSett
     'PWPUSH_OIDC_ONLY',
     'PWPUSH_OIDC_PROVIDER_NAME',
     'PWPUSH_OIDC_ALLOW_HTTP',
+    'PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM',
   ];
   if (issuerText === undefined) {
     const stray = dependent.find((name) => raw(env, name) !== undefined);
@@ -958,6 +970,14 @@ function oidcSettings(env: NodeJS.ProcessEnv, appEnv: Settings['env']): OidcSett
       'PWPUSH_OIDC_PROVIDER_NAME must be at most 64 characters, without control characters',
     );
   }
+  const emailVerifiedClaim = raw(env, 'PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM') ?? 'email_verified';
+  // A claim's name as providers write them (`email_verified`, `xms_edov`); never one that names who signs in.
+  if (!/^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/.test(emailVerifiedClaim) || OWN_CLAIMS.includes(emailVerifiedClaim)) {
+    throw new SettingsError(
+      'PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM',
+      `PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM must name a claim such as email_verified or xms_edov (letters, digits, _ . : -, at most 64; not ${OWN_CLAIMS.join(', ')})`,
+    );
+  }
   return {
     issuer,
     clientId,
@@ -967,8 +987,12 @@ function oidcSettings(env: NodeJS.ProcessEnv, appEnv: Settings['env']): OidcSett
     only: bool(env, 'PWPUSH_OIDC_ONLY', false),
     providerName,
     allowHttp,
+    emailVerifiedClaim,
   };
 }
+
+/** Claims that say who signs in or for whom the token is: none of them can say that an email was verified. */
+const OWN_CLAIMS = ['sub', 'iss', 'aud', 'email', 'nonce', 'azp'];
 
 /** A secret given inline (`NAME`) or in a file (`NAME_FILE`, its first line): exactly one of them. Never echoed. */
 function secretValue(env: NodeJS.ProcessEnv, name: string): string {

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { buildShareLink, sealPush } from '@secret-push/sdk/e2e';
+import { generate } from 'otplib';
 import { createKeyring } from '../../src/crypto/envelope.js';
 import { envelopeContexts } from '../../src/push/push-service.js';
 import { launchChromium, startWeb, Visitor, type WebApp } from './support.js';
@@ -525,6 +526,58 @@ describe('a closed instance (anonymous access off): the key survives the detour 
       expect(await page.locator('#secret-value').textContent()).toBe(plaintext);
       const logs = web.logs.join('\n');
       expect(logs.includes(sealed.key) || logs.includes(plaintext)).toBe(false);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+      await web.stop();
+    }
+  });
+
+  it('a recipient with a second factor comes back with the key too (the code step posts to an address of its own)', async () => {
+    const web = await startWeb({ allowAnonymous: false });
+    const context = await chromium.browser.newContext();
+    try {
+      const owner = await web.core.users.createUser('closed-owner-2fa@example.org', PASSWORD);
+      const reader = await web.core.users.createUser('closed-2fa@example.org', PASSWORD);
+      // The reader's second factor, turned on through the service (the pages' enrolment is tested elsewhere).
+      const twoFactor = web.core.web!.twoFactor;
+      const { secret } = await twoFactor.begin(reader.userId, 'closed-2fa@example.org');
+      await twoFactor.confirm(reader.userId, await generate({ secret }), '127.0.0.1');
+      const plaintext = `closed, encrypted, two factors ${Date.now()}`;
+      const sealed = await sealPush({ payload: plaintext, retrieval_step: true });
+      secrets.push(plaintext, sealed.key);
+      const push = await web.core.pushes.create(sealed.push, {
+        actor: { userId: owner.userId, ip: '127.0.0.1', userAgent: 'test', referrer: '' },
+        baseUrl: web.baseUrl,
+      });
+      const link = buildShareLink(push.html_url, sealed.key);
+      const seen: string[] = [];
+      context.on('request', (r) => {
+        const url = new URL(r.url());
+        url.hash = '';
+        seen.push([url.href, JSON.stringify(r.headers()), r.postData() ?? ''].join('\n'));
+      });
+
+      const page = watch(await context.newPage());
+      await page.goto(link);
+      await page.locator('#sign-in-link').click();
+      await page.getByLabel('Email').fill('closed-2fa@example.org');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((url) => url.pathname === '/users/two_factor/verify');
+      // The next step's code (enrolment spent this one's).
+      const code = await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+      await page.getByLabel(/Code from your authenticator app/).fill(code);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((url) => url.pathname === new URL(link).pathname);
+      expect(page.url()).toBe(link);
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      await page.getByRole('button', { name: 'Reveal the secret' }).click();
+      await page.locator('#secret-value').waitFor();
+      expect(await page.locator('#secret-value').textContent()).toBe(plaintext);
+      const logs = web.logs.join('\n');
+      expect(logs.includes(sealed.key) || logs.includes(plaintext)).toBe(false);
+      for (const request of seen) expect(request.includes(sealed.key)).toBe(false);
       expect(problems).toEqual([]);
     } finally {
       await context.close();

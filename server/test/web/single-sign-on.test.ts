@@ -15,6 +15,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import Provider from 'oidc-provider';
+import { buildShareLink, sealPush } from '@secret-push/sdk/e2e';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshotPath, startWeb, Visitor, type WebApp } from './support.js';
@@ -22,10 +23,14 @@ import { launchChromium, screenshotPath, startWeb, Visitor, type WebApp } from '
 const CLIENT_ID = 'secret-push-test';
 const CLIENT_SECRET = 'a client secret long enough for HS256 at the provider';
 const PROVIDER_NAME = 'Test IdP';
-const PEOPLE: Record<string, { email: string; email_verified: boolean; name: string }> = {
+/** `xms_edov`: Entra ID's "email domain owner verified", sent instead of `email_verified` (none of them has both). */
+const PEOPLE: Record<string, { email: string; email_verified?: boolean; xms_edov?: boolean | string; name: string }> = {
   alice: { email: 'alice@corp.example', email_verified: true, name: 'Alice' },
   bob: { email: 'bob@corp.example', email_verified: false, name: 'Bob' },
   carol: { email: 'carol@other.example', email_verified: true, name: 'Carol' },
+  frank: { email: 'frank@corp.example', xms_edov: true, name: 'Frank' },
+  grace: { email: 'grace@corp.example', xms_edov: '1', name: 'Grace' },
+  heidi: { email: 'heidi@corp.example', xms_edov: false, name: 'Heidi' },
 };
 
 type Tamper = null | ((claims: JWTPayload) => JWTPayload) | 'foreign-key';
@@ -34,6 +39,12 @@ let issuer = '';
 let idp: http.Server;
 let app: WebApp;
 let noAutoCreate: WebApp;
+/** An instance that takes Entra ID's `xms_edov` as the proof of the email (PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM). */
+let entra: WebApp;
+/** A closed instance (PWPUSH_ALLOW_ANONYMOUS=false): a signed-out recipient of a link is sent to sign in first. */
+let closed: WebApp;
+/** Every request the provider received (method, URL, headers), as its HTTP server got it. */
+const providerSaw: string[] = [];
 let chromium: { browser: Browser; close(): Promise<void> };
 let tamper: Tamper = null;
 const contexts: BrowserContext[] = [];
@@ -51,7 +62,7 @@ async function startProvider(redirectBases: string[], signingKey: CryptoKey, jwk
     ],
     jwks: { keys: [jwk] },
     cookies: { keys: ['a cookie signing key for the test provider'] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'] },
     findAccount: (_ctx, id) => (PEOPLE[id] ? { accountId: id, claims: () => ({ sub: id, ...PEOPLE[id] }) } : undefined),
     features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
   });
@@ -67,6 +78,7 @@ async function startProvider(redirectBases: string[], signingKey: CryptoKey, jwk
       .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
       .sign(tamper === 'foreign-key' ? foreign : signingKey);
   });
+  idp.on('request', (req) => providerSaw.push([req.method, req.url, JSON.stringify(req.headers)].join('\n')));
   idp.on('request', provider.callback());
 }
 
@@ -84,13 +96,16 @@ beforeAll(async () => {
       only: false,
       providerName: PROVIDER_NAME,
       allowHttp: true,
+      emailVerifiedClaim: 'email_verified',
     },
   });
   // A second instance on the same database that makes no account at sign-in (PWPUSH_OIDC_AUTO_CREATE=false).
   noAutoCreate = await startWeb({ oidc: { ...app.settings.oidc!, autoCreate: false } }, { db: app.db });
+  entra = await startWeb({ oidc: { ...app.settings.oidc!, emailVerifiedClaim: 'xms_edov' } }, { db: app.db });
+  closed = await startWeb({ oidc: app.settings.oidc!, allowAnonymous: false }, { db: app.db });
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
-  await startProvider([app.baseUrl, noAutoCreate.baseUrl], privateKey, jwk);
+  await startProvider([app.baseUrl, noAutoCreate.baseUrl, entra.baseUrl, closed.baseUrl], privateKey, jwk);
   chromium = await launchChromium();
 }, 120_000);
 
@@ -98,6 +113,8 @@ afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await chromium?.close();
   await noAutoCreate?.stop();
+  await entra?.stop();
+  await closed?.stop();
   await app?.stop();
   idp?.closeAllConnections();
   await new Promise<void>((resolve) => (idp ? idp.close(() => resolve()) : resolve()));
@@ -119,7 +136,7 @@ async function browser(): Promise<{ context: BrowserContext; page: Page; callbac
 }
 
 /** Clicks "Sign in with …" and goes through the provider's login and consent pages as `who`. */
-async function signInAtProvider(page: Page, who: string, base = app.baseUrl): Promise<void> {
+async function signInAtProvider(page: Page, who: string, base = app.baseUrl, succeeds = true): Promise<void> {
   await page.goto(`${base}/users/sign_in`);
   await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
   await page.waitForURL((url) => url.origin === issuer);
@@ -127,7 +144,7 @@ async function signInAtProvider(page: Page, who: string, base = app.baseUrl): Pr
   await page.locator('input[name="password"]').fill('anything');
   await page.getByRole('button', { name: 'Sign-in' }).click();
   await page.getByRole('button', { name: 'Continue' }).click();
-  await page.waitForURL((url) => url.origin === base && !url.pathname.startsWith('/users/oidc/'));
+  if (succeeds) await page.waitForURL((url) => url.origin === base && !url.pathname.startsWith('/users/oidc/'));
 }
 
 async function hasSession(context: BrowserContext): Promise<boolean> {
@@ -321,6 +338,32 @@ describe('single sign-on with a real OpenID provider', () => {
     }
   });
 
+  it('refuses a person whose provider sends no email_verified (as Entra ID), under the default setting', async () => {
+    const { context, page } = await browser();
+    await signInAtProvider(page, 'frank', app.baseUrl, false);
+    expect(await refusal(page)).toMatch(/does not say that your email address is verified \(email_verified\)/);
+    expect(await hasSession(context)).toBe(false);
+    expect(await usersWith('frank@corp.example')).toBe(0);
+  });
+
+  it('signs that person in where PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM=xms_edov, and only on that claim', async () => {
+    for (const who of ['frank', 'grace']) {
+      const { context, page } = await browser();
+      await signInAtProvider(page, who, entra.baseUrl);
+      expect(new URL(page.url()).pathname).toBe('/');
+      expect(await context.cookies(entra.baseUrl)).toContainEqual(expect.objectContaining({ name: 'sp_session' }));
+      expect(await usersWith(`${who}@corp.example`)).toBe(1);
+    }
+    // xms_edov false, and a person with email_verified but no xms_edov (the named claim is the only proof): refused.
+    for (const who of ['heidi', 'alice']) {
+      const { context, page } = await browser();
+      await signInAtProvider(page, who, entra.baseUrl, false);
+      expect(await refusal(page)).toMatch(/does not say that your email address is verified \(xms_edov\)/);
+      expect(await context.cookies(entra.baseUrl)).not.toContainEqual(expect.objectContaining({ name: 'sp_session' }));
+    }
+    expect(await usersWith('heidi@corp.example')).toBe(0);
+  });
+
   const hostile: [string, Tamper, RegExp][] = [
     ['a wrong nonce', (c) => ({ ...c, nonce: 'not-the-nonce-of-this-attempt' }), /wrong nonce/],
     ['a token from another issuer', (c) => ({ ...c, iss: 'http://127.0.0.1:9/another-issuer' }), /another provider/],
@@ -366,5 +409,93 @@ describe('PWPUSH_OIDC_ONLY', () => {
     } finally {
       await only.stop();
     }
+  });
+});
+
+describe('the key of an end-to-end encrypted link, across the trip to the provider', () => {
+  /** Seals a push in "the sender's browser" (the SDK), makes it on the closed instance, and returns its share link. */
+  async function sealedLink(plaintext: string): Promise<{ link: string; key: string }> {
+    const owner = await closed.core.users.createUser(`sealer-${Date.now()}@corp.example`, 'a long enough password');
+    const sealed = await sealPush({ payload: plaintext, retrieval_step: true });
+    const push = await closed.core.pushes.create(sealed.push, {
+      actor: { userId: owner.userId, ip: '127.0.0.1', userAgent: 'test', referrer: '' },
+      baseUrl: closed.baseUrl,
+    });
+    return { link: buildShareLink(push.html_url, sealed.key), key: sealed.key };
+  }
+
+  it('comes back to the link after signing in with the provider, decrypts, and is never sent anywhere', async () => {
+    const plaintext = `sealed for the trip ${Date.now()}`;
+    const { link, key } = await sealedLink(plaintext);
+    const { context, page } = await browser();
+    const sent: string[] = [];
+    const providerUrls: string[] = [];
+    context.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.origin === issuer) providerUrls.push(r.url());
+      url.hash = '';
+      sent.push([r.method(), url.href, JSON.stringify(r.headers()), r.postData() ?? ''].join('\n'));
+    });
+    page.on('framenavigated', (frame) => {
+      if (new URL(frame.url()).origin === issuer) providerUrls.push(frame.url());
+    });
+    const before = providerSaw.length;
+
+    await page.goto(link);
+    await page.getByRole('heading', { name: 'Sign in to open this secret' }).waitFor();
+    await page.locator('#sign-in-link').click();
+    await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+    await page.waitForURL((url) => url.origin === issuer);
+    await page.locator('input[name="login"]').fill('alice');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    // Back at the link, fragment and all, signed in; the tab keeps nothing after.
+    await page.waitForURL((url) => url.origin === closed.baseUrl && url.pathname.startsWith('/p/'));
+    expect(page.url()).toBe(link);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.getByRole('button', { name: 'Reveal the secret' }).click();
+    await page.locator('#secret-value').waitFor();
+    expect(await page.locator('#secret-value').textContent()).toBe(plaintext);
+
+    // The key went to no server: not in any request the browser made (address, headers, body), not in any request
+    // the provider received, not in any address of the provider's pages (its scripts could read a fragment there),
+    // not in the log of the instance.
+    expect(sent.length).toBeGreaterThan(10);
+    expect(providerSaw.length - before).toBeGreaterThan(3);
+    expect(providerUrls.length).toBeGreaterThan(2);
+    const forms = [key, encodeURIComponent(key), Buffer.from(key).toString('base64')];
+    for (const text of [...sent, ...providerSaw.slice(before), ...providerUrls, closed.logs.join('\n')])
+      for (const form of [...forms, plaintext]) expect(text.includes(form), text.slice(0, 120)).toBe(false);
+  });
+
+  it("keeps no key for a way back that is not a secret's page, and restores none on another secret's page", async () => {
+    const { link, key } = await sealedLink(`not for elsewhere ${Date.now()}`);
+    const { page } = await browser();
+    // A sign-in page whose way back is off-site (safeNext makes it "/"), with a key in its fragment.
+    await page.goto(`${closed.baseUrl}/users/sign_in?next=${encodeURIComponent('//evil.example/p/x')}#k=${key}`);
+    await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+    await page.waitForURL((url) => url.origin === issuer);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.locator('input[name="login"]').fill('alice');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL((url) => url.origin === closed.baseUrl && !url.pathname.startsWith('/users/oidc/'));
+    expect(page.url()).toBe(`${closed.baseUrl}/`);
+
+    // A key kept for one secret's page is not put on another's.
+    const other = await sealedLink(`another ${Date.now()}`);
+    await page.goto(`${closed.baseUrl}/`);
+    await page.evaluate(
+      ([path, hash]) => sessionStorage.setItem('secret-push:fragment', JSON.stringify({ path, hash, at: Date.now() })),
+      [new URL(link).pathname, `#k=${key}`],
+    );
+    const bare = other.link.split('#')[0]!;
+    await page.goto(bare);
+    await page.locator('#push-error').waitFor();
+    expect(await page.locator('#push-error').textContent()).toMatch(/key/i);
+    expect(page.url()).toBe(bare);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Two-factor sign-in pages (issue 25): the settings page of a signed-in user (`/users/two_factor`), the enrolment
- * (`setup`, `confirm`), the code step after a right password (`verify`) and turning it off (`disable`). The
+ * (`setup`, `confirm`), the code step after a right password (`verify`), new recovery codes (`recovery_codes`) and
+ * turning it off (`disable`). The
  * enrolment also runs before any session exists, for a password account that PWPUSH_REQUIRE_2FA sends there from
  * sign-in (the `sp_2fa` step of ../sign-in-steps.ts).
  */
@@ -139,6 +140,46 @@ export function twoFactorPages(router: Router, kit: PageKit): void {
       steps.endFactor(req, res);
       sessions.start(req, res, user, 'password+totp');
       res.redirect(303, step.next);
+    }),
+  );
+
+  factorChangePages(router, kit);
+}
+
+/**
+ * The signed-in user's changes to a factor that is on, each after a code (from the app, or a recovery code, counted and
+ * limited like every code): new recovery codes, and turning the factor off.
+ */
+function factorChangePages(router: Router, kit: PageKit): void {
+  const { settings } = kit;
+  const now = () => kit.clock?.() ?? new Date();
+  const ipOf = (req: Request) => actorOf(req, null, kit.settings.trustProxy).ip;
+
+  // New recovery codes: the same proof as turning the factor off (a code from the app, or a recovery code, counted
+  // and limited like every code); every earlier code stops working at once, and the new ones are shown this once.
+  router.post(
+    '/users/two_factor/recovery_codes',
+    kit.pageRoute('/users/two_factor/recovery_codes', async (req, res, v) => {
+      if (!v.user) return kit.redirectToSignIn(req, res);
+      const form = await kit.postedForm(req, v);
+      const tf = kit.web().twoFactor;
+      const before = await tf.status(v.user.userId);
+      if (!before.enabled)
+        throw new PageError(
+          409,
+          'Two-factor sign-in is off',
+          'Turn two-factor sign-in on first: it comes with its codes.',
+        );
+      let codes: string[];
+      try {
+        codes = await tf.renewRecoveryCodes(v.user.userId, field(form, 'code'), ipOf(req), now());
+      } catch (error) {
+        const refusal = codeRefusal(res, error);
+        const status = await tf.status(v.user.userId);
+        const page = twoFactorPage(v.viewer, { ...status, required: settings.require2fa, error: refusal.message });
+        return kit.send(res, refusal.status, page);
+      }
+      kit.send(res, 200, recoveryCodesPage(v.viewer, codes, '/users/two_factor', 'renewed'));
     }),
   );
 

@@ -17,7 +17,9 @@ export interface AccountFormState {
 
 function providerButton(viewer: Viewer, state: AccountFormState) {
   if (!state.provider) return html``;
-  return html`<form method="post" action="/users/oidc/start" class="card sso" data-keep-fragment>
+  // The key of a secret's link is kept in this tab's sessionStorage, not in the form's action: the trip through the
+  // provider would drop it from any address anyway (keep-fragment.js).
+  return html`<form method="post" action="/users/oidc/start" class="card sso" data-keep-fragment="storage-only">
   ${csrfField(viewer)}
   <input type="hidden" name="next" value="${state.next ?? ''}">
   <button type="submit">Sign in with ${state.provider}</button>

@@ -32,6 +32,8 @@ export function recipientPage(viewer: Viewer, push: Push, opts: RecipientOptions
   const scripts = [
     ...(push.kind === 'qr' ? ['vendor/qrcode.js'] : []),
     ...(marker ? ['vendor/secret-push-e2e.js'] : []),
+    // Before recipient.js reads the fragment: puts back a key kept across a sign-in (single sign-on, second factor).
+    'keep-fragment.js',
     'recipient.js',
   ];
   return page({

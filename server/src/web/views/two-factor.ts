@@ -11,6 +11,14 @@ export function twoFactorPage(
 ): string {
   const body = state.enabled
     ? html`<p>Two-factor sign-in is <strong>on</strong>: after your password, this instance asks for a code from your authenticator app (or one of your recovery codes). You have ${String(state.recoveryCodesLeft)} unused recovery code${state.recoveryCodesLeft === 1 ? '' : 's'}.</p>
+<form method="post" action="/users/two_factor/recovery_codes" class="card" novalidate aria-labelledby="renew-title">
+  ${csrfField(viewer)}
+  <h2 id="renew-title">New recovery codes</h2>
+  <p class="hint" id="renew-hint">Running low, or afraid someone saw them? Ten new codes replace all of your codes: the old ones stop working at once.</p>
+  <label for="renew-code">Code from your app, or a recovery code</label>
+  <input type="text" id="renew-code" name="code" inputmode="text" autocomplete="one-time-code" required aria-describedby="renew-hint">
+  <button type="submit">Make new recovery codes</button>
+</form>
 ${
   state.required
     ? html`<p class="hint">This instance requires two-factor sign-in: it cannot be turned off.</p>`
@@ -59,13 +67,20 @@ ${errorLine(state.error)}
   });
 }
 
-export function recoveryCodesPage(viewer: Viewer, codes: string[], next: string): string {
+/** The recovery codes, shown this once: after enrolment, or `renewed` (the earlier codes no longer work). */
+export function recoveryCodesPage(
+  viewer: Viewer,
+  codes: string[],
+  next: string,
+  why: 'enrolled' | 'renewed' = 'enrolled',
+) {
   return page({
     title: 'Recovery codes',
     viewer,
-    body: html`<h1>Two-factor sign-in is on</h1>
+    body: html`<h1>${why === 'renewed' ? 'New recovery codes' : 'Two-factor sign-in is on'}</h1>
 <div class="card" aria-labelledby="codes-title">
-  <h2 id="codes-title" tabindex="-1">Your recovery codes</h2>
+  <h2 id="codes-title" tabindex="-1">Your ${why === 'renewed' ? 'new ' : ''}recovery codes</h2>
+  ${why === 'renewed' ? html`<p class="notice" role="status" id="codes-replaced">Your earlier recovery codes no longer work, used or not.</p>` : ''}
   <p class="success">Keep them somewhere safe now: they are shown only this once. Each one signs you in once, instead of a code, if you lose your device.</p>
   <ul id="recovery-codes" class="codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
 </div>
