@@ -84,7 +84,7 @@ describe('the proxy', () => {
       upstream: server.baseUrl,
       contract: Contract.load(),
       hooks: {},
-      env: { journal: new Map(), otherCaller: () => undefined },
+      env: { journal: new Map(), webhooks: new Map(), otherCaller: () => undefined },
     });
     const { a, b } = server.users;
     const run = await runSuite({
@@ -129,7 +129,7 @@ describe('stopping at the first failure', () => {
       upstream: server.baseUrl,
       contract: Contract.load(),
       hooks: { response: (ex) => void delete ex.headers['x-request-id'] },
-      env: { journal: new Map(), otherCaller: () => undefined },
+      env: { journal: new Map(), webhooks: new Map(), otherCaller: () => undefined },
     });
     const run = await runSuite({
       baseUrl: proxy.url,
