@@ -37,8 +37,8 @@ export function messageId(): string {
 
 /** One delivery on its way from the server to the receiver, as a fault sees and changes it. */
 export class Delivery {
-  /** Set (e.g. by `drop`) to answer the server without forwarding. */
-  status = 0;
+  /** Set (by `drop`, or to what a hook's own `forward()` got) to answer the server so, without forwarding again. */
+  answer: Upstream | undefined;
 
   constructor(
     /** Path and query, as the server sent them (the same as at the receiver). */
@@ -78,7 +78,7 @@ export class Delivery {
 
   /** The server's delivery never reaches the receiver: the server is answered 200, as if it had. */
   drop(): void {
-    this.status = 200;
+    this.answer = { status: 200, headers: {}, body: Buffer.from('ok') };
   }
 
   /** Sends the delivery (as it is now) to the receiver. */
@@ -137,8 +137,7 @@ export function startDeliveryRelays(host: string, hooks: FaultHooks, env: ProxyE
         const delivery = new Delivery(path, headers, Buffer.concat(chunks), webhook, target, env);
         const answer = async (): Promise<Upstream> => {
           await hooks.delivery?.(delivery);
-          if (delivery.status !== 0) return { status: delivery.status, headers: {}, body: Buffer.from('ok') };
-          return delivery.forward();
+          return delivery.answer ?? delivery.forward();
         };
         answer().then(
           (a) => res.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.body),

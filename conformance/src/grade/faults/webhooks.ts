@@ -105,6 +105,40 @@ export const hookFaults = define('hook', [
     },
   },
   {
+    name: 'failed-try-not-retried',
+    models: 'a try answered 5xx marks the delivery failed: it is never tried again (the retry schedule is not used)',
+    killers: ['HOOK-005'],
+    start: () => {
+      const failed = new Map<string, number>();
+      return {
+        async delivery(d) {
+          const id = d.headers['webhook-id'] ?? '';
+          if (failed.has(id)) return d.drop(); // the server would not have sent it
+          d.answer = await d.forward();
+          if (d.answer.status >= 300) failed.set(id, d.answer.status);
+        },
+        response(ex) {
+          // The log agrees: one try, failed, none due.
+          const body = ex.json;
+          if (ex.op !== 'listWebhookDeliveries' || ex.status !== 200 || !Array.isArray(body?.deliveries)) return;
+          for (const row of body.deliveries) {
+            const code = failed.get(row.id);
+            if (code === undefined) continue;
+            Object.assign(row, {
+              status: 'failed',
+              attempts: 1,
+              last_status_code: code,
+              last_error: `status ${code}`,
+              next_attempt_at: null,
+              delivered_at: null,
+            });
+          }
+          ex.json = body;
+        },
+      };
+    },
+  },
+  {
     name: 'viewed-sent-as-created',
     models: 'a view is reported with the type push.created (the event name taken from the wrong constant)',
     killers: ['HOOK-004'],
