@@ -148,7 +148,7 @@ export const webhooks = define('HOOK', [
   {
     id: 'HOOK-004',
     title:
-      'Create, wrong passphrase, view: the log and the receiver get the 3 subscribed events by push_id, nothing secret',
+      'Create, wrong passphrase, view: the log and receiver get the 3 subscribed events by push_id, nothing secret',
     source:
       'spec: webhooks (push.created, push.viewed, push.expired); spec: schemas/WebhookPushData; spec: info.description (Webhooks: queued in the same transaction)',
     needs: ['token', 'viewer', 'webhooks', 'webhookReceiver'],
