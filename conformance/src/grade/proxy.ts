@@ -2,7 +2,9 @@
  * A small HTTP proxy that sits between the suite and a correct implementation and injects one fault: it forwards
  * every request upstream, lets the fault change the request before and the answer after, and keeps a journal of
  * the pushes made through it (who made each, what was asked) so that faults can model stateful server bugs
- * (an owner's view that counts, an option that is ignored, a payload served after expiry).
+ * (an owner's view that counts, an option that is ignored, a payload served after expiry), and of the webhooks
+ * registered through it (their owner and secrets), whose deliveries the grader's relay carries past the fault
+ * (relay.ts).
  *
  * Links the upstream builds from the Host it was sent (json_url, html_url, Link, download urls) are rewritten to
  * the proxy's own origin, so the suite keeps talking to the proxy.
@@ -371,6 +373,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       } else res.destroy();
     });
   });
+  // Idle connections stay open for a minute. The suite's client (undici) reuses a socket until shortly before the
+  // server's keep-alive timeout; with Node's 5 s, a request after a pause of about 4 s (a webhook wait) could meet the
+  // close on a loaded machine and fail with "fetch failed". No pause in a run comes near a minute.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

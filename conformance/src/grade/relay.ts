@@ -23,7 +23,7 @@ export interface JournaledWebhook {
   secrets: string[];
 }
 
-/** The body and headers Standard Webhooks signs: HMAC-SHA256 of `id.timestamp.body` under the base64 key. */
+/** A Standard Webhooks `v1` signature: base64 of HMAC-SHA256 of `id.timestamp.body`, keyed with the secret's bytes. */
 export function standardSignature(secret: string, id: string, timestamp: string, body: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
@@ -145,6 +145,7 @@ export function startDeliveryRelays(host: string, hooks: FaultHooks, env: ProxyE
         );
       });
     });
+    server.keepAliveTimeout = 60_000; // as the proxy's: the sender never reuses a socket the relay is closing
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, bare, resolve);
