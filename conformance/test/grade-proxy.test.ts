@@ -1,6 +1,7 @@
 /**
  * The grader's parts against the in-memory fixture (fast, no database): the proxy's routing and transparency, the
- * runner's stop-at-first-failure mode, and the `--grade` CLI. The grade of our real server is grade.test.ts.
+ * delivery relay between a sender and the suite's real webhook receiver, the runner's stop-at-first-failure mode, and
+ * the `--grade` CLI. The grade of our real server is grade.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBrokenServer, type BrokenServer } from './broken-server.js';
@@ -11,6 +12,9 @@ import { Router, startProxy, type RunningProxy } from '../src/grade/proxy.js';
 import { FAULTS } from '../src/grade/faults/index.js';
 import { FAULT_CLASSES } from '../src/grade/fault.js';
 import { REQUIREMENTS } from '../src/runner.js';
+import { startDeliveryRelays, standardSignature, type DeliveryRelays } from '../src/grade/relay.js';
+import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../src/receiver.js';
+import type { FaultHooks, ProxyEnv } from '../src/grade/proxy.js';
 
 let server: BrokenServer | undefined;
 let proxy: RunningProxy | undefined;
@@ -84,7 +88,7 @@ describe('the proxy', () => {
       upstream: server.baseUrl,
       contract: Contract.load(),
       hooks: {},
-      env: { journal: new Map(), otherCaller: () => undefined },
+      env: { journal: new Map(), webhooks: new Map(), otherCaller: () => undefined },
     });
     const { a, b } = server.users;
     const run = await runSuite({
@@ -104,6 +108,75 @@ describe('the proxy', () => {
     expect(((await created.json()) as { json_url: string }).json_url.startsWith(`${proxy.url}/api/v2/pushes/`)).toBe(
       true,
     );
+  });
+});
+
+describe('the delivery relay', () => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+  let receiver: WebhookReceiver | undefined;
+  let relays: DeliveryRelays | undefined;
+  afterEach(async () => {
+    await relays?.close();
+    await receiver?.close();
+    relays = receiver = undefined;
+  });
+
+  /** Starts a receiver and relays with `hooks`; registers a webhook for `path` as the proxy would; returns its relay URL. */
+  async function setUp(path: string, hooks: FaultHooks): Promise<string> {
+    receiver = await startWebhookReceiver('127.0.0.1', 0);
+    const env: ProxyEnv = { journal: new Map(), webhooks: new Map(), otherCaller: () => undefined };
+    relays = startDeliveryRelays('127.0.0.1', hooks, env);
+    const relayed = await relays.wrap(receiver.url(path));
+    expect(relayed).toBeDefined();
+    env.webhooks.set('w1', { id: 'w1', owner: 'token:a', url: receiver.url(path), secrets: [secret] });
+    return relayed!;
+  }
+
+  /** POSTs a signed delivery to `url`, as a server does. */
+  async function deliver(url: string, body: string): Promise<Response> {
+    const [id, timestamp] = ['msg_AAAAAAAAAAAAAAAAAAAAAAAAAA', String(Math.floor(Date.now() / 1000))];
+    return fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': timestamp,
+        'webhook-signature': `v1,${standardSignature(secret, id, timestamp, body)}`,
+      },
+      body,
+    });
+  }
+
+  it('registers a relay on the receiver host only, forwards deliveries byte for byte and the answers back', async () => {
+    const relayed = await setUp('hook-plain', {});
+    expect(await relays!.wrap('https://hooks.example.org/x')).toBeUndefined();
+    expect(new URL(relayed).hostname).toBe('127.0.0.1');
+    expect(relayed).not.toBe(receiver!.url('hook-plain'));
+    expect(relays!.unwrap(JSON.stringify({ url: relayed }))).toBe(JSON.stringify({ url: receiver!.url('hook-plain') }));
+    receiver!.answer('hook-plain', 500);
+    const body = '{"type":"webhook.test","timestamp":"2026-11-26T00:00:00.000Z","data":{"webhook_id":"w1"}}';
+    expect((await deliver(relayed, body)).status).toBe(500);
+    expect((await deliver(relayed, body)).status).toBe(200);
+    const got = await receiver!.waitFor('hook-plain', 2, 5_000);
+    expect(got.map((h) => h.body)).toEqual([body, body]);
+    expect(got.every((h) => signatureValid(secret, h))).toBe(true);
+  });
+
+  it("lets a fault change a delivery (signed again with the journal's secret) or drop it", async () => {
+    const relayed = await setUp('hook-fault', {
+      delivery(d) {
+        const event = d.event;
+        if (event.type === 'push.deleted') return d.drop();
+        event.data.extra = d.webhook?.id;
+        d.event = event;
+        d.sign();
+      },
+    });
+    expect((await deliver(relayed, '{"type":"push.deleted","data":{}}')).status).toBe(200);
+    expect((await deliver(relayed, '{"type":"push.viewed","data":{}}')).status).toBe(200);
+    const got = await receiver!.waitFor('hook-fault', 2, 1_000);
+    expect(got.map((h) => JSON.parse(h.body))).toEqual([{ type: 'push.viewed', data: { extra: 'w1' } }]);
+    expect(signatureValid(secret, got[0]!)).toBe(true);
   });
 });
 
@@ -129,7 +202,7 @@ describe('stopping at the first failure', () => {
       upstream: server.baseUrl,
       contract: Contract.load(),
       hooks: { response: (ex) => void delete ex.headers['x-request-id'] },
-      env: { journal: new Map(), otherCaller: () => undefined },
+      env: { journal: new Map(), webhooks: new Map(), otherCaller: () => undefined },
     });
     const run = await runSuite({
       baseUrl: proxy.url,

@@ -1,7 +1,7 @@
 /**
- * The suite's strength, measured: `--grade` against our server (default settings, both users, a second process)
- * injects every fault of the catalogue through the proxy, one at a time. The kill rate must be at least 95 % over
- * at least 30 faults, each killed fault caught by a requirement the catalogue names, and every survivor one the
+ * The suite's strength, measured: `--grade` against our server (default settings with webhooks on, both users, a
+ * second process, a webhook receiver) injects every fault of the catalogue through the proxy, one at a time (webhook
+ * deliveries through the grader's relay). The kill rate must be at least 95 % over at least 30 faults, each killed fault caught by a requirement the catalogue names, and every survivor one the
  * catalogue marks invisible black-box and the README lists.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +16,8 @@ describe('grading the suite against our server', () => {
 
   beforeAll(
     async () => {
-      instance = await startOurServer({});
+      // Webhooks on, allowed to deliver to the receiver (and the grader's relay) on loopback, first retry after 1 s.
+      instance = await startOurServer({ webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] } });
       output = await grade({
         baseUrl: instance.baseUrl,
         baseUrl2: instance.baseUrl2,
@@ -25,6 +26,7 @@ describe('grading the suite against our server', () => {
         email: EMAIL_A,
         emailB: EMAIL_B,
         profile: 'full',
+        webhookReceiver: { host: '127.0.0.1', port: 0 },
         faults: process.env.CONFORMANCE_FAULTS?.split(','),
         full: Boolean(process.env.CONFORMANCE_GRADE_FULL),
       });

@@ -187,7 +187,7 @@ describe('the HOOK class against our server with webhooks', () => {
     await instance?.close();
   });
 
-  it('passes every requirement: signed deliveries, events, retries', () => {
+  it('passes every requirement: signed deliveries, events, retries, a rotated secret', () => {
     expect(failures(run)).toEqual([]);
     expect(run.results.map((r) => `${r.id} ${r.status}`)).toEqual([
       'HOOK-001 pass',
@@ -195,6 +195,7 @@ describe('the HOOK class against our server with webhooks', () => {
       'HOOK-003 pass',
       'HOOK-004 pass',
       'HOOK-005 pass',
+      'HOOK-006 pass',
     ]);
   });
 });

@@ -15,6 +15,7 @@ export const FAULT_CLASSES = {
   auth: 'authentication checked wrongly',
   race: 'a race between concurrent requests',
   idem: 'an idempotent create honoured wrongly',
+  hook: 'a webhook delivery signed, identified or filled wrongly',
 } as const;
 export type FaultClass = keyof typeof FAULT_CLASSES;
 

@@ -7,6 +7,7 @@ import { runSuite, type RunConfig } from '../runner.js';
 import type { Result } from '../requirement.js';
 import { FAULTS } from './faults/index.js';
 import type { Fault, FaultClass } from './fault.js';
+import { startDeliveryRelays } from './relay.js';
 import { identityOf, startProxy, type FaultHooks, type Headers, type ProxyEnv, type RunningProxy } from './proxy.js';
 
 export interface GradeConfig extends RunConfig {
@@ -75,6 +76,8 @@ async function withProxies<T>(
   body: (urls: { baseUrl: string; baseUrl2?: string }) => Promise<T>,
 ): Promise<T> {
   const proxies: RunningProxy[] = [];
+  // Deliveries go to the receiver, not through the proxy: relays on the receiver's host carry them past the fault.
+  if (config.webhookReceiver) env.relays = startDeliveryRelays(config.webhookReceiver.host, hooks, env);
   try {
     const first = await startProxy({ upstream: config.baseUrl, contract, hooks, env });
     proxies.push(first);
@@ -83,6 +86,7 @@ async function withProxies<T>(
     return await body({ baseUrl: first.url, baseUrl2: second?.url });
   } finally {
     for (const proxy of proxies) await proxy.close();
+    await env.relays?.close();
   }
 }
 
@@ -93,6 +97,7 @@ export async function grade(config: GradeConfig): Promise<GradeOutput> {
   const candidates = await callers(config);
   const newEnv = (): ProxyEnv => ({
     journal: new Map(),
+    webhooks: new Map(),
     otherCaller: (identity) => candidates.find((c) => identityOf(c) !== identity),
   });
   const suite = (urls: { baseUrl: string; baseUrl2?: string }, extra: Partial<RunConfig>) =>

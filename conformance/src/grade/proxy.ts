@@ -2,7 +2,9 @@
  * A small HTTP proxy that sits between the suite and a correct implementation and injects one fault: it forwards
  * every request upstream, lets the fault change the request before and the answer after, and keeps a journal of
  * the pushes made through it (who made each, what was asked) so that faults can model stateful server bugs
- * (an owner's view that counts, an option that is ignored, a payload served after expiry).
+ * (an owner's view that counts, an option that is ignored, a payload served after expiry), and of the webhooks
+ * registered through it (their owner and secrets), whose deliveries the grader's relay carries past the fault
+ * (relay.ts).
  *
  * Links the upstream builds from the Host it was sent (json_url, html_url, Link, download urls) are rewritten to
  * the proxy's own origin, so the suite keeps talking to the proxy.
@@ -20,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { v1Contract } from '../context.js';
 import type { Contract } from '../spec.js';
+import type { Delivery, DeliveryRelays, JournaledWebhook } from './relay.js';
 
 export type Headers = Record<string, string>;
 
@@ -49,6 +52,13 @@ export interface ProxyEnv {
    * else user A or B), for faults that spend a view behind the client's back; undefined when there is none.
    */
   otherCaller(identity: string): Headers | undefined;
+  /** Webhooks registered through the proxy, by id (with the secrets its answers showed). */
+  webhooks: Map<string, JournaledWebhook>;
+  /**
+   * The delivery relays (when the suite runs a webhook receiver): the proxy registers webhooks aimed at the receiver
+   * with a relay's URL, so that deliveries pass the fault too (relay.ts).
+   */
+  relays?: DeliveryRelays;
 }
 
 export interface FaultHooks {
@@ -56,6 +66,8 @@ export interface FaultHooks {
   request?(ex: Exchange): void | Promise<void>;
   /** Changes the answer before the client sees it (a wrong status, a dropped header, a leaked field). */
   response?(ex: Exchange): void | Promise<void>;
+  /** Changes or drops a webhook delivery on its way to the receiver (a wrong signature, a leaked field). */
+  delivery?(delivery: Delivery): void | Promise<void>;
 }
 
 const HOP_BY_HOP = [
@@ -207,6 +219,34 @@ export class Exchange {
   }
 }
 
+/**
+ * A webhook registration aimed at the receiver goes upstream with the relay's URL instead (relay.ts); returns the URL
+ * the client asked for, when it was rewritten.
+ */
+async function relayWebhook(ex: Exchange, env: ProxyEnv): Promise<string | undefined> {
+  const body = ex.requestJson;
+  const url = body?.webhook?.url;
+  if (ex.op !== 'createWebhook' || !env.relays || typeof url !== 'string') return undefined;
+  const relayed = await env.relays.wrap(url);
+  if (!relayed) return undefined;
+  body.webhook.url = relayed;
+  ex.requestJson = body;
+  return url;
+}
+
+/** Keeps the journal of webhooks: who registered each, for which URL, and the secrets its answers showed. */
+function journalWebhook(ex: Exchange, env: ProxyEnv, registered: string | undefined): void {
+  const body = ex.json;
+  if (typeof body?.id !== 'string' || typeof body.secret !== 'string') return;
+  if (ex.op === 'createWebhook' && ex.status === 201) {
+    const url = registered ? new URL(registered).href : String(ex.requestJson?.webhook?.url ?? '');
+    env.webhooks.set(body.id, { id: body.id, owner: ex.identity, url, secrets: [body.secret] });
+  } else if (ex.op === 'rotateWebhookSecret' && ex.status === 200) {
+    const known = env.webhooks.get(body.id);
+    if (known) known.secrets = [body.secret, known.secrets[0]!];
+  }
+}
+
 export interface ProxyOptions {
   /** The implementation to put the fault in front of. */
   upstream: string;
@@ -262,7 +302,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const exchange = async (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> => {
     const answer = await send(method, url, headers, body);
     const type = String(answer.headers['content-type'] ?? '');
-    if (/json|text/i.test(type)) answer.body = Buffer.from(rewrite(answer.body.toString('utf8')));
+    const relays = options.env.relays;
+    if (/json|text/i.test(type)) {
+      const text = rewrite(answer.body.toString('utf8'));
+      answer.body = Buffer.from(relays ? relays.unwrap(text) : text);
+    }
     for (const name of ['link', 'location']) {
       const value = answer.headers[name];
       if (typeof value === 'string') answer.headers[name] = rewrite(value);
@@ -289,6 +333,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       options.env,
     );
     await options.hooks.request?.(ex);
+    const registered = ex.status === 0 ? await relayWebhook(ex, options.env) : undefined;
     if (ex.status === 0) {
       ex.adopt(await exchange(ex.method, ex.url, ex.requestHeaders, ex.requestBody));
     } else {
@@ -307,6 +352,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         options.env.journal.set(created.url_token, { input, owner: ex.identity, created });
       }
     }
+    journalWebhook(ex, options.env, registered);
     await options.hooks.response?.(ex);
     if (op === 'createPush' && ex.status === 201 && ex.json?.url_token) {
       const entry = options.env.journal.get(ex.json.url_token);
@@ -327,6 +373,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       } else res.destroy();
     });
   });
+  // Idle connections stay open for a minute. The suite's client (undici) reuses a socket until shortly before the
+  // server's keep-alive timeout; with Node's 5 s, a request after a pause of about 4 s (a webhook wait) could meet the
+  // close on a loaded machine and fail with "fetch failed". No pause in a run comes near a minute.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -58,6 +58,25 @@ function signedEvent(hook: ReceivedHook, secret: string): Record<string, any> {
   return event;
 }
 
+/** The delivery log's row for `deliveryId` once `until` holds (or as it is after 10 s). */
+async function deliveryRow(
+  ctx: Ctx,
+  webhookId: string,
+  deliveryId: string | undefined,
+  until: (row: Record<string, any>) => boolean,
+): Promise<Record<string, any> | undefined> {
+  let row: Record<string, any> | undefined;
+  const end = Date.now() + 10_000;
+  do {
+    const log = await ctx.call('listWebhookDeliveries', { params: { id: webhookId }, as: 'a' });
+    expectStatus(log, 200);
+    row = (log.body.deliveries as Record<string, any>[]).find((d) => d.id === deliveryId);
+    if (row && until(row)) break;
+    await new Promise((r) => setTimeout(r, 300));
+  } while (Date.now() < end);
+  return row;
+}
+
 export const webhooks = define('HOOK', [
   {
     id: 'HOOK-001',
@@ -85,13 +104,19 @@ export const webhooks = define('HOOK', [
   },
   {
     id: 'HOOK-002',
-    title: "Another user's webhook answers 404 to get, delete, test and its deliveries",
+    title: "Another user's webhook answers 404 to get, test, its deliveries, rotate_secret and delete",
     source: 'spec: paths/webhooks-{id} (404: another account’s webhook answers the same)',
     needs: ['token', 'tokenB', 'webhooks'],
     async run(ctx) {
       await withWebhook(ctx, someUrl(ctx, 'hook-other'), ['push.viewed'], async (hook) => {
         const params = { id: hook.id };
-        for (const op of ['getWebhook', 'testWebhook', 'listWebhookDeliveries', 'deleteWebhook']) {
+        for (const op of [
+          'getWebhook',
+          'testWebhook',
+          'listWebhookDeliveries',
+          'rotateWebhookSecret',
+          'deleteWebhook',
+        ]) {
           const res = await ctx.call(op, { params, as: 'b' });
           expectStatus(res, 404);
           expectCode(res, 'not_found');
@@ -123,18 +148,30 @@ export const webhooks = define('HOOK', [
   {
     id: 'HOOK-004',
     title:
-      'A create and its one view deliver push.created, .viewed and .expired by push_id, without url_token or payload',
-    source: 'spec: webhooks (push.created, push.viewed, push.expired); spec: schemas/WebhookPushData',
+      'Create, wrong passphrase, view: the log and receiver get the 3 subscribed events by push_id, nothing secret',
+    source:
+      'spec: webhooks (push.created, push.viewed, push.expired); spec: schemas/WebhookPushData; spec: info.description (Webhooks: queued in the same transaction)',
     needs: ['token', 'viewer', 'webhooks', 'webhookReceiver'],
     async run(ctx) {
       const receiver = receiverOf(ctx);
       const path = unique('hook-events');
+      // Not push.failed_passphrase: the wrong passphrase below must not be sent.
       const events = ['push.created', 'push.viewed', 'push.expired'];
       await withWebhook(ctx, receiver.url(path), events, async (hook) => {
         const payload = `s3cret ${unique('payload')}`;
-        const push = await ctx.create({ payload, expire_after_views: 1 }, 'a');
-        const view = await ctx.call('getPush', { params: { url_token: push.url_token }, as: ctx.viewer });
+        const passphrase = unique('open sesame');
+        const note = unique('note for the owner');
+        const push = await ctx.create({ payload, passphrase, note, expire_after_views: 1 }, 'a');
+        const params = { url_token: push.url_token };
+        const wrong = await ctx.call('getPush', { params, as: ctx.viewer, headers: { 'x-passphrase': 'open barley' } });
+        expectStatus(wrong, 401);
+        const view = await ctx.call('getPush', { params, as: ctx.viewer, headers: { 'x-passphrase': passphrase } });
         expectStatus(view, 200);
+        // Each event is queued with the change it reports: the log lists them once the view has answered.
+        const log = await ctx.call('listWebhookDeliveries', { params: { id: hook.id }, as: 'a' });
+        expectStatus(log, 200);
+        const logged = (log.body.deliveries as Record<string, any>[]).map((d) => String(d.event)).sort();
+        expectEqual(logged, [...events].sort(), 'the delivery log: the subscribed events, nothing else');
         const got = await receiver.waitFor(path, 3, 30_000);
         expectEqual(got.length, 3, 'deliveries within 30 s');
         const byType: Record<string, Record<string, any>> = Object.fromEntries(
@@ -149,14 +186,16 @@ export const webhooks = define('HOOK', [
         for (const h of got) {
           expect(!h.body.includes(push.url_token), 'no body holds the url_token');
           expect(!h.body.includes(payload), 'no body holds the payload');
+          expect(!h.body.includes(passphrase), 'no body holds the passphrase');
+          expect(!h.body.includes(note), 'no body holds the note');
         }
       });
     },
   },
   {
     id: 'HOOK-005',
-    title: 'A delivery answered 500 is tried again with the same webhook-id; the delivery log shows the tries',
-    source: 'spec: info.description (Webhooks: retried on the schedule); spec: paths/webhooks-{id}-deliveries',
+    title: 'A delivery answered 500 is logged pending, tried again with the same webhook-id; the log shows the tries',
+    source: 'spec: info.description (Webhooks: retried on the schedule); spec: schemas/WebhookDelivery (status)',
     needs: ['token', 'webhooks', 'webhookReceiver'],
     async run(ctx) {
       const receiver = receiverOf(ctx);
@@ -164,21 +203,49 @@ export const webhooks = define('HOOK', [
       receiver.answer(path, 500);
       await withWebhook(ctx, receiver.url(path), ['push.viewed'], async (hook) => {
         expectStatus(await ctx.call('testWebhook', { params: { id: hook.id }, as: 'a' }), 202);
+        const [first] = await receiver.waitFor(path, 1, 30_000);
+        expect(first, 'the first try reached the receiver within 30 s');
+        const id = first.headers['webhook-id'];
+        // Once the 500 is recorded, the delivery waits for its next try (or has had it already): it is not failed.
+        const tried = await deliveryRow(ctx, hook.id, id, (r) => (r.attempts ?? 0) >= 1);
+        expect(
+          tried?.status === 'delivered' || (tried?.status === 'pending' && tried.next_attempt_at !== null),
+          `after the 500 the log shows the delivery pending with a next try (got ${tried?.status})`,
+        );
         const got = await receiver.waitFor(path, 2, RETRY_WAIT_MS);
         expectEqual(got.length, 2, 'tries within 90 s');
-        expectEqual(got[1]!.headers['webhook-id'], got[0]!.headers['webhook-id'], 'the same webhook-id');
+        expectEqual(got[1]!.headers['webhook-id'], id, 'the same webhook-id');
         signedEvent(got[1]!, hook.secret);
-        let row: Record<string, any> | undefined;
-        const end = Date.now() + 10_000;
-        do {
-          const log = await ctx.call('listWebhookDeliveries', { params: { id: hook.id }, as: 'a' });
-          expectStatus(log, 200);
-          row = (log.body.deliveries as Record<string, any>[]).find((d) => d.id === got[0]!.headers['webhook-id']);
-          if (row?.status === 'delivered') break;
-          await new Promise((r) => setTimeout(r, 300));
-        } while (Date.now() < end);
+        const row = await deliveryRow(ctx, hook.id, id, (r) => r.status === 'delivered');
         expectEqual(row?.status, 'delivered', 'the delivery log status');
         expect((row?.attempts ?? 0) >= 2, 'the delivery log counts both tries');
+      });
+    },
+  },
+  {
+    id: 'HOOK-006',
+    title:
+      'rotateWebhookSecret shows a new whsec_ secret once; deliveries verify with it and, for 24 h, the old one too',
+    source: 'spec: paths/webhooks-{id}-rotate_secret; spec: schemas/WebhookRotated (previous_secret_expires_at)',
+    needs: ['token', 'webhooks', 'webhookReceiver'],
+    async run(ctx) {
+      const receiver = receiverOf(ctx);
+      const path = unique('hook-rotate');
+      await withWebhook(ctx, receiver.url(path), ['push.viewed'], async (hook) => {
+        const rotated = await ctx.call('rotateWebhookSecret', { params: { id: hook.id }, as: 'a' });
+        expectStatus(rotated, 200);
+        const secret = String(rotated.body.secret);
+        expect(SECRET.test(secret) && secret !== hook.secret, 'a new whsec_ secret');
+        const until = Date.parse(rotated.body.previous_secret_expires_at) - Date.now();
+        expect(Math.abs(until - 24 * 3600_000) <= 300_000, 'previous_secret_expires_at 24 hours from now');
+        const list = await ctx.call('listWebhooks', { as: 'a' });
+        expectStatus(list, 200);
+        expect(!list.text.includes(secret), 'listWebhooks shows no secret');
+        expectStatus(await ctx.call('testWebhook', { params: { id: hook.id }, as: 'a' }), 202);
+        const [got] = await receiver.waitFor(path, 1, 30_000);
+        expect(got, 'the test event reached the receiver within 30 s');
+        signedEvent(got, secret);
+        expect(signatureValid(hook.secret, got), 'a v1 signature still verifies with the old secret');
       });
     },
   },

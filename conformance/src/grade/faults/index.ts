@@ -24,6 +24,7 @@ import {
   e2eViewFaults,
 } from './e2e.js';
 import { requestFaults } from './requests.js';
+import { hookAuthFaults, hookFaults, hookLeakFaults } from './webhooks.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -54,4 +55,7 @@ export const FAULTS: Fault[] = [
   ...idempotencyFaults,
   ...e2eAuthFaults,
   ...requestFaults,
+  ...hookFaults,
+  ...hookLeakFaults,
+  ...hookAuthFaults,
 ];
