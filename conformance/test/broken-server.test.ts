@@ -49,8 +49,8 @@ const SKIPPED = [
   // (features.webhooks), and requests off.
   ...REQUIREMENTS.filter((r) => ['DUR', 'V1', 'KEY', 'REQ', 'HOOK'].includes(r.area)).map((r) => r.id),
   ...Array.from({ length: 13 }, (_, i) => `E2E-${String(i + 1).padStart(3, '0')}`),
-  // The fixture has no email (email_auto_dispatch false): only EMAIL-006 runs.
-  ...['EMAIL-001', 'EMAIL-002', 'EMAIL-003', 'EMAIL-004', 'EMAIL-005', 'EMAIL-007'],
+  // The fixture has no email (email_auto_dispatch false) and no requests: only EMAIL-006 runs.
+  ...['EMAIL-001', 'EMAIL-002', 'EMAIL-003', 'EMAIL-004', 'EMAIL-005', 'EMAIL-007', 'EMAIL-008'],
   'CRE-006',
   'CRE-022',
   'AUTH-006',
