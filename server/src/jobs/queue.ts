@@ -65,6 +65,8 @@ export interface JobQueue {
    * (a schedule of retries the area keeps itself, as the webhooks' exact one).
    */
   enqueue(tx: Db, name: string, data: object, options?: { startAfterSeconds?: number }): Promise<void>;
+  /** Adds jobs (to run now) inside `tx`, in one statement; none: nothing. */
+  enqueueAll(tx: Db, name: string, data: object[]): Promise<void>;
   /**
    * Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). With
    * `batchSize` above 1, up to that many jobs are fetched at once and run side by side, and while fetches come back
@@ -72,6 +74,15 @@ export interface JobQueue {
    * is retried on its own.
    */
   work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>, options?: { batchSize?: number }): Promise<void>;
+  /**
+   * The same for a handler that takes a fetched batch (up to `batchSize` jobs) at once, to share its statements; it
+   * answers which jobs failed (each retried on its own; the others succeed), and a throw fails them all.
+   */
+  workBatches<T>(
+    name: string,
+    handler: (jobs: QueuedJob<T>[]) => Promise<{ failed: Set<string> }>,
+    options: { batchSize: number },
+  ): Promise<void>;
   depth(): Promise<QueueDepth[]>;
   /** Stops taking jobs and waits (at most `timeoutMs`) for the ones in hand. */
   stop(timeoutMs?: number): Promise<void>;
@@ -147,6 +158,11 @@ export async function installJobQueue(pool: Pool): Promise<void> {
   await boss.stop({ graceful: false, close: false });
 }
 
+/** A fetched job as a handler gets it. */
+function queuedJob<T>(job: JobWithMetadata<T>): QueuedJob<T> {
+  return { id: job.id, data: job.data, attempt: job.retryCount + 1, lastAttempt: job.retryCount >= job.retryLimit };
+}
+
 /** Starts this process's queue client on `databaseUrl` (its own small pool). The schema must be installed. */
 export async function startJobQueue(databaseUrl: string, options: QueueOptions = {}): Promise<JobQueue> {
   const heartbeatSeconds = Math.max(10, options.heartbeatSeconds ?? 30);
@@ -168,7 +184,35 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
   boss.on('error', (error: Error) => options.onError?.(error));
   await boss.start();
   const names: string[] = [];
+  /** This process's workers of each queue, woken when a job of it is committed here. */
+  const workers = new Map<string, string[]>();
+  const wake = (name: string) => {
+    for (const id of workers.get(name) ?? []) boss.notifyWorker(id);
+  };
+  const started = (name: string, id: string) => workers.set(name, [...(workers.get(name) ?? []), id]);
+  const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   let stopped = false;
+  async function workBatches<T>(
+    name: string,
+    handler: (jobs: QueuedJob<T>[]) => Promise<{ failed: Set<string> }>,
+    { batchSize }: { batchSize: number },
+  ) {
+    const batchOptions = {
+      includeMetadata: true as const,
+      perJobResults: true as const,
+      burstWhenBatchFull: true,
+      batchSize,
+      pollingIntervalSeconds,
+    };
+    const id = await boss.work(name, batchOptions, async (jobs: JobWithMetadata<T>[]) => {
+      const { failed } = await handler(jobs.map(queuedJob));
+      return jobs.map((job) => ({
+        id: job.id,
+        status: failed.has(job.id) ? ('failed' as const) : ('completed' as const),
+      }));
+    });
+    started(name, id);
+  }
   return {
     async define(name, policy) {
       const queue = {
@@ -194,39 +238,40 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
       const after = options.startAfterSeconds;
       const id = await boss.send(name, data, { db: bossDb(tx), ...(after ? { startAfter: after } : {}) });
       if (!id) throw new Error(`the job queue refused a job for ${name}`);
+      // A job to run now: this process's worker fetches as soon as it is committed, not at its next poll.
+      if (!after) tx.afterCommit(() => wake(name));
+    },
+    async enqueueAll(tx, name, data) {
+      if (data.length === 0) return;
+      const ids = await boss.insert(
+        name,
+        data.map((d) => ({ data: d })),
+        { db: bossDb(tx), returnId: true },
+      );
+      if (ids?.length !== data.length) throw new Error(`the job queue refused jobs for ${name}`);
+      tx.afterCommit(() => wake(name));
     },
     async work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>, workOpts: { batchSize?: number } = {}) {
-      const queued = (job: JobWithMetadata<T>): QueuedJob<T> => ({
-        id: job.id,
-        data: job.data,
-        attempt: job.retryCount + 1,
-        lastAttempt: job.retryCount >= job.retryLimit,
-      });
-      const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
       const batchSize = workOpts.batchSize ?? 1;
       if (batchSize > 1) {
-        const batchOptions = {
-          includeMetadata: true as const,
-          perJobResults: true as const,
-          burstWhenBatchFull: true,
-          batchSize,
-          pollingIntervalSeconds,
-        };
-        await boss.work(name, batchOptions, async (jobs: JobWithMetadata<T>[]) => {
-          const outcomes = await Promise.allSettled(jobs.map((job) => handler(queued(job))));
-          return jobs.map((job, i) => ({
-            id: job.id,
-            status: outcomes[i]!.status === 'fulfilled' ? ('completed' as const) : ('failed' as const),
-          }));
-        });
+        await workBatches<T>(
+          name,
+          async (jobs) => {
+            const outcomes = await Promise.allSettled(jobs.map((job) => handler(job)));
+            return { failed: new Set(jobs.filter((_, i) => outcomes[i]!.status === 'rejected').map((j) => j.id)) };
+          },
+          { batchSize },
+        );
         return;
       }
       const workOptions = { includeMetadata: true as const, batchSize: 1, pollingIntervalSeconds };
-      await boss.work(name, workOptions, async ([job]: JobWithMetadata<T>[]) => {
+      const id = await boss.work(name, workOptions, async ([job]: JobWithMetadata<T>[]) => {
         if (!job) return;
-        await handler(queued(job));
+        await handler(queuedJob(job));
       });
+      started(name, id);
     },
+    workBatches,
     async depth() {
       if (names.length === 0) return [];
       const queues = await boss.getQueues(names);

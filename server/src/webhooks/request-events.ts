@@ -55,6 +55,10 @@ export function requestEventsFollower({ repo, keyring, queue }: RequestEventDeps
       // The delivery's own time: an expiry by time is dated at its expiry, which a late notice may be long past.
       now: new Date(),
     });
-    for (const id of ids) await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: id });
+    await queue.enqueueAll(
+      tx,
+      WEBHOOK_QUEUE,
+      ids.map((id) => ({ delivery: id })),
+    );
   };
 }

@@ -150,25 +150,26 @@ const S = {
   findDelivery: sql<{ id: string; webhookId: string }>(
     `select ${D_COLUMNS} from webhook_deliveries where id = :id and webhook_id = :webhookId`,
   ),
-  /** A pending delivery with its webhook (null webhook columns: it was deleted). */
-  pendingDelivery: sql<Id>(
+  /** The pending deliveries among `ids`, each with its webhook (null webhook columns: it was deleted). */
+  pendingDeliveries: sql<{ ids: string[] }>(
     `select ${D_COLUMNS.split(', ')
       .map((c) => `d.${c}`)
       .join(', ')}, ${W_COLUMNS.split(', ')
       .map((c) => `w.${c} as w_${c}`)
       .join(', ')}
      from webhook_deliveries d left join webhooks w on w.id = d.webhook_id
-     where d.id = :id and d.status = 'pending'`,
+     where d.id = any(:ids::text[]) and d.status = 'pending'`,
     { prepare: true },
   ),
-  /** A success: the delivery delivered and its webhook no longer failing, in one statement. */
-  delivered: sql<{ id: string; webhookId: string; code: number; now: Date }>(
+  /** Successes: each delivery delivered (with its status code) and their webhooks no longer failing, in one statement. */
+  delivered: sql<{ ids: string[]; codes: number[]; webhookIds: string[]; now: Date }>(
     `with done as (
-       update webhook_deliveries set attempts = attempts + 1, status = 'delivered', last_status_code = :code,
+       update webhook_deliveries d set attempts = d.attempts + 1, status = 'delivered', last_status_code = v.code,
          last_error = null, next_attempt_at = null, delivered_at = :now
-       where id = :id
+       from unnest(:ids::text[], :codes::int[]) as v(id, code)
+       where d.id = v.id
      )
-     update webhooks set failing_since = null where id = :webhookId and failing_since is not null`,
+     update webhooks set failing_since = null where id = any(:webhookIds::uuid[]) and failing_since is not null`,
     { prepare: true },
   ),
   retryDelivery: sql<{ id: string; now: Date }>(
@@ -278,18 +279,27 @@ export function createWebhookRepository(db: Db) {
       const [row] = await db.query(S.findDelivery, { id, webhookId });
       return row ? deliveryOf(row) : null;
     },
-    /** A pending delivery and its webhook (null: deleted), in one statement. */
-    async pendingDelivery(id: string): Promise<{ delivery: DeliveryRow; hook: WebhookRow | null } | null> {
-      const [row] = await db.query(S.pendingDelivery, { id });
-      if (!row) return null;
-      const hook =
-        row.w_id === null || row.w_id === undefined
-          ? null
-          : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]])));
-      return { delivery: deliveryOf(row), hook };
+    /** The pending deliveries among `ids`, each with its webhook (null: deleted), in one statement; by id. */
+    async pendingDeliveries(ids: string[]): Promise<Map<string, { delivery: DeliveryRow; hook: WebhookRow | null }>> {
+      const found = new Map<string, { delivery: DeliveryRow; hook: WebhookRow | null }>();
+      for (const row of await db.query(S.pendingDeliveries, { ids })) {
+        const hook =
+          row.w_id === null || row.w_id === undefined
+            ? null
+            : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]])));
+        found.set(String(row.id), { delivery: deliveryOf(row), hook });
+      }
+      return found;
     },
-    async delivered(id: string, webhookId: string, code: number, now: Date): Promise<void> {
-      await db.query(S.delivered, { id, webhookId, code, now });
+    /** Successes (distinct deliveries), in one statement. */
+    async delivered(done: { id: string; webhookId: string; code: number }[], now: Date): Promise<void> {
+      if (done.length === 0) return;
+      await db.query(S.delivered, {
+        ids: done.map((d) => d.id),
+        codes: done.map((d) => d.code),
+        webhookIds: [...new Set(done.map((d) => d.webhookId))],
+        now,
+      });
     },
     /** In `tx`: the deliveries of one event to the owner's subscribed webhooks; their ids. */
     async insertDeliveries(
