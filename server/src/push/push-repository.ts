@@ -62,6 +62,25 @@ type CountedInsert = { row: PushRow; usedBytes: number } | { refused: true; used
 export type WithinCreate = (tx: Db, row: PushRow) => Promise<void>;
 
 /**
+ * A create's writes in its transaction: `ahead` runs before the push is inserted, given the push as it will be
+ * stored, for writes that need not see it (its webhook events: their deliveries and jobs); `after` runs after it, for
+ * rows that refer to it (the email notification, the read-receipt choice). Under the user's storage lock, `ahead`
+ * runs before the lock is taken, so the section that lock serialises (a user's creates, one at a time) is no longer
+ * with events than without; a refused create rolls them back with it.
+ */
+export interface CreateWrites {
+  ahead?: WithinCreate;
+  after?: WithinCreate;
+}
+
+/** The answer of a refused create inside its transaction: thrown, so that what `ahead` wrote rolls back. */
+class RefusedCreate extends Error {
+  constructor(readonly refusal: CountedInsert & { refused: true }) {
+    super('refused by the storage quota');
+  }
+}
+
+/**
  * More writes in the transaction of a change to a push, given the push as the change left it (its events, queued
  * with it: webhooks/push-events.ts). Without one, each change stays the single statement it was.
  */
@@ -679,14 +698,15 @@ function insertOperations(db: Db) {
       by: AuditActor,
       deadline: Date,
       key?: KeyRef,
-      within?: WithinCreate,
+      writes: CreateWrites = {},
     ): Promise<PushRow> {
       const statement = insertFor(files.length, key, false);
       const params = insertParams(push, files, by, deadline, key);
-      if (!within) return insertedPush(await db.query(statement, params), push)!;
+      if (!writes.ahead && !writes.after) return insertedPush(await db.query(statement, params), push)!;
       return db.transaction(async (tx) => {
+        await writes.ahead?.(tx, push);
         const row = insertedPush(await tx.query(statement, params), push)!;
-        await within(tx, row);
+        await writes.after?.(tx, row);
         return row;
       });
     },
@@ -837,23 +857,30 @@ function storageOperations(db: Db) {
       limit: number,
       now: Date,
       key?: KeyRef,
-      within?: WithinCreate,
+      writes: CreateWrites = {},
     ): Promise<CountedInsert> {
       const ownerId = push.ownerId!;
-      return db.transaction(async (tx) => {
-        await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
-        const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
-        if (used + push.storedBytes > limit) {
-          const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
-          return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
-        }
-        const row = insertedPush(
-          await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
-          push,
-        )!;
-        await within?.(tx, row);
-        return { row, usedBytes: used + push.storedBytes };
-      });
+      try {
+        return await db.transaction(async (tx) => {
+          await writes.ahead?.(tx, push);
+          await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
+          const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
+          if (used + push.storedBytes > limit) {
+            const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
+            const freeAt = free ? new Date(free.expires_at) : null;
+            throw new RefusedCreate({ refused: true, usedBytes: used, freeAt });
+          }
+          const row = insertedPush(
+            await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
+            push,
+          )!;
+          await writes.after?.(tx, row);
+          return { row, usedBytes: used + push.storedBytes };
+        });
+      } catch (error) {
+        if (error instanceof RefusedCreate) return error.refusal;
+        throw error;
+      }
     },
 
     /**

@@ -12,7 +12,7 @@ import { ApiError, isPastTime } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { AuditActor, WithinChange, WithinCreate } from '../push/push-repository.js';
+import type { AuditActor, CreateWrites, WithinChange } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
 import type { WebhookRepository } from './webhook-repository.js';
 
@@ -31,8 +31,11 @@ export const deliveryBodyContext = (eventId: string) => `webhook_deliveries.body
 type Ctx = { actor: AuditActor; now?: Date };
 
 export interface PushEvents {
-  /** Checks a create's `notify_owner_on_view` (422 when it cannot be honoured); the create's events, for owners. */
-  prepareCreate(input: PushInput, ctx: Ctx): WithinCreate | undefined;
+  /**
+   * Checks a create's `notify_owner_on_view` (422 when it cannot be honoured); the create's writes, for owners: its
+   * events ahead of the push (they need not see it), the read-receipt choice after it.
+   */
+  prepareCreate(input: PushInput, ctx: Ctx): CreateWrites | undefined;
   viewed(ctx: Ctx): WithinChange;
   failedPassphrase(ctx: Ctx): WithinChange;
   deleted(ctx: Ctx): WithinChange;
@@ -83,14 +86,18 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
     };
   }
 
-  /** One delivery per listening webhook (one statement), and a job for each, in `tx`. */
+  /** One delivery per listening webhook (one statement), and a job for each (one statement), in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
     const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
     const eventId = randomUUID();
     const body = keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId));
     const ids = await repo.insertDeliveries(tx, { userId: row.ownerId, event: type, eventId, body, now: at });
-    for (const id of ids) await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: id });
+    await queue.enqueueAll(
+      tx,
+      WEBHOOK_QUEUE,
+      ids.map((id) => ({ delivery: id })),
+    );
   }
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
@@ -117,12 +124,18 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
         if (choice && !receipts) throw refused('is not available (this instance sends no email)');
       }
       if (ctx.actor.userId === null || (!webhooks && !receipts)) return undefined;
-      return async (tx, row) => {
-        if (choice !== undefined && receipts) {
-          await repo.setReceipt(tx, row.id, choice);
-          if (choice) await repo.addOwner(tx, row.ownerId!);
-        }
-        await emit(tx, 'push.created', row, ctx.now ?? row.createdAt);
+      return {
+        ...(webhooks
+          ? { ahead: (tx: Db, row: PushRow) => emit(tx, 'push.created', row, ctx.now ?? row.createdAt) }
+          : {}),
+        ...(choice !== undefined && receipts
+          ? {
+              after: async (tx: Db, row: PushRow) => {
+                await repo.setReceipt(tx, row.id, choice);
+                if (choice) await repo.addOwner(tx, row.ownerId!);
+              },
+            }
+          : {}),
       };
     },
 
