@@ -10,6 +10,7 @@
  * The schema is installed by the migration step (`installJobQueue`, under the migrations' advisory lock), as the
  * role that owns the database's objects; at run time each process only uses it.
  */
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Db as BossDb, JobWithMetadata, PgBoss } from 'pg-boss';
 import type { Pool } from 'pg';
@@ -68,6 +69,15 @@ export interface JobQueue {
   /** Adds jobs (to run now) inside `tx`, in one statement; none: nothing. */
   enqueueAll(tx: Db, name: string, data: object[]): Promise<void>;
   /**
+   * For a statement that writes rows and their jobs at once: pg-boss's own insert of jobs of `name` (to run now), as
+   * the body of a data-modifying CTE, taking the jobs from `jobsJson` (a SQL expression giving the text of a JSON
+   * array of `{"data": …}`) instead of a parameter. Null when this pg-boss's statement is not of the shape this needs
+   * (then enqueueAll). The statement must run in a transaction; `enqueued(tx, name)` after it wakes the worker.
+   */
+  jobsInsertSql(name: string, jobsJson: string): string | null;
+  /** After jobs of `name` were added by a statement of jobsInsertSql in `tx`: this process's worker wakes at COMMIT. */
+  enqueued(tx: Db, name: string): void;
+  /**
    * Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). With
    * `batchSize` above 1, up to that many jobs are fetched at once and run side by side, and while fetches come back
    * full the worker fetches again at once (a burst drains without waiting a poll between jobs); each job succeeds or
@@ -88,15 +98,46 @@ export interface JobQueue {
   stop(timeoutMs?: number): Promise<void>;
 }
 
+/**
+ * Names of pg-boss's statements, by their text: a job's insert is a long statement whose text is fixed per queue, so
+ * it is prepared once per connection (as our own `prepare` statements are) rather than parsed and planned per job.
+ * Bounded: texts past the first PREPARED_MAX run unprepared.
+ */
+const preparedNames = new Map<string, string>();
+const PREPARED_MAX = 64;
+
+function preparedName(text: string): string | undefined {
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < PREPARED_MAX) {
+    name = `boss_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+}
+
 /** pg-boss's statements on one of our connections (a transaction's): its SQL runs as given, with its own `$n`. */
 function bossDb(tx: Db): BossDb {
   return {
     executeSql: async (text, values = []) => {
       const names = values.map((_, i) => `v${i}`);
       const params = Object.fromEntries(values.map((v, i) => [`v${i}`, v ?? null]));
-      return { rows: await tx.query({ text, names }, params) };
+      const name = preparedName(text);
+      return { rows: await tx.query({ text, names, ...(name ? { name } : {}) }, params) };
     },
   };
+}
+
+/**
+ * Whether pg-boss's insert of jobs is the shape jobsInsertSql needs: one INSERT whose only parameter, `$1`, is the
+ * jobs' JSON text, read once (`json_to_recordset($1::text::json)`), and nothing our `:name` placeholders would take.
+ */
+function insertTakesJobsFrom$1(text: string): boolean {
+  return (
+    /^\s*INSERT INTO /i.test(text) &&
+    (text.match(/\$\d/g) ?? []).length === 1 &&
+    text.includes('json_to_recordset($1::text::json)') &&
+    !/(?<!:):[A-Za-z_]/.test(text)
+  );
 }
 
 /** pg-boss on a pool of ours (the migration step's). */
@@ -192,6 +233,19 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
   const started = (name: string, id: string) => workers.set(name, [...(workers.get(name) ?? []), id]);
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   let stopped = false;
+  /** pg-boss's insert of a queue's jobs, as it sends it (captured once per queue, without running it). */
+  const insertSql = new Map<string, string | null>();
+  async function captureInsertSql(name: string): Promise<void> {
+    let text: string | null = null;
+    const capture: BossDb = {
+      executeSql: async (sqlText) => {
+        text = sqlText;
+        return { rows: [] };
+      },
+    };
+    await boss.insert(name, [{ data: {} }], { db: capture });
+    insertSql.set(name, text !== null && insertTakesJobsFrom$1(text) ? text : null);
+  }
   async function workBatches<T>(
     name: string,
     handler: (jobs: QueuedJob<T>[]) => Promise<{ failed: Set<string> }>,
@@ -233,6 +287,7 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
         });
       }
       if (!names.includes(name)) names.push(name);
+      await captureInsertSql(name);
     },
     async enqueue(tx, name, data, options = {}) {
       const after = options.startAfterSeconds;
@@ -240,6 +295,12 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
       if (!id) throw new Error(`the job queue refused a job for ${name}`);
       // A job to run now: this process's worker fetches as soon as it is committed, not at its next poll.
       if (!after) tx.afterCommit(() => wake(name));
+    },
+    jobsInsertSql(name, jobsJson) {
+      return insertSql.get(name)?.replace('$1', () => `(${jobsJson})`) ?? null;
+    },
+    enqueued(tx, name) {
+      tx.afterCommit(() => wake(name));
     },
     async enqueueAll(tx, name, data) {
       if (data.length === 0) return;

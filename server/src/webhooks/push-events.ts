@@ -30,6 +30,31 @@ export const deliveryBodyContext = (eventId: string) => `webhook_deliveries.body
 
 type Ctx = { actor: AuditActor; now?: Date };
 
+/**
+ * In `tx`: one event's deliveries (one per listening webhook) and a job of WEBHOOK_QUEUE for each, in one statement
+ * (the queue's own insert of jobs as a CTE of the deliveries' insert); in two when the queue cannot give its insert.
+ */
+export async function queueDeliveries(
+  tx: Db,
+  repo: WebhookRepository,
+  queue: JobQueue,
+  values: { userId: string; event: string; eventId: string; body: string; now: Date },
+): Promise<void> {
+  let withJobs = false;
+  const ids = await repo.insertDeliveries(tx, values, (jobsJson) => {
+    const jobsSql = queue.jobsInsertSql(WEBHOOK_QUEUE, jobsJson);
+    withJobs = jobsSql !== null;
+    return jobsSql;
+  });
+  if (!withJobs) {
+    await queue.enqueueAll(
+      tx,
+      WEBHOOK_QUEUE,
+      ids.map((id) => ({ delivery: id })),
+    );
+  } else if (ids.length > 0) queue.enqueued(tx, WEBHOOK_QUEUE);
+}
+
 export interface PushEvents {
   /**
    * Checks a create's `notify_owner_on_view` (422 when it cannot be honoured); the create's writes, for owners: its
@@ -86,18 +111,13 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
     };
   }
 
-  /** One delivery per listening webhook (one statement), and a job for each (one statement), in `tx`. */
+  /** One delivery per listening webhook and a job for each (queueDeliveries), in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
     const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
     const eventId = randomUUID();
     const body = keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId));
-    const ids = await repo.insertDeliveries(tx, { userId: row.ownerId, event: type, eventId, body, now: at });
-    await queue.enqueueAll(
-      tx,
-      WEBHOOK_QUEUE,
-      ids.map((id) => ({ delivery: id })),
-    );
+    await queueDeliveries(tx, repo, queue, { userId: row.ownerId, event: type, eventId, body, now: at });
   }
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {

@@ -4,7 +4,7 @@
  * one-statement view reads: listed, a view takes the transaction that queues its events; being listed with nothing
  * to send costs only that transaction).
  */
-import { sql, type Db } from '../db/sql.js';
+import { sql, type Db, type Statement } from '../db/sql.js';
 
 export interface WebhookRow {
   id: string;
@@ -83,6 +83,29 @@ function deliveryOf(r: Record<string, unknown>): DeliveryRow {
 }
 
 type Id = { id: string };
+type DeliveryValues = { userId: string; event: string; eventId: string; body: string; now: Date };
+
+const INSERT_DELIVERIES = `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+  select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
+    w.id, :event, :eventId, :body, 'pending', 0, :now, :now
+  from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)`;
+
+/** The jobs of the deliveries CTE `d` (one `{"data": {"delivery": id}}` each), as JSON text. */
+const DELIVERY_JOBS_JSON = `select coalesce(json_agg(json_build_object('data', json_build_object('delivery', d.id))), '[]'::json)::text from d`;
+
+/** The deliveries' statements with their jobs, by the queue's insert (one per queue, in practice). */
+const withJobs = new Map<string, Statement<DeliveryValues, { id: string }>>();
+
+function deliveriesWithJobs(jobsSql: string): Statement<DeliveryValues, { id: string }> {
+  let statement = withJobs.get(jobsSql);
+  if (!statement) {
+    statement = sql(`with d as (${INSERT_DELIVERIES} returning id), jobs as (${jobsSql}) select id from d`, {
+      prepare: true,
+    });
+    withJobs.set(jobsSql, statement);
+  }
+  return statement;
+}
 type Owned = { id: string; userId: string };
 
 const S = {
@@ -132,14 +155,7 @@ const S = {
    * One event's deliveries, one per enabled webhook of the owner subscribed to it, in one statement (none: nothing
    * written). The ids (`webhook-id`) are `msg_` and 26 hex digits of two random UUIDs (104 random bits).
    */
-  insertDeliveries: sql<{ userId: string; event: string; eventId: string; body: string; now: Date }, { id: string }>(
-    `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
-     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
-       w.id, :event, :eventId, :body, 'pending', 0, :now, :now
-     from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)
-     returning id`,
-    { prepare: true },
-  ),
+  insertDeliveries: sql<DeliveryValues, { id: string }>(`${INSERT_DELIVERIES} returning id`, { prepare: true }),
   deliveryCount: sql<{ webhookId: string }, { n: string }>(
     'select count(*) as n from webhook_deliveries where webhook_id = :webhookId',
   ),
@@ -301,12 +317,18 @@ export function createWebhookRepository(db: Db) {
         now,
       });
     },
-    /** In `tx`: the deliveries of one event to the owner's subscribed webhooks; their ids. */
+    /**
+     * In `tx`: the deliveries of one event to the owner's subscribed webhooks, and their jobs when `jobs` (a queue's
+     * insert, JobQueue.jobsInsertSql taking DELIVERY_JOBS_JSON) is given, in one statement; their ids.
+     */
     async insertDeliveries(
       tx: Db,
-      values: { userId: string; event: string; eventId: string; body: string; now: Date },
+      values: DeliveryValues,
+      jobs?: (jobsJson: string) => string | null,
     ): Promise<string[]> {
-      return (await tx.query(S.insertDeliveries, values)).map((r) => r.id);
+      const jobsSql = jobs?.(DELIVERY_JOBS_JSON);
+      const statement = jobsSql ? deliveriesWithJobs(jobsSql) : S.insertDeliveries;
+      return (await tx.query(statement, values)).map((r) => r.id);
     },
     async retryDelivery(tx: Db, id: string, now: Date): Promise<DeliveryRow> {
       return deliveryOf((await tx.query(S.retryDelivery, { id, now }))[0]!);
