@@ -286,13 +286,18 @@ class PushOperations implements PushService {
     // excludes. File bytes stay until the links issued lapse, so the links are made from the list read here.
     const payload = this.decryptOptional(row.payloadCiphertext, aad.payload(row.id));
     const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
-    const won = await repo.claimView(
-      row.id,
-      ctx.actor,
-      now,
-      deadlineOf(ctx),
-      this.on(row, (e) => e.viewed(ctx)),
-    );
+    // A listened-to owner's view: its events written by the claim's statement, when they can be; else (or when a view
+    // was taken meanwhile) the claim's transaction with them.
+    const inClaim = this.events && row.ownerId !== null ? this.events.viewedInClaim(ctx, row, now) : null;
+    const won =
+      (inClaim && (await repo.claimViewWith(row.id, ctx.actor, now, deadlineOf(ctx), row.viewsUsed, inClaim))) ||
+      (await repo.claimView(
+        row.id,
+        ctx.actor,
+        now,
+        deadlineOf(ctx),
+        this.on(row, (e) => e.viewed(ctx)),
+      ));
     // Someone else took the last view (or the time ran out) between our read and our claim.
     if (!won) return this.expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
     await this.retrieved(row, ctx, now);

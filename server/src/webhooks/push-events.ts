@@ -12,9 +12,15 @@ import { ApiError, isPastTime } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { AuditActor, CreateWrites, WithinChange } from '../push/push-repository.js';
+import {
+  claimedPush,
+  type AuditActor,
+  type ClaimWrites,
+  type CreateWrites,
+  type WithinChange,
+} from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
-import type { WebhookRepository } from './webhook-repository.js';
+import { eventDeliveryCtes, type WebhookRepository } from './webhook-repository.js';
 
 export const WEBHOOK_QUEUE = 'webhook.delivery';
 export const OWNER_NOTICE_QUEUE = 'email.owner-notice';
@@ -62,6 +68,12 @@ export interface PushEvents {
    */
   prepareCreate(input: PushInput, ctx: Ctx): CreateWrites | undefined;
   viewed(ctx: Ctx): WithinChange;
+  /**
+   * The same events written by the claim's own statement (no transaction), given the push as read before the claim
+   * (the claim then only happens from that count of views, so the bodies, made now, say what the claim did); null
+   * when that cannot be (read receipts on: they are decided in the transaction; no webhooks; an anonymous push).
+   */
+  viewedInClaim(ctx: Ctx, before: PushRow, now: Date): ClaimWrites | null;
   failedPassphrase(ctx: Ctx): WithinChange;
   deleted(ctx: Ctx): WithinChange;
   /** By time: noticed by a request, or by the sweeper. */
@@ -114,10 +126,15 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
   /** One delivery per listening webhook and a job for each (queueDeliveries), in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
+    const { eventId, body } = sealed(type, row, at, extra);
+    await queueDeliveries(tx, repo, queue, { userId: row.ownerId, event: type, eventId, body, now: at });
+  }
+
+  /** An event's type, id and body (an envelope bound to the id). */
+  function sealed(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
     const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
     const eventId = randomUUID();
-    const body = keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId));
-    await queueDeliveries(tx, repo, queue, { userId: row.ownerId, event: type, eventId, body, now: at });
+    return { type, eventId, body: keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId)) };
   }
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
@@ -171,6 +188,24 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
         });
       }
       if (row.expired) await expiredBy('views', () => now)(tx, row);
+    },
+
+    viewedInClaim(ctx, before, now) {
+      if (!webhooks || receipts || before.ownerId === null) return null;
+      const ctes = eventDeliveryCtes((jobsJson) => queue.jobsInsertSql(WEBHOOK_QUEUE, jobsJson));
+      if (ctes === null) return null;
+      const after = claimedPush(before, before.viewsUsed + 1, now, now);
+      const events = [sealed('push.viewed', after, now, { viewer: viewerOf(ctx.actor) })];
+      if (after.expired) events.push(sealed('push.expired', after, now, { reason: 'views' }));
+      return {
+        ctes,
+        params: {
+          eventTypes: events.map((e) => e.type),
+          eventIds: events.map((e) => e.eventId),
+          eventBodies: events.map((e) => e.body),
+        },
+        written: (db) => queue.enqueued(db, WEBHOOK_QUEUE),
+      };
     },
 
     failedPassphrase: (ctx) => async (tx, row) => {

@@ -93,6 +93,26 @@ const INSERT_DELIVERIES = `insert into webhook_deliveries (id, webhook_id, event
 /** The jobs of the deliveries CTE `d` (one `{"data": {"delivery": id}}` each), as JSON text. */
 const DELIVERY_JOBS_JSON = `select coalesce(json_agg(json_build_object('data', json_build_object('delivery', d.id))), '[]'::json)::text from d`;
 
+/**
+ * The CTEs that write events' deliveries and their jobs inside a statement that changes a push: for the row of the
+ * CTE `won` (the push as changed), one delivery per enabled webhook of its owner subscribed to each event given as
+ * arrays (`:eventTypes`, `:eventIds`, `:eventBodies`), dated `:now`, then their jobs (`jobs`: a queue's insert,
+ * JobQueue.jobsInsertSql, taking DELIVERY_JOBS_JSON); null when the queue has none.
+ */
+export function eventDeliveryCtes(jobs: (jobsJson: string) => string | null): string | null {
+  const jobsSql = jobs(DELIVERY_JOBS_JSON);
+  if (jobsSql === null) return null;
+  return `d as (
+    insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+    select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
+      w.id, e.event, e.event_id, e.body, 'pending', 0, :now, :now
+    from won join webhooks w on w.user_id = won.user_id and w.enabled
+    join unnest(:eventTypes::text[], :eventIds::uuid[], :eventBodies::text[]) as e(event, event_id, body)
+      on e.event = any(w.events)
+    returning id
+  ), jobs as (${jobsSql})`;
+}
+
 /** The deliveries' statements with their jobs, by the queue's insert (one per queue, in practice). */
 const withJobs = new Map<string, Statement<DeliveryValues, { id: string }>>();
 
