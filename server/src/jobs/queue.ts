@@ -235,6 +235,7 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
   let stopped = false;
   /** pg-boss's insert of a queue's jobs, as it sends it (captured once per queue, without running it). */
   const insertSql = new Map<string, string | null>();
+  const jobsSql = new Map<string, string | null>();
   async function captureInsertSql(name: string): Promise<void> {
     let text: string | null = null;
     const capture: BossDb = {
@@ -297,7 +298,10 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
       if (!after) tx.afterCommit(() => wake(name));
     },
     jobsInsertSql(name, jobsJson) {
-      return insertSql.get(name)?.replace('$1', () => `(${jobsJson})`) ?? null;
+      // The same text each time (callers key their prepared statements by it: a string's hash is computed once).
+      const key = `${name}\n${jobsJson}`;
+      if (!jobsSql.has(key)) jobsSql.set(key, insertSql.get(name)?.replace('$1', () => `(${jobsJson})`) ?? null);
+      return jobsSql.get(key)!;
     },
     enqueued(tx, name) {
       tx.afterCommit(() => wake(name));

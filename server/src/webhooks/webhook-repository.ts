@@ -102,6 +102,18 @@ const DELIVERY_JOBS_JSON = `select coalesce(json_agg(json_build_object('data', j
 export function eventDeliveryCtes(jobs: (jobsJson: string) => string | null): string | null {
   const jobsSql = jobs(DELIVERY_JOBS_JSON);
   if (jobsSql === null) return null;
+  // The same text each time (the claim's statement is kept by it).
+  let ctes = ctesByJobs.get(jobsSql);
+  if (ctes === undefined) {
+    ctes = eventDeliveryCtesText(jobsSql);
+    ctesByJobs.set(jobsSql, ctes);
+  }
+  return ctes;
+}
+
+const ctesByJobs = new Map<string, string>();
+
+function eventDeliveryCtesText(jobsSql: string): string {
   return `d as (
     insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
