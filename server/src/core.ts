@@ -321,6 +321,7 @@ async function startJobs(
     webhooks,
     async stop() {
       await queue.stop();
+      webhooks?.close();
       mailer?.close();
     },
   };

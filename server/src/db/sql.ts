@@ -60,6 +60,12 @@ export interface Db {
   query<P extends object, R>(statement: Statement<P, R>, params: P): Promise<R[]>;
   /** Runs `fn` in a transaction on one connection (rolled back when it throws). */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` once what was written here is committed: inside a transaction, after its COMMIT succeeded (never when
+   * it rolls back); on the pool, at once (each statement commits on its own). For hints only (a worker woken): `fn`
+   * must not throw, and nothing may depend on it running (a process may stop right after the commit).
+   */
+  afterCommit(fn: () => void): void;
 }
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
@@ -79,14 +85,21 @@ function runner(target: Queryable): Db['query'] {
 export function poolDb(pool: Pool): Db {
   const db: Db = {
     query: runner(pool),
+    afterCommit: (hint) => hint(),
     async transaction(fn) {
       const client = await pool.connect();
       let released = false;
+      const committed: (() => void)[] = [];
       try {
         await client.query('begin');
-        const tx: Db = { query: runner(client), transaction: (inner) => inner(tx) };
+        const tx: Db = {
+          query: runner(client),
+          transaction: (inner) => inner(tx),
+          afterCommit: (hint) => committed.push(hint),
+        };
         const result = await fn(tx);
         await client.query('commit');
+        for (const hint of committed) hint();
         return result;
       } catch (error) {
         try {

@@ -10,6 +10,7 @@
  * The schema is installed by the migration step (`installJobQueue`, under the migrations' advisory lock), as the
  * role that owns the database's objects; at run time each process only uses it.
  */
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Db as BossDb, JobWithMetadata, PgBoss } from 'pg-boss';
 import type { Pool } from 'pg';
@@ -65,6 +66,17 @@ export interface JobQueue {
    * (a schedule of retries the area keeps itself, as the webhooks' exact one).
    */
   enqueue(tx: Db, name: string, data: object, options?: { startAfterSeconds?: number }): Promise<void>;
+  /** Adds jobs (to run now) inside `tx`, in one statement; none: nothing. */
+  enqueueAll(tx: Db, name: string, data: object[]): Promise<void>;
+  /**
+   * For a statement that writes rows and their jobs at once: pg-boss's own insert of jobs of `name` (to run now), as
+   * the body of a data-modifying CTE, taking the jobs from `jobsJson` (a SQL expression giving the text of a JSON
+   * array of `{"data": …}`) instead of a parameter. Null when this pg-boss's statement is not of the shape this needs
+   * (then enqueueAll). The statement must run in a transaction; `enqueued(tx, name)` after it wakes the worker.
+   */
+  jobsInsertSql(name: string, jobsJson: string): string | null;
+  /** After jobs of `name` were added by a statement of jobsInsertSql in `tx`: this process's worker wakes at COMMIT. */
+  enqueued(tx: Db, name: string): void;
   /**
    * Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). With
    * `batchSize` above 1, up to that many jobs are fetched at once and run side by side, and while fetches come back
@@ -72,9 +84,35 @@ export interface JobQueue {
    * is retried on its own.
    */
   work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>, options?: { batchSize?: number }): Promise<void>;
+  /**
+   * The same for a handler that takes a fetched batch (up to `batchSize` jobs) at once, to share its statements; it
+   * answers which jobs failed (each retried on its own; the others succeed), and a throw fails them all.
+   */
+  workBatches<T>(
+    name: string,
+    handler: (jobs: QueuedJob<T>[]) => Promise<{ failed: Set<string> }>,
+    options: { batchSize: number },
+  ): Promise<void>;
   depth(): Promise<QueueDepth[]>;
   /** Stops taking jobs and waits (at most `timeoutMs`) for the ones in hand. */
   stop(timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * Names of pg-boss's statements, by their text: a job's insert is a long statement whose text is fixed per queue, so
+ * it is prepared once per connection (as our own `prepare` statements are) rather than parsed and planned per job.
+ * Bounded: texts past the first PREPARED_MAX run unprepared.
+ */
+const preparedNames = new Map<string, string>();
+const PREPARED_MAX = 64;
+
+function preparedName(text: string): string | undefined {
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < PREPARED_MAX) {
+    name = `boss_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
 }
 
 /** pg-boss's statements on one of our connections (a transaction's): its SQL runs as given, with its own `$n`. */
@@ -83,9 +121,23 @@ function bossDb(tx: Db): BossDb {
     executeSql: async (text, values = []) => {
       const names = values.map((_, i) => `v${i}`);
       const params = Object.fromEntries(values.map((v, i) => [`v${i}`, v ?? null]));
-      return { rows: await tx.query({ text, names }, params) };
+      const name = preparedName(text);
+      return { rows: await tx.query({ text, names, ...(name ? { name } : {}) }, params) };
     },
   };
+}
+
+/**
+ * Whether pg-boss's insert of jobs is the shape jobsInsertSql needs: one INSERT whose only parameter, `$1`, is the
+ * jobs' JSON text, read once (`json_to_recordset($1::text::json)`), and nothing our `:name` placeholders would take.
+ */
+function insertTakesJobsFrom$1(text: string): boolean {
+  return (
+    /^\s*INSERT INTO /i.test(text) &&
+    (text.match(/\$\d/g) ?? []).length === 1 &&
+    text.includes('json_to_recordset($1::text::json)') &&
+    !/(?<!:):[A-Za-z_]/.test(text)
+  );
 }
 
 /** pg-boss on a pool of ours (the migration step's). */
@@ -147,6 +199,11 @@ export async function installJobQueue(pool: Pool): Promise<void> {
   await boss.stop({ graceful: false, close: false });
 }
 
+/** A fetched job as a handler gets it. */
+function queuedJob<T>(job: JobWithMetadata<T>): QueuedJob<T> {
+  return { id: job.id, data: job.data, attempt: job.retryCount + 1, lastAttempt: job.retryCount >= job.retryLimit };
+}
+
 /** Starts this process's queue client on `databaseUrl` (its own small pool). The schema must be installed. */
 export async function startJobQueue(databaseUrl: string, options: QueueOptions = {}): Promise<JobQueue> {
   const heartbeatSeconds = Math.max(10, options.heartbeatSeconds ?? 30);
@@ -168,7 +225,49 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
   boss.on('error', (error: Error) => options.onError?.(error));
   await boss.start();
   const names: string[] = [];
+  /** This process's workers of each queue, woken when a job of it is committed here. */
+  const workers = new Map<string, string[]>();
+  const wake = (name: string) => {
+    for (const id of workers.get(name) ?? []) boss.notifyWorker(id);
+  };
+  const started = (name: string, id: string) => workers.set(name, [...(workers.get(name) ?? []), id]);
+  const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   let stopped = false;
+  /** pg-boss's insert of a queue's jobs, as it sends it (captured once per queue, without running it). */
+  const insertSql = new Map<string, string | null>();
+  const jobsSql = new Map<string, string | null>();
+  async function captureInsertSql(name: string): Promise<void> {
+    let text: string | null = null;
+    const capture: BossDb = {
+      executeSql: async (sqlText) => {
+        text = sqlText;
+        return { rows: [] };
+      },
+    };
+    await boss.insert(name, [{ data: {} }], { db: capture });
+    insertSql.set(name, text !== null && insertTakesJobsFrom$1(text) ? text : null);
+  }
+  async function workBatches<T>(
+    name: string,
+    handler: (jobs: QueuedJob<T>[]) => Promise<{ failed: Set<string> }>,
+    { batchSize }: { batchSize: number },
+  ) {
+    const batchOptions = {
+      includeMetadata: true as const,
+      perJobResults: true as const,
+      burstWhenBatchFull: true,
+      batchSize,
+      pollingIntervalSeconds,
+    };
+    const id = await boss.work(name, batchOptions, async (jobs: JobWithMetadata<T>[]) => {
+      const { failed } = await handler(jobs.map(queuedJob));
+      return jobs.map((job) => ({
+        id: job.id,
+        status: failed.has(job.id) ? ('failed' as const) : ('completed' as const),
+      }));
+    });
+    started(name, id);
+  }
   return {
     async define(name, policy) {
       const queue = {
@@ -189,44 +288,55 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
         });
       }
       if (!names.includes(name)) names.push(name);
+      await captureInsertSql(name);
     },
     async enqueue(tx, name, data, options = {}) {
       const after = options.startAfterSeconds;
       const id = await boss.send(name, data, { db: bossDb(tx), ...(after ? { startAfter: after } : {}) });
       if (!id) throw new Error(`the job queue refused a job for ${name}`);
+      // A job to run now: this process's worker fetches as soon as it is committed, not at its next poll.
+      if (!after) tx.afterCommit(() => wake(name));
+    },
+    jobsInsertSql(name, jobsJson) {
+      // The same text each time (callers key their prepared statements by it: a string's hash is computed once).
+      const key = `${name}\n${jobsJson}`;
+      if (!jobsSql.has(key)) jobsSql.set(key, insertSql.get(name)?.replace('$1', () => `(${jobsJson})`) ?? null);
+      return jobsSql.get(key)!;
+    },
+    enqueued(tx, name) {
+      tx.afterCommit(() => wake(name));
+    },
+    async enqueueAll(tx, name, data) {
+      if (data.length === 0) return;
+      const ids = await boss.insert(
+        name,
+        data.map((d) => ({ data: d })),
+        { db: bossDb(tx), returnId: true },
+      );
+      if (ids?.length !== data.length) throw new Error(`the job queue refused jobs for ${name}`);
+      tx.afterCommit(() => wake(name));
     },
     async work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>, workOpts: { batchSize?: number } = {}) {
-      const queued = (job: JobWithMetadata<T>): QueuedJob<T> => ({
-        id: job.id,
-        data: job.data,
-        attempt: job.retryCount + 1,
-        lastAttempt: job.retryCount >= job.retryLimit,
-      });
-      const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
       const batchSize = workOpts.batchSize ?? 1;
       if (batchSize > 1) {
-        const batchOptions = {
-          includeMetadata: true as const,
-          perJobResults: true as const,
-          burstWhenBatchFull: true,
-          batchSize,
-          pollingIntervalSeconds,
-        };
-        await boss.work(name, batchOptions, async (jobs: JobWithMetadata<T>[]) => {
-          const outcomes = await Promise.allSettled(jobs.map((job) => handler(queued(job))));
-          return jobs.map((job, i) => ({
-            id: job.id,
-            status: outcomes[i]!.status === 'fulfilled' ? ('completed' as const) : ('failed' as const),
-          }));
-        });
+        await workBatches<T>(
+          name,
+          async (jobs) => {
+            const outcomes = await Promise.allSettled(jobs.map((job) => handler(job)));
+            return { failed: new Set(jobs.filter((_, i) => outcomes[i]!.status === 'rejected').map((j) => j.id)) };
+          },
+          { batchSize },
+        );
         return;
       }
       const workOptions = { includeMetadata: true as const, batchSize: 1, pollingIntervalSeconds };
-      await boss.work(name, workOptions, async ([job]: JobWithMetadata<T>[]) => {
+      const id = await boss.work(name, workOptions, async ([job]: JobWithMetadata<T>[]) => {
         if (!job) return;
-        await handler(queued(job));
+        await handler(queuedJob(job));
       });
+      started(name, id);
     },
+    workBatches,
     async depth() {
       if (names.length === 0) return [];
       const queues = await boss.getQueues(names);

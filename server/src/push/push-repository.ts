@@ -62,6 +62,35 @@ type CountedInsert = { row: PushRow; usedBytes: number } | { refused: true; used
 export type WithinCreate = (tx: Db, row: PushRow) => Promise<void>;
 
 /**
+ * A create's writes in its transaction: `ahead` runs before the push is inserted, given the push as it will be
+ * stored, for writes that need not see it (its webhook events: their deliveries and jobs); `after` runs after it, for
+ * rows that refer to it (the email notification, the read-receipt choice). Under the user's storage lock, `ahead`
+ * runs before the lock is taken, so the section that lock serialises (a user's creates, one at a time) is no longer
+ * with events than without; a refused create rolls them back with it.
+ */
+export interface CreateWrites {
+  ahead?: WithinCreate;
+  after?: WithinCreate;
+}
+
+/**
+ * More writes of a view inside the claim's own statement: CTEs after `won` (the push as claimed, which they may read),
+ * their parameters, and what to run once the statement committed (it claimed).
+ */
+export interface ClaimWrites {
+  ctes: string;
+  params: Record<string, unknown>;
+  written(db: Db): void;
+}
+
+/** The answer of a refused create inside its transaction: thrown, so that what `ahead` wrote rolls back. */
+class RefusedCreate extends Error {
+  constructor(readonly refusal: CountedInsert & { refused: true }) {
+    super('refused by the storage quota');
+  }
+}
+
+/**
  * More writes in the transaction of a change to a push, given the push as the change left it (its events, queued
  * with it: webhooks/push-events.ts). Without one, each change stays the single statement it was.
  */
@@ -203,6 +232,48 @@ function insertStatement(
      select guard.in_time, ${addressQuota ? '(select bytes from quota) as window_bytes, ' : ''}push.id from guard left join push on true`,
     { prepare: files === 0 },
   );
+}
+
+/**
+ * The push as a claim of a view left it, from the row read before: only the counter, the time of change and (on the
+ * last view) the expiry and the erased secrets move (nothing else of a push changes while it can be viewed).
+ */
+export function claimedPush(row: PushRow, viewsUsed: number, updatedAt: Date, now: Date): PushRow {
+  const won: PushRow = { ...row, viewsUsed, updatedAt };
+  if (viewsUsed >= row.expireAfterViews) {
+    Object.assign(won, {
+      expired: true,
+      expiredOn: now,
+      payloadCiphertext: null,
+      noteCiphertext: null,
+      passphraseHash: null,
+    });
+  }
+  return won;
+}
+
+/** claimView's statements with more CTEs (ClaimWrites), by their text, and the claim only from a given views_used. */
+const claimsWith = new Map<string, Statement<Record<string, unknown>, InTime & Record<string, unknown>>>();
+
+function claimViewWith(ctes: string): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
+  let statement = claimsWith.get(ctes);
+  if (!statement) {
+    statement = sql(
+      `with ${GUARD}, won as (
+         update pushes set ${VIEW_SET('pushes')}
+         where id = :id and views_used = :viewsUsedBefore
+           and not expired and views_used < expire_after_views and expires_at > :now and ${IN_TIME}
+         returning ${P.list}
+       ), viewed as (
+         insert into audit_entries (${AUDIT_COLUMNS})
+         select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
+       ), ${ctes}
+       select guard.in_time, won.* from guard left join won on true`,
+      { prepare: true },
+    );
+    claimsWith.set(ctes, statement);
+  }
+  return statement;
 }
 
 const S = {
@@ -529,19 +600,7 @@ export function createPushRepository(db: Db) {
       if (raw.id === null || raw.id === undefined) return null;
       const row = P.fromRow(raw);
       if (raw.won_views_used === null || raw.won_views_used === undefined) return { row, won: null };
-      // The push as the claim left it: only the counter, the time of change and (on the last view) the expiry and the
-      // erased secrets moved since the row was read (nothing else of a push changes while it can be viewed).
-      const last = raw.won_views_used >= row.expireAfterViews;
-      const won: PushRow = { ...row, viewsUsed: raw.won_views_used, updatedAt: new Date(raw.won_updated_at!) };
-      if (last)
-        Object.assign(won, {
-          expired: true,
-          expiredOn: now,
-          payloadCiphertext: null,
-          noteCiphertext: null,
-          passphraseHash: null,
-        });
-      return { row, won };
+      return { row, won: claimedPush(row, raw.won_views_used, new Date(raw.won_updated_at!), now) };
     },
     /** Claims a view; null when none is left (or the time ran out). `within`: in the claim's transaction. */
     async claimView(
@@ -552,6 +611,25 @@ export function createPushRepository(db: Db) {
       within?: WithinChange,
     ): Promise<PushRow | null> {
       return changed(db, S.claimView, { id, ...auditParams(by, now), deadline }, within, guardedPush);
+    },
+
+    /**
+     * Claims a view in one statement with more writes (`writes`: a view's events), only when the push's views_used is
+     * still `viewsUsedBefore` (the count the writes were made for); null when it did not claim (a view taken
+     * meanwhile, none left, past its time), and then nothing was written.
+     */
+    async claimViewWith(
+      id: string,
+      by: AuditActor,
+      now: Date,
+      deadline: Date,
+      viewsUsedBefore: number,
+      writes: ClaimWrites,
+    ): Promise<PushRow | null> {
+      const params = { ...writes.params, id, viewsUsedBefore, ...auditParams(by, now), deadline };
+      const row = guardedPush(await db.query(claimViewWith(writes.ctes), params));
+      if (row) writes.written(db);
+      return row;
     },
 
     /** Expires a push past its time (idempotent; the sweeper does the same); returns its current row. */
@@ -679,14 +757,15 @@ function insertOperations(db: Db) {
       by: AuditActor,
       deadline: Date,
       key?: KeyRef,
-      within?: WithinCreate,
+      writes: CreateWrites = {},
     ): Promise<PushRow> {
       const statement = insertFor(files.length, key, false);
       const params = insertParams(push, files, by, deadline, key);
-      if (!within) return insertedPush(await db.query(statement, params), push)!;
+      if (!writes.ahead && !writes.after) return insertedPush(await db.query(statement, params), push)!;
       return db.transaction(async (tx) => {
+        await writes.ahead?.(tx, push);
         const row = insertedPush(await tx.query(statement, params), push)!;
-        await within(tx, row);
+        await writes.after?.(tx, row);
         return row;
       });
     },
@@ -837,23 +916,30 @@ function storageOperations(db: Db) {
       limit: number,
       now: Date,
       key?: KeyRef,
-      within?: WithinCreate,
+      writes: CreateWrites = {},
     ): Promise<CountedInsert> {
       const ownerId = push.ownerId!;
-      return db.transaction(async (tx) => {
-        await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
-        const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
-        if (used + push.storedBytes > limit) {
-          const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
-          return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
-        }
-        const row = insertedPush(
-          await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
-          push,
-        )!;
-        await within?.(tx, row);
-        return { row, usedBytes: used + push.storedBytes };
-      });
+      try {
+        return await db.transaction(async (tx) => {
+          await writes.ahead?.(tx, push);
+          await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
+          const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
+          if (used + push.storedBytes > limit) {
+            const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
+            const freeAt = free ? new Date(free.expires_at) : null;
+            throw new RefusedCreate({ refused: true, usedBytes: used, freeAt });
+          }
+          const row = insertedPush(
+            await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
+            push,
+          )!;
+          await writes.after?.(tx, row);
+          return { row, usedBytes: used + push.storedBytes };
+        });
+      } catch (error) {
+        if (error instanceof RefusedCreate) return error.refusal;
+        throw error;
+      }
     },
 
     /**

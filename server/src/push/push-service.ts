@@ -50,7 +50,15 @@ import { checkPassphrase } from './passphrase-gate.js';
 import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
 import type { NotifyService, PreparedNotify } from '../mail/notify-service.js';
 import type { PushEvents } from '../webhooks/push-events.js';
-import type { AuditActor, FileMeta, KeyRef, PushRepository, WithinChange, WithinCreate } from './push-repository.js';
+import type {
+  AuditActor,
+  CreateWrites,
+  FileMeta,
+  KeyRef,
+  PushRepository,
+  WithinChange,
+  WithinCreate,
+} from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
 import {
@@ -278,13 +286,18 @@ class PushOperations implements PushService {
     // excludes. File bytes stay until the links issued lapse, so the links are made from the list read here.
     const payload = this.decryptOptional(row.payloadCiphertext, aad.payload(row.id));
     const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
-    const won = await repo.claimView(
-      row.id,
-      ctx.actor,
-      now,
-      deadlineOf(ctx),
-      this.on(row, (e) => e.viewed(ctx)),
-    );
+    // A listened-to owner's view: its events written by the claim's statement, when they can be; else (or when a view
+    // was taken meanwhile) the claim's transaction with them.
+    const inClaim = this.events && row.ownerId !== null ? this.events.viewedInClaim(ctx, row, now) : null;
+    const won =
+      (inClaim && (await repo.claimViewWith(row.id, ctx.actor, now, deadlineOf(ctx), row.viewsUsed, inClaim))) ||
+      (await repo.claimView(
+        row.id,
+        ctx.actor,
+        now,
+        deadlineOf(ctx),
+        this.on(row, (e) => e.viewed(ctx)),
+      ));
     // Someone else took the last view (or the time ran out) between our read and our claim.
     if (!won) return this.expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
     await this.retrieved(row, ctx, now);
@@ -548,11 +561,11 @@ class PushOperations implements PushService {
     ctx: RequestContext,
     now: Date,
     key?: KeyRef,
-    within?: WithinCreate,
+    writes?: CreateWrites,
   ): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
     const { repo, settings } = this;
     const quota = governingQuota(settings, ctx.actor.userId);
-    if (!quota) return { row: await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key, within) };
+    if (!quota) return { row: await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key, writes) };
     const limit = quota === 'anonymous' ? settings.anonymousStoragePerHour : settings.userStorageBytes;
     if (push.storedBytes > limit) throw largerThanQuota(quota, push.storedBytes, limit);
     const counted =
@@ -565,7 +578,7 @@ class PushOperations implements PushService {
             addressQuota(settings, ctx.actor.ip, now),
             key,
           )
-        : await repo.insertCountedForUser(push, files, ctx.actor, deadlineOf(ctx), limit, now, key, within);
+        : await repo.insertCountedForUser(push, files, ctx.actor, deadlineOf(ctx), limit, now, key, writes);
     if ('refused' in counted) {
       // The anonymous window starts again on the hour; a user's space frees as pushes expire (by time at the latest).
       const retryAfter = counted.freeAt
@@ -588,16 +601,17 @@ class PushOperations implements PushService {
     const created = this.events?.prepareCreate(input, ctx);
     const { push, files } = await this.newRows(valid, ctx.actor.userId, now);
     const mail = notify ? this.mailWithin(notify, ctx) : undefined;
-    const within: WithinCreate | undefined =
-      mail && created
+    const after: WithinCreate | undefined =
+      mail && created?.after
         ? async (tx, row) => {
             await mail(tx, row);
-            await created(tx, row);
+            await created.after!(tx, row);
           }
-        : (mail ?? created);
+        : (mail ?? created?.after);
+    const writes: CreateWrites = { ...(created?.ahead ? { ahead: created.ahead } : {}), ...(after ? { after } : {}) };
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const { row, storage } = await this.store(push, files, ctx, now, key, within);
+        const { row, storage } = await this.store(push, files, ctx, now, key, writes);
         const record: PushOwner = {
           ...ownerRecord(row, now, this.baseOf(ctx), { name: valid.name, note: valid.note }),
           push_id: row.id,

@@ -15,7 +15,7 @@ import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import { deliveryBodyContext, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type OwnerNotice } from './push-events.js';
 import { signatureHeaders } from './signing.js';
 import { checkTarget, TargetRefused, type Target, type TargetRules } from './targets.js';
-import type { WebhookRepository, WebhookRow } from './webhook-repository.js';
+import type { DeliveryRow, WebhookRepository, WebhookRow } from './webhook-repository.js';
 
 const TIMEOUT_MS = 10_000;
 const ANSWER_MAX_BYTES = 64 * 1024;
@@ -30,14 +30,42 @@ interface TryOutcome {
   error: string | null;
 }
 
+/**
+ * Keep-alive connections, pooled by what was checked: a request goes to `host: <checked address>` on the URL's port
+ * (and for https with the URL's host name as servername), and Node's agents key their free sockets by host, port and
+ * (https) servername, so a socket taken from the pool is one connected to that very address, never to whatever a
+ * name resolves to later. Free sockets close after IDLE_MS (sooner when the endpoint's Keep-Alive hint says so).
+ */
+export interface DeliveryAgents {
+  http: http.Agent;
+  https: https.Agent;
+  close(): void;
+}
+
+const IDLE_MS = 4000;
+
+export function deliveryAgents(): DeliveryAgents {
+  const options = { keepAlive: true, timeout: IDLE_MS, maxFreeSockets: 64, scheduling: 'lifo' as const };
+  const agents = { http: new http.Agent(options), https: new https.Agent(options) };
+  return {
+    ...agents,
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
+
+type Sent = TryOutcome & { staleSocket?: boolean };
+
 /** One POST to the checked address, at most TIMEOUT_MS, reading at most ANSWER_MAX_BYTES of the answer. */
-function post(target: Target, headers: Record<string, string>, body: string): Promise<TryOutcome> {
+function postOnce(target: Target, headers: Record<string, string>, body: string, agents: DeliveryAgents | false) {
   const { url, address } = target;
   const secure = url.protocol === 'https:';
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  return new Promise((resolve) => {
+  return new Promise<Sent>((resolve) => {
     let settled = false;
-    const done = (outcome: TryOutcome) => {
+    const done = (outcome: Sent) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -48,7 +76,7 @@ function post(target: Target, headers: Record<string, string>, body: string): Pr
       port: url.port ? Number(url.port) : secure ? 443 : 80,
       path: `${url.pathname}${url.search}`,
       method: 'POST',
-      agent: false,
+      agent: agents ? (secure ? agents.https : agents.http) : false,
       ...(secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
       headers: {
         ...headers,
@@ -85,10 +113,18 @@ function post(target: Target, headers: Record<string, string>, body: string): Pr
         ok: false,
         code: null,
         error: `${/^E[A-Z]+$/.test(error.code ?? '') ? error.code : 'connection failed'}`,
+        // A kept-alive socket the endpoint closed as it was reused (before any answer): sent again, on a new one.
+        staleSocket: request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE'),
       }),
     );
     request.end(body);
   });
+}
+
+async function post(target: Target, headers: Record<string, string>, body: string, agents: DeliveryAgents) {
+  const sent = await postOnce(target, headers, body, agents);
+  if (!sent.staleSocket) return sent;
+  return postOnce(target, headers, body, false);
 }
 
 export interface DeliveryDeps {
@@ -101,6 +137,7 @@ export interface DeliveryDeps {
   schedule: number[];
   /** An SMTP relay is configured (the owner of a disabled webhook is emailed). */
   mail: boolean;
+  agents: DeliveryAgents;
 }
 
 /** The secrets that sign now: the current one, and the previous one until its 24 hours are over. */
@@ -110,8 +147,14 @@ function secretsOf(hook: WebhookRow, keyring: Keyring, now: Date): string[] {
   return [current, keyring.decryptText(hook.previousSecret, secretContext(hook.id))];
 }
 
-/** The job handler of WEBHOOK_QUEUE. */
-export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mail }: DeliveryDeps) {
+type Pending = { delivery: DeliveryRow; hook: WebhookRow | null };
+
+/**
+ * The job handler of WEBHOOK_QUEUE, a batch at a time: the batch's pending deliveries read in one statement, each
+ * tried (side by side), the successes recorded in one statement, each failure in its own transaction (its retry
+ * queued with it). A job whose delivery is no longer pending (delivered, failed, its webhook deleted) does nothing.
+ */
+export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mail, agents }: DeliveryDeps) {
   /** A failure: the next try queued (or the delivery failed), and the webhook disabled after 5 days of failures. */
   async function failed(hook: WebhookRow, deliveryId: string, attempts: number, outcome: TryOutcome, now: Date) {
     const wait = schedule[attempts - 1];
@@ -143,13 +186,9 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
     }
   }
 
-  return async (job: QueuedJob<{ delivery: string }>): Promise<void> => {
-    // The delivery and its webhook in one statement; null when delivered or failed already, or its webhook deleted.
-    const pending = await repo.pendingDelivery(job.data.delivery);
-    if (!pending) return;
-    const { delivery, hook } = pending;
+  /** One try of a pending delivery; its outcome when it was a success (recorded with the batch's), else recorded. */
+  async function attempt({ delivery, hook }: Pending): Promise<{ code: number; webhookId: string } | null> {
     const now = new Date();
-    const attempts = delivery.attempts + 1;
     if (!hook?.enabled) {
       await db.transaction((tx) =>
         repo.tried(tx, delivery.id, {
@@ -160,7 +199,7 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
           deliveredAt: null,
         }),
       );
-      return;
+      return null;
     }
     let outcome: TryOutcome;
     try {
@@ -172,16 +211,40 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
         Math.floor(now.getTime() / 1000),
         body,
       );
-      outcome = await post(target, headers, body);
+      outcome = await post(target, headers, body, agents);
     } catch (error) {
       if (!(error instanceof TargetRefused)) throw error;
       outcome = { ok: false, code: null, error: `address refused: ${error.reason}`.slice(0, 200) };
     }
-    if (outcome.ok) {
-      // One statement: delivered, and the webhook no longer failing.
-      await repo.delivered(delivery.id, hook.id, outcome.code!, new Date());
-      return;
+    if (outcome.ok) return { code: outcome.code!, webhookId: hook.id };
+    await failed(hook, delivery.id, delivery.attempts + 1, outcome, now);
+    return null;
+  }
+
+  return async (jobs: QueuedJob<{ delivery: string }>[]): Promise<{ failed: Set<string> }> => {
+    // Jobs of one delivery (a retry asked while one was queued) share one try.
+    const ids = [...new Set(jobs.map((job) => job.data.delivery))];
+    const pending = await repo.pendingDeliveries(ids);
+    const failedIds = new Set<string>();
+    const successes: { id: string; webhookId: string; code: number }[] = [];
+    await Promise.all(
+      ids.map(async (id) => {
+        const found = pending.get(id);
+        if (!found) return;
+        try {
+          const success = await attempt(found);
+          if (success) successes.push({ id, ...success });
+        } catch {
+          failedIds.add(id);
+        }
+      }),
+    );
+    try {
+      await repo.delivered(successes, new Date());
+    } catch {
+      // Not recorded: those jobs are retried (and their deliveries sent again: at least once).
+      for (const s of successes) failedIds.add(s.id);
     }
-    await failed(hook, delivery.id, attempts, outcome, now);
+    return { failed: new Set(jobs.filter((job) => failedIds.has(job.data.delivery)).map((job) => job.id)) };
   };
 }

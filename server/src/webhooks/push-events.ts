@@ -12,9 +12,15 @@ import { ApiError, isPastTime } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { AuditActor, WithinChange, WithinCreate } from '../push/push-repository.js';
+import {
+  claimedPush,
+  type AuditActor,
+  type ClaimWrites,
+  type CreateWrites,
+  type WithinChange,
+} from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
-import type { WebhookRepository } from './webhook-repository.js';
+import { eventDeliveryCtes, type WebhookRepository } from './webhook-repository.js';
 
 export const WEBHOOK_QUEUE = 'webhook.delivery';
 export const OWNER_NOTICE_QUEUE = 'email.owner-notice';
@@ -30,10 +36,44 @@ export const deliveryBodyContext = (eventId: string) => `webhook_deliveries.body
 
 type Ctx = { actor: AuditActor; now?: Date };
 
+/**
+ * In `tx`: one event's deliveries (one per listening webhook) and a job of WEBHOOK_QUEUE for each, in one statement
+ * (the queue's own insert of jobs as a CTE of the deliveries' insert); in two when the queue cannot give its insert.
+ */
+export async function queueDeliveries(
+  tx: Db,
+  repo: WebhookRepository,
+  queue: JobQueue,
+  values: { userId: string; event: string; eventId: string; body: string; now: Date },
+): Promise<void> {
+  let withJobs = false;
+  const ids = await repo.insertDeliveries(tx, values, (jobsJson) => {
+    const jobsSql = queue.jobsInsertSql(WEBHOOK_QUEUE, jobsJson);
+    withJobs = jobsSql !== null;
+    return jobsSql;
+  });
+  if (!withJobs) {
+    await queue.enqueueAll(
+      tx,
+      WEBHOOK_QUEUE,
+      ids.map((id) => ({ delivery: id })),
+    );
+  } else if (ids.length > 0) queue.enqueued(tx, WEBHOOK_QUEUE);
+}
+
 export interface PushEvents {
-  /** Checks a create's `notify_owner_on_view` (422 when it cannot be honoured); the create's events, for owners. */
-  prepareCreate(input: PushInput, ctx: Ctx): WithinCreate | undefined;
+  /**
+   * Checks a create's `notify_owner_on_view` (422 when it cannot be honoured); the create's writes, for owners: its
+   * events ahead of the push (they need not see it), the read-receipt choice after it.
+   */
+  prepareCreate(input: PushInput, ctx: Ctx): CreateWrites | undefined;
   viewed(ctx: Ctx): WithinChange;
+  /**
+   * The same events written by the claim's own statement (no transaction), given the push as read before the claim
+   * (the claim then only happens from that count of views, so the bodies, made now, say what the claim did); null
+   * when that cannot be (read receipts on: they are decided in the transaction; no webhooks; an anonymous push).
+   */
+  viewedInClaim(ctx: Ctx, before: PushRow, now: Date): ClaimWrites | null;
   failedPassphrase(ctx: Ctx): WithinChange;
   deleted(ctx: Ctx): WithinChange;
   /** By time: noticed by a request, or by the sweeper. */
@@ -83,14 +123,18 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
     };
   }
 
-  /** One delivery per listening webhook (one statement), and a job for each, in `tx`. */
+  /** One delivery per listening webhook and a job for each (queueDeliveries), in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
+    const { eventId, body } = sealed(type, row, at, extra);
+    await queueDeliveries(tx, repo, queue, { userId: row.ownerId, event: type, eventId, body, now: at });
+  }
+
+  /** An event's type, id and body (an envelope bound to the id). */
+  function sealed(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
     const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
     const eventId = randomUUID();
-    const body = keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId));
-    const ids = await repo.insertDeliveries(tx, { userId: row.ownerId, event: type, eventId, body, now: at });
-    for (const id of ids) await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: id });
+    return { type, eventId, body: keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId)) };
   }
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
@@ -117,12 +161,18 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
         if (choice && !receipts) throw refused('is not available (this instance sends no email)');
       }
       if (ctx.actor.userId === null || (!webhooks && !receipts)) return undefined;
-      return async (tx, row) => {
-        if (choice !== undefined && receipts) {
-          await repo.setReceipt(tx, row.id, choice);
-          if (choice) await repo.addOwner(tx, row.ownerId!);
-        }
-        await emit(tx, 'push.created', row, ctx.now ?? row.createdAt);
+      return {
+        ...(webhooks
+          ? { ahead: (tx: Db, row: PushRow) => emit(tx, 'push.created', row, ctx.now ?? row.createdAt) }
+          : {}),
+        ...(choice !== undefined && receipts
+          ? {
+              after: async (tx: Db, row: PushRow) => {
+                await repo.setReceipt(tx, row.id, choice);
+                if (choice) await repo.addOwner(tx, row.ownerId!);
+              },
+            }
+          : {}),
       };
     },
 
@@ -138,6 +188,24 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
         });
       }
       if (row.expired) await expiredBy('views', () => now)(tx, row);
+    },
+
+    viewedInClaim(ctx, before, now) {
+      if (!webhooks || receipts || before.ownerId === null) return null;
+      const ctes = eventDeliveryCtes((jobsJson) => queue.jobsInsertSql(WEBHOOK_QUEUE, jobsJson));
+      if (ctes === null) return null;
+      const after = claimedPush(before, before.viewsUsed + 1, now, now);
+      const events = [sealed('push.viewed', after, now, { viewer: viewerOf(ctx.actor) })];
+      if (after.expired) events.push(sealed('push.expired', after, now, { reason: 'views' }));
+      return {
+        ctes,
+        params: {
+          eventTypes: events.map((e) => e.type),
+          eventIds: events.map((e) => e.eventId),
+          eventBodies: events.map((e) => e.body),
+        },
+        written: (db) => queue.enqueued(db, WEBHOOK_QUEUE),
+      };
     },
 
     failedPassphrase: (ctx) => async (tx, row) => {

@@ -12,7 +12,7 @@ import type { WebhookEvent, WebhookRequestData } from '@secret-push/sdk/generate
 import type { Keyring } from '../crypto/envelope.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MoveFollower, RequestMove } from '../request/request-service.js';
-import { deliveryBodyContext, WEBHOOK_QUEUE } from './push-events.js';
+import { deliveryBodyContext, queueDeliveries } from './push-events.js';
 import type { WebhookRepository } from './webhook-repository.js';
 
 export interface RequestEventDeps {
@@ -47,7 +47,7 @@ export function requestEventsFollower({ repo, keyring, queue }: RequestEventDeps
     const event = { type: move.type, timestamp: move.at.toISOString(), data } as WebhookEvent;
     const eventId = randomUUID();
     const body = keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId));
-    const ids = await repo.insertDeliveries(tx, {
+    await queueDeliveries(tx, repo, queue, {
       userId: row.ownerId,
       event: move.type,
       eventId,
@@ -55,6 +55,5 @@ export function requestEventsFollower({ repo, keyring, queue }: RequestEventDeps
       // The delivery's own time: an expiry by time is dated at its expiry, which a late notice may be long past.
       now: new Date(),
     });
-    for (const id of ids) await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: id });
   };
 }

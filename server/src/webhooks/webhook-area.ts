@@ -9,7 +9,7 @@ import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { WithinChange } from '../push/push-repository.js';
-import { webhookDelivery } from './delivery.js';
+import { deliveryAgents, webhookDelivery } from './delivery.js';
 import { ownerNoticeDelivery } from './owner-notices.js';
 import type { MoveFollower } from '../request/request-service.js';
 import { createPushEvents, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type PushEvents } from './push-events.js';
@@ -29,6 +29,8 @@ export interface WebhookArea {
   /** The sweeper's `push.expired` (reason `sweeper`), for owned pushes. */
   sweptWithin: WithinChange;
   forget(now: Date): Promise<void>;
+  /** Closes the kept-alive connections to endpoints (after the queue stopped). */
+  close(): void;
 }
 
 export interface WebhookAreaDeps {
@@ -67,12 +69,14 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
       expireInSeconds: 300,
     });
   }
+  const agents = deliveryAgents();
   if (deps.workers) {
     const schedule = settings.webhooks.retrySchedule;
-    // Up to 16 deliveries side by side (each waits on its endpoint, up to 10 s), fetched again at once while a burst lasts.
-    await queue.work(
+    // Up to 16 deliveries side by side (each waits on its endpoint, up to 10 s), fetched again at once while a burst
+    // lasts, and at once when this process commits a job of it.
+    await queue.workBatches(
       WEBHOOK_QUEUE,
-      webhookDelivery({ db, repo, keyring, queue, rules, schedule, mail: mailer !== null }),
+      webhookDelivery({ db, repo, keyring, queue, rules, schedule, mail: mailer !== null, agents }),
       { batchSize: 16 },
     );
     if (mailer) await queue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
@@ -95,5 +99,6 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
       if (row.ownerId !== null) await expiredBySweeper(tx, row);
     },
     forget: (now) => repo.forgetDeliveries(new Date(now.getTime() - KEEP_DELIVERIES_MS)),
+    close: () => agents.close(),
   };
 }

@@ -4,7 +4,7 @@
  * one-statement view reads: listed, a view takes the transaction that queues its events; being listed with nothing
  * to send costs only that transaction).
  */
-import { sql, type Db } from '../db/sql.js';
+import { sql, type Db, type Statement } from '../db/sql.js';
 
 export interface WebhookRow {
   id: string;
@@ -83,6 +83,61 @@ function deliveryOf(r: Record<string, unknown>): DeliveryRow {
 }
 
 type Id = { id: string };
+type DeliveryValues = { userId: string; event: string; eventId: string; body: string; now: Date };
+
+const INSERT_DELIVERIES = `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+  select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
+    w.id, :event, :eventId, :body, 'pending', 0, :now, :now
+  from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)`;
+
+/** The jobs of the deliveries CTE `d` (one `{"data": {"delivery": id}}` each), as JSON text. */
+const DELIVERY_JOBS_JSON = `select coalesce(json_agg(json_build_object('data', json_build_object('delivery', d.id))), '[]'::json)::text from d`;
+
+/**
+ * The CTEs that write events' deliveries and their jobs inside a statement that changes a push: for the row of the
+ * CTE `won` (the push as changed), one delivery per enabled webhook of its owner subscribed to each event given as
+ * arrays (`:eventTypes`, `:eventIds`, `:eventBodies`), dated `:now`, then their jobs (`jobs`: a queue's insert,
+ * JobQueue.jobsInsertSql, taking DELIVERY_JOBS_JSON); null when the queue has none.
+ */
+export function eventDeliveryCtes(jobs: (jobsJson: string) => string | null): string | null {
+  const jobsSql = jobs(DELIVERY_JOBS_JSON);
+  if (jobsSql === null) return null;
+  // The same text each time (the claim's statement is kept by it).
+  let ctes = ctesByJobs.get(jobsSql);
+  if (ctes === undefined) {
+    ctes = eventDeliveryCtesText(jobsSql);
+    ctesByJobs.set(jobsSql, ctes);
+  }
+  return ctes;
+}
+
+const ctesByJobs = new Map<string, string>();
+
+function eventDeliveryCtesText(jobsSql: string): string {
+  return `d as (
+    insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+    select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
+      w.id, e.event, e.event_id, e.body, 'pending', 0, :now, :now
+    from won join webhooks w on w.user_id = won.user_id and w.enabled
+    join unnest(:eventTypes::text[], :eventIds::uuid[], :eventBodies::text[]) as e(event, event_id, body)
+      on e.event = any(w.events)
+    returning id
+  ), jobs as (${jobsSql})`;
+}
+
+/** The deliveries' statements with their jobs, by the queue's insert (one per queue, in practice). */
+const withJobs = new Map<string, Statement<DeliveryValues, { id: string }>>();
+
+function deliveriesWithJobs(jobsSql: string): Statement<DeliveryValues, { id: string }> {
+  let statement = withJobs.get(jobsSql);
+  if (!statement) {
+    statement = sql(`with d as (${INSERT_DELIVERIES} returning id), jobs as (${jobsSql}) select id from d`, {
+      prepare: true,
+    });
+    withJobs.set(jobsSql, statement);
+  }
+  return statement;
+}
 type Owned = { id: string; userId: string };
 
 const S = {
@@ -132,14 +187,7 @@ const S = {
    * One event's deliveries, one per enabled webhook of the owner subscribed to it, in one statement (none: nothing
    * written). The ids (`webhook-id`) are `msg_` and 26 hex digits of two random UUIDs (104 random bits).
    */
-  insertDeliveries: sql<{ userId: string; event: string; eventId: string; body: string; now: Date }, { id: string }>(
-    `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
-     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
-       w.id, :event, :eventId, :body, 'pending', 0, :now, :now
-     from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)
-     returning id`,
-    { prepare: true },
-  ),
+  insertDeliveries: sql<DeliveryValues, { id: string }>(`${INSERT_DELIVERIES} returning id`, { prepare: true }),
   deliveryCount: sql<{ webhookId: string }, { n: string }>(
     'select count(*) as n from webhook_deliveries where webhook_id = :webhookId',
   ),
@@ -150,25 +198,26 @@ const S = {
   findDelivery: sql<{ id: string; webhookId: string }>(
     `select ${D_COLUMNS} from webhook_deliveries where id = :id and webhook_id = :webhookId`,
   ),
-  /** A pending delivery with its webhook (null webhook columns: it was deleted). */
-  pendingDelivery: sql<Id>(
+  /** The pending deliveries among `ids`, each with its webhook (null webhook columns: it was deleted). */
+  pendingDeliveries: sql<{ ids: string[] }>(
     `select ${D_COLUMNS.split(', ')
       .map((c) => `d.${c}`)
       .join(', ')}, ${W_COLUMNS.split(', ')
       .map((c) => `w.${c} as w_${c}`)
       .join(', ')}
      from webhook_deliveries d left join webhooks w on w.id = d.webhook_id
-     where d.id = :id and d.status = 'pending'`,
+     where d.id = any(:ids::text[]) and d.status = 'pending'`,
     { prepare: true },
   ),
-  /** A success: the delivery delivered and its webhook no longer failing, in one statement. */
-  delivered: sql<{ id: string; webhookId: string; code: number; now: Date }>(
+  /** Successes: each delivery delivered (with its status code) and their webhooks no longer failing, in one statement. */
+  delivered: sql<{ ids: string[]; codes: number[]; webhookIds: string[]; now: Date }>(
     `with done as (
-       update webhook_deliveries set attempts = attempts + 1, status = 'delivered', last_status_code = :code,
+       update webhook_deliveries d set attempts = d.attempts + 1, status = 'delivered', last_status_code = v.code,
          last_error = null, next_attempt_at = null, delivered_at = :now
-       where id = :id
+       from unnest(:ids::text[], :codes::int[]) as v(id, code)
+       where d.id = v.id
      )
-     update webhooks set failing_since = null where id = :webhookId and failing_since is not null`,
+     update webhooks set failing_since = null where id = any(:webhookIds::uuid[]) and failing_since is not null`,
     { prepare: true },
   ),
   retryDelivery: sql<{ id: string; now: Date }>(
@@ -278,25 +327,40 @@ export function createWebhookRepository(db: Db) {
       const [row] = await db.query(S.findDelivery, { id, webhookId });
       return row ? deliveryOf(row) : null;
     },
-    /** A pending delivery and its webhook (null: deleted), in one statement. */
-    async pendingDelivery(id: string): Promise<{ delivery: DeliveryRow; hook: WebhookRow | null } | null> {
-      const [row] = await db.query(S.pendingDelivery, { id });
-      if (!row) return null;
-      const hook =
-        row.w_id === null || row.w_id === undefined
-          ? null
-          : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]])));
-      return { delivery: deliveryOf(row), hook };
+    /** The pending deliveries among `ids`, each with its webhook (null: deleted), in one statement; by id. */
+    async pendingDeliveries(ids: string[]): Promise<Map<string, { delivery: DeliveryRow; hook: WebhookRow | null }>> {
+      const found = new Map<string, { delivery: DeliveryRow; hook: WebhookRow | null }>();
+      for (const row of await db.query(S.pendingDeliveries, { ids })) {
+        const hook =
+          row.w_id === null || row.w_id === undefined
+            ? null
+            : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]])));
+        found.set(String(row.id), { delivery: deliveryOf(row), hook });
+      }
+      return found;
     },
-    async delivered(id: string, webhookId: string, code: number, now: Date): Promise<void> {
-      await db.query(S.delivered, { id, webhookId, code, now });
+    /** Successes (distinct deliveries), in one statement. */
+    async delivered(done: { id: string; webhookId: string; code: number }[], now: Date): Promise<void> {
+      if (done.length === 0) return;
+      await db.query(S.delivered, {
+        ids: done.map((d) => d.id),
+        codes: done.map((d) => d.code),
+        webhookIds: [...new Set(done.map((d) => d.webhookId))],
+        now,
+      });
     },
-    /** In `tx`: the deliveries of one event to the owner's subscribed webhooks; their ids. */
+    /**
+     * In `tx`: the deliveries of one event to the owner's subscribed webhooks, and their jobs when `jobs` (a queue's
+     * insert, JobQueue.jobsInsertSql taking DELIVERY_JOBS_JSON) is given, in one statement; their ids.
+     */
     async insertDeliveries(
       tx: Db,
-      values: { userId: string; event: string; eventId: string; body: string; now: Date },
+      values: DeliveryValues,
+      jobs?: (jobsJson: string) => string | null,
     ): Promise<string[]> {
-      return (await tx.query(S.insertDeliveries, values)).map((r) => r.id);
+      const jobsSql = jobs?.(DELIVERY_JOBS_JSON);
+      const statement = jobsSql ? deliveriesWithJobs(jobsSql) : S.insertDeliveries;
+      return (await tx.query(statement, values)).map((r) => r.id);
     },
     async retryDelivery(tx: Db, id: string, now: Date): Promise<DeliveryRow> {
       return deliveryOf((await tx.query(S.retryDelivery, { id, now }))[0]!);

@@ -174,6 +174,49 @@ describe('webhooks over HTTP', () => {
     expect(receiver.received.length).toBe(before);
   }, 90_000);
 
+  it('views side by side: one push.viewed per view won, each with its own count, and one push.expired', async () => {
+    // A view's events are written by its claim's statement for the count of views it read; a view that lost that count
+    // to another one in between is claimed again in a transaction. Either way: exactly one event per view won.
+    const owner = await api.user('race-owner@example.org');
+    const auth = bearer(owner.token);
+    const hook = expectData(
+      await createWebhook({
+        client: api.client,
+        auth,
+        body: { webhook: { url: receiver.url, events: ['push.viewed', 'push.expired'] } },
+      }),
+      201,
+    );
+    const push = expectData(
+      await createPush({ client: api.client, auth, body: { push: { payload: 'raced', expire_after_views: 4 } } }),
+      201,
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 9 }, () => getPush({ client: api.client, path: { url_token: push.url_token } })),
+    );
+    const won = answers.filter((a) => a.data?.payload === 'raced');
+    expect(won).toHaveLength(4);
+    const end = Date.now() + 30_000;
+    let events: WebhookEvent[] = [];
+    while (events.length < 5 && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 100));
+      events = receiver.received
+        .filter((r) => r.status < 300 && r.body.includes(push.push_id!))
+        .map((r) => receiver.verify(hook.secret, r) as WebhookEvent);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    events = receiver.received
+      .filter((r) => r.status < 300 && r.body.includes(push.push_id!))
+      .map((r) => receiver.verify(hook.secret, r) as WebhookEvent);
+    const viewed = events.filter((e) => e.type === 'push.viewed');
+    const remaining = viewed.map((e) => (e.data as { views_remaining: number }).views_remaining).sort();
+    expect(remaining).toEqual([0, 1, 2, 3]);
+    expect(events.filter((e) => e.type === 'push.expired').map((e) => e.data)).toEqual([
+      expect.objectContaining({ reason: 'views', expired: true, views_remaining: 0 }),
+    ]);
+    expect(events).toHaveLength(5);
+  }, 60_000);
+
   it('retries a failing endpoint with the same webhook-id (500, 500, 200), as the delivery log shows', async () => {
     const owner = await api.user('hook-retry@example.org');
     const auth = bearer(owner.token);
