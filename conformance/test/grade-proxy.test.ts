@@ -3,6 +3,8 @@
  * delivery relay between a sender and the suite's real webhook receiver, the runner's stop-at-first-failure mode, and
  * the `--grade` CLI. The grade of our real server is grade.test.ts.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBrokenServer, type BrokenServer } from './broken-server.js';
 import { Contract } from '../src/spec.js';
@@ -80,6 +82,40 @@ describe('the proxy', () => {
     expect(router.match('DELETE', '/p/active.json')).toEqual({ op: 'methodNotAllowed', params: {} });
     expect(router.match('GET', '/api/v1/version.json')).toEqual({ op: 'getVersionV1', params: {} });
     expect(router.match('GET', '/p/abc/r.json')).toEqual({ op: 'noRoute', params: {} });
+  });
+
+  it('sends a request again on a new socket when the upstream closed the kept-alive one it went out on', async () => {
+    // An upstream that answers the first request of each connection and drops the connection at the next one: what a
+    // server's keep-alive timeout does to a socket the proxy reuses at that very moment (no answer was started).
+    const seen = new WeakMap<object, number>();
+    let connections = 0;
+    const upstream = createServer((req, res) => {
+      const n = (seen.get(req.socket) ?? 0) + 1;
+      seen.set(req.socket, n);
+      if (n > 1) return void req.socket.destroy();
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ application_name: 'upstream', n }));
+    });
+    upstream.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    try {
+      proxy = await startProxy({
+        upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+        contract: Contract.load(),
+        hooks: {},
+        env: { journal: new Map(), webhooks: new Map(), otherCaller: () => undefined },
+      });
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${proxy.url}/api/v2/version.json`);
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as { n: number }).n).toBe(1);
+      }
+      // The first request opened a connection; each later one found it dropped and took a new one.
+      expect(connections).toBe(3);
+    } finally {
+      upstream.closeAllConnections();
+      await new Promise<void>((resolve) => upstream.close(() => resolve()));
+    }
   });
 
   it('is transparent without a fault: the suite passes through it, links point at the proxy', async () => {

@@ -268,13 +268,31 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const agent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   let origin = '';
 
-  const send = (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> =>
+  /**
+   * One request upstream. A kept-alive socket the upstream closed while it sat idle (its keep-alive timeout, which a
+   * loaded machine can let pass before this side notices) fails the request before any of it was read: sent again
+   * once on a new socket, as Node's documentation advises (`request.reusedSocket`). A fault-free run then never sees
+   * a 502 of the proxy's own making.
+   */
+  const send = async (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> => {
+    try {
+      return await sendOnce(method, url, headers, body);
+    } catch (error) {
+      if (!(error as { reusedSocket?: boolean }).reusedSocket) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ECONNRESET' && code !== 'EPIPE') throw error;
+      return sendOnce(method, url, headers, body);
+    }
+  };
+
+  const sendOnce = (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> =>
     new Promise((resolve, reject) => {
       const out: Record<string, string | number> = {};
       for (const [k, v] of Object.entries(headers)) if (!HOP_BY_HOP.includes(k)) out[k] = v;
       out.host = upstreamUrl.host;
       if (body.length > 0 || !['GET', 'HEAD', 'DELETE'].includes(method)) out['content-length'] = body.length;
       const target = new URL(url.pathname + url.search, upstreamUrl);
+      let answered = false;
       const req = (secure ? httpsRequest : httpRequest)(target, { method, headers: out, agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -287,7 +305,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         );
         res.on('error', reject);
       });
-      req.on('error', reject);
+      // Before any answer: tell send() whether the socket was a kept-alive one.
+      req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket && !answered })));
+      req.on('response', () => (answered = true));
       req.end(body);
     });
 
