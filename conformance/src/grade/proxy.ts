@@ -13,6 +13,7 @@ import {
   createServer,
   request as httpRequest,
   Agent as HttpAgent,
+  type ClientRequest,
   type IncomingMessage,
   type Server,
   type ServerResponse,
@@ -25,6 +26,48 @@ import type { Contract } from '../spec.js';
 import type { Delivery, DeliveryRelays, JournaledWebhook } from './relay.js';
 
 export type Headers = Record<string, string>;
+
+/** One try of requestWhole: the answer read whole, or the error marked with whether its socket was a reused one. */
+function requestOnce(start: () => ClientRequest, body: Buffer): Promise<Upstream> {
+  return new Promise((resolve, reject) => {
+    const req = start();
+    let answered = false;
+    req.on('response', (res: IncomingMessage) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 502,
+          headers: { ...res.headers } as Upstream['headers'],
+          body: Buffer.concat(chunks),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', (error) =>
+      reject(Object.assign(error, { beforeAnswerOnReusedSocket: req.reusedSocket && !answered })),
+    );
+    req.end(body);
+  });
+}
+
+/**
+ * An HTTP request (made by `start`, not yet ended) with `body`, its answer read whole. A kept-alive socket the other
+ * side closed while it sat idle (its keep-alive timeout, which a loaded machine can let pass before this side
+ * notices) fails the request before any answer: it is sent again once on a new socket, as Node's documentation
+ * advises (`request.reusedSocket`), so that a fault-free run never sees a 502 of the proxy's or the relay's making.
+ */
+export async function requestWhole(start: () => ClientRequest, body: Buffer): Promise<Upstream> {
+  try {
+    return await requestOnce(start, body);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (!(error as { beforeAnswerOnReusedSocket?: boolean }).beforeAnswerOnReusedSocket) throw error;
+    if (code !== 'ECONNRESET' && code !== 'EPIPE') throw error;
+    return requestOnce(start, body);
+  }
+}
 
 /** What an upstream answered. */
 export interface Upstream {
@@ -268,48 +311,15 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const agent = secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   let origin = '';
 
-  /**
-   * One request upstream. A kept-alive socket the upstream closed while it sat idle (its keep-alive timeout, which a
-   * loaded machine can let pass before this side notices) fails the request before any of it was read: sent again
-   * once on a new socket, as Node's documentation advises (`request.reusedSocket`). A fault-free run then never sees
-   * a 502 of the proxy's own making.
-   */
-  const send = async (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> => {
-    try {
-      return await sendOnce(method, url, headers, body);
-    } catch (error) {
-      if (!(error as { reusedSocket?: boolean }).reusedSocket) throw error;
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ECONNRESET' && code !== 'EPIPE') throw error;
-      return sendOnce(method, url, headers, body);
-    }
+  /** One request upstream, read whole (see requestWhole). */
+  const send = (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> => {
+    const out: Record<string, string | number> = {};
+    for (const [k, v] of Object.entries(headers)) if (!HOP_BY_HOP.includes(k)) out[k] = v;
+    out.host = upstreamUrl.host;
+    if (body.length > 0 || !['GET', 'HEAD', 'DELETE'].includes(method)) out['content-length'] = body.length;
+    const target = new URL(url.pathname + url.search, upstreamUrl);
+    return requestWhole(() => (secure ? httpsRequest : httpRequest)(target, { method, headers: out, agent }), body);
   };
-
-  const sendOnce = (method: string, url: URL, headers: Headers, body: Buffer): Promise<Upstream> =>
-    new Promise((resolve, reject) => {
-      const out: Record<string, string | number> = {};
-      for (const [k, v] of Object.entries(headers)) if (!HOP_BY_HOP.includes(k)) out[k] = v;
-      out.host = upstreamUrl.host;
-      if (body.length > 0 || !['GET', 'HEAD', 'DELETE'].includes(method)) out['content-length'] = body.length;
-      const target = new URL(url.pathname + url.search, upstreamUrl);
-      let answered = false;
-      const req = (secure ? httpsRequest : httpRequest)(target, { method, headers: out, agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 502,
-            headers: { ...res.headers } as Upstream['headers'],
-            body: Buffer.concat(chunks),
-          }),
-        );
-        res.on('error', reject);
-      });
-      // Before any answer: tell send() whether the socket was a kept-alive one.
-      req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket && !answered })));
-      req.on('response', () => (answered = true));
-      req.end(body);
-    });
 
   const rewrite = (text: string) =>
     text

@@ -10,7 +10,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FaultHooks, Headers, ProxyEnv, Upstream } from './proxy.js';
+import { requestWhole, type FaultHooks, type Headers, type ProxyEnv, type Upstream } from './proxy.js';
 
 /** A webhook registered through the proxy (the grader's journal of webhooks). */
 export interface JournaledWebhook {
@@ -83,26 +83,11 @@ export class Delivery {
 
   /** Sends the delivery (as it is now) to the receiver. */
   forward(): Promise<Upstream> {
-    return new Promise((resolve, reject) => {
-      const headers: Record<string, string | number> = { ...this.headers, 'content-length': this.body.length };
-      delete headers.host;
-      delete headers.connection;
-      delete headers['transfer-encoding'];
-      const req = httpRequest(new URL(this.path, this.target), { method: 'POST', headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 502,
-            headers: { ...res.headers } as Upstream['headers'],
-            body: Buffer.concat(chunks),
-          }),
-        );
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(this.body);
-    });
+    const headers: Record<string, string | number> = { ...this.headers, 'content-length': this.body.length };
+    delete headers.host;
+    delete headers.connection;
+    delete headers['transfer-encoding'];
+    return requestWhole(() => httpRequest(new URL(this.path, this.target), { method: 'POST', headers }), this.body);
   }
 }
 
