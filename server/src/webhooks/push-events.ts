@@ -34,6 +34,12 @@ export type OwnerNotice =
 /** The envelope context of an event's body (all its deliveries share it). */
 export const deliveryBodyContext = (eventId: string) => `webhook_deliveries.body:${eventId}`;
 
+/** An event sealed for its deliveries: a new event id, and the body as an envelope bound to that id. */
+export function sealEvent(keyring: Keyring, event: WebhookEvent): { eventId: string; body: string } {
+  const eventId = randomUUID();
+  return { eventId, body: keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId)) };
+}
+
 type Ctx = { actor: AuditActor; now?: Date };
 
 /**
@@ -133,8 +139,7 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
   /** An event's type, id and body (an envelope bound to the id). */
   function sealed(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
     const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
-    const eventId = randomUUID();
-    return { type, eventId, body: keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId)) };
+    return { type, ...sealEvent(keyring, event) };
   }
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {

@@ -7,12 +7,11 @@
  * link (the request's opens the responder's page; the answer's opens the secret), no ask, note, file name, public key,
  * sealed key or answer content.
  */
-import { randomUUID } from 'node:crypto';
 import type { WebhookEvent, WebhookRequestData } from '@secret-push/sdk/generated';
 import type { Keyring } from '../crypto/envelope.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MoveFollower, RequestMove } from '../request/request-service.js';
-import { deliveryBodyContext, queueDeliveries } from './push-events.js';
+import { queueDeliveries, sealEvent } from './push-events.js';
 import type { WebhookRepository } from './webhook-repository.js';
 
 export interface RequestEventDeps {
@@ -45,8 +44,7 @@ export function requestEventsFollower({ repo, keyring, queue }: RequestEventDeps
     const answered = move.type === 'request.fulfilled' || move.type === 'request.collected';
     const data = { ...requestData(move, name), ...(answered && row.answerPushId ? { push_id: row.answerPushId } : {}) };
     const event = { type: move.type, timestamp: move.at.toISOString(), data } as WebhookEvent;
-    const eventId = randomUUID();
-    const body = keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId));
+    const { eventId, body } = sealEvent(keyring, event);
     await queueDeliveries(tx, repo, queue, {
       userId: row.ownerId,
       event: move.type,

@@ -4,13 +4,19 @@
  * delete, rotate the secret (the old one signs too for 24 hours), send a test event, list the deliveries and queue
  * one again. Another account's webhook is answered as an unknown one (404).
  */
-import type { Webhook, WebhookDelivery, WebhookEventType, WebhookInput } from '@secret-push/sdk/generated';
+import type {
+  Webhook,
+  WebhookDelivery,
+  WebhookEvent,
+  WebhookEventType,
+  WebhookInput,
+} from '@secret-push/sdk/generated';
 import { randomUUID } from 'node:crypto';
 import { ApiError, PAGE_SIZE } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { deliveryBodyContext, WEBHOOK_QUEUE } from './push-events.js';
+import { sealEvent, WEBHOOK_QUEUE } from './push-events.js';
 import { secretContext } from './delivery.js';
 import { newMessageId, newWebhookSecret } from './signing.js';
 import { checkTarget, TargetRefused, type TargetRules } from './targets.js';
@@ -152,19 +158,18 @@ export function createWebhookService({
     async test(userId, id, now = new Date()) {
       const hook = await owned(userId, id);
       const deliveryId = newMessageId();
-      const eventId = randomUUID();
-      const body = JSON.stringify({
+      const { eventId, body } = sealEvent(keyring, {
         type: 'webhook.test',
         timestamp: now.toISOString(),
         data: { webhook_id: hook.id },
-      });
+      } as WebhookEvent);
       await db.transaction(async (tx) => {
         await repo.insertDelivery(tx, {
           id: deliveryId,
           webhookId: hook.id,
           event: 'webhook.test',
           eventId,
-          body: keyring.encryptText(body, deliveryBodyContext(eventId)),
+          body,
           now,
         });
         await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: deliveryId });
