@@ -33,7 +33,8 @@
  * counters such as the anonymous storage quota's window row), BENCH_AUTH (how creates are sent, a list of `anonymous`,
  * `token` (the account token) and `key` (an API key with only `pushes:create`), each its own scenario in the same
  * rounds: `BENCH_SERVERS=ours BENCH_AUTH=token,key` compares a scoped key with the account token; default
- * `anonymous`; scripts/bench/credentials.ts), BENCH_LOG_LEVEL, BENCH_SERVER_ENV (more environment for ours and base,
+ * `anonymous`; scripts/bench/credentials.ts), BENCH_LOG_LEVEL, BENCH_STATEMENTS=N (after each slice, its N most
+ * called SQL statements from pg_stat_statements: calls per request and mean time), BENCH_SERVER_ENV (more environment for ours and base,
  * `NAME=value` pairs separated by spaces, e.g. `PWPUSH_ANONYMOUS_STORAGE_PER_HOUR=0`), BENCH_CPU_PROF_DIR
  * (a V8 CPU profile of each server process: wall-clock samples, so on a busy machine a system call that lets another
  * process run looks expensive), BENCH_NODE_OPTIONS (NODE_OPTIONS for every server process: `--perf-prof

@@ -214,6 +214,19 @@ interface Meters {
 const STATEMENTS_SQL = `select coalesce(sum(calls), 0)::int as n from pg_stat_statements
   where dbid = (select oid from pg_database where datname = current_database()) and query not like '%pg_stat_statements%'`;
 
+const TOP_STATEMENTS_SQL = `select calls::int as calls, total_exec_time::float8 as ms, query from pg_stat_statements
+  where dbid = (select oid from pg_database where datname = current_database()) and query not like '%pg_stat_statements%'
+  order by calls desc limit $1`;
+
+/** BENCH_STATEMENTS=N: a slice's N most called statements, per request, with their execution time. */
+async function printTopStatements(admin: pg.Client, n: number, requests: number): Promise<void> {
+  const { rows } = await admin.query<{ calls: number; ms: number; query: string }>(TOP_STATEMENTS_SQL, [n]);
+  for (const r of rows) {
+    const text = r.query.replace(/\s+/g, ' ').slice(0, 140);
+    console.log(`  ${(r.calls / requests).toFixed(3)}/req ${(r.ms / r.calls).toFixed(3)} ms  ${text}`);
+  }
+}
+
 async function measured(meters: Meters, run: () => Promise<{ samples: Sample[]; seconds: number }>): Promise<Tally> {
   await meters.admin.query('select pg_stat_statements_reset()');
   const server0 = treeCpuMs(meters.serverPid);
@@ -232,6 +245,7 @@ async function measured(meters: Meters, run: () => Promise<{ samples: Sample[]; 
   const serverCpuMs = treeCpuMs(meters.serverPid) - server0;
   const postgresCpuMs = treeCpuMs(meters.postgresPid) - postgres0;
   const { rows } = await meters.admin.query<{ n: number }>(STATEMENTS_SQL);
+  if (options.topStatements > 0) await printTopStatements(meters.admin, options.topStatements, result.samples.length);
   return { ...result, serverCpuMs, postgresCpuMs, statements: rows[0]!.n, rssMax, rssTotal };
 }
 

@@ -46,6 +46,8 @@ export const options = {
    */
   webhook: env.BENCH_WEBHOOK === '1',
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',
+  /** BENCH_STATEMENTS=N: after each slice, its N most called SQL statements (calls per request, mean time). */
+  topStatements: Number(env.BENCH_STATEMENTS ?? 0),
   /** More environment for ours and base, `NAME=value` pairs separated by spaces (`BENCH_SERVER_ENV='PWPUSH_X=1 PWPUSH_Y=2'`). */
   serverEnv: Object.fromEntries(
     (env.BENCH_SERVER_ENV ?? '')
