@@ -69,6 +69,11 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 const U = {
+  /** The token's user, by the token's digest (every authenticated request by the account token: one prepared read). */
+  byDigest: sql<{ digest: string }, { id: string; user_id: string; email: string }>(
+    'select t.id, u.id as user_id, u.email from api_tokens t join users u on u.id = t.user_id where t.digest = :digest',
+    { prepare: true },
+  ),
   lastUsed: sql<{ id: string; now: Date }>('update api_tokens set last_used_at = :now where id = :id'),
   list: sql<
     Record<string, never>,
@@ -115,13 +120,12 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
       if (typeof token !== 'string' || token.length === 0 || token.length > 256) return null;
       // An API key: only as a bearer token (the legacy pair takes the account token), checked by its checksum first.
       if (token.startsWith(API_KEY_PREFIX)) return email === undefined ? keys.authenticate(token) : null;
-      const found = await em().findOne(ApiToken, { digest: tokenDigest(token) }, { populate: ['user'] });
+      const [found] = await db.query(U.byDigest, { digest: tokenDigest(token) });
       if (!found) return null;
-      const user = found.user;
       // The legacy pair (X-User-Email + X-User-Token) only counts when the email is the token's user's.
-      if (email !== undefined && normalizeEmail(email) !== user.email) return null;
+      if (email !== undefined && normalizeEmail(email) !== found.email) return null;
       noteUse(found.id);
-      return { userId: user.id, email: user.email };
+      return { userId: found.user_id, email: found.email };
     },
 
     async createUser(email: string, password?: string, now: Date = new Date()) {
