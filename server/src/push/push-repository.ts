@@ -71,6 +71,18 @@ export type WithinCreate = (tx: Db, row: PushRow) => Promise<void>;
 export interface CreateWrites {
   ahead?: WithinCreate;
   after?: WithinCreate;
+  /**
+   * `ahead`'s writes as CTEs of the create's own statement, given the push as it will be stored (they read `won`, the
+   * inserted push's id and user_id); null when they cannot be. Used when nothing runs `after`: the create stays one
+   * statement (and a user's storage lock is held by it alone, never across a round trip).
+   */
+  inStatement?: (push: PushRow) => ClaimWrites | null;
+}
+
+/** The writes of `writes` that the create's own statement can hold, when nothing else needs a transaction. */
+function statementWrites(push: PushRow, writes: CreateWrites): ClaimWrites | null {
+  if (writes.after || !writes.inStatement) return null;
+  return writes.inStatement(push);
 }
 
 /**
@@ -192,19 +204,30 @@ const NOBODY_LISTENS =
 const ENVELOPE_KEY_ID = (column: string) =>
   `convert_from(substring(decode(left(${column}, 344), 'base64') from 3 for get_byte(decode(left(${column}, 4), 'base64'), 1)), 'UTF8')`;
 
+/** Which storage quota a create's own statement counts: an address's window, a user's active pushes, or none. */
+type CountedBy = 'address' | 'user' | null;
+
 /**
- * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count). With
- * `addressQuota` (an anonymous create counted in its own statement, when this process holds no lease for its address:
- * address-leases.ts), the statement first adds the push's bytes to its address's window, on the condition that the
- * window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its latest
- * version, so concurrent creates from one address (on any instance) are counted one after the other, and the push is
- * inserted only when its bytes were counted. A refused create changes nothing.
+ * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count).
+ * - `address` (an anonymous create counted in its own statement, when this process holds no lease for its address:
+ *   address-leases.ts): the statement first adds the push's bytes to its address's window, on the condition that the
+ *   window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its latest
+ *   version, so concurrent creates from one address (on any instance) are counted one after the other, and the push
+ *   is inserted only when its bytes were counted.
+ * - `user`: `user_storage_used` takes the user's storage lock and sums the user's active pushes with a snapshot taken
+ *   after it (its migration says why that is fresh), and the push is inserted only when its bytes fit. The lock is
+ *   held until the statement (or the transaction it runs in) commits: a user's creates are counted one after the
+ *   other on any instance.
+ * A refused create changes nothing.
  */
 function insertStatement(
   files: number,
   keyed: boolean,
-  addressQuota: boolean,
+  countedBy: CountedBy,
+  writesCtes: string | null,
 ): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
+  const addressQuota = countedBy === 'address';
+  const writes = writesCtes ? `, won as (select id, user_id from push), ${writesCtes}` : '';
   const fileCtes = Array.from(
     { length: files },
     (_, i) =>
@@ -222,14 +245,27 @@ function insertStatement(
          returning bytes
        )`
     : '';
-  const counted = addressQuota ? ' and exists (select 1 from quota)' : '';
+  const usedCte =
+    countedBy === 'user'
+      ? `, used as (select user_storage_used(:quotaUser::uuid, :quotaNow::timestamptz) as bytes where ${IN_TIME})`
+      : '';
+  const counted = addressQuota
+    ? ' and exists (select 1 from quota)'
+    : countedBy === 'user'
+      ? ' and (select bytes from used) + :storedBytes::bigint <= :quotaLimit::bigint'
+      : '';
+  const quotaColumn = addressQuota
+    ? '(select bytes from quota) as window_bytes, '
+    : countedBy === 'user'
+      ? '(select bytes from used) as used_bytes, '
+      : '';
   return sql(
-    `with ${GUARD}${quotaCte}, push as (
-       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning id
+    `with ${GUARD}${quotaCte}${usedCte}, push as (
+       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning id, user_id
      ), creation as (
        insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
-     )${fileCtes}${keyCte}
-     select guard.in_time, ${addressQuota ? '(select bytes from quota) as window_bytes, ' : ''}push.id from guard left join push on true`,
+     )${fileCtes}${keyCte}${writes}
+     select guard.in_time, ${quotaColumn}push.id from guard left join push on true`,
     { prepare: files === 0 },
   );
 }
@@ -532,12 +568,15 @@ type AttemptReservation =
   /** Enough attempts are being checked right now that one more might exceed the limit: ask again shortly. */
   | { state: 'busy' };
 
-/** The create statements, one text per variant (file count, keyed, counted by address). */
+/** The create statements, one text per variant (file count, keyed, the quota counted in it, more writes). */
 const insertStatements = new Map<string, ReturnType<typeof insertStatement>>();
-function insertFor(files: number, key: KeyRef | undefined, addressQuota: boolean) {
-  const variant = `${files}:${key ? 'k' : ''}:${addressQuota ? 'q' : ''}`;
+function insertFor(files: number, key: KeyRef | undefined, countedBy: CountedBy, writes: ClaimWrites | null = null) {
+  const variant = `${files}:${key ? 'k' : ''}:${countedBy ?? ''}:${writes?.ctes ?? ''}`;
   let statement = insertStatements.get(variant);
-  if (!statement) insertStatements.set(variant, (statement = insertStatement(files, key !== undefined, addressQuota)));
+  if (!statement) {
+    statement = insertStatement(files, key !== undefined, countedBy, writes?.ctes ?? null);
+    insertStatements.set(variant, statement);
+  }
   return statement;
 }
 
@@ -562,7 +601,7 @@ const insertParams = (
  * drift from what the server sends.
  */
 export const BENCH_STATEMENTS = {
-  create: () => insertFor(0, undefined, true),
+  create: () => insertFor(0, undefined, 'address'),
   viewByToken: S.viewByToken,
 };
 
@@ -759,7 +798,14 @@ function insertOperations(db: Db) {
       key?: KeyRef,
       writes: CreateWrites = {},
     ): Promise<PushRow> {
-      const statement = insertFor(files.length, key, false);
+      const inStatement = statementWrites(push, writes);
+      if (inStatement) {
+        const params = { ...insertParams(push, files, by, deadline, key), ...inStatement.params };
+        const row = insertedPush(await db.query(insertFor(files.length, key, null, inStatement), params), push)!;
+        inStatement.written(db);
+        return row;
+      }
+      const statement = insertFor(files.length, key, null);
       const params = insertParams(push, files, by, deadline, key);
       if (!writes.ahead && !writes.after) return insertedPush(await db.query(statement, params), push)!;
       return db.transaction(async (tx) => {
@@ -843,7 +889,7 @@ async function insertCountedInStatement(
     quotaWindow: quota.windowStart,
     quotaLimit: quota.limit,
   };
-  const rows = await db.query(insertFor(files.length, key, true), params);
+  const rows = await db.query(insertFor(files.length, key, 'address'), params);
   const row = insertedPush(rows, push);
   if (row) return { row, usedBytes: Number(rows[0]!.window_bytes) };
   const [window] = await db.query(S.windowBytes, windowOf(quota));
@@ -888,7 +934,7 @@ function storageOperations(db: Db) {
       if ('refused' in taken) return { refused: true, usedBytes: taken.used, freeAt };
       let rows: (InTime & Record<string, unknown>)[];
       try {
-        rows = await db.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key));
+        rows = await db.query(insertFor(files.length, key, null), insertParams(push, files, by, deadline, key));
       } catch (err) {
         // Refused before it ran, or by PostgreSQL: it stored nothing. (A lost connection may hide a commit: kept counted.)
         if (err instanceof UnstorableTextError || err instanceof pg.DatabaseError) taken.untake();
@@ -904,9 +950,10 @@ function storageOperations(db: Db) {
     },
 
     /**
-     * The same, counted against the user's storage quota: in a transaction that holds the user's lock, so the user's
-     * creates are counted one after the other on any instance, the bytes of the user's active pushes are summed, then
-     * the push is inserted, or refused (nothing stored) with the instant at which enough space frees by time.
+     * The same, counted against the user's storage quota in the create's own statement (insertStatement, `user`): the
+     * user's creates are counted one after the other on any instance, and a refused one stores nothing; refused, the
+     * instant at which enough space frees by time. With `writes`, in a transaction that also runs them (a refusal rolls
+     * back what `ahead` wrote).
      */
     async insertCountedForUser(
       push: PushRow,
@@ -919,22 +966,33 @@ function storageOperations(db: Db) {
       writes: CreateWrites = {},
     ): Promise<CountedInsert> {
       const ownerId = push.ownerId!;
+      const inStatement = statementWrites(push, writes);
+      const statement = insertFor(files.length, key, 'user', inStatement);
+      const params = {
+        ...insertParams(push, files, by, deadline, key),
+        ...inStatement?.params,
+        quotaUser: ownerId,
+        quotaNow: now,
+        quotaLimit: limit,
+      };
+      const counted = async (q: Db): Promise<{ row: PushRow; usedBytes: number }> => {
+        const rows = await q.query(statement, params);
+        const row = insertedPush(rows, push);
+        const used = Number(rows[0]!.used_bytes);
+        if (row) {
+          inStatement?.written(q);
+          return { row, usedBytes: used + push.storedBytes };
+        }
+        const [free] = await q.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
+        throw new RefusedCreate({ refused: true, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null });
+      };
       try {
+        if (inStatement || (!writes.ahead && !writes.after)) return await counted(db);
         return await db.transaction(async (tx) => {
           await writes.ahead?.(tx, push);
-          await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
-          const used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
-          if (used + push.storedBytes > limit) {
-            const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
-            const freeAt = free ? new Date(free.expires_at) : null;
-            throw new RefusedCreate({ refused: true, usedBytes: used, freeAt });
-          }
-          const row = insertedPush(
-            await tx.query(insertFor(files.length, key, false), insertParams(push, files, by, deadline, key)),
-            push,
-          )!;
-          await writes.after?.(tx, row);
-          return { row, usedBytes: used + push.storedBytes };
+          const result = await counted(tx);
+          await writes.after?.(tx, result.row);
+          return result;
         });
       } catch (error) {
         if (error instanceof RefusedCreate) return error.refusal;
@@ -969,7 +1027,7 @@ function storageOperations(db: Db) {
           }
         }
         const row = insertedPush(
-          await tx.query(insertFor(files.length, undefined, false), insertParams(push, files, by, deadline, undefined)),
+          await tx.query(insertFor(files.length, undefined, null), insertParams(push, files, by, deadline, undefined)),
           push,
         )!;
         await claim.after(tx, row);

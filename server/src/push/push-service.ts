@@ -608,7 +608,11 @@ class PushOperations implements PushService {
             await created.after!(tx, row);
           }
         : (mail ?? created?.after);
-    const writes: CreateWrites = { ...(created?.ahead ? { ahead: created.ahead } : {}), ...(after ? { after } : {}) };
+    const writes: CreateWrites = {
+      ...(created?.ahead ? { ahead: created.ahead } : {}),
+      ...(created?.inStatement ? { inStatement: created.inStatement } : {}),
+      ...(after ? { after } : {}),
+    };
     for (let attempt = 0; ; attempt += 1) {
       try {
         const { row, storage } = await this.store(push, files, ctx, now, key, writes);

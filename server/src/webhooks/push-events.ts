@@ -142,6 +142,24 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
     return { type, ...sealEvent(keyring, event) };
   }
 
+  /**
+   * Events written by the change's own statement: their deliveries and jobs as CTEs that read `won` (the push as
+   * changed); null when the queue cannot give its insert (then the transaction path writes them).
+   */
+  function inStatement(events: ReturnType<typeof sealed>[]): ClaimWrites | null {
+    const ctes = eventDeliveryCtes((jobsJson) => queue.jobsInsertSql(WEBHOOK_QUEUE, jobsJson));
+    if (ctes === null) return null;
+    return {
+      ctes,
+      params: {
+        eventTypes: events.map((e) => e.type),
+        eventIds: events.map((e) => e.eventId),
+        eventBodies: events.map((e) => e.body),
+      },
+      written: (db) => queue.enqueued(db, WEBHOOK_QUEUE),
+    };
+  }
+
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
     if (!receipts || row.ownerId === null) return;
     if (!(await repo.receiptWanted(tx, row.id, row.ownerId))) return;
@@ -168,7 +186,10 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
       if (ctx.actor.userId === null || (!webhooks && !receipts)) return undefined;
       return {
         ...(webhooks
-          ? { ahead: (tx: Db, row: PushRow) => emit(tx, 'push.created', row, ctx.now ?? row.createdAt) }
+          ? {
+              ahead: (tx: Db, row: PushRow) => emit(tx, 'push.created', row, ctx.now ?? row.createdAt),
+              inStatement: (row: PushRow) => inStatement([sealed('push.created', row, ctx.now ?? row.createdAt, {})]),
+            }
           : {}),
         ...(choice !== undefined && receipts
           ? {
@@ -197,20 +218,10 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
 
     viewedInClaim(ctx, before, now) {
       if (!webhooks || receipts || before.ownerId === null) return null;
-      const ctes = eventDeliveryCtes((jobsJson) => queue.jobsInsertSql(WEBHOOK_QUEUE, jobsJson));
-      if (ctes === null) return null;
       const after = claimedPush(before, before.viewsUsed + 1, now, now);
       const events = [sealed('push.viewed', after, now, { viewer: viewerOf(ctx.actor) })];
       if (after.expired) events.push(sealed('push.expired', after, now, { reason: 'views' }));
-      return {
-        ctes,
-        params: {
-          eventTypes: events.map((e) => e.type),
-          eventIds: events.map((e) => e.eventId),
-          eventBodies: events.map((e) => e.body),
-        },
-        written: (db) => queue.enqueued(db, WEBHOOK_QUEUE),
-      };
+      return inStatement(events);
     },
 
     failedPassphrase: (ctx) => async (tx, row) => {

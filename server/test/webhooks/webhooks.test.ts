@@ -340,3 +340,53 @@ describe('webhooks over HTTP', () => {
     expect(over.error).toContain('at most 10 webhooks');
   });
 });
+
+describe("a webhook owner's creates against the storage quota", () => {
+  let quotaApi: RealApi;
+
+  beforeAll(async () => {
+    quotaApi = await startRealApi(
+      { webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1, 1] }, userStorageBytes: 100 },
+      { core: { queue: { pollingIntervalSeconds: 0.5, monitorIntervalSeconds: 1 } } },
+    );
+  });
+
+  afterAll(async () => {
+    await quotaApi?.stop();
+  });
+
+  it('queues push.created exactly for the creates the quota took (side by side): a refused one leaves no delivery', async () => {
+    const owner = await quotaApi.user('hook-quota@example.org');
+    const auth = bearer(owner.token);
+    const hook = expectData(
+      await createWebhook({
+        client: quotaApi.client,
+        auth,
+        body: { webhook: { url: receiver.url, events: ['push.created'] } },
+      }),
+      201,
+    );
+    // 30 bytes each against 100: three fit, whichever three come first.
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        createPush({ client: quotaApi.client, auth, body: { push: { payload: `quota-${i}`.padEnd(30, '.') } } }),
+      ),
+    );
+    const statuses = answers.map((a) => a.response?.status).sort();
+    expect(statuses).toEqual([201, 201, 201, 429, 429, 429, 429, 429, 429, 429]);
+    const stored = answers.filter((a) => a.response?.status === 201).map((a) => a.data!.push_id!);
+    // The delivery log: one push.created per stored push, none for the refused ones, each delivered.
+    const end = Date.now() + 30_000;
+    let log = expectData(await listWebhookDeliveries({ client: quotaApi.client, auth, path: { id: hook.id } }));
+    while (log.deliveries.some((d) => d.status !== 'delivered') && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 100));
+      log = expectData(await listWebhookDeliveries({ client: quotaApi.client, auth, path: { id: hook.id } }));
+    }
+    expect(log.deliveries.map((d) => [d.event, d.status])).toEqual(Array(3).fill(['push.created', 'delivered']));
+    const ids = new Set(log.deliveries.map((d) => d.id));
+    const bodies = receiver.received
+      .filter((r) => ids.has(String(r.headers['webhook-id'])))
+      .map((r) => receiver.verify(hook.secret, r) as WebhookEvent);
+    expect(bodies.map((e) => ('push_id' in e.data ? e.data.push_id : null)).sort()).toEqual([...stored].sort());
+  });
+});

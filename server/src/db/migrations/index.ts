@@ -17,6 +17,7 @@ import { Migration20261227000000_requests } from './Migration20261227000000_requ
 import { Migration20261228000000_api_keys } from './Migration20261228000000_api_keys.js';
 import { Migration20261229000000_request_mail } from './Migration20261229000000_request_mail.js';
 import { Migration20261230000000_webhooks } from './Migration20261230000000_webhooks.js';
+import { Migration20261231000000_user_storage_in_statement } from './Migration20261231000000_user_storage_in_statement.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -33,4 +34,8 @@ export const migrationsList = [
   { name: 'Migration20261228000000_api_keys', class: Migration20261228000000_api_keys },
   { name: 'Migration20261229000000_request_mail', class: Migration20261229000000_request_mail },
   { name: 'Migration20261230000000_webhooks', class: Migration20261230000000_webhooks },
+  {
+    name: 'Migration20261231000000_user_storage_in_statement',
+    class: Migration20261231000000_user_storage_in_statement,
+  },
 ];
