@@ -214,10 +214,10 @@ type CountedBy = 'address' | 'user' | null;
  *   window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its latest
  *   version, so concurrent creates from one address (on any instance) are counted one after the other, and the push
  *   is inserted only when its bytes were counted.
- * - `user`: `user_storage_used` takes the user's storage lock and sums the user's active pushes with a snapshot taken
- *   after it (its migration says why that is fresh), and the push is inserted only when its bytes fit. The lock is
- *   held until the statement (or the transaction it runs in) commits: a user's creates are counted one after the
- *   other on any instance.
+ * - `user`: `user_storage_used` takes the user's storage lock and reads the bytes of the user's active pushes with a
+ *   snapshot taken after it (its migration says how, and why that is fresh), and the push is inserted only when its
+ *   bytes fit (a trigger then counts them). The lock is held until the statement (or the transaction it runs in)
+ *   commits: a user's creates are counted one after the other on any instance.
  * A refused create changes nothing.
  */
 function insertStatement(
@@ -498,10 +498,12 @@ const S = {
   windowBytes: sql<{ scope: string; windowStart: Date }, { bytes: string }>(
     'select bytes from storage_windows where scope = :scope and window_start = :windowStart',
   ),
-  /** Creates of one user's pushes, one after the other (their bytes are summed, then the push inserted). */
-  lockUserStorage: sql<{ lockKey: string }>('select pg_advisory_xact_lock(hashtextextended(:lockKey, 0))'),
-  userActiveBytes: sql<{ ownerId: string; now: Date }, { used: string }>(
-    'select coalesce(sum(stored_bytes), 0) as used from pushes where user_id = :ownerId and not expired and expires_at > :now',
+  /**
+   * The bytes of a user's active pushes, taking the user's storage lock until the transaction ends (the user's creates
+   * are counted one after the other; the migration that made `user_storage_used` says how).
+   */
+  userStorageUsed: sql<{ ownerId: string; now: Date }, { used: string }>(
+    'select user_storage_used(:ownerId::uuid, :now::timestamptz) as used',
   ),
   /** The first instant at which enough of a user's active pushes will have expired by time to free `need` bytes. */
   userBytesFreeAt: sql<{ ownerId: string; now: Date; need: number }, { expires_at: Date | string }>(
@@ -1019,8 +1021,7 @@ function storageOperations(db: Db) {
         await claim.before(tx);
         let used = 0;
         if (limit !== null) {
-          await tx.query(S.lockUserStorage, { lockKey: `user-storage:${ownerId}` });
-          used = Number((await tx.query(S.userActiveBytes, { ownerId, now }))[0]!.used);
+          used = Number((await tx.query(S.userStorageUsed, { ownerId, now }))[0]!.used);
           if (used + push.storedBytes > limit) {
             const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
             return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
