@@ -247,7 +247,7 @@ function insertStatement(
     : '';
   const usedCte =
     countedBy === 'user'
-      ? `, used as (select user_storage_used(:quotaUser::uuid, :quotaNow::timestamptz) as bytes where ${IN_TIME})`
+      ? `, used as (select user_storage_used(:quotaUser::uuid, :quotaNow::timestamptz, :deadline) as bytes where ${IN_TIME})`
       : '';
   const counted = addressQuota
     ? ' and exists (select 1 from quota)'
@@ -502,8 +502,8 @@ const S = {
    * The bytes of a user's active pushes, taking the user's storage lock until the transaction ends (the user's creates
    * are counted one after the other; the migration that made `user_storage_used` says how).
    */
-  userStorageUsed: sql<{ ownerId: string; now: Date }, { used: string }>(
-    'select user_storage_used(:ownerId::uuid, :now::timestamptz) as used',
+  userStorageUsed: sql<{ ownerId: string; now: Date; deadline: Date }, { used: string | null }>(
+    'select user_storage_used(:ownerId::uuid, :now::timestamptz, :deadline) as used',
   ),
   /** The first instant at which enough of a user's active pushes will have expired by time to free `need` bytes. */
   userBytesFreeAt: sql<{ ownerId: string; now: Date; need: number }, { expires_at: Date | string }>(
@@ -980,6 +980,8 @@ function storageOperations(db: Db) {
       const counted = async (q: Db): Promise<{ row: PushRow; usedBytes: number }> => {
         const rows = await q.query(statement, params);
         const row = insertedPush(rows, push);
+        // The user's lock came after the deadline: nothing was written.
+        if (rows[0]!.used_bytes === null) throw tooLate();
         const used = Number(rows[0]!.used_bytes);
         if (row) {
           inStatement?.written(q);
@@ -1021,7 +1023,9 @@ function storageOperations(db: Db) {
         await claim.before(tx);
         let used = 0;
         if (limit !== null) {
-          used = Number((await tx.query(S.userStorageUsed, { ownerId, now }))[0]!.used);
+          const [counted] = await tx.query(S.userStorageUsed, { ownerId, now, deadline });
+          if (counted!.used === null) throw tooLate();
+          used = Number(counted!.used);
           if (used + push.storedBytes > limit) {
             const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
             return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };

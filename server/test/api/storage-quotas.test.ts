@@ -307,11 +307,17 @@ describe('the user storage quota (bytes of active pushes)', () => {
     await check('expired by request');
     // Past its time, not yet flagged: still counted, and subtracted by the quota's own reading.
     api.setClock(new Date(now.getTime() + 86_400_000));
-    const [used] = await api.db.query<{ used: string }>('select user_storage_used($1, $2) as used', [
-      me.userId,
-      new Date(now.getTime() + 86_400_000),
-    ]);
-    expect(Number(used!.used)).toBe(Buffer.byteLength(text(2 * KIB)));
+    const usedAt = async (deadline: Date) =>
+      (
+        await api.db.query<{ used: string | null }>('select user_storage_used($1, $2, $3) as used', [
+          me.userId,
+          new Date(now.getTime() + 86_400_000),
+          deadline,
+        ])
+      )[0]!.used;
+    expect(Number(await usedAt(new Date(Date.now() + 60_000)))).toBe(Buffer.byteLength(text(2 * KIB)));
+    // Its lock granted after the request's deadline: null, and the create writes nothing.
+    expect(await usedAt(new Date(Date.now() - 1))).toBeNull();
     await getPush({ client: api.client, path: { url_token: daily.url_token } });
     await check('expired by time, noticed by a view');
   });

@@ -9,7 +9,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   with them and was computed under the user's lock.
  * - `user_storage_used(user, now)` takes the user's row lock (`for update`: the user's creates are counted one after
  *   the other on any instance), then subtracts the pushes already past their time but not yet flagged (few: the
- *   sweeper flags them), so it answers what the sum over active pushes answered. It is VOLATILE, so each of its
+ *   sweeper flags them), so it answers what the sum over active pushes answered; null when the lock came after the
+ *   request's deadline (the create then writes nothing: see db/deadlines.ts). It is VOLATILE, so each of its
  *   queries takes a fresh snapshot after the lock is granted: it sees every create that held the lock before it and
  *   committed, which a snapshot taken at the start of the calling statement would not. The lock is held until the
  *   create commits, with no round trip to the client in between (the transaction path held it across three).
@@ -46,14 +47,18 @@ export class Migration20261231000000_user_storage_in_statement extends Migration
     this.addSql(`insert into user_storage (user_id, bytes)
       select id, coalesce((select sum(stored_bytes) from pushes p where p.user_id = u.id and not p.expired), 0)
       from users u;`);
-    this.addSql(`create function "user_storage_used"(p_user uuid, p_now timestamptz) returns bigint
-      language plpgsql volatile as $$
+    this.addSql(`create function "user_storage_used"(p_user uuid, p_now timestamptz, p_deadline timestamptz)
+      returns bigint language plpgsql volatile as $$
       declare
         counted bigint;
         lapsed bigint;
       begin
         insert into user_storage (user_id, bytes) values (p_user, 0) on conflict (user_id) do nothing;
         select bytes into counted from user_storage where user_id = p_user for update;
+        -- The lock may have come after the request's deadline: then nothing may be written (null).
+        if clock_timestamp() >= p_deadline then
+          return null;
+        end if;
         select coalesce(sum(stored_bytes), 0) into lapsed from pushes
           where user_id = p_user and not expired and expires_at <= p_now;
         return counted - lapsed;
@@ -62,7 +67,7 @@ export class Migration20261231000000_user_storage_in_statement extends Migration
   }
 
   override down(): void {
-    this.addSql(`drop function if exists "user_storage_used"(uuid, timestamptz);`);
+    this.addSql(`drop function if exists "user_storage_used"(uuid, timestamptz, timestamptz);`);
     this.addSql(`drop trigger if exists "pushes_user_storage_insert" on "pushes";`);
     this.addSql(`drop trigger if exists "pushes_user_storage_update" on "pushes";`);
     this.addSql(`drop trigger if exists "pushes_user_storage_delete" on "pushes";`);
