@@ -6,6 +6,7 @@
  * after the wait, queued in the transaction that records the try), and `failed` after the last. At most 64 KB of an
  * answer is read. An endpoint whose deliveries have failed for 5 days is disabled and its owner emailed.
  */
+import type { KeyObject } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -13,7 +14,7 @@ import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import { deliveryBodyContext, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type OwnerNotice } from './push-events.js';
-import { signatureHeaders } from './signing.js';
+import { signatureHeaders, signingKey } from './signing.js';
 import { checkTarget, TargetRefused, type Target, type TargetRules } from './targets.js';
 import type { DeliveryRow, WebhookRepository, WebhookRow } from './webhook-repository.js';
 
@@ -140,11 +141,11 @@ export interface DeliveryDeps {
   agents: DeliveryAgents;
 }
 
-/** The secrets that sign now: the current one, and the previous one until its 24 hours are over. */
-function secretsOf(hook: WebhookRow, keyring: Keyring, now: Date): string[] {
-  const current = keyring.decryptText(hook.secret, secretContext(hook.id));
+/** The keys that sign now: the current secret's, and the previous one's until its 24 hours are over. */
+function keysOf(hook: WebhookRow, keyring: Keyring, now: Date): KeyObject[] {
+  const current = signingKey(keyring.decryptText(hook.secret, secretContext(hook.id)));
   if (!hook.previousSecret || !hook.previousSecretUntil || hook.previousSecretUntil <= now) return [current];
-  return [current, keyring.decryptText(hook.previousSecret, secretContext(hook.id))];
+  return [current, signingKey(keyring.decryptText(hook.previousSecret, secretContext(hook.id)))];
 }
 
 type Pending = { delivery: DeliveryRow; hook: WebhookRow | null };
@@ -186,8 +187,14 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
     }
   }
 
-  /** One try of a pending delivery; its outcome when it was a success (recorded with the batch's), else recorded. */
-  async function attempt({ delivery, hook }: Pending): Promise<{ code: number; webhookId: string } | null> {
+  /**
+   * One try of a pending delivery; its outcome when it was a success (recorded with the batch's), else recorded.
+   * `keys`: the batch's signing keys by webhook (each webhook's secrets opened once a batch, kept no longer).
+   */
+  async function attempt(
+    { delivery, hook }: Pending,
+    keys: Map<string, KeyObject[]>,
+  ): Promise<{ code: number; webhookId: string } | null> {
     const now = new Date();
     if (!hook?.enabled) {
       await db.transaction((tx) =>
@@ -205,12 +212,9 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
     try {
       const target = await checkTarget(hook.url, rules);
       const body = keyring.decryptText(delivery.body, deliveryBodyContext(delivery.eventId));
-      const headers = signatureHeaders(
-        secretsOf(hook, keyring, now),
-        delivery.id,
-        Math.floor(now.getTime() / 1000),
-        body,
-      );
+      let signing = keys.get(hook.id);
+      if (!signing) keys.set(hook.id, (signing = keysOf(hook, keyring, now)));
+      const headers = signatureHeaders(signing, delivery.id, Math.floor(now.getTime() / 1000), body);
       outcome = await post(target, headers, body, agents);
     } catch (error) {
       if (!(error instanceof TargetRefused)) throw error;
@@ -227,12 +231,13 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
     const pending = await repo.pendingDeliveries(ids);
     const failedIds = new Set<string>();
     const successes: { id: string; webhookId: string; code: number }[] = [];
+    const keys = new Map<string, KeyObject[]>();
     await Promise.all(
       ids.map(async (id) => {
         const found = pending.get(id);
         if (!found) return;
         try {
-          const success = await attempt(found);
+          const success = await attempt(found, keys);
           if (success) successes.push({ id, ...success });
         } catch {
           failedIds.add(id);
