@@ -72,12 +72,13 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   const agents = deliveryAgents();
   if (deps.workers) {
     const schedule = settings.webhooks.retrySchedule;
-    // Up to 16 deliveries side by side (each waits on its endpoint, up to 10 s), fetched again at once while a burst
-    // lasts, and at once when this process commits a job of it.
+    // Up to 64 deliveries side by side (each waits on its endpoint, up to 10 s), fetched again at once while a burst
+    // lasts, and at once when this process commits a job of it. With 16, a burst of 500 create+view cycles a second
+    // outran the sending (bench: delivery p50 1.4 s, growing; with 64, 79 ms).
     await queue.workBatches(
       WEBHOOK_QUEUE,
       webhookDelivery({ db, repo, keyring, queue, rules, schedule, mail: mailer !== null, agents }),
-      { batchSize: 16 },
+      { batchSize: 64 },
     );
     if (mailer) await queue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
   }
