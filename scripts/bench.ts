@@ -81,8 +81,9 @@ try {
   }));
   const driven = await driveAll(targets);
   if (receiver) {
-    // Two events (push.created, push.viewed) per create+retrieve of the webhook's owner, warm-up included.
-    await reportDeliveries(receiver, driven.webhookIterations * 2);
+    // Two events (push.created, push.viewed) per create+retrieve of the webhook's owner.
+    const expected = new Map([...driven.webhookIterations].map(([server, n]) => [server, n * 2]));
+    await reportDeliveries(receiver, expected, driven.webhookPushes);
     await receiver.close();
   }
   await admin.end();

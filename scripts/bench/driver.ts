@@ -274,19 +274,24 @@ const createThenRetrieve = (t: Target, agent: http.Agent) => async (samples: Sam
   if (token) await timed(samples, 200, () => request(agent, t.base, 'GET', `/api/v2/pushes/${token}`));
 };
 
-/** Webhook-owner iterations started (each makes two events), for the delivery count (BENCH_WEBHOOK). */
-let webhookIterations = 0;
+/** Webhook-owner iterations started on each server (each makes two events), for the delivery count (BENCH_WEBHOOK). */
+const webhookIterations = new Map<string, number>();
+/** The server that made each of the webhook owner's pushes (by push_id): whose delivery a receipt is. */
+const webhookPushes = new Map<string, string>();
 
 /** create+retrieve with an authenticated create: by the token's owner, or (`webhook`) by the owner with a webhook. */
 const ownedCreateThenRetrieve = (who: 'token' | 'webhook') => (t: Target, agent: http.Agent) => {
   const credential = who === 'token' ? t.credentials.token : t.credentials.webhookOwner;
   const authorization = credential ? `Bearer ${credential}` : undefined;
   return async (samples: Sample[]) => {
-    if (who === 'webhook' && t.name.startsWith('ours')) webhookIterations += 1;
+    if (who === 'webhook') webhookIterations.set(t.name, (webhookIterations.get(t.name) ?? 0) + 1);
     const made = await timed(samples, 201, () =>
       request(agent, t.base, 'POST', '/api/v2/pushes', createBody(), authorization),
     );
-    const token = made?.status === 201 ? (JSON.parse(made.body) as { url_token?: string }).url_token : undefined;
+    const created =
+      made?.status === 201 ? (JSON.parse(made.body) as { url_token?: string; push_id?: string }) : undefined;
+    if (who === 'webhook' && created?.push_id) webhookPushes.set(created.push_id, t.name);
+    const token = created?.url_token;
     if (token) await timed(samples, 200, () => request(agent, t.base, 'GET', `/api/v2/pushes/${token}`));
   };
 };
@@ -377,7 +382,9 @@ const SCENARIOS = [
  * Drives every target at each concurrency: a warm-up, then `rounds` rounds in which each scenario runs on each target
  * in turn (so drift, such as table growth or a noisy neighbour, hits them alike); prints the table and the ratios.
  */
-export async function driveAll(targets: Target[]): Promise<{ webhookIterations: number }> {
+export async function driveAll(
+  targets: Target[],
+): Promise<{ webhookIterations: Map<string, number>; webhookPushes: Map<string, string> }> {
   console.log(
     `Driving ${REQUESTS} requests per scenario and concurrency (${CONCURRENCIES.join(', ')} connections), cap ${MAX_SECONDS}s a slice, ` +
       `after ${WARMUP} warm-up requests per server; the servers (${targets.map((t) => t.name).join(', ')}) take turns in ${ROUNDS} rounds…`,
@@ -412,7 +419,7 @@ export async function driveAll(targets: Target[]): Promise<{ webhookIterations: 
   }
   printTable(targets, results);
   if (options.webhook) {
-    for (const t of targets.filter((x) => x.name.startsWith('ours'))) {
+    for (const t of targets.filter((x) => x.name.startsWith('ours') || x.name === 'base')) {
       const parts = CONCURRENCIES.map((c) => {
         const [hook, plain] = [
           results.get(`${t.name}|${c}|create+retrieve/webhook`),
@@ -423,5 +430,5 @@ export async function driveAll(targets: Target[]): Promise<{ webhookIterations: 
       console.log(`${t.name} create+retrieve with a webhook / without: ${parts.join(', ')}`);
     }
   }
-  return { webhookIterations };
+  return { webhookIterations, webhookPushes };
 }

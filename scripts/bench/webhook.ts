@@ -8,21 +8,24 @@ import type { AddressInfo } from 'node:net';
 
 export interface BenchReceiver {
   url: string;
-  /** Milliseconds from each event to its receipt. */
-  latencies: number[];
+  /** Each receipt: the push its event names, and the milliseconds from the event to the receipt. */
+  receipts: { pushId: string; ms: number }[];
   close(): Promise<void>;
 }
 
 export async function startBenchReceiver(): Promise<BenchReceiver> {
-  const latencies: number[] = [];
+  const receipts: { pushId: string; ms: number }[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const arrived = Date.now();
       try {
-        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string };
-        latencies.push(arrived - Date.parse(event.timestamp));
+        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          timestamp: string;
+          data: { push_id: string };
+        };
+        receipts.push({ pushId: event.data.push_id, ms: arrived - Date.parse(event.timestamp) });
       } catch {
         /* not counted */
       }
@@ -33,7 +36,7 @@ export async function startBenchReceiver(): Promise<BenchReceiver> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/bench`,
-    latencies,
+    receipts,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -52,14 +55,29 @@ export async function registerBenchWebhook(base: string, token: string, url: str
   if (res.status !== 201) throw new Error(`registering the bench webhook answered ${res.status}: ${await res.text()}`);
 }
 
-/** Waits (at most `timeoutMs`) until `expected` deliveries arrived; prints how many and their latency. */
-export async function reportDeliveries(receiver: BenchReceiver, expected: number, timeoutMs = 180_000): Promise<void> {
+/**
+ * Waits (at most `timeoutMs`) until the deliveries `expected` (by server) arrived; prints, for each server, how many
+ * and their latency. Every server of a run shares the database, so each one sends the deliveries of the pushes it made:
+ * a receipt is counted for the server that made its push (`serverOf`, by push_id).
+ */
+export async function reportDeliveries(
+  receiver: BenchReceiver,
+  expected: Map<string, number>,
+  serverOf: Map<string, string>,
+  timeoutMs = 180_000,
+): Promise<void> {
+  const total = [...expected.values()].reduce((a, b) => a + b, 0);
   const end = Date.now() + timeoutMs;
-  while (receiver.latencies.length < expected && Date.now() < end) await new Promise((r) => setTimeout(r, 250));
-  const sorted = [...receiver.latencies].sort((a, b) => a - b);
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-  console.log(
-    `Webhook deliveries: ${sorted.length} of ${expected} expected arrived; latency from event to receipt ` +
-      `p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms`,
-  );
+  while (receiver.receipts.length < total && Date.now() < end) await new Promise((r) => setTimeout(r, 250));
+  for (const [server, count] of expected) {
+    const sorted = receiver.receipts
+      .filter((r) => serverOf.get(r.pushId) === server)
+      .map((r) => r.ms)
+      .sort((a, b) => a - b);
+    const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+    console.log(
+      `Webhook deliveries of ${server}: ${sorted.length} of ${count} expected arrived; latency from event to receipt ` +
+        `p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms`,
+    );
+  }
 }
