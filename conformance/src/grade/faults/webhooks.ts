@@ -11,8 +11,11 @@ import { messageId, type Delivery } from '../relay.js';
 /** The push events a webhook may choose (the contract's WebhookEventType, push.*). */
 const PUSH_EVENTS = ['push.created', 'push.viewed', 'push.failed_passphrase', 'push.expired', 'push.deleted'];
 
+/** The journal's entry of a push made through the proxy: what its create sent and answered. */
+type MadePush = { input: Record<string, any>; created: Record<string, any> };
+
 /** A push event of a delivery, with its push_id, and the journal's entry for that push (when made through the proxy). */
-function pushEvent(d: Delivery): { event: any; made?: { input: Record<string, any>; created: Record<string, any> } } {
+function pushEvent(d: Delivery): { event: any; made?: MadePush } {
   const event = d.event;
   if (typeof event?.type !== 'string' || !event.type.startsWith('push.') || typeof event.data?.push_id !== 'string') {
     return { event: undefined };
@@ -237,35 +240,38 @@ export const hookFaults = define('hook', [
   },
 ]);
 
+/** A leak fault: each push event gets `field`, taken from what the push's create sent or answered (`pick`). */
+function leakIntoEvents(name: string, models: string, field: string, pick: (made: MadePush) => unknown) {
+  return {
+    name,
+    models,
+    killers: ['HOOK-004'],
+    start: () => ({
+      delivery(d: Delivery) {
+        const { event, made } = pushEvent(d);
+        const value = made ? pick(made) : undefined;
+        if (!event || typeof value !== 'string') return;
+        event.data[field] = value;
+        d.event = event;
+        d.sign();
+      },
+    }),
+  };
+}
+
 export const hookLeakFaults = define('leak', [
-  {
-    name: 'url-token-in-event',
-    models: "push events carry the push's url_token next to push_id (the data built from the owner's record)",
-    killers: ['HOOK-004'],
-    start: () => ({
-      delivery(d) {
-        const { event, made } = pushEvent(d);
-        if (!event || typeof made?.created.url_token !== 'string') return;
-        event.data.url_token = made.created.url_token;
-        d.event = event;
-        d.sign();
-      },
-    }),
-  },
-  {
-    name: 'note-in-event',
-    models: "push events carry the owner's note, as the owner's lists do",
-    killers: ['HOOK-004'],
-    start: () => ({
-      delivery(d) {
-        const { event, made } = pushEvent(d);
-        if (!event || typeof made?.input.note !== 'string') return;
-        event.data.note = made.input.note;
-        d.event = event;
-        d.sign();
-      },
-    }),
-  },
+  leakIntoEvents(
+    'url-token-in-event',
+    "push events carry the push's url_token next to push_id (the data built from the owner's record)",
+    'url_token',
+    (made) => made.created.url_token,
+  ),
+  leakIntoEvents(
+    'note-in-event',
+    "push events carry the owner's note, as the owner's lists do",
+    'note',
+    (made) => made.input.note,
+  ),
   {
     name: 'webhook-list-shows-secret',
     models: "listWebhooks serializes each webhook's row with its signing secret",
