@@ -101,6 +101,11 @@ export interface CoreOptions {
   jobWorkers?: boolean;
   /** Resolves webhook hosts (default: the system's resolver; tests give their own, e.g. to rebind a name). */
   webhookResolver?: Resolver;
+  /**
+   * Seconds a webhook delivery claimed by this process is leased to it (default 60): after a crash, it is due again
+   * then (a restart test shortens it).
+   */
+  webhookLeaseSeconds?: number;
 }
 
 /** What the core reports to the metrics (counts and times only). */
@@ -218,7 +223,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   );
   const requestService = requests;
   const accountMail =
-    jobs && settings.mail.smtpUrl !== null ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
+    jobs?.queue && settings.mail.smtpUrl !== null ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
   const twoFactor = guarded(createTwoFactorService(db, keyring, settings));
   const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db)) : null;
   const forgetLoginAttempts = async (now: Date) => {
@@ -266,8 +271,10 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
 }
 
 /**
- * The job queue and its workers, when something uses them (email needs an SMTP relay): the queue's policy from the
- * settings, this process's worker on it. Null otherwise (nothing is enqueued then).
+ * The background work, when something needs it: the job queue of emails and its workers (email needs an SMTP relay),
+ * and the webhooks area with its dispatcher (webhooks on, or read receipts by email). Null when neither (nothing is
+ * enqueued then). A server with webhooks but no relay does not start (or load) the job queue: webhook deliveries are
+ * sent from their own table (webhooks/dispatcher.ts).
  */
 async function startJobs(
   settings: Settings,
@@ -275,16 +282,17 @@ async function startJobs(
   db: ReturnType<typeof poolDb>,
   pushes: ReturnType<typeof createPushRepository>,
   keyring: ReturnType<typeof createKeyring>,
-): Promise<{ queue: JobQueue; webhooks: WebhookArea | null; stop(): Promise<void> } | null> {
+): Promise<{ queue: JobQueue | null; webhooks: WebhookArea | null; stop(): Promise<void> } | null> {
   // Anything that sends mail needs the relay: pushes' links (when PWPUSH_NOTIFY_BY_EMAIL allows) and account emails.
-  // Webhooks need the queue too.
   if (settings.mail.smtpUrl === null && !settings.webhooks.enabled) return null;
-  const queue = await startJobQueue(settings.databaseUrl!, {
-    ...opts.queue,
-    onError: (error) => opts.logger?.warn({ err: { name: error.name } }, 'job queue error'),
-  });
   const mailer = settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
-  if (mailer) {
+  const queue = mailer
+    ? await startJobQueue(settings.databaseUrl!, {
+        ...opts.queue,
+        onError: (error) => opts.logger?.warn({ err: { name: error.name } }, 'job queue error'),
+      })
+    : null;
+  if (mailer && queue) {
     for (const name of [NOTIFY_QUEUE, ACCOUNT_QUEUE, REQUEST_MAIL_QUEUE]) {
       await queue.define(name, {
         attempts: settings.mail.attempts,
@@ -312,16 +320,25 @@ async function startJobs(
           queue,
           mailer,
           workers: opts.jobWorkers !== false,
+          ...(opts.queue?.pollingIntervalSeconds !== undefined
+            ? { pollSeconds: opts.queue.pollingIntervalSeconds }
+            : {}),
+          ...(opts.webhookLeaseSeconds !== undefined ? { leaseSeconds: opts.webhookLeaseSeconds } : {}),
           ...(opts.webhookResolver ? { resolve: opts.webhookResolver } : {}),
+          onError: (error) =>
+            opts.logger?.warn({ err: { name: (error as Error | undefined)?.name } }, 'webhook dispatcher error'),
         })
       : null;
-  opts.metrics?.observeQueue?.(() => queue.depth());
+  opts.metrics?.observeQueue?.(async () => [
+    ...(queue ? await queue.depth() : []),
+    ...(webhooks ? [await webhooks.depth()] : []),
+  ]);
   return {
     queue,
     webhooks,
     async stop() {
-      await queue.stop();
-      webhooks?.close();
+      await webhooks?.stop();
+      await queue?.stop();
       mailer?.close();
     },
   };

@@ -92,7 +92,9 @@ function statementWrites(push: PushRow, writes: CreateWrites): ClaimWrites | nul
 export interface ClaimWrites {
   ctes: string;
   params: Record<string, unknown>;
-  written(db: Db): void;
+  /** A SQL expression over the CTEs, answered by the statement (`writes_result`) and given to `written`. */
+  result?: string;
+  written(db: Db, result: unknown): void;
 }
 
 /** The answer of a refused create inside its transaction: thrown, so that what `ahead` wrote rolls back. */
@@ -224,10 +226,10 @@ function insertStatement(
   files: number,
   keyed: boolean,
   countedBy: CountedBy,
-  writesCtes: string | null,
+  more: ClaimWrites | null,
 ): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
   const addressQuota = countedBy === 'address';
-  const writes = writesCtes ? `, won as (select id, user_id from push), ${writesCtes}` : '';
+  const writes = more ? `, won as (select id, user_id from push), ${more.ctes}` : '';
   const fileCtes = Array.from(
     { length: files },
     (_, i) =>
@@ -265,7 +267,7 @@ function insertStatement(
      ), creation as (
        insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
      )${fileCtes}${keyCte}${writes}
-     select guard.in_time, ${quotaColumn}push.id from guard left join push on true`,
+     select guard.in_time, ${quotaColumn}${writesResult(more)}push.id from guard left join push on true`,
     { prepare: files === 0 },
   );
 }
@@ -288,11 +290,19 @@ export function claimedPush(row: PushRow, viewsUsed: number, updatedAt: Date, no
   return won;
 }
 
-/** claimView's statements with more CTEs (ClaimWrites), by their text, and the claim only from a given views_used. */
-const claimsWith = new Map<string, Statement<Record<string, unknown>, InTime & Record<string, unknown>>>();
+/** The column of a statement's answer that holds what its more writes report (ClaimWrites.result). */
+const writesResult = (more: ClaimWrites | null) => (more?.result ? `${more.result} as writes_result, ` : '');
 
-function claimViewWith(ctes: string): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
-  let statement = claimsWith.get(ctes);
+/**
+ * claimView's statements with more CTEs (ClaimWrites), by their text (a writes' texts are constants, whose hash a
+ * string keeps: no key is built per call), and the claim only from a given views_used.
+ */
+const claimsWith = new Map<string, Map<string, Statement<Record<string, unknown>, InTime & Record<string, unknown>>>>();
+
+function claimViewWith(more: ClaimWrites): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
+  let byResult = claimsWith.get(more.ctes);
+  if (!byResult) claimsWith.set(more.ctes, (byResult = new Map()));
+  let statement = byResult.get(more.result ?? '');
   if (!statement) {
     statement = sql(
       `with ${GUARD}, won as (
@@ -303,11 +313,11 @@ function claimViewWith(ctes: string): Statement<Record<string, unknown>, InTime 
        ), viewed as (
          insert into audit_entries (${AUDIT_COLUMNS})
          select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
-       ), ${ctes}
-       select guard.in_time, won.* from guard left join won on true`,
+       ), ${more.ctes}
+       select guard.in_time, ${writesResult(more)}won.* from guard left join won on true`,
       { prepare: true },
     );
-    claimsWith.set(ctes, statement);
+    byResult.set(more.result ?? '', statement);
   }
   return statement;
 }
@@ -570,14 +580,19 @@ type AttemptReservation =
   /** Enough attempts are being checked right now that one more might exceed the limit: ask again shortly. */
   | { state: 'busy' };
 
-/** The create statements, one text per variant (file count, keyed, the quota counted in it, more writes). */
-const insertStatements = new Map<string, ReturnType<typeof insertStatement>>();
+/**
+ * The create statements, one text per variant: by the more writes' CTEs (a constant text, whose hash the string keeps),
+ * then by file count, keyed, the quota counted in it and the writes' result.
+ */
+const insertStatements = new Map<string, Map<string, ReturnType<typeof insertStatement>>>();
 function insertFor(files: number, key: KeyRef | undefined, countedBy: CountedBy, writes: ClaimWrites | null = null) {
-  const variant = `${files}:${key ? 'k' : ''}:${countedBy ?? ''}:${writes?.ctes ?? ''}`;
-  let statement = insertStatements.get(variant);
+  let variants = insertStatements.get(writes?.ctes ?? '');
+  if (!variants) insertStatements.set(writes?.ctes ?? '', (variants = new Map()));
+  const variant = `${files}:${key ? 'k' : ''}:${countedBy ?? ''}:${writes?.result ?? ''}`;
+  let statement = variants.get(variant);
   if (!statement) {
-    statement = insertStatement(files, key !== undefined, countedBy, writes?.ctes ?? null);
-    insertStatements.set(variant, statement);
+    statement = insertStatement(files, key !== undefined, countedBy, writes);
+    variants.set(variant, statement);
   }
   return statement;
 }
@@ -668,8 +683,9 @@ export function createPushRepository(db: Db) {
       writes: ClaimWrites,
     ): Promise<PushRow | null> {
       const params = { ...writes.params, id, viewsUsedBefore, ...auditParams(by, now), deadline };
-      const row = guardedPush(await db.query(claimViewWith(writes.ctes), params));
-      if (row) writes.written(db);
+      const rows = await db.query(claimViewWith(writes), params);
+      const row = guardedPush(rows);
+      if (row) writes.written(db, rows[0]?.writes_result);
       return row;
     },
 
@@ -803,8 +819,9 @@ function insertOperations(db: Db) {
       const inStatement = statementWrites(push, writes);
       if (inStatement) {
         const params = { ...insertParams(push, files, by, deadline, key), ...inStatement.params };
-        const row = insertedPush(await db.query(insertFor(files.length, key, null, inStatement), params), push)!;
-        inStatement.written(db);
+        const rows = await db.query(insertFor(files.length, key, null, inStatement), params);
+        const row = insertedPush(rows, push)!;
+        inStatement.written(db, rows[0]?.writes_result);
         return row;
       }
       const statement = insertFor(files.length, key, null);
@@ -984,7 +1001,7 @@ function storageOperations(db: Db) {
         if (rows[0]!.used_bytes === null) throw tooLate();
         const used = Number(rows[0]!.used_bytes);
         if (row) {
-          inStatement?.written(q);
+          inStatement?.written(q, rows[0]!.writes_result);
           return { row, usedBytes: used + push.storedBytes };
         }
         const [free] = await q.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });

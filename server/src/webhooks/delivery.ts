@@ -1,10 +1,10 @@
 /**
- * Sending: the job handler of WEBHOOK_QUEUE, one try of one delivery per job. The target is checked again and
+ * Sending: one try of each delivery of a batch the dispatcher claimed (dispatcher.ts). The target is checked again and
  * resolved once (targets.ts), the request goes to that very address (TLS still verifies the URL's host name), signed
  * by the webhook's secrets (signing.ts). A 2xx within 10 s is success; a redirect, any other status, no connection
- * or a timeout is a failure, retried after the next wait of PWPUSH_WEBHOOK_RETRY_SCHEDULE (a job of its own, started
- * after the wait, queued in the transaction that records the try), and `failed` after the last. At most 64 KB of an
- * answer is read. An endpoint whose deliveries have failed for 5 days is disabled and its owner emailed.
+ * or a timeout is a failure, due again after the next wait of PWPUSH_WEBHOOK_RETRY_SCHEDULE (its `next_attempt_at`,
+ * written with the try's outcome), and `failed` after the last. At most 64 KB of an answer is read. An endpoint whose
+ * deliveries have failed for 5 days is disabled and its owner emailed.
  */
 import type { KeyObject } from 'node:crypto';
 import http from 'node:http';
@@ -12,8 +12,8 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
-import type { JobQueue, QueuedJob } from '../jobs/queue.js';
-import { deliveryBodyContext, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type OwnerNotice } from './push-events.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { deliveryBodyContext, OWNER_NOTICE_QUEUE, type OwnerNotice } from './push-events.js';
 import { signatureHeaders, signingKey } from './signing.js';
 import { checkTarget, TargetRefused, type Target, type TargetRules } from './targets.js';
 import type { DeliveryRow, WebhookRepository, WebhookRow } from './webhook-repository.js';
@@ -35,7 +35,11 @@ interface TryOutcome {
  * Keep-alive connections, pooled by what was checked: a request goes to `host: <checked address>` on the URL's port
  * (and for https with the URL's host name as servername), and Node's agents key their free sockets by host, port and
  * (https) servername, so a socket taken from the pool is one connected to that very address, never to whatever a
- * name resolves to later. Free sockets close after IDLE_MS (sooner when the endpoint's Keep-Alive hint says so).
+ * name resolves to later. Free sockets close after IDLE_MS, or HINT_MARGIN_MS before the endpoint's Keep-Alive hint
+ * runs out. Node's own margin is 1 s, which closes every socket at once after its answer when an endpoint hints 1 s
+ * (a Node server with `keepAliveTimeout = 1000`, as the bench's receiver): each delivery then paid a new connection
+ * (bench: about 4% of the server's CPU in connecting and closing). A socket the endpoint closed just as it was reused
+ * costs one more try on a new connection (`post`), not a failure.
  */
 export interface DeliveryAgents {
   http: http.Agent;
@@ -44,9 +48,16 @@ export interface DeliveryAgents {
 }
 
 const IDLE_MS = 4000;
+const HINT_MARGIN_MS = 250;
 
 export function deliveryAgents(): DeliveryAgents {
-  const options = { keepAlive: true, timeout: IDLE_MS, maxFreeSockets: 64, scheduling: 'lifo' as const };
+  const options = {
+    keepAlive: true,
+    timeout: IDLE_MS,
+    agentKeepAliveTimeoutBuffer: HINT_MARGIN_MS,
+    maxFreeSockets: 64,
+    scheduling: 'lifo' as const,
+  };
   const agents = { http: new http.Agent(options), https: new https.Agent(options) };
   return {
     ...agents,
@@ -132,12 +143,11 @@ export interface DeliveryDeps {
   db: Db;
   repo: WebhookRepository;
   keyring: Keyring;
-  queue: JobQueue;
+  /** The job queue of emails, when an SMTP relay is configured (the owner of a disabled webhook is emailed). */
+  mail: JobQueue | null;
   rules: TargetRules;
   /** Seconds before each retry. */
   schedule: number[];
-  /** An SMTP relay is configured (the owner of a disabled webhook is emailed). */
-  mail: boolean;
   agents: DeliveryAgents;
 }
 
@@ -148,27 +158,25 @@ function keysOf(hook: WebhookRow, keyring: Keyring, now: Date): KeyObject[] {
   return [current, signingKey(keyring.decryptText(hook.previousSecret, secretContext(hook.id)))];
 }
 
-type Pending = { delivery: DeliveryRow; hook: WebhookRow | null };
+/** A claimed delivery and its webhook (null: deleted meanwhile). */
+export type ClaimedDelivery = { delivery: DeliveryRow; hook: WebhookRow | null };
 
 /**
- * The job handler of WEBHOOK_QUEUE, a batch at a time: the batch's pending deliveries read in one statement, each
- * tried (side by side), the successes recorded in one statement, each failure in its own transaction (its retry
- * queued with it). A job whose delivery is no longer pending (delivered, failed, its webhook deleted) does nothing.
+ * The dispatcher's sending of a claimed batch: each delivery tried (side by side), the successes recorded in one
+ * statement, each failure in its own. A try whose outcome could not be recorded (the database away) stays leased: it
+ * is sent again when its lease lapses.
  */
-export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mail, agents }: DeliveryDeps) {
-  /** A failure: the next try queued (or the delivery failed), and the webhook disabled after 5 days of failures. */
+export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agents }: DeliveryDeps) {
+  /** A failure: due again after the schedule's next wait (or failed), and the webhook disabled after 5 days. */
   async function failed(hook: WebhookRow, deliveryId: string, attempts: number, outcome: TryOutcome, now: Date) {
     const wait = schedule[attempts - 1];
-    await db.transaction(async (tx) => {
-      const next = wait === undefined ? null : new Date(now.getTime() + wait * 1000);
-      await repo.tried(tx, deliveryId, {
-        status: next ? 'pending' : 'failed',
-        code: outcome.code,
-        error: outcome.error,
-        next,
-        deliveredAt: null,
-      });
-      if (next) await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: deliveryId }, { startAfterSeconds: wait });
+    const next = wait === undefined ? null : new Date(now.getTime() + wait * 1000);
+    await repo.tried(db, deliveryId, {
+      status: next ? 'pending' : 'failed',
+      code: outcome.code,
+      error: outcome.error,
+      next,
+      deliveredAt: null,
     });
     const failing = await repo.failing(hook.id, now);
     if (failing?.enabled && now.getTime() - failing.since.getTime() >= DISABLE_AFTER_MS) {
@@ -181,7 +189,7 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
             userId: owner,
             at: now.toISOString(),
           };
-          await queue.enqueue(tx, OWNER_NOTICE_QUEUE, notice);
+          await mail.enqueue(tx, OWNER_NOTICE_QUEUE, notice);
         }
       });
     }
@@ -192,20 +200,18 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
    * `keys`: the batch's signing keys by webhook (each webhook's secrets opened once a batch, kept no longer).
    */
   async function attempt(
-    { delivery, hook }: Pending,
+    { delivery, hook }: ClaimedDelivery,
     keys: Map<string, KeyObject[]>,
   ): Promise<{ code: number; webhookId: string } | null> {
     const now = new Date();
     if (!hook?.enabled) {
-      await db.transaction((tx) =>
-        repo.tried(tx, delivery.id, {
-          status: 'failed',
-          code: null,
-          error: 'webhook disabled',
-          next: null,
-          deliveredAt: null,
-        }),
-      );
+      await repo.tried(db, delivery.id, {
+        status: 'failed',
+        code: null,
+        error: 'webhook disabled',
+        next: null,
+        deliveredAt: null,
+      });
       return null;
     }
     let outcome: TryOutcome;
@@ -225,31 +231,18 @@ export function webhookDelivery({ db, repo, keyring, queue, rules, schedule, mai
     return null;
   }
 
-  return async (jobs: QueuedJob<{ delivery: string }>[]): Promise<{ failed: Set<string> }> => {
-    // Jobs of one delivery (a retry asked while one was queued) share one try.
-    const ids = [...new Set(jobs.map((job) => job.data.delivery))];
-    const pending = await repo.pendingDeliveries(ids);
-    const failedIds = new Set<string>();
+  return async (batch: ClaimedDelivery[]): Promise<void> => {
     const successes: { id: string; webhookId: string; code: number }[] = [];
     const keys = new Map<string, KeyObject[]>();
-    await Promise.all(
-      ids.map(async (id) => {
-        const found = pending.get(id);
-        if (!found) return;
-        try {
-          const success = await attempt(found, keys);
-          if (success) successes.push({ id, ...success });
-        } catch {
-          failedIds.add(id);
-        }
+    const tries = await Promise.allSettled(
+      batch.map(async (claimed) => {
+        const success = await attempt(claimed, keys);
+        if (success) successes.push({ id: claimed.delivery.id, ...success });
       }),
     );
-    try {
-      await repo.delivered(successes, new Date());
-    } catch {
-      // Not recorded: those jobs are retried (and their deliveries sent again: at least once).
-      for (const s of successes) failedIds.add(s.id);
-    }
-    return { failed: new Set(jobs.filter((job) => failedIds.has(job.data.delivery)).map((job) => job.id)) };
+    // Not recorded (the database away): those deliveries are sent again after their lease (at least once).
+    await repo.delivered(successes, new Date());
+    const thrown = tries.find((t) => t.status === 'rejected');
+    if (thrown) throw thrown.reason;
   };
 }

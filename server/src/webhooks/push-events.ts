@@ -1,9 +1,9 @@
 /**
  * The events of owned pushes, queued in the transaction of the change they report (push/push-service.ts passes
  * these as the `within` of its statements): for each enabled webhook of the owner that subscribes to the event, one
- * delivery row (its body fixed now, an envelope under the master key) and one job of WEBHOOK_QUEUE; for a read
- * receipt (the push's first view, or its expiry unviewed, when the owner asked), one job of OWNER_NOTICE_QUEUE. The
- * request path only writes these rows: the sending is the queue's. A body names the push by its `push_id` and holds
+ * delivery row (its body fixed now, an envelope under the master key; the dispatcher sends it, dispatcher.ts); for a
+ * read receipt (the push's first view, or its expiry unviewed, when the owner asked), one job of OWNER_NOTICE_QUEUE.
+ * The request path only writes these rows, and wakes this process's dispatcher once they are committed. A body names the push by its `push_id` and holds
  * nothing that opens it (no url_token, link, payload, passphrase, note or file name).
  */
 import { randomUUID } from 'node:crypto';
@@ -20,8 +20,9 @@ import {
   type WithinChange,
 } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
-import { eventDeliveryCtes, type WebhookRepository } from './webhook-repository.js';
+import { EVENT_DELIVERIES_WRITTEN, EVENT_DELIVERY_CTES, type WebhookRepository } from './webhook-repository.js';
 
+/** The name the webhook deliveries' backlog has in /metrics (the queue depth's `queue` label). */
 export const WEBHOOK_QUEUE = 'webhook.delivery';
 export const OWNER_NOTICE_QUEUE = 'email.owner-notice';
 
@@ -42,29 +43,15 @@ export function sealEvent(keyring: Keyring, event: WebhookEvent): { eventId: str
 
 type Ctx = { actor: AuditActor; now?: Date };
 
-/**
- * In `tx`: one event's deliveries (one per listening webhook) and a job of WEBHOOK_QUEUE for each, in one statement
- * (the queue's own insert of jobs as a CTE of the deliveries' insert); in two when the queue cannot give its insert.
- */
+/** In `tx`: one event's deliveries (one per listening webhook), in one statement; `wake` once they are committed. */
 export async function queueDeliveries(
   tx: Db,
   repo: WebhookRepository,
-  queue: JobQueue,
+  wake: () => void,
   values: { userId: string; event: string; eventId: string; body: string; now: Date },
 ): Promise<void> {
-  let withJobs = false;
-  const ids = await repo.insertDeliveries(tx, values, (jobsJson) => {
-    const jobsSql = queue.jobsInsertSql(WEBHOOK_QUEUE, jobsJson);
-    withJobs = jobsSql !== null;
-    return jobsSql;
-  });
-  if (!withJobs) {
-    await queue.enqueueAll(
-      tx,
-      WEBHOOK_QUEUE,
-      ids.map((id) => ({ delivery: id })),
-    );
-  } else if (ids.length > 0) queue.enqueued(tx, WEBHOOK_QUEUE);
+  const ids = await repo.insertDeliveries(tx, values);
+  if (ids.length > 0) tx.afterCommit(wake);
 }
 
 export interface PushEvents {
@@ -89,7 +76,10 @@ export interface PushEvents {
 export interface PushEventDeps {
   repo: WebhookRepository;
   keyring: Keyring;
-  queue: JobQueue;
+  /** The job queue of emails (read receipts), when an SMTP relay is configured. */
+  queue: JobQueue | null;
+  /** Wakes this process's dispatcher (deliveries were committed). */
+  wake: () => void;
   /** Webhooks are on (PWPUSH_WEBHOOKS). */
   webhooks: boolean;
   /** An SMTP relay is configured: read receipts are offered. */
@@ -110,7 +100,7 @@ function refused(message: string): ApiError {
   });
 }
 
-export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: PushEventDeps): PushEvents {
+export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipts }: PushEventDeps): PushEvents {
   const nameOf = (row: PushRow) =>
     row.nameCiphertext ? keyring.decryptText(row.nameCiphertext, `pushes.name:${row.id}`) : '';
 
@@ -129,11 +119,11 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
     };
   }
 
-  /** One delivery per listening webhook and a job for each (queueDeliveries), in `tx`. */
+  /** One delivery per listening webhook (queueDeliveries), in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
     const { eventId, body } = sealed(type, row, at, extra);
-    await queueDeliveries(tx, repo, queue, { userId: row.ownerId, event: type, eventId, body, now: at });
+    await queueDeliveries(tx, repo, wake, { userId: row.ownerId, event: type, eventId, body, now: at });
   }
 
   /** An event's type, id and body (an envelope bound to the id). */
@@ -143,25 +133,26 @@ export function createPushEvents({ repo, keyring, queue, webhooks, receipts }: P
   }
 
   /**
-   * Events written by the change's own statement: their deliveries and jobs as CTEs that read `won` (the push as
-   * changed); null when the queue cannot give its insert (then the transaction path writes them).
+   * Events written by the change's own statement: their deliveries as a CTE that reads `won` (the push as changed),
+   * and the dispatcher woken once some were committed.
    */
-  function inStatement(events: ReturnType<typeof sealed>[]): ClaimWrites | null {
-    const ctes = eventDeliveryCtes((jobsJson) => queue.jobsInsertSql(WEBHOOK_QUEUE, jobsJson));
-    if (ctes === null) return null;
+  function inStatement(events: ReturnType<typeof sealed>[]): ClaimWrites {
     return {
-      ctes,
+      ctes: EVENT_DELIVERY_CTES,
       params: {
         eventTypes: events.map((e) => e.type),
         eventIds: events.map((e) => e.eventId),
         eventBodies: events.map((e) => e.body),
       },
-      written: (db) => queue.enqueued(db, WEBHOOK_QUEUE),
+      result: EVENT_DELIVERIES_WRITTEN,
+      written: (db, result) => {
+        if (Number(result) > 0) db.afterCommit(wake);
+      },
     };
   }
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
-    if (!receipts || row.ownerId === null) return;
+    if (!receipts || !queue || row.ownerId === null) return;
     if (!(await repo.receiptWanted(tx, row.id, row.ownerId))) return;
     await queue.enqueue(tx, OWNER_NOTICE_QUEUE, notice);
   }

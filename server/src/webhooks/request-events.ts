@@ -2,14 +2,13 @@
  * The `request.*` events (issue 24 with the webhooks of issue 23): a move follower of the request service
  * (request/request-service.ts runs it in each move's transaction), which writes, like the push events
  * (./push-events.ts), one delivery row per enabled webhook of the requester that subscribes to the event, in one
- * statement, and one job of WEBHOOK_QUEUE for each. A body names the request by its non-secret `request_id` (and, once
+ * statement (the dispatcher sends them). A body names the request by its non-secret `request_id` (and, once
  * answered, the answer push by its `push_id`) and holds nothing that opens it or was written into it: no url_token or
  * link (the request's opens the responder's page; the answer's opens the secret), no ask, note, file name, public key,
  * sealed key or answer content.
  */
 import type { WebhookEvent, WebhookRequestData } from '@secret-push/sdk/generated';
 import type { Keyring } from '../crypto/envelope.js';
-import type { JobQueue } from '../jobs/queue.js';
 import type { MoveFollower, RequestMove } from '../request/request-service.js';
 import { queueDeliveries, sealEvent } from './push-events.js';
 import type { WebhookRepository } from './webhook-repository.js';
@@ -17,7 +16,8 @@ import type { WebhookRepository } from './webhook-repository.js';
 export interface RequestEventDeps {
   repo: WebhookRepository;
   keyring: Keyring;
-  queue: JobQueue;
+  /** Wakes this process's dispatcher (deliveries were committed). */
+  wake: () => void;
 }
 
 const iso = (at: Date | null) => at?.toISOString() ?? null;
@@ -37,7 +37,7 @@ function requestData({ request: row }: RequestMove, name: string): WebhookReques
 }
 
 /** The follower that queues a move's event for the requester's webhooks (webhooks on). */
-export function requestEventsFollower({ repo, keyring, queue }: RequestEventDeps): MoveFollower {
+export function requestEventsFollower({ repo, keyring, wake }: RequestEventDeps): MoveFollower {
   return async (tx, move) => {
     const row = move.request;
     const name = row.nameCiphertext ? keyring.decryptText(row.nameCiphertext, `requests.name:${row.id}`) : '';
@@ -45,7 +45,7 @@ export function requestEventsFollower({ repo, keyring, queue }: RequestEventDeps
     const data = { ...requestData(move, name), ...(answered && row.answerPushId ? { push_id: row.answerPushId } : {}) };
     const event = { type: move.type, timestamp: move.at.toISOString(), data } as WebhookEvent;
     const { eventId, body } = sealEvent(keyring, event);
-    await queueDeliveries(tx, repo, queue, {
+    await queueDeliveries(tx, repo, wake, {
       userId: row.ownerId,
       event: move.type,
       eventId,

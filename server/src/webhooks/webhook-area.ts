@@ -1,15 +1,17 @@
 /**
- * The webhooks area wired on a core: its queues (deliveries, owner emails) and their workers, the events the push
- * service queues, the requests' `request.*` events (a move follower of the request service), the service the API and
- * the pages call, and what the sweeper adds (`push.expired` by the sweeper, deliveries older than 30 days forgotten).
+ * The webhooks area wired on a core: the dispatcher that sends deliveries (dispatcher.ts), the owner emails' queue
+ * and its worker (when a relay is configured), the events the push service queues, the requests' `request.*` events
+ * (a move follower of the request service), the service the API and the pages call, and what the sweeper adds
+ * (`push.expired` by the sweeper, deliveries older than 30 days forgotten).
  */
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
-import type { JobQueue } from '../jobs/queue.js';
+import type { JobQueue, QueueDepth } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { WithinChange } from '../push/push-repository.js';
-import { deliveryAgents, webhookDelivery } from './delivery.js';
+import { deliveryAgents, webhookDelivery, type ClaimedDelivery } from './delivery.js';
+import { startDispatcher, type Dispatcher } from './dispatcher.js';
 import { ownerNoticeDelivery } from './owner-notices.js';
 import type { MoveFollower } from '../request/request-service.js';
 import { createPushEvents, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type PushEvents } from './push-events.js';
@@ -29,21 +31,33 @@ export interface WebhookArea {
   /** The sweeper's `push.expired` (reason `sweeper`), for owned pushes. */
   sweptWithin: WithinChange;
   forget(now: Date): Promise<void>;
-  /** Closes the kept-alive connections to endpoints (after the queue stopped). */
-  close(): void;
+  /** The deliveries' backlog, for /metrics: pending ones (of every process), and the ones this process is sending. */
+  depth(): Promise<QueueDepth>;
+  /** Stops sending (waits, at most `timeoutMs`, for the batch in hand) and closes the kept-alive connections. */
+  stop(timeoutMs?: number): Promise<void>;
 }
 
 export interface WebhookAreaDeps {
   db: Db;
   settings: Settings;
   keyring: Keyring;
-  queue: JobQueue;
+  /** The job queue of emails: given when a relay is configured (with `mailer`). */
+  queue: JobQueue | null;
   /** The SMTP side, when a relay is configured (read receipts, disabled-webhook notices). */
   mailer: Mailer | null;
-  /** Work the queues in this process. */
+  /** Send deliveries (and work the owner emails' queue) in this process. */
   workers: boolean;
+  /** Seconds between the dispatcher's claims when it is not woken (default 2). */
+  pollSeconds?: number;
+  /**
+   * Seconds a claimed delivery is leased to its process (default 60): a process that dies with it leaves it due again
+   * then. More than a try can take (10 s, 20 s when a kept-alive connection was stale).
+   */
+  leaseSeconds?: number;
   /** Resolves webhook hosts (tests give their own). */
   resolve?: Resolver;
+  /** Where the dispatcher's errors go (a claim or a batch that threw; never a delivery's content). */
+  onError?: (error: unknown) => void;
 }
 
 export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookArea> {
@@ -54,14 +68,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     requireHttps: settings.env === 'production' && !settings.webhooks.allowPrivate,
     resolve: deps.resolve ?? systemResolver,
   };
-  // One job is one try; the queue's own retries only cover a handler that throws (the database away, a crash).
-  await queue.define(WEBHOOK_QUEUE, {
-    attempts: 5,
-    retryDelaySeconds: 5,
-    retryDelayMaxSeconds: 300,
-    expireInSeconds: 60,
-  });
-  if (mailer) {
+  if (mailer && queue) {
     await queue.define(OWNER_NOTICE_QUEUE, {
       attempts: settings.mail.attempts,
       retryDelaySeconds: settings.mail.retrySeconds,
@@ -70,36 +77,59 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     });
   }
   const agents = deliveryAgents();
-  if (deps.workers) {
-    const schedule = settings.webhooks.retrySchedule;
-    // Up to 64 deliveries side by side (each waits on its endpoint, up to 10 s), fetched again at once while a burst
-    // lasts, and at once when this process commits a job of it. With 16, a burst of 500 create+view cycles a second
-    // outran the sending (bench: delivery p50 1.4 s, growing; with 64, 79 ms).
-    await queue.workBatches(
-      WEBHOOK_QUEUE,
-      webhookDelivery({ db, repo, keyring, queue, rules, schedule, mail: mailer !== null, agents }),
-      { batchSize: 64 },
-    );
-    if (mailer) await queue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
+  const leaseMs = (deps.leaseSeconds ?? 60) * 1000;
+  // Up to 64 deliveries side by side (each waits on its endpoint, up to 10 s), claimed again at once while a burst
+  // lasts, and at once when this process commits deliveries. With 16, a burst of 500 create+view cycles a second
+  // outran the sending (bench: delivery p50 1.4 s, growing; with 64, 79 ms).
+  const dispatcher: Dispatcher | null = deps.workers
+    ? startDispatcher<ClaimedDelivery>({
+        claim: (limit) => {
+          const now = new Date();
+          return repo.claimDue(now, new Date(now.getTime() + leaseMs), limit);
+        },
+        send: webhookDelivery({
+          db,
+          repo,
+          keyring,
+          mail: mailer ? queue : null,
+          rules,
+          schedule: settings.webhooks.retrySchedule,
+          agents,
+        }),
+        batchSize: 64,
+        pollMs: (deps.pollSeconds ?? 2) * 1000,
+        onError: deps.onError ?? (() => undefined),
+      })
+    : null;
+  if (deps.workers && mailer && queue) {
+    await queue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
   }
+  const wake = () => dispatcher?.wake();
   const events = createPushEvents({
     repo,
     keyring,
-    queue,
+    queue: mailer ? queue : null,
+    wake,
     webhooks: settings.webhooks.enabled,
     receipts: mailer !== null,
   });
   const expiredBySweeper = events.expired('sweeper');
   return {
     service: settings.webhooks.enabled
-      ? createWebhookService({ db, repo, keyring, queue, rules, receipts: mailer !== null })
+      ? createWebhookService({ db, repo, keyring, wake, rules, receipts: mailer !== null })
       : null,
     events,
-    requestEvents: settings.webhooks.enabled ? requestEventsFollower({ repo, keyring, queue }) : null,
+    requestEvents: settings.webhooks.enabled ? requestEventsFollower({ repo, keyring, wake }) : null,
     sweptWithin: async (tx, row) => {
       if (row.ownerId !== null) await expiredBySweeper(tx, row);
     },
     forget: (now) => repo.forgetDeliveries(new Date(now.getTime() - KEEP_DELIVERIES_MS)),
-    close: () => agents.close(),
+    async depth() {
+      return { queue: WEBHOOK_QUEUE, queued: await repo.pendingCount(), active: dispatcher?.inFlight() ?? 0 };
+    },
+    async stop(timeoutMs) {
+      await dispatcher?.stop(timeoutMs);
+      agents.close();
+    },
   };
 }

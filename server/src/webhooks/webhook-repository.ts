@@ -4,7 +4,7 @@
  * one-statement view reads: listed, a view takes the transaction that queues its events; being listed with nothing
  * to send costs only that transaction).
  */
-import { sql, type Db, type Statement } from '../db/sql.js';
+import { sql, type Db } from '../db/sql.js';
 
 export interface WebhookRow {
   id: string;
@@ -90,31 +90,13 @@ const INSERT_DELIVERIES = `insert into webhook_deliveries (id, webhook_id, event
     w.id, :event, :eventId, :body, 'pending', 0, :now, :now
   from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)`;
 
-/** The jobs of the deliveries CTE `d` (one `{"data": {"delivery": id}}` each), as JSON text. */
-const DELIVERY_JOBS_JSON = `select coalesce(json_agg(json_build_object('data', json_build_object('delivery', d.id))), '[]'::json)::text from d`;
-
 /**
- * The CTEs that write events' deliveries and their jobs inside a statement that changes a push: for the row of the
- * CTE `won` (the push as changed), one delivery per enabled webhook of its owner subscribed to each event given as
- * arrays (`:eventTypes`, `:eventIds`, `:eventBodies`), dated `:now`, then their jobs (`jobs`: a queue's insert,
- * JobQueue.jobsInsertSql, taking DELIVERY_JOBS_JSON); null when the queue has none.
+ * The CTE that writes events' deliveries inside a statement that changes a push: for the row of the CTE `won` (the
+ * push as changed), one delivery per enabled webhook of its owner subscribed to each event given as arrays
+ * (`:eventTypes`, `:eventIds`, `:eventBodies`), due `:now`. EVENT_DELIVERIES_WRITTEN counts them (in the statement's
+ * answer: the dispatcher is woken only when there is something to send).
  */
-export function eventDeliveryCtes(jobs: (jobsJson: string) => string | null): string | null {
-  const jobsSql = jobs(DELIVERY_JOBS_JSON);
-  if (jobsSql === null) return null;
-  // The same text each time (the claim's statement is kept by it).
-  let ctes = ctesByJobs.get(jobsSql);
-  if (ctes === undefined) {
-    ctes = eventDeliveryCtesText(jobsSql);
-    ctesByJobs.set(jobsSql, ctes);
-  }
-  return ctes;
-}
-
-const ctesByJobs = new Map<string, string>();
-
-function eventDeliveryCtesText(jobsSql: string): string {
-  return `d as (
+export const EVENT_DELIVERY_CTES = `d as (
     insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
       w.id, e.event, e.event_id, e.body, 'pending', 0, :now, :now
@@ -122,22 +104,16 @@ function eventDeliveryCtesText(jobsSql: string): string {
     join unnest(:eventTypes::text[], :eventIds::uuid[], :eventBodies::text[]) as e(event, event_id, body)
       on e.event = any(w.events)
     returning id
-  ), jobs as (${jobsSql})`;
-}
+  )`;
+export const EVENT_DELIVERIES_WRITTEN = '(select count(*) from d)';
 
-/** The deliveries' statements with their jobs, by the queue's insert (one per queue, in practice). */
-const withJobs = new Map<string, Statement<DeliveryValues, { id: string }>>();
+const D_PREFIXED = D_COLUMNS.split(', ')
+  .map((c) => `claimed.${c}`)
+  .join(', ');
+const W_PREFIXED = W_COLUMNS.split(', ')
+  .map((c) => `w.${c} as w_${c}`)
+  .join(', ');
 
-function deliveriesWithJobs(jobsSql: string): Statement<DeliveryValues, { id: string }> {
-  let statement = withJobs.get(jobsSql);
-  if (!statement) {
-    statement = sql(`with d as (${INSERT_DELIVERIES} returning id), jobs as (${jobsSql}) select id from d`, {
-      prepare: true,
-    });
-    withJobs.set(jobsSql, statement);
-  }
-  return statement;
-}
 type Owned = { id: string; userId: string };
 
 const S = {
@@ -198,16 +174,28 @@ const S = {
   findDelivery: sql<{ id: string; webhookId: string }>(
     `select ${D_COLUMNS} from webhook_deliveries where id = :id and webhook_id = :webhookId`,
   ),
-  /** The pending deliveries among `ids`, each with its webhook (null webhook columns: it was deleted). */
-  pendingDeliveries: sql<{ ids: string[] }>(
-    `select ${D_COLUMNS.split(', ')
-      .map((c) => `d.${c}`)
-      .join(', ')}, ${W_COLUMNS.split(', ')
-      .map((c) => `w.${c} as w_${c}`)
-      .join(', ')}
-     from webhook_deliveries d left join webhooks w on w.id = d.webhook_id
-     where d.id = any(:ids::text[]) and d.status = 'pending'`,
+  /**
+   * The dispatcher's claim: up to `:limit` pending deliveries due by `:now` (oldest first), skipping those another
+   * process is claiming, each leased until `:leaseUntil` (its next_attempt_at: a process that dies with it in hand
+   * leaves it due again then), with its webhook (null webhook columns: it was deleted).
+   */
+  claimDue: sql<{ now: Date; leaseUntil: Date; limit: number }>(
+    `with due as (
+       select id from webhook_deliveries
+       where status = 'pending' and next_attempt_at <= :now
+       order by next_attempt_at limit :limit
+       for update skip locked
+     ), claimed as (
+       update webhook_deliveries d set next_attempt_at = :leaseUntil from due where d.id = due.id
+       returning ${D_COLUMNS.split(', ')
+         .map((c) => `d.${c}`)
+         .join(', ')}
+     )
+     select ${D_PREFIXED}, ${W_PREFIXED} from claimed left join webhooks w on w.id = claimed.webhook_id`,
     { prepare: true },
+  ),
+  pendingCount: sql<Record<string, never>, { n: string }>(
+    "select count(*) as n from webhook_deliveries where status = 'pending'",
   ),
   /** Successes: each delivery delivered (with its status code) and their webhooks no longer failing, in one statement. */
   delivered: sql<{ ids: string[]; codes: number[]; webhookIds: string[]; now: Date }>(
@@ -327,17 +315,23 @@ export function createWebhookRepository(db: Db) {
       const [row] = await db.query(S.findDelivery, { id, webhookId });
       return row ? deliveryOf(row) : null;
     },
-    /** The pending deliveries among `ids`, each with its webhook (null: deleted), in one statement; by id. */
-    async pendingDeliveries(ids: string[]): Promise<Map<string, { delivery: DeliveryRow; hook: WebhookRow | null }>> {
-      const found = new Map<string, { delivery: DeliveryRow; hook: WebhookRow | null }>();
-      for (const row of await db.query(S.pendingDeliveries, { ids })) {
-        const hook =
+    /** The dispatcher's claim (S.claimDue): the deliveries leased until `leaseUntil`, each with its webhook. */
+    async claimDue(
+      now: Date,
+      leaseUntil: Date,
+      limit: number,
+    ): Promise<{ delivery: DeliveryRow; hook: WebhookRow | null }[]> {
+      return (await db.query(S.claimDue, { now, leaseUntil, limit })).map((row) => ({
+        delivery: deliveryOf(row),
+        hook:
           row.w_id === null || row.w_id === undefined
             ? null
-            : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]])));
-        found.set(String(row.id), { delivery: deliveryOf(row), hook });
-      }
-      return found;
+            : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]]))),
+      }));
+    },
+    /** Deliveries still to send (due now, later, or in hand), of every webhook. */
+    async pendingCount(): Promise<number> {
+      return Number((await db.query(S.pendingCount, {}))[0]!.n);
     },
     /** Successes (distinct deliveries), in one statement. */
     async delivered(done: { id: string; webhookId: string; code: number }[], now: Date): Promise<void> {
@@ -349,18 +343,9 @@ export function createWebhookRepository(db: Db) {
         now,
       });
     },
-    /**
-     * In `tx`: the deliveries of one event to the owner's subscribed webhooks, and their jobs when `jobs` (a queue's
-     * insert, JobQueue.jobsInsertSql taking DELIVERY_JOBS_JSON) is given, in one statement; their ids.
-     */
-    async insertDeliveries(
-      tx: Db,
-      values: DeliveryValues,
-      jobs?: (jobsJson: string) => string | null,
-    ): Promise<string[]> {
-      const jobsSql = jobs?.(DELIVERY_JOBS_JSON);
-      const statement = jobsSql ? deliveriesWithJobs(jobsSql) : S.insertDeliveries;
-      return (await tx.query(statement, values)).map((r) => r.id);
+    /** In `tx`: the deliveries of one event to the owner's subscribed webhooks, in one statement; their ids. */
+    async insertDeliveries(tx: Db, values: DeliveryValues): Promise<string[]> {
+      return (await tx.query(S.insertDeliveries, values)).map((r) => r.id);
     },
     async retryDelivery(tx: Db, id: string, now: Date): Promise<DeliveryRow> {
       return deliveryOf((await tx.query(S.retryDelivery, { id, now }))[0]!);

@@ -15,8 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, PAGE_SIZE } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
-import type { JobQueue } from '../jobs/queue.js';
-import { sealEvent, WEBHOOK_QUEUE } from './push-events.js';
+import { sealEvent } from './push-events.js';
 import { secretContext } from './delivery.js';
 import { newMessageId, newWebhookSecret } from './signing.js';
 import { checkTarget, TargetRefused, type TargetRules } from './targets.js';
@@ -81,20 +80,14 @@ export interface WebhookServiceDeps {
   db: Db;
   repo: WebhookRepository;
   keyring: Keyring;
-  queue: JobQueue;
+  /** Wakes this process's dispatcher (a delivery was committed). */
+  wake: () => void;
   rules: TargetRules;
   /** Read receipts are offered (an SMTP relay). */
   receipts: boolean;
 }
 
-export function createWebhookService({
-  db,
-  repo,
-  keyring,
-  queue,
-  rules,
-  receipts,
-}: WebhookServiceDeps): WebhookService {
+export function createWebhookService({ db, repo, keyring, wake, rules, receipts }: WebhookServiceDeps): WebhookService {
   async function owned(userId: string, id: string): Promise<WebhookRow> {
     const row = UUID.test(id) ? await repo.find(id, userId) : null;
     if (!row) throw notFound();
@@ -163,17 +156,8 @@ export function createWebhookService({
         timestamp: now.toISOString(),
         data: { webhook_id: hook.id },
       } as WebhookEvent);
-      await db.transaction(async (tx) => {
-        await repo.insertDelivery(tx, {
-          id: deliveryId,
-          webhookId: hook.id,
-          event: 'webhook.test',
-          eventId,
-          body,
-          now,
-        });
-        await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: deliveryId });
-      });
+      await repo.insertDelivery(db, { id: deliveryId, webhookId: hook.id, event: 'webhook.test', eventId, body, now });
+      wake();
       return deliveryRecord((await repo.findDelivery(deliveryId, hook.id))!);
     },
 
@@ -187,11 +171,8 @@ export function createWebhookService({
       const hook = await owned(userId, id);
       const found = /^msg_[A-Za-z0-9]{26}$/.test(deliveryId) ? await repo.findDelivery(deliveryId, hook.id) : null;
       if (!found) throw new ApiError('not_found', 'This webhook has no delivery with this id.');
-      const row = await db.transaction(async (tx) => {
-        const again = await repo.retryDelivery(tx, found.id, now);
-        await queue.enqueue(tx, WEBHOOK_QUEUE, { delivery: found.id });
-        return again;
-      });
+      const row = await repo.retryDelivery(db, found.id, now);
+      wake();
       return deliveryRecord(row);
     },
 

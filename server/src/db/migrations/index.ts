@@ -18,6 +18,7 @@ import { Migration20261228000000_api_keys } from './Migration20261228000000_api_
 import { Migration20261229000000_request_mail } from './Migration20261229000000_request_mail.js';
 import { Migration20261230000000_webhooks } from './Migration20261230000000_webhooks.js';
 import { Migration20261231000000_user_storage_in_statement } from './Migration20261231000000_user_storage_in_statement.js';
+import { Migration20270101000000_webhook_dispatch } from './Migration20270101000000_webhook_dispatch.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -38,4 +39,5 @@ export const migrationsList = [
     name: 'Migration20261231000000_user_storage_in_statement',
     class: Migration20261231000000_user_storage_in_statement,
   },
+  { name: 'Migration20270101000000_webhook_dispatch', class: Migration20270101000000_webhook_dispatch },
 ];

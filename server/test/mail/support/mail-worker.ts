@@ -9,6 +9,8 @@ import { createCore } from '../../../src/core.js';
 const settings = loadSettings(process.env);
 const core = await createCore(settings, {
   queue: { pollingIntervalSeconds: 0.5, monitorIntervalSeconds: 1, heartbeatSeconds: 10 },
+  // A webhook delivery the killed process had in hand is due again after this (more than a try's 10 s).
+  webhookLeaseSeconds: 12,
 });
 process.stdout.write('ready\n');
 process.on('SIGTERM', () => {

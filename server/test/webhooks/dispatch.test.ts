@@ -1,0 +1,199 @@
+/**
+ * Issue 23: deliveries are sent from their own table (webhooks/dispatcher.ts). The API here sends nothing
+ * (`jobWorkers: false`): it only writes the events' delivery rows. Then:
+ * - two server processes (cores) on the same database send a backlog side by side: each delivery reaches the
+ *   receiver exactly once (their claims skip each other's), and every one is recorded as delivered;
+ * - a delivery claimed by a process that then died (its lease, next_attempt_at, moved ahead and nothing recorded) is
+ *   not sent again before the lease lapses, and is sent, with the same webhook-id, once it has;
+ * - deliveries one after the other to an endpoint that hints a 1 s keep-alive (a Node server's `keepAliveTimeout`
+ *   of 1000) share one connection: Node's own 1 s margin would close each socket at once after its answer;
+ * - the loop itself: a claim that throws waits a poll before the next one, however often it is woken meanwhile.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { createPush, createWebhook, listWebhookDeliveries } from '@secret-push/sdk/generated';
+import { createCore, type Core } from '../../src/core.js';
+import { startDispatcher } from '../../src/webhooks/dispatcher.js';
+import { startRealApi, type RealApi } from '../api/support/real.js';
+import { bearer, expectData } from '../api/support/sdk.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+
+let api: RealApi;
+let receiver: Receiver;
+let senders: Core[] = [];
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  api = await startRealApi(
+    { webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1, 1] } },
+    { core: { jobWorkers: false } },
+  );
+});
+
+afterEach(async () => {
+  for (const core of senders) await core.close();
+  senders = [];
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await receiver?.stop();
+});
+
+/** A server process's background side on the API's database: it sends deliveries (it serves no requests here). */
+async function sender(): Promise<Core> {
+  const core = await createCore(api.settings, { sweeper: false, queue: { pollingIntervalSeconds: 0.2 } });
+  senders.push(core);
+  return core;
+}
+
+/** An owner with a webhook for push.created, and `count` pushes made (so `count` deliveries pending, none sent). */
+async function pendingCreates(email: string, count: number) {
+  const owner = await api.user(email);
+  const auth = bearer(owner.token);
+  const hook = expectData(
+    await createWebhook({
+      client: api.client,
+      auth,
+      body: { webhook: { url: receiver.url, events: ['push.created'] } },
+    }),
+    201,
+  );
+  for (let i = 0; i < count; i++) {
+    expectData(await createPush({ client: api.client, auth, body: { push: { payload: `p${i}` } } }), 201);
+  }
+  return { auth, hook };
+}
+
+async function deliveryLog(auth: ReturnType<typeof bearer>, id: string) {
+  const statuses: string[] = [];
+  for (let page = 1; ; page++) {
+    const { deliveries } = expectData(
+      await listWebhookDeliveries({ client: api.client, auth, path: { id }, query: { page } }),
+    );
+    if (deliveries.length === 0) return statuses;
+    statuses.push(...deliveries.map((d) => `${d.status}/${d.attempts}`));
+  }
+}
+
+it('two processes send one backlog side by side: each delivery exactly once', async () => {
+  const { auth, hook } = await pendingCreates('dispatch-two@example.org', 150);
+  const before = receiver.received.length;
+  await Promise.all([sender(), sender()]);
+  await receiver.waitFor(before + 150, 30_000);
+  // Anything sent twice would arrive meanwhile.
+  await new Promise((r) => setTimeout(r, 1000));
+  const ids = receiver.received.slice(before).map((r) => receiver.verify(hook.secret, r) && r.headers['webhook-id']);
+  expect(ids).toHaveLength(150);
+  expect(new Set(ids).size).toBe(150);
+  expect(await deliveryLog(auth, hook.id)).toEqual(Array.from({ length: 150 }, () => 'delivered/1'));
+}, 60_000);
+
+it('a delivery held by a process that died is sent again once its lease lapses, not before', async () => {
+  const { auth, hook } = await pendingCreates('dispatch-lease@example.org', 1);
+  // What a claim does (the lease), by a process that then died before recording anything.
+  const client = new pg.Client({ connectionString: api.db.url });
+  await client.connect();
+  try {
+    const leased = await client.query(
+      `update webhook_deliveries d set next_attempt_at = now() + interval '3 seconds'
+       from webhooks w where w.id = d.webhook_id and w.id = $1 and d.status = 'pending' returning d.id`,
+      [hook.id],
+    );
+    expect(leased.rowCount).toBe(1);
+    const before = receiver.received.length;
+    const start = Date.now();
+    await sender();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(receiver.received.length).toBe(before);
+    const [sent] = (await receiver.waitFor(before + 1, 10_000)).slice(before);
+    expect(Date.now() - start).toBeGreaterThanOrEqual(2500);
+    expect(sent!.headers['webhook-id']).toBe(leased.rows[0].id);
+    receiver.verify(hook.secret, sent!);
+    await expect.poll(() => deliveryLog(auth, hook.id)).toEqual(['delivered/1']);
+  } finally {
+    await client.end();
+  }
+}, 30_000);
+
+it('deliveries one after the other to an endpoint that hints a 1 s keep-alive share a connection', async () => {
+  let connections = 0;
+  const arrived: string[] = [];
+  const endpoint = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      arrived.push(String(req.headers['webhook-id']));
+      res.writeHead(204).end();
+    });
+  });
+  endpoint.keepAliveTimeout = 1000;
+  endpoint.on('connection', () => (connections += 1));
+  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+  try {
+    const owner = await api.user('dispatch-keepalive@example.org');
+    const auth = bearer(owner.token);
+    const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/hook`;
+    expectData(
+      await createWebhook({ client: api.client, auth, body: { webhook: { url, events: ['push.created'] } } }),
+      201,
+    );
+    await sender();
+    for (let i = 1; i <= 8; i++) {
+      expectData(await createPush({ client: api.client, auth, body: { push: { payload: `k${i}` } } }), 201);
+      await expect.poll(() => arrived.length, { timeout: 5000 }).toBe(i);
+    }
+    expect(connections).toBeLessThanOrEqual(2);
+  } finally {
+    endpoint.closeAllConnections();
+    await new Promise((resolve) => endpoint.close(resolve));
+  }
+}, 30_000);
+
+it('a claim that throws waits a poll before the next, however often the loop is woken', async () => {
+  let claims = 0;
+  const errors: unknown[] = [];
+  const dispatcher = startDispatcher<number>({
+    claim: () => {
+      claims += 1;
+      return Promise.reject(new Error('database away'));
+    },
+    send: () => Promise.resolve(),
+    batchSize: 8,
+    pollMs: 200,
+    onError: (error) => errors.push(error),
+  });
+  const waking = setInterval(() => dispatcher.wake(), 1);
+  await new Promise((r) => setTimeout(r, 700));
+  clearInterval(waking);
+  await dispatcher.stop(1000);
+  // At 0, 200, 400 and 600 ms (one more on a slow machine), never once per wake.
+  expect(claims).toBeGreaterThanOrEqual(2);
+  expect(claims).toBeLessThanOrEqual(5);
+  expect(errors).toHaveLength(claims);
+});
+
+it('a full batch is followed at once by the next claim, a short one by a wait (or a wake)', async () => {
+  const backlog = Array.from({ length: 20 }, (_, i) => i);
+  const sent: number[][] = [];
+  const dispatcher = startDispatcher<number>({
+    claim: (limit) => Promise.resolve(backlog.splice(0, limit)),
+    send: (batch) => {
+      sent.push(batch);
+      return Promise.resolve();
+    },
+    batchSize: 8,
+    pollMs: 60_000,
+    onError: () => undefined,
+  });
+  await expect.poll(() => sent.length).toBe(3);
+  expect(sent.map((b) => b.length)).toEqual([8, 8, 4]);
+  backlog.push(20, 21);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(sent).toHaveLength(3);
+  dispatcher.wake();
+  await expect.poll(() => sent.length).toBe(4);
+  expect(sent[3]).toEqual([20, 21]);
+  await dispatcher.stop(1000);
+});
