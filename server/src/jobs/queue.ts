@@ -1,6 +1,7 @@
 /**
  * The durable job queue: pg-boss on the server's own PostgreSQL (schema `pgboss`). Shared by every area that has
- * work to do after a request (emails now, webhook deliveries next): an area names a queue with its retry policy,
+ * emails to send after a request (pushes' links, account mail, requests' moves, owners' read receipts; webhook
+ * deliveries are sent from their own table instead, webhooks/dispatcher.ts): an area names a queue with its retry policy,
  * enqueues jobs **in the transaction of the change that needs them** (so a crash leaves neither a change without its
  * job nor a job without its change), and registers a handler. Every server process works every queue; pg-boss hands
  * a job to one worker at a time (`FOR UPDATE SKIP LOCKED`), retries a job whose handler throws (backoff from the
@@ -61,22 +62,8 @@ export interface QueueDepth {
 export interface JobQueue {
   /** Creates (or updates) a queue with its policy; call once per process before enqueueing or working it. */
   define(name: string, policy: QueuePolicy): Promise<void>;
-  /**
-   * Adds a job inside the transaction `tx` (committed or rolled back with it); `startAfterSeconds`: not before then
-   * (a schedule of retries the area keeps itself, as the webhooks' exact one).
-   */
-  enqueue(tx: Db, name: string, data: object, options?: { startAfterSeconds?: number }): Promise<void>;
-  /** Adds jobs (to run now) inside `tx`, in one statement; none: nothing. */
-  enqueueAll(tx: Db, name: string, data: object[]): Promise<void>;
-  /**
-   * For a statement that writes rows and their jobs at once: pg-boss's own insert of jobs of `name` (to run now), as
-   * the body of a data-modifying CTE, taking the jobs from `jobsJson` (a SQL expression giving the text of a JSON
-   * array of `{"data": …}`) instead of a parameter. Null when this pg-boss's statement is not of the shape this needs
-   * (then enqueueAll). The statement must run in a transaction; `enqueued(tx, name)` after it wakes the worker.
-   */
-  jobsInsertSql(name: string, jobsJson: string): string | null;
-  /** After jobs of `name` were added by a statement of jobsInsertSql in `tx`: this process's worker wakes at COMMIT. */
-  enqueued(tx: Db, name: string): void;
+  /** Adds a job inside the transaction `tx` (committed or rolled back with it); this process's worker wakes at COMMIT. */
+  enqueue(tx: Db, name: string, data: object): Promise<void>;
   /**
    * Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). With
    * `batchSize` above 1, up to that many jobs are fetched at once and run side by side, and while fetches come back
@@ -84,15 +71,6 @@ export interface JobQueue {
    * is retried on its own.
    */
   work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>, options?: { batchSize?: number }): Promise<void>;
-  /**
-   * The same for a handler that takes a fetched batch (up to `batchSize` jobs) at once, to share its statements; it
-   * answers which jobs failed (each retried on its own; the others succeed), and a throw fails them all.
-   */
-  workBatches<T>(
-    name: string,
-    handler: (jobs: QueuedJob<T>[]) => Promise<{ failed: Set<string> }>,
-    options: { batchSize: number },
-  ): Promise<void>;
   depth(): Promise<QueueDepth[]>;
   /** Stops taking jobs and waits (at most `timeoutMs`) for the ones in hand. */
   stop(timeoutMs?: number): Promise<void>;
@@ -125,19 +103,6 @@ function bossDb(tx: Db): BossDb {
       return { rows: await tx.query({ text, names, ...(name ? { name } : {}) }, params) };
     },
   };
-}
-
-/**
- * Whether pg-boss's insert of jobs is the shape jobsInsertSql needs: one INSERT whose only parameter, `$1`, is the
- * jobs' JSON text, read once (`json_to_recordset($1::text::json)`), and nothing our `:name` placeholders would take.
- */
-function insertTakesJobsFrom$1(text: string): boolean {
-  return (
-    /^\s*INSERT INTO /i.test(text) &&
-    (text.match(/\$\d/g) ?? []).length === 1 &&
-    text.includes('json_to_recordset($1::text::json)') &&
-    !/(?<!:):[A-Za-z_]/.test(text)
-  );
 }
 
 /** pg-boss on a pool of ours (the migration step's). */
@@ -233,20 +198,6 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
   const started = (name: string, id: string) => workers.set(name, [...(workers.get(name) ?? []), id]);
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   let stopped = false;
-  /** pg-boss's insert of a queue's jobs, as it sends it (captured once per queue, without running it). */
-  const insertSql = new Map<string, string | null>();
-  const jobsSql = new Map<string, string | null>();
-  async function captureInsertSql(name: string): Promise<void> {
-    let text: string | null = null;
-    const capture: BossDb = {
-      executeSql: async (sqlText) => {
-        text = sqlText;
-        return { rows: [] };
-      },
-    };
-    await boss.insert(name, [{ data: {} }], { db: capture });
-    insertSql.set(name, text !== null && insertTakesJobsFrom$1(text) ? text : null);
-  }
   async function workBatches<T>(
     name: string,
     handler: (jobs: QueuedJob<T>[]) => Promise<{ failed: Set<string> }>,
@@ -288,32 +239,11 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
         });
       }
       if (!names.includes(name)) names.push(name);
-      await captureInsertSql(name);
     },
-    async enqueue(tx, name, data, options = {}) {
-      const after = options.startAfterSeconds;
-      const id = await boss.send(name, data, { db: bossDb(tx), ...(after ? { startAfter: after } : {}) });
+    async enqueue(tx, name, data) {
+      const id = await boss.send(name, data, { db: bossDb(tx) });
       if (!id) throw new Error(`the job queue refused a job for ${name}`);
-      // A job to run now: this process's worker fetches as soon as it is committed, not at its next poll.
-      if (!after) tx.afterCommit(() => wake(name));
-    },
-    jobsInsertSql(name, jobsJson) {
-      // The same text each time (callers key their prepared statements by it: a string's hash is computed once).
-      const key = `${name}\n${jobsJson}`;
-      if (!jobsSql.has(key)) jobsSql.set(key, insertSql.get(name)?.replace('$1', () => `(${jobsJson})`) ?? null);
-      return jobsSql.get(key)!;
-    },
-    enqueued(tx, name) {
-      tx.afterCommit(() => wake(name));
-    },
-    async enqueueAll(tx, name, data) {
-      if (data.length === 0) return;
-      const ids = await boss.insert(
-        name,
-        data.map((d) => ({ data: d })),
-        { db: bossDb(tx), returnId: true },
-      );
-      if (ids?.length !== data.length) throw new Error(`the job queue refused jobs for ${name}`);
+      // This process's worker fetches as soon as the job is committed, not at its next poll.
       tx.afterCommit(() => wake(name));
     },
     async work<T>(name: string, handler: (job: QueuedJob<T>) => Promise<void>, workOpts: { batchSize?: number } = {}) {
@@ -336,7 +266,6 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
       });
       started(name, id);
     },
-    workBatches,
     async depth() {
       if (names.length === 0) return [];
       const queues = await boss.getQueues(names);
