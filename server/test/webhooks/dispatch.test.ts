@@ -15,6 +15,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createPush, createWebhook, listWebhookDeliveries } from '@secret-push/sdk/generated';
 import { createCore, type Core } from '../../src/core.js';
+import { createServerMetrics } from '../../src/runtime/metrics.js';
 import { startDispatcher } from '../../src/webhooks/dispatcher.js';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData } from '../api/support/sdk.js';
@@ -23,12 +24,13 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 let api: RealApi;
 let receiver: Receiver;
 let senders: Core[] = [];
+const metrics = createServerMetrics('0');
 
 beforeAll(async () => {
   receiver = await startReceiver();
   api = await startRealApi(
     { webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1, 1] } },
-    { core: { jobWorkers: false } },
+    { core: { jobWorkers: false, metrics } },
   );
 });
 
@@ -77,6 +79,17 @@ async function deliveryLog(auth: ReturnType<typeof bearer>, id: string) {
     statuses.push(...deliveries.map((d) => `${d.status}/${d.attempts}`));
   }
 }
+
+it('/metrics shows the pending deliveries as the webhook.delivery queue', async () => {
+  const before = receiver.received.length;
+  await pendingCreates('dispatch-metrics@example.org', 3);
+  const text = await metrics.registry.metrics();
+  const queued = /^secret_push_job_queue_jobs\{queue="webhook.delivery",state="queued"\} (\d+)$/m.exec(text);
+  expect(Number(queued?.[1])).toBeGreaterThanOrEqual(3);
+  expect(text).toMatch(/^secret_push_job_queue_jobs\{queue="webhook.delivery",state="active"\} 0$/m);
+  await sender();
+  await receiver.waitFor(before + 3, 10_000);
+});
 
 it('two processes send one backlog side by side: each delivery exactly once', async () => {
   const { auth, hook } = await pendingCreates('dispatch-two@example.org', 150);

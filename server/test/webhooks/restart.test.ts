@@ -2,7 +2,7 @@
  * Issue 23: a restart loses no event. The API (this process) only queues: a push's events are written with the
  * push and its view. A separate server process (a child) takes the first delivery and is killed (SIGKILL) while the
  * receiver holds the request unanswered; a new process, started after, delivers every queued event, the one in
- * flight again with the same webhook-id (once the dead process's heartbeat has lapsed).
+ * flight again with the same webhook-id (once the dead process's lease on it, 12 s here, has lapsed).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -21,7 +21,7 @@ import { bearer, expectData } from '../api/support/sdk.js';
 import { TEST_KEY_A } from '../support/db.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
-// A server process that only works the job queue (shared with the email restart test).
+// A server process that only sends in the background (shared with the email restart test).
 const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'mail', 'support', 'mail-worker.ts');
 
 let api: RealApi;

@@ -1,7 +1,8 @@
 /**
- * A server process that only works the job queue (the API runs in the test): started by restart.test.ts as a child,
- * killed with SIGKILL in the middle of a delivery, and started again. Settings come from the environment, as the
- * server's own do (loadSettings); it prints `ready` once its worker is taking jobs.
+ * A server process that only sends in the background (the job queue's emails, the webhook dispatcher's deliveries;
+ * the API runs in the test): started by the restart tests as a child, killed with SIGKILL in the middle of a delivery,
+ * and started again. Settings come from the environment, as the server's own do (loadSettings); it prints `ready`
+ * once its workers are taking work.
  */
 import { loadSettings } from '../../../src/config/settings.js';
 import { createCore } from '../../../src/core.js';
