@@ -13,13 +13,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { createPush, createWebhook, listWebhookDeliveries } from '@secret-push/sdk/generated';
+import { createPush, listWebhookDeliveries } from '@secret-push/sdk/generated';
 import { createCore, type Core } from '../../src/core.js';
 import { createServerMetrics } from '../../src/runtime/metrics.js';
 import { startDispatcher } from '../../src/webhooks/dispatcher.js';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData } from '../api/support/sdk.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { hookedOwner } from './support/hooked-owner.js';
 
 let api: RealApi;
 let receiver: Receiver;
@@ -53,16 +54,7 @@ async function sender(): Promise<Core> {
 
 /** An owner with a webhook for push.created, and `count` pushes made (so `count` deliveries pending, none sent). */
 async function pendingCreates(email: string, count: number) {
-  const owner = await api.user(email);
-  const auth = bearer(owner.token);
-  const hook = expectData(
-    await createWebhook({
-      client: api.client,
-      auth,
-      body: { webhook: { url: receiver.url, events: ['push.created'] } },
-    }),
-    201,
-  );
+  const { auth, hook } = await hookedOwner(api, email, { url: receiver.url, events: ['push.created'] });
   for (let i = 0; i < count; i++) {
     expectData(await createPush({ client: api.client, auth, body: { push: { payload: `p${i}` } } }), 201);
   }
@@ -145,13 +137,8 @@ it('deliveries one after the other to an endpoint that hints a 1 s keep-alive sh
   endpoint.on('connection', () => (connections += 1));
   await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
   try {
-    const owner = await api.user('dispatch-keepalive@example.org');
-    const auth = bearer(owner.token);
     const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/hook`;
-    expectData(
-      await createWebhook({ client: api.client, auth, body: { webhook: { url, events: ['push.created'] } } }),
-      201,
-    );
+    const { auth } = await hookedOwner(api, 'dispatch-keepalive@example.org', { url, events: ['push.created'] });
     await sender();
     for (let i = 1; i <= 8; i++) {
       expectData(await createPush({ client: api.client, auth, body: { push: { payload: `k${i}` } } }), 201);

@@ -7,11 +7,12 @@
  * emailed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPush, createWebhook, getPush, getVersion, getWebhook, testWebhook } from '@secret-push/sdk/generated';
+import { createPush, getPush, getVersion, getWebhook, testWebhook } from '@secret-push/sdk/generated';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData, expectError } from '../api/support/sdk.js';
 import { startMailbox, type Mailbox } from '../support/mailbox.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { hookedOwner } from './support/hooked-owner.js';
 
 let api: RealApi;
 let mailbox: Mailbox;
@@ -97,16 +98,10 @@ describe('read receipts by email', () => {
 
 describe('an endpoint failing for 5 days', () => {
   it('is disabled at its next failure, and its owner emailed', async () => {
-    const owner = await api.user('failing@example.org');
-    const auth = bearer(owner.token);
-    const hook = expectData(
-      await createWebhook({
-        client: api.client,
-        auth,
-        body: { webhook: { url: receiver.url, events: ['push.created'] } },
-      }),
-      201,
-    );
+    const { auth, hook } = await hookedOwner(api, 'failing@example.org', {
+      url: receiver.url,
+      events: ['push.created'],
+    });
     await api.db.query("update webhooks set failing_since = now() - interval '5 days 1 minute' where id = $1", [
       hook.id,
     ]);

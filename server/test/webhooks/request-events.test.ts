@@ -21,8 +21,9 @@ import {
 } from '@secret-push/sdk/generated';
 import { verifyWebhook } from '@secret-push/sdk';
 import { startRealApi, type RealApi } from '../api/support/real.js';
-import { bearer, expectData, expectError } from '../api/support/sdk.js';
+import { expectData, expectError } from '../api/support/sdk.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { hookedOwner } from './support/hooked-owner.js';
 
 let api: RealApi;
 let receiver: Receiver;
@@ -75,16 +76,10 @@ async function eventsOf(secret: string, requestId: string, count: number): Promi
 
 describe('request.* webhook events over HTTP', () => {
   it('created, fulfilled, collected, revoked and expired: the right events in order, signed, without secret material', async () => {
-    const owner = await api.user('request-hook-owner@example.org');
-    const auth = bearer(owner.token);
-    const hook = expectData(
-      await createWebhook({
-        client: api.client,
-        auth,
-        body: { webhook: { url: receiver.url, events: [...REQUEST_EVENTS, 'push.created', 'push.viewed'] } },
-      }),
-      201,
-    );
+    const { auth, hook } = await hookedOwner(api, 'request-hook-owner@example.org', {
+      url: receiver.url,
+      events: [...REQUEST_EVENTS, 'push.created', 'push.viewed'],
+    });
     // A webhook of the same owner for push events only gets no request event.
     const pushOnly = expectData(
       await createWebhook({
@@ -252,16 +247,10 @@ describe('request.* webhook events over HTTP', () => {
   }, 90_000);
 
   it('takes the request.* names at registration, and refuses an unknown one', async () => {
-    const owner = await api.user('request-hook-names@example.org');
-    const auth = bearer(owner.token);
-    const hook = expectData(
-      await createWebhook({
-        client: api.client,
-        auth,
-        body: { webhook: { url: receiver.url, events: ['request.fulfilled', 'request.collected'] } },
-      }),
-      201,
-    );
+    const { auth, hook } = await hookedOwner(api, 'request-hook-names@example.org', {
+      url: receiver.url,
+      events: ['request.fulfilled', 'request.collected'],
+    });
     expect(hook.events).toEqual(['request.fulfilled', 'request.collected']);
     const refused = expectError(
       await createWebhook({

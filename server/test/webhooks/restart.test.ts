@@ -8,18 +8,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  createPush,
-  createWebhook,
-  getPush,
-  listWebhookDeliveries,
-  type WebhookEvent,
-} from '@secret-push/sdk/generated';
+import { createPush, getPush, listWebhookDeliveries, type WebhookEvent } from '@secret-push/sdk/generated';
 import { repoRoot } from '../../src/config/settings.js';
 import { startRealApi, type RealApi } from '../api/support/real.js';
-import { bearer, expectData } from '../api/support/sdk.js';
+import { expectData } from '../api/support/sdk.js';
 import { TEST_KEY_A } from '../support/db.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { hookedOwner } from './support/hooked-owner.js';
 
 // A server process that only sends in the background (shared with the email restart test).
 const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'mail', 'support', 'mail-worker.ts');
@@ -70,16 +65,10 @@ afterAll(async () => {
 });
 
 it('a process killed with events queued and one in flight: every event is delivered after the restart', async () => {
-  const owner = await api.user('hook-restart@example.org');
-  const auth = bearer(owner.token);
-  const hook = expectData(
-    await createWebhook({
-      client: api.client,
-      auth,
-      body: { webhook: { url: receiver.url, events: ['push.created', 'push.viewed'] } },
-    }),
-    201,
-  );
+  const { auth, hook } = await hookedOwner(api, 'hook-restart@example.org', {
+    url: receiver.url,
+    events: ['push.created', 'push.viewed'],
+  });
   const push = expectData(await createPush({ client: api.client, auth, body: { push: { payload: 'r' } } }), 201);
   expectData(await getPush({ client: api.client, path: { url_token: push.url_token } }));
   const queued = expectData(await listWebhookDeliveries({ client: api.client, auth, path: { id: hook.id } }));

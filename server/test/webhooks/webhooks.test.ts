@@ -26,6 +26,7 @@ import { verifyWebhook } from '@secret-push/sdk';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData, expectError } from '../api/support/sdk.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { hookedOwner } from './support/hooked-owner.js';
 
 let api: RealApi;
 let receiver: Receiver;
@@ -65,16 +66,11 @@ async function eventsOf(secret: string, pushId: string, count: number): Promise<
 
 describe('webhooks over HTTP', () => {
   it('create, two views, a wrong passphrase, a delete and a sweep: the right events, signed, without secret material', async () => {
-    const owner = await api.user('hook-owner@example.org');
-    const auth = bearer(owner.token);
-    const hook = expectData(
-      await createWebhook({
-        client: api.client,
-        auth,
-        body: { webhook: { url: receiver.url, events: [...ALL_EVENTS], description: 'team chat' } },
-      }),
-      201,
-    );
+    const { auth, hook } = await hookedOwner(api, 'hook-owner@example.org', {
+      url: receiver.url,
+      events: [...ALL_EVENTS],
+      description: 'team chat',
+    });
     expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     // Never shown again.
     const shown = expectData(await getWebhook({ client: api.client, auth, path: { id: hook.id } }));
@@ -177,16 +173,10 @@ describe('webhooks over HTTP', () => {
   it('views side by side: one push.viewed per view won, each with its own count, and one push.expired', async () => {
     // A view's events are written by its claim's statement for the count of views it read; a view that lost that count
     // to another one in between is claimed again in a transaction. Either way: exactly one event per view won.
-    const owner = await api.user('race-owner@example.org');
-    const auth = bearer(owner.token);
-    const hook = expectData(
-      await createWebhook({
-        client: api.client,
-        auth,
-        body: { webhook: { url: receiver.url, events: ['push.viewed', 'push.expired'] } },
-      }),
-      201,
-    );
+    const { auth, hook } = await hookedOwner(api, 'race-owner@example.org', {
+      url: receiver.url,
+      events: ['push.viewed', 'push.expired'],
+    });
     const push = expectData(
       await createPush({ client: api.client, auth, body: { push: { payload: 'raced', expire_after_views: 4 } } }),
       201,
@@ -218,16 +208,10 @@ describe('webhooks over HTTP', () => {
   }, 60_000);
 
   it('retries a failing endpoint with the same webhook-id (500, 500, 200), as the delivery log shows', async () => {
-    const owner = await api.user('hook-retry@example.org');
-    const auth = bearer(owner.token);
-    const hook = expectData(
-      await createWebhook({
-        client: api.client,
-        auth,
-        body: { webhook: { url: receiver.url, events: ['push.created'] } },
-      }),
-      201,
-    );
+    const { auth, hook } = await hookedOwner(api, 'hook-retry@example.org', {
+      url: receiver.url,
+      events: ['push.created'],
+    });
     const start = receiver.received.length;
     receiver.answer(500, 500);
     const push = expectData(await createPush({ client: api.client, auth, body: { push: { payload: 'x' } } }), 201);
@@ -272,16 +256,10 @@ describe('webhooks over HTTP', () => {
   }, 60_000);
 
   it('signs with both secrets for a day after a rotation, then a deleted webhook gets nothing', async () => {
-    const owner = await api.user('hook-rotate@example.org');
-    const auth = bearer(owner.token);
-    const hook = expectData(
-      await createWebhook({
-        client: api.client,
-        auth,
-        body: { webhook: { url: receiver.url, events: ['push.created'] } },
-      }),
-      201,
-    );
+    const { auth, hook } = await hookedOwner(api, 'hook-rotate@example.org', {
+      url: receiver.url,
+      events: ['push.created'],
+    });
     const rotated = expectData(await rotateWebhookSecret({ client: api.client, auth, path: { id: hook.id } }));
     expect(rotated.secret).not.toBe(hook.secret);
     const start = receiver.received.length;
