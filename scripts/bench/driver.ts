@@ -92,6 +92,8 @@ interface Tally {
   seconds: number;
   serverCpuMs: number;
   postgresCpuMs: number;
+  /** This process's CPU: the driver, and with BENCH_WEBHOOK the receiver of the deliveries (it shares the cores). */
+  benchCpuMs: number;
   statements: number;
   /** Peak RSS (bytes) of the largest server process, and of all of them together. */
   rssMax: number;
@@ -123,7 +125,7 @@ async function drive(
 
 function summarise(tallies: Tally[]) {
   const samples = tallies.flatMap((t) => t.samples);
-  const sum = (key: 'seconds' | 'serverCpuMs' | 'postgresCpuMs' | 'statements') =>
+  const sum = (key: 'seconds' | 'serverCpuMs' | 'postgresCpuMs' | 'benchCpuMs' | 'statements') =>
     tallies.reduce((a, t) => a + t[key], 0);
   const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -146,6 +148,7 @@ function summarise(tallies: Tally[]) {
     p99: pct(99),
     serverCpuMsPerRequest: sum('serverCpuMs') / n,
     postgresCpuMsPerRequest: sum('postgresCpuMs') / n,
+    benchCpuMsPerRequest: sum('benchCpuMs') / n,
     statementsPerRequest: sum('statements') / n,
     rssMax: Math.max(...tallies.map((t) => t.rssMax)),
     rssTotal: Math.max(...tallies.map((t) => t.rssTotal)),
@@ -231,6 +234,7 @@ async function measured(meters: Meters, run: () => Promise<{ samples: Sample[]; 
   await meters.admin.query('select pg_stat_statements_reset()');
   const server0 = treeCpuMs(meters.serverPid);
   const postgres0 = treeCpuMs(meters.postgresPid);
+  const bench0 = process.cpuUsage();
   let rssMax = 0;
   let rssTotal = 0;
   const sample = () => {
@@ -244,9 +248,11 @@ async function measured(meters: Meters, run: () => Promise<{ samples: Sample[]; 
   sample();
   const serverCpuMs = treeCpuMs(meters.serverPid) - server0;
   const postgresCpuMs = treeCpuMs(meters.postgresPid) - postgres0;
+  const bench = process.cpuUsage(bench0);
+  const benchCpuMs = (bench.user + bench.system) / 1000;
   const { rows } = await meters.admin.query<{ n: number }>(STATEMENTS_SQL);
   if (options.topStatements > 0) await printTopStatements(meters.admin, options.topStatements, result.samples.length);
-  return { ...result, serverCpuMs, postgresCpuMs, statements: rows[0]!.n, rssMax, rssTotal };
+  return { ...result, serverCpuMs, postgresCpuMs, benchCpuMs, statements: rows[0]!.n, rssMax, rssTotal };
 }
 
 export interface Target {
@@ -312,6 +318,7 @@ function printTable(targets: Target[], results: Results): void {
       'p99 ms',
       'server CPU ms/req',
       'PG CPU ms/req',
+      'bench CPU ms/req',
       'SQL/req',
       'RSS MB (largest)',
       'RSS MB (all)',
@@ -333,6 +340,7 @@ function printTable(targets: Target[], results: Results): void {
           m.p99.toFixed(2),
           m.serverCpuMsPerRequest.toFixed(3),
           m.postgresCpuMsPerRequest.toFixed(3),
+          m.benchCpuMsPerRequest.toFixed(3),
           m.statementsPerRequest.toFixed(2),
           (m.rssMax / 2 ** 20).toFixed(0),
           (m.rssTotal / 2 ** 20).toFixed(0),
