@@ -133,8 +133,9 @@ const S = {
   lockEnabled: sql<{ userId: string }, { id: string }>(
     'select id from users where id = :userId and totp_enabled_at is not null for update',
   ),
-  insertCode: sql<{ userId: string; digest: string }>(
-    'insert into recovery_codes (user_id, digest) values (:userId, :digest)',
+  /** A user's new recovery codes, all in one statement. */
+  insertCodes: sql<{ userId: string; digests: string[] }>(
+    'insert into recovery_codes (user_id, digest) select :userId::uuid, d from unnest(:digests::text[]) as d',
   ),
   spendCode: sql<{ userId: string; digest: string; now: Date }, { id: string }>(
     `update recovery_codes set used_at = :now
@@ -282,7 +283,7 @@ export function createTwoFactorService(
         const done = await db.transaction(async (tx) => {
           if ((await tx.query(S.enable, { userId, step, now })).length === 0) return false;
           await tx.query(S.deleteCodes, { userId });
-          for (const c of codes) await tx.query(S.insertCode, { userId, digest: codeDigest(c) });
+          await tx.query(S.insertCodes, { userId, digests: codes.map(codeDigest) });
           return true;
         });
         return done ? codes : null;
@@ -308,7 +309,7 @@ export function createTwoFactorService(
         // The user's row is held while the codes change, so a factor turned off meanwhile gets no codes.
         if ((await tx.query(S.lockEnabled, { userId })).length === 0) return false;
         await tx.query(S.deleteCodes, { userId });
-        for (const c of codes) await tx.query(S.insertCode, { userId, digest: codeDigest(c) });
+        await tx.query(S.insertCodes, { userId, digests: codes.map(codeDigest) });
         return true;
       });
       if (!renewed)
