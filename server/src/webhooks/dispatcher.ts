@@ -8,7 +8,8 @@
  *
  * The loop claims at once when woken (this process committed deliveries), again at once while claims come back full
  * (a burst drains without waiting a poll between batches), and otherwise polls every `pollMs` (deliveries other
- * processes wrote, retries that fell due, leases that lapsed).
+ * processes wrote, retries that fell due, leases that lapsed). Up to `maxBatches` batches are sent side by side: a
+ * batch waits for its slowest endpoint (up to 10 s), and the deliveries claimed after it do not wait with it.
  *
  * Why not a job of the job queue per delivery, as email does: the delivery row already holds everything a job would
  * (what to send, the tries, the next one), and the job doubled every event's writes. Measured (`npm run bench`,
@@ -21,6 +22,11 @@ export interface DispatcherOptions<T> {
   /** Sends a claimed batch and records each outcome; what it leaves unrecorded is sent again after its lease. */
   send(batch: T[]): Promise<void>;
   batchSize: number;
+  /**
+   * Batches sent side by side: the loop claims the next one while others are in flight, so an endpoint that takes
+   * its full 10 s holds only its own batch, not every delivery behind it.
+   */
+  maxBatches: number;
   pollMs: number;
   /** A claim or a batch that threw (the database away): the loop waits a poll and claims again. */
   onError(error: unknown): void;
@@ -31,11 +37,18 @@ export interface Dispatcher {
   wake(): void;
   /** The deliveries being sent now. */
   inFlight(): number;
-  /** Stops claiming and waits (at most `timeoutMs`) for the batch in hand. */
+  /** Stops claiming and waits (at most `timeoutMs`) for the batches in hand. */
   stop(timeoutMs?: number): Promise<void>;
 }
 
-export function startDispatcher<T>({ claim, send, batchSize, pollMs, onError }: DispatcherOptions<T>): Dispatcher {
+export function startDispatcher<T>({
+  claim,
+  send,
+  batchSize,
+  maxBatches,
+  pollMs,
+  onError,
+}: DispatcherOptions<T>): Dispatcher {
   let stopped = false;
   let woken = false;
   let inFlight = 0;
@@ -56,28 +69,38 @@ export function startDispatcher<T>({ claim, send, batchSize, pollMs, onError }: 
       wakeable = byWake;
     });
 
+  /** The batches being sent now. */
+  const sending = new Set<Promise<void>>();
+
   async function loop(): Promise<void> {
     while (!stopped) {
+      if (sending.size >= maxBatches) {
+        await Promise.race(sending);
+        continue;
+      }
       woken = false;
-      let full: boolean;
+      let batch: T[];
       try {
-        const batch = await claim(batchSize);
-        if (batch.length > 0) {
-          inFlight = batch.length;
-          try {
-            await send(batch);
-          } finally {
-            inFlight = 0;
-          }
-        }
-        full = batch.length === batchSize;
+        batch = await claim(batchSize);
       } catch (error) {
         onError(error);
         if (!stopped) await pause(pollMs, false);
         continue;
       }
-      if (!full && !woken && !stopped) await pause(pollMs, true);
+      if (batch.length > 0) {
+        const size = batch.length;
+        inFlight += size;
+        const sent: Promise<void> = send(batch)
+          .catch(onError)
+          .finally(() => {
+            inFlight -= size;
+            sending.delete(sent);
+          });
+        sending.add(sent);
+      }
+      if (batch.length < batchSize && !woken && !stopped) await pause(pollMs, true);
     }
+    await Promise.all(sending);
   }
   const running = loop();
 

@@ -161,6 +161,7 @@ it('a claim that throws waits a poll before the next, however often the loop is 
     },
     send: () => Promise.resolve(),
     batchSize: 8,
+    maxBatches: 1,
     pollMs: 200,
     onError: (error) => errors.push(error),
   });
@@ -184,6 +185,7 @@ it('a full batch is followed at once by the next claim, a short one by a wait (o
       return Promise.resolve();
     },
     batchSize: 8,
+    maxBatches: 2,
     pollMs: 60_000,
     onError: () => undefined,
   });
@@ -197,3 +199,61 @@ it('a full batch is followed at once by the next claim, a short one by a wait (o
   expect(sent[3]).toEqual([20, 21]);
   await dispatcher.stop(1000);
 });
+
+it('a batch waiting on a slow endpoint does not hold the next one, up to maxBatches at once', async () => {
+  const claims: number[][] = [[1], [2], [3]];
+  const release: (() => void)[] = [];
+  const sent: number[] = [];
+  const dispatcher = startDispatcher<number>({
+    claim: () => Promise.resolve(claims.shift() ?? []),
+    send: (batch) => {
+      sent.push(...batch);
+      return new Promise<void>((resolve) => release.push(resolve));
+    },
+    batchSize: 1,
+    maxBatches: 2,
+    pollMs: 60_000,
+    onError: () => undefined,
+  });
+  // Each claim came back full (1 of 1): the next follows at once, while the first is still being sent.
+  await expect.poll(() => sent).toEqual([1, 2]);
+  expect(dispatcher.inFlight()).toBe(2);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(sent).toEqual([1, 2]); // two batches in hand: the third waits for one of them
+  release[0]!();
+  await expect.poll(() => sent).toEqual([1, 2, 3]);
+  for (const done of release) done();
+  await dispatcher.stop(1000);
+  expect(dispatcher.inFlight()).toBe(0);
+});
+
+it("an endpoint that answers slowly holds only its own deliveries: another webhook's arrive meanwhile", async () => {
+  const slowArrived: string[] = [];
+  const slow = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      slowArrived.push(String(req.headers['webhook-id']));
+      setTimeout(() => res.writeHead(204).end(), 4000);
+    });
+  });
+  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  try {
+    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`;
+    const a = await hookedOwner(api, 'dispatch-slow@example.org', { url: slowUrl, events: ['push.created'] });
+    const b = await hookedOwner(api, 'dispatch-fast@example.org', { url: receiver.url, events: ['push.created'] });
+    await sender();
+    expectData(await createPush({ client: api.client, auth: a.auth, body: { push: { payload: 'slow' } } }), 201);
+    await expect.poll(() => slowArrived.length, { timeout: 5000 }).toBe(1);
+    const before = receiver.received.length;
+    const start = Date.now();
+    expectData(await createPush({ client: api.client, auth: b.auth, body: { push: { payload: 'fast' } } }), 201);
+    const [fast] = (await receiver.waitFor(before + 1, 10_000)).slice(before);
+    receiver.verify(b.hook.secret, fast!);
+    // The API's commits do not wake the sender (another core): it finds the delivery at its next poll (0.2 s).
+    expect(Date.now() - start).toBeLessThan(2500);
+    await expect.poll(() => deliveryLog(a.auth, a.hook.id), { timeout: 10_000 }).toEqual(['delivered/1']);
+  } finally {
+    slow.closeAllConnections();
+    await new Promise((resolve) => slow.close(resolve));
+  }
+}, 30_000);
