@@ -162,6 +162,7 @@ it('a claim that throws waits a poll before the next, however often the loop is 
     send: () => Promise.resolve(),
     batchSize: 8,
     maxBatches: 1,
+    stallMs: 500,
     pollMs: 200,
     onError: (error) => errors.push(error),
   });
@@ -186,6 +187,7 @@ it('a full batch is followed at once by the next claim, a short one by a wait (o
     },
     batchSize: 8,
     maxBatches: 2,
+    stallMs: 500,
     pollMs: 60_000,
     onError: () => undefined,
   });
@@ -200,7 +202,7 @@ it('a full batch is followed at once by the next claim, a short one by a wait (o
   await dispatcher.stop(1000);
 });
 
-it('a batch waiting on a slow endpoint does not hold the next one, up to maxBatches at once', async () => {
+it('a batch out for stallMs does not hold the next one, up to maxBatches at once', async () => {
   const claims: number[][] = [[1], [2], [3]];
   const release: (() => void)[] = [];
   const sent: number[] = [];
@@ -212,10 +214,15 @@ it('a batch waiting on a slow endpoint does not hold the next one, up to maxBatc
     },
     batchSize: 1,
     maxBatches: 2,
+    stallMs: 300,
     pollMs: 60_000,
     onError: () => undefined,
   });
-  // Each claim came back full (1 of 1): the next follows at once, while the first is still being sent.
+  // Each claim came back full (1 of 1), but the next waits while the first has been out less than stallMs.
+  await expect.poll(() => sent).toEqual([1]);
+  await new Promise((r) => setTimeout(r, 150));
+  expect(sent).toEqual([1]);
+  // Then it starts beside the first, still being sent.
   await expect.poll(() => sent).toEqual([1, 2]);
   expect(dispatcher.inFlight()).toBe(2);
   await new Promise((r) => setTimeout(r, 100));
