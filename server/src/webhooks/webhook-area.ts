@@ -78,9 +78,10 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   }
   const agents = deliveryAgents();
   const leaseMs = (deps.leaseSeconds ?? 60) * 1000;
-  // Batches of up to 64 deliveries (each waits on its endpoint, up to 10 s), a next one beside a batch out for 0.5 s (up
-  // to 4), claimed again at once while a burst lasts, and at once when this process commits deliveries. With batches of 16, a burst of 500
-  // create+view cycles a second outran the sending (bench: delivery p50 1.4 s, growing; with 64, 79 ms).
+  // Batches of up to 64 deliveries (each waits on its endpoint, up to 10 s), a next one beside a batch out for 0.5 s
+  // (up to 4), claimed again at once while a burst lasts, and at once when this process commits deliveries. With
+  // batches of 16, a burst of 500 create+view cycles a second outran the sending (bench: delivery p50 1.4 s, growing;
+  // with 64, 79 ms).
   const dispatcher: Dispatcher | null = deps.workers
     ? startDispatcher<ClaimedDelivery>({
         claim: (limit) => {
