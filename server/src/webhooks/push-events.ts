@@ -3,8 +3,9 @@
  * these as the `within` of its statements): for each enabled webhook of the owner that subscribes to the event, one
  * delivery row (its body fixed now, an envelope under the master key; the dispatcher sends it, dispatcher.ts); for a
  * read receipt (the push's first view, or its expiry unviewed, when the owner asked), one job of OWNER_NOTICE_QUEUE.
- * The request path only writes these rows, and wakes this process's dispatcher once they are committed. A body names the push by its `push_id` and holds
- * nothing that opens it (no url_token, link, payload, passphrase, note or file name).
+ * The request path only writes these rows, and wakes this process's dispatcher once they are committed. A body names
+ * the push by its `push_id` and holds nothing that opens it (no url_token, link, payload, passphrase, note or file
+ * name).
  */
 import { randomUUID } from 'node:crypto';
 import type { PushInput, WebhookEvent, WebhookEventType, WebhookPushData } from '@secret-push/sdk/generated';
