@@ -322,6 +322,52 @@ function claimViewWith(more: ClaimWrites): Statement<Record<string, unknown>, In
   return statement;
 }
 
+type ViewByToken = Statement<
+  { urlToken: string; keyIds: string[]; plaintextOnly: boolean } & AuditParams & Guarded & Record<string, unknown>,
+  InTime & { won_views_used: number | null; won_updated_at: Date | null } & Record<string, unknown>
+>;
+
+/**
+ * A recipient's view in one statement: the push by its token (as it was read), and the claim of a view when the
+ * push needs nothing more than a claim (a text, URL or QR push without a passphrase, not the caller's own, whose
+ * payload was sealed under a key this process holds, and not end-to-end encrypted when a plaintext is required). The
+ * claim is claimView's, with its `view` audit entry; `won_views_used` is set when it won. Otherwise the row is what
+ * the service decides with (expired, passphrase, owner, files), as findByToken's.
+ *
+ * Without `more`, only pushes nobody listens to are claimed (NOBODY_LISTENS); with it (a view's events, written by
+ * the statement from `cur` and `won`: webhooks/push-events.ts), every push is, and `writes_result` reports the writes.
+ * One statement per text of `more` (a constant).
+ */
+const viewsWith = new Map<string, ViewByToken>();
+
+function viewByTokenStatement(more: ClaimWrites | null): ViewByToken {
+  let statement = more ? viewsWith.get(more.ctes) : undefined;
+  if (statement) return statement;
+  statement = sql(
+    `with ${GUARD}, cur as (
+       select ${P.list} from pushes where url_token = :urlToken
+     ), won as (
+       update pushes p set ${VIEW_SET('p')}
+       from cur
+       where p.id = cur.id and cur.kind <> 'file' and cur.passphrase_hash is null
+         and (cur.user_id is null or :userId::uuid is null or cur.user_id <> :userId::uuid)
+         and (cur.client_encryption is null or not :plaintextOnly::boolean)
+         and (cur.payload_ciphertext is null or ${ENVELOPE_KEY_ID('cur.payload_ciphertext')} = any(:keyIds::text[]))
+         and ${more ? 'true' : NOBODY_LISTENS}
+         and not p.expired and p.views_used < p.expire_after_views and p.expires_at > :now and ${IN_TIME}
+       returning p.id, p.views_used, p.updated_at, p.expired
+     ), viewed as (
+       insert into audit_entries (${AUDIT_COLUMNS})
+       select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
+     )${more ? `, ${more.ctes}` : ''}
+     select guard.in_time, ${writesResult(more)}won.views_used as won_views_used, won.updated_at as won_updated_at, cur.*
+     from guard left join cur on true left join won on true`,
+    { prepare: true },
+  ) as ViewByToken;
+  if (more) viewsWith.set(more.ctes, statement);
+  return statement;
+}
+
 const S = {
   findByToken: sql<{ urlToken: string }>(`select ${P.list} from pushes where url_token = :urlToken`, { prepare: true }),
   findById: sql<{ id: string }>(`select ${P.list} from pushes where id = :id`),
@@ -342,37 +388,8 @@ const S = {
      select guard.in_time, won.* from guard left join won on true`,
     { prepare: true },
   ),
-  /**
-   * A recipient's view in one statement: the push by its token (as it was read), and the claim of a view when the
-   * push needs nothing more than a claim (a text, URL or QR push without a passphrase, not the caller's own, whose
-   * payload was sealed under a key this process holds, and not end-to-end encrypted when a plaintext is required). The
-   * claim is claimView's, with its `view` audit entry; `won_views_used` is set when it won. Otherwise the row is what
-   * the service decides with (expired, passphrase, owner, files), as findByToken's.
-   */
-  viewByToken: sql<
-    { urlToken: string; keyIds: string[]; plaintextOnly: boolean } & AuditParams & Guarded,
-    InTime & { won_views_used: number | null; won_updated_at: Date | null } & Record<string, unknown>
-  >(
-    `with ${GUARD}, cur as (
-       select ${P.list} from pushes where url_token = :urlToken
-     ), won as (
-       update pushes p set ${VIEW_SET('p')}
-       from cur
-       where p.id = cur.id and cur.kind <> 'file' and cur.passphrase_hash is null
-         and (cur.user_id is null or :userId::uuid is null or cur.user_id <> :userId::uuid)
-         and (cur.client_encryption is null or not :plaintextOnly::boolean)
-         and (cur.payload_ciphertext is null or ${ENVELOPE_KEY_ID('cur.payload_ciphertext')} = any(:keyIds::text[]))
-         and ${NOBODY_LISTENS}
-         and not p.expired and p.views_used < p.expire_after_views and p.expires_at > :now and ${IN_TIME}
-       returning p.id, p.views_used, p.updated_at
-     ), viewed as (
-       insert into audit_entries (${AUDIT_COLUMNS})
-       select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
-     )
-     select guard.in_time, won.views_used as won_views_used, won.updated_at as won_updated_at, cur.*
-     from guard left join cur on true left join won on true`,
-    { prepare: true },
-  ),
+  /** viewByTokenStatement's, for pushes nobody listens to. */
+  viewByToken: viewByTokenStatement(null),
   /** Marks a push past its time as expired (as of its expires_at) and erases its secrets; idempotent, any time. */
   expireByTime: sql<{ id: string; now: Date }>(
     `update pushes set expired = true, expired_on = expires_at, updated_at = :now, ${ERASE_SECRETS}
@@ -643,19 +660,31 @@ export function createPushRepository(db: Db) {
 
     ...insertOperations(db),
 
-    /** The row of `urlToken` (null: no such push) and, when the view was claimed with it, the row after the claim. */
+    /**
+     * The row of `urlToken` (null: no such push) and, when the view was claimed with it, the row after the claim.
+     * `writes`: the view's events, written by the same statement (then a listened-to owner's push is claimed too).
+     */
     async viewByToken(
       urlToken: string,
       by: AuditActor,
       now: Date,
       deadline: Date,
-      opts: { keyIds: string[]; plaintextOnly: boolean },
+      opts: { keyIds: string[]; plaintextOnly: boolean; writes: ClaimWrites | null },
     ): Promise<{ row: PushRow; won: PushRow | null } | null> {
-      const [raw] = await db.query(S.viewByToken, { urlToken, ...auditParams(by, now), deadline, ...opts });
+      const { keyIds, plaintextOnly, writes } = opts;
+      const [raw] = await db.query(viewByTokenStatement(writes), {
+        ...writes?.params,
+        urlToken,
+        ...auditParams(by, now),
+        deadline,
+        keyIds,
+        plaintextOnly,
+      });
       if (!raw?.in_time) throw tooLate();
       if (raw.id === null || raw.id === undefined) return null;
       const row = P.fromRow(raw);
       if (raw.won_views_used === null || raw.won_views_used === undefined) return { row, won: null };
+      writes?.written(db, raw.writes_result);
       return { row, won: claimedPush(row, raw.won_views_used, new Date(raw.won_updated_at!), now) };
     },
     /** Claims a view; null when none is left (or the time ran out). `within`: in the claim's transaction. */

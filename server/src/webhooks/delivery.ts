@@ -158,6 +158,19 @@ function keysOf(hook: WebhookRow, keyring: Keyring, now: Date): KeyObject[] {
   return [current, signingKey(keyring.decryptText(hook.previousSecret, secretContext(hook.id)))];
 }
 
+/**
+ * The body a delivery sends: its envelope opened, or (written by a view's statement: VIEW_EVENT_CTES) its facts with
+ * the push's name put in.
+ */
+export function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
+  if (delivery.body !== null) return keyring.decryptText(delivery.body, deliveryBodyContext(delivery.eventId));
+  const event = JSON.parse(delivery.facts!) as { data: { push_id: string; name: string } };
+  if (delivery.nameCiphertext) {
+    event.data.name = keyring.decryptText(delivery.nameCiphertext, `pushes.name:${event.data.push_id}`);
+  }
+  return JSON.stringify(event);
+}
+
 /** A claimed delivery and its webhook (null: deleted meanwhile). */
 export type ClaimedDelivery = { delivery: DeliveryRow; hook: WebhookRow | null };
 
@@ -217,7 +230,7 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
     let outcome: TryOutcome;
     try {
       const target = await checkTarget(hook.url, rules);
-      const body = keyring.decryptText(delivery.body, deliveryBodyContext(delivery.eventId));
+      const body = deliveryBody(delivery, keyring);
       let signing = keys.get(hook.id);
       if (!signing) keys.set(hook.id, (signing = keysOf(hook, keyring, now)));
       const headers = signatureHeaders(signing, delivery.id, Math.floor(now.getTime() / 1000), body);

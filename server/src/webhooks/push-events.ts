@@ -21,7 +21,12 @@ import {
   type WithinChange,
 } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
-import { EVENT_DELIVERIES_WRITTEN, EVENT_DELIVERY_CTES, type WebhookRepository } from './webhook-repository.js';
+import {
+  EVENT_DELIVERIES_WRITTEN,
+  EVENT_DELIVERY_CTES,
+  VIEW_EVENT_CTES,
+  type WebhookRepository,
+} from './webhook-repository.js';
 
 /** The name the webhook deliveries' backlog has in /metrics (the queue depth's `queue` label). */
 export const WEBHOOK_QUEUE = 'webhook.delivery';
@@ -62,6 +67,12 @@ export interface PushEvents {
    */
   prepareCreate(input: PushInput, ctx: Ctx): CreateWrites | undefined;
   viewed(ctx: Ctx): WithinChange;
+  /**
+   * The events of a recipient's view written by the view's one statement (push-repository.ts's viewByToken), made
+   * there from the push it reads: then an owner with webhooks is viewed in one statement, as one without. Null when
+   * that cannot be (webhooks off; read receipts on: they are decided in a transaction).
+   */
+  viewInStatement(): ClaimWrites | null;
   /**
    * The same events written by the claim's own statement (no transaction), given the push as read before the claim
    * (the claim then only happens from that count of views, so the bodies, made now, say what the claim did); null
@@ -133,6 +144,11 @@ export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipt
     return { type, ...sealEvent(keyring, event) };
   }
 
+  /** A statement's ClaimWrites.written: the dispatcher woken once the deliveries it wrote (if any) are committed. */
+  function wroteDeliveries(db: Db, result: unknown): void {
+    if (Number(result) > 0) db.afterCommit(wake);
+  }
+
   /**
    * Events written by the change's own statement: their deliveries as a CTE that reads `won` (the push as changed),
    * and the dispatcher woken once some were committed.
@@ -146,11 +162,19 @@ export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipt
         eventBodies: events.map((e) => e.body),
       },
       result: EVENT_DELIVERIES_WRITTEN,
-      written: (db, result) => {
-        if (Number(result) > 0) db.afterCommit(wake);
-      },
+      written: wroteDeliveries,
     };
   }
+
+  const viewWrites: ClaimWrites | null =
+    webhooks && !receipts
+      ? {
+          ctes: VIEW_EVENT_CTES,
+          params: {},
+          result: EVENT_DELIVERIES_WRITTEN,
+          written: wroteDeliveries,
+        }
+      : null;
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
     if (!receipts || !queue || row.ownerId === null) return;
@@ -207,6 +231,8 @@ export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipt
       }
       if (row.expired) await expiredBy('views', () => now)(tx, row);
     },
+
+    viewInStatement: () => viewWrites,
 
     viewedInClaim(ctx, before, now) {
       if (!webhooks || receipts || before.ownerId === null) return null;

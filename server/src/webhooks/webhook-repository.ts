@@ -30,8 +30,15 @@ export interface DeliveryRow {
   event: string;
   /** The event's id: the body's envelope is bound to it (every delivery of one event shares the body). */
   eventId: string;
-  /** The body as an envelope under the master key (it names the push). */
-  body: string;
+  /**
+   * The body as an envelope under the master key (it names the push); null when the statement of a view wrote the
+   * delivery: then its `facts` and the push name's envelope (the server puts them together when it sends it).
+   */
+  body: string | null;
+  /** The event as JSON, with an empty `data.name` (`nameCiphertext` holds the name), when `body` is null. */
+  facts: string | null;
+  /** The push name's envelope (`pushes.name:<push_id>`), with `facts`. */
+  nameCiphertext: string | null;
   status: DeliveryStatus;
   attempts: number;
   lastStatusCode: number | null;
@@ -44,7 +51,7 @@ export interface DeliveryRow {
 const W_COLUMNS =
   'id, user_id, url, events, description, secret, previous_secret, previous_secret_until, enabled, failing_since, disabled_at, created_at';
 const D_COLUMNS =
-  'id, webhook_id, event, event_id, body, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at';
+  'id, webhook_id, event, event_id, body, facts, name_ciphertext, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at';
 
 const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
 
@@ -71,7 +78,9 @@ function deliveryOf(r: Record<string, unknown>): DeliveryRow {
     webhookId: String(r.webhook_id),
     event: String(r.event),
     eventId: String(r.event_id),
-    body: String(r.body),
+    body: (r.body as string | null) ?? null,
+    facts: (r.facts as string | null) ?? null,
+    nameCiphertext: (r.name_ciphertext as string | null) ?? null,
     status: r.status as DeliveryStatus,
     attempts: Number(r.attempts),
     lastStatusCode: r.last_status_code === null ? null : Number(r.last_status_code),
@@ -106,6 +115,43 @@ export const EVENT_DELIVERY_CTES = `d as (
     returning id
   )`;
 export const EVENT_DELIVERIES_WRITTEN = '(select count(*) from d)';
+
+/** A time as JavaScript's toISOString writes it (UTC, milliseconds, `Z`): the migration's `iso_time`. */
+const ISO = (expr: string) => `iso_time(${expr})`;
+
+/** The `data` of a push event, as push-events.ts's pushData makes it, from a view's `cur` (before) and `won` (after). */
+const VIEW_PUSH_DATA = `'push_id', won.id, 'kind', cur.kind, 'name', '', 'passphrase_protected', cur.passphrase_protected,
+  'expire_after_views', cur.expire_after_views,
+  'views_remaining', greatest(cur.expire_after_views - won.views_used, 0),
+  'expires_at', ${ISO('cur.expires_at')}, 'expired', won.expired, 'created_at', ${ISO('cur.created_at')}`;
+
+/**
+ * The CTEs that write a view's events inside the one statement of a view (push-repository.ts's viewByToken, given
+ * `cur`, the push as read, and `won`, the claim): `push.viewed`, and `push.expired` (reason `views`) when the view was
+ * the last, one delivery per enabled webhook of the owner subscribed to each, with the event's facts made here (the
+ * same JSON as the server's, with the name left empty) and the name's envelope copied from the push (the dispatcher
+ * opens it and puts it in: deliveryBody in delivery.ts). The viewer fields are the audit entry's, cut as pushData's.
+ */
+export const VIEW_EVENT_CTES = `ev as materialized (
+    select v.event, gen_random_uuid() as event_id, v.facts
+    from won join cur on cur.id = won.id
+    cross join lateral (values
+      ('push.viewed', json_build_object('type', 'push.viewed', 'timestamp', ${ISO(':now::timestamptz')},
+        'data', json_build_object(${VIEW_PUSH_DATA}, 'viewer', json_build_object(
+          'ip', left(:ip::text, 64), 'user_agent', left(:userAgent::text, 255), 'referrer', left(:referrer::text, 255)))
+      )::text),
+      ('push.expired', json_build_object('type', 'push.expired', 'timestamp', ${ISO(':now::timestamptz')},
+        'data', json_build_object(${VIEW_PUSH_DATA}, 'reason', 'views'))::text)
+    ) as v(event, facts)
+    where v.event = 'push.viewed' or won.expired
+  ), d as (
+    insert into webhook_deliveries
+      (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
+    select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
+      w.id, ev.event, ev.event_id, ev.facts, cur.name_ciphertext, 'pending', 0, :now, :now
+    from ev cross join cur join webhooks w on w.user_id = cur.user_id and w.enabled and ev.event = any(w.events)
+    returning id
+  )`;
 
 const D_PREFIXED = D_COLUMNS.split(', ')
   .map((c) => `claimed.${c}`)

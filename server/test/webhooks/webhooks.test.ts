@@ -23,6 +23,7 @@ import {
   type WebhookEvent,
 } from '@secret-push/sdk/generated';
 import { verifyWebhook } from '@secret-push/sdk';
+import pg from 'pg';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData, expectError } from '../api/support/sdk.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -205,6 +206,91 @@ describe('webhooks over HTTP', () => {
       expect.objectContaining({ reason: 'views', expired: true, views_remaining: 0 }),
     ]);
     expect(events).toHaveLength(5);
+  }, 60_000);
+
+  it("a view's events made by its statement are the server's own, to the byte: a name, the counts, the times", async () => {
+    // A plain push is viewed in one statement, which makes the events' facts in SQL (the name's envelope copied, put in
+    // when sent); a push behind a passphrase is claimed after the gate, with events the server makes. Same shape.
+    const { auth, hook } = await hookedOwner(api, 'facts-owner@example.org', {
+      url: receiver.url,
+      events: ['push.viewed', 'push.expired'],
+    });
+    const name = 'Caf\u00e9 \u2615 \ud83d\udd11 "quoted" \\ back';
+    const plain = expectData(
+      await createPush({ client: api.client, auth, body: { push: { payload: 'p1', name, expire_after_views: 1 } } }),
+      201,
+    );
+    const guarded = expectData(
+      await createPush({
+        client: api.client,
+        auth,
+        body: { push: { payload: 'p2', name, passphrase: 'open-sesame', expire_after_views: 1 } },
+      }),
+      201,
+    );
+    const headers = { 'user-agent': 'Agent/\u00e9'.padEnd(300, 'x'), referer: 'https://chat.example.org/room' };
+    expectData(await getPush({ client: api.client, path: { url_token: plain.url_token }, headers }));
+    expectData(
+      await getPush({
+        client: api.client,
+        path: { url_token: guarded.url_token },
+        headers: { ...headers, 'X-Passphrase': 'open-sesame' },
+      }),
+    );
+    const bodies = async (pushId: string) => {
+      const end = Date.now() + 30_000;
+      for (;;) {
+        const got = receiver.received.filter((r) => r.status < 300 && r.body.includes(pushId));
+        if (got.length >= 2 || Date.now() > end) return got.map((r) => (receiver.verify(hook.secret, r), r.body));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const byStatement = (await bodies(plain.push_id!)).sort();
+    const byServer = (await bodies(guarded.push_id!)).sort();
+    // The plain view's deliveries were written as facts, the guarded one's as sealed bodies.
+    const client = new pg.Client({ connectionString: api.db.url });
+    await client.connect();
+    try {
+      const rows = await client.query<{ facts: boolean; n: string }>(
+        `select d.facts is not null as facts, count(*) as n from webhook_deliveries d
+         where d.webhook_id = $1 group by 1 order by 1`,
+        [hook.id],
+      );
+      expect(rows.rows.map((r) => [r.facts, Number(r.n)])).toEqual([
+        [false, 2],
+        [true, 2],
+      ]);
+    } finally {
+      await client.end();
+    }
+    const parsed = (body: string) => JSON.parse(body) as WebhookEvent & { data: Record<string, unknown> };
+    expect(byStatement.map((b) => parsed(b).type)).toEqual(['push.expired', 'push.viewed']);
+    const [expiredEvent, viewedEvent] = byStatement.map(parsed) as [
+      ReturnType<typeof parsed>,
+      ReturnType<typeof parsed>,
+    ];
+    expect(viewedEvent).toEqual({
+      type: 'push.viewed',
+      timestamp: expiredEvent.timestamp,
+      data: {
+        push_id: plain.push_id,
+        kind: 'text',
+        name,
+        passphrase_protected: false,
+        expire_after_views: 1,
+        views_remaining: 0,
+        expires_at: plain.expires_at,
+        expired: true,
+        created_at: plain.created_at,
+        viewer: { ip: '127.0.0.1', user_agent: headers['user-agent'].slice(0, 255), referrer: headers.referer },
+      },
+    });
+    expect(viewedEvent.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(expiredEvent.data).toEqual({ ...viewedEvent.data, viewer: undefined, reason: 'views' });
+    // The same JSON as the server writes: the keys in the same order, compact, the same values but the push's own.
+    const shape = (body: string) =>
+      body.replace(/"(push_id|timestamp|expires_at|created_at|passphrase_protected)":("[^"]*"|true|false)/g, '"$1":_');
+    expect(byStatement.map(shape)).toEqual(byServer.map(shape));
   }, 60_000);
 
   it('retries a failing endpoint with the same webhook-id (500, 500, 200), as the delivery log shows', async () => {

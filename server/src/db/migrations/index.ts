@@ -19,6 +19,7 @@ import { Migration20261229000000_request_mail } from './Migration20261229000000_
 import { Migration20261230000000_webhooks } from './Migration20261230000000_webhooks.js';
 import { Migration20261231000000_user_storage_in_statement } from './Migration20261231000000_user_storage_in_statement.js';
 import { Migration20270101000000_webhook_dispatch } from './Migration20270101000000_webhook_dispatch.js';
+import { Migration20270102000000_lean_deliveries } from './Migration20270102000000_lean_deliveries.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -40,4 +41,5 @@ export const migrationsList = [
     class: Migration20261231000000_user_storage_in_statement,
   },
   { name: 'Migration20270101000000_webhook_dispatch', class: Migration20270101000000_webhook_dispatch },
+  { name: 'Migration20270102000000_lean_deliveries', class: Migration20270102000000_lean_deliveries },
 ];
