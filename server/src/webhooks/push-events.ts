@@ -1,7 +1,8 @@
 /**
  * The events of owned pushes, queued in the transaction of the change they report (push/push-service.ts passes
  * these as the `within` of its statements): for each enabled webhook of the owner that subscribes to the event, one
- * delivery row (its body fixed now, an envelope under the master key; the dispatcher sends it, dispatcher.ts); for a
+ * delivery row (its body fixed now: the event's facts, with the push name's envelope, which the dispatcher opens
+ * and puts in when it sends it, dispatcher.ts and delivery.ts); for a
  * read receipt (the push's first view, or its expiry unviewed, when the owner asked), one job of OWNER_NOTICE_QUEUE.
  * The request path only writes these rows, and wakes this process's dispatcher once they are committed. A body names
  * the push by its `push_id` and holds nothing that opens it (no url_token, link, payload, passphrase, note or file
@@ -25,6 +26,7 @@ import {
   EVENT_DELIVERIES_WRITTEN,
   EVENT_DELIVERY_CTES,
   VIEW_EVENT_CTES,
+  type DeliveryValues,
   type WebhookRepository,
 } from './webhook-repository.js';
 
@@ -54,7 +56,7 @@ export async function queueDeliveries(
   tx: Db,
   repo: WebhookRepository,
   wake: () => void,
-  values: { userId: string; event: string; eventId: string; body: string; now: Date },
+  values: DeliveryValues,
 ): Promise<void> {
   const ids = await repo.insertDeliveries(tx, values);
   if (ids.length > 0) tx.afterCommit(wake);
@@ -87,7 +89,6 @@ export interface PushEvents {
 
 export interface PushEventDeps {
   repo: WebhookRepository;
-  keyring: Keyring;
   /** The job queue of emails (read receipts), when an SMTP relay is configured. */
   queue: JobQueue | null;
   /** Wakes this process's dispatcher (deliveries were committed). */
@@ -112,16 +113,16 @@ function refused(message: string): ApiError {
   });
 }
 
-export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipts }: PushEventDeps): PushEvents {
-  const nameOf = (row: PushRow) =>
-    row.nameCiphertext ? keyring.decryptText(row.nameCiphertext, `pushes.name:${row.id}`) : '';
-
-  /** The push as an event shows it: what the owner's lists show, minus anything that opens it. */
+export function createPushEvents({ repo, queue, wake, webhooks, receipts }: PushEventDeps): PushEvents {
+  /**
+   * The push as an event shows it: what the owner's lists show, minus anything that opens it. The name is left empty
+   * here: a delivery holds the name's envelope, and the dispatcher puts the name in when it sends it (deliveryBody).
+   */
   function pushData(row: PushRow, at: Date): WebhookPushData {
     return {
       push_id: row.id,
       kind: row.kind,
-      name: nameOf(row),
+      name: '',
       passphrase_protected: row.passphraseProtected,
       expire_after_views: row.expireAfterViews,
       views_remaining: Math.max(row.expireAfterViews - row.viewsUsed, 0),
@@ -134,14 +135,25 @@ export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipt
   /** One delivery per listening webhook (queueDeliveries), in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
-    const { eventId, body } = sealed(type, row, at, extra);
-    await queueDeliveries(tx, repo, wake, { userId: row.ownerId, event: type, eventId, body, now: at });
+    const { eventId, facts, nameCiphertext } = made(type, row, at, extra);
+    await queueDeliveries(tx, repo, wake, {
+      userId: row.ownerId,
+      event: type,
+      eventId,
+      body: null,
+      facts,
+      nameCiphertext,
+      now: at,
+    });
   }
 
-  /** An event's type, id and body (an envelope bound to the id). */
-  function sealed(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
+  /**
+   * An event's type, a new id, its facts (the body's JSON with an empty name: nothing in it is more than the push's
+   * and the audit's own columns hold in clear) and the push name's envelope, put in when it is sent.
+   */
+  function made(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
     const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
-    return { type, ...sealEvent(keyring, event) };
+    return { type, eventId: randomUUID(), facts: JSON.stringify(event), nameCiphertext: row.nameCiphertext };
   }
 
   /** A statement's ClaimWrites.written: the dispatcher woken once the deliveries it wrote (if any) are committed. */
@@ -153,13 +165,14 @@ export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipt
    * Events written by the change's own statement: their deliveries as a CTE that reads `won` (the push as changed),
    * and the dispatcher woken once some were committed.
    */
-  function inStatement(events: ReturnType<typeof sealed>[]): ClaimWrites {
+  function inStatement(row: PushRow, events: ReturnType<typeof made>[]): ClaimWrites {
     return {
       ctes: EVENT_DELIVERY_CTES,
       params: {
         eventTypes: events.map((e) => e.type),
         eventIds: events.map((e) => e.eventId),
-        eventBodies: events.map((e) => e.body),
+        eventFacts: events.map((e) => e.facts),
+        eventName: row.nameCiphertext,
       },
       result: EVENT_DELIVERIES_WRITTEN,
       written: wroteDeliveries,
@@ -204,7 +217,8 @@ export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipt
         ...(webhooks
           ? {
               ahead: (tx: Db, row: PushRow) => emit(tx, 'push.created', row, ctx.now ?? row.createdAt),
-              inStatement: (row: PushRow) => inStatement([sealed('push.created', row, ctx.now ?? row.createdAt, {})]),
+              inStatement: (row: PushRow) =>
+                inStatement(row, [made('push.created', row, ctx.now ?? row.createdAt, {})]),
             }
           : {}),
         ...(choice !== undefined && receipts
@@ -237,9 +251,9 @@ export function createPushEvents({ repo, keyring, queue, wake, webhooks, receipt
     viewedInClaim(ctx, before, now) {
       if (!webhooks || receipts || before.ownerId === null) return null;
       const after = claimedPush(before, before.viewsUsed + 1, now, now);
-      const events = [sealed('push.viewed', after, now, { viewer: viewerOf(ctx.actor) })];
-      if (after.expired) events.push(sealed('push.expired', after, now, { reason: 'views' }));
-      return inStatement(events);
+      const events = [made('push.viewed', after, now, { viewer: viewerOf(ctx.actor) })];
+      if (after.expired) events.push(made('push.expired', after, now, { reason: 'views' }));
+      return inStatement(after, events);
     },
 
     failedPassphrase: (ctx) => async (tx, row) => {

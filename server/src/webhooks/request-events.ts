@@ -50,6 +50,8 @@ export function requestEventsFollower({ repo, keyring, wake }: RequestEventDeps)
       event: move.type,
       eventId,
       body,
+      facts: null,
+      nameCiphertext: null,
       // The delivery's own time: an expiry by time is dated at its expiry, which a late notice may be long past.
       now: new Date(),
     });

@@ -110,7 +110,6 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   const wake = () => dispatcher?.wake();
   const events = createPushEvents({
     repo,
-    keyring,
     queue: mailer ? queue : null,
     wake,
     webhooks: settings.webhooks.enabled,

@@ -92,25 +92,36 @@ function deliveryOf(r: Record<string, unknown>): DeliveryRow {
 }
 
 type Id = { id: string };
-type DeliveryValues = { userId: string; event: string; eventId: string; body: string; now: Date };
+/** One event's deliveries: its body sealed (`body`), or its facts and the name's envelope (DeliveryRow). */
+export type DeliveryValues = {
+  userId: string;
+  event: string;
+  eventId: string;
+  body: string | null;
+  facts: string | null;
+  nameCiphertext: string | null;
+  now: Date;
+};
 
-const INSERT_DELIVERIES = `insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+const INSERT_DELIVERIES = `insert into webhook_deliveries
+    (id, webhook_id, event, event_id, body, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
   select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
-    w.id, :event, :eventId, :body, 'pending', 0, :now, :now
+    w.id, :event, :eventId, :body::text, :facts::text, :nameCiphertext::text, 'pending', 0, :now, :now
   from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)`;
 
 /**
  * The CTE that writes events' deliveries inside a statement that changes a push: for the row of the CTE `won` (the
  * push as changed), one delivery per enabled webhook of its owner subscribed to each event given as arrays
- * (`:eventTypes`, `:eventIds`, `:eventBodies`), due `:now`. EVENT_DELIVERIES_WRITTEN counts them (in the statement's
+ * (`:eventTypes`, `:eventIds`, `:eventFacts`, with the push name's envelope `:eventName`), due `:now`. EVENT_DELIVERIES_WRITTEN counts them (in the statement's
  * answer: the dispatcher is woken only when there is something to send).
  */
 export const EVENT_DELIVERY_CTES = `d as (
-    insert into webhook_deliveries (id, webhook_id, event, event_id, body, status, attempts, next_attempt_at, created_at)
+    insert into webhook_deliveries
+      (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
-      w.id, e.event, e.event_id, e.body, 'pending', 0, :now, :now
+      w.id, e.event, e.event_id, e.facts, :eventName::text, 'pending', 0, :now, :now
     from won join webhooks w on w.user_id = won.user_id and w.enabled
-    join unnest(:eventTypes::text[], :eventIds::uuid[], :eventBodies::text[]) as e(event, event_id, body)
+    join unnest(:eventTypes::text[], :eventIds::uuid[], :eventFacts::text[]) as e(event, event_id, facts)
       on e.event = any(w.events)
     returning id
   )`;
