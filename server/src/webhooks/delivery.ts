@@ -16,7 +16,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import { deliveryBodyContext, OWNER_NOTICE_QUEUE, type OwnerNotice } from './push-events.js';
 import { signatureHeaders, signingKey } from './signing.js';
 import { checkTarget, TargetRefused, type Target, type TargetRules } from './targets.js';
-import type { DeliveryRow, WebhookRepository, WebhookRow } from './webhook-repository.js';
+import type { ClaimedDelivery, DeliveryRow, WebhookRepository, WebhookRow } from './webhook-repository.js';
 
 const TIMEOUT_MS = 10_000;
 const ANSWER_MAX_BYTES = 64 * 1024;
@@ -170,9 +170,6 @@ export function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
   }
   return JSON.stringify(event);
 }
-
-/** A claimed delivery and its webhook (null: deleted meanwhile). */
-export type ClaimedDelivery = { delivery: DeliveryRow; hook: WebhookRow | null };
 
 /**
  * The dispatcher's sending of a claimed batch: each delivery tried (side by side), the successes recorded in one

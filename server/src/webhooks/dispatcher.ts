@@ -6,9 +6,16 @@
  * records the outcome (delivered, due again after the retry schedule's wait, or failed); a process that dies with
  * deliveries in hand leaves them due again when their lease lapses, and any process sends them then (at least once).
  *
- * The loop claims at once when woken (this process committed deliveries), again at once while claims come back full
- * (a burst drains without waiting a poll between batches), and otherwise polls every `pollMs` (deliveries other
- * processes wrote, retries that fell due, leases that lapsed). A batch waits for its slowest endpoint (up to 10 s);
+ * Most deliveries are never claimed: the statement of a request that writes an event's deliveries leases them to its
+ * own process (push-events.ts) and answers them, and once it committed they are handed to this loop (`handoff`), which
+ * sends them from memory. A claim is a row lock and a rewrite of each delivery, and it scanned what the earlier
+ * claims left behind in the index; the bench measured claims and their rewrites at about a third of a webhook's cost.
+ * A handed-off delivery not started while half its lease is left is dropped from memory: the claim takes it once the
+ * lease lapses, as it would after a crash.
+ *
+ * The loop claims at once when woken (this process committed deliveries that were not handed to it), again at once
+ * while claims come back full (a burst drains without waiting a poll between batches), and otherwise every `pollMs`
+ * (deliveries other processes wrote, retries that fell due, leases that lapsed), even while handoffs keep it busy. A batch waits for its slowest endpoint (up to 10 s);
  * once it has been out for `stallMs`, the next batch may start beside it (up to `maxBatches`), so the deliveries
  * claimed after it do not wait with it. Until then the loop waits for the batch: claiming at every wake while a fast
  * batch is out made batches of one or two, which cost more than the sending (bench: a third more CPU per request
@@ -37,9 +44,14 @@ export interface DispatcherOptions<T> {
   onError(error: unknown): void;
 }
 
-export interface Dispatcher {
+export interface Dispatcher<T> {
   /** Deliveries were committed: claim now (or right after the batch in hand). */
   wake(): void;
+  /**
+   * Deliveries this process wrote, leased to itself, were committed: send them from memory, if they can start by
+   * `startBy` (epoch ms); otherwise they are left to a claim, after their lease.
+   */
+  handoff(deliveries: T[], startBy: number): void;
   /** The deliveries being sent now. */
   inFlight(): number;
   /** Stops claiming and waits (at most `timeoutMs`) for the batches in hand. */
@@ -54,7 +66,7 @@ export function startDispatcher<T>({
   stallMs,
   pollMs,
   onError,
-}: DispatcherOptions<T>): Dispatcher {
+}: DispatcherOptions<T>): Dispatcher<T> {
   let stopped = false;
   let woken = false;
   let inFlight = 0;
@@ -78,6 +90,29 @@ export function startDispatcher<T>({
   /** The batches being sent now, and when the last one started. */
   const sending = new Set<Promise<void>>();
   let lastStart = 0;
+  /** Handed-off deliveries not started yet (oldest first), each with the time it must start by. */
+  let handed: { item: T; startBy: number }[] = [];
+  let lastClaim = 0;
+
+  function takeHanded(): T[] {
+    const now = Date.now();
+    const taken = handed.length <= batchSize ? handed : handed.slice(0, batchSize);
+    handed = taken === handed ? [] : handed.slice(batchSize);
+    return taken.filter((h) => h.startBy >= now).map((h) => h.item);
+  }
+
+  function start(batch: T[]): void {
+    const size = batch.length;
+    inFlight += size;
+    lastStart = Date.now();
+    const sent: Promise<void> = send(batch)
+      .catch(onError)
+      .finally(() => {
+        inFlight -= size;
+        sending.delete(sent);
+      });
+    sending.add(sent);
+  }
   const delay = (ms: number) =>
     new Promise<void>((resolve) => {
       setTimeout(resolve, ms).unref();
@@ -95,7 +130,16 @@ export function startDispatcher<T>({
           continue;
         }
       }
+      // Handed-off deliveries first, unless a claim is due (woken, a burst, or a poll's time since the last one).
+      const sincePoll = Date.now() - lastClaim;
+      if (!woken && sincePoll < pollMs) {
+        const batch = takeHanded();
+        if (batch.length > 0) start(batch);
+        else if (handed.length === 0) await pause(pollMs - sincePoll, true);
+        continue;
+      }
       woken = false;
+      lastClaim = Date.now();
       let batch: T[];
       try {
         batch = await claim(batchSize);
@@ -104,19 +148,9 @@ export function startDispatcher<T>({
         if (!stopped) await pause(pollMs, false);
         continue;
       }
-      if (batch.length > 0) {
-        const size = batch.length;
-        inFlight += size;
-        lastStart = Date.now();
-        const sent: Promise<void> = send(batch)
-          .catch(onError)
-          .finally(() => {
-            inFlight -= size;
-            sending.delete(sent);
-          });
-        sending.add(sent);
-      }
-      if (batch.length < batchSize && !woken && !stopped) await pause(pollMs, true);
+      if (batch.length > 0) start(batch);
+      // A full claim: more may be due, claim again at once.
+      if (batch.length === batchSize) woken = true;
     }
     await Promise.all(sending);
   }
@@ -125,6 +159,11 @@ export function startDispatcher<T>({
   return {
     wake() {
       woken = true;
+      if (wakeable) interrupt?.();
+    },
+    handoff(deliveries, startBy) {
+      if (stopped) return;
+      for (const item of deliveries) handed.push({ item, startBy });
       if (wakeable) interrupt?.();
     },
     inFlight: () => inFlight,

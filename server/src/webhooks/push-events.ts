@@ -26,6 +26,8 @@ import {
   EVENT_DELIVERIES_WRITTEN,
   EVENT_DELIVERY_CTES,
   VIEW_EVENT_CTES,
+  writtenDeliveries,
+  type ClaimedDelivery,
   type DeliveryValues,
   type WebhookRepository,
 } from './webhook-repository.js';
@@ -74,7 +76,7 @@ export interface PushEvents {
    * there from the push it reads: then an owner with webhooks is viewed in one statement, as one without. Null when
    * that cannot be (webhooks off; read receipts on: they are decided in a transaction).
    */
-  viewInStatement(): ClaimWrites | null;
+  viewInStatement(now: Date): ClaimWrites | null;
   /**
    * The same events written by the claim's own statement (no transaction), given the push as read before the claim
    * (the claim then only happens from that count of views, so the bodies, made now, say what the claim did); null
@@ -93,6 +95,11 @@ export interface PushEventDeps {
   queue: JobQueue | null;
   /** Wakes this process's dispatcher (deliveries were committed). */
   wake: () => void;
+  /**
+   * This process's dispatcher, when it sends: the deliveries a change's own statement writes are leased to it for
+   * `leaseMs` and handed to it once committed (sent from memory, not claimed). Null: they are written due at once.
+   */
+  sender: { leaseMs: number; handoff(deliveries: ClaimedDelivery[]): void } | null;
   /** Webhooks are on (PWPUSH_WEBHOOKS). */
   webhooks: boolean;
   /** An SMTP relay is configured: read receipts are offered. */
@@ -113,7 +120,7 @@ function refused(message: string): ApiError {
   });
 }
 
-export function createPushEvents({ repo, queue, wake, webhooks, receipts }: PushEventDeps): PushEvents {
+export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts }: PushEventDeps): PushEvents {
   /**
    * The push as an event shows it: what the owner's lists show, minus anything that opens it. The name is left empty
    * here: a delivery holds the name's envelope, and the dispatcher puts the name in when it sends it (deliveryBody).
@@ -158,14 +165,19 @@ export function createPushEvents({ repo, queue, wake, webhooks, receipts }: Push
 
   /** A statement's ClaimWrites.written: the dispatcher woken once the deliveries it wrote (if any) are committed. */
   function wroteDeliveries(db: Db, result: unknown): void {
-    if (Number(result) > 0) db.afterCommit(wake);
+    const written = writtenDeliveries(result);
+    if (written.length === 0) return;
+    db.afterCommit(sender ? () => sender.handoff(written) : wake);
   }
 
+  /** Until when the deliveries a statement writes at `now` are this process's (now: not sending, due at once). */
+  const leaseUntil = (now: Date) => (sender ? new Date(now.getTime() + sender.leaseMs) : now);
+
   /**
-   * Events written by the change's own statement: their deliveries as a CTE that reads `won` (the push as changed),
-   * and the dispatcher woken once some were committed.
+   * Events written by the change's own statement (at `now`): their deliveries as a CTE that reads `won` (the push as
+   * changed), handed to the dispatcher once committed.
    */
-  function inStatement(row: PushRow, events: ReturnType<typeof made>[]): ClaimWrites {
+  function inStatement(row: PushRow, now: Date, events: ReturnType<typeof made>[]): ClaimWrites {
     return {
       ctes: EVENT_DELIVERY_CTES,
       params: {
@@ -173,21 +185,12 @@ export function createPushEvents({ repo, queue, wake, webhooks, receipts }: Push
         eventIds: events.map((e) => e.eventId),
         eventFacts: events.map((e) => e.facts),
         eventName: row.nameCiphertext,
+        leaseUntil: leaseUntil(now),
       },
       result: EVENT_DELIVERIES_WRITTEN,
       written: wroteDeliveries,
     };
   }
-
-  const viewWrites: ClaimWrites | null =
-    webhooks && !receipts
-      ? {
-          ctes: VIEW_EVENT_CTES,
-          params: {},
-          result: EVENT_DELIVERIES_WRITTEN,
-          written: wroteDeliveries,
-        }
-      : null;
 
   async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
     if (!receipts || !queue || row.ownerId === null) return;
@@ -217,8 +220,10 @@ export function createPushEvents({ repo, queue, wake, webhooks, receipts }: Push
         ...(webhooks
           ? {
               ahead: (tx: Db, row: PushRow) => emit(tx, 'push.created', row, ctx.now ?? row.createdAt),
-              inStatement: (row: PushRow) =>
-                inStatement(row, [made('push.created', row, ctx.now ?? row.createdAt, {})]),
+              inStatement: (row: PushRow) => {
+                const now = ctx.now ?? row.createdAt;
+                return inStatement(row, now, [made('push.created', row, now, {})]);
+              },
             }
           : {}),
         ...(choice !== undefined && receipts
@@ -246,14 +251,22 @@ export function createPushEvents({ repo, queue, wake, webhooks, receipts }: Push
       if (row.expired) await expiredBy('views', () => now)(tx, row);
     },
 
-    viewInStatement: () => viewWrites,
+    viewInStatement: (now) =>
+      webhooks && !receipts
+        ? {
+            ctes: VIEW_EVENT_CTES,
+            params: { leaseUntil: leaseUntil(now) },
+            result: EVENT_DELIVERIES_WRITTEN,
+            written: wroteDeliveries,
+          }
+        : null,
 
     viewedInClaim(ctx, before, now) {
       if (!webhooks || receipts || before.ownerId === null) return null;
       const after = claimedPush(before, before.viewsUsed + 1, now, now);
       const events = [made('push.viewed', after, now, { viewer: viewerOf(ctx.actor) })];
       if (after.expired) events.push(made('push.expired', after, now, { reason: 'views' }));
-      return inStatement(after, events);
+      return inStatement(after, now, events);
     },
 
     failedPassphrase: (ctx) => async (tx, row) => {

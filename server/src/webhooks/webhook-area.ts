@@ -10,14 +10,14 @@ import type { Db } from '../db/sql.js';
 import type { JobQueue, QueueDepth } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { WithinChange } from '../push/push-repository.js';
-import { deliveryAgents, webhookDelivery, type ClaimedDelivery } from './delivery.js';
+import { deliveryAgents, webhookDelivery } from './delivery.js';
 import { startDispatcher, type Dispatcher } from './dispatcher.js';
 import { ownerNoticeDelivery } from './owner-notices.js';
 import type { MoveFollower } from '../request/request-service.js';
 import { createPushEvents, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type PushEvents } from './push-events.js';
 import { requestEventsFollower } from './request-events.js';
 import { systemResolver, type Resolver, type TargetRules } from './targets.js';
-import { createWebhookRepository } from './webhook-repository.js';
+import { createWebhookRepository, type ClaimedDelivery } from './webhook-repository.js';
 import { createWebhookService, type WebhookService } from './webhook-service.js';
 
 const KEEP_DELIVERIES_MS = 30 * 24 * 60 * 60 * 1000;
@@ -82,7 +82,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   // (up to 4), claimed again at once while a burst lasts, and at once when this process commits deliveries. With
   // batches of 16, a burst of 500 create+view cycles a second outran the sending (bench: delivery p50 1.4 s, growing;
   // with 64, 79 ms).
-  const dispatcher: Dispatcher | null = deps.workers
+  const dispatcher: Dispatcher<ClaimedDelivery> | null = deps.workers
     ? startDispatcher<ClaimedDelivery>({
         claim: (limit) => {
           const now = new Date();
@@ -112,6 +112,11 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     repo,
     queue: mailer ? queue : null,
     wake,
+    // Sent from memory if they can start while half their lease is left; else claimed after it.
+    sender: dispatcher && {
+      leaseMs,
+      handoff: (deliveries) => dispatcher.handoff(deliveries, Date.now() + leaseMs / 2),
+    },
     webhooks: settings.webhooks.enabled,
     receipts: mailer !== null,
   });

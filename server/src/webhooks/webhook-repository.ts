@@ -91,6 +91,17 @@ function deliveryOf(r: Record<string, unknown>): DeliveryRow {
   };
 }
 
+/** A delivery in a process's hands (claimed, or handed off by the statement that wrote it) and its webhook (null: deleted meanwhile). */
+export type ClaimedDelivery = { delivery: DeliveryRow; hook: WebhookRow | null };
+
+/** The deliveries a statement wrote, as EVENT_DELIVERIES_WRITTEN answers them (null: none). */
+export function writtenDeliveries(result: unknown): ClaimedDelivery[] {
+  return ((result ?? []) as { d: Record<string, unknown>; w: Record<string, unknown> }[]).map(({ d, w }) => ({
+    delivery: deliveryOf(d),
+    hook: webhookOf(w),
+  }));
+}
+
 type Id = { id: string };
 /** One event's deliveries: its body sealed (`body`), or its facts and the name's envelope (DeliveryRow). */
 export type DeliveryValues = {
@@ -112,20 +123,22 @@ const INSERT_DELIVERIES = `insert into webhook_deliveries
 /**
  * The CTE that writes events' deliveries inside a statement that changes a push: for the row of the CTE `won` (the
  * push as changed), one delivery per enabled webhook of its owner subscribed to each event given as arrays
- * (`:eventTypes`, `:eventIds`, `:eventFacts`, with the push name's envelope `:eventName`), due `:now`. EVENT_DELIVERIES_WRITTEN counts them (in the statement's
- * answer: the dispatcher is woken only when there is something to send).
+ * (`:eventTypes`, `:eventIds`, `:eventFacts`, with the push name's envelope `:eventName`), leased to this process
+ * until `:leaseUntil` (`:now` when it does not send). EVENT_DELIVERIES_WRITTEN answers them, with their webhooks:
+ * the process sends them from memory once the statement committed (the dispatcher's handoff), without claiming them.
  */
 export const EVENT_DELIVERY_CTES = `d as (
     insert into webhook_deliveries
       (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
-      w.id, e.event, e.event_id, e.facts, :eventName::text, 'pending', 0, :now, :now
+      w.id, e.event, e.event_id, e.facts, :eventName::text, 'pending', 0, :leaseUntil, :now
     from won join webhooks w on w.user_id = won.user_id and w.enabled
     join unnest(:eventTypes::text[], :eventIds::uuid[], :eventFacts::text[]) as e(event, event_id, facts)
       on e.event = any(w.events)
-    returning id
+    returning ${D_COLUMNS}
   )`;
-export const EVENT_DELIVERIES_WRITTEN = '(select count(*) from d)';
+export const EVENT_DELIVERIES_WRITTEN =
+  "(select json_agg(json_build_object('d', row_to_json(d), 'w', row_to_json(w))) from d join webhooks w on w.id = d.webhook_id)";
 
 /** A time as JavaScript's toISOString writes it (UTC, milliseconds, `Z`): the migration's `iso_time`. */
 const ISO = (expr: string) => `iso_time(${expr})`;
@@ -159,9 +172,9 @@ export const VIEW_EVENT_CTES = `ev as materialized (
     insert into webhook_deliveries
       (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
-      w.id, ev.event, ev.event_id, ev.facts, cur.name_ciphertext, 'pending', 0, :now, :now
+      w.id, ev.event, ev.event_id, ev.facts, cur.name_ciphertext, 'pending', 0, :leaseUntil, :now
     from ev cross join cur join webhooks w on w.user_id = cur.user_id and w.enabled and ev.event = any(w.events)
-    returning id
+    returning ${D_COLUMNS}
   )`;
 
 const D_PREFIXED = D_COLUMNS.split(', ')
@@ -373,11 +386,7 @@ export function createWebhookRepository(db: Db) {
       return row ? deliveryOf(row) : null;
     },
     /** The dispatcher's claim (S.claimDue): the deliveries leased until `leaseUntil`, each with its webhook. */
-    async claimDue(
-      now: Date,
-      leaseUntil: Date,
-      limit: number,
-    ): Promise<{ delivery: DeliveryRow; hook: WebhookRow | null }[]> {
+    async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
       return (await db.query(S.claimDue, { now, leaseUntil, limit })).map((row) => ({
         delivery: deliveryOf(row),
         hook:
