@@ -24,7 +24,7 @@
  * The servers take turns, in rounds, so drift (table growth, a noisy neighbour) hits them alike.
  *
  * Options (env): BENCH_REQUESTS (default 4000 per scenario and concurrency), BENCH_CONCURRENCY (`16,64`: the number
- * of connections, a list), BENCH_MAX_SECONDS (60 per slice), BENCH_WARMUP (400 requests per server), BENCH_ROUNDS (4),
+ * of connections, a list), BENCH_MAX_SECONDS (60 per slice), BENCH_WARMUP (400 requests per server and scenario), BENCH_ROUNDS (4),
  * BENCH_SERVERS (which to drive, e.g. `ours,ours2,bare,physical`; `oursN` runs N workers, `ours1@--flag=1+--other=2`
  * runs ours with those Node flags instead of `npm start`'s, `ours1@` with none), BENCH_WORKERS (ours' PWPUSH_WORKERS;
  * default: the server's own default), BENCH_RATE_LIMIT (ours' PWPUSH_RATE_LIMIT_PER_MINUTE, default 0: off, as one address

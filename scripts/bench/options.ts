@@ -18,7 +18,7 @@ export const options = {
   servers: env.BENCH_SERVERS?.split(','),
   /** Time cap of one slice (one server, one scenario, one concurrency, one round). */
   maxSeconds: Number(env.BENCH_MAX_SECONDS ?? 60),
-  /** Unmeasured requests per server and concurrency before the rounds. */
+  /** Unmeasured requests per server, scenario and concurrency before the rounds. */
   warmup: Number(env.BENCH_WARMUP ?? 400),
   rounds: Math.max(1, Number(env.BENCH_ROUNDS ?? 4)),
   /** Ours' PWPUSH_WORKERS (undefined: the server's own default). */
