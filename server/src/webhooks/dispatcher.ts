@@ -39,6 +39,13 @@ export interface DispatcherOptions<T> {
   maxBatches: number;
   /** How long a batch is out before the next may start beside it. */
   stallMs: number;
+  /**
+   * How long a handed-off delivery may wait for others to join its batch (unless the batch fills first): fewer,
+   * fuller batches wake the endpoints, this process and the database less often, and record more successes in one
+   * statement. Under load the requests' own lock chains (a user's creates are counted one after the other) lost more to
+   * those wake-ups than a batch's few milliseconds cost.
+   */
+  gatherMs: number;
   pollMs: number;
   /** A claim or a batch that threw (the database away): the loop waits a poll and claims again. */
   onError(error: unknown): void;
@@ -64,6 +71,7 @@ export function startDispatcher<T>({
   batchSize,
   maxBatches,
   stallMs,
+  gatherMs,
   pollMs,
   onError,
 }: DispatcherOptions<T>): Dispatcher<T> {
@@ -91,7 +99,7 @@ export function startDispatcher<T>({
   const sending = new Set<Promise<void>>();
   let lastStart = 0;
   /** Handed-off deliveries not started yet (oldest first), each with the time it must start by. */
-  let handed: { item: T; startBy: number }[] = [];
+  let handed: { item: T; startBy: number; at: number }[] = [];
   let lastClaim = 0;
 
   function takeHanded(): T[] {
@@ -133,6 +141,11 @@ export function startDispatcher<T>({
       // Handed-off deliveries first, unless a claim is due (woken, a burst, or a poll's time since the last one).
       const sincePoll = Date.now() - lastClaim;
       if (!woken && sincePoll < pollMs) {
+        const gathering = handed.length > 0 && handed.length < batchSize ? gatherMs - (Date.now() - handed[0]!.at) : 0;
+        if (gathering > 0) {
+          await pause(Math.min(gathering, pollMs - sincePoll), true);
+          continue;
+        }
         const batch = takeHanded();
         if (batch.length > 0) start(batch);
         else if (handed.length === 0) await pause(pollMs - sincePoll, true);
@@ -163,7 +176,8 @@ export function startDispatcher<T>({
     },
     handoff(deliveries, startBy) {
       if (stopped) return;
-      for (const item of deliveries) handed.push({ item, startBy });
+      const at = Date.now();
+      for (const item of deliveries) handed.push({ item, startBy, at });
       if (wakeable) interrupt?.();
     },
     inFlight: () => inFlight,

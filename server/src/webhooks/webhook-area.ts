@@ -100,6 +100,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
         batchSize: 64,
         maxBatches: 4,
         stallMs: 500,
+        gatherMs: 25,
         pollMs: (deps.pollSeconds ?? 2) * 1000,
         onError: deps.onError ?? (() => undefined),
       })

@@ -7,7 +7,10 @@
  *   not sent again before the lease lapses, and is sent, with the same webhook-id, once it has;
  * - deliveries one after the other to an endpoint that hints a 1 s keep-alive (a Node server's `keepAliveTimeout`
  *   of 1000) share one connection: Node's own 1 s margin would close each socket at once after its answer;
- * - the loop itself: a claim that throws waits a poll before the next one, however often it is woken meanwhile.
+ * - a request's deliveries are leased to its own process and handed to it: sent at once, though no claim could take
+ *   them before their lease lapses; one that process cannot start in time is left to a claim, after the lease;
+ * - the loop itself: a claim that throws waits a poll before the next one, however often it is woken meanwhile;
+ *   handed-off deliveries wait a little for others to join their batch, and are never sent once their time is past.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -123,6 +126,55 @@ it('a delivery held by a process that died is sent again once its lease lapses, 
   }
 }, 30_000);
 
+/** An API on the same database whose process sends (its requests' deliveries are handed to its own dispatcher). */
+async function sendingApi(leaseSeconds: number): Promise<RealApi> {
+  return startRealApi(
+    { webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1, 1] } },
+    { db: api.db, core: { webhookLeaseSeconds: leaseSeconds, queue: { pollingIntervalSeconds: 0.2 } } },
+  );
+}
+
+it("a request's deliveries are handed to its own process: sent at once, though leased to it for 30 s", async () => {
+  const own = await sendingApi(30);
+  try {
+    const { auth, hook } = await hookedOwner(own, 'dispatch-handoff@example.org', {
+      url: receiver.url,
+      events: ['push.created'],
+    });
+    const before = receiver.received.length;
+    const start = Date.now();
+    expectData(await createPush({ client: own.client, auth, body: { push: { payload: 'h' } } }), 201);
+    const [sent] = (await receiver.waitFor(before + 1, 10_000)).slice(before);
+    // No claim could have taken it: it was written leased to the process for 30 s.
+    expect(Date.now() - start).toBeLessThan(5000);
+    receiver.verify(hook.secret, sent!);
+    await expect.poll(() => deliveryLog(auth, hook.id)).toEqual(['delivered/1']);
+  } finally {
+    await own.stop();
+  }
+}, 30_000);
+
+it('a handed-off delivery its process cannot start while half its lease is left is claimed after the lease', async () => {
+  // A lease of 40 ms: half of it is gone before the dispatcher's 25 ms wait for a fuller batch ends, so the process
+  // drops it from memory (as a process that dies would lose it); its next claim after the lease sends it.
+  const own = await sendingApi(0.04);
+  try {
+    const { auth, hook } = await hookedOwner(own, 'dispatch-dropped@example.org', {
+      url: receiver.url,
+      events: ['push.created'],
+    });
+    const before = receiver.received.length;
+    expectData(await createPush({ client: own.client, auth, body: { push: { payload: 'd' } } }), 201);
+    const [sent] = (await receiver.waitFor(before + 1, 10_000)).slice(before);
+    receiver.verify(hook.secret, sent!);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received.length).toBe(before + 1);
+    expect(await deliveryLog(auth, hook.id)).toEqual(['delivered/1']);
+  } finally {
+    await own.stop();
+  }
+}, 30_000);
+
 it('deliveries one after the other to an endpoint that hints a 1 s keep-alive share a connection', async () => {
   let connections = 0;
   const arrived: string[] = [];
@@ -163,6 +215,7 @@ it('a claim that throws waits a poll before the next, however often the loop is 
     batchSize: 8,
     maxBatches: 1,
     stallMs: 500,
+    gatherMs: 0,
     pollMs: 200,
     onError: (error) => errors.push(error),
   });
@@ -188,6 +241,7 @@ it('a full batch is followed at once by the next claim, a short one by a wait (o
     batchSize: 8,
     maxBatches: 2,
     stallMs: 500,
+    gatherMs: 0,
     pollMs: 60_000,
     onError: () => undefined,
   });
@@ -215,6 +269,7 @@ it('a batch out for stallMs does not hold the next one, up to maxBatches at once
     batchSize: 1,
     maxBatches: 2,
     stallMs: 300,
+    gatherMs: 0,
     pollMs: 60_000,
     onError: () => undefined,
   });
@@ -232,6 +287,71 @@ it('a batch out for stallMs does not hold the next one, up to maxBatches at once
   for (const done of release) done();
   await dispatcher.stop(1000);
   expect(dispatcher.inFlight()).toBe(0);
+});
+
+it('handed-off deliveries skip the claim, wait up to gatherMs for a fuller batch, and are dropped past their time', async () => {
+  let claims = 0;
+  const sent: number[][] = [];
+  const dispatcher = startDispatcher<number>({
+    claim: () => {
+      claims += 1;
+      return Promise.resolve([]);
+    },
+    send: (batch) => {
+      sent.push(batch);
+      return Promise.resolve();
+    },
+    batchSize: 4,
+    maxBatches: 1,
+    stallMs: 500,
+    gatherMs: 150,
+    pollMs: 60_000,
+    onError: () => undefined,
+  });
+  await expect.poll(() => claims).toBe(1); // the first claim, at start
+  const far = Date.now() + 60_000;
+  dispatcher.handoff([1], far);
+  await new Promise((r) => setTimeout(r, 50));
+  dispatcher.handoff([2], far);
+  expect(sent).toEqual([]); // waiting for more, up to 150 ms after the first
+  await expect.poll(() => sent).toEqual([[1, 2]]);
+  // A batch that fills goes at once.
+  const t0 = Date.now();
+  dispatcher.handoff([3, 4, 5, 6], far);
+  await expect.poll(() => sent.length).toBe(2);
+  expect(Date.now() - t0).toBeLessThan(140);
+  expect(sent[1]).toEqual([3, 4, 5, 6]);
+  // Past its time to start: dropped (a claim takes it after its lease), the others of its batch sent.
+  dispatcher.handoff([7], Date.now() + 20);
+  dispatcher.handoff([8], far);
+  await expect.poll(() => sent.length).toBe(3);
+  expect(sent[2]).toEqual([8]);
+  expect(claims).toBe(1); // none of it needed a claim
+  await dispatcher.stop(1000);
+});
+
+it('a claim still comes every poll while handoffs keep the loop busy', async () => {
+  let claims = 0;
+  const dispatcher = startDispatcher<number>({
+    claim: () => {
+      claims += 1;
+      return Promise.resolve([]);
+    },
+    send: () => Promise.resolve(),
+    batchSize: 4,
+    maxBatches: 1,
+    stallMs: 500,
+    gatherMs: 0,
+    pollMs: 100,
+    onError: () => undefined,
+  });
+  const feeding = setInterval(() => dispatcher.handoff([1, 2, 3, 4], Date.now() + 60_000), 5);
+  await new Promise((r) => setTimeout(r, 550));
+  clearInterval(feeding);
+  await dispatcher.stop(1000);
+  // At 0, 100, …, 500 ms (a slow machine may miss one).
+  expect(claims).toBeGreaterThanOrEqual(4);
+  expect(claims).toBeLessThanOrEqual(7);
 });
 
 it("an endpoint that answers slowly holds only its own deliveries: another webhook's arrive meanwhile", async () => {

@@ -20,7 +20,7 @@ export async function startRealApi(
   opts: {
     db?: TestDatabase;
     sweeper?: boolean;
-    core?: Pick<CoreOptions, 'queue' | 'jobWorkers' | 'metrics' | 'webhookResolver'>;
+    core?: Pick<CoreOptions, 'queue' | 'jobWorkers' | 'metrics' | 'webhookResolver' | 'webhookLeaseSeconds'>;
   } = {},
 ): Promise<RealApi> {
   const { db } = opts;
