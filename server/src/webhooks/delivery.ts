@@ -158,11 +158,8 @@ function keysOf(hook: WebhookRow, keyring: Keyring, now: Date): KeyObject[] {
   return [current, signingKey(keyring.decryptText(hook.previousSecret, secretContext(hook.id)))];
 }
 
-/**
- * The body a delivery sends: its envelope opened, or (written by a view's statement: VIEW_EVENT_CTES) its facts with
- * the push's name put in.
- */
-export function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
+/** The body a delivery sends: its envelope opened, or (a push event) its facts with the push's name put in. */
+function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
   if (delivery.body !== null) return keyring.decryptText(delivery.body, deliveryBodyContext(delivery.eventId));
   const event = JSON.parse(delivery.facts!) as { data: { push_id: string; name: string } };
   if (delivery.nameCiphertext) {

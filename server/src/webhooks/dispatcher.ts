@@ -1,7 +1,7 @@
 /**
  * The sending loop of webhook deliveries, one per server process that works in the background. `webhook_deliveries`
- * is the durable queue: a request's statement writes its events' delivery rows (due now) with the change they
- * report, and this loop claims the due ones in batches (WebhookRepository.claimDue: `for update skip locked`, so two
+ * is the durable queue: a statement writes its events' delivery rows (due now, or leased to its process: below) with
+ * the change they report, and this loop claims the due ones in batches (WebhookRepository.claimDue: `for update skip locked`, so two
  * processes never claim one delivery), each leased until a deadline kept in its `next_attempt_at`. A try that ends
  * records the outcome (delivered, due again after the retry schedule's wait, or failed); a process that dies with
  * deliveries in hand leaves them due again when their lease lapses, and any process sends them then (at least once).
@@ -15,11 +15,11 @@
  *
  * The loop claims at once when woken (this process committed deliveries that were not handed to it), again at once
  * while claims come back full (a burst drains without waiting a poll between batches), and otherwise every `pollMs`
- * (deliveries other processes wrote, retries that fell due, leases that lapsed), even while handoffs keep it busy. A batch waits for its slowest endpoint (up to 10 s);
- * once it has been out for `stallMs`, the next batch may start beside it (up to `maxBatches`), so the deliveries
- * claimed after it do not wait with it. Until then the loop waits for the batch: claiming at every wake while a fast
- * batch is out made batches of one or two, which cost more than the sending (bench: a third more CPU per request
- * with a webhook).
+ * (deliveries other processes wrote, retries that fell due, leases that lapsed), even while handoffs keep it busy. A
+ * batch waits for its slowest endpoint (up to 10 s); once it has been out for `stallMs`, the next batch may start
+ * beside it (up to `maxBatches`), so the deliveries claimed after it do not wait with it. Until then the loop waits for
+ * the batch: claiming at every wake while a fast batch is out made batches of one or two, which cost more than the
+ * sending (bench: a third more CPU per request with a webhook).
  *
  * Why not a job of the job queue per delivery, as email does: the delivery row already holds everything a job would
  * (what to send, the tries, the next one), and the job doubled every event's writes. Measured (`npm run bench`,
@@ -64,6 +64,9 @@ export interface Dispatcher<T> {
   /** Stops claiming and waits (at most `timeoutMs`) for the batches in hand. */
   stop(timeoutMs?: number): Promise<void>;
 }
+
+/** Handed-off deliveries held in memory at most, not started yet. */
+const MAX_HANDED = 4096;
 
 export function startDispatcher<T>({
   claim,
@@ -175,7 +178,8 @@ export function startDispatcher<T>({
       if (wakeable) interrupt?.();
     },
     handoff(deliveries, startBy) {
-      if (stopped) return;
+      // Beyond a bound (the sending far behind), the rest is left to claims after their lease, not held in memory.
+      if (stopped || handed.length >= MAX_HANDED) return;
       const at = Date.now();
       for (const item of deliveries) handed.push({ item, startBy, at });
       if (wakeable) interrupt?.();

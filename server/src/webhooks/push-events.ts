@@ -120,25 +120,34 @@ function refused(message: string): ApiError {
   });
 }
 
-export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts }: PushEventDeps): PushEvents {
-  /**
-   * The push as an event shows it: what the owner's lists show, minus anything that opens it. The name is left empty
-   * here: a delivery holds the name's envelope, and the dispatcher puts the name in when it sends it (deliveryBody).
-   */
-  function pushData(row: PushRow, at: Date): WebhookPushData {
-    return {
-      push_id: row.id,
-      kind: row.kind,
-      name: '',
-      passphrase_protected: row.passphraseProtected,
-      expire_after_views: row.expireAfterViews,
-      views_remaining: Math.max(row.expireAfterViews - row.viewsUsed, 0),
-      expires_at: row.expiresAt.toISOString(),
-      expired: row.expired || isPastTime(row, at),
-      created_at: row.createdAt.toISOString(),
-    };
-  }
+/**
+ * The push as an event shows it: what the owner's lists show, minus anything that opens it. The name is left empty
+ * here: a delivery holds the name's envelope, and the dispatcher puts the name in when it sends it (delivery.ts).
+ */
+function pushData(row: PushRow, at: Date): WebhookPushData {
+  return {
+    push_id: row.id,
+    kind: row.kind,
+    name: '',
+    passphrase_protected: row.passphraseProtected,
+    expire_after_views: row.expireAfterViews,
+    views_remaining: Math.max(row.expireAfterViews - row.viewsUsed, 0),
+    expires_at: row.expiresAt.toISOString(),
+    expired: row.expired || isPastTime(row, at),
+    created_at: row.createdAt.toISOString(),
+  };
+}
 
+/**
+ * An event's type, a new id, its facts (the body's JSON with an empty name: nothing in it is more than the push's
+ * and the audit's own columns hold in clear) and the push name's envelope, put in when it is sent.
+ */
+function made(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
+  const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
+  return { type, eventId: randomUUID(), facts: JSON.stringify(event), nameCiphertext: row.nameCiphertext };
+}
+
+export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts }: PushEventDeps): PushEvents {
   /** One delivery per listening webhook (queueDeliveries), in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
@@ -152,15 +161,6 @@ export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts
       nameCiphertext,
       now: at,
     });
-  }
-
-  /**
-   * An event's type, a new id, its facts (the body's JSON with an empty name: nothing in it is more than the push's
-   * and the audit's own columns hold in clear) and the push name's envelope, put in when it is sent.
-   */
-  function made(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
-    const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
-    return { type, eventId: randomUUID(), facts: JSON.stringify(event), nameCiphertext: row.nameCiphertext };
   }
 
   /** A statement's ClaimWrites.written: the dispatcher woken once the deliveries it wrote (if any) are committed. */

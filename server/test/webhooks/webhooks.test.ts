@@ -360,6 +360,24 @@ describe('webhooks over HTTP', () => {
     expectData(await createPush({ client: api.client, auth, body: { push: { payload: 'y' } } }), 201);
     await new Promise((r) => setTimeout(r, 1500));
     expect(receiver.received.length).toBe(start + 1);
+    // Its deliveries went with it (a statement trigger, since deliveries have no foreign key), and so do those of a
+    // deleted user's webhooks.
+    const other = await hookedOwner(api, 'hook-leaving@example.org', { url: receiver.url, events: ['push.created'] });
+    expectData(await createPush({ client: api.client, auth: other.auth, body: { push: { payload: 'z' } } }), 201);
+    const client = new pg.Client({ connectionString: api.db.url });
+    await client.connect();
+    try {
+      const count = async (id: string) =>
+        Number(
+          (await client.query('select count(*) as n from webhook_deliveries where webhook_id = $1', [id])).rows[0].n,
+        );
+      expect(await count(hook.id)).toBe(0);
+      expect(await count(other.hook.id)).toBe(1);
+      await api.core.users.deleteUserRecords(other.owner.userId);
+      expect(await count(other.hook.id)).toBe(0);
+    } finally {
+      await client.end();
+    }
   }, 60_000);
 
   it("answers 404 for another user's webhook, and at most 10 webhooks per account", async () => {

@@ -9,10 +9,11 @@ import { Migration } from '@mikro-orm/migrations';
  *   deletes their deliveries in the same statement. A delivery written by a statement that began before its webhook's
  *   deletion committed may outlive it; the dispatcher records it failed ("webhook disabled") and it is forgotten with
  *   the old deliveries. Nobody can list it: deliveries are listed by their webhook.
- * - A delivery's body is either an envelope under the master key (`body`, made by the server) or, for the events a
- *   view's own statement writes, its facts as JSON (`facts`: the event without the push's name, which is no more than
- *   the push's and the audit's own columns hold in clear) with the name's envelope copied from the push
- *   (`name_ciphertext`); the server puts the two together when it sends it. `iso_time` writes the facts' times.
+ * - A delivery's body is either an envelope under the master key (`body`: `request.*` and `webhook.test` events) or,
+ *   for push events, its facts as JSON (`facts`: the event without the push's name, which is no more than the push's
+ *   and the audit's own columns hold in clear) with the name's envelope copied from the push (`name_ciphertext`); the
+ *   server puts the two together when it sends it. A view's own statement makes its events' facts in SQL; `iso_time`
+ *   writes their times as the server does.
  */
 export class Migration20270102000000_lean_deliveries extends Migration {
   override name = 'Migration20270102000000_lean_deliveries';
