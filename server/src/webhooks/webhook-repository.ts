@@ -155,10 +155,12 @@ const VIEW_PUSH_DATA = `'push_id', won.id, 'kind', cur.kind, 'name', '', 'passph
  * the last, one delivery per enabled webhook of the owner subscribed to each, with the event's facts made here (the
  * same JSON as the server's, with the name left empty) and the name's envelope copied from the push (the dispatcher
  * opens it and puts it in: deliveryBody in delivery.ts). The viewer fields are the audit entry's, cut as pushData's.
+ * Nothing is made for a push without an owner or whose owner has no enabled webhook (most views).
  */
 export const VIEW_EVENT_CTES = `ev as materialized (
     select v.event, gen_random_uuid() as event_id, v.facts
-    from won join cur on cur.id = won.id
+    from won join cur on cur.id = won.id and cur.user_id is not null
+      and exists (select 1 from webhooks w where w.user_id = cur.user_id and w.enabled)
     cross join lateral (values
       ('push.viewed', json_build_object('type', 'push.viewed', 'timestamp', ${ISO(':now::timestamptz')},
         'data', json_build_object(${VIEW_PUSH_DATA}, 'viewer', json_build_object(
