@@ -61,8 +61,11 @@ export interface Dispatcher<T> {
   handoff(deliveries: T[], startBy: number): void;
   /** The deliveries being sent now. */
   inFlight(): number;
-  /** Stops claiming and waits (at most `timeoutMs`) for the batches in hand. */
-  stop(timeoutMs?: number): Promise<void>;
+  /**
+   * Stops claiming and waits (at most `timeoutMs`) for the batches in hand; the handed-off deliveries not started,
+   * which the caller may make due again at once (rather than after their lease).
+   */
+  stop(timeoutMs?: number): Promise<T[]>;
 }
 
 /** Handed-off deliveries held in memory at most, not started yet. */
@@ -188,9 +191,12 @@ export function startDispatcher<T>({
     async stop(timeoutMs = 10_000) {
       stopped = true;
       interrupt?.();
+      const left = handed.map((h) => h.item);
+      handed = [];
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
       clearTimeout(timer);
+      return left;
     },
   };
 }

@@ -33,7 +33,10 @@ export interface WebhookArea {
   forget(now: Date): Promise<void>;
   /** The deliveries' backlog, for /metrics: pending ones (of every process), and the ones this process is sending. */
   depth(): Promise<QueueDepth>;
-  /** Stops sending (waits, at most `timeoutMs`, for the batch in hand) and closes the kept-alive connections. */
+  /**
+   * Stops sending (waits, at most `timeoutMs`, for the batch in hand; makes the handed-off deliveries not started due
+   * at once) and closes the kept-alive connections.
+   */
   stop(timeoutMs?: number): Promise<void>;
 }
 
@@ -136,7 +139,14 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
       return { queue: WEBHOOK_QUEUE, queued: await repo.pendingCount(), active: dispatcher?.inFlight() ?? 0 };
     },
     async stop(timeoutMs) {
-      await dispatcher?.stop(timeoutMs);
+      // Handed-off deliveries not started are due again at once (a deploy would otherwise hold them for their lease).
+      const left = (await dispatcher?.stop(timeoutMs)) ?? [];
+      await repo
+        .release(
+          left.map((d) => d.delivery.id),
+          new Date(),
+        )
+        .catch(deps.onError ?? (() => undefined));
       agents.close();
     },
   };

@@ -266,6 +266,10 @@ const S = {
      select ${D_PREFIXED}, ${W_PREFIXED} from claimed left join webhooks w on w.id = claimed.webhook_id`,
     { prepare: true },
   ),
+  /** Handed-off deliveries a stopping process did not start: due now (their lease given up). */
+  release: sql<{ ids: string[]; now: Date }>(
+    "update webhook_deliveries set next_attempt_at = :now where id = any(:ids::text[]) and status = 'pending'",
+  ),
   pendingCount: sql<Record<string, never>, { n: string }>(
     "select count(*) as n from webhook_deliveries where status = 'pending'",
   ),
@@ -396,6 +400,10 @@ export function createWebhookRepository(db: Db) {
             ? null
             : webhookOf(Object.fromEntries(W_COLUMNS.split(', ').map((c) => [c, row[`w_${c}`]]))),
       }));
+    },
+    /** Gives up the lease of deliveries this process will not send: due at `now`. */
+    async release(ids: string[], now: Date): Promise<void> {
+      if (ids.length > 0) await db.query(S.release, { ids, now });
     },
     /** Deliveries still to send (due now, later, or in hand), of every webhook. */
     async pendingCount(): Promise<number> {

@@ -19,7 +19,9 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createPush, listWebhookDeliveries } from '@secret-push/sdk/generated';
 import { createCore, type Core } from '../../src/core.js';
 import { createServerMetrics } from '../../src/runtime/metrics.js';
+import { poolDb } from '../../src/db/sql.js';
 import { startDispatcher } from '../../src/webhooks/dispatcher.js';
+import { createWebhookRepository } from '../../src/webhooks/webhook-repository.js';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData } from '../api/support/sdk.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -175,6 +177,28 @@ it('a handed-off delivery its process cannot start while half its lease is left 
   }
 }, 30_000);
 
+it('a stopping process gives up the lease of what it was handed and did not start: due at once', async () => {
+  const { hook } = await pendingCreates('dispatch-release@example.org', 1);
+  const pool = new pg.Pool({ connectionString: api.db.url, max: 1 });
+  try {
+    // As a request's statement writes it for its process: leased for 30 s.
+    const leased = await pool.query<{ id: string }>(
+      `update webhook_deliveries set next_attempt_at = now() + interval '30 seconds'
+       where webhook_id = $1 and status = 'pending' returning id`,
+      [hook.id],
+    );
+    const ids = leased.rows.map((r) => r.id);
+    expect(ids).toHaveLength(1);
+    await createWebhookRepository(poolDb(pool)).release(ids, new Date());
+    const before = receiver.received.length;
+    await sender();
+    const [sent] = (await receiver.waitFor(before + 1, 5000)).slice(before);
+    expect(sent!.headers['webhook-id']).toBe(ids[0]);
+  } finally {
+    await pool.end();
+  }
+}, 30_000);
+
 it('deliveries one after the other to an endpoint that hints a 1 s keep-alive share a connection', async () => {
   let connections = 0;
   const arrived: string[] = [];
@@ -327,7 +351,10 @@ it('handed-off deliveries skip the claim, wait up to gatherMs for a fuller batch
   await expect.poll(() => sent.length).toBe(3);
   expect(sent[2]).toEqual([8]);
   expect(claims).toBe(1); // none of it needed a claim
-  await dispatcher.stop(1000);
+  // Stopping gives back what was handed off and not started (the caller makes it due at once).
+  dispatcher.handoff([9, 10], far);
+  expect(await dispatcher.stop(1000)).toEqual([9, 10]);
+  expect(sent).toHaveLength(3);
 });
 
 it('a claim still comes every poll while handoffs keep the loop busy', async () => {
