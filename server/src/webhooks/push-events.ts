@@ -26,6 +26,7 @@ import {
   EVENT_DELIVERIES_WRITTEN,
   EVENT_DELIVERY_CTES,
   VIEW_EVENT_CTES,
+  VIEW_EVENTS_WRITTEN,
   writtenDeliveries,
   type ClaimedDelivery,
   type DeliveryValues,
@@ -256,7 +257,7 @@ export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts
         ? {
             ctes: VIEW_EVENT_CTES,
             params: { leaseUntil: leaseUntil(now) },
-            result: EVENT_DELIVERIES_WRITTEN,
+            result: VIEW_EVENTS_WRITTEN,
             written: wroteDeliveries,
           }
         : null,

@@ -140,44 +140,24 @@ export const EVENT_DELIVERY_CTES = `d as (
 export const EVENT_DELIVERIES_WRITTEN =
   "(select json_agg(json_build_object('d', row_to_json(d), 'w', row_to_json(w))) from d join webhooks w on w.id = d.webhook_id)";
 
-/** A time as JavaScript's toISOString writes it (UTC, milliseconds, `Z`): the migration's `iso_time`. */
-const ISO = (expr: string) => `iso_time(${expr})`;
-
-/** The `data` of a push event, as push-events.ts's pushData makes it, from a view's `cur` (before) and `won` (after). */
-const VIEW_PUSH_DATA = `'push_id', won.id, 'kind', cur.kind, 'name', '', 'passphrase_protected', cur.passphrase_protected,
-  'expire_after_views', cur.expire_after_views,
-  'views_remaining', greatest(cur.expire_after_views - won.views_used, 0),
-  'expires_at', ${ISO('cur.expires_at')}, 'expired', won.expired, 'created_at', ${ISO('cur.created_at')}`;
-
 /**
- * The CTEs that write a view's events inside the one statement of a view (push-repository.ts's viewByToken, given
- * `cur`, the push as read, and `won`, the claim): `push.viewed`, and `push.expired` (reason `views`) when the view was
- * the last, one delivery per enabled webhook of the owner subscribed to each, with the event's facts made here (the
- * same JSON as the server's, with the name left empty) and the name's envelope copied from the push (the dispatcher
- * opens it and puts it in: deliveryBody in delivery.ts). The viewer fields are the audit entry's, cut as pushData's.
- * Nothing is made for a push without an owner or whose owner has no enabled webhook (most views).
+ * The CTE that writes a view's events inside the one statement of a view (push-repository.ts's viewByToken, given
+ * `cur`, the push as read, and `won`, the claim): for an owner with an enabled webhook, `webhook_view_events` (its
+ * migration, Migration20270103000000_view_events) makes `push.viewed`, and `push.expired` (reason `views`) when the
+ * view was the last, as the server's own facts (the name left empty: its envelope is copied, and the dispatcher opens
+ * it and puts it in, delivery.ts), and writes one delivery per subscribed webhook, leased until `:leaseUntil`. The
+ * viewer fields are the audit entry's, cut as push-events.ts's. VIEW_EVENTS_WRITTEN answers the deliveries as
+ * EVENT_DELIVERIES_WRITTEN does. Nothing is called for a push without an owner or whose owner has no enabled webhook
+ * (most views), and their plan holds no more than a join.
  */
 export const VIEW_EVENT_CTES = `ev as materialized (
-    select v.event, gen_random_uuid() as event_id, v.facts
+    select webhook_view_events(won.id, cur.user_id, won.views_used, won.expired, cur.kind, cur.passphrase_protected,
+      cur.expire_after_views, cur.expires_at, cur.created_at, cur.name_ciphertext, :now, :ip, :userAgent, :referrer,
+      :leaseUntil) as written
     from won join cur on cur.id = won.id and cur.user_id is not null
       and exists (select 1 from webhooks w where w.user_id = cur.user_id and w.enabled)
-    cross join lateral (values
-      ('push.viewed', json_build_object('type', 'push.viewed', 'timestamp', ${ISO(':now::timestamptz')},
-        'data', json_build_object(${VIEW_PUSH_DATA}, 'viewer', json_build_object(
-          'ip', left(:ip::text, 64), 'user_agent', left(:userAgent::text, 255), 'referrer', left(:referrer::text, 255)))
-      )::text),
-      ('push.expired', json_build_object('type', 'push.expired', 'timestamp', ${ISO(':now::timestamptz')},
-        'data', json_build_object(${VIEW_PUSH_DATA}, 'reason', 'views'))::text)
-    ) as v(event, facts)
-    where v.event = 'push.viewed' or won.expired
-  ), d as (
-    insert into webhook_deliveries
-      (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
-    select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
-      w.id, ev.event, ev.event_id, ev.facts, cur.name_ciphertext, 'pending', 0, :leaseUntil, :now
-    from ev cross join cur join webhooks w on w.user_id = cur.user_id and w.enabled and ev.event = any(w.events)
-    returning ${D_COLUMNS}
   )`;
+export const VIEW_EVENTS_WRITTEN = '(select written from ev)';
 
 const D_PREFIXED = D_COLUMNS.split(', ')
   .map((c) => `claimed.${c}`)
