@@ -164,7 +164,10 @@ export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts
     });
   }
 
-  /** A statement's ClaimWrites.written: the dispatcher woken once the deliveries it wrote (if any) are committed. */
+  /**
+   * A statement's ClaimWrites.written: once it committed, the deliveries it wrote (if any) handed to this process's
+   * dispatcher (or, when this process does not send, the dispatcher woken: they were written due at once).
+   */
   function wroteDeliveries(db: Db, result: unknown): void {
     const written = writtenDeliveries(result);
     if (written.length === 0) return;
