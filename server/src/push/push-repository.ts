@@ -217,8 +217,9 @@ type CountedBy = 'address' | 'user' | null;
  *   version, so concurrent creates from one address (on any instance) are counted one after the other, and the push
  *   is inserted only when its bytes were counted.
  * - `user`: `user_storage_used` takes the user's storage lock and reads the bytes of the user's active pushes with a
- *   snapshot taken after it (its migration says how, and why that is fresh), and the push is inserted only when its
- *   bytes fit (a trigger then counts them). The lock is held until the statement (or the transaction it runs in)
+ *   snapshot taken after it (its migration says how, and why that is fresh; given the push's bytes and the quota, it
+ *   reads `pushes` only when they do not fit: Migration20270104000000_user_storage_fits), and the push is inserted
+ *   only when its bytes fit (a trigger then counts them). The lock is held until the statement (or the transaction it runs in)
  *   commits: a user's creates are counted one after the other on any instance.
  * A refused create changes nothing.
  */
@@ -249,7 +250,7 @@ function insertStatement(
     : '';
   const usedCte =
     countedBy === 'user'
-      ? `, used as (select user_storage_used(:quotaUser::uuid, :quotaNow::timestamptz, :deadline) as bytes where ${IN_TIME})`
+      ? `, used as (select user_storage_used(:quotaUser::uuid, :quotaNow::timestamptz, :deadline, :storedBytes::bigint, :quotaLimit::bigint) as bytes where ${IN_TIME})`
       : '';
   const counted = addressQuota
     ? ' and exists (select 1 from quota)'

@@ -227,6 +227,23 @@ describe('the user storage quota (bytes of active pushes)', () => {
     expect((await create(me.token, { payload: text(6 * KIB) })).status).toBe(201);
   });
 
+  it('looks for the pushes past their time only when a create does not fit without them: a create that fits reads none', async () => {
+    const me = await api.user(`quota-${randomUUID()}@example.org`);
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+    api.setClock(now);
+    expect((await create(me.token, { payload: text(8 * KIB), expire_after_days: 1 })).status).toBe(201);
+    // A day later the push is past its time; the sweeper has not flagged it, so the counter still holds its 8 KiB.
+    api.setClock(new Date(now.getTime() + 86_400_000));
+    const fits = await create(me.token, { payload: text(4 * KIB) });
+    expect(fits.status).toBe(201);
+    // It fits with the lapsed push counted, so nothing subtracted it: what is left errs low (20 - 8 - 4), never high.
+    expect(items(fits.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(8 * KIB) });
+    // This one fits only without the lapsed push (12 + 12 > 20): the reading subtracts it, exactly (20 - 4 - 12).
+    const edge = await create(me.token, { payload: text(12 * KIB) });
+    expect(edge.status).toBe(201);
+    expect(items(edge.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(4 * KIB) });
+  });
+
   it('gives space back at once when the user expires a push, and counts file bytes (multipart too)', async () => {
     const me = await api.user(`quota-${randomUUID()}@example.org`);
     const files = [{ filename: 'a.bin', content: Buffer.alloc(8 * KIB, 1).toString('base64') }];

@@ -21,6 +21,7 @@ import { Migration20261231000000_user_storage_in_statement } from './Migration20
 import { Migration20270101000000_webhook_dispatch } from './Migration20270101000000_webhook_dispatch.js';
 import { Migration20270102000000_lean_deliveries } from './Migration20270102000000_lean_deliveries.js';
 import { Migration20270103000000_view_events } from './Migration20270103000000_view_events.js';
+import { Migration20270104000000_user_storage_fits } from './Migration20270104000000_user_storage_fits.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -44,4 +45,5 @@ export const migrationsList = [
   { name: 'Migration20270101000000_webhook_dispatch', class: Migration20270101000000_webhook_dispatch },
   { name: 'Migration20270102000000_lean_deliveries', class: Migration20270102000000_lean_deliveries },
   { name: 'Migration20270103000000_view_events', class: Migration20270103000000_view_events },
+  { name: 'Migration20270104000000_user_storage_fits', class: Migration20270104000000_user_storage_fits },
 ];
