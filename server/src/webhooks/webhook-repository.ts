@@ -253,7 +253,12 @@ const S = {
   pendingCount: sql<Record<string, never>, { n: string }>(
     "select count(*) as n from webhook_deliveries where status = 'pending'",
   ),
-  /** Successes: each delivery delivered (with its status code) and their webhooks no longer failing, in one statement. */
+  /**
+   * Successes: each delivery delivered (with its status code) and their webhooks no longer failing, in one statement.
+   * Not prepared: planned for each batch, with its ids and the table as it is. A prepared statement's generic plan,
+   * kept per connection, could be made while the table was small (a hash join over a sequential scan) and then read
+   * the whole table for every batch as it grew, until an ANALYZE (record-plan.test.ts); the planning is one per batch.
+   */
   delivered: sql<{ ids: string[]; codes: number[]; webhookIds: string[]; now: Date }>(
     `with done as (
        update webhook_deliveries d set attempts = d.attempts + 1, status = 'delivered', last_status_code = v.code,
@@ -262,7 +267,6 @@ const S = {
        where d.id = v.id
      )
      update webhooks set failing_since = null where id = any(:webhookIds::uuid[]) and failing_since is not null`,
-    { prepare: true },
   ),
   retryDelivery: sql<{ id: string; now: Date }>(
     `update webhook_deliveries set status = 'pending', next_attempt_at = :now where id = :id returning ${D_COLUMNS}`,
