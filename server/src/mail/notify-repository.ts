@@ -56,6 +56,11 @@ const S = {
   pushRecipients: sql<{ pushId: string }, { n: string }>(
     'select coalesce(sum(cardinality(recipients)), 0) as n from email_notifications where push_id = :pushId',
   ),
+  /**
+   * The `creation_email_send` audit entry and the notification, in one statement. The notification's foreign key to
+   * the push locks the push's row (for key share), so a delete of the push waits for both and its trigger deletes the
+   * entry (audit entries have no key of their own: Migration20270105000000_audit_entries_unkeyed).
+   */
   insert: sql<Record<string, unknown>, { in_time: boolean; id: string | null }>(
     `with guard as (select clock_timestamp() < :deadline as in_time),
      logged as (

@@ -176,6 +176,13 @@ type InTime = { in_time: boolean };
 
 const ERASE_SECRETS = 'payload_ciphertext = null, note_ciphertext = null, passphrase_hash = null';
 const AUDIT_COLUMNS = 'push_id, kind, ip, user_agent, referrer, user_id, created_at';
+/**
+ * For an audit entry of a push its statement does not itself insert or update: the push's row, locked `for key share`
+ * until the commit (none when the push is gone: the entry is not written). The entries have no foreign key to
+ * `pushes` (Migration20270105000000_audit_entries_unkeyed): this lock is what makes a concurrent delete of the push
+ * wait for the entry, and so delete it with the push.
+ */
+const PUSH_KEPT = 'kept as (select id from pushes where id = :pushId for key share)';
 /** The first CTE of every guarded statement: whether the database's clock is still before the deadline. */
 const GUARD = 'guard as (select clock_timestamp() < :deadline as in_time)';
 const IN_TIME = '(select in_time from guard)';
@@ -409,17 +416,17 @@ const S = {
      select guard.in_time, updated.* from guard left join updated on true`,
   ),
   insertAudit: sql<{ pushId: string; kind: AuditKind } & AuditParams & Guarded, InTime>(
-    `with ${GUARD}, logged as (
+    `with ${GUARD}, ${PUSH_KEPT}, logged as (
        insert into audit_entries (${AUDIT_COLUMNS})
-       select :pushId, :kind, :ip, :userAgent, :referrer, :userId, :now where ${IN_TIME}
+       select kept.id, :kind, :ip, :userAgent, :referrer, :userId, :now from kept where ${IN_TIME}
      )
      select in_time from guard`,
   ),
   /** At most one `failed_view` per push, client address and window. */
   insertFailedView: sql<{ pushId: string; since: Date } & AuditParams & Guarded, InTime>(
-    `with ${GUARD}, logged as (
+    `with ${GUARD}, ${PUSH_KEPT}, logged as (
        insert into audit_entries (${AUDIT_COLUMNS})
-       select :pushId, 'failed_view', :ip, :userAgent, :referrer, :userId, :now
+       select kept.id, 'failed_view', :ip, :userAgent, :referrer, :userId, :now from kept
        where ${IN_TIME} and not exists (
          select 1 from audit_entries where push_id = :pushId and kind = 'failed_view' and ip = :ip and created_at > :since)
      )
@@ -464,9 +471,9 @@ const S = {
   failAttempt: sql<{ id: string; pushId: string } & AuditParams & Guarded, InTime>(
     `with ${GUARD}, failed as (
        update passphrase_attempts set failed = true, attempted_at = :now where id = :id and ${IN_TIME} returning push_id
-     ), logged as (
+     ), ${PUSH_KEPT}, logged as (
        insert into audit_entries (${AUDIT_COLUMNS})
-       select :pushId, 'failed_passphrase', :ip, :userAgent, :referrer, :userId, :now where ${IN_TIME}
+       select kept.id, 'failed_passphrase', :ip, :userAgent, :referrer, :userId, :now from kept where ${IN_TIME}
      )
      select in_time from guard`,
   ),
