@@ -7,15 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
-import { migrate, openOrm } from '../../src/db/orm.js';
 import { poolDb } from '../../src/db/sql.js';
 import { createPushRepository, type AuditActor } from '../../src/push/push-repository.js';
-import { createTestDatabase } from '../support/db.js';
+import { createMigratedDatabase } from '../support/db.js';
 
-const db = await createTestDatabase();
-const orm = await openOrm(db.url, { poolMax: 2, noTimeouts: true });
-await migrate(orm);
-await orm.close(true);
+const db = await createMigratedDatabase();
 const pool = new pg.Pool({ connectionString: db.url, max: 4 });
 afterAll(async () => {
   await pool.end();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { Settings } from '../../src/core.js';
+import { migrate, openOrm } from '../../src/db/orm.js';
 
 export function adminUrl(): string {
   let url: string | undefined;
@@ -68,6 +69,18 @@ export async function createTestDatabase(prefix = 'sp_test'): Promise<TestDataba
       }
     },
   };
+}
+
+/** A fresh database with every migration applied (for tests that run statements on their own connections). */
+export async function createMigratedDatabase(prefix?: string): Promise<TestDatabase> {
+  const db = await createTestDatabase(prefix);
+  const orm = await openOrm(db.url, { poolMax: 2, noTimeouts: true });
+  try {
+    await migrate(orm);
+  } finally {
+    await orm.close(true);
+  }
+  return db;
 }
 
 export const TEST_KEY_A = { id: 'a', key: Buffer.alloc(32, 0xa1) };

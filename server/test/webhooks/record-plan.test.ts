@@ -9,15 +9,11 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
-import { migrate, openOrm } from '../../src/db/orm.js';
 import { poolDb, sql } from '../../src/db/sql.js';
 import { createWebhookRepository } from '../../src/webhooks/webhook-repository.js';
-import { createTestDatabase } from '../support/db.js';
+import { createMigratedDatabase } from '../support/db.js';
 
-const db = await createTestDatabase();
-const orm = await openOrm(db.url, { poolMax: 2, noTimeouts: true });
-await migrate(orm);
-await orm.close(true);
+const db = await createMigratedDatabase();
 // One connection: the one whose plans are kept.
 const pool = new pg.Pool({ connectionString: db.url, max: 1 });
 afterAll(async () => {
