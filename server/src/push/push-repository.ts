@@ -226,8 +226,8 @@ type CountedBy = 'address' | 'user' | null;
  * - `user`: `user_storage_used` takes the user's storage lock and reads the bytes of the user's active pushes with a
  *   snapshot taken after it (its migration says how, and why that is fresh; given the push's bytes and the quota, it
  *   reads `pushes` only when they do not fit: Migration20270104000000_user_storage_fits), and the push is inserted
- *   only when its bytes fit (a trigger then counts them). The lock is held until the statement (or the transaction it runs in)
- *   commits: a user's creates are counted one after the other on any instance.
+ *   only when its bytes fit (a trigger then counts them). The lock is held until the statement (or the transaction
+ *   it runs in) commits: a user's creates are counted one after the other on any instance.
  * A refused create changes nothing.
  */
 function insertStatement(
