@@ -71,8 +71,10 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     requireHttps: settings.env === 'production' && !settings.webhooks.allowPrivate,
     resolve: deps.resolve ?? systemResolver,
   };
-  if (mailer && queue) {
-    await queue.define(OWNER_NOTICE_QUEUE, {
+  // The owners' emails (read receipts, a disabled webhook) go through the job queue, and only with an SMTP relay.
+  const noticeQueue = mailer && queue ? queue : null;
+  if (noticeQueue) {
+    await noticeQueue.define(OWNER_NOTICE_QUEUE, {
       attempts: settings.mail.attempts,
       retryDelaySeconds: settings.mail.retrySeconds,
       retryDelayMaxSeconds: 3600,
@@ -95,7 +97,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
           db,
           repo,
           keyring,
-          mail: mailer ? queue : null,
+          mail: noticeQueue,
           rules,
           schedule: settings.webhooks.retrySchedule,
           agents,
@@ -108,13 +110,13 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
         onError: deps.onError ?? (() => undefined),
       })
     : null;
-  if (deps.workers && mailer && queue) {
-    await queue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
+  if (deps.workers && noticeQueue && mailer) {
+    await noticeQueue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
   }
   const wake = () => dispatcher?.wake();
   const events = createPushEvents({
     repo,
-    queue: mailer ? queue : null,
+    queue: noticeQueue,
     wake,
     // Sent from memory if they can start while half their lease is left; else claimed after it.
     sender: dispatcher && {
