@@ -32,6 +32,7 @@ export const column = {
   /** A string-valued enum (a CHECK constraint keeps the database to the listed values). */
   oneOf: <T extends string>(name: string): Column<T> => ({ name, parse: (raw) => String(raw) as T }),
   int: (name: string): Column<number> => ({ name, parse: (raw) => Number(raw) }),
+  intOrNull: (name: string): Column<number | null> => ({ name, parse: nullable((raw) => Number(raw)) }),
   /** `bigint` / `bigserial`, kept as text (it may exceed 2^53). */
   bigint: (name: string): Column<string> => ({ name, parse: (raw) => String(raw) }),
   bool: (name: string): Column<boolean> => ({ name, parse: (raw) => raw === true || raw === 't' || raw === 'true' }),

@@ -90,12 +90,40 @@ function statementWrites(push: PushRow, writes: CreateWrites): ClaimWrites | nul
  * their parameters, and what to run once the statement committed (it claimed).
  */
 export interface ClaimWrites {
+  /** The CTEs ('' for none). */
   ctes: string;
   params: Record<string, unknown>;
   /** A SQL expression over the CTEs, answered by the statement (`writes_result`) and given to `written`. */
   result?: string;
+  /**
+   * The audit entry the statement writes (`creation`, `view`) joins the webhooks' outbox (webhooks/outbox.ts): given
+   * the SQL of the push owner's id, the expression of its `tx` (the transaction's id, or null: not marked); a marked
+   * view entry keeps the push's count of views after it. Without `result`, `written` is then given whether the entry
+   * was marked.
+   */
+  outbox?: (owner: string) => string;
   written(db: Db, result: unknown): void;
 }
+
+/** The columns and values an audit entry adds for the outbox (ClaimWrites.outbox), given its push's owner and views. */
+function outboxAudit(more: ClaimWrites | null, owner: string, viewsUsed: string) {
+  if (!more?.outbox) return { columns: '', values: '', returning: '' };
+  return { columns: ', tx, views_used', values: `, ${more.outbox(owner)}, ${viewsUsed}`, returning: ' returning tx' };
+}
+
+/** What a statement answers as `writes_result`: `more`'s result, or (outbox) whether its audit entry `cte` was marked. */
+function writesResultOf(more: ClaimWrites | null, cte: string): string {
+  if (more?.result) return `${more.result} as writes_result, `;
+  if (more?.outbox) return `(select bool_or(tx is not null) from ${cte}) as writes_result, `;
+  return '';
+}
+
+/**
+ * A statement variant's key for `more`: its CTEs' text (a constant, whose hash the string keeps: no key is built per
+ * call), or for the outbox (whose writes are no CTEs) a constant of its own.
+ */
+const OUTBOX_KEY = '(outbox)';
+const writesKey = (more: ClaimWrites | null) => (more?.outbox ? OUTBOX_KEY : (more?.ctes ?? ''));
 
 /** The answer of a refused create inside its transaction: thrown, so that what `ahead` wrote rolls back. */
 class RefusedCreate extends Error {
@@ -237,7 +265,8 @@ function insertStatement(
   more: ClaimWrites | null,
 ): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
   const addressQuota = countedBy === 'address';
-  const writes = more ? `, won as (select id, user_id from push), ${more.ctes}` : '';
+  const writes = more?.ctes ? `, won as (select id, user_id from push), ${more.ctes}` : '';
+  const outbox = outboxAudit(more, 'push.user_id', '0');
   const fileCtes = Array.from(
     { length: files },
     (_, i) =>
@@ -273,9 +302,10 @@ function insertStatement(
     `with ${GUARD}${quotaCte}${usedCte}, push as (
        insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning id, user_id
      ), creation as (
-       insert into audit_entries (${AUDIT_COLUMNS}) select id, 'creation', :ip, :userAgent, :referrer, :userId, :now from push
+       insert into audit_entries (${AUDIT_COLUMNS}${outbox.columns})
+       select id, 'creation', :ip, :userAgent, :referrer, :userId, :now${outbox.values} from push${outbox.returning}
      )${fileCtes}${keyCte}${writes}
-     select guard.in_time, ${quotaColumn}${writesResult(more)}push.id from guard left join push on true`,
+     select guard.in_time, ${quotaColumn}${writesResultOf(more, 'creation')}push.id from guard left join push on true`,
     { prepare: files === 0 },
   );
 }
@@ -298,9 +328,6 @@ export function claimedPush(row: PushRow, viewsUsed: number, updatedAt: Date, no
   return won;
 }
 
-/** The column of a statement's answer that holds what its more writes report (ClaimWrites.result). */
-const writesResult = (more: ClaimWrites | null) => (more?.result ? `${more.result} as writes_result, ` : '');
-
 /**
  * claimView's statements with more CTEs (ClaimWrites), by their text (a writes' texts are constants, whose hash a
  * string keeps: no key is built per call), and the claim only from a given views_used.
@@ -322,7 +349,7 @@ function claimViewWith(more: ClaimWrites): Statement<Record<string, unknown>, In
          insert into audit_entries (${AUDIT_COLUMNS})
          select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
        ), ${more.ctes}
-       select guard.in_time, ${writesResult(more)}won.* from guard left join won on true`,
+       select guard.in_time, ${writesResultOf(more, 'viewed')}won.* from guard left join won on true`,
       { prepare: true },
     );
     byResult.set(more.result ?? '', statement);
@@ -342,15 +369,16 @@ type ViewByToken = Statement<
  * claim is claimView's, with its `view` audit entry; `won_views_used` is set when it won. Otherwise the row is what
  * the service decides with (expired, passphrase, owner, files), as findByToken's.
  *
- * Without `more`, only pushes nobody listens to are claimed (NOBODY_LISTENS); with it (a view's events, written by
- * the statement from `cur` and `won`: webhooks/push-events.ts), every push is, and `writes_result` reports the writes.
- * One statement per text of `more` (a constant).
+ * Without `more`, only pushes nobody listens to are claimed (NOBODY_LISTENS); with it (a view's events: its audit
+ * entry marked for the webhooks' outbox, webhooks/push-events.ts and outbox.ts), every push is, and `writes_result`
+ * reports whether the entry was marked. One statement per `more` (writesKey).
  */
 const viewsWith = new Map<string, ViewByToken>();
 
 function viewByTokenStatement(more: ClaimWrites | null): ViewByToken {
-  let statement = more ? viewsWith.get(more.ctes) : undefined;
+  let statement = more ? viewsWith.get(writesKey(more)) : undefined;
   if (statement) return statement;
+  const outbox = outboxAudit(more, 'cur.user_id', 'won.views_used');
   statement = sql(
     `with ${GUARD}, cur as (
        select ${P.list} from pushes where url_token = :urlToken
@@ -365,14 +393,15 @@ function viewByTokenStatement(more: ClaimWrites | null): ViewByToken {
          and not p.expired and p.views_used < p.expire_after_views and p.expires_at > :now and ${IN_TIME}
        returning p.id, p.views_used, p.updated_at, p.expired
      ), viewed as (
-       insert into audit_entries (${AUDIT_COLUMNS})
-       select id, 'view', :ip, :userAgent, :referrer, :userId, :now from won
-     )${more ? `, ${more.ctes}` : ''}
-     select guard.in_time, ${writesResult(more)}won.views_used as won_views_used, won.updated_at as won_updated_at, cur.*
+       insert into audit_entries (${AUDIT_COLUMNS}${outbox.columns})
+       select won.id, 'view', :ip, :userAgent, :referrer, :userId, :now${outbox.values}
+       from won${more?.outbox ? ' join cur on cur.id = won.id' : ''}${outbox.returning}
+     )${more?.ctes ? `, ${more.ctes}` : ''}
+     select guard.in_time, ${writesResultOf(more, 'viewed')}won.views_used as won_views_used, won.updated_at as won_updated_at, cur.*
      from guard left join cur on true left join won on true`,
     { prepare: true },
   ) as ViewByToken;
-  if (more) viewsWith.set(more.ctes, statement);
+  if (more) viewsWith.set(writesKey(more), statement);
   return statement;
 }
 
@@ -611,8 +640,8 @@ type AttemptReservation =
  */
 const insertStatements = new Map<string, Map<string, ReturnType<typeof insertStatement>>>();
 function insertFor(files: number, key: KeyRef | undefined, countedBy: CountedBy, writes: ClaimWrites | null = null) {
-  let variants = insertStatements.get(writes?.ctes ?? '');
-  if (!variants) insertStatements.set(writes?.ctes ?? '', (variants = new Map()));
+  let variants = insertStatements.get(writesKey(writes));
+  if (!variants) insertStatements.set(writesKey(writes), (variants = new Map()));
   const variant = `${files}:${key ? 'k' : ''}:${countedBy ?? ''}:${writes?.result ?? ''}`;
   let statement = variants.get(variant);
   if (!statement) {

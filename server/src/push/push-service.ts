@@ -255,7 +255,7 @@ class PushOperations implements PushService {
       ? await repo.viewByToken(urlToken, ctx.actor, now, deadlineOf(ctx), {
           keyIds: this.keyring.keyIds,
           plaintextOnly: options.plaintextOnly === true,
-          writes: this.events?.viewInStatement(now) ?? null,
+          writes: this.events?.viewInStatement() ?? null,
         })
       : null;
     if (!viewed) throw notFound();

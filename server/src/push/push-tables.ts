@@ -81,6 +81,13 @@ export interface AuditRow {
   referrer: string;
   userId: string | null;
   createdAt: Date;
+  /**
+   * The webhooks' outbox (webhooks/outbox.ts): the id of the transaction that wrote a `creation` or `view` entry of
+   * an owner with an enabled webhook, whose events the dispatcher makes from the entry; null otherwise.
+   */
+  tx: string | null;
+  /** With `tx`: the push's count of views after this entry (its events' counters). */
+  viewsUsed: number | null;
 }
 
 export const AUDIT_ENTRIES = defineTable<AuditRow>('audit_entries', {
@@ -92,6 +99,8 @@ export const AUDIT_ENTRIES = defineTable<AuditRow>('audit_entries', {
   referrer: column.text('referrer'),
   userId: column.uuidOrNull('user_id'),
   createdAt: column.date('created_at'),
+  tx: column.textOrNull('tx'),
+  viewsUsed: column.intOrNull('views_used'),
 });
 
 /** A passphrase attempt: a failure (counted against the push for a minute), or one being checked (holds a place). */

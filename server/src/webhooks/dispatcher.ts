@@ -56,9 +56,10 @@ export interface Dispatcher<T> {
   wake(): void;
   /**
    * Deliveries this process wrote, leased to itself, were committed: send them from memory, if they can start by
-   * `startBy` (epoch ms); otherwise they are left to a claim, after their lease.
+   * `startBy` (epoch ms); otherwise they are left to a claim, after their lease. `gathered`: they were batched already
+   * (the outbox's fan-out), and wait no more for others to join them.
    */
-  handoff(deliveries: T[], startBy: number): void;
+  handoff(deliveries: T[], startBy: number, gathered?: boolean): void;
   /** The deliveries being sent now. */
   inFlight(): number;
   /**
@@ -180,10 +181,10 @@ export function startDispatcher<T>({
       woken = true;
       if (wakeable) interrupt?.();
     },
-    handoff(deliveries, startBy) {
+    handoff(deliveries, startBy, gathered = false) {
       // Beyond a bound (the sending far behind), the rest is left to claims after their lease, not held in memory.
       if (stopped || handed.length >= MAX_HANDED) return;
-      const at = Date.now();
+      const at = gathered ? Date.now() - gatherMs : Date.now();
       for (const item of deliveries) handed.push({ item, startBy, at });
       if (wakeable) interrupt?.();
     },

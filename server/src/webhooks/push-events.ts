@@ -22,11 +22,10 @@ import {
   type WithinChange,
 } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
+import { outboxWrites } from './outbox.js';
 import {
   EVENT_DELIVERIES_WRITTEN,
   EVENT_DELIVERY_CTES,
-  VIEW_EVENT_CTES,
-  VIEW_EVENTS_WRITTEN,
   writtenDeliveries,
   type ClaimedDelivery,
   type DeliveryValues,
@@ -73,11 +72,11 @@ export interface PushEvents {
   prepareCreate(input: PushInput, ctx: Ctx): CreateWrites | undefined;
   viewed(ctx: Ctx): WithinChange;
   /**
-   * The events of a recipient's view written by the view's one statement (push-repository.ts's viewByToken), made
-   * there from the push it reads: then an owner with webhooks is viewed in one statement, as one without. Null when
-   * that cannot be (webhooks off; read receipts on: they are decided in a transaction).
+   * The events of a recipient's view as its one statement writes them (push-repository.ts's viewByToken): its audit
+   * entry marked for the outbox (outbox.ts), so an owner with webhooks is viewed in one statement, as one without. Null
+   * when that cannot be (webhooks off; read receipts on: they are decided in a transaction).
    */
-  viewInStatement(now: Date): ClaimWrites | null;
+  viewInStatement(): ClaimWrites | null;
   /**
    * The same events written by the claim's own statement (no transaction), given the push as read before the claim
    * (the claim then only happens from that count of views, so the bodies, made now, say what the claim did); null
@@ -96,6 +95,8 @@ export interface PushEventDeps {
   queue: JobQueue | null;
   /** Wakes this process's dispatcher (deliveries were committed). */
   wake: () => void;
+  /** Wakes this process's fan-out of the outbox (marked audit entries were committed; outbox.ts). */
+  wakeOutbox: () => void;
   /**
    * This process's dispatcher, when it sends: the deliveries a change's own statement writes are leased to it for
    * `leaseMs` and handed to it once committed (sent from memory, not claimed). Null: they are written due at once.
@@ -148,7 +149,18 @@ function made(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
   return { type, eventId: randomUUID(), facts: JSON.stringify(event), nameCiphertext: row.nameCiphertext };
 }
 
-export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts }: PushEventDeps): PushEvents {
+export function createPushEvents({
+  repo,
+  queue,
+  wake,
+  wakeOutbox,
+  sender,
+  webhooks,
+  receipts,
+}: PushEventDeps): PushEvents {
+  /** A create's and a view's events, through the outbox. */
+  const outbox = outboxWrites(wakeOutbox);
+
   /** One delivery per listening webhook (queueDeliveries), in `tx`. */
   async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
     if (!webhooks || row.ownerId === null) return;
@@ -224,10 +236,7 @@ export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts
         ...(webhooks
           ? {
               ahead: (tx: Db, row: PushRow) => emit(tx, 'push.created', row, ctx.now ?? row.createdAt),
-              inStatement: (row: PushRow) => {
-                const now = ctx.now ?? row.createdAt;
-                return inStatement(row, now, [made('push.created', row, now, {})]);
-              },
+              inStatement: () => outbox,
             }
           : {}),
         ...(choice !== undefined && receipts
@@ -255,15 +264,7 @@ export function createPushEvents({ repo, queue, wake, sender, webhooks, receipts
       if (row.expired) await expiredBy('views', () => now)(tx, row);
     },
 
-    viewInStatement: (now) =>
-      webhooks && !receipts
-        ? {
-            ctes: VIEW_EVENT_CTES,
-            params: { leaseUntil: leaseUntil(now) },
-            result: VIEW_EVENTS_WRITTEN,
-            written: wroteDeliveries,
-          }
-        : null,
+    viewInStatement: () => (webhooks && !receipts ? outbox : null),
 
     viewedInClaim(ctx, before, now) {
       if (!webhooks || receipts || before.ownerId === null) return null;

@@ -13,6 +13,7 @@ import type { WithinChange } from '../push/push-repository.js';
 import { deliveryAgents, webhookDelivery } from './delivery.js';
 import { startDispatcher, type Dispatcher } from './dispatcher.js';
 import { ownerNoticeDelivery } from './owner-notices.js';
+import { fanOut, outboxBacklog, startOutboxLoop } from './outbox.js';
 import type { MoveFollower } from '../request/request-service.js';
 import { createPushEvents, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type PushEvents } from './push-events.js';
 import { requestEventsFollower } from './request-events.js';
@@ -31,7 +32,10 @@ export interface WebhookArea {
   /** The sweeper's `push.expired` (reason `sweeper`), for owned pushes. */
   sweptWithin: WithinChange;
   forget(now: Date): Promise<void>;
-  /** The deliveries' backlog, for /metrics: pending ones (of every process), and the ones this process is sending. */
+  /**
+   * The deliveries' backlog, for /metrics: pending ones (of every process) and the outbox's events not fanned out yet,
+   * and the ones this process is sending.
+   */
   depth(): Promise<QueueDepth>;
   /**
    * Stops sending (waits, at most `timeoutMs`, for the batch in hand; makes the handed-off deliveries not started due
@@ -113,11 +117,25 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   if (deps.workers && noticeQueue && mailer) {
     await noticeQueue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
   }
+  // The outbox (outbox.ts): a create's and a view's events are fanned out into deliveries by the process that sends,
+  // 25 ms after its own commit woke it (more entries join), again within 10 ms while committed entries wait for older
+  // transactions, and every poll (another process's entries).
+  const outbox = dispatcher
+    ? startOutboxLoop({
+        run: () => fanOut(db, 64, new Date(Date.now() + leaseMs)),
+        handoff: (deliveries) => dispatcher.handoff(deliveries, Date.now() + leaseMs / 2, true),
+        gatherMs: 25,
+        retryMs: 10,
+        pollMs: (deps.pollSeconds ?? 2) * 1000,
+        onError: deps.onError ?? (() => undefined),
+      })
+    : null;
   const wake = () => dispatcher?.wake();
   const events = createPushEvents({
     repo,
     queue: noticeQueue,
     wake,
+    wakeOutbox: () => outbox?.wake(),
     // Sent from memory if they can start while half their lease is left; else claimed after it.
     sender: dispatcher && {
       leaseMs,
@@ -138,9 +156,11 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     },
     forget: (now) => repo.forgetDeliveries(new Date(now.getTime() - KEEP_DELIVERIES_MS)),
     async depth() {
-      return { queue: WEBHOOK_QUEUE, queued: await repo.pendingCount(), active: dispatcher?.inFlight() ?? 0 };
+      const [pending, backlog] = await Promise.all([repo.pendingCount(), outboxBacklog(db)]);
+      return { queue: WEBHOOK_QUEUE, queued: pending + backlog, active: dispatcher?.inFlight() ?? 0 };
     },
     async stop(timeoutMs) {
+      await outbox?.stop();
       // Handed-off deliveries not started are due again at once (a deploy would otherwise hold them for their lease).
       const left = (await dispatcher?.stop(timeoutMs)) ?? [];
       await repo

@@ -102,6 +102,15 @@ export function writtenDeliveries(result: unknown): ClaimedDelivery[] {
   }));
 }
 
+/** Deliveries and their webhooks, answered apart (each webhook once, as json_agg of row_to_json: outbox.ts's fan-out). */
+export function deliveriesOfHooks(deliveries: unknown, hooks: unknown): ClaimedDelivery[] {
+  const byId = new Map(((hooks ?? []) as Record<string, unknown>[]).map((w) => [String(w.id), webhookOf(w)]));
+  return ((deliveries ?? []) as Record<string, unknown>[]).map((d) => ({
+    delivery: deliveryOf(d),
+    hook: byId.get(String(d.webhook_id)) ?? null,
+  }));
+}
+
 type Id = { id: string };
 /** One event's deliveries: its body sealed (`body`), or its facts and the name's envelope (DeliveryRow). */
 export type DeliveryValues = {
@@ -139,25 +148,6 @@ export const EVENT_DELIVERY_CTES = `d as (
   )`;
 export const EVENT_DELIVERIES_WRITTEN =
   "(select json_agg(json_build_object('d', row_to_json(d), 'w', row_to_json(w))) from d join webhooks w on w.id = d.webhook_id)";
-
-/**
- * The CTE that writes a view's events inside the one statement of a view (push-repository.ts's viewByToken, given
- * `cur`, the push as read, and `won`, the claim): for an owner with an enabled webhook, `webhook_view_events` (its
- * migration, Migration20270103000000_view_events) makes `push.viewed`, and `push.expired` (reason `views`) when the
- * view was the last, as the server's own facts (the name left empty: its envelope is copied, and the dispatcher opens
- * it and puts it in, delivery.ts), and writes one delivery per subscribed webhook, leased until `:leaseUntil`. The
- * viewer fields are the audit entry's, cut as push-events.ts's. VIEW_EVENTS_WRITTEN answers the deliveries as
- * EVENT_DELIVERIES_WRITTEN does. Nothing is called for a push without an owner or whose owner has no enabled webhook
- * (most views), and their plan holds no more than a join.
- */
-export const VIEW_EVENT_CTES = `ev as materialized (
-    select webhook_view_events(won.id, cur.user_id, won.views_used, won.expired, cur.kind, cur.passphrase_protected,
-      cur.expire_after_views, cur.expires_at, cur.created_at, cur.name_ciphertext, :now, :ip, :userAgent, :referrer,
-      :leaseUntil) as written
-    from won join cur on cur.id = won.id and cur.user_id is not null
-      and exists (select 1 from webhooks w where w.user_id = cur.user_id and w.enabled)
-  )`;
-export const VIEW_EVENTS_WRITTEN = '(select written from ev)';
 
 const D_PREFIXED = D_COLUMNS.split(', ')
   .map((c) => `claimed.${c}`)

@@ -1,6 +1,7 @@
 /**
  * Issue 23: deliveries are sent from their own table (webhooks/dispatcher.ts). The API here sends nothing
- * (`jobWorkers: false`): it only writes the events' delivery rows. Then:
+ * (`jobWorkers: false`): it only writes the events, into the outbox (webhooks/outbox.ts), and the test fans them
+ * out into pending deliveries (support/fan-out.ts). Then:
  * - two server processes (cores) on the same database send a backlog side by side: each delivery reaches the
  *   receiver exactly once (their claims skip each other's), and every one is recorded as delivered;
  * - a delivery claimed by a process that then died (its lease, next_attempt_at, moved ahead and nothing recorded) is
@@ -25,6 +26,7 @@ import { createWebhookRepository } from '../../src/webhooks/webhook-repository.j
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData } from '../api/support/sdk.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { fanOutNow } from './support/fan-out.js';
 import { hookedOwner } from './support/hooked-owner.js';
 
 let api: RealApi;
@@ -57,12 +59,16 @@ async function sender(): Promise<Core> {
   return core;
 }
 
-/** An owner with a webhook for push.created, and `count` pushes made (so `count` deliveries pending, none sent). */
-async function pendingCreates(email: string, count: number) {
+/**
+ * An owner with a webhook for push.created, and `count` pushes made: `count` events in the outbox, then (unless
+ * `fanned` is false) fanned out into `count` deliveries pending, none sent.
+ */
+async function pendingCreates(email: string, count: number, fanned = true) {
   const { auth, hook } = await hookedOwner(api, email, { url: receiver.url, events: ['push.created'] });
   for (let i = 0; i < count; i++) {
     expectData(await createPush({ client: api.client, auth, body: { push: { payload: `p${i}` } } }), 201);
   }
+  if (fanned) expect(await fanOutNow(api.db.url)).toBe(count);
   return { auth, hook };
 }
 
@@ -77,15 +83,26 @@ async function deliveryLog(auth: ReturnType<typeof bearer>, id: string) {
   }
 }
 
-it('/metrics shows the pending deliveries as the webhook.delivery queue', async () => {
+it('/metrics shows the pending deliveries and the events not fanned out yet as the webhook.delivery queue', async () => {
   const before = receiver.received.length;
-  await pendingCreates('dispatch-metrics@example.org', 3);
-  const text = await metrics.registry.metrics();
-  const queued = /^secret_push_job_queue_jobs\{queue="webhook.delivery",state="queued"\} (\d+)$/m.exec(text);
-  expect(Number(queued?.[1])).toBeGreaterThanOrEqual(3);
-  expect(text).toMatch(/^secret_push_job_queue_jobs\{queue="webhook.delivery",state="active"\} 0$/m);
+  const queued = async () =>
+    Number(
+      /^secret_push_job_queue_jobs\{queue="webhook.delivery",state="queued"\} (\d+)$/m.exec(
+        await metrics.registry.metrics(),
+      )?.[1],
+    );
+  await pendingCreates('dispatch-metrics@example.org', 2, false);
+  expect(await queued()).toBe(2); // two events in the outbox
+  await pendingCreates('dispatch-metrics-2@example.org', 3, false);
+  expect(await queued()).toBe(5);
+  expect(await fanOutNow(api.db.url)).toBe(5);
+  expect(await queued()).toBe(5); // fanned out: five deliveries pending
+  expect(await metrics.registry.metrics()).toMatch(
+    /^secret_push_job_queue_jobs\{queue="webhook.delivery",state="active"\} 0$/m,
+  );
   await sender();
-  await receiver.waitFor(before + 3, 10_000);
+  await receiver.waitFor(before + 5, 10_000);
+  await expect.poll(queued).toBe(0);
 });
 
 it('two processes send one backlog side by side: each delivery exactly once', async () => {

@@ -1,12 +1,13 @@
 /**
- * Issue 23: a restart loses no event. The API (this process) only queues: a push's events are written with the
- * push and its view. A separate server process (a child) takes the first delivery and is killed (SIGKILL) while the
+ * Issue 23: a restart loses no event. The API (this process) only queues: a push's events are its audit entries,
+ * marked for the outbox (webhooks/outbox.ts) by the statements of its create and its view. A separate server process (a child) takes the first delivery and is killed (SIGKILL) while the
  * receiver holds the request unanswered; a new process, started after, delivers every queued event, the one in
  * flight again with the same webhook-id (once the dead process's lease on it, 12 s here, has lapsed).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPush, getPush, listWebhookDeliveries, type WebhookEvent } from '@secret-push/sdk/generated';
 import { repoRoot } from '../../src/config/settings.js';
@@ -71,11 +72,20 @@ it('a process killed with events queued and one in flight: every event is delive
   });
   const push = expectData(await createPush({ client: api.client, auth, body: { push: { payload: 'r' } } }), 201);
   expectData(await getPush({ client: api.client, path: { url_token: push.url_token } }));
+  // Queued: the two events are the push's audit entries, marked for the outbox; no process has fanned them out.
   const queued = expectData(await listWebhookDeliveries({ client: api.client, auth, path: { id: hook.id } }));
-  expect(queued.deliveries.map((d) => [d.event, d.status, d.attempts]).sort()).toEqual([
-    ['push.created', 'pending', 0],
-    ['push.viewed', 'pending', 0],
-  ]);
+  expect(queued.deliveries).toEqual([]);
+  const client = new pg.Client({ connectionString: api.db.url });
+  await client.connect();
+  try {
+    const marked = await client.query<{ kind: string }>(
+      'select kind from audit_entries where push_id = $1 and tx is not null order by id',
+      [push.push_id],
+    );
+    expect(marked.rows.map((r) => r.kind)).toEqual(['creation', 'view']);
+  } finally {
+    await client.end();
+  }
 
   receiver.hold(true);
   const first = await startWorker();

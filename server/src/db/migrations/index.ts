@@ -23,6 +23,7 @@ import { Migration20270102000000_lean_deliveries } from './Migration202701020000
 import { Migration20270103000000_view_events } from './Migration20270103000000_view_events.js';
 import { Migration20270104000000_user_storage_fits } from './Migration20270104000000_user_storage_fits.js';
 import { Migration20270105000000_audit_entries_unkeyed } from './Migration20270105000000_audit_entries_unkeyed.js';
+import { Migration20270106000000_webhook_outbox } from './Migration20270106000000_webhook_outbox.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -48,4 +49,5 @@ export const migrationsList = [
   { name: 'Migration20270103000000_view_events', class: Migration20270103000000_view_events },
   { name: 'Migration20270104000000_user_storage_fits', class: Migration20270104000000_user_storage_fits },
   { name: 'Migration20270105000000_audit_entries_unkeyed', class: Migration20270105000000_audit_entries_unkeyed },
+  { name: 'Migration20270106000000_webhook_outbox', class: Migration20270106000000_webhook_outbox },
 ];
