@@ -13,6 +13,9 @@ import { Migration } from '@mikro-orm/migrations';
  * the owner subscribed to it: the event's facts (the JSON the server makes, with an empty name; `iso_time` writes the
  * times as JavaScript does), the push name's envelope, leased until `p_lease`. It answers the deliveries written, each
  * with its webhook (`{d, w}`), for the process to send them (null: none).
+ *
+ * Not called since Migration20270106000000_webhook_outbox (a view's events are its audit entry, fanned out later:
+ * webhooks/outbox.ts); kept for the previous version's processes during a rolling upgrade.
  */
 export class Migration20270103000000_view_events extends Migration {
   override name = 'Migration20270103000000_view_events';
