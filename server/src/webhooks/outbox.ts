@@ -6,10 +6,14 @@
  * `view` entry that statement writes anyway is marked (`tx`, the transaction's id, and for a view the push's count of
  * views after it: Migration20270106000000_webhook_outbox); committed with the change, it is the event, and a restart
  * loses none. `fanOut` then takes the marked entries in the order of `(tx, id)`, from where `webhook_outbox` says the
- * last one left off, and in one statement makes each entry's events (from the entry and its push, as the server's own
- * facts: the push name's envelope copied, opened by the sender, delivery.ts), writes one delivery per enabled
- * webhook of the owner subscribed to each (leased to this process, which sends them from memory: the dispatcher's
- * handoff) and moves `webhook_outbox` past them. One process fans out at a time (`for update skip locked` on that row).
+ * last one left off, makes each entry's events (from the entry and its push, by the same code as every other push
+ * event: push-event-facts.ts; the push name's envelope copied, opened by the sender, delivery.ts), writes one delivery
+ * per enabled webhook of the owner subscribed to each, in one statement (leased to this process, which sends them
+ * from memory: the dispatcher's handoff), and moves `webhook_outbox` past them, all in one transaction. One process
+ * fans out at a time (`for update skip locked` on that row).
+ *
+ * Five short statements, not one: a single statement that made the events in SQL cost about 1.5 ms of PostgreSQL's
+ * planning at every fan-out (it cannot be prepared: see HOLD), more than the statements' round trips cost here.
  *
  * An entry is taken once no transaction that could still write one before it is running: its `tx` is below the
  * snapshot's `xmin`. A transaction that began earlier and commits later wrote its entries with a smaller `tx`, and
@@ -17,12 +21,20 @@
  * every transaction older than its own to end (a request's own take milliseconds; a long transaction anywhere in the
  * cluster holds the events back until it ends).
  *
- * Why: the bench measured a webhook's delivery row, written by the request's own statement, at about half of what a
- * webhook cost a create and a view (docs/webhooks.md, Benchmark). Written by the hundred, a delivery costs a fraction.
+ * Why: the request's own statement no longer makes the events' JSON, writes their delivery rows and answers them;
+ * the fan-out writes the deliveries of many requests at once (docs/webhooks.md, Benchmark).
  */
 import { sql, type Db } from '../db/sql.js';
 import type { ClaimWrites } from '../push/push-repository.js';
-import { deliveriesOfHooks, type ClaimedDelivery } from './webhook-repository.js';
+import { PUSHES } from '../push/push-tables.js';
+import { made, viewerOf } from './push-event-facts.js';
+import {
+  enabledWebhooksOf,
+  insertLeasedDeliveries,
+  newDeliveryId,
+  type ClaimedDelivery,
+  type DeliveryRow,
+} from './webhook-repository.js';
 
 /** ClaimWrites.outbox: an entry is marked when its push's owner has an enabled webhook. */
 const outboxTx = (owner: string) =>
@@ -44,61 +56,75 @@ export function outboxWrites(wake: () => void): ClaimWrites {
   };
 }
 
-/** A time as the facts write it (iso_time: JavaScript's toISOString). */
-const PUSH_DATA = `'push_id', p.id, 'kind', p.kind, 'name', '', 'passphrase_protected', p.passphrase_protected,
-  'expire_after_views', p.expire_after_views, 'views_remaining', greatest(p.expire_after_views - e.views, 0),
-  'expires_at', iso_time(p.expires_at), 'expired', e.views >= p.expire_after_views or p.expires_at <= e.created_at,
-  'created_at', iso_time(p.created_at)`;
-const VIEWER = `json_build_object('ip', left(e.ip, 64), 'user_agent', left(e.user_agent, 255),
-  'referrer', left(e.referrer, 255))`;
+/**
+ * The outbox's row, locked (none: another process is fanning out), with the snapshot's `xmin` and whether committed
+ * entries wait for older transactions to end (the newest marked entry is at or past `xmin`: read backwards from the
+ * index, never a scan). Not prepared, as the others below but the writes: planned with the tables as they are (a
+ * generic plan made while `audit_entries` was small could read it all: record-plan.test.ts, outbox.test.ts).
+ */
+const HOLD = sql<Record<string, never>, { tx: string; entry_id: string; xmin: string; waiting: boolean }>(
+  `select o.tx, o.entry_id, s.xmin,
+     coalesce((select max(tx) from audit_entries where tx is not null) >= s.xmin, false) as waiting
+   from webhook_outbox o, (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) s
+   where o.id = 1 for update of o skip locked`,
+);
 
-type FanOutRow = { entries: number; held: boolean; waiting: boolean; written: unknown; hooks: unknown };
+/** The marked entries after the outbox's place, below `xmin`, in order, each with its push (null: gone meanwhile). */
+const ENTRIES = sql<{ tx: string; entryId: string; xmin: string; limit: number }>(
+  `select a.id as entry_id, a.tx as entry_tx, a.kind as entry_kind, a.ip as entry_ip,
+     a.user_agent as entry_user_agent, a.referrer as entry_referrer, a.created_at as entry_at,
+     coalesce(a.views_used, 0) as entry_views, ${PUSHES.list
+       .split(', ')
+       .map((c) => `p.${c}`)
+       .join(', ')}
+   from (
+     select * from audit_entries
+     where tx is not null and (tx, id) > (:tx::xid8, :entryId::bigint) and tx < :xmin::xid8
+     order by tx, id limit :limit
+   ) a left join pushes p on p.id = a.push_id
+   order by a.tx, a.id`,
+);
+
+const MOVE = sql<{ tx: string; entryId: string }>(
+  'update webhook_outbox set tx = :tx::xid8, entry_id = :entryId::bigint where id = 1',
+  { prepare: true },
+);
+
+type EntryRow = Record<string, unknown> & {
+  entry_id: string;
+  entry_tx: string;
+  entry_kind: string;
+  entry_ip: string;
+  entry_user_agent: string;
+  entry_referrer: string;
+  entry_at: Date | string;
+  entry_views: number;
+};
 
 /**
- * The fan-out (see the module's comment), up to `:limit` entries. Not prepared: planned for each batch, with the
- * tables as they are (a generic plan made while `audit_entries` was small could read it all: record-plan.test.ts).
- * Answers how many entries it took, whether it held the outbox (another process fanning out: no), whether committed
- * entries wait for older transactions to end (the newest marked entry is at or past `xmin`: read backwards from the
- * index, never a scan), and the deliveries written with their webhooks (each once).
+ * An entry's events, made as the change's own statement would have made them (push-event-facts.ts): the push as the
+ * entry left it (its count of views then, expired by views when that was its last), a view's viewer from the entry.
  */
-const FAN_OUT = sql<{ limit: number; leaseUntil: Date; now: Date }, FanOutRow>(
-  `with held as (
-     select tx, entry_id from webhook_outbox where id = 1 for update skip locked
-   ), snap as (
-     select pg_snapshot_xmin(pg_current_snapshot()) as xmin
-   ), e as materialized (
-     select a.id, a.tx, a.push_id, a.kind, a.ip, a.user_agent, a.referrer, a.created_at, coalesce(a.views_used, 0) as views
-     from held, snap, lateral (
-       select * from audit_entries a
-       where a.tx is not null and (a.tx, a.id) > (held.tx, held.entry_id) and a.tx < snap.xmin
-       order by a.tx, a.id limit :limit
-     ) a
-   ), ev as materialized (
-     select p.user_id, v.event, gen_random_uuid() as event_id, p.name_ciphertext, e.created_at,
-       json_build_object('type', v.event, 'timestamp', iso_time(e.created_at), 'data', case v.event
-         when 'push.created' then json_build_object(${PUSH_DATA})
-         when 'push.viewed' then json_build_object(${PUSH_DATA}, 'viewer', ${VIEWER})
-         else json_build_object(${PUSH_DATA}, 'reason', 'views') end)::text as facts
-     from e join pushes p on p.id = e.push_id and p.user_id is not null
-     join (values ('push.created'), ('push.viewed'), ('push.expired')) as v(event)
-       on (e.kind = 'creation' and v.event = 'push.created')
-       or (e.kind = 'view' and (v.event = 'push.viewed' or (v.event = 'push.expired' and e.views >= p.expire_after_views)))
-   ), d as (
-     insert into webhook_deliveries
-       (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
-     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
-       w.id, ev.event, ev.event_id, ev.facts, ev.name_ciphertext, 'pending', 0, :leaseUntil, ev.created_at
-     from ev join webhooks w on w.user_id = ev.user_id and w.enabled and ev.event = any(w.events)
-     returning *
-   ), moved as (
-     update webhook_outbox o set tx = last.tx, entry_id = last.id
-     from (select tx, id from e order by tx desc, id desc limit 1) last where o.id = 1
-   )
-   select (select count(*) from e)::int as entries, exists (select 1 from held) as held,
-     coalesce((select max(tx) from audit_entries where tx is not null) >= (select xmin from snap), false) as waiting,
-     (select json_agg(row_to_json(d)) from d) as written,
-     (select json_agg(row_to_json(w)) from webhooks w where w.id in (select webhook_id from d)) as hooks`,
-);
+function eventsOf(entry: EntryRow) {
+  if (entry.id === null || entry.user_id === null) return [];
+  const push = PUSHES.fromRow(entry);
+  const viewsUsed = Number(entry.entry_views);
+  const at = new Date(entry.entry_at);
+  const then = { ...push, viewsUsed, expired: viewsUsed >= push.expireAfterViews };
+  const events = [];
+  if (entry.entry_kind === 'creation') events.push(made('push.created', then, at, {}));
+  if (entry.entry_kind === 'view') {
+    const viewer = viewerOf({
+      userId: null,
+      ip: entry.entry_ip,
+      userAgent: entry.entry_user_agent,
+      referrer: entry.entry_referrer,
+    });
+    events.push(made('push.viewed', then, at, { viewer }));
+    if (then.expired) events.push(made('push.expired', then, at, { reason: 'views' }));
+  }
+  return events.map((e) => ({ ...e, userId: push.ownerId!, at }));
+}
 
 const BACKLOG = sql<Record<string, never>, { n: string }>(
   `select count(*) as n from audit_entries a, webhook_outbox o
@@ -121,15 +147,56 @@ export interface FanOut {
   retry: boolean;
 }
 
-/** One fan-out of up to `limit` entries, their deliveries leased until `leaseUntil`. */
+/**
+ * One fan-out of up to `limit` entries, their deliveries leased until `leaseUntil`, in one transaction: the outbox's
+ * row locked, the entries read with their pushes, their events made (in this process), the owners' enabled webhooks
+ * read, the deliveries written (one statement) and the outbox moved past the entries.
+ */
 export async function fanOut(db: Db, limit: number, leaseUntil: Date): Promise<FanOut> {
-  const [row] = await db.query(FAN_OUT, { limit, leaseUntil, now: new Date() });
-  return {
-    taken: row!.entries,
-    deliveries: deliveriesOfHooks(row!.written, row!.hooks),
-    full: row!.entries >= limit,
-    retry: row!.waiting || !row!.held,
-  };
+  return db.transaction(async (tx) => {
+    const [held] = await tx.query(HOLD, {});
+    if (!held) return { taken: 0, deliveries: [], full: false, retry: true };
+    const entries = (await tx.query(ENTRIES, {
+      tx: held.tx,
+      entryId: held.entry_id,
+      xmin: held.xmin,
+      limit,
+    })) as EntryRow[];
+    if (entries.length === 0) return { taken: 0, deliveries: [], full: false, retry: held.waiting };
+    const events = entries.flatMap(eventsOf);
+    const hooks = events.length > 0 ? await enabledWebhooksOf(tx, [...new Set(events.map((e) => e.userId))]) : [];
+    const deliveries: ClaimedDelivery[] = [];
+    for (const event of events) {
+      for (const hook of hooks) {
+        if (hook.userId !== event.userId || !hook.events.includes(event.type)) continue;
+        const delivery: DeliveryRow = {
+          id: newDeliveryId(),
+          webhookId: hook.id,
+          event: event.type,
+          eventId: event.eventId,
+          body: null,
+          facts: event.facts,
+          nameCiphertext: event.nameCiphertext,
+          status: 'pending',
+          attempts: 0,
+          lastStatusCode: null,
+          lastError: null,
+          nextAttemptAt: leaseUntil,
+          deliveredAt: null,
+          createdAt: event.at,
+        };
+        deliveries.push({ delivery, hook });
+      }
+    }
+    await insertLeasedDeliveries(
+      tx,
+      deliveries.map((d) => d.delivery),
+      leaseUntil,
+    );
+    const last = entries[entries.length - 1]!;
+    await tx.query(MOVE, { tx: last.entry_tx, entryId: last.entry_id });
+    return { taken: entries.length, deliveries, full: entries.length >= limit, retry: held.waiting };
+  });
 }
 
 export interface OutboxLoopOptions {

@@ -9,8 +9,8 @@
  * name).
  */
 import { randomUUID } from 'node:crypto';
-import type { PushInput, WebhookEvent, WebhookEventType, WebhookPushData } from '@secret-push/sdk/generated';
-import { ApiError, isPastTime } from '@secret-push/rules';
+import type { PushInput, WebhookEvent, WebhookEventType } from '@secret-push/sdk/generated';
+import { ApiError } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -23,6 +23,7 @@ import {
 } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
 import { outboxWrites } from './outbox.js';
+import { made, viewerOf, type Extra } from './push-event-facts.js';
 import {
   EVENT_DELIVERIES_WRITTEN,
   EVENT_DELIVERY_CTES,
@@ -108,45 +109,10 @@ export interface PushEventDeps {
   receipts: boolean;
 }
 
-type Extra = Record<string, unknown>;
-
-const viewerOf = (actor: AuditActor) => ({
-  ip: actor.ip.slice(0, 64),
-  user_agent: actor.userAgent.slice(0, 255),
-  referrer: actor.referrer.slice(0, 255),
-});
-
 function refused(message: string): ApiError {
   return new ApiError('validation_failed', `notify_owner_on_view: ${message}`, {
     fields: { notify_owner_on_view: [message] },
   });
-}
-
-/**
- * The push as an event shows it: what the owner's lists show, minus anything that opens it. The name is left empty
- * here: a delivery holds the name's envelope, and the dispatcher puts the name in when it sends it (delivery.ts).
- */
-function pushData(row: PushRow, at: Date): WebhookPushData {
-  return {
-    push_id: row.id,
-    kind: row.kind,
-    name: '',
-    passphrase_protected: row.passphraseProtected,
-    expire_after_views: row.expireAfterViews,
-    views_remaining: Math.max(row.expireAfterViews - row.viewsUsed, 0),
-    expires_at: row.expiresAt.toISOString(),
-    expired: row.expired || isPastTime(row, at),
-    created_at: row.createdAt.toISOString(),
-  };
-}
-
-/**
- * An event's type, a new id, its facts (the body's JSON with an empty name: nothing in it is more than the push's
- * and the audit's own columns hold in clear) and the push name's envelope, put in when it is sent.
- */
-function made(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
-  const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
-  return { type, eventId: randomUUID(), facts: JSON.stringify(event), nameCiphertext: row.nameCiphertext };
 }
 
 export function createPushEvents({

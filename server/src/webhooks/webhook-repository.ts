@@ -4,6 +4,7 @@
  * one-statement view reads: listed, a view takes the transaction that queues its events; being listed with nothing
  * to send costs only that transaction).
  */
+import { randomBytes } from 'node:crypto';
 import { sql, type Db } from '../db/sql.js';
 
 export interface WebhookRow {
@@ -102,14 +103,50 @@ export function writtenDeliveries(result: unknown): ClaimedDelivery[] {
   }));
 }
 
-/** Deliveries and their webhooks, answered apart (each webhook once, as json_agg of row_to_json: outbox.ts's fan-out). */
-export function deliveriesOfHooks(deliveries: unknown, hooks: unknown): ClaimedDelivery[] {
-  const byId = new Map(((hooks ?? []) as Record<string, unknown>[]).map((w) => [String(w.id), webhookOf(w)]));
-  return ((deliveries ?? []) as Record<string, unknown>[]).map((d) => ({
-    delivery: deliveryOf(d),
-    hook: byId.get(String(d.webhook_id)) ?? null,
-  }));
+const ENABLED_OF = sql<{ userIds: string[] }>(
+  `select ${W_COLUMNS} from webhooks where user_id = any(:userIds::uuid[]) and enabled`,
+);
+
+/** In `tx`: the enabled webhooks of these users (the outbox's fan-out, outbox.ts). Not prepared: planned as the table is. */
+export async function enabledWebhooksOf(tx: Db, userIds: string[]): Promise<WebhookRow[]> {
+  return (await tx.query(ENABLED_OF, { userIds })).map(webhookOf);
 }
+
+const INSERT_LEASED = sql<{
+  ids: string[];
+  webhookIds: string[];
+  events: string[];
+  eventIds: string[];
+  facts: (string | null)[];
+  names: (string | null)[];
+  createdAts: string[];
+  leaseUntil: Date;
+}>(
+  `insert into webhook_deliveries
+     (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
+   select v.id, v.webhook_id, v.event, v.event_id, v.facts, v.name_ciphertext, 'pending', 0, :leaseUntil, v.created_at
+   from unnest(:ids::text[], :webhookIds::uuid[], :events::text[], :eventIds::uuid[], :facts::text[], :names::text[],
+     :createdAts::timestamptz[]) as v(id, webhook_id, event, event_id, facts, name_ciphertext, created_at)`,
+  { prepare: true },
+);
+
+/** In `tx`: new deliveries, pending and leased until `leaseUntil` (their process sends them from memory), in one statement. */
+export async function insertLeasedDeliveries(tx: Db, rows: DeliveryRow[], leaseUntil: Date): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(INSERT_LEASED, {
+    ids: rows.map((r) => r.id),
+    webhookIds: rows.map((r) => r.webhookId),
+    events: rows.map((r) => r.event),
+    eventIds: rows.map((r) => r.eventId),
+    facts: rows.map((r) => r.facts),
+    names: rows.map((r) => r.nameCiphertext),
+    createdAts: rows.map((r) => r.createdAt.toISOString()),
+    leaseUntil,
+  });
+}
+
+/** A new delivery's `webhook-id`: `msg_` and 26 hex digits (104 random bits), as the SQL of the other writes makes it. */
+export const newDeliveryId = () => `msg_${randomBytes(13).toString('hex')}`;
 
 type Id = { id: string };
 /** One event's deliveries: its body sealed (`body`), or its facts and the name's envelope (DeliveryRow). */
