@@ -26,8 +26,8 @@
  */
 import { sql, type Db } from '../db/sql.js';
 import type { ClaimWrites } from '../push/push-repository.js';
-import { PUSHES } from '../push/push-tables.js';
-import { made, viewerOf } from './push-event-facts.js';
+import type { PushRow } from '../push/push-tables.js';
+import { made, viewerOf, type EventPush } from './push-event-facts.js';
 import {
   enabledWebhooksOf,
   insertLeasedDeliveries,
@@ -69,14 +69,15 @@ const HOLD = sql<Record<string, never>, { tx: string; entry_id: string; xmin: st
    where o.id = 1 for update of o skip locked`,
 );
 
-/** The marked entries after the outbox's place, below `xmin`, in order, each with its push (null: gone meanwhile). */
+/**
+ * The marked entries after the outbox's place, below `xmin`, in order, each with what its events show of its push
+ * (null: gone meanwhile; never the push's token or secrets).
+ */
 const ENTRIES = sql<{ tx: string; entryId: string; xmin: string; limit: number }>(
   `select a.id as entry_id, a.tx as entry_tx, a.kind as entry_kind, a.ip as entry_ip,
      a.user_agent as entry_user_agent, a.referrer as entry_referrer, a.created_at as entry_at,
-     coalesce(a.views_used, 0) as entry_views, ${PUSHES.list
-       .split(', ')
-       .map((c) => `p.${c}`)
-       .join(', ')}
+     coalesce(a.views_used, 0) as entry_views, p.id, p.user_id, p.kind, p.name_ciphertext, p.passphrase_protected,
+     p.expire_after_views, p.expires_at, p.created_at
    from (
      select * from audit_entries
      where tx is not null and (tx, id) > (:tx::xid8, :entryId::bigint) and tx < :xmin::xid8
@@ -90,7 +91,7 @@ const MOVE = sql<{ tx: string; entryId: string }>(
   { prepare: true },
 );
 
-type EntryRow = Record<string, unknown> & {
+type EntryRow = {
   entry_id: string;
   entry_tx: string;
   entry_kind: string;
@@ -99,6 +100,14 @@ type EntryRow = Record<string, unknown> & {
   entry_referrer: string;
   entry_at: Date | string;
   entry_views: number;
+  id: string | null;
+  user_id: string | null;
+  kind: PushRow['kind'];
+  name_ciphertext: string | null;
+  passphrase_protected: boolean;
+  expire_after_views: number;
+  expires_at: Date | string;
+  created_at: Date | string;
 };
 
 /**
@@ -107,10 +116,21 @@ type EntryRow = Record<string, unknown> & {
  */
 function eventsOf(entry: EntryRow) {
   if (entry.id === null || entry.user_id === null) return [];
-  const push = PUSHES.fromRow(entry);
+  const owner = entry.user_id;
   const viewsUsed = Number(entry.entry_views);
   const at = new Date(entry.entry_at);
-  const then = { ...push, viewsUsed, expired: viewsUsed >= push.expireAfterViews };
+  const expireAfterViews = Number(entry.expire_after_views);
+  const then: EventPush = {
+    id: entry.id,
+    kind: entry.kind,
+    passphraseProtected: entry.passphrase_protected,
+    expireAfterViews,
+    viewsUsed,
+    expiresAt: new Date(entry.expires_at),
+    expired: viewsUsed >= expireAfterViews,
+    createdAt: new Date(entry.created_at),
+    nameCiphertext: entry.name_ciphertext,
+  };
   const events = [];
   if (entry.entry_kind === 'creation') events.push(made('push.created', then, at, {}));
   if (entry.entry_kind === 'view') {
@@ -123,7 +143,7 @@ function eventsOf(entry: EntryRow) {
     events.push(made('push.viewed', then, at, { viewer }));
     if (then.expired) events.push(made('push.expired', then, at, { reason: 'views' }));
   }
-  return events.map((e) => ({ ...e, userId: push.ownerId!, at }));
+  return events.map((e) => ({ ...e, userId: owner, at }));
 }
 
 const BACKLOG = sql<Record<string, never>, { n: string }>(

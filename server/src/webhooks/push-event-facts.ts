@@ -10,6 +10,20 @@ import { isPastTime } from '@secret-push/rules';
 import type { AuditActor } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
 
+/** What an event shows of its push (and the name's envelope, put in as it is sent). */
+export type EventPush = Pick<
+  PushRow,
+  | 'id'
+  | 'kind'
+  | 'passphraseProtected'
+  | 'expireAfterViews'
+  | 'viewsUsed'
+  | 'expiresAt'
+  | 'expired'
+  | 'createdAt'
+  | 'nameCiphertext'
+>;
+
 export type Extra = Record<string, unknown>;
 
 /** The viewer fields of an event, as the audit shows them to the owner. */
@@ -23,7 +37,7 @@ export const viewerOf = (actor: AuditActor) => ({
  * The push as an event shows it: what the owner's lists show, minus anything that opens it. The name is left empty
  * here: a delivery holds the name's envelope, and the dispatcher puts the name in when it sends it (delivery.ts).
  */
-function pushData(row: PushRow, at: Date): WebhookPushData {
+function pushData(row: EventPush, at: Date): WebhookPushData {
   return {
     push_id: row.id,
     kind: row.kind,
@@ -41,7 +55,7 @@ function pushData(row: PushRow, at: Date): WebhookPushData {
  * An event's type, a new id, its facts (the body's JSON with an empty name: nothing in it is more than the push's
  * and the audit's own columns hold in clear) and the push name's envelope, put in when it is sent.
  */
-export function made(type: WebhookEventType, row: PushRow, at: Date, extra: Extra) {
+export function made(type: WebhookEventType, row: EventPush, at: Date, extra: Extra) {
   const event = { type, timestamp: at.toISOString(), data: { ...pushData(row, at), ...extra } } as WebhookEvent;
   return { type, eventId: randomUUID(), facts: JSON.stringify(event), nameCiphertext: row.nameCiphertext };
 }
