@@ -4,7 +4,9 @@
  * delivery row (its body fixed now: the event's facts, with the push name's envelope, which the dispatcher opens
  * and puts in when it sends it, dispatcher.ts and delivery.ts); for a
  * read receipt (the push's first view, or its expiry unviewed, when the owner asked), one job of OWNER_NOTICE_QUEUE.
- * The request path only writes these rows, and wakes this process's dispatcher once they are committed. A body names
+ * A create and a view that are one statement write no delivery: their audit entry is marked for the outbox, which
+ * makes their events and deliveries after the commit (outbox.ts). The request path only writes these rows, and wakes
+ * this process's dispatcher (or fan-out) once they are committed. A body names
  * the push by its `push_id` and holds nothing that opens it (no url_token, link, payload, passphrase, note or file
  * name).
  */
