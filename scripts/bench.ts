@@ -43,7 +43,8 @@
  * (each server's output, its request log or `--trace-gc` lines, goes to <name>.log there instead of being drained),
  * BENCH_WEBHOOK=1 (two more scenarios, create+retrieve by an owner without webhooks and by one with a webhook whose
  * deliveries reach a receiver on loopback: the throughput ratio, and the delivery latency from event to receipt;
- * scripts/bench/webhook.ts), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
+ * scripts/bench/webhook.ts), BENCH_SCENARIOS (only these scenarios, by name, e.g. `create+retrieve/webhook`: a CPU
+ * profile of one scenario), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
  * driven too, as `base`, and compared with ours: its compiled server with ours' Node flags when it has one built,
  * else from its sources).

@@ -371,7 +371,7 @@ function printTable(targets: Target[], results: Results): void {
   }
 }
 
-const SCENARIOS = [
+const ALL_SCENARIOS = [
   ...options.auth.map((mode) => ({
     name: mode === 'anonymous' ? 'create' : `create/${mode}`,
     loop: createOnly(mode),
@@ -385,6 +385,10 @@ const SCENARIOS = [
       ]
     : []),
 ];
+const SCENARIOS = ALL_SCENARIOS.filter((s) => !options.scenarios || options.scenarios.includes(s.name));
+if (SCENARIOS.length === 0) {
+  throw new Error(`BENCH_SCENARIOS: none of ${options.scenarios?.join(', ')} is one of ${ALL_SCENARIOS.map((s) => s.name).join(', ')}`);
+}
 
 /**
  * Drives every target at each concurrency: a warm-up, then `rounds` rounds in which each scenario runs on each target

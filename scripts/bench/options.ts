@@ -45,6 +45,8 @@ export const options = {
    * receiver on loopback in the bench process: the throughput ratio and the delivery latency (event → receipt).
    */
   webhook: env.BENCH_WEBHOOK === '1',
+  /** BENCH_SCENARIOS: only these scenarios, by name (`create+retrieve/webhook,create+retrieve/token`); default all. */
+  scenarios: env.BENCH_SCENARIOS?.split(',').filter(Boolean),
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',
   /** BENCH_STATEMENTS=N: after each slice, its N most called SQL statements (calls per request, mean time). */
   topStatements: Number(env.BENCH_STATEMENTS ?? 0),
