@@ -106,6 +106,7 @@ async function drive(
   requestsPerIteration: number,
   iteration: (samples: Sample[]) => Promise<void>,
   requests = REQUESTS,
+  settle?: () => Promise<void>,
 ) {
   const samples: Sample[] = [];
   const iterations = Math.ceil(requests / requestsPerIteration);
@@ -120,6 +121,8 @@ async function drive(
       }
     }),
   );
+  // The work the slice's requests left behind (its webhook deliveries) is the slice's: its clock and CPU run until done.
+  await settle?.();
   return { samples, seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
 }
 
@@ -280,8 +283,12 @@ const createThenRetrieve = (t: Target, agent: http.Agent) => async (samples: Sam
   if (token) await timed(samples, 200, () => request(agent, t.base, 'GET', `/api/v2/pushes/${token}`));
 };
 
-/** Webhook-owner iterations started on each server (each makes two events), for the delivery count (BENCH_WEBHOOK). */
-const webhookIterations = new Map<string, number>();
+/**
+ * The webhook owner's events on each server (BENCH_WEBHOOK): one per create answered 201, one per view answered 200;
+ * each is one delivery to the bench's receiver.
+ */
+const webhookEvents = new Map<string, number>();
+const countEvent = (server: string) => webhookEvents.set(server, (webhookEvents.get(server) ?? 0) + 1);
 /** The server that made each of the webhook owner's pushes (by push_id): whose delivery a receipt is. */
 const webhookPushes = new Map<string, string>();
 
@@ -290,15 +297,19 @@ const ownedCreateThenRetrieve = (who: 'token' | 'webhook') => (t: Target, agent:
   const credential = who === 'token' ? t.credentials.token : t.credentials.webhookOwner;
   const authorization = credential ? `Bearer ${credential}` : undefined;
   return async (samples: Sample[]) => {
-    if (who === 'webhook') webhookIterations.set(t.name, (webhookIterations.get(t.name) ?? 0) + 1);
     const made = await timed(samples, 201, () =>
       request(agent, t.base, 'POST', '/api/v2/pushes', createBody(), authorization),
     );
     const created =
       made?.status === 201 ? (JSON.parse(made.body) as { url_token?: string; push_id?: string }) : undefined;
-    if (who === 'webhook' && created?.push_id) webhookPushes.set(created.push_id, t.name);
+    if (who === 'webhook' && created?.push_id) {
+      webhookPushes.set(created.push_id, t.name);
+      countEvent(t.name);
+    }
     const token = created?.url_token;
-    if (token) await timed(samples, 200, () => request(agent, t.base, 'GET', `/api/v2/pushes/${token}`));
+    if (!token) return;
+    const viewed = await timed(samples, 200, () => request(agent, t.base, 'GET', `/api/v2/pushes/${token}`));
+    if (who === 'webhook' && viewed?.status === 200) countEvent(t.name);
   };
 };
 
@@ -371,7 +382,13 @@ function printTable(targets: Target[], results: Results): void {
   }
 }
 
-const ALL_SCENARIOS = [
+/** A scenario's loop on one server: one iteration (its requests timed into `samples`). */
+type Loop = (t: Target, agent: http.Agent) => (samples: Sample[]) => Promise<void>;
+
+/** The longest a webhook slice waits for its deliveries after its last answer. */
+const SETTLE_MS = 30_000;
+
+const ALL_SCENARIOS: { name: string; loop: Loop; perIteration: number; settle?: boolean }[] = [
   ...options.auth.map((mode) => ({
     name: mode === 'anonymous' ? 'create' : `create/${mode}`,
     loop: createOnly(mode),
@@ -381,13 +398,15 @@ const ALL_SCENARIOS = [
   ...(options.webhook
     ? [
         { name: 'create+retrieve/token', loop: ownedCreateThenRetrieve('token'), perIteration: 2 },
-        { name: 'create+retrieve/webhook', loop: ownedCreateThenRetrieve('webhook'), perIteration: 2 },
+        { name: 'create+retrieve/webhook', loop: ownedCreateThenRetrieve('webhook'), perIteration: 2, settle: true },
       ]
     : []),
 ];
 const SCENARIOS = ALL_SCENARIOS.filter((s) => !options.scenarios || options.scenarios.includes(s.name));
 if (SCENARIOS.length === 0) {
-  throw new Error(`BENCH_SCENARIOS: none of ${options.scenarios?.join(', ')} is one of ${ALL_SCENARIOS.map((s) => s.name).join(', ')}`);
+  throw new Error(
+    `BENCH_SCENARIOS: none of ${options.scenarios?.join(', ')} is one of ${ALL_SCENARIOS.map((s) => s.name).join(', ')}`,
+  );
 }
 
 /**
@@ -396,7 +415,16 @@ if (SCENARIOS.length === 0) {
  */
 export async function driveAll(
   targets: Target[],
-): Promise<{ webhookIterations: Map<string, number>; webhookPushes: Map<string, string> }> {
+  /** The deliveries the bench's receiver has had (BENCH_WEBHOOK): a webhook slice ends when its events arrived. */
+  received?: () => number,
+): Promise<{ webhookEvents: Map<string, number>; webhookPushes: Map<string, string> }> {
+  // A webhook slice's deliveries still on their way when its last answer came are its work: it ends when they all
+  // arrived (at most SETTLE_MS more), so the slice after it does not pay for them.
+  const settle = async () => {
+    const expected = [...webhookEvents.values()].reduce((a, b) => a + b, 0);
+    const end = Date.now() + SETTLE_MS;
+    while (received && received() < expected && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  };
   console.log(
     `Driving ${REQUESTS} requests per scenario and concurrency (${CONCURRENCIES.join(', ')} connections), cap ${MAX_SECONDS}s a slice, ` +
       `after ${WARMUP} warm-up requests per server and scenario; the servers (${targets.map((t) => t.name).join(', ')}) take turns in ${ROUNDS} rounds…`,
@@ -412,19 +440,33 @@ export async function driveAll(
     for (const t of targets) {
       for (const scenario of SCENARIOS) {
         const warm = agent();
-        await drive(concurrency, scenario.perIteration, scenario.loop(t, warm), WARMUP);
+        await drive(
+          concurrency,
+          scenario.perIteration,
+          scenario.loop(t, warm),
+          WARMUP,
+          scenario.settle ? settle : undefined,
+        );
         warm.destroy();
       }
     }
     const tallies = new Map<string, Tally[]>();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const scenario of SCENARIOS) {
+      // Every other round in the reverse order: what a slice leaves behind (autovacuum, say) falls on the slices of
+      // each scenario alike, not always on the one after it.
+      for (const scenario of round % 2 === 0 ? SCENARIOS : [...SCENARIOS].reverse()) {
         for (const t of targets) {
           const key = `${t.name}|${concurrency}|${scenario.name}`;
           const sliceAgent = agent();
           const loop = scenario.loop(t, sliceAgent);
           const tally = await measured(t.meters, () =>
-            drive(concurrency, scenario.perIteration, loop, Math.ceil(REQUESTS / ROUNDS)),
+            drive(
+              concurrency,
+              scenario.perIteration,
+              loop,
+              Math.ceil(REQUESTS / ROUNDS),
+              scenario.settle ? settle : undefined,
+            ),
           );
           sliceAgent.destroy();
           tallies.set(key, [...(tallies.get(key) ?? []), tally]);
@@ -446,5 +488,5 @@ export async function driveAll(
       console.log(`${t.name} create+retrieve with a webhook / without: ${parts.join(', ')}`);
     }
   }
-  return { webhookIterations, webhookPushes };
+  return { webhookEvents, webhookPushes };
 }

@@ -4,7 +4,7 @@
  * and a BENCH_BASELINE checkout's server. Each one is ready when its output says where it listens.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -57,6 +57,7 @@ function startChild(
         // Our server logs one JSON line per request to stdout, as in production, into a pipe that this process
         // drains (what a container runtime or journald does with it), or writes to a file when asked.
         if (OUTPUT_DIR) {
+          mkdirSync(OUTPUT_DIR, { recursive: true });
           const file = createWriteStream(path.join(OUTPUT_DIR, `${name.replace(/[^A-Za-z0-9.-]+/g, '_')}.log`));
           child.stdout!.pipe(file);
           child.stderr!.pipe(file);

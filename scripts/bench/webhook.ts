@@ -5,21 +5,33 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 
 export interface BenchReceiver {
   url: string;
-  /** Each receipt: the push its event names, and the milliseconds from the event to the receipt. */
+  /** Each first receipt of a `webhook-id`: the push its event names, and the milliseconds from the event to it. */
   receipts: { pushId: string; ms: number }[];
+  /** Receipts of a `webhook-id` that had arrived before (a delivery sent again). */
+  duplicates: number;
   close(): Promise<void>;
 }
 
 export async function startBenchReceiver(): Promise<BenchReceiver> {
   const receipts: { pushId: string; ms: number }[] = [];
+  const seen = new Set<string>();
+  const receiver = { duplicates: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const arrived = Date.now();
+      const id = String(req.headers['webhook-id']);
+      if (seen.has(id)) {
+        receiver.duplicates++;
+        res.writeHead(204).end();
+        return;
+      }
+      seen.add(id);
       try {
         const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
           timestamp: string;
@@ -37,6 +49,9 @@ export async function startBenchReceiver(): Promise<BenchReceiver> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/bench`,
     receipts,
+    get duplicates() {
+      return receiver.duplicates;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -58,12 +73,15 @@ export async function registerBenchWebhook(base: string, token: string, url: str
 /**
  * Waits (at most `timeoutMs`) until the deliveries `expected` (by server) arrived; prints, for each server, how many
  * and their latency. Every server of a run shares the database, so each one sends the deliveries of the pushes it made:
- * a receipt is counted for the server that made its push (`serverOf`, by push_id).
+ * a receipt is counted for the server that made its push (`serverOf`, by push_id). Then the deliveries sent more than
+ * once (a `webhook-id` received again) and the delivery rows by status, read through `databaseUrl`: a run whose sent
+ * deliveries stay `pending` would send them all again when their lease lapses (60 s), after a short run has ended.
  */
 export async function reportDeliveries(
   receiver: BenchReceiver,
   expected: Map<string, number>,
   serverOf: Map<string, string>,
+  databaseUrl: string,
   timeoutMs = 180_000,
 ): Promise<void> {
   const total = [...expected.values()].reduce((a, b) => a + b, 0);
@@ -79,5 +97,18 @@ export async function reportDeliveries(
       `Webhook deliveries of ${server}: ${sorted.length} of ${count} expected arrived; latency from event to receipt ` +
         `p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms`,
     );
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ status: string; n: number }>(
+      'select status, count(*)::int as n from webhook_deliveries group by status order by status',
+    );
+    console.log(
+      `Webhook deliveries received again (same webhook-id): ${receiver.duplicates}; delivery rows: ` +
+        (rows.map((r) => `${r.status} ${r.n}`).join(', ') || 'none'),
+    );
+  } finally {
+    await client.end();
   }
 }
