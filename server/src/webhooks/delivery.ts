@@ -1,10 +1,11 @@
 /**
  * Sending: one try of each delivery of a batch the dispatcher claimed (dispatcher.ts). The target is checked again and
- * resolved once (targets.ts), the request goes to that very address (TLS still verifies the URL's host name), signed
- * by the webhook's secrets (signing.ts). A 2xx within 10 s is success; a redirect, any other status, no connection
- * or a timeout is a failure, due again after the next wait of PWPUSH_WEBHOOK_RETRY_SCHEDULE (its `next_attempt_at`,
- * written with the try's outcome), and `failed` after the last. At most 64 KB of an answer is read. An endpoint whose
- * deliveries have failed for 5 days is disabled and its owner emailed.
+ * resolved once a batch, for all of the batch's deliveries to its URL (targets.ts); the request goes to that very
+ * address (TLS still verifies the URL's host name), signed by the webhook's secrets (signing.ts). A 2xx within 10 s
+ * is success; a redirect, any other status, no connection or a timeout is a failure, due again after the next wait of
+ * PWPUSH_WEBHOOK_RETRY_SCHEDULE (its `next_attempt_at`, written with the try's outcome), and `failed` after the last.
+ * At most 64 KB of an answer is read. An endpoint whose deliveries have failed for 5 days is disabled and its owner
+ * emailed.
  */
 import type { KeyObject } from 'node:crypto';
 import http from 'node:http';
@@ -90,13 +91,18 @@ function postOnce(target: Target, headers: Record<string, string>, body: string,
       method: 'POST',
       agent: agents ? (secure ? agents.https : agents.http) : false,
       ...(secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
-      headers: {
-        ...headers,
-        host: url.host,
-        'content-type': 'application/json',
-        'content-length': String(Buffer.byteLength(body)),
-        'user-agent': 'SecretPush-Webhooks/1',
-      },
+      // As a list (name, value, …): Node writes it as it is, without a header map to build and look up.
+      headers: [
+        'host',
+        url.host,
+        'content-type',
+        'application/json',
+        'content-length',
+        String(Buffer.byteLength(body)),
+        'user-agent',
+        'SecretPush-Webhooks/1',
+        ...Object.entries(headers).flat(),
+      ],
     });
     const timer = setTimeout(() => {
       request.destroy();
@@ -158,10 +164,34 @@ function keysOf(hook: WebhookRow, keyring: Keyring, now: Date): KeyObject[] {
   return [current, signingKey(keyring.decryptText(hook.previousSecret, secretContext(hook.id)))];
 }
 
-/** The body a delivery sends: its envelope opened, or (a push event) its facts with the push's name put in. */
-function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
+/** The empty name in a push event's facts (push-event-facts.ts), where the push's name goes. */
+const NAME_SLOT = '"name":""';
+
+/** The string value after `key` (`"key":"`), when the JSON holds that key once and the value has no escapes. */
+function onlyValueOf(json: string, key: string): string | null {
+  const at = json.indexOf(key);
+  if (at < 0 || at !== json.lastIndexOf(key)) return null;
+  const end = json.indexOf('"', at + key.length);
+  const value = end < 0 ? '' : json.slice(at + key.length, end);
+  return value && !value.includes('\\') ? value : null;
+}
+
+/**
+ * The body a delivery sends: its envelope opened, or (a push event) its facts with the push's name put in. The name
+ * goes into the facts' one `"name":""` (a key of the event's own, never inside a string: JSON escapes a string's
+ * quotes) without parsing them again; facts with no such key, or with two, are parsed, as the older rows may be.
+ */
+export function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
   if (delivery.body !== null) return keyring.decryptText(delivery.body, deliveryBodyContext(delivery.eventId));
-  const event = JSON.parse(delivery.facts!) as { data: { push_id: string; name: string } };
+  const facts = delivery.facts!;
+  const at = facts.indexOf(NAME_SLOT);
+  const pushId = at >= 0 && at === facts.lastIndexOf(NAME_SLOT) ? onlyValueOf(facts, '"push_id":"') : null;
+  if (pushId !== null) {
+    if (!delivery.nameCiphertext) return facts;
+    const name = keyring.decryptText(delivery.nameCiphertext, `pushes.name:${pushId}`);
+    return `${facts.slice(0, at)}"name":${JSON.stringify(name)}${facts.slice(at + NAME_SLOT.length)}`;
+  }
+  const event = JSON.parse(facts) as { data: { push_id: string; name: string } };
   if (delivery.nameCiphertext) {
     event.data.name = keyring.decryptText(delivery.nameCiphertext, `pushes.name:${event.data.push_id}`);
   }
@@ -205,10 +235,12 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
   /**
    * One try of a pending delivery; its outcome when it was a success (recorded with the batch's), else recorded.
    * `keys`: the batch's signing keys by webhook (each webhook's secrets opened once a batch, kept no longer).
+   * `targets`: the batch's checked targets by URL (a name resolved and checked once a batch, for all its deliveries).
    */
   async function attempt(
     { delivery, hook }: ClaimedDelivery,
     keys: Map<string, KeyObject[]>,
+    targets: Map<string, Promise<Target>>,
   ): Promise<{ code: number; webhookId: string } | null> {
     const now = new Date();
     if (!hook?.enabled) {
@@ -223,7 +255,9 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
     }
     let outcome: TryOutcome;
     try {
-      const target = await checkTarget(hook.url, rules);
+      let checked = targets.get(hook.url);
+      if (!checked) targets.set(hook.url, (checked = checkTarget(hook.url, rules)));
+      const target = await checked;
       const body = deliveryBody(delivery, keyring);
       let signing = keys.get(hook.id);
       if (!signing) keys.set(hook.id, (signing = keysOf(hook, keyring, now)));
@@ -241,9 +275,10 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
   return async (batch: ClaimedDelivery[]): Promise<void> => {
     const successes: { id: string; webhookId: string; code: number }[] = [];
     const keys = new Map<string, KeyObject[]>();
+    const targets = new Map<string, Promise<Target>>();
     const tries = await Promise.allSettled(
       batch.map(async (claimed) => {
-        const success = await attempt(claimed, keys);
+        const success = await attempt(claimed, keys, targets);
         if (success) successes.push({ id: claimed.delivery.id, ...success });
       }),
     );

@@ -31,7 +31,7 @@ import { made, viewerOf, type EventPush } from './push-event-facts.js';
 import {
   enabledWebhooksOf,
   insertLeasedDeliveries,
-  newDeliveryId,
+  newDeliveryIds,
   type ClaimedDelivery,
   type DeliveryRow,
 } from './webhook-repository.js';
@@ -185,29 +185,29 @@ export async function fanOut(db: Db, limit: number, leaseUntil: Date): Promise<F
     if (entries.length === 0) return { taken: 0, deliveries: [], full: false, retry: held.waiting };
     const events = entries.flatMap(eventsOf);
     const hooks = events.length > 0 ? await enabledWebhooksOf(tx, [...new Set(events.map((e) => e.userId))]) : [];
-    const deliveries: ClaimedDelivery[] = [];
-    for (const event of events) {
-      for (const hook of hooks) {
-        if (hook.userId !== event.userId || !hook.events.includes(event.type)) continue;
-        const delivery: DeliveryRow = {
-          id: newDeliveryId(),
-          webhookId: hook.id,
-          event: event.type,
-          eventId: event.eventId,
-          body: null,
-          facts: event.facts,
-          nameCiphertext: event.nameCiphertext,
-          status: 'pending',
-          attempts: 0,
-          lastStatusCode: null,
-          lastError: null,
-          nextAttemptAt: leaseUntil,
-          deliveredAt: null,
-          createdAt: event.at,
-        };
-        deliveries.push({ delivery, hook });
-      }
-    }
+    const pairs = events.flatMap((event) =>
+      hooks.filter((h) => h.userId === event.userId && h.events.includes(event.type)).map((hook) => ({ event, hook })),
+    );
+    const ids = newDeliveryIds(pairs.length);
+    const deliveries: ClaimedDelivery[] = pairs.map(({ event, hook }, i) => {
+      const delivery: DeliveryRow = {
+        id: ids[i]!,
+        webhookId: hook.id,
+        event: event.type,
+        eventId: event.eventId,
+        body: null,
+        facts: event.facts,
+        nameCiphertext: event.nameCiphertext,
+        status: 'pending',
+        attempts: 0,
+        lastStatusCode: null,
+        lastError: null,
+        nextAttemptAt: leaseUntil,
+        deliveredAt: null,
+        createdAt: event.at,
+      };
+      return { delivery, hook };
+    });
     await insertLeasedDeliveries(
       tx,
       deliveries.map((d) => d.delivery),
