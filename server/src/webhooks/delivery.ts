@@ -22,6 +22,10 @@ import type { ClaimedDelivery, DeliveryRow, WebhookRepository, WebhookRow } from
 const TIMEOUT_MS = 10_000;
 const ANSWER_MAX_BYTES = 64 * 1024;
 const DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
+/** How long a fan-out waits for its first tries' answers before it writes its deliveries (outbox.ts). */
+const FIRST_TRY_WAIT_MS = 200;
+/** How long a webhook whose first try outlasted that wait is not waited for again. */
+const SLOW_FOR_MS = 60_000;
 
 /** The envelope context of a webhook's secret. */
 export const secretContext = (webhookId: string) => `webhooks.secret:${webhookId}`;
@@ -199,9 +203,9 @@ export function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
 }
 
 /**
- * The dispatcher's sending of a claimed batch: each delivery tried (side by side), the successes recorded in one
- * statement, each failure in its own. A try whose outcome could not be recorded (the database away) stays leased: it
- * is sent again when its lease lapses.
+ * Sending: the dispatcher's sending of a claimed batch (`send`), and the outbox's first tries (`firstTries`). Each
+ * delivery is tried (side by side), the successes recorded in one statement, each failure in its own. A try whose
+ * outcome could not be recorded (the database away) stays leased: it is sent again when its lease lapses.
  */
 export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agents }: DeliveryDeps) {
   /** A failure: due again after the schedule's next wait (or failed), and the webhook disabled after 5 days. */
@@ -232,17 +236,38 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
     }
   }
 
+  /** A try's outcome, with the instant it began (a failure's next try counts from it). */
+  type Tried = TryOutcome & { at: Date };
+
   /**
-   * One try of a pending delivery; its outcome when it was a success (recorded with the batch's), else recorded.
+   * One try of a pending delivery, not recorded (a disabled webhook's delivery: not sent, failed).
    * `keys`: the batch's signing keys by webhook (each webhook's secrets opened once a batch, kept no longer).
    * `targets`: the batch's checked targets by URL (a name resolved and checked once a batch, for all its deliveries).
    */
-  async function attempt(
+  async function tryOnce(
     { delivery, hook }: ClaimedDelivery,
     keys: Map<string, KeyObject[]>,
     targets: Map<string, Promise<Target>>,
-  ): Promise<{ code: number; webhookId: string } | null> {
-    const now = new Date();
+  ): Promise<Tried> {
+    const at = new Date();
+    if (!hook?.enabled) return { ok: false, code: null, error: 'webhook disabled', at };
+    try {
+      let checked = targets.get(hook.url);
+      if (!checked) targets.set(hook.url, (checked = checkTarget(hook.url, rules)));
+      const target = await checked;
+      const body = deliveryBody(delivery, keyring);
+      let signing = keys.get(hook.id);
+      if (!signing) keys.set(hook.id, (signing = keysOf(hook, keyring, at)));
+      const headers = signatureHeaders(signing, delivery.id, Math.floor(at.getTime() / 1000), body);
+      return { ...(await post(target, headers, body, agents)), at };
+    } catch (error) {
+      if (!(error instanceof TargetRefused)) throw error;
+      return { ok: false, code: null, error: `address refused: ${error.reason}`.slice(0, 200), at };
+    }
+  }
+
+  /** A failed try recorded: due again after the schedule (or failed); a disabled webhook's delivery failed. */
+  async function recordFailure({ delivery, hook }: ClaimedDelivery, tried: Tried): Promise<void> {
     if (!hook?.enabled) {
       await repo.tried(db, delivery.id, {
         status: 'failed',
@@ -251,40 +276,103 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
         next: null,
         deliveredAt: null,
       });
-      return null;
+      return;
     }
-    let outcome: TryOutcome;
-    try {
-      let checked = targets.get(hook.url);
-      if (!checked) targets.set(hook.url, (checked = checkTarget(hook.url, rules)));
-      const target = await checked;
-      const body = deliveryBody(delivery, keyring);
-      let signing = keys.get(hook.id);
-      if (!signing) keys.set(hook.id, (signing = keysOf(hook, keyring, now)));
-      const headers = signatureHeaders(signing, delivery.id, Math.floor(now.getTime() / 1000), body);
-      outcome = await post(target, headers, body, agents);
-    } catch (error) {
-      if (!(error instanceof TargetRefused)) throw error;
-      outcome = { ok: false, code: null, error: `address refused: ${error.reason}`.slice(0, 200) };
-    }
-    if (outcome.ok) return { code: outcome.code!, webhookId: hook.id };
-    await failed(hook, delivery.id, delivery.attempts + 1, outcome, now);
-    return null;
+    await failed(hook, delivery.id, delivery.attempts + 1, tried, tried.at);
   }
 
-  return async (batch: ClaimedDelivery[]): Promise<void> => {
+  /**
+   * Tries of a batch, side by side: the successes recorded in one statement, each failure in its own. A try whose
+   * outcome could not be recorded (the database away) stays leased: it is sent again when its lease lapses.
+   */
+  async function record(batch: ClaimedDelivery[], tries: Promise<Tried>[]): Promise<void> {
     const successes: { id: string; webhookId: string; code: number }[] = [];
-    const keys = new Map<string, KeyObject[]>();
-    const targets = new Map<string, Promise<Target>>();
-    const tries = await Promise.allSettled(
-      batch.map(async (claimed) => {
-        const success = await attempt(claimed, keys, targets);
-        if (success) successes.push({ id: claimed.delivery.id, ...success });
+    const recorded = await Promise.allSettled(
+      batch.map(async (claimed, i) => {
+        const tried = await tries[i]!;
+        if (tried.ok)
+          successes.push({ id: claimed.delivery.id, webhookId: claimed.delivery.webhookId, code: tried.code! });
+        else await recordFailure(claimed, tried);
       }),
     );
     // Not recorded (the database away): those deliveries are sent again after their lease (at least once).
     await repo.delivered(successes, new Date());
-    const thrown = tries.find((t) => t.status === 'rejected');
+    const thrown = recorded.find((t) => t.status === 'rejected');
     if (thrown) throw thrown.reason;
+  }
+
+  /** Webhooks whose first try inside a fan-out outlasted FIRST_TRY_WAIT_MS: until when their tries are not waited for. */
+  const slowUntil = new Map<string, number>();
+
+  /**
+   * The outbox's first tries (outbox.ts `fanOut`), made before the fan-out writes its deliveries: each tried at once,
+   * and those answered 2xx within FIRST_TRY_WAIT_MS are written as delivered by the fan-out's own insert, so that a
+   * delivery answered at once is written once, not written and then rewritten (bench: a third of PostgreSQL's cost of
+   * a webhook). The others are written leased to this process, and once the fan-out committed their outcome is
+   * recorded as any try's is (`rest`). A webhook whose try outlasted the wait is not waited for again for
+   * SLOW_FOR_MS: its deliveries are written leased and handed to the dispatcher (`skipped`), so that a slow endpoint
+   * holds the fan-out (and every owner's events behind it) for one wait, not for each fan-out.
+   */
+  async function firstTries(batch: ClaimedDelivery[]) {
+    const now = Date.now();
+    const waited: ClaimedDelivery[] = [];
+    const skipped: ClaimedDelivery[] = [];
+    for (const claimed of batch) {
+      const until = slowUntil.get(claimed.delivery.webhookId);
+      if (until !== undefined && until <= now) slowUntil.delete(claimed.delivery.webhookId);
+      (until !== undefined && until > now ? skipped : waited).push(claimed);
+    }
+    const keys = new Map<string, KeyObject[]>();
+    const targets = new Map<string, Promise<Target>>();
+    const tries = waited.map((claimed) => tryOnce(claimed, keys, targets));
+    const settled: (Tried | undefined)[] = tries.map(() => undefined);
+    const ended = tries.map(() => false);
+    tries.forEach((t, i) => {
+      void t.then(
+        (tried) => {
+          settled[i] = tried;
+          ended[i] = true;
+        },
+        () => {
+          ended[i] = true;
+        },
+      );
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(tries),
+      new Promise((resolve) => (timer = setTimeout(resolve, FIRST_TRY_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    const answered = new Map<string, number>();
+    const rest: { claimed: ClaimedDelivery; tried: Promise<Tried> }[] = [];
+    waited.forEach((claimed, i) => {
+      const tried = settled[i];
+      if (tried?.ok) answered.set(claimed.delivery.id, tried.code!);
+      else rest.push({ claimed, tried: tries[i]! });
+      if (!ended[i]) slowUntil.set(claimed.delivery.webhookId, now + SLOW_FOR_MS);
+    });
+    return {
+      answered,
+      skipped,
+      rest: () =>
+        record(
+          rest.map((r) => r.claimed),
+          rest.map((r) => r.tried),
+        ),
+    };
+  }
+
+  return {
+    /** The dispatcher's sending of a claimed batch: each delivery tried (side by side), then recorded. */
+    send(batch: ClaimedDelivery[]): Promise<void> {
+      const keys = new Map<string, KeyObject[]>();
+      const targets = new Map<string, Promise<Target>>();
+      return record(
+        batch,
+        batch.map((claimed) => tryOnce(claimed, keys, targets)),
+      );
+    },
+    firstTries,
   };
 }

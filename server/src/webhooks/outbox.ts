@@ -24,17 +24,12 @@
  * Why: the request's own statement no longer makes the events' JSON, writes their delivery rows and answers them;
  * the fan-out writes the deliveries of many requests at once (docs/webhooks.md, Benchmark).
  */
+import { createHash } from 'node:crypto';
 import { sql, type Db } from '../db/sql.js';
 import type { ClaimWrites } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
 import { made, viewerOf, type EventPush } from './push-event-facts.js';
-import {
-  enabledWebhooksOf,
-  insertLeasedDeliveries,
-  newDeliveryIds,
-  type ClaimedDelivery,
-  type DeliveryRow,
-} from './webhook-repository.js';
+import { enabledWebhooksOf, type ClaimedDelivery, type DeliveryRow } from './webhook-repository.js';
 
 /** ClaimWrites.outbox: an entry is marked when its push's owner has an enabled webhook. */
 const outboxTx = (owner: string) =>
@@ -86,10 +81,45 @@ const ENTRIES = sql<{ tx: string; entryId: string; xmin: string; limit: number }
    order by a.tx, a.id`,
 );
 
-const MOVE = sql<{ tx: string; entryId: string }>(
-  'update webhook_outbox set tx = :tx::xid8, entry_id = :entryId::bigint where id = 1',
-  { prepare: true },
+/**
+ * The fan-out's writes, in one statement: its deliveries (each leased to this process, or delivered when its first try
+ * was answered 2xx before: `code`), the webhooks of those answered no longer failing, and the outbox moved past the
+ * entries. The rows go as one JSON array (node-postgres writes a text[] parameter by escaping every element in
+ * JavaScript, and the facts are JSON, full of quotes). Not prepared, as `delivered` (webhook-repository.ts): a generic
+ * plan of `webhooks` made while it was small could scan it.
+ */
+const WRITE = sql<{
+  rows: string;
+  leaseUntil: Date;
+  now: Date;
+  answeredHooks: string[];
+  tx: string;
+  entryId: string;
+}>(
+  `with written as (
+     insert into webhook_deliveries (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts,
+       last_status_code, next_attempt_at, delivered_at, created_at)
+     select v.id, v.webhook_id, v.event, v.event_id, v.facts, v.name_ciphertext,
+       case when v.code is null then 'pending' else 'delivered' end, case when v.code is null then 0 else 1 end,
+       v.code, case when v.code is null then :leaseUntil::timestamptz end,
+       case when v.code is not null then :now::timestamptz end, v.created_at
+     from json_to_recordset(:rows::json) as v(id text, webhook_id uuid, event text, event_id uuid, facts text,
+       name_ciphertext text, code int, created_at timestamptz)
+   ), recovered as (
+     update webhooks set failing_since = null where id = any(:answeredHooks::uuid[]) and failing_since is not null
+   )
+   update webhook_outbox set tx = :tx::xid8, entry_id = :entryId::bigint where id = 1`,
 );
+
+/**
+ * A delivery's `webhook-id`, made from its entry, event and webhook: the same at every fan-out of the entry. A
+ * fan-out that sent an event and then did not commit (its process died) leaves the entry to the next one, which
+ * sends it again under the same id, so the endpoint can tell it is the same delivery.
+ */
+function outboxDeliveryId(webhookId: string, entryId: string, type: string, at: Date): string {
+  const digest = createHash('sha256').update(`${webhookId}:${entryId}:${type}:${at.toISOString()}`).digest('hex');
+  return `msg_${digest.slice(0, 26)}`;
+}
 
 type EntryRow = {
   entry_id: string;
@@ -143,7 +173,7 @@ function eventsOf(entry: EntryRow) {
     events.push(made('push.viewed', then, at, { viewer }));
     if (then.expired) events.push(made('push.expired', then, at, { reason: 'views' }));
   }
-  return events.map((e) => ({ ...e, userId: owner, at }));
+  return events.map((e) => ({ ...e, userId: owner, at, entryId: entry.entry_id }));
 }
 
 const BACKLOG = sql<Record<string, never>, { n: string }>(
@@ -156,11 +186,28 @@ export async function outboxBacklog(db: Db): Promise<number> {
   return Number((await db.query(BACKLOG, {}))[0]!.n);
 }
 
+/**
+ * First tries made inside the fan-out, before its writes (delivery.ts `firstTries`): the deliveries answered 2xx in
+ * time are written as delivered, by the fan-out's own insert.
+ */
+export type FirstTry = (deliveries: ClaimedDelivery[]) => Promise<{
+  /** Delivery id → status code of each first try answered 2xx in time. */
+  answered: Map<string, number>;
+  /** Not tried: to hand to the dispatcher once the fan-out committed. */
+  skipped: ClaimedDelivery[];
+  /** Once the fan-out committed: records the other tries' outcomes (a try still out, as it ends). */
+  rest(): Promise<void>;
+}>;
+
 export interface FanOut {
   /** The entries taken. */
   taken: number;
   /** The deliveries written, each with its webhook. */
   deliveries: ClaimedDelivery[];
+  /** Deliveries for the dispatcher to send, once committed (all of them when the fan-out tried none). */
+  handoff: ClaimedDelivery[];
+  /** Once committed: records what the fan-out's first tries left to record. */
+  rest: (() => Promise<void>) | null;
   /** As many entries as asked: more may be waiting. */
   full: boolean;
   /** Committed entries wait for older transactions, or another process held the outbox: try again shortly. */
@@ -168,30 +215,32 @@ export interface FanOut {
 }
 
 /**
- * One fan-out of up to `limit` entries, their deliveries leased until `leaseUntil`, in one transaction: the outbox's
- * row locked, the entries read with their pushes, their events made (in this process), the owners' enabled webhooks
- * read, the deliveries written (one statement) and the outbox moved past the entries.
+ * One fan-out of up to `limit` entries, in one transaction: the outbox's row locked, the entries read with their
+ * pushes, their events made (in this process), the owners' enabled webhooks read, then with `firstTry` each delivery
+ * tried once, and in one statement the deliveries written (those answered delivered, the others leased until
+ * `leaseUntil`) and the outbox moved past the entries. An answer reaches the endpoint before the commit: a fan-out
+ * that then fails sends its events again (at least once, under the same ids: outboxDeliveryId).
  */
-export async function fanOut(db: Db, limit: number, leaseUntil: Date): Promise<FanOut> {
+export async function fanOut(db: Db, limit: number, leaseUntil: Date, firstTry?: FirstTry): Promise<FanOut> {
   return db.transaction(async (tx) => {
+    const none = { taken: 0, deliveries: [], handoff: [], rest: null, full: false };
     const [held] = await tx.query(HOLD, {});
-    if (!held) return { taken: 0, deliveries: [], full: false, retry: true };
+    if (!held) return { ...none, retry: true };
     const entries = (await tx.query(ENTRIES, {
       tx: held.tx,
       entryId: held.entry_id,
       xmin: held.xmin,
       limit,
     })) as EntryRow[];
-    if (entries.length === 0) return { taken: 0, deliveries: [], full: false, retry: held.waiting };
+    if (entries.length === 0) return { ...none, retry: held.waiting };
     const events = entries.flatMap(eventsOf);
     const hooks = events.length > 0 ? await enabledWebhooksOf(tx, [...new Set(events.map((e) => e.userId))]) : [];
     const pairs = events.flatMap((event) =>
       hooks.filter((h) => h.userId === event.userId && h.events.includes(event.type)).map((hook) => ({ event, hook })),
     );
-    const ids = newDeliveryIds(pairs.length);
-    const deliveries: ClaimedDelivery[] = pairs.map(({ event, hook }, i) => {
+    const deliveries: ClaimedDelivery[] = pairs.map(({ event, hook }) => {
       const delivery: DeliveryRow = {
-        id: ids[i]!,
+        id: outboxDeliveryId(hook.id, event.entryId, event.type, event.at),
         webhookId: hook.id,
         event: event.type,
         eventId: event.eventId,
@@ -208,20 +257,43 @@ export async function fanOut(db: Db, limit: number, leaseUntil: Date): Promise<F
       };
       return { delivery, hook };
     });
-    await insertLeasedDeliveries(
-      tx,
-      deliveries.map((d) => d.delivery),
-      leaseUntil,
-    );
+    const tried = firstTry && deliveries.length > 0 ? await firstTry(deliveries) : null;
+    const answered = tried?.answered ?? new Map<string, number>();
+    const rows = deliveries.map(({ delivery: d }) => ({
+      id: d.id,
+      webhook_id: d.webhookId,
+      event: d.event,
+      event_id: d.eventId,
+      facts: d.facts,
+      name_ciphertext: d.nameCiphertext,
+      code: answered.get(d.id) ?? null,
+      created_at: d.createdAt,
+    }));
     const last = entries[entries.length - 1]!;
-    await tx.query(MOVE, { tx: last.entry_tx, entryId: last.entry_id });
-    return { taken: entries.length, deliveries, full: entries.length >= limit, retry: held.waiting };
+    await tx.query(WRITE, {
+      rows: JSON.stringify(rows),
+      leaseUntil,
+      now: new Date(),
+      answeredHooks: [
+        ...new Set(deliveries.filter((d) => answered.has(d.delivery.id)).map((d) => d.delivery.webhookId)),
+      ],
+      tx: last.entry_tx,
+      entryId: last.entry_id,
+    });
+    return {
+      taken: entries.length,
+      deliveries,
+      handoff: tried ? tried.skipped : deliveries,
+      rest: tried ? tried.rest : null,
+      full: entries.length >= limit,
+      retry: held.waiting,
+    };
   });
 }
 
 export interface OutboxLoopOptions {
-  run(): Promise<FanOut>;
-  /** The deliveries of a fan-out, for the dispatcher. */
+  run(): Promise<Pick<FanOut, 'taken' | 'handoff' | 'rest' | 'full' | 'retry'>>;
+  /** The deliveries of a fan-out that it did not try, for the dispatcher. */
   handoff(deliveries: ClaimedDelivery[]): void;
   /** How long a wake waits for more entries to join the fan-out. */
   gatherMs: number;
@@ -238,11 +310,13 @@ export interface OutboxLoopOptions {
 export interface OutboxLoop {
   /** Marked entries were committed: fan out within `gatherMs`. */
   wake(): void;
-  /** Stops, after the fan-out in progress (its deliveries are handed off). */
+  /** Stops, after the fan-out in progress (its deliveries handed off, its tries still out recorded: at most 11 s). */
   stop(): Promise<void>;
 }
 
 const MAX_RETRY_MS = 1000;
+/** How long stopping waits for the first tries still out. */
+const REST_WAIT_MS = 11_000;
 
 /** The fan-out's schedule: one at a time, `gatherMs` after a wake, again at once while they come back full. */
 export function startOutboxLoop({ run, handoff, gatherMs, retryMs, pollMs, onError }: OutboxLoopOptions): OutboxLoop {
@@ -254,6 +328,8 @@ export function startOutboxLoop({ run, handoff, gatherMs, retryMs, pollMs, onErr
   let woken = false;
   /** Tries in a row that were told to retry and found nothing. */
   let idleRetries = 0;
+  /** The fan-outs' first tries still out after their commit, being recorded. */
+  const rests = new Set<Promise<void>>();
 
   /** The next fan-out in `ms`, unless one is already due sooner. */
   function schedule(ms: number): void {
@@ -275,7 +351,14 @@ export function startOutboxLoop({ run, handoff, gatherMs, retryMs, pollMs, onErr
     running = (async () => {
       try {
         const out = await run();
-        if (out.deliveries.length > 0) handoff(out.deliveries);
+        if (out.handoff.length > 0) handoff(out.handoff);
+        if (out.rest) {
+          const rest: Promise<void> = out
+            .rest()
+            .catch(onError)
+            .finally(() => rests.delete(rest));
+          rests.add(rest);
+        }
         idleRetries = out.retry && out.taken === 0 ? idleRetries + 1 : 0;
         if (out.full) next = 0;
         else if (out.retry) next = Math.min(retryMs * 2 ** Math.max(idleRetries - 1, 0), MAX_RETRY_MS);
@@ -299,6 +382,10 @@ export function startOutboxLoop({ run, handoff, gatherMs, retryMs, pollMs, onErr
       if (timer) clearTimeout(timer);
       timer = null;
       await running;
+      // A try still out takes at most its 10 s; one not recorded by then is sent again after its lease.
+      let wait: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(rests), new Promise((r) => (wait = setTimeout(r, REST_WAIT_MS)))]);
+      clearTimeout(wait);
     },
   };
 }

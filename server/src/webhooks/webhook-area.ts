@@ -91,21 +91,22 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   // (up to 4), claimed again at once while a burst lasts, and at once when this process commits deliveries. With
   // batches of 16, a burst of 500 create+view cycles a second outran the sending (bench: delivery p50 1.4 s, growing;
   // with 64, 79 ms).
+  const sending = webhookDelivery({
+    db,
+    repo,
+    keyring,
+    mail: noticeQueue,
+    rules,
+    schedule: settings.webhooks.retrySchedule,
+    agents,
+  });
   const dispatcher: Dispatcher<ClaimedDelivery> | null = deps.workers
     ? startDispatcher<ClaimedDelivery>({
         claim: (limit) => {
           const now = new Date();
           return repo.claimDue(now, new Date(now.getTime() + leaseMs), limit);
         },
-        send: webhookDelivery({
-          db,
-          repo,
-          keyring,
-          mail: noticeQueue,
-          rules,
-          schedule: settings.webhooks.retrySchedule,
-          agents,
-        }),
+        send: sending.send,
         batchSize: 64,
         maxBatches: 4,
         stallMs: 500,
@@ -119,10 +120,11 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   }
   // The outbox (outbox.ts): a create's and a view's events are fanned out into deliveries by the process that sends,
   // 25 ms after its own commit woke it (more entries join), again within 10 ms while committed entries wait for older
-  // transactions, and every poll (another process's entries).
+  // transactions, and every poll (another process's entries). Each delivery is tried once inside the fan-out, and
+  // written as delivered when it was answered at once (delivery.ts firstTries).
   const outbox = dispatcher
     ? startOutboxLoop({
-        run: () => fanOut(db, 64, new Date(Date.now() + leaseMs)),
+        run: () => fanOut(db, 64, new Date(Date.now() + leaseMs), sending.firstTries),
         handoff: (deliveries) => dispatcher.handoff(deliveries, Date.now() + leaseMs / 2, true),
         gatherMs: 25,
         retryMs: 10,

@@ -4,7 +4,6 @@
  * one-statement view reads: listed, a view takes the transaction that queues its events; being listed with nothing
  * to send costs only that transaction).
  */
-import { randomBytes } from 'node:crypto';
 import { sql, type Db } from '../db/sql.js';
 
 export interface WebhookRow {
@@ -110,45 +109,6 @@ const ENABLED_OF = sql<{ userIds: string[] }>(
 /** In `tx`: the enabled webhooks of these users (the outbox's fan-out, outbox.ts). Not prepared: planned as the table is. */
 export async function enabledWebhooksOf(tx: Db, userIds: string[]): Promise<WebhookRow[]> {
   return (await tx.query(ENABLED_OF, { userIds })).map(webhookOf);
-}
-
-const INSERT_LEASED = sql<{ rows: string; leaseUntil: Date }>(
-  `insert into webhook_deliveries
-     (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
-   select v.id, v.webhook_id, v.event, v.event_id, v.facts, v.name_ciphertext, 'pending', 0, :leaseUntil, v.created_at
-   from json_to_recordset(:rows::json) as v(id text, webhook_id uuid, event text, event_id uuid, facts text,
-     name_ciphertext text, created_at timestamptz)`,
-  { prepare: true },
-);
-
-/**
- * In `tx`: deliveries leased to this process until `leaseUntil` (the outbox's fan-out), in one statement. The rows go
- * as one JSON array: node-postgres writes a text[] parameter by escaping every element in JavaScript (each event's
- * facts are JSON, full of quotes), which cost more than JSON.stringify of the whole batch.
- */
-export async function insertLeasedDeliveries(tx: Db, rows: DeliveryRow[], leaseUntil: Date): Promise<void> {
-  if (rows.length === 0) return;
-  const json = JSON.stringify(
-    rows.map((r) => ({
-      id: r.id,
-      webhook_id: r.webhookId,
-      event: r.event,
-      event_id: r.eventId,
-      facts: r.facts,
-      name_ciphertext: r.nameCiphertext,
-      created_at: r.createdAt,
-    })),
-  );
-  await tx.query(INSERT_LEASED, { rows: json, leaseUntil });
-}
-
-/**
- * `n` new deliveries' `webhook-id`s: `msg_` and 26 hex digits (104 random bits), as the SQL of the other writes makes
- * them; the random bytes of all of them drawn at once.
- */
-export function newDeliveryIds(n: number): string[] {
-  const hex = randomBytes(13 * n).toString('hex');
-  return Array.from({ length: n }, (_, i) => `msg_${hex.slice(26 * i, 26 * i + 26)}`);
 }
 
 type Id = { id: string };

@@ -57,6 +57,7 @@ const parsed = (facts: string, name: string) => {
 
 describe('a push event delivery’s body', () => {
   const viewer = viewerOf({
+    userId: null,
     ip: '203.0.113.7',
     userAgent: 'curl/8 "name":"" \\ ok',
     referrer: '"name":"',

@@ -9,6 +9,8 @@ import { startOutboxLoop, type FanOut } from '../../src/webhooks/outbox.js';
 const result = (over: Partial<FanOut> = {}): FanOut => ({
   taken: 0,
   deliveries: [],
+  handoff: [],
+  rest: null,
   full: false,
   retry: false,
   ...over,
