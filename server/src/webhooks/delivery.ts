@@ -202,6 +202,88 @@ export function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
   return JSON.stringify(event);
 }
 
+/** A try's outcome, with the instant it began (a failure's next try counts from it). */
+type Tried = TryOutcome & { at: Date };
+
+/**
+ * The outbox's first tries (`firstTries`), made with a sending's one try (`tryOnce`) and its recording of a batch's
+ * outcomes (`record`).
+ */
+function firstTrier(
+  tryOnce: (
+    claimed: ClaimedDelivery,
+    keys: Map<string, KeyObject[]>,
+    targets: Map<string, Promise<Target>>,
+  ) => Promise<Tried>,
+  record: (batch: ClaimedDelivery[], tries: Promise<Tried>[]) => Promise<void>,
+) {
+  /** Webhooks whose first try inside a fan-out outlasted FIRST_TRY_WAIT_MS: until when their tries are not waited for. */
+  const slowUntil = new Map<string, number>();
+
+  /**
+   * The outbox's first tries (outbox.ts `fanOut`), made before the fan-out writes its deliveries: each tried at once,
+   * and those answered 2xx within FIRST_TRY_WAIT_MS are written as delivered by the fan-out's own insert, so that a
+   * delivery answered at once is written once, not written and then rewritten (bench: a third of PostgreSQL's cost of
+   * a webhook). The others are written leased to this process, and once the fan-out committed their outcome is
+   * recorded as any try's is (`rest`). A webhook whose try outlasted the wait is not waited for again for
+   * SLOW_FOR_MS: its deliveries are written leased and handed to the dispatcher (`skipped`), so that a slow endpoint
+   * holds the fan-out (and every owner's events behind it) for one wait, not for each fan-out.
+   */
+  async function firstTries(batch: ClaimedDelivery[]) {
+    const now = Date.now();
+    const waited: ClaimedDelivery[] = [];
+    const skipped: ClaimedDelivery[] = [];
+    for (const claimed of batch) {
+      const until = slowUntil.get(claimed.delivery.webhookId);
+      if (until !== undefined && until <= now) slowUntil.delete(claimed.delivery.webhookId);
+      (until !== undefined && until > now ? skipped : waited).push(claimed);
+    }
+    const keys = new Map<string, KeyObject[]>();
+    const targets = new Map<string, Promise<Target>>();
+    const tries = waited.map((claimed) => tryOnce(claimed, keys, targets));
+    const settled: (Tried | undefined)[] = tries.map(() => undefined);
+    const ended = tries.map(() => false);
+    tries.forEach((t, i) => {
+      void t.then(
+        (tried) => {
+          settled[i] = tried;
+          ended[i] = true;
+        },
+        () => {
+          ended[i] = true;
+        },
+      );
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(tries),
+      new Promise((resolve) => (timer = setTimeout(resolve, FIRST_TRY_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    const answered = new Map<string, number>();
+    const rest: { claimed: ClaimedDelivery; tried: Promise<Tried> }[] = [];
+    waited.forEach((claimed, i) => {
+      const tried = settled[i];
+      if (tried?.ok) answered.set(claimed.delivery.id, tried.code!);
+      else rest.push({ claimed, tried: tries[i]! });
+      if (!ended[i]) slowUntil.set(claimed.delivery.webhookId, now + SLOW_FOR_MS);
+    });
+    // The webhooks slow of late whose minute is over, forgotten (a deleted webhook's entry would otherwise stay).
+    if (slowUntil.size > 1000) for (const [id, until] of slowUntil) if (until <= now) slowUntil.delete(id);
+    return {
+      answered,
+      skipped,
+      rest: () =>
+        record(
+          rest.map((r) => r.claimed),
+          rest.map((r) => r.tried),
+        ),
+    };
+  }
+
+  return firstTries;
+}
+
 /**
  * Sending: the dispatcher's sending of a claimed batch (`send`), and the outbox's first tries (`firstTries`). Each
  * delivery is tried (side by side), the successes recorded in one statement, each failure in its own. A try whose
@@ -235,9 +317,6 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
       });
     }
   }
-
-  /** A try's outcome, with the instant it began (a failure's next try counts from it). */
-  type Tried = TryOutcome & { at: Date };
 
   /**
    * One try of a pending delivery, not recorded (a disabled webhook's delivery: not sent, failed).
@@ -301,68 +380,6 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
     if (thrown) throw thrown.reason;
   }
 
-  /** Webhooks whose first try inside a fan-out outlasted FIRST_TRY_WAIT_MS: until when their tries are not waited for. */
-  const slowUntil = new Map<string, number>();
-
-  /**
-   * The outbox's first tries (outbox.ts `fanOut`), made before the fan-out writes its deliveries: each tried at once,
-   * and those answered 2xx within FIRST_TRY_WAIT_MS are written as delivered by the fan-out's own insert, so that a
-   * delivery answered at once is written once, not written and then rewritten (bench: a third of PostgreSQL's cost of
-   * a webhook). The others are written leased to this process, and once the fan-out committed their outcome is
-   * recorded as any try's is (`rest`). A webhook whose try outlasted the wait is not waited for again for
-   * SLOW_FOR_MS: its deliveries are written leased and handed to the dispatcher (`skipped`), so that a slow endpoint
-   * holds the fan-out (and every owner's events behind it) for one wait, not for each fan-out.
-   */
-  async function firstTries(batch: ClaimedDelivery[]) {
-    const now = Date.now();
-    const waited: ClaimedDelivery[] = [];
-    const skipped: ClaimedDelivery[] = [];
-    for (const claimed of batch) {
-      const until = slowUntil.get(claimed.delivery.webhookId);
-      if (until !== undefined && until <= now) slowUntil.delete(claimed.delivery.webhookId);
-      (until !== undefined && until > now ? skipped : waited).push(claimed);
-    }
-    const keys = new Map<string, KeyObject[]>();
-    const targets = new Map<string, Promise<Target>>();
-    const tries = waited.map((claimed) => tryOnce(claimed, keys, targets));
-    const settled: (Tried | undefined)[] = tries.map(() => undefined);
-    const ended = tries.map(() => false);
-    tries.forEach((t, i) => {
-      void t.then(
-        (tried) => {
-          settled[i] = tried;
-          ended[i] = true;
-        },
-        () => {
-          ended[i] = true;
-        },
-      );
-    });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(tries),
-      new Promise((resolve) => (timer = setTimeout(resolve, FIRST_TRY_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
-    const answered = new Map<string, number>();
-    const rest: { claimed: ClaimedDelivery; tried: Promise<Tried> }[] = [];
-    waited.forEach((claimed, i) => {
-      const tried = settled[i];
-      if (tried?.ok) answered.set(claimed.delivery.id, tried.code!);
-      else rest.push({ claimed, tried: tries[i]! });
-      if (!ended[i]) slowUntil.set(claimed.delivery.webhookId, now + SLOW_FOR_MS);
-    });
-    return {
-      answered,
-      skipped,
-      rest: () =>
-        record(
-          rest.map((r) => r.claimed),
-          rest.map((r) => r.tried),
-        ),
-    };
-  }
-
   return {
     /** The dispatcher's sending of a claimed batch: each delivery tried (side by side), then recorded. */
     send(batch: ClaimedDelivery[]): Promise<void> {
@@ -373,6 +390,6 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
         batch.map((claimed) => tryOnce(claimed, keys, targets)),
       );
     },
-    firstTries,
+    firstTries: firstTrier(tryOnce, record),
   };
 }

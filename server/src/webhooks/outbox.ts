@@ -7,12 +7,20 @@
  * views after it: Migration20270106000000_webhook_outbox); committed with the change, it is the event, and a restart
  * loses none. `fanOut` then takes the marked entries in the order of `(tx, id)`, from where `webhook_outbox` says the
  * last one left off, makes each entry's events (from the entry and its push, by the same code as every other push
- * event: push-event-facts.ts; the push name's envelope copied, opened by the sender, delivery.ts), writes one delivery
- * per enabled webhook of the owner subscribed to each, in one statement (leased to this process, which sends them
- * from memory: the dispatcher's handoff), and moves `webhook_outbox` past them, all in one transaction. One process
+ * event: push-event-facts.ts; the push name's envelope copied, opened by the sender, delivery.ts), tries each
+ * delivery once (one per enabled webhook of the owner subscribed to each event: delivery.ts `firstTries`, up to
+ * 200 ms), then in one statement writes them (those answered 2xx as delivered, the others leased to this process,
+ * which records them as their tries end) and moves `webhook_outbox` past them, all in one transaction. One process
  * fans out at a time (`for update skip locked` on that row).
  *
- * Five short statements, not one: a single statement that made the events in SQL cost about 1.5 ms of PostgreSQL's
+ * Why try before writing: a delivery written pending and then rewritten as delivered cost PostgreSQL two row
+ * versions, their index entries and the dead one's vacuum; written once, as it ends, about half as much (bench, same
+ * runs: a third less of PostgreSQL's CPU per webhook, docs/webhooks.md). The price: the endpoint may have an event a
+ * few milliseconds before its delivery row is committed, and a fan-out that sends and then fails to commit (its
+ * process died) leaves its entries to the next one, which sends them again under the same `webhook-id`
+ * (`outboxDeliveryId`, made from the entry, the event and the webhook): at least once, as everywhere.
+ *
+ * Four short statements, not one: a single statement that made the events in SQL cost about 1.5 ms of PostgreSQL's
  * planning at every fan-out (it cannot be prepared: see HOLD), more than the statements' round trips cost here.
  *
  * An entry is taken once no transaction that could still write one before it is running: its `tx` is below the
