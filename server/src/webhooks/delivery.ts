@@ -217,17 +217,18 @@ function firstTrier(
   ) => Promise<Tried>,
   record: (batch: ClaimedDelivery[], tries: Promise<Tried>[]) => Promise<void>,
 ) {
-  /** Webhooks whose first try inside a fan-out outlasted FIRST_TRY_WAIT_MS: until when their tries are not waited for. */
+  /** Webhooks whose first try in a fan-out outlasted FIRST_TRY_WAIT_MS: until when their tries are not waited for. */
   const slowUntil = new Map<string, number>();
 
   /**
    * The outbox's first tries (outbox.ts `fanOut`), made before the fan-out writes its deliveries: each tried at once,
    * and those answered 2xx within FIRST_TRY_WAIT_MS are written as delivered by the fan-out's own insert, so that a
    * delivery answered at once is written once, not written and then rewritten (bench, in one run with the build
-   * before: PostgreSQL's CPU per request of the webhook owner 0.618 ms against 0.663, docs/webhooks.md). The others are written leased to this process, and once the fan-out committed their outcome is
-   * recorded as any try's is (`rest`). A webhook whose try outlasted the wait is not waited for again for
-   * SLOW_FOR_MS: its deliveries are written leased and handed to the dispatcher (`skipped`), so that a slow endpoint
-   * holds the fan-out (and every owner's events behind it) for one wait, not for each fan-out.
+   * before: PostgreSQL's CPU per request of the webhook owner 0.618 ms against 0.663, docs/webhooks.md). The others
+   * are written leased to this process, and once the fan-out committed their outcome is recorded as any try's is
+   * (`rest`). A webhook whose try outlasted the wait is not waited for again for SLOW_FOR_MS: its deliveries are
+   * written leased and handed to the dispatcher (`skipped`), so that a slow endpoint holds the fan-out (and every
+   * owner's events behind it) for one wait, not for each fan-out.
    */
   async function firstTries(batch: ClaimedDelivery[]) {
     const now = Date.now();

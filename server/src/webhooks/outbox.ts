@@ -14,11 +14,12 @@
  * fans out at a time (`for update skip locked` on that row).
  *
  * Why try before writing: a delivery written pending and then rewritten as delivered cost PostgreSQL two row
- * versions, their index entries and the dead one's vacuum; written once, as it ends (bench, in one run with the build
- * before: PostgreSQL's CPU per request of the webhook owner 0.618 ms against 0.663, docs/webhooks.md). The price: the endpoint may have an event a
- * few milliseconds before its delivery row is committed, and a fan-out that sends and then fails to commit (its
- * process died) leaves its entries to the next one, which sends them again under the same `webhook-id`
- * (`outboxDeliveryId`, made from the entry, the event and the webhook): at least once, as everywhere.
+ * versions, their index entries and the dead one's vacuum; now it is written once, as it ends (bench, in one run with
+ * the build before: PostgreSQL's CPU per request of the webhook owner 0.618 ms against 0.663, docs/webhooks.md). The
+ * price: the endpoint may have an event a few milliseconds before its delivery row is committed, and a fan-out that
+ * sends and then fails to commit (its process died) leaves its entries to the next one, which sends them again under
+ * the same `webhook-id` (`outboxDeliveryId`, made from the entry, the event and the webhook): at least once, as
+ * everywhere.
  *
  * Four short statements, not one: a single statement that made the events in SQL cost about 1.5 ms of PostgreSQL's
  * planning at every fan-out (it cannot be prepared: see HOLD), more than the statements' round trips cost here.
