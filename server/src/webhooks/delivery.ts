@@ -26,6 +26,11 @@ const DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
 const FIRST_TRY_WAIT_MS = 200;
 /** How long a webhook whose first try outlasted that wait is not waited for again. */
 const SLOW_FOR_MS = 60_000;
+/**
+ * How long, after a fan-out's wait ran out, the fan-outs wait for no webhook at all: many slow endpoints (an owner may
+ * register ten) cost the outbox one wait a second at most, not one each.
+ */
+const NO_WAIT_AFTER_MISS_MS = 1000;
 
 /** The envelope context of a webhook's secret. */
 export const secretContext = (webhookId: string) => `webhooks.secret:${webhookId}`;
@@ -219,6 +224,8 @@ function firstTrier(
 ) {
   /** Webhooks whose first try in a fan-out outlasted FIRST_TRY_WAIT_MS: until when their tries are not waited for. */
   const slowUntil = new Map<string, number>();
+  /** Until when no fan-out waits for any webhook (a wait ran out just before). */
+  let noWaitUntil = 0;
 
   /**
    * The outbox's first tries (outbox.ts `fanOut`), made before the fan-out writes its deliveries: each tried at once,
@@ -228,7 +235,8 @@ function firstTrier(
    * are written leased to this process, and once the fan-out committed their outcome is recorded as any try's is
    * (`rest`). A webhook whose try outlasted the wait is not waited for again for SLOW_FOR_MS: its deliveries are
    * written leased and handed to the dispatcher (`skipped`), so that a slow endpoint holds the fan-out (and every
-   * owner's events behind it) for one wait, not for each fan-out.
+   * owner's events behind it) for one wait, not for each fan-out; and for NO_WAIT_AFTER_MISS_MS after a wait ran out,
+   * no fan-out waits for any webhook (every delivery skipped), so that many slow endpoints hold it one wait a second.
    */
   async function firstTries(batch: ClaimedDelivery[]) {
     const now = Date.now();
@@ -237,7 +245,7 @@ function firstTrier(
     for (const claimed of batch) {
       const until = slowUntil.get(claimed.delivery.webhookId);
       if (until !== undefined && until <= now) slowUntil.delete(claimed.delivery.webhookId);
-      (until !== undefined && until > now ? skipped : waited).push(claimed);
+      (now < noWaitUntil || (until !== undefined && until > now) ? skipped : waited).push(claimed);
     }
     const keys = new Map<string, KeyObject[]>();
     const targets = new Map<string, Promise<Target>>();
@@ -267,7 +275,10 @@ function firstTrier(
       const tried = settled[i];
       if (tried?.ok) answered.set(claimed.delivery.id, tried.code!);
       else rest.push({ claimed, tried: tries[i]! });
-      if (!ended[i]) slowUntil.set(claimed.delivery.webhookId, now + SLOW_FOR_MS);
+      if (!ended[i]) {
+        slowUntil.set(claimed.delivery.webhookId, now + SLOW_FOR_MS);
+        noWaitUntil = Date.now() + NO_WAIT_AFTER_MISS_MS;
+      }
     });
     // The webhooks slow of late whose minute is over, forgotten (a deleted webhook's entry would otherwise stay).
     if (slowUntil.size > 1000) for (const [id, until] of slowUntil) if (until <= now) slowUntil.delete(id);

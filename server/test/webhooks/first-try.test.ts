@@ -146,6 +146,16 @@ it('an answer later than the wait: written leased, recorded as it ends; its webh
   const out = await fanOut(poolDb(pool), 100, lease(), sending.firstTries);
   // The fan-out waited about 200 ms for the answer, not 600.
   expect(Date.now() - started).toBeLessThan(550);
+  // For a second after a wait ran out, no fan-out waits for any webhook, not even one never seen slow.
+  const other = await hookedOwner(api, 'first-try-other@example.org', {
+    url: 'http://127.0.0.1:9/closed',
+    events: ['push.created'],
+  });
+  expectData(await createPush({ client: api.client, auth: other.auth, body: { push: { payload: 'x' } } }), 201);
+  const meanwhile = await fanOut(poolDb(pool), 100, lease(), sending.firstTries);
+  expect(meanwhile.deliveries).toHaveLength(1);
+  expect(meanwhile.handoff).toEqual(meanwhile.deliveries);
+  await pool.query('delete from webhook_deliveries where webhook_id = $1', [other.hook.id]);
   const [leased] = await rows();
   expect(leased).toMatchObject({ status: 'pending', attempts: 0 });
   expect(leased!.next_attempt_at!.getTime()).toBeGreaterThan(Date.now() + 50_000);
