@@ -38,7 +38,7 @@ import { sql, type Db } from '../db/sql.js';
 import type { ClaimWrites } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
 import { made, viewerOf, type EventPush } from './push-event-facts.js';
-import { enabledWebhooksOf, type ClaimedDelivery, type DeliveryRow } from './webhook-repository.js';
+import { enabledWebhooksOf, webhooksAnswered, type ClaimedDelivery, type DeliveryRow } from './webhook-repository.js';
 
 /** ClaimWrites.outbox: an entry is marked when its push's owner has an enabled webhook. */
 const outboxTx = (owner: string) =>
@@ -115,7 +115,7 @@ const WRITE = sql<{
      from json_to_recordset(:rows::json) as v(id text, webhook_id uuid, event text, event_id uuid, facts text,
        name_ciphertext text, code int, created_at timestamptz)
    ), recovered as (
-     update webhooks set failing_since = null where id = any(:answeredHooks::uuid[]) and failing_since is not null
+     ${webhooksAnswered(':answeredHooks')}
    )
    update webhook_outbox set tx = :tx::xid8, entry_id = :entryId::bigint where id = 1`,
 );

@@ -102,6 +102,13 @@ export function writtenDeliveries(result: unknown): ClaimedDelivery[] {
   }));
 }
 
+/**
+ * The statement that marks webhooks answering again (`failing_since` cleared), given the parameter holding their ids:
+ * the record of successes (`delivered`) and the outbox's fan-out (outbox.ts) end with it.
+ */
+export const webhooksAnswered = (ids: string) =>
+  `update webhooks set failing_since = null where id = any(${ids}::uuid[]) and failing_since is not null`;
+
 const ENABLED_OF = sql<{ userIds: string[] }>(
   `select ${W_COLUMNS} from webhooks where user_id = any(:userIds::uuid[]) and enabled`,
 );
@@ -256,7 +263,7 @@ const S = {
        from unnest(:ids::text[], :codes::int[]) as v(id, code)
        where d.id = v.id
      )
-     update webhooks set failing_since = null where id = any(:webhookIds::uuid[]) and failing_since is not null`,
+     ${webhooksAnswered(':webhookIds')}`,
   ),
   retryDelivery: sql<{ id: string; now: Date }>(
     `update webhook_deliveries set status = 'pending', next_attempt_at = :now where id = :id returning ${D_COLUMNS}`,
