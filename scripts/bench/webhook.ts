@@ -104,9 +104,15 @@ export async function reportDeliveries(
     const { rows } = await client.query<{ status: string; n: number }>(
       'select status, count(*)::int as n from webhook_deliveries group by status order by status',
     );
+    // Rows rewritten after their insert (a try recorded apart from it): how many deliveries missed the outbox's
+    // first-try write (a slow answer, or a webhook not waited for). The statistics may lag by a second.
+    const { rows: writes } = await client.query<{ ins: string; upd: string }>(
+      `select n_tup_ins::text as ins, n_tup_upd::text as upd from pg_stat_user_tables where relname = 'webhook_deliveries'`,
+    );
     console.log(
       `Webhook deliveries received again (same webhook-id): ${receiver.duplicates}; delivery rows: ` +
-        (rows.map((r) => `${r.status} ${r.n}`).join(', ') || 'none'),
+        (rows.map((r) => `${r.status} ${r.n}`).join(', ') || 'none') +
+        `; rows inserted ${writes[0]?.ins ?? '?'}, updated ${writes[0]?.upd ?? '?'}`,
     );
   } finally {
     await client.end();
