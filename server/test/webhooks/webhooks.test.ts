@@ -458,10 +458,13 @@ describe("a webhook owner's creates against the storage quota", () => {
     const statuses = answers.map((a) => a.response?.status).sort();
     expect(statuses).toEqual([201, 201, 201, 429, 429, 429, 429, 429, 429, 429]);
     const stored = answers.filter((a) => a.response?.status === 201).map((a) => a.data!.push_id!);
-    // The delivery log: one push.created per stored push, none for the refused ones, each delivered.
+    // The delivery log: one push.created per stored push, none for the refused ones, each delivered. A delivery
+    // shows once the outbox's fan-out has committed it (after its first try): wait for as many as were stored.
     const end = Date.now() + 30_000;
+    const settled = (l: { deliveries: { status: string }[] }) =>
+      l.deliveries.length >= stored.length && l.deliveries.every((d) => d.status === 'delivered');
     let log = expectData(await listWebhookDeliveries({ client: quotaApi.client, auth, path: { id: hook.id } }));
-    while (log.deliveries.some((d) => d.status !== 'delivered') && Date.now() < end) {
+    while (!settled(log) && Date.now() < end) {
       await new Promise((r) => setTimeout(r, 100));
       log = expectData(await listWebhookDeliveries({ client: quotaApi.client, auth, path: { id: hook.id } }));
     }
