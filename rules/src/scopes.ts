@@ -81,3 +81,20 @@ export function isWellFormedApiKey(token: string): boolean {
   const body = token.slice(API_KEY_PREFIX.length);
   return apiKeyChecksum(body.slice(0, API_KEY_RANDOM_CHARS)) === body.slice(API_KEY_RANDOM_CHARS);
 }
+
+/**
+ * A key made by an API key stays inside it (issue 45): it expires no later than that key. Given the expiry asked for
+ * (ms, or null for none) and the making key's (null: it never expires, or the account itself makes it), the new key's
+ * expiry (the maker's when none was asked), or the message for `expires_at` when it would outlive its maker.
+ */
+export function childKeyExpiry(
+  asked: number | null,
+  maker: number | null,
+): { at: number | null } | { problem: string } {
+  if (asked === null) return { at: maker };
+  if (maker !== null && asked > maker)
+    return {
+      problem: `must be no later than ${new Date(maker).toISOString()}, when the API key that makes it expires`,
+    };
+  return { at: asked };
+}

@@ -5,17 +5,21 @@
  * makes is revoked before it ends.
  */
 import { define } from '../requirement.js';
-import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx, type Res } from '../context.js';
+import { expect, expectCode, expectEqual, expectStatus, unique, type Caller, type Ctx, type Res } from '../context.js';
 
 const KEY_TOKEN = /^spk_[A-Za-z0-9]{36}$/;
 
-async function makeKey(ctx: Ctx, scopes: string[]): Promise<{ id: string; token: string }> {
+async function makeKey(
+  ctx: Ctx,
+  scopes: string[],
+  extra: { expires_at?: string; as?: Caller } = {},
+): Promise<{ id: string; token: string; expires_at: string | null }> {
   const res = await ctx.call('createApiKey', {
-    body: { api_key: { name: unique('conformance key'), scopes } },
-    as: 'a',
+    body: { api_key: { name: unique('conformance key'), scopes, expires_at: extra.expires_at } },
+    as: extra.as ?? 'a',
   });
   expectStatus(res, 201);
-  return res.body as { id: string; token: string };
+  return res.body as { id: string; token: string; expires_at: string | null };
 }
 
 async function revoke(ctx: Ctx, id: string): Promise<Res> {
@@ -125,6 +129,42 @@ export const apiKeys = define('KEY', [
         expect(!theirs.text.includes(key.id), "another user's key is listed");
       } finally {
         await revoke(ctx, key.id);
+      }
+    },
+  },
+  {
+    id: 'KEY-006',
+    title:
+      'A key made by a key expires no later than it (its expiry by default, a later one 422) and is revoked with it',
+    source: 'spec: paths/api-keys (createApiKey), paths/api-keys-{id} (revokeApiKey); issue 45',
+    needs: ['token', 'apiKeys'],
+    async run(ctx) {
+      const expiry = new Date(Math.ceil((Date.now() + 3_600_000) / 1000) * 1000).toISOString();
+      const parent = await makeKey(ctx, ['api_keys:manage', 'pushes:create'], { expires_at: expiry });
+      try {
+        const child = await makeKey(ctx, ['pushes:create'], { as: bearer(parent.token) });
+        expectEqual(child.expires_at, expiry, "the child's expires_at (its maker's, when none is asked)");
+        const later = await ctx.call('createApiKey', {
+          body: {
+            api_key: {
+              name: unique('outlives its maker'),
+              scopes: ['pushes:create'],
+              expires_at: new Date(Date.parse(expiry) + 86_400_000).toISOString(),
+            },
+          },
+          as: bearer(parent.token),
+        });
+        expectStatus(later, 422);
+        expectCode(later, 'validation_failed');
+        expectStatus(await revoke(ctx, parent.id), 200);
+        const after = await ctx.call('createPush', {
+          body: { push: { payload: unique('child of a revoked key') } },
+          as: bearer(child.token),
+        });
+        expectStatus(after, 401);
+        expectCode(after, 'invalid_token');
+      } finally {
+        await revoke(ctx, parent.id);
       }
     },
   },

@@ -2428,7 +2428,7 @@ export const ApiKeyInputSchema = {
             $ref: '#/components/schemas/ApiKeyScopes'
         },
         expires_at: {
-            description: 'When the key stops working (401 `invalid_token` from then on): an instant in the future, at most 366 days away.\nNull or absent: the key works until it is revoked.\n',
+            description: 'When the key stops working (401 `invalid_token` from then on): an instant in the future, at most 366 days away.\nNull or absent: the key works until it is revoked, or, when an API key makes it, until that key expires (a\nkey may not outlive the key that makes it).\n',
             oneOf: [
                 {
                     $ref: '#/components/schemas/Timestamp'

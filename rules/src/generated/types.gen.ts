@@ -1271,7 +1271,8 @@ export type ApiKeyInput = {
     scopes: ApiKeyScopes;
     /**
      * When the key stops working (401 `invalid_token` from then on): an instant in the future, at most 366 days away.
-     * Null or absent: the key works until it is revoked.
+     * Null or absent: the key works until it is revoked, or, when an API key makes it, until that key expires (a
+     * key may not outlive the key that makes it).
      *
      */
     expires_at?: Timestamp | null;

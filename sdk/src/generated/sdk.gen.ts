@@ -404,6 +404,10 @@ export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Opti
  * (403 `insufficient_scope`). At most 100 keys per account (422). A scope that is not in `ApiKeyScope`'s list, an
  * `expires_at` in the past or more than 366 days away, or a name outside 1..100 characters → 422.
  *
+ * **A key made by a key stays inside it**: it expires no later than the key that makes it (without `expires_at`
+ * it takes that key's expiry; a later `expires_at` → 422), and revoking that key revokes it too, and the keys it
+ * made in turn. A key made with the account token (or on the token page) has no parent.
+ *
  */
 export const createApiKey = <ThrowOnError extends boolean = false>(options: Options<CreateApiKeyData, ThrowOnError>): RequestResult<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError> => (options.client ?? client).post<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError>({
     security: [
@@ -423,8 +427,8 @@ export const createApiKey = <ThrowOnError extends boolean = false>(options: Opti
  * Revoke an API key
  *
  * Revokes one of the caller's API keys at once: the next request with its token answers 401 `invalid_token`, on
- * every server process. Answers the key as it was. Another account's key, or an id no key has → 404; an id that is
- * not a UUID → 400.
+ * every server process. Answers the key as it was. The keys this key made (with `createApiKey`), and theirs, are
+ * revoked with it. Another account's key, or an id no key has → 404; an id that is not a UUID → 400.
  *
  */
 export const revokeApiKey = <ThrowOnError extends boolean = false>(options: Options<RevokeApiKeyData, ThrowOnError>): RequestResult<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError> => (options.client ?? client).delete<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError>({

@@ -1,12 +1,14 @@
 /**
  * API keys in the stateful mock, by the server's rules (`@secret-push/rules`: the scopes, the token's form and
  * checksum, the error catalogue): made with a name, scopes and an optional expiry, listed without tokens, revoked at
- * once; a key authenticates as its user with its scopes until it expires. Kept in memory, per mock.
+ * once (with the keys it made); a key authenticates as its user with its scopes until it expires, and a key made by a
+ * key expires no later than it. Kept in memory, per mock.
  */
 import type { ApiKey, ApiKeyCreated } from '../generated/types.gen.js';
 import {
   API_KEY_SCOPES,
   ApiError,
+  childKeyExpiry,
   isApiKeyScope,
   isWellFormedApiKey,
   newApiKeyTokenFrom,
@@ -20,6 +22,15 @@ const MAX_LIFETIME_MS = 366 * 24 * 3_600_000;
 interface StoredKey extends ApiKey {
   email: string;
   token: string;
+  /** The key that made this one (revoked with it), or null. */
+  parentId: string | null;
+}
+
+/** The caller's API key: what a key it makes must stay inside (its scopes, expiry and id). */
+export interface MockGrantor {
+  id: string;
+  scopes: readonly ApiKeyScope[];
+  expiresAt: string | null;
 }
 
 const randomBytes = (n: number) => globalThis.crypto.getRandomValues(new Uint8Array(n));
@@ -60,15 +71,15 @@ function readInput(body: unknown, now: number): { name: string; scopes: ApiKeySc
   };
 }
 
-const record = ({ email: _email, token: _token, ...key }: StoredKey): ApiKey => key;
+const record = ({ email: _email, token: _token, parentId: _parent, ...key }: StoredKey): ApiKey => key;
 
 export class MockApiKeys {
   private readonly keys = new Map<string, StoredKey>();
 
-  /** `grantor`: the scopes of the caller's key, or null for the account token (every scope). */
-  create(email: string, body: unknown, grantor: readonly ApiKeyScope[] | null, now: number): ApiKeyCreated {
+  /** `grantor`: the caller's key, or null for the account token (every scope, no expiry to stay inside). */
+  create(email: string, body: unknown, grantor: MockGrantor | null, now: number): ApiKeyCreated {
     const input = readInput(body, now);
-    const missing = grantor === null ? [] : input.scopes.filter((s) => !grantor.includes(s));
+    const missing = grantor === null ? [] : input.scopes.filter((s) => !grantor.scopes.includes(s));
     if (missing.length > 0) {
       throw new ApiError(
         'insufficient_scope',
@@ -78,6 +89,11 @@ export class MockApiKeys {
         },
       );
     }
+    const expiry = childKeyExpiry(
+      input.expiresAt === null ? null : Date.parse(input.expiresAt),
+      grantor?.expiresAt ? Date.parse(grantor.expiresAt) : null,
+    );
+    if ('problem' in expiry) throw validationFailed({ expires_at: [expiry.problem] });
     if (this.list(email).length >= MAX_KEYS_PER_USER) {
       throw validationFailed({ api_key: [`an account holds at most ${MAX_KEYS_PER_USER} keys; revoke one first`] });
     }
@@ -86,10 +102,11 @@ export class MockApiKeys {
       name: input.name,
       scopes: input.scopes,
       created_at: new Date(now).toISOString(),
-      expires_at: input.expiresAt,
+      expires_at: expiry.at === null ? null : new Date(expiry.at).toISOString(),
       last_used_at: null,
       email,
       token: newApiKeyTokenFrom(randomBytes),
+      parentId: grantor?.id ?? null,
     };
     this.keys.set(key.id, key);
     return { ...record(key), token: key.token };
@@ -106,16 +123,22 @@ export class MockApiKeys {
     const key = this.keys.get(id);
     if (!key || key.email !== email) throw new ApiError('not_found', 'No API key of yours has this id.');
     this.keys.delete(id);
+    // The keys it made go with it, and theirs.
+    for (const child of [...this.keys.values()].filter((k) => k.parentId === id)) this.revoke(email, child.id);
     return record(key);
   }
 
-  /** The key's user (email) and scopes; null for a malformed, unknown, revoked or expired key. */
-  authenticate(token: string, now: number): { email: string; scopes: ApiKeyScope[] } | null {
+  /** The key's user (email), scopes and grant; null for a malformed, unknown, revoked or expired key. */
+  authenticate(token: string, now: number): { email: string; scopes: ApiKeyScope[]; grantor: MockGrantor } | null {
     if (!isWellFormedApiKey(token)) return null;
     const key = [...this.keys.values()].find((k) => k.token === token);
     if (!key || (key.expires_at !== null && Date.parse(key.expires_at) <= now)) return null;
     key.last_used_at = new Date(now).toISOString();
-    return { email: key.email, scopes: key.scopes };
+    return {
+      email: key.email,
+      scopes: key.scopes,
+      grantor: { id: key.id, scopes: key.scopes, expiresAt: key.expires_at },
+    };
   }
 
   reset(): void {

@@ -24,7 +24,7 @@ import {
   validationFailed,
   type ComponentCheck,
 } from '@secret-push/rules';
-import { MockApiKeys } from './api-keys.js';
+import { MockApiKeys, type MockGrantor } from './api-keys.js';
 import { readCreateBody, readWrappedBody } from './bodies.js';
 import { MockRequests } from './requests.js';
 import { MockWebhooks } from './webhooks.js';
@@ -441,7 +441,7 @@ function mockRoutes(kit: MockKit): Route[] {
         } catch {
           throw new ApiError('invalid_json');
         }
-        return json(ctx, 'ApiKeyCreated', keys.create(email, body, ctx.actor.scopes ?? null, store.now()), 201);
+        return json(ctx, 'ApiKeyCreated', keys.create(email, body, ctx.actor.grantor ?? null, store.now()), 201);
       },
     },
     {
@@ -488,10 +488,12 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     const credential = readCredential((name) => request.headers.get(name));
     let user: MockUser | null = null;
     let scopes: ApiKeyScope[] | undefined;
+    let grantor: MockGrantor | undefined;
     if (credential.kind === 'bearer' && credential.token.startsWith(API_KEY_PREFIX)) {
       const key = keys.authenticate(credential.token, store.now());
       user = key ? (users.find((u) => u.email === key.email) ?? null) : null;
       scopes = key?.scopes;
+      grantor = key?.grantor;
     } else if (credential.kind === 'bearer') user = store.userByToken(credential.token);
     if (credential.kind === 'legacy') user = store.userByToken(credential.token, credential.email);
     const invalidCredential = credential.kind !== 'none' && user === null;
@@ -499,6 +501,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
       actor: {
         user,
         ...(scopes ? { scopes } : {}),
+        ...(grantor ? { grantor } : {}),
         ip: '127.0.0.1',
         userAgent: request.headers.get('User-Agent') ?? '',
         referrer: request.headers.get('Referer') ?? '',

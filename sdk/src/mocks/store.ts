@@ -5,6 +5,7 @@
  * record, who may do what, the passphrase window, the failed-view dedupe and the last-view answer. What is left
  * here is storage. The HTTP layer in ./server.ts only parses requests and shapes responses.
  */
+import type { MockGrantor } from './api-keys.js';
 import type {
   AuditEntry,
   PreviewResponse,
@@ -113,6 +114,8 @@ export interface MockActor {
   user: MockUser | null;
   /** The scopes of the caller's API key; absent for every scope (the account token) or an anonymous caller. */
   scopes?: readonly ApiKeyScope[];
+  /** The caller's API key, what a key it makes must stay inside; absent with the account token. */
+  grantor?: MockGrantor;
   ip: string;
   userAgent: string;
   referrer: string;

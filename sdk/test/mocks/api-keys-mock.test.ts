@@ -80,4 +80,36 @@ describe('stateful mock: API keys', () => {
         .catch((e: unknown) => e),
     ).toBeInstanceOf(AuthenticationError);
   });
+
+  it('a key makes keys that expire no later than itself and are revoked with it', async () => {
+    const { account, as } = start();
+    const expiry = new Date(Date.now() + 3_600_000).toISOString();
+    const parent = await account.createApiKey({
+      name: 'parent',
+      scopes: ['api_keys:manage', 'pushes:create'],
+      expires_at: expiry,
+    });
+    const child = await as(parent.token).createApiKey({ name: 'child', scopes: ['api_keys:manage', 'pushes:create'] });
+    expect(child.expires_at).toBe(expiry);
+    const later = await as(parent.token)
+      .createApiKey({
+        name: 'later',
+        scopes: ['pushes:create'],
+        expires_at: new Date(Date.now() + 7_200_000).toISOString(),
+      })
+      .catch((e: unknown) => e);
+    expect(later).toBeInstanceOf(ValidationError);
+    expect((later as ValidationError).errors).toEqual({
+      expires_at: [`must be no later than ${expiry}, when the API key that makes it expires`],
+    });
+    const grandchild = await as(child.token).createApiKey({ name: 'grandchild', scopes: ['pushes:create'] });
+    await account.revokeApiKey(parent.id);
+    for (const k of [parent, child, grandchild])
+      expect(
+        await as(k.token)
+          .createPush({ payload: 'x' })
+          .catch((e: unknown) => e),
+      ).toBeInstanceOf(AuthenticationError);
+    expect(await account.listApiKeys()).toEqual([]);
+  });
 });

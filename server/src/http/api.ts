@@ -373,6 +373,7 @@ export class Edge {
       deadline: x.deadline,
       ...(this.opts.clock ? { now: this.opts.clock() } : {}),
       ...(auth.scopes ? { scopes: [...auth.scopes] } : {}),
+      ...(auth.key ? { key: auth.key } : {}),
     };
     if (authorized) return;
     if (auth.user) throw insufficientScope(op, auth);

@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { readCredential, type ApiKeyScope, type Credential } from '@secret-push/rules';
 import type { Actor, Core } from '../core.js';
+import type { CallerKey } from '../user/api-keys.js';
 import { clientIp, headerOf, requestProtocol } from './request-target.js';
 
 export interface AuthResult {
@@ -15,9 +16,11 @@ export interface AuthResult {
   invalid: boolean;
   /** What the credential may do: an API key's scopes, or null for every scope (the account token, the legacy pair). */
   scopes: ReadonlySet<ApiKeyScope> | null;
+  /** The API key it was (its id and expiry), or null. */
+  key: CallerKey | null;
 }
 
-export const ANONYMOUS: AuthResult = { credential: 'none', user: null, invalid: false, scopes: null };
+export const ANONYMOUS: AuthResult = { credential: 'none', user: null, invalid: false, scopes: null, key: null };
 
 export function credentialOf(req: IncomingMessage): Credential {
   return readCredential((name) => headerOf(req, name));
@@ -28,19 +31,20 @@ export async function authenticate(core: Core, credential: Credential): Promise<
     case 'none':
       return ANONYMOUS;
     case 'unusable':
-      return { credential: 'unusable', user: null, invalid: true, scopes: null };
+      return { credential: 'unusable', user: null, invalid: true, scopes: null, key: null };
     case 'bearer':
     case 'legacy': {
       const found = await core.users.authenticate(
         credential.token,
         credential.kind === 'legacy' ? credential.email : undefined,
       );
-      if (!found) return { credential: credential.kind, user: null, invalid: true, scopes: null };
+      if (!found) return { credential: credential.kind, user: null, invalid: true, scopes: null, key: null };
       return {
         credential: credential.kind,
         user: { userId: found.userId, email: found.email },
         invalid: false,
         scopes: found.scopes ? new Set(found.scopes) : null,
+        key: found.key ?? null,
       };
     }
   }

@@ -50,6 +50,7 @@ import { checkPassphrase } from './passphrase-gate.js';
 import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
 import type { NotifyService, PreparedNotify } from '../mail/notify-service.js';
 import type { PushEvents } from '../webhooks/push-events.js';
+import type { CallerKey } from '../user/api-keys.js';
 import type {
   AuditActor,
   CreateWrites,
@@ -82,6 +83,8 @@ export interface RequestContext {
   deadline?: Date;
   /** The scopes of the caller's API key; absent for every scope (the account token, the legacy pair, anonymous). */
   scopes?: readonly ApiKeyScope[];
+  /** The caller's API key (its id and expiry); absent for the account token, the legacy pair and anonymous callers. */
+  key?: CallerKey;
 }
 
 /** What a create may come with: an Idempotency-Key and the body's fingerprint (the API's createPush). */

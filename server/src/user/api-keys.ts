@@ -5,9 +5,20 @@
  *
  * Authentication is one prepared statement by digest (the key and its user); a token whose checksum is wrong never
  * reaches the database. The last use is written at most once a minute per key and process, never awaited.
+ *
+ * A key made by a key (createApiKey with a key's token) stays inside it (issue 45): its scopes are among its parent's,
+ * it expires no later than its parent (without an expiry of its own it takes the parent's), and it is deleted with
+ * its parent (`parent_id` references the parent with `on delete cascade`), so revoking a key ends every key it made.
  */
 import { randomUUID } from 'node:crypto';
-import { API_KEY_SCOPES, ApiError, isWellFormedApiKey, validationFailed, type ApiKeyScope } from '@secret-push/rules';
+import {
+  API_KEY_SCOPES,
+  ApiError,
+  childKeyExpiry,
+  isWellFormedApiKey,
+  validationFailed,
+  type ApiKeyScope,
+} from '@secret-push/rules';
 import { newApiKeyToken, tokenDigest } from '../crypto/tokens.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
@@ -29,6 +40,8 @@ export interface ApiKeyRecord {
   createdAt: Date;
   expiresAt: Date | null;
   lastUsedAt: Date | null;
+  /** The key that made this one, or null (made by the account itself). */
+  parentId: string | null;
 }
 
 /** `text[]` as pg returns it: an array, or its `{a,b}` text when read as text (scopes hold no comma, quote or brace). */
@@ -47,6 +60,7 @@ export const API_KEYS = defineTable<ApiKeyRecord>('api_keys', {
   createdAt: column.date('created_at'),
   expiresAt: column.dateOrNull('expires_at'),
   lastUsedAt: column.dateOrNull('last_used_at'),
+  parentId: { name: 'parent_id', parse: (raw) => (raw === null || raw === undefined ? null : String(raw)) },
 });
 
 const K = {
@@ -62,9 +76,12 @@ const K = {
   lockUser: sql<{ userId: string }, { n: string }>(
     'select (select count(*) from api_keys where user_id = u.id) as n from users u where u.id = :userId for update',
   ),
-  insert: sql<Omit<ApiKeyRecord, 'lastUsedAt'>>(
-    `insert into api_keys (id, user_id, name, digest, scopes, created_at, expires_at)
-     values (:id, :userId, :name, :digest, :scopes, :createdAt, :expiresAt)`,
+  /** Only while the parent key exists: a key revoked meanwhile makes nothing (no row, and the caller is told). */
+  insert: sql<Omit<ApiKeyRecord, 'lastUsedAt'>, { id: string }>(
+    `insert into api_keys (id, user_id, name, digest, scopes, created_at, expires_at, parent_id)
+     select :id, :userId, :name, :digest, :scopes, :createdAt, :expiresAt, :parentId
+     where :parentId::uuid is null or exists (select 1 from api_keys where id = :parentId::uuid and user_id = :userId)
+     returning id`,
   ),
   list: sql<{ userId: string }>(
     `select ${API_KEYS.list} from api_keys where user_id = :userId order by created_at desc, id limit ${MAX_KEYS_PER_USER}`,
@@ -74,12 +91,22 @@ const K = {
   ),
 };
 
+/** The API key a request came with: its id and expiry (what a key it makes must stay inside). */
+export interface CallerKey {
+  id: string;
+  expiresAt: Date | null;
+}
+
 /** Who a key authenticates, and what it may do. */
 interface KeyCaller {
   userId: string;
   email: string;
   scopes: readonly ApiKeyScope[];
+  key: CallerKey;
 }
+
+/** The credential that asks for a new key: a key (its scopes, id and expiry), or null for the account itself. */
+export type KeyGrantor = (CallerKey & { scopes: readonly ApiKeyScope[] }) | null;
 
 export interface NewApiKey {
   name: string;
@@ -92,18 +119,22 @@ export interface ApiKeyService {
   /** The key's user and scopes; null for a malformed, unknown, revoked or expired key. */
   authenticate(token: string, now?: Date): Promise<KeyCaller | null>;
   /**
-   * Makes a key. `grantor`: the scopes of the credential asking (null: the account itself, every scope); a key may
-   * grant only scopes it holds (403 insufficient_scope naming the others).
+   * Makes a key. `grantor`: the key asking (null: the account itself, every scope); a key may grant only scopes it
+   * holds (403 insufficient_scope naming the others), and its child expires no later than itself (422 otherwise; by
+   * default at the same instant) and is revoked with it.
    */
   create(
     userId: string,
     input: NewApiKey,
-    grantor: readonly ApiKeyScope[] | null,
+    grantor: KeyGrantor,
     now?: Date,
   ): Promise<{ key: ApiKeyRecord; token: string }>;
   /** The user's keys, newest first. */
   list(userId: string): Promise<ApiKeyRecord[]>;
-  /** Deletes one of the user's keys and answers it as it was; not_found for another user's key or an unknown id. */
+  /**
+   * Deletes one of the user's keys (and the keys it made, and theirs) and answers it as it was; not_found for another
+   * user's key or an unknown id.
+   */
   revoke(userId: string, id: string): Promise<ApiKeyRecord>;
 }
 
@@ -112,14 +143,19 @@ function ordered(scopes: readonly ApiKeyScope[]): ApiKeyScope[] {
   return API_KEY_SCOPES.filter((s) => scopes.includes(s));
 }
 
-function expiryOf(value: string | null | undefined, now: Date): Date | null {
-  if (value === null || value === undefined) return null;
-  const at = new Date(value);
-  if (Number.isNaN(at.getTime())) throw validationFailed({ expires_at: ['must be an ISO-8601 instant'] });
-  if (at.getTime() <= now.getTime()) throw validationFailed({ expires_at: ['must be in the future'] });
-  if (at.getTime() - now.getTime() > MAX_LIFETIME_MS)
-    throw validationFailed({ expires_at: ['must be at most 366 days away'] });
-  return at;
+/** The new key's expiry: as asked, within the bounds, and never after the key that makes it (its default then). */
+function expiryOf(value: string | null | undefined, now: Date, grantor: KeyGrantor): Date | null {
+  let asked: number | null = null;
+  if (value !== null && value !== undefined) {
+    asked = new Date(value).getTime();
+    if (Number.isNaN(asked)) throw validationFailed({ expires_at: ['must be an ISO-8601 instant'] });
+    if (asked <= now.getTime()) throw validationFailed({ expires_at: ['must be in the future'] });
+    if (asked - now.getTime() > MAX_LIFETIME_MS)
+      throw validationFailed({ expires_at: ['must be at most 366 days away'] });
+  }
+  const child = childKeyExpiry(asked, grantor?.expiresAt?.getTime() ?? null);
+  if ('problem' in child) throw validationFailed({ expires_at: [child.problem] });
+  return child.at === null ? null : new Date(child.at);
 }
 
 export function createApiKeyService(db: Db): ApiKeyService {
@@ -140,12 +176,17 @@ export function createApiKeyService(db: Db): ApiKeyService {
       const expiresAt = API_KEYS.columns.expiresAt.parse(row.expires_at);
       if (expiresAt && expiresAt.getTime() <= now.getTime()) return null;
       noteUse(row.id);
-      return { userId: row.user_id, email: row.email, scopes: textList(row.scopes) as ApiKeyScope[] };
+      return {
+        userId: row.user_id,
+        email: row.email,
+        scopes: textList(row.scopes) as ApiKeyScope[],
+        key: { id: row.id, expiresAt },
+      };
     },
 
     async create(userId, input, grantor, now = new Date()) {
       const scopes = ordered(input.scopes);
-      const missing = grantor === null ? [] : scopes.filter((s) => !grantor.includes(s));
+      const missing = grantor === null ? [] : scopes.filter((s) => !grantor.scopes.includes(s));
       if (missing.length > 0) {
         throw new ApiError(
           'insufficient_scope',
@@ -155,7 +196,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
           },
         );
       }
-      const expiresAt = expiryOf(input.expiresAt, now);
+      const expiresAt = expiryOf(input.expiresAt, now, grantor);
       const token = newApiKeyToken();
       const key: ApiKeyRecord = {
         id: randomUUID(),
@@ -166,6 +207,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
         createdAt: now,
         expiresAt,
         lastUsedAt: null,
+        parentId: grantor?.id ?? null,
       };
       await db.transaction(async (tx) => {
         // The user's row, locked: two creates at once cannot both pass the count.
@@ -174,7 +216,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
         if (Number(held.n) >= MAX_KEYS_PER_USER) {
           throw validationFailed({ api_key: [`an account holds at most ${MAX_KEYS_PER_USER} keys; revoke one first`] });
         }
-        await tx.query(K.insert, {
+        const [made] = await tx.query(K.insert, {
           id: key.id,
           userId,
           name: key.name,
@@ -182,7 +224,10 @@ export function createApiKeyService(db: Db): ApiKeyService {
           scopes: key.scopes,
           createdAt: key.createdAt,
           expiresAt: key.expiresAt,
+          parentId: key.parentId,
         });
+        // The asking key was revoked since it authenticated this request: it can make nothing any more.
+        if (!made) throw new ApiError('invalid_token');
       });
       return { key, token };
     },

@@ -10,7 +10,7 @@ import { hashPassphrase } from '../crypto/passphrase.js';
 import { newApiToken, tokenDigest } from '../crypto/tokens.js';
 import { ApiToken, User } from '../db/entities.js';
 import { API_KEY_PREFIX, ApiError, type ApiKeyScope } from '@secret-push/rules';
-import { createApiKeyService, type ApiKeyService } from './api-keys.js';
+import { createApiKeyService, type ApiKeyService, type CallerKey } from './api-keys.js';
 import { sql, type Db } from '../db/sql.js';
 
 export interface UserService {
@@ -21,7 +21,7 @@ export interface UserService {
   authenticate(
     token: string,
     email?: string,
-  ): Promise<{ userId: string; email: string; scopes?: readonly ApiKeyScope[] } | null>;
+  ): Promise<{ userId: string; email: string; scopes?: readonly ApiKeyScope[]; key?: CallerKey } | null>;
   /** The users' API keys. */
   keys: ApiKeyService;
   /** `now`: the caller's clock (pages and tests move it; default the system's). */

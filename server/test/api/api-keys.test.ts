@@ -173,6 +173,88 @@ describe('API keys', () => {
     expect(refused.error!.error).toContain('pushes:delete');
   });
 
+  it('a key makes only keys that expire no later than itself (its expiry by default; later → 422)', async () => {
+    const parentExpiry = new Date(Date.now() + 40_000);
+    const parent = await makeKey(owner.token, ['api_keys:manage', 'pushes:create'], {
+      expires_at: parentExpiry.toISOString(),
+    });
+    // No expiry asked: the child takes its parent's, never "until revoked".
+    const child = await makeKey(parent.token, ['api_keys:manage', 'pushes:create']);
+    expect(child.expires_at).toBe(parentExpiry.toISOString());
+    const later = await createApiKey({
+      client: api.client,
+      body: {
+        api_key: {
+          name: 'outlives',
+          scopes: ['pushes:create'],
+          expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+        },
+      },
+      auth: bearer(parent.token),
+    });
+    expectError(later, 422, 'validation_failed');
+    expect(later.error!.errors).toEqual({
+      expires_at: [`must be no later than ${parentExpiry.toISOString()}, when the API key that makes it expires`],
+    });
+    const sooner = new Date(Date.now() + 20_000).toISOString();
+    expect((await makeKey(parent.token, ['pushes:create'], { expires_at: sooner })).expires_at).toBe(sooner);
+    // The account token is not bound: its keys may live until revoked.
+    expect((await makeKey(owner.token, ['pushes:create'])).expires_at).toBeNull();
+    // Once the parent's time is past, the child has stopped too (the same instant).
+    await api.db.query("update api_keys set expires_at = now() - interval '1 second' where id = $1", [parent.id]);
+    await api.db.query(
+      'update api_keys set expires_at = (select expires_at from api_keys where id = $1) where id = $2',
+      [parent.id, child.id],
+    );
+    expectError(await pushWith(child.token), 401, 'invalid_token');
+  });
+
+  it("revoking a key revokes the keys it made, and theirs; the account's other keys keep working", async () => {
+    const parent = await makeKey(owner.token, ['api_keys:manage', 'pushes:create']);
+    const child = await makeKey(parent.token, ['api_keys:manage', 'pushes:create']);
+    const grandchild = await makeKey(child.token, ['pushes:create']);
+    const sibling = await makeKey(owner.token, ['pushes:create']);
+    for (const k of [parent, child, grandchild, sibling]) expectData(await pushWith(k.token), 201);
+    expectData(await revokeApiKey({ client: api.client, path: { id: parent.id }, auth: bearer(owner.token) }));
+    for (const k of [parent, child, grandchild]) expectError(await pushWith(k.token), 401, 'invalid_token');
+    expectData(await pushWith(sibling.token), 201);
+    const list = expectData(await listApiKeys({ client: api.client, auth: bearer(owner.token) }));
+    const ids = list.api_keys.map((k) => k.id);
+    expect(ids).toContain(sibling.id);
+    for (const k of [parent, child, grandchild]) expect(ids).not.toContain(k.id);
+  });
+
+  it('a key revoked while its request is in flight makes no key (401)', async () => {
+    const parent = await makeKey(owner.token, ['api_keys:manage', 'pushes:create']);
+    // The parent is gone between authentication and the insert: what the guarded INSERT is for.
+    const made = await api.core.users.keys
+      .create(
+        owner.userId,
+        { name: 'orphan', scopes: ['pushes:create'] },
+        {
+          id: parent.id,
+          expiresAt: null,
+          scopes: ['api_keys:manage', 'pushes:create'],
+        },
+      )
+      .then(() => 'made');
+    expect(made).toBe('made');
+    await api.db.query('delete from api_keys where id = $1', [parent.id]);
+    await expect(
+      api.core.users.keys.create(
+        owner.userId,
+        { name: 'orphan', scopes: ['pushes:create'] },
+        {
+          id: parent.id,
+          expiresAt: null,
+          scopes: ['api_keys:manage', 'pushes:create'],
+        },
+      ),
+    ).rejects.toMatchObject({ code: 'invalid_token' });
+    const [row] = await api.db.query<{ n: string }>("select count(*) as n from api_keys where name = 'orphan'");
+    expect(Number(row!.n)).toBe(0);
+  });
+
   it("keeps accounts apart: another account's key is not listed and cannot be revoked (404)", async () => {
     const mine = await makeKey(owner.token, ['pushes:read']);
     const theirs = expectData(await listApiKeys({ client: api.client, auth: bearer(other.token) }));

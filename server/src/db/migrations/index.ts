@@ -24,6 +24,7 @@ import { Migration20270103000000_view_events } from './Migration20270103000000_v
 import { Migration20270104000000_user_storage_fits } from './Migration20270104000000_user_storage_fits.js';
 import { Migration20270105000000_audit_entries_unkeyed } from './Migration20270105000000_audit_entries_unkeyed.js';
 import { Migration20270106000000_webhook_outbox } from './Migration20270106000000_webhook_outbox.js';
+import { Migration20270107000000_proven_emails } from './Migration20270107000000_proven_emails.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -50,4 +51,5 @@ export const migrationsList = [
   { name: 'Migration20270104000000_user_storage_fits', class: Migration20270104000000_user_storage_fits },
   { name: 'Migration20270105000000_audit_entries_unkeyed', class: Migration20270105000000_audit_entries_unkeyed },
   { name: 'Migration20270106000000_webhook_outbox', class: Migration20270106000000_webhook_outbox },
+  { name: 'Migration20270107000000_proven_emails', class: Migration20270107000000_proven_emails },
 ];

@@ -34,7 +34,7 @@ export function apiKeyHandlers(core: Core): ApiKeyHandlers {
       const { key, token } = await keys.create(
         userOf(ctx),
         { name: input.name, scopes: input.scopes, expiresAt: input.expires_at ?? null },
-        ctx.scopes ?? null,
+        ctx.scopes && ctx.key ? { ...ctx.key, scopes: ctx.scopes } : null,
         ctx.now,
       );
       return { status: 201, body: { ...apiKeyRecord(key), token } };
