@@ -16,7 +16,7 @@ import { accountMailDelivery, ACCOUNT_QUEUE, createAccountMail, type AccountMail
 import { createAccountService, type AccountService } from './account/account-service.js';
 import { createSingleSignOn, type SingleSignOn } from './account/single-sign-on.js';
 import { createTwoFactorService, type TwoFactorService } from './account/two-factor.js';
-import { emailAvailable, repoRoot, type Settings } from './config/settings.js';
+import { emailAvailable, mailLinkBase, repoRoot, type Settings } from './config/settings.js';
 import { createKeyring } from './crypto/envelope.js';
 import { verifyMasterKeys } from './crypto/key-check.js';
 import { guard, guarded } from './db/database-errors.js';
@@ -285,6 +285,7 @@ async function startJobs(
 ): Promise<{ queue: JobQueue | null; webhooks: WebhookArea | null; stop(): Promise<void> } | null> {
   // Anything that sends mail needs the relay: pushes' links (when PWPUSH_NOTIFY_BY_EMAIL allows) and account emails.
   if (settings.mail.smtpUrl === null && !settings.webhooks.enabled) return null;
+  if (settings.mail.smtpUrl !== null) mailLinkBase(settings); // refuses a relay without PWPUSH_PUBLIC_BASE_URL
   const mailer = settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
   const queue = mailer
     ? await startJobQueue(settings.databaseUrl!, {

@@ -5,7 +5,13 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp, createCore, maxBodyBytes, type Core, type Settings } from '@secret-push/server';
-import { createTestDatabase, makeSettings, type TestDatabase } from '@secret-push/server/testing';
+import {
+  createTestDatabase,
+  makeSettings,
+  reserveAddress,
+  withOwnBase,
+  type TestDatabase,
+} from '@secret-push/server/testing';
 
 export const EMAIL_A = 'owner-a@conformance.test';
 export const EMAIL_B = 'user-b@conformance.test';
@@ -21,12 +27,11 @@ export interface Instance {
   close(): Promise<void>;
 }
 
-async function listen(core: Core): Promise<{ url: string; close(): Promise<void> }> {
+async function listen(core: Core, reserved: { server: Server }): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp(core);
   await app.locals.ready;
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const { server } = reserved;
+  server.on('request', app);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     async close() {
@@ -38,10 +43,12 @@ async function listen(core: Core): Promise<{ url: string; close(): Promise<void>
 
 export async function startOurServer(overrides: Partial<Settings>): Promise<Instance> {
   const db: TestDatabase = await createTestDatabase('sp_conf');
-  const settings = makeSettings({ databaseUrl: db.url, ...overrides });
+  // Both "processes" are one instance with one public address (the first's): links in email are built only from it.
+  const [first, second] = [await reserveAddress(), await reserveAddress()];
+  const settings = makeSettings({ databaseUrl: db.url, ...withOwnBase(overrides, first.baseUrl) });
   const core: Core = await createCore(settings);
   const core2: Core = await createCore(settings);
-  const [one, two] = [await listen(core), await listen(core2)];
+  const [one, two] = [await listen(core, first), await listen(core2, second)];
   const a = await core.users.createUser(EMAIL_A);
   const b = await core.users.createUser(EMAIL_B);
   return {

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   defaultWorkers,
   loadSettings,
+  mailLinkBase,
   maxBodyBytes,
   parseMasterKey,
   SettingsError,
@@ -156,6 +157,25 @@ describe('loadSettings', () => {
         PWPUSH_PUBLIC_BASE_URL: 'https://pw.example.com',
       }).publicBaseUrl,
     ).toBe('https://pw.example.com');
+  });
+
+  it('refuses an SMTP relay without a public base URL in every environment: links in email never follow Host', () => {
+    for (const env of ['development', 'test'] as const) {
+      const e = error({ ...base, PWPUSH_ENV: env, PWPUSH_SMTP_URL: 'smtp://127.0.0.1:2525' });
+      expect(e.variable).toBe('PWPUSH_PUBLIC_BASE_URL');
+      expect(e.message).toMatch(/PWPUSH_SMTP_URL needs PWPUSH_PUBLIC_BASE_URL/);
+      expect(e.message).toMatch(/Host header/);
+      expect(e.message).toContain('PWPUSH_PUBLIC_BASE_URL=http://localhost:5100');
+    }
+    const withBase = loadSettings({
+      ...base,
+      PWPUSH_SMTP_URL: 'smtp://127.0.0.1:2525',
+      PWPUSH_PUBLIC_BASE_URL: 'http://localhost:5100',
+    });
+    expect([withBase.mail.smtpUrl, withBase.publicBaseUrl]).toEqual(['smtp://127.0.0.1:2525', 'http://localhost:5100']);
+    expect(mailLinkBase(withBase)).toBe('http://localhost:5100');
+    // Settings made in code (tests, embedders) are refused by the same rule where links are built.
+    expect(() => mailLinkBase({ publicBaseUrl: null })).toThrow(/PWPUSH_SMTP_URL needs PWPUSH_PUBLIC_BASE_URL/);
   });
 
   it('validates the log level, environment and database URL', () => {

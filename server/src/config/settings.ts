@@ -126,6 +126,19 @@ export interface MailSettings {
   retrySeconds: number;
 }
 
+/** Why an instance with an SMTP relay needs PWPUSH_PUBLIC_BASE_URL (the start-up refusal names it). */
+const MAIL_NEEDS_BASE =
+  "PWPUSH_SMTP_URL needs PWPUSH_PUBLIC_BASE_URL: the links in email are built only from it, never from a request's Host header, which a client chooses (in development, add PWPUSH_PUBLIC_BASE_URL=http://localhost:5100)";
+
+/**
+ * The base of every link in an email: PWPUSH_PUBLIC_BASE_URL, and nothing else (issue 45: a reset requested with
+ * `Host: evil.example` must not mail a working token to evil.example). Start-up refuses a relay without it.
+ */
+export function mailLinkBase(settings: Pick<Settings, 'publicBaseUrl'>): string {
+  if (!settings.publicBaseUrl) throw new SettingsError('PWPUSH_PUBLIC_BASE_URL', MAIL_NEEDS_BASE);
+  return settings.publicBaseUrl.replace(/\/+$/, '');
+}
+
 /** Whether pushes' links can be emailed: a relay is configured and the feature is on (`email_auto_dispatch`). */
 export function emailAvailable(settings: Pick<Settings, 'mail'>): boolean {
   return settings.mail.notifyByEmail && settings.mail.smtpUrl !== null;
@@ -891,6 +904,7 @@ function mailSettings(env: NodeJS.ProcessEnv, publicBaseUrl: string | null): Mai
         'PWPUSH_SMTP_URL must be smtp://user:pass@host:port or smtps://user:pass@host:port (user and password percent-encoded)',
       );
     }
+    if (publicBaseUrl === null) throw new SettingsError('PWPUSH_PUBLIC_BASE_URL', MAIL_NEEDS_BASE);
   }
   const instanceName = raw(env, 'PWPUSH_INSTANCE_NAME') ?? 'Secret Push';
   if (instanceName.length > 100 || /[\r\n]/.test(instanceName)) {

@@ -24,10 +24,9 @@ import {
   NOTIFY_TEXT,
   pushRecord,
   readNotifyRequest,
-  trimBase,
   type NotifyRequest,
 } from '@secret-push/rules';
-import { emailAvailable, type Settings } from '../config/settings.js';
+import { emailAvailable, mailLinkBase, type Settings } from '../config/settings.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import type { PushRepository } from '../push/push-repository.js';
@@ -88,7 +87,8 @@ const UNAVAILABLE = NOTIFY_TEXT.unavailable;
 export function createNotifyService({ db, settings, pushes, queue }: NotifyDeps): NotifyService {
   const repo = createNotifyRepository(db);
   const available = emailAvailable(settings) && queue !== null;
-  const baseOf = (ctx: RequestContext) => trimBase(settings.publicBaseUrl ?? ctx.baseUrl);
+  // Links in email: PWPUSH_PUBLIC_BASE_URL only (a relay needs it), never the request's Host header.
+  const baseOf = () => mailLinkBase(settings);
   const deadlineOf = (ctx: RequestContext) => ctx.deadline ?? new Date(Date.now() + 8000);
   const nowOf = (ctx: RequestContext) => ctx.now ?? new Date();
 
@@ -125,7 +125,7 @@ export function createNotifyService({ db, settings, pushes, queue }: NotifyDeps)
       if (ctx.actor.userId === null) throw notifyRefused(NOTIFY_TEXT.anonymous);
       const request = readNotifyRequest(to, input.notify_emails_to_locale);
       if (input.client_encryption) throw notifyRefused([NOTIFY_TEXT.encrypted]);
-      return { ...request, baseUrl: baseOf(ctx) };
+      return { ...request, baseUrl: baseOf() };
     },
 
     async enqueueWithPush(tx, push, request, ctx) {
@@ -156,7 +156,7 @@ export function createNotifyService({ db, settings, pushes, queue }: NotifyDeps)
       const request = readNotifyRequest(body.notify_emails_to, body.notify_emails_to_locale);
       if (isExpired(push, nowOf(ctx))) throw notifyRefused(NOTIFY_TEXT.expired);
       if (push.clientEncryption) throw notifyRefused([NOTIFY_TEXT.encrypted]);
-      await db.transaction((tx) => write(tx, push, request, baseOf(ctx), ctx));
+      await db.transaction((tx) => write(tx, push, request, baseOf(), ctx));
       return { message: NOTIFY_TEXT.queued };
     },
 

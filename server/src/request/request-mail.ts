@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isPlainAddress, notifyLimit, NOTIFY_TEXT } from '@secret-push/rules';
-import { emailAvailable, type Settings } from '../config/settings.js';
+import { emailAvailable, mailLinkBase, type Settings } from '../config/settings.js';
 import { sql, type Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -161,7 +161,7 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
     if (!found) return void (await finish(row.id, 'failed', 'The request is gone.'));
     const request = REQUESTS.fromRow(found);
     const now = new Date();
-    const base = settings.publicBaseUrl ?? request.baseUrl;
+    const base = mailLinkBase(settings);
     const owner = (await db.query(S.ownerEmail, { userId: request.ownerId }))[0]?.email ?? null;
     let message: MailText;
     let recipients = row.recipients;

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createCore, type Core } from '../../src/core.js';
+import { freePort } from '../../src/db/embedded.js';
 import { startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
 import { createTestDatabase, makeSettings, TEST_KEY_A, type TestDatabase } from '../support/db.js';
 import { startMailbox, type Mailbox } from '../support/mailbox.js';
@@ -18,7 +19,11 @@ beforeAll(async () => {
   db = await createTestDatabase('sp_mail_compiled');
   // The user is made through the core (the compiled server then finds it in the same database).
   core = await createCore(makeSettings({ databaseUrl: db.url }));
+  // Links in email come only from PWPUSH_PUBLIC_BASE_URL: the server's own address, chosen before it starts.
+  const port = await freePort();
   server = await startCompiledServer({
+    PORT: String(port),
+    PWPUSH_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     DATABASE_URL: db.url,
     PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
     PWPUSH_WORKERS: '1',

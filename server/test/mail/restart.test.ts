@@ -30,6 +30,7 @@ function startWorker(): Promise<ChildProcess> {
       DATABASE_URL: api.db.url,
       PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
       PWPUSH_SMTP_URL: mailbox.url,
+      PWPUSH_PUBLIC_BASE_URL: api.baseUrl,
       PWPUSH_MAIL_FROM: 'no-reply@secrets.example.org',
       PWPUSH_MAIL_ATTEMPTS: '5',
       PWPUSH_MAIL_RETRY_SECONDS: '1',

@@ -12,6 +12,7 @@ import { createApp } from '../../src/http/app.js';
 import { repoRoot } from '../../src/config/settings.js';
 import type { Core, Settings } from '../../src/core.js';
 import { createCore } from '../../src/core.js';
+import { reserveAddress, withOwnBase } from '../support/address.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
 export { launchChromium } from './chromium.js';
@@ -35,13 +36,16 @@ export interface WebApp {
   stop(): Promise<void>;
 }
 
-export async function listen(core: Core, logs: string[]): Promise<{ baseUrl: string; close(): Promise<void> }> {
+export async function listen(
+  core: Core,
+  logs: string[],
+  reserved?: Server,
+): Promise<{ baseUrl: string; close(): Promise<void> }> {
   const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) });
   const app = createApp(core, { logger });
   await app.locals.ready;
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const server = reserved ?? (await reserveAddress()).server;
+  server.on('request', app);
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     async close() {
@@ -53,10 +57,11 @@ export async function listen(core: Core, logs: string[]): Promise<{ baseUrl: str
 
 export async function startWeb(overrides: Partial<Settings> = {}, opts: { db?: TestDatabase } = {}): Promise<WebApp> {
   const db = opts.db ?? (await createTestDatabase('sp_web'));
-  const settings = makeSettings({ databaseUrl: db.url, ...overrides });
+  const { server, baseUrl } = await reserveAddress();
+  const settings = makeSettings({ databaseUrl: db.url, ...withOwnBase(overrides, baseUrl) });
   const core = await createCore(settings, { poolMax: 8 });
   const logs: string[] = [];
-  const served = await listen(core, logs);
+  const served = await listen(core, logs, server);
   return {
     baseUrl: served.baseUrl,
     core,

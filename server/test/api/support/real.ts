@@ -1,6 +1,7 @@
 /** The real app on the real Core and a fresh PostgreSQL database of the run's test cluster. */
 import { createCore } from '../../../src/core.js';
 import type { Core, CoreOptions, Settings } from '../../../src/core.js';
+import { reserveAddress, withOwnBase } from '../../support/address.js';
 import { createTestDatabase, makeSettings, type TestDatabase } from '../../support/db.js';
 import { serve, type Served } from './serve.js';
 
@@ -25,10 +26,11 @@ export async function startRealApi(
 ): Promise<RealApi> {
   const { db } = opts;
   const database = db ?? (await createTestDatabase('sp_api'));
-  const settings = makeSettings({ databaseUrl: database.url, logLevel: 'trace', ...overrides });
+  const { server, baseUrl } = await reserveAddress();
+  const settings = makeSettings({ databaseUrl: database.url, logLevel: 'trace', ...withOwnBase(overrides, baseUrl) });
   const core = await createCore(settings, { sweeper: opts.sweeper ?? false, poolMax: 20, ...opts.core });
   let clockAt: Date | null = null;
-  const served = await serve(core, { clock: () => clockAt ?? new Date() });
+  const served = await serve(core, { clock: () => clockAt ?? new Date(), server });
   return {
     ...served,
     core,

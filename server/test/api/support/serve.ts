@@ -7,6 +7,7 @@ import type { Core } from '../../../src/core.js';
 import { createClient, type Client } from '@secret-push/sdk/generated/client';
 import { SpecChecker } from './spec-check.js';
 import { answerClientErrors } from '../../../src/http/client-error.js';
+import { reserveAddress } from '../../support/address.js';
 
 export interface Served {
   baseUrl: string;
@@ -22,15 +23,14 @@ export interface Served {
 
 export async function serve(
   core: Core,
-  opts: { clientHeaders?: Record<string, string>; clock?: () => Date } = {},
+  opts: { clientHeaders?: Record<string, string>; clock?: () => Date; server?: Server } = {},
 ): Promise<Served> {
   const logs: string[] = [];
   const logger = pino({ level: 'trace' }, { write: (line: string) => void logs.push(line) });
   const app = createApp(core, { logger, validateResponses: true, clock: opts.clock });
   await app.locals.ready;
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const server = opts.server ?? (await reserveAddress()).server;
+  server.on('request', app);
   answerClientErrors(server);
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const checker = await SpecChecker.create();
