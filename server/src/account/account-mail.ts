@@ -6,23 +6,34 @@
  *
  * Links are made by the job that sends them (the durable queue, server/src/jobs): a request stores what it asked
  * for (a sign-up keeps its password's hash), never a link; the job makes a random token, keeps its SHA-256 only, and
- * mails the link. Nothing at rest can open an account.
+ * mails the link. Nothing at rest can open an account. Links are built from PWPUSH_PUBLIC_BASE_URL only.
+ *
+ * Anyone can ask for these mails, so they are limited (issue 45): at most MAILS_PER_RECIPIENT sign-up and reset mails
+ * to one address, and MAILS_PER_CLIENT asked for from one client address (an IPv6 /64), per hour, counted in
+ * PostgreSQL on every instance under advisory locks (two asks at once cannot both pass). Past either, the page answers
+ * 429 with Retry-After and the RateLimit fields, the same whether or not the address has an account.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ApiError, DAY_MS } from '@secret-push/rules';
-import type { Settings } from '../config/settings.js';
+import { mailLinkBase, type Settings } from '../config/settings.js';
 import { hashPassphrase } from '../crypto/passphrase.js';
 import { sql, type Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
+import { clientAddressKey } from '../client-address.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import { passwordProblem, passwordSentence } from './password-strength.js';
 import type { AccountService, AccountUser } from './account-service.js';
+import { claimUnproven, type Claimed } from './claim.js';
 
 export const ACCOUNT_QUEUE = 'email.account';
 /** A sign-up link lasts a day; a reset link an hour. */
 const SIGNUP_LIFETIME_MS = 24 * 3600_000;
 const RESET_LIFETIME_MS = 3600_000;
+/** Sign-up and reset mails an hour: to one address, and asked for from one client address. */
+const MAIL_WINDOW_MS = 3600_000;
+const MAILS_PER_RECIPIENT = 5;
+const MAILS_PER_CLIENT = 20;
 
 type Purpose = 'signup' | 'reset';
 type Job =
@@ -32,9 +43,24 @@ type Job =
 const digestOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
 const S = {
-  insert: sql<{ id: string; purpose: Purpose; email: string; passwordHash: string | null; baseUrl: string; now: Date }>(
-    `insert into account_mail_requests (id, purpose, email, password_hash, base_url, created_at)
-     values (:id, :purpose, :email, :passwordHash, :baseUrl, :now)`,
+  insert: sql<{
+    id: string;
+    purpose: Purpose;
+    email: string;
+    passwordHash: string | null;
+    baseUrl: string;
+    ip: string;
+    now: Date;
+  }>(
+    `insert into account_mail_requests (id, purpose, email, password_hash, base_url, ip, created_at)
+     values (:id, :purpose, :email, :passwordHash, :baseUrl, :ip, :now)`,
+  ),
+  /** Serializes the asks of one key (the client's address, then the recipient's) until the transaction ends. */
+  lock: sql<{ key: string }>(`select pg_advisory_xact_lock(hashtextextended('account mail ' || :key, 0))`),
+  /** The asks of the window, oldest first, for the recipient and for the client address. */
+  recent: sql<{ email: string; ip: string; since: Date }, { by_email: boolean; created_at: Date }>(
+    `select email = :email as by_email, created_at from account_mail_requests
+     where created_at > :since and (email = :email or ip = :ip) order by created_at`,
   ),
   request: sql<{ id: string }>(
     'select id, purpose, email, password_hash, base_url from account_mail_requests where id = :id',
@@ -74,22 +100,28 @@ const S = {
   ),
   userById: sql<{ id: string }, { id: string; email: string }>('select id, email from users where id = :id'),
   insertUser: sql<{ id: string; email: string; hash: string; now: Date }, { id: string }>(
-    `insert into users (id, email, password_hash, created_at, updated_at, session_version)
-     values (:id, :email, :hash, :now, :now, 1) on conflict (email) do nothing returning id`,
+    `insert into users (id, email, password_hash, created_at, updated_at, session_version, email_confirmed_at)
+     values (:id, :email, :hash, :now, :now, 1, :now) on conflict (email) do nothing returning id`,
   ),
 };
 
 export interface AccountMail {
-  /** Sign-up by email: checks the form (422), then always answers the same; the link or a notice goes out. */
-  signUp(email: string, password: string, baseUrl: string, now?: Date): Promise<void>;
+  /**
+   * Sign-up by email: checks the form (422), then always answers the same; the link or a notice goes out. `ip`: the
+   * client's address; rate_limited (429) past the per-recipient or per-address limit.
+   */
+  signUp(email: string, password: string, baseUrl: string, ip: string, now?: Date): Promise<void>;
   /** Opens a sign-up link: the account is made (and signed in); 404 when the link is unknown, used or lapsed. */
   confirm(token: string, now?: Date): Promise<AccountUser>;
-  /** "Forgot password": always answers the same; a link goes out only when the address has an account. */
-  requestReset(email: string, baseUrl: string, now?: Date): Promise<void>;
+  /** "Forgot password": always answers the same; a link goes out only when the address has an account. Limited as signUp. */
+  requestReset(email: string, baseUrl: string, ip: string, now?: Date): Promise<void>;
   /** Whether a reset link is still good (the form is shown only then). */
   resetValid(token: string, now?: Date): Promise<boolean>;
-  /** Sets the password through a reset link (once); every session ends and a notice goes out. */
-  reset(token: string, password: string, baseUrl: string, now?: Date): Promise<void>;
+  /**
+   * Sets the password through a reset link (once); every session ends and a notice goes out. An account whose email
+   * nobody had proven is claimed first (./claim.ts): what was removed from it, else null.
+   */
+  reset(token: string, password: string, baseUrl: string, now?: Date): Promise<Claimed | null>;
   /** Sends the notice of a new API token. */
   tokenChanged(userId: string, baseUrl: string): Promise<void>;
   /** Forgets requests whose links can no longer be used (the sweeper). */
@@ -98,15 +130,28 @@ export interface AccountMail {
 
 export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountService): AccountMail {
   const enqueue = (job: Job) => db.transaction((tx) => queue.enqueue(tx, ACCOUNT_QUEUE, job));
-  const store = async (purpose: Purpose, email: string, passwordHash: string | null, baseUrl: string, now: Date) => {
+  const store = async (
+    purpose: Purpose,
+    email: string,
+    passwordHash: string | null,
+    baseUrl: string,
+    ip: string,
+    now: Date,
+  ) => {
     const id = randomUUID();
+    const client = clientAddressKey(ip);
     await db.transaction(async (tx) => {
-      await tx.query(S.insert, { id, purpose, email, passwordHash, baseUrl, now });
+      await tx.query(S.lock, { key: `client ${client}` });
+      await tx.query(S.lock, { key: `to ${email}` });
+      const since = new Date(now.getTime() - MAIL_WINDOW_MS);
+      const recent = await tx.query(S.recent, { email, ip: client, since });
+      refuseOverLimit(recent, now);
+      await tx.query(S.insert, { id, purpose, email, passwordHash, baseUrl, ip: client, now });
       await queue.enqueue(tx, ACCOUNT_QUEUE, { kind: purpose, request: id } satisfies Job);
     });
   };
   return {
-    async signUp(email, password, baseUrl, now = new Date()) {
+    async signUp(email, password, baseUrl, ip, now = new Date()) {
       const normalized = normalizeEmail(email ?? '');
       const fields: Record<string, string[]> = {};
       if (normalized.length > 320 || !EMAIL.test(normalized)) fields.email = ['must be an email address'];
@@ -116,7 +161,7 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
         throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields });
       }
       // Hashed whether or not the address is taken: the answer takes the same time either way.
-      await store('signup', normalized, await hashPassphrase(password), baseUrl, now);
+      await store('signup', normalized, await hashPassphrase(password), baseUrl, ip, now);
     },
 
     async confirm(token, now = new Date()) {
@@ -135,14 +180,14 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       return { userId: String(made.id), email, sessionVersion: 1 };
     },
 
-    async requestReset(email, baseUrl, now = new Date()) {
+    async requestReset(email, baseUrl, ip, now = new Date()) {
       const normalized = normalizeEmail(email ?? '');
       if (normalized.length > 320 || !EMAIL.test(normalized)) {
         throw new ApiError('validation_failed', 'Check the highlighted fields.', {
           fields: { email: ['must be an email address'] },
         });
       }
-      await store('reset', normalized, null, baseUrl, now);
+      await store('reset', normalized, null, baseUrl, ip, now);
     },
 
     async resetValid(token, now = new Date()) {
@@ -162,9 +207,13 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       const [claimed] = await db.query(S.claim, { digest: digestOf(token), purpose: 'reset', now });
       if (!claimed) throw new ApiError('not_found', 'This link is not valid any more.');
       await db.query(S.retireOthers, { email, purpose: 'reset', now });
-      await accounts.setPassword(email, password); // ends every session
+      // The link came from the address's mailbox: the first proof of an address nobody had proven claims the account
+      // (its maker's second factor, token, keys and webhooks go) before the new password is set.
       const [user] = await db.query(S.userByEmail, { email });
+      const taken = user ? await db.transaction((tx) => claimUnproven(tx, String(user.id), now)) : null;
+      await accounts.setPassword(email, password); // ends every session
       if (user) await enqueue({ kind: 'password_changed', userId: String(user.id), baseUrl });
+      return taken;
     },
 
     async forget(now) {
@@ -177,6 +226,37 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       await enqueue({ kind: 'token_changed', userId, baseUrl });
     },
   };
+}
+
+/**
+ * rate_limited when the window already holds the most mails to this recipient, or asked for from this client address:
+ * Retry-After is when the oldest that counts leaves the window; the RateLimit fields are the limit that refused.
+ */
+function refuseOverLimit(recent: { by_email: boolean; created_at: Date }[], now: Date): void {
+  const byEmail = recent.filter((r) => r.by_email);
+  const limits = [
+    { rows: byEmail, quota: MAILS_PER_RECIPIENT, policy: 'account-mail-recipient' },
+    { rows: recent, quota: MAILS_PER_CLIENT, policy: 'account-mail-client' },
+  ].filter((l) => l.rows.length >= l.quota);
+  if (limits.length === 0) return;
+  const freeAt = (l: (typeof limits)[number]) =>
+    new Date(l.rows[l.rows.length - l.quota]!.created_at).getTime() + MAIL_WINDOW_MS;
+  const worst = limits.reduce((a, b) => (freeAt(b) > freeAt(a) ? b : a));
+  const retryAfterSeconds = Math.max(1, Math.ceil((freeAt(worst) - now.getTime()) / 1000));
+  throw new ApiError(
+    'rate_limited',
+    `Too many emails were asked for this address or from your network. Try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
+    {
+      retryAfterSeconds,
+      limit: {
+        policy: worst.policy,
+        quota: worst.quota,
+        windowSeconds: MAIL_WINDOW_MS / 1000,
+        remaining: 0,
+        resetSeconds: retryAfterSeconds,
+      },
+    },
+  );
 }
 
 /** The messages (English; the account pages are too). */
@@ -241,13 +321,13 @@ export function accountMailDelivery(db: Db, settings: Settings, mailer: Mailer) 
     if (data.kind === 'password_changed' || data.kind === 'token_changed') {
       const [user] = await db.query(S.userById, { id: data.userId });
       const where = data.kind === 'password_changed' ? '/users/password/new' : '/users/sign_in';
-      if (user) await send(user.email, data.kind, `${settings.publicBaseUrl ?? data.baseUrl}${where}`, `${job.id}`);
+      if (user) await send(user.email, data.kind, `${mailLinkBase(settings)}${where}`, `${job.id}`);
       return;
     }
     const requestId = (data as { request: string }).request;
     const [request] = await db.query(S.request, { id: requestId });
     if (!request) return;
-    const base = settings.publicBaseUrl ?? String(request.base_url);
+    const base = mailLinkBase(settings);
     const email = String(request.email);
     const [user] = await db.query(S.userByEmail, { email });
     if (data.kind === 'signup' && user) {

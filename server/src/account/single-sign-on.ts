@@ -10,8 +10,10 @@
  * - `account` decides who signs in: the provider must say the email is verified (`email_verified` true, or the
  *   claim PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM names, such as Entra ID's `xms_edov`), the
  *   email's domain must be allowed, then the user linked to the provider's subject, else the user with that email
- *   (linked now), else a new user (PWPUSH_OIDC_AUTO_CREATE). Every refusal is a SignInRefusal saying why, and makes
- *   no account;
+ *   (linked now), else a new user (PWPUSH_OIDC_AUTO_CREATE). A user with that email whose address nobody proved (a
+ *   sign-up without email) is never linked as it is: the provider's verified email is the first proof, and the
+ *   account is claimed (./claim.ts: every credential its maker set is removed) before it is linked (issue 45). Every
+ *   refusal is a SignInRefusal saying why, and makes no account;
  * - logout is RP-initiated (`end_session_endpoint`) where the provider offers it.
  */
 import { randomUUID } from 'node:crypto';
@@ -21,6 +23,7 @@ import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import type { AccountUser } from './account-service.js';
+import { claimUnproven, type Claimed } from './claim.js';
 
 /** A sign-in refused for a reason the person should read (the page shows `message`; `reason` is for tests and logs). */
 export class SignInRefusal extends Error {
@@ -63,8 +66,11 @@ export interface SingleSignOn {
   start(redirectUri: string): Promise<{ url: string; transaction: SignInTransaction }>;
   /** Exchanges the code of the callback URL and checks the ID token; SignInRefusal on anything wrong. */
   finish(callbackUrl: URL, transaction: SignInTransaction): Promise<ProviderClaims>;
-  /** The user these claims sign in (linked or made now), or SignInRefusal. */
-  account(claims: ProviderClaims, now?: Date): Promise<AccountUser>;
+  /**
+   * The user these claims sign in (linked or made now), or SignInRefusal; `claimed` when an account whose email
+   * nobody had proven was claimed by this sign-in (what was removed from it).
+   */
+  account(claims: ProviderClaims, now?: Date): Promise<AccountUser & { claimed?: Claimed }>;
   /** The provider's logout URL (RP-initiated logout), or null when it offers none. */
   logoutUrl(postLogoutRedirectUri: string): Promise<string | null>;
 }
@@ -97,13 +103,15 @@ const S = {
      where i.issuer = :issuer and i.subject = :subject and u.id = i.user_id
      returning u.id, u.email, u.session_version`,
   ),
-  byEmail: sql<{ email: string }, UserRow>('select id, email, session_version from users where email = :email'),
+  byEmail: sql<{ email: string }, UserRow & { proven: boolean }>(
+    'select id, email, session_version, email_confirmed_at is not null as proven from users where email = :email for update',
+  ),
   otherSubject: sql<{ userId: string; issuer: string; subject: string }, { id: string }>(
     'select id from user_identities where user_id = :userId and issuer = :issuer and subject <> :subject',
   ),
   createUser: sql<{ id: string; email: string; now: Date }>(
-    `insert into users (id, email, password_hash, created_at, updated_at, session_version)
-     values (:id, :email, null, :now, :now, 1) on conflict (email) do nothing`,
+    `insert into users (id, email, password_hash, created_at, updated_at, session_version, email_confirmed_at)
+     values (:id, :email, null, :now, :now, 1, :now) on conflict (email) do nothing`,
   ),
   link: sql<{ userId: string; issuer: string; subject: string; now: Date }>(
     `insert into user_identities (user_id, issuer, subject, created_at, last_sign_in_at)
@@ -176,7 +184,7 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
     });
   };
 
-  async function linkOrCreate(claims: ProviderClaims, now: Date): Promise<AccountUser> {
+  async function linkOrCreate(claims: ProviderClaims, now: Date): Promise<AccountUser & { claimed?: Claimed }> {
     return db.transaction(async (tx) => {
       let [user] = await tx.query(S.byEmail, { email: claims.email });
       if (!user) {
@@ -198,8 +206,11 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
           'linked_elsewhere',
           `The account of ${claims.email} is linked to another identity at ${settings.providerName}. Ask the administrator.`,
         );
+      // The provider's verified email is the first proof of an address nobody had proven: claimed, then linked.
+      const claimed = user!.proven ? null : await claimUnproven(tx, user!.id, now);
       await tx.query(S.link, { userId: user!.id, issuer: claims.issuer, subject: claims.subject, now });
-      return accountOf(user!);
+      if (!claimed) return accountOf(user!);
+      return { ...accountOf({ ...user!, session_version: Number(user!.session_version) + 1 }), claimed };
     });
   }
 

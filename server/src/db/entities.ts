@@ -25,6 +25,11 @@ export const User = defineEntity({
     totpEnabledAt: p.datetime().nullable(),
     /** The time step of the last TOTP code accepted: a code is accepted once. */
     totpLastStep: p.bigint('number').nullable(),
+    /**
+     * When the owner proved the address (a sign-up or reset link, the provider's verified email) or the operator made
+     * the account; null: nobody proved it (a sign-up without email), and its first proof claims it (account/claim.ts).
+     */
+    emailConfirmedAt: p.datetime().nullable(),
   },
 });
 

@@ -149,6 +149,8 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
             passwordHash,
             createdAt: now,
             updatedAt: now,
+            // The operator made it for this address: as proven as a sign-up link (account/claim.ts).
+            emailConfirmedAt: now,
           });
           tem.create(ApiToken, { id: randomUUID(), user, digest: tokenDigest(token), createdAt: now });
           await tem.flush();

@@ -5,7 +5,7 @@
  * `@secret-push/rules`).
  */
 import type { Request, Response } from 'express';
-import { ApiError } from '@secret-push/rules';
+import { ApiError, rateLimitFields } from '@secret-push/rules';
 import type { AccountUser } from '../account/account-service.js';
 import type { Core, RequestContext, WebServices } from '../core.js';
 import { actorOf, baseUrlOf } from '../http/auth.js';
@@ -119,6 +119,9 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
         }
         const pe = pageErrorOf(error, res);
         if (pe.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(pe.retryAfterSeconds));
+        // The limit that refused, as the API answers it (the RateLimit fields).
+        if (error instanceof ApiError && error.details.limit)
+          for (const [name, value] of Object.entries(rateLimitFields(error.details.limit))) res.setHeader(name, value);
         send(res, pe.status, messagePage(v.viewer, pe.title, pe.message));
       }
     },
@@ -135,7 +138,12 @@ function pageErrorOf(error: unknown, res: Response): PageError {
   if (error instanceof PageError) return error;
   if (error instanceof FormError) return new PageError(error.status, 'Form rejected', error.message);
   if (error instanceof ApiError) {
-    const title = error.code === 'service_unavailable' ? 'Unavailable' : 'Something went wrong';
+    const title =
+      error.code === 'service_unavailable'
+        ? 'Unavailable'
+        : error.status === 429
+          ? 'Too many requests'
+          : 'Something went wrong';
     return new PageError(error.status, title, error.message, error.details.retryAfterSeconds);
   }
   const e = error as { name?: string; code?: string };

@@ -22,9 +22,16 @@ const CSRF_COOKIE = 'sp_csrf';
 export const CSRF_FIELD = '_csrf';
 const AUDIENCE = 'secret-push-web';
 
-/** How a session was signed in: PWPUSH_REQUIRE_2FA refuses `password` sessions (and older ones, which carry none). */
-export type SignInFactors = 'password' | 'password+totp' | 'oidc';
-const FACTORS: readonly SignInFactors[] = ['password', 'password+totp', 'oidc'];
+/**
+ * How a session was signed in: PWPUSH_REQUIRE_2FA refuses `password` sessions (and older ones, which carry none);
+ * `oidc+totp`: the provider, then the account's own second factor (an account that has one is always asked for it).
+ */
+export type SignInFactors = 'password' | 'password+totp' | 'oidc' | 'oidc+totp';
+const FACTORS: readonly SignInFactors[] = ['password', 'password+totp', 'oidc', 'oidc+totp'];
+
+/** Whether the session began at the single sign-on provider (whose own session sign-out ends too). */
+export const viaProvider = (factors: SignInFactors | undefined): boolean =>
+  factors === 'oidc' || factors === 'oidc+totp';
 
 export interface SessionClaims {
   userId: string;

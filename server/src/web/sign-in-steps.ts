@@ -29,6 +29,8 @@ export interface PendingFactor {
   email: string;
   purpose: 'verify' | 'enrol';
   next: string;
+  /** The first step: a password, or the single sign-on provider (the session's factors say which, with the code). */
+  via: 'password' | 'oidc';
 }
 
 export interface PendingSso extends SignInTransaction {
@@ -69,15 +71,27 @@ export function createSignInSteps(settings: Pick<Settings, 'signingSecret' | 'pu
       if (!c || typeof c.userId !== 'string' || typeof c.sessionVersion !== 'number' || typeof c.email !== 'string')
         return null;
       if (c.purpose !== 'verify' && c.purpose !== 'enrol') return null;
-      return { ...(c as PendingFactor), next: typeof c.next === 'string' ? c.next : '/' };
+      return {
+        ...(c as PendingFactor),
+        next: typeof c.next === 'string' ? c.next : '/',
+        via: c.via === 'oidc' ? 'oidc' : 'password',
+      };
     },
-    startFactor(req: Request, res: Response, user: AccountUser, purpose: PendingFactor['purpose'], next: string) {
+    startFactor(
+      req: Request,
+      res: Response,
+      user: AccountUser,
+      purpose: PendingFactor['purpose'],
+      next: string,
+      via: PendingFactor['via'] = 'password',
+    ) {
       const claims: PendingFactor = {
         userId: user.userId,
         sessionVersion: user.sessionVersion,
         email: user.email,
         purpose,
         next,
+        via,
       };
       put(res, req, STEP_COOKIE, stepKey, claims, 'strict');
     },

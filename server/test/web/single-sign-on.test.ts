@@ -15,6 +15,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import Provider from 'oidc-provider';
+import { generate } from 'otplib';
 import { buildShareLink, sealPush } from '@secret-push/sdk/e2e';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -391,6 +392,77 @@ describe('single sign-on with a real OpenID provider', () => {
       expect(await usersWith('dave@corp.example')).toBe(0);
     });
   }
+});
+
+describe("issue 45: a sign-up nobody confirmed never captures a real person's single sign-on", () => {
+  const KATE = 'kate@corp.example';
+  const ATTACKER = 'the attacker s own long password';
+  let kateId = '';
+
+  it("kate's provider sign-in claims the account an attacker signed up with her address: nothing of theirs survives", async () => {
+    PEOPLE.kate = { email: KATE, email_verified: true, name: 'Kate' };
+    // The default instance sends no email, so a sign-up makes the account at once, with nobody's proof of the address.
+    const attacker = new Visitor(app.baseUrl);
+    expect((await attacker.signUp(KATE, ATTACKER)).status).toBe(303);
+    const [made] = await app.db.query<{ id: string; email_confirmed_at: string | null }>(
+      'select id, email_confirmed_at from users where email = $1',
+      [KATE],
+    );
+    expect(made!.email_confirmed_at).toBeNull();
+    kateId = made!.id;
+    // The attacker's second factor, account token and key, and their signed-in session.
+    const { secret } = await app.core.web!.twoFactor.begin(kateId, KATE);
+    await app.core.web!.twoFactor.confirm(kateId, await generate({ secret }), '127.0.0.1');
+    const token = await app.core.users.rotateToken(KATE);
+    const key = await app.core.users.keys.create(kateId, { name: 'attacker', scopes: ['pushes:read'] }, null);
+    expect((await attacker.fetch('/users/token')).status).toBe(200);
+
+    // Kate signs in with the provider, which says her address is verified: the account becomes hers, emptied.
+    const { context, page } = await browser();
+    await signInAtProvider(page, 'kate', app.baseUrl, false);
+    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    const notice = await page.locator('main').innerText();
+    expect(notice).toContain('whose email nobody had confirmed');
+    expect(notice).toContain('its password, its two-factor sign-in, its API token and 1 API key');
+    expect(await hasSession(context)).toBe(true);
+    const links = await app.db.query<{ user_id: string }>('select user_id from user_identities where subject = $1', [
+      'kate',
+    ]);
+    expect(links).toEqual([{ user_id: kateId }]);
+
+    // The attacker: signed out, and their password, token and key no longer open anything.
+    expect((await attacker.fetch('/users/token')).status).toBe(302);
+    expect((await new Visitor(app.baseUrl).signIn(KATE, ATTACKER)).status).not.toBe(303);
+    for (const credential of [token, key.token]) {
+      const answer = await fetch(`${app.baseUrl}/api/v2/pushes/active`, {
+        headers: { authorization: `Bearer ${credential}` },
+      });
+      expect(answer.status).toBe(401);
+    }
+    const [after] = await app.db.query<Record<string, unknown>>(
+      'select password_hash, totp_secret, email_confirmed_at from users where id = $1',
+      [kateId],
+    );
+    expect(after).toMatchObject({ password_hash: null, totp_secret: null });
+    expect(after!.email_confirmed_at).not.toBeNull();
+  });
+
+  it("asks for the account's own second factor after the provider, and gives no session before it", async () => {
+    const { secret } = await app.core.web!.twoFactor.begin(kateId, KATE);
+    await app.core.web!.twoFactor.confirm(kateId, await generate({ secret }), '127.0.0.1');
+    const { context, page } = await browser();
+    await signInAtProvider(page, 'kate', app.baseUrl, false);
+    await page.waitForURL(`${app.baseUrl}/users/two_factor/verify`);
+    expect(await hasSession(context)).toBe(false);
+    // A code of the next time step (the one confirm used is spent).
+    await page
+      .getByLabel(/Code from your authenticator app/)
+      .fill(await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${app.baseUrl}/`);
+    const session = (await context.cookies(app.baseUrl)).find((c) => c.name === 'sp_session')!;
+    expect(decodeJwt(session.value).f).toBe('oidc+totp');
+  });
 });
 
 describe('PWPUSH_OIDC_ONLY', () => {

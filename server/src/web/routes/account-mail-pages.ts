@@ -6,8 +6,9 @@
  */
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '@secret-push/rules';
+import { claimSentence, type Claimed } from '../../account/claim.js';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
-import { baseUrlOf } from '../../http/auth.js';
+import { actorOf, baseUrlOf } from '../../http/auth.js';
 import { field } from '../forms.js';
 import { html } from '../html.js';
 import type { PageKit } from '../page-kit.js';
@@ -105,7 +106,7 @@ export function accountMailPages(router: Router, kit: PageKit): void {
       if (!mail) return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', NO_MAIL, 'notice'));
       const email = field(form, 'email');
       try {
-        await mail.requestReset(email, base(req), now());
+        await mail.requestReset(email, base(req), actorOf(req, null, kit.settings.trustProxy).ip, now());
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
         return kit.send(res, 422, forgotPage(v.viewer, { email, error: 'Enter an email address.' }));
@@ -140,8 +141,9 @@ export function accountMailPages(router: Router, kit: PageKit): void {
       const token = tokenOf(field(form, 'token'));
       const mail = kit.web().accountMail;
       if (!mail) return invalidLink(res, v.viewer);
+      let claimed: Claimed | null;
       try {
-        await mail.reset(token, field(form, 'password'), base(req), now());
+        claimed = await mail.reset(token, field(form, 'password'), base(req), now());
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         if (error.code === 'validation_failed')
@@ -155,7 +157,7 @@ export function accountMailPages(router: Router, kit: PageKit): void {
         messagePage(
           v.viewer,
           'Password changed',
-          'Your password is changed and every session was ended. Sign in with the new one.',
+          `Your password is changed and every session was ended. Sign in with the new one.${claimed ? ` ${claimSentence(claimed)}` : ''}`,
           'notice',
         ),
       );

@@ -7,6 +7,7 @@ import { state } from '../../http/middleware.js';
 import { field } from '../forms.js';
 import { PageError, signupsOpen, type PageKit } from '../page-kit.js';
 import { safeNext } from '../security.js';
+import { viaProvider } from '../session.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { providerLogout } from './oidc-pages.js';
 import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
@@ -101,6 +102,7 @@ export function accountPages(router: Router, kit: PageKit): void {
             email,
             field(form, 'password'),
             baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
+            actorOf(req, null, settings.trustProxy).ip,
             opts.clock?.(),
           );
           return kit.send(res, 200, signUpSentPage(v.viewer));
@@ -123,11 +125,11 @@ export function accountPages(router: Router, kit: PageKit): void {
     kit.pageRoute('/users/sign_out', async (req, res, v) => {
       await kit.postedForm(req, v);
       if (v.user) await kit.web().accounts.endSessions(v.user.userId, opts.clock?.());
-      const viaProvider = sessions.read(req)?.factors === 'oidc';
+      const provider = viaProvider(sessions.read(req)?.factors);
       sessions.end(req, res);
       // Signed in with the provider: its own session ends too, where it offers RP-initiated logout.
       const base = baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy);
-      const logout = v.user && viaProvider ? await providerLogout(kit, base, { ...v.viewer, user: null }) : null;
+      const logout = v.user && provider ? await providerLogout(kit, base, { ...v.viewer, user: null }) : null;
       if (logout) return kit.send(res, 200, logout);
       res.redirect(303, '/');
     }),

@@ -2,10 +2,11 @@
  * Single sign-on pages (issue 25): `POST /users/oidc/start` (the sign-in page's "Sign in with …" button, CSRF-checked)
  * sends the browser to the provider with a fresh state, nonce and PKCE challenge; `GET /users/oidc/callback` takes
  * the provider's answer, checks it against what this browser started (../sign-in-steps.ts, used once), has
- * ../../account/single-sign-on.ts exchange and check it, and starts a session. Any refusal is a page saying why;
- * no session is given and no account made.
+ * ../../account/single-sign-on.ts exchange and check it, and starts a session (after the account's own second factor,
+ * when it has one). Any refusal is a page saying why; no session is given and no account made.
  */
 import type { Router } from 'express';
+import { claimSentence } from '../../account/claim.js';
 import { SignInRefusal } from '../../account/single-sign-on.js';
 import { baseUrlOf } from '../../http/auth.js';
 import { field } from '../forms.js';
@@ -13,7 +14,7 @@ import { PageError, type PageKit } from '../page-kit.js';
 import { safeNext } from '../security.js';
 import { createSignInSteps } from '../sign-in-steps.js';
 import { providerStepPage } from '../views/accounts.js';
-import type { Viewer } from '../views/layout.js';
+import { messagePage, type Viewer } from '../views/layout.js';
 
 const OIDC_CALLBACK_PATH = '/users/oidc/callback';
 
@@ -55,7 +56,7 @@ export function oidcPages(router: Router, kit: PageKit): void {
 
   router.get(
     OIDC_CALLBACK_PATH,
-    kit.pageRoute(OIDC_CALLBACK_PATH, async (req, res) => {
+    kit.pageRoute(OIDC_CALLBACK_PATH, async (req, res, v) => {
       const service = sso();
       // Taken (and cleared) first: whatever happens next, this answer cannot be used again in this browser.
       const pending = steps.takeSso(req, res);
@@ -67,9 +68,18 @@ export function oidcPages(router: Router, kit: PageKit): void {
           );
         const callback = new URL(req.originalUrl, `${baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy)}/`);
         const claims = await service.finish(callback, pending);
-        const user = await service.account(claims, kit.clock?.());
-        sessions.start(req, res, user, 'oidc');
-        res.redirect(303, safeNext(pending.next, '/'));
+        const { claimed, ...user } = await service.account(claims, kit.clock?.());
+        const next = safeNext(pending.next, '/');
+        // The account's own second factor is asked after the provider too: its owner turned it on (issue 45).
+        if ((await kit.web().twoFactor.status(user.userId)).enabled) {
+          steps.startFactor(req, res, user, 'verify', next, 'oidc');
+          return res.redirect(303, '/users/two_factor/verify');
+        }
+        const csrf = sessions.start(req, res, user, 'oidc');
+        if (!claimed) return res.redirect(303, next);
+        // An account nobody had proven the address of became this person's: say what was removed from it.
+        const viewer = { ...v.viewer, user: { email: user.email }, csrf: sessions.csrfToken(csrf, user.userId) };
+        kit.send(res, 200, messagePage(viewer, 'Your account', claimSentence(claimed), 'notice'));
       } catch (error) {
         if (error instanceof SignInRefusal) throw refusalPage(error);
         throw error;

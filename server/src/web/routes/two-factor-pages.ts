@@ -138,7 +138,7 @@ export function twoFactorPages(router: Router, kit: PageKit): void {
         return kit.send(res, refusal.status, verifyPage(v.viewer, { error: refusal.message }));
       }
       steps.endFactor(req, res);
-      sessions.start(req, res, user, 'password+totp');
+      sessions.start(req, res, user, step.via === 'oidc' ? 'oidc+totp' : 'password+totp');
       res.redirect(303, step.next);
     }),
   );
