@@ -4,6 +4,7 @@
  * (app/validators/multiple_emails_validator.rb, app/models/concerns/pwpush/notifiable_by_email.rb).
  */
 import { ApiError, validationFailed, type FieldErrors } from './errors.js';
+import type { ApiKeyScope } from './scopes.js';
 
 /** Recipients per push, counting the create and every later `notifyEmails` call. */
 export const NOTIFY_MAX_RECIPIENTS = 5;
@@ -145,4 +146,18 @@ export function notifyRefused(pair: readonly [string, string, string?] | readonl
 /** The 422 of a limit (`base`): the daily cap, or the recipients a push may have in all. */
 export function notifyLimit(message: string): ApiError {
   return validationFailed({ base: [message] });
+}
+
+/**
+ * `notify_emails_to` on a create (a push's or a request's) sends email on the caller's behalf, as `notifyEmails` does:
+ * an API key needs `pushes:notify` for it too (issue 45), else 403 insufficient_scope naming it. `scopes`: the caller's
+ * key's (undefined: the account token, the legacy pair or an anonymous caller, whom the other rules decide).
+ */
+export function requireNotifyScope(scopes: readonly ApiKeyScope[] | undefined): void {
+  if (scopes && !scopes.includes('pushes:notify'))
+    throw new ApiError(
+      'insufficient_scope',
+      'This API key lacks the scope pushes:notify, which emailing the link (notify_emails_to) needs.',
+      { scopes: ['pushes:notify'] },
+    );
 }

@@ -422,7 +422,8 @@ export type PushInput = unknown & {
      * (`a@example.org,b@example.org`, spaces around commas allowed), at most 5 addresses per push in total (this
      * create and later `notifyEmails` calls together), each a plain ASCII address of at most 254 characters. Needs a
      * token (the owner) and `features.pushes.email_auto_dispatch: true`; otherwise 422 (`are not available`, `are
-     * not allowed for unknown users`). An end-to-end encrypted push cannot be mailed (its key is only in the
+     * not allowed for unknown users`). An API key needs the `pushes:notify` scope for it (403 `insufficient_scope`
+     * otherwise, and nothing is made). An end-to-end encrypted push cannot be mailed (its key is only in the
      * creator's link): 422. The message holds the link, the sender's email, the expiry and the instance's name,
      * never the payload, the passphrase or a file. Messages on this field (422): `cannot be left blank`, `has commas
      * used in the wrong way`, `contains duplicate emails`, `contains more than 5 email(s)`, `contains invalid
@@ -938,7 +939,8 @@ export type RequestInput = {
      * Addresses to mail the request's link to (the responders), comma-separated, at most 5, each a plain ASCII
      * address; 422 with `PushInput.notify_emails_to`'s messages otherwise. With mail, the addresses count against the
      * requester's daily limit with the pushes' links (over it: 422 on `base`, nothing stored). The message holds the
-     * link, the requester's email, the expiry and the instance's name; never the ask, its name, note or files.
+     * link, the requester's email, the expiry and the instance's name; never the ask, its name, note or files. An API
+     * key needs the `pushes:notify` scope for it (403 `insufficient_scope` otherwise, and nothing is made).
      *
      */
     notify_emails_to?: string;

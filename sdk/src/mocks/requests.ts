@@ -21,6 +21,7 @@ import {
   normalizePushInput,
   PAGE_SIZE,
   readNotifyRequest,
+  requireNotifyScope,
   SEALING_SCHEME,
   validationFailed,
 } from '@secret-push/rules';
@@ -77,6 +78,8 @@ export class MockRequests {
   create(raw: Record<string, unknown>, actor: MockActor, base: string): RequestOwner {
     const owner = this.requireUser(actor);
     const input = raw as RequestInput;
+    if (typeof input.notify_emails_to === 'string' && input.notify_emails_to.trim() !== '')
+      requireNotifyScope(actor.scopes);
     const ask = typeof input.request === 'string' ? input.request : '';
     const uploads = Array.isArray(input.files) ? input.files : [];
     const errors: Record<string, string[]> = {};

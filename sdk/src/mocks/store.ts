@@ -30,6 +30,7 @@ import {
   NOTIFY_MAX_RECIPIENTS,
   NOTIFY_TEXT,
   readNotifyRequest,
+  requireNotifyScope,
   LINK_LIFETIME_MS,
   newPushState,
   normalizePushInput,
@@ -243,6 +244,7 @@ export class MockStore {
     input: { notify_emails_to?: string; notify_emails_to_locale?: string | null; client_encryption?: unknown },
     actor: MockActor,
   ) {
+    requireNotifyScope(actor.scopes);
     if (!this.settings.emailAutoDispatch) throw notifyRefused(NOTIFY_TEXT.unavailable);
     if (!actor.user) throw notifyRefused(NOTIFY_TEXT.anonymous);
     const request = readNotifyRequest(input.notify_emails_to, input.notify_emails_to_locale);

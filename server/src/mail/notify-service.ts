@@ -24,6 +24,7 @@ import {
   NOTIFY_TEXT,
   pushRecord,
   readNotifyRequest,
+  requireNotifyScope,
   type NotifyRequest,
 } from '@secret-push/rules';
 import { emailAvailable, mailLinkBase, type Settings } from '../config/settings.js';
@@ -121,6 +122,7 @@ export function createNotifyService({ db, settings, pushes, queue }: NotifyDeps)
     prepareForCreate(input, ctx) {
       const to = input.notify_emails_to;
       if (to === undefined || to.trim() === '') return null;
+      requireNotifyScope(ctx.scopes);
       if (!available) throw notifyRefused(UNAVAILABLE);
       if (ctx.actor.userId === null) throw notifyRefused(NOTIFY_TEXT.anonymous);
       const request = readNotifyRequest(to, input.notify_emails_to_locale);

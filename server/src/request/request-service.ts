@@ -24,6 +24,7 @@ import {
   ApiError,
   checkPushSchema,
   readNotifyRequest,
+  requireNotifyScope,
   durationOfSeconds,
   htmlUrl,
   MAX_PAGE,
@@ -151,6 +152,7 @@ class RequestOperations implements RequestService {
     const { settings, keyring, repository } = this.deps;
     this.requireEnabled();
     const ownerId = this.requireUser(ctx);
+    if (input.notify_emails_to && input.notify_emails_to.trim() !== '') requireNotifyScope(ctx.scopes);
     const now = nowOf(ctx);
     const errors: FieldErrors = {};
     const ask = input.request ?? '';

@@ -202,3 +202,48 @@ for (const [name, c] of [
     }
   });
 }
+
+describe('notify_emails_to on a create needs pushes:notify (issue 45)', () => {
+  const post = (path: string, token: string, body: unknown) =>
+    api.raw(path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const count = async (table: string) =>
+    Number((await api.db.query<{ n: string }>(`select count(*) as n from ${table}`))[0]!.n);
+
+  it('a key without it gets 403 insufficient_scope naming pushes:notify on createPush and createRequest; nothing is made or mailed', async () => {
+    const key = await newKey(API_KEY_SCOPES.filter((s) => s !== 'pushes:notify'));
+    const [pushes, requests, mails] = [await count('pushes'), await count('requests'), mailbox.messages.length];
+    for (const [path, body] of [
+      ['/api/v2/pushes', { push: { payload: 'mailed by a key', notify_emails_to: 'someone@example.net' } }],
+      ['/api/v2/requests', { request: { request: 'send me a key', notify_emails_to: 'someone@example.net' } }],
+    ] as const) {
+      const answer = await post(path, key.token, body);
+      expect([path, answer.status]).toEqual([path, 403]);
+      expect(JSON.stringify(answer.body)).toContain('pushes:notify');
+    }
+    expect([await count('pushes'), await count('requests')]).toEqual([pushes, requests]);
+    // v1 ignores the field (its document has no email, as the reference): a push, and still no mail.
+    const v1 = await post('/p.json', key.token, {
+      password: { payload: 'v1 never mails', notify_emails_to: 'someone@example.net' },
+    });
+    expect(v1.status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1500)); // a poll of the queue: nothing was sent
+    expect(mailbox.messages.length).toBe(mails);
+  });
+
+  it('a key with pushes:create and pushes:notify mails the link; without notify_emails_to no scope is asked', async () => {
+    const notifying = await newKey(['pushes:create', 'pushes:notify']);
+    const before = mailbox.messages.length;
+    const made = await post('/api/v2/pushes', notifying.token, {
+      push: { payload: 'mailed by a key', notify_emails_to: 'allowed@example.net' },
+    });
+    expect(made.status).toBe(201);
+    const mails = await mailbox.waitFor(before + 1);
+    expect(mails.at(-1)!.to).toEqual(['allowed@example.net']);
+    const plain = await newKey(['pushes:create']);
+    expect((await post('/api/v2/pushes', plain.token, { push: { payload: 'no mail asked' } })).status).toBe(201);
+  });
+});
