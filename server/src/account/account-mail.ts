@@ -25,6 +25,7 @@ import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import { passwordProblem, passwordSentence } from './password-strength.js';
 import type { AccountService, AccountUser } from './account-service.js';
 import { claimUnproven, type Claimed } from './claim.js';
+import { revokeEveryCredential } from '../user/api-keys.js';
 
 export const ACCOUNT_QUEUE = 'email.account';
 /** A sign-up link lasts a day; a reset link an hour. */
@@ -118,10 +119,17 @@ export interface AccountMail {
   /** Whether a reset link is still good (the form is shown only then). */
   resetValid(token: string, now?: Date): Promise<boolean>;
   /**
-   * Sets the password through a reset link (once); every session ends and a notice goes out. An account whose email
-   * nobody had proven is claimed first (./claim.ts): what was removed from it, else null.
+   * Sets the password through a reset link (once); every session ends and a notice goes out; with
+   * `revokeCredentials` the account token and every API key are revoked too (what the reset form asks, on by default).
+   * An account whose email nobody had proven is claimed first (./claim.ts: every credential goes, asked or not).
    */
-  reset(token: string, password: string, baseUrl: string, now?: Date): Promise<Claimed | null>;
+  reset(
+    token: string,
+    password: string,
+    baseUrl: string,
+    options: { revokeCredentials: boolean },
+    now?: Date,
+  ): Promise<{ claimed: Claimed | null; revoked: { apiToken: boolean; apiKeys: number } | null }>;
   /** Sends the notice of a new API token. */
   tokenChanged(userId: string, baseUrl: string): Promise<void>;
   /** Forgets requests whose links can no longer be used (the sweeper). */
@@ -195,7 +203,7 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       return (await db.query(S.valid, { digest: digestOf(token), purpose: 'reset', now })).length > 0;
     },
 
-    async reset(token, password, baseUrl, now = new Date()) {
+    async reset(token, password, baseUrl, options, now = new Date()) {
       if (typeof token !== 'string' || token.length > 128)
         throw new ApiError('not_found', 'This link is not valid any more.');
       const [found] = await db.query(S.valid, { digest: digestOf(token), purpose: 'reset', now });
@@ -204,16 +212,26 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       const problem = await passwordProblem(password, email);
       if (problem)
         throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
-      const [claimed] = await db.query(S.claim, { digest: digestOf(token), purpose: 'reset', now });
-      if (!claimed) throw new ApiError('not_found', 'This link is not valid any more.');
+      const [used] = await db.query(S.claim, { digest: digestOf(token), purpose: 'reset', now });
+      if (!used) throw new ApiError('not_found', 'This link is not valid any more.');
       await db.query(S.retireOthers, { email, purpose: 'reset', now });
       // The link came from the address's mailbox: the first proof of an address nobody had proven claims the account
       // (its maker's second factor, token, keys and webhooks go) before the new password is set.
-      const [user] = await db.query(S.userByEmail, { email });
-      const taken = user ? await db.transaction((tx) => claimUnproven(tx, String(user.id), now)) : null;
-      await accounts.setPassword(email, password); // ends every session
-      if (user) await enqueue({ kind: 'password_changed', userId: String(user.id), baseUrl });
-      return taken;
+      // One transaction: the claim, the revocation and the new password (every session ends) land together or not.
+      const hash = await hashPassphrase(password);
+      const done = await db.transaction(async (tx) => {
+        const [user] = await tx.query(S.userByEmail, { email });
+        if (!user) return null;
+        const userId = String(user.id);
+        const claimed = await claimUnproven(tx, userId, now);
+        // Asked on the form (on by default): whoever had the password may have made a token or keys with it.
+        const revoked = !claimed && options.revokeCredentials ? await revokeEveryCredential(tx, userId) : null;
+        await accounts.storePasswordHash(tx, email, hash, now);
+        await queue.enqueue(tx, ACCOUNT_QUEUE, { kind: 'password_changed', userId, baseUrl } satisfies Job);
+        return { claimed, revoked };
+      });
+      if (!done) throw new ApiError('not_found', 'This link is not valid any more.');
+      return done;
     },
 
     async forget(now) {

@@ -43,6 +43,11 @@ export interface AccountService {
    * as sign-up; ends the user's sessions and forgets the email's failed sign-ins. not_found for an unknown email.
    */
   setPassword(email: string, password: string): Promise<void>;
+  /**
+   * setPassword's change, in the caller's transaction, with a password already checked and hashed: the hash set,
+   * every session ended, the email's failed sign-ins forgotten. False for an unknown email.
+   */
+  storePasswordHash(tx: Db, email: string, hash: string, now: Date): Promise<boolean>;
 }
 
 interface LoginAttemptRow {
@@ -99,6 +104,13 @@ export function createAccountService(
   settings: Pick<Settings, 'loginAttemptsPer15Minutes'>,
 ): AccountService {
   const em = (): EntityManager => orm.em.fork() as EntityManager;
+
+  const storePasswordHash: AccountService['storePasswordHash'] = async (tx, email, hash, now) => {
+    const [updated] = await tx.query(S.setPassword, { email, hash, now });
+    if (!updated) return false;
+    await tx.query(S.clearEmail, { email });
+    return true;
+  };
 
   return {
     async signUp(email: string, password: string, now: Date = new Date()) {
@@ -199,11 +211,11 @@ export function createAccountService(
       if (problem)
         throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
       const hash = await hashPassphrase(password);
-      const [updated] = EMAIL.test(normalized)
-        ? await db.query(S.setPassword, { email: normalized, hash, now: new Date() })
-        : [];
-      if (!updated) throw new ApiError('not_found', 'No user has this email.');
-      await db.query(S.clearEmail, { email: normalized });
+      const stored =
+        EMAIL.test(normalized) && (await db.transaction((tx) => storePasswordHash(tx, normalized, hash, new Date())));
+      if (!stored) throw new ApiError('not_found', 'No user has this email.');
     },
+
+    storePasswordHash,
   };
 }

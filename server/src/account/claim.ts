@@ -10,6 +10,7 @@
  * One transaction, on the user's row locked: two proofs at once claim once.
  */
 import { sql, type Db } from '../db/sql.js';
+import { revokeEveryCredential } from '../user/api-keys.js';
 
 /** What a claim removed (the page that follows says so), or null when the address was already proven. */
 export interface Claimed {
@@ -30,8 +31,6 @@ const C = {
      returning old.had_password, old.had_factor`,
   ),
   recoveryCodes: sql<{ userId: string }>('delete from recovery_codes where user_id = :userId'),
-  token: sql<{ userId: string }, { id: string }>('delete from api_tokens where user_id = :userId returning id'),
-  keys: sql<{ userId: string }, { id: string }>('delete from api_keys where user_id = :userId returning id'),
   webhooks: sql<{ userId: string }, { id: string }>('delete from webhooks where user_id = :userId returning id'),
 };
 
@@ -43,16 +42,28 @@ export async function claimUnproven(tx: Db, userId: string, now: Date): Promise<
   const [claimed] = await tx.query(C.claim, { userId, now });
   if (!claimed) return null;
   await tx.query(C.recoveryCodes, { userId });
-  const token = await tx.query(C.token, { userId });
-  const keys = await tx.query(C.keys, { userId });
+  const revoked = await revokeEveryCredential(tx, userId);
   const webhooks = await tx.query(C.webhooks, { userId });
   return {
     password: claimed.had_password,
     secondFactor: claimed.had_factor,
-    apiToken: token.length > 0,
-    apiKeys: keys.length,
+    ...revoked,
     webhooks: webhooks.length,
   };
+}
+
+/** What a revocation of every API credential did, in words (a reset, "sign out everywhere"). */
+export function revokedSentence(revoked: { apiToken: boolean; apiKeys: number }): string {
+  const parts = [
+    revoked.apiToken ? 'your API token' : null,
+    revoked.apiKeys > 0 ? `${revoked.apiKeys} API key${revoked.apiKeys === 1 ? '' : 's'}` : null,
+  ].filter((part): part is string => part !== null);
+  return parts.length === 0
+    ? 'You had no API token or key to revoke.'
+    : `${parts.join(' and ')} ${parts.length > 1 || revoked.apiKeys > 1 ? 'were' : 'was'} revoked: make new ones on the API token page.`.replace(
+        /^./,
+        (c) => c.toUpperCase(),
+      );
 }
 
 /** What the owner reads after a claim: each thing removed, in words. */

@@ -97,6 +97,21 @@ export interface CallerKey {
   expiresAt: Date | null;
 }
 
+const REVOKE_ALL = {
+  token: sql<{ userId: string }, { id: string }>('delete from api_tokens where user_id = :userId returning id'),
+  keys: sql<{ userId: string }, { id: string }>('delete from api_keys where user_id = :userId returning id'),
+};
+
+/**
+ * Revokes every API credential of the user in `tx`: the account token and every API key (issue 45: a password reset,
+ * "sign out everywhere" and the claim of an unproven account). The next request with any of them answers 401.
+ */
+export async function revokeEveryCredential(tx: Db, userId: string): Promise<{ apiToken: boolean; apiKeys: number }> {
+  const token = await tx.query(REVOKE_ALL.token, { userId });
+  const keys = await tx.query(REVOKE_ALL.keys, { userId });
+  return { apiToken: token.length > 0, apiKeys: keys.length };
+}
+
 /** Who a key authenticates, and what it may do. */
 interface KeyCaller {
   userId: string;
@@ -106,7 +121,7 @@ interface KeyCaller {
 }
 
 /** The credential that asks for a new key: a key (its scopes, id and expiry), or null for the account itself. */
-export type KeyGrantor = (CallerKey & { scopes: readonly ApiKeyScope[] }) | null;
+type KeyGrantor = (CallerKey & { scopes: readonly ApiKeyScope[] }) | null;
 
 export interface NewApiKey {
   name: string;

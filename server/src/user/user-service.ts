@@ -10,7 +10,7 @@ import { hashPassphrase } from '../crypto/passphrase.js';
 import { newApiToken, tokenDigest } from '../crypto/tokens.js';
 import { ApiToken, User } from '../db/entities.js';
 import { API_KEY_PREFIX, ApiError, type ApiKeyScope } from '@secret-push/rules';
-import { createApiKeyService, type ApiKeyService, type CallerKey } from './api-keys.js';
+import { createApiKeyService, revokeEveryCredential, type ApiKeyService, type CallerKey } from './api-keys.js';
 import { sql, type Db } from '../db/sql.js';
 
 export interface UserService {
@@ -34,6 +34,15 @@ export interface UserService {
   revokeToken(email: string): Promise<boolean>;
   /** The user's id, or not_found. */
   userIdOf(email: string): Promise<string>;
+  /**
+   * "Sign out everywhere": every session ends (the session version moves) and, when asked, the account token and
+   * every API key are revoked, in one transaction (issue 45). What was revoked, or null when not asked.
+   */
+  endEverything(
+    userId: string,
+    revokeCredentials: boolean,
+    now?: Date,
+  ): Promise<{ apiToken: boolean; apiKeys: number } | null>;
   /** Deletes the user's push records (files, audit and attempts go with them), then the user and its token. */
   deleteUserRecords(userId: string): Promise<{ pushes: number }>;
 }
@@ -69,6 +78,9 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 const U = {
+  endSessions: sql<{ userId: string; now: Date }>(
+    'update users set session_version = session_version + 1, updated_at = :now where id = :userId',
+  ),
   /** The token's user, by the token's digest (every authenticated request by the account token: one prepared read). */
   byDigest: sql<{ digest: string }, { id: string; user_id: string; email: string }>(
     'select t.id, u.id as user_id, u.email from api_tokens t join users u on u.id = t.user_id where t.digest = :digest',
@@ -197,6 +209,13 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
 
     async userIdOf(email: string) {
       return (await findUser(email)).id;
+    },
+
+    async endEverything(userId: string, revokeCredentials: boolean, now: Date = new Date()) {
+      return db.transaction(async (tx) => {
+        await tx.query(U.endSessions, { userId, now });
+        return revokeCredentials ? revokeEveryCredential(tx, userId) : null;
+      });
     },
 
     async deleteUserRecords(userId: string) {

@@ -200,6 +200,9 @@ export function memoryCore(
       async deleteUserRecords(): Promise<never> {
         throw new Error('not in the double');
       },
+      async endEverything(): Promise<never> {
+        throw new Error('not in the double');
+      },
       async rotateToken(): Promise<string> {
         throw new Error('not in the double');
       },

@@ -13,6 +13,9 @@
  *   sign-up on an instance without email): the account is claimed, and its maker's second factor, token, keys and
  *   webhooks are gone before the owner's new password is set.
  *
+ * - a password reset revokes the account token and every API key unless its owner unticks the box, and "sign out
+ *   everywhere" does the same (the box on the token page); both end every session.
+ *
  * The instance trusts one proxy hop (PWPUSH_TRUST_PROXY), so each test speaks from a client address of its own
  * (X-Forwarded-For).
  */
@@ -215,5 +218,69 @@ describe('account mail asked for by strangers', () => {
     } finally {
       await open.stop();
     }
+  });
+
+  /** The API answers a credential: 200 while it works, 401 once revoked. */
+  const statusWith = async (credential: string) =>
+    (await fetch(`${app.baseUrl}/api/v2/pushes/active`, { headers: { authorization: `Bearer ${credential}` } })).status;
+
+  it('a reset revokes the API token and every key, unless the owner unticks the box', async () => {
+    const EMAIL = 'mia@example.org';
+    const made = await app.core.users.createUser(EMAIL, 'mia s first long password');
+    const credentials = async () => [
+      await app.core.users.rotateToken(EMAIL),
+      (await app.core.users.keys.create(made.userId, { name: 'ci', scopes: ['pushes:read'] }, null)).token,
+    ];
+    const resetWith = async (ip: string, mailNo: number, fields: Record<string, string>) => {
+      const owner = from(ip);
+      expect((await forgot(owner, EMAIL)).status).toBe(200);
+      await settle(EMAIL, mailNo);
+      const text = mailsTo(EMAIL)[mailNo - 1]!.parsed.text ?? '';
+      const link = new URL(/(http:\/\/\S+\/users\/password\/edit\?token=[A-Za-z0-9_-]+)/.exec(text)![1]!);
+      const { html, csrf } = await owner.page(`${link.pathname}${link.search}`);
+      expect(html).toMatch(/<input type="checkbox" name="revoke_credentials" value="on" checked>/);
+      const done = await owner.post('/users/password/edit', {
+        _csrf: csrf,
+        token: link.searchParams.get('token')!,
+        ...fields,
+      });
+      expect(done.status).toBe(200);
+      return done.text();
+    };
+
+    const [token, key] = await credentials();
+    const said = await resetWith('203.0.113.90', 1, {
+      password: 'mia s second long password',
+      revoke_credentials: 'on',
+    });
+    expect(said).toContain('Your API token and 1 API key were revoked');
+    expect([await statusWith(token!), await statusWith(key!)]).toEqual([401, 401]);
+
+    // Unticked (a form post without the box): the password changes, the token and keys keep working.
+    const [kept, keptKey] = await credentials();
+    expect(await resetWith('203.0.113.91', 3, { password: 'mia s third long password' })).not.toContain('revoked');
+    expect([await statusWith(kept!), await statusWith(keptKey!)]).toEqual([200, 200]);
+  });
+
+  it('"sign out everywhere" ends every session and, when asked, revokes the token and every key', async () => {
+    const EMAIL = 'noah@example.org';
+    const PASSWORD = 'noah s long password';
+    const made = await app.core.users.createUser(EMAIL, PASSWORD);
+    const key = (await app.core.users.keys.create(made.userId, { name: 'ci', scopes: ['pushes:read'] }, null)).token;
+    const [here, there] = [from('203.0.113.100'), from('203.0.113.101')];
+    for (const v of [here, there]) expect((await v.signIn(EMAIL, PASSWORD)).status).toBe(303);
+    const { html, csrf } = await here.page('/users/token');
+    expect(html).toContain('Sign out everywhere');
+    const kept = await here.post('/users/sign_out_everywhere', { _csrf: csrf });
+    expect(await kept.text()).toContain('Your API token and keys still work');
+    expect([(await here.fetch('/users/token')).status, (await there.fetch('/users/token')).status]).toEqual([302, 302]);
+    expect([await statusWith(made.token), await statusWith(key)]).toEqual([200, 200]);
+
+    expect((await there.signIn(EMAIL, PASSWORD)).status).toBe(303);
+    const again = await there.page('/users/token');
+    const revoked = await there.post('/users/sign_out_everywhere', { _csrf: again.csrf, revoke_credentials: 'on' });
+    expect(await revoked.text()).toContain('Your API token and 1 API key were revoked');
+    expect([await statusWith(made.token), await statusWith(key)]).toEqual([401, 401]);
+    expect((await there.fetch('/users/token')).status).toBe(302);
   });
 });

@@ -30,7 +30,9 @@ export class Migration20270107000000_proven_emails extends Migration {
       add column "parent_id" uuid null references "api_keys" ("id") on delete cascade;`);
     this.addSql(`create index "api_keys_parent_idx" on "api_keys" ("parent_id") where "parent_id" is not null;`);
     this.addSql(`alter table "account_mail_requests" add column "ip" varchar(255) null;`);
-    this.addSql(`create index "account_mail_requests_recent_email_idx" on "account_mail_requests" ("email", "created_at");`);
+    this.addSql(
+      `create index "account_mail_requests_recent_email_idx" on "account_mail_requests" ("email", "created_at");`,
+    );
     this.addSql(`create index "account_mail_requests_recent_ip_idx" on "account_mail_requests" ("ip", "created_at");`);
   }
 

@@ -6,7 +6,7 @@
  */
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '@secret-push/rules';
-import { claimSentence, type Claimed } from '../../account/claim.js';
+import { claimSentence, revokedSentence } from '../../account/claim.js';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
 import { actorOf, baseUrlOf } from '../../http/auth.js';
 import { field } from '../forms.js';
@@ -34,7 +34,13 @@ ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error
   });
 }
 
-function resetPage(viewer: Viewer, token: string, fields?: Record<string, string[]>, error?: string): string {
+function resetPage(
+  viewer: Viewer,
+  token: string,
+  fields?: Record<string, string[]>,
+  error?: string,
+  revokeCredentials = true,
+): string {
   return page({
     title: 'Choose a new password',
     viewer,
@@ -47,6 +53,7 @@ ${error ? html`<p class="error" role="alert" id="form-error">${error}</p>` : ''}
   <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}"${describedBy(fields, 'password', 'password-hint')}>
   <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters, and not easy to guess.</p>
   ${fieldErrors(fields, 'password')}
+  <label class="check"><input type="checkbox" name="revoke_credentials" value="on"${revokeCredentials ? html` checked` : ''}> Also revoke my API token and every API key (keep this on if someone else may have used your account)</label>
   <button type="submit">Set the password</button>
 </form>`,
   });
@@ -141,13 +148,14 @@ export function accountMailPages(router: Router, kit: PageKit): void {
       const token = tokenOf(field(form, 'token'));
       const mail = kit.web().accountMail;
       if (!mail) return invalidLink(res, v.viewer);
-      let claimed: Claimed | null;
+      const revokeCredentials = field(form, 'revoke_credentials') === 'on';
+      let done: Awaited<ReturnType<typeof mail.reset>>;
       try {
-        claimed = await mail.reset(token, field(form, 'password'), base(req), now());
+        done = await mail.reset(token, field(form, 'password'), base(req), { revokeCredentials }, now());
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         if (error.code === 'validation_failed')
-          return kit.send(res, 422, resetPage(v.viewer, token, error.details.fields, error.message));
+          return kit.send(res, 422, resetPage(v.viewer, token, error.details.fields, error.message, revokeCredentials));
         if (error.code === 'not_found') return invalidLink(res, v.viewer);
         throw error;
       }
@@ -157,7 +165,7 @@ export function accountMailPages(router: Router, kit: PageKit): void {
         messagePage(
           v.viewer,
           'Password changed',
-          `Your password is changed and every session was ended. Sign in with the new one.${claimed ? ` ${claimSentence(claimed)}` : ''}`,
+          `Your password is changed and every session was ended. Sign in with the new one.${done.revoked ? ` ${revokedSentence(done.revoked)}` : ''}${done.claimed ? ` ${claimSentence(done.claimed)}` : ''}`,
           'notice',
         ),
       );

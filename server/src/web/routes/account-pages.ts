@@ -11,11 +11,13 @@ import { viaProvider } from '../session.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { providerLogout } from './oidc-pages.js';
 import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
+import { messagePage } from '../views/layout.js';
+import { revokedSentence } from '../../account/claim.js';
 import { tokenPageState } from './api-key-pages.js';
 import { signUpSentPage } from './account-mail-pages.js';
 
 export function accountPages(router: Router, kit: PageKit): void {
-  const { core, settings, sessions } = kit;
+  const { core, settings } = kit;
   const opts = { clock: kit.clock };
   const steps = createSignInSteps(settings);
   // The sign-in page's single sign-on button, and whether passwords are off (PWPUSH_OIDC_ONLY).
@@ -120,20 +122,7 @@ export function accountPages(router: Router, kit: PageKit): void {
     }),
   );
 
-  router.post(
-    '/users/sign_out',
-    kit.pageRoute('/users/sign_out', async (req, res, v) => {
-      await kit.postedForm(req, v);
-      if (v.user) await kit.web().accounts.endSessions(v.user.userId, opts.clock?.());
-      const provider = viaProvider(sessions.read(req)?.factors);
-      sessions.end(req, res);
-      // Signed in with the provider: its own session ends too, where it offers RP-initiated logout.
-      const base = baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy);
-      const logout = v.user && provider ? await providerLogout(kit, base, { ...v.viewer, user: null }) : null;
-      if (logout) return kit.send(res, 200, logout);
-      res.redirect(303, '/');
-    }),
-  );
+  signOutPages(router, kit);
 
   const tokenState = (userId: string) => tokenPageState(kit, userId);
 
@@ -157,6 +146,56 @@ export function accountPages(router: Router, kit: PageKit): void {
         .accountMail?.tokenChanged(v.user.userId, baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy));
       const status = await kit.web().accounts.tokenStatus(v.user.userId);
       kit.send(res, 200, tokenPage(v.viewer, { ...status, fresh }));
+    }),
+  );
+}
+
+/**
+ * Sign-out (this account's every session ends; with the provider's too when signed in there) and "sign out everywhere"
+ * on the token page, which also revokes the API token and every key when asked (issue 45).
+ */
+function signOutPages(router: Router, kit: PageKit): void {
+  const { core, settings, sessions } = kit;
+  const opts = { clock: kit.clock };
+  router.post(
+    '/users/sign_out',
+    kit.pageRoute('/users/sign_out', async (req, res, v) => {
+      await kit.postedForm(req, v);
+      if (v.user) await kit.web().accounts.endSessions(v.user.userId, opts.clock?.());
+      const provider = viaProvider(sessions.read(req)?.factors);
+      sessions.end(req, res);
+      // Signed in with the provider: its own session ends too, where it offers RP-initiated logout.
+      const base = baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy);
+      const logout = v.user && provider ? await providerLogout(kit, base, { ...v.viewer, user: null }) : null;
+      if (logout) return kit.send(res, 200, logout);
+      res.redirect(303, '/');
+    }),
+  );
+
+  router.post(
+    '/users/sign_out_everywhere',
+    kit.pageRoute('/users/sign_out_everywhere', async (req, res, v) => {
+      const form = await kit.postedForm(req, v);
+      if (!v.user) return kit.redirectToSignIn(req, res);
+      const userId = v.user.userId;
+      // Asked on the form (on by default): the sessions end, and with them the token and every key, in one transaction.
+      const revoked = await core.users.endEverything(
+        userId,
+        field(form, 'revoke_credentials') === 'on',
+        opts.clock?.(),
+      );
+      const provider = viaProvider(sessions.read(req)?.factors);
+      sessions.end(req, res);
+      const base = baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy);
+      const signedOut = { ...v.viewer, user: null };
+      const logout = provider ? await providerLogout(kit, base, signedOut) : null;
+      if (logout) return kit.send(res, 200, logout);
+      const said = revoked ? ` ${revokedSentence(revoked)}` : ' Your API token and keys still work.';
+      kit.send(
+        res,
+        200,
+        messagePage(signedOut, 'Signed out everywhere', `Every session of this account ended.${said}`, 'notice'),
+      );
     }),
   );
 }

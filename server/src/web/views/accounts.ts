@@ -177,7 +177,16 @@ ${fresh}
     <button type="submit"${state.hasToken ? html` class="danger"` : ''}>${state.hasToken ? 'Make a new token (the current one stops working)' : 'Make a token'}</button>
   </form>
 </div>
-${apiKeysCard(viewer, state)}`,
+${apiKeysCard(viewer, state)}
+<div class="card" aria-labelledby="everywhere-title">
+  <h2 id="everywhere-title">Sign out everywhere</h2>
+  <p>Ends every signed-in session of this account, in every browser. Signing out at the top of the page does too.</p>
+  <form method="post" action="/users/sign_out_everywhere">
+    ${csrfField(viewer)}
+    <label class="check"><input type="checkbox" name="revoke_credentials" value="on" checked> Also revoke the API token and every API key (keep this on if someone else may have had them: scripts that use them stop working)</label>
+    <button type="submit" class="danger">Sign out everywhere</button>
+  </form>
+</div>`,
   });
 }
 
