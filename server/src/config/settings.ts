@@ -211,7 +211,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_PUBLIC_BASE_URL',
     default: 'unset',
     meaning:
-      "Public base URL (http or https) used in `json_url`, `html_url` and file links. **Required in production** (the server refuses to start without it); elsewhere, unset: the request's own origin (its `Host` header).",
+      "Public base URL (http or https) used in `json_url`, `html_url` and file links, and the only base of links in email. **Required in production, and wherever `PWPUSH_SMTP_URL` is set** (the server refuses to start without it); elsewhere, unset: answers use the request's own origin (its `Host` header).",
   },
   {
     name: 'PWPUSH_TRUST_PROXY',
@@ -346,7 +346,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_ENABLE_SIGNUPS',
     default: '`true`',
     meaning:
-      'Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`).',
+      'Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`). Without `PWPUSH_SMTP_URL` a sign-up makes the account at once with an unconfirmed email: the first proof of that address (the single sign-on provider\'s verified email, or a reset link) claims it, removing its password, second factor, token, keys and webhooks.',
   },
   { name: 'PWPUSH_SESSION_LIFETIME_HOURS', default: '`24`', meaning: 'How long a web sign-in lasts (1..720 hours).' },
   {
@@ -395,7 +395,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_SMTP_URL',
     default: 'none',
     meaning:
-      'The SMTP relay for email: `smtp://user:pass@host:587` (STARTTLS when the relay offers it) or `smtps://user:pass@host:465` (TLS from the start); user and password percent-encoded. Unset: no email (the notify fields answer 422 `are not available`, account flows stay as without email). Secret: never logged.',
+      'The SMTP relay for email: `smtp://user:pass@host:587` (STARTTLS when the relay offers it) or `smtps://user:pass@host:465` (TLS from the start); user and password percent-encoded. Needs `PWPUSH_PUBLIC_BASE_URL` (links in email are built only from it). Unset: no email (the notify fields answer 422 `are not available`, account flows stay as without email). Secret: never logged.',
   },
   {
     name: 'PWPUSH_SMTP_URL_FILE',
@@ -509,7 +509,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_REQUIRE_2FA',
     default: '`false`',
     meaning:
-      "Password accounts must sign in with a second factor (an authenticator app's code, or a recovery code); those without one enrol at their next sign-in before they get a session. Accounts signed in with the provider and API tokens are not affected.",
+      "Password sign-ins must end with a second factor (an authenticator app's code, or a recovery code); accounts without one enrol at their next sign-in before they get a session. Sign-ins with the single sign-on provider rely on the provider's own checks and are not made to enrol, but an account that has a second factor is always asked for it, after the provider too. API tokens and keys are not affected.",
   },
 ];
 

@@ -184,7 +184,7 @@ ${apiKeysCard(viewer, state)}
   <form method="post" action="/users/sign_out_everywhere">
     ${csrfField(viewer)}
     <label class="check"><input type="checkbox" name="revoke_credentials" value="on" checked> Also revoke the API token and every API key (keep this on if someone else may have had them: scripts that use them stop working)</label>
-    <button type="submit" class="danger">Sign out everywhere</button>
+    <button type="submit" class="danger">End every session</button>
   </form>
 </div>`,
   });
