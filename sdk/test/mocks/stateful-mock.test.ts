@@ -436,6 +436,21 @@ describe('stateful mock: email (issue 22)', () => {
     });
   });
 
+  it('notify_emails_to with an API key needs pushes:notify, as on the server (403, nothing made or sent)', async () => {
+    const { mock, baseUrl } = start({ settings: { emailAutoDispatch: true, publicBaseUrl: 'https://s.example.org' } });
+    const account = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
+    const key = await account.createApiKey({ name: 'no notify', scopes: ['pushes:create', 'pushes:read'] });
+    const withKey = createSecretPushClient({ baseUrl, token: key.token, fetch: checker.fetch, maxRetries: 0 });
+    const refused = await withKey
+      .createPush({ payload: 'mock secret', notify_emails_to: 'a@example.net' })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ForbiddenError);
+    expect((refused as ForbiddenError).code).toBe('insufficient_scope');
+    expect((refused as ForbiddenError).message).toContain('pushes:notify');
+    expect(mock.sentEmails()).toEqual([]);
+    expect((await account.activePushes.page(1)).items).toHaveLength(0);
+  });
+
   it('with email: create and notifyEmails "send" into the outbox; the audit shows completed; the limits hold', async () => {
     const { mock, baseUrl } = start({ settings: { emailAutoDispatch: true, publicBaseUrl: 'https://s.example.org' } });
     const alice = createSecretPushClient({ baseUrl, token: mock.users[0]!.token, fetch: checker.fetch });
