@@ -2,7 +2,7 @@
  * `npm run build`: compiles the server into plain JavaScript under server/dist, which `npm start` runs (no TypeScript
  * loader or compiler in the running server).
  *
- * - `main.js` (the server) and `users.js` (the users CLI): esbuild bundles of server/src with the workspace packages
+ * - `main.js` (the server), `users.js` (the users CLI) and `files.js` (the file storage CLI): esbuild bundles of server/src with the workspace packages
  *   (`@secret-push/*`, resolved to their TypeScript sources through the `@secret-push/source` condition) and the
  *   bundled contract (a JSON import) inlined; every npm package stays external and loads from node_modules. Code shared
  *   by the two, and code loaded on demand (the worker's HTTP stack), goes into chunks beside them, in the same folder,
@@ -34,6 +34,7 @@ const externalPackages: Plugin = {
 const ENTRY_POINTS = {
   main: 'server/src/main.ts',
   users: 'server/src/cli/users.ts',
+  files: 'server/src/cli/files.ts',
   // Started as a worker thread on the first password check (server/src/account/password-strength.ts).
   'password-strength-worker': 'server/src/account/password-strength-worker.ts',
 };

@@ -9,14 +9,14 @@
  */
 import * as generated from './generated/schemas.gen.js';
 import { ApiError, validationFailed } from './errors.js';
-import { uploadWithBytes } from './push-input.js';
+import { uploadWithBytes, type FileBytes } from './push-input.js';
 
-/** A file part of a multipart body. */
+/** A file part of a multipart body (its bytes in memory, or already in the server's file store). */
 export interface FormFilePart {
   field: string;
   filename: string;
   contentType: string;
-  bytes: Uint8Array;
+  bytes: FileBytes;
 }
 
 /** A form as read: its text fields in order, the file parts kept, and how many file parts there were in all. */

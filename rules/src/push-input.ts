@@ -13,10 +13,28 @@ import { validationFailed, type FieldErrors } from './errors.js';
 import { pushFieldErrors } from './field-errors.js';
 import { CLIENT_ENCRYPTION_SCHEMES, type Bounds, type PushRuleSettings } from './settings.js';
 
+/**
+ * A file's bytes that a server already put in its file store while it read the body (a multipart part streamed to
+ * object storage: server/src/files/): only their size travels through the rules, as `length`.
+ */
+export interface StoredBytes {
+  readonly stored: true;
+  readonly length: number;
+}
+
+/** A file's bytes: in memory, or already stored (StoredBytes). */
+export type FileBytes = Uint8Array | StoredBytes;
+
+/** The bytes of a file held in memory; a StoredBytes here is a programming error (only a server makes them). */
+export function bytesInMemory(bytes: FileBytes): Uint8Array {
+  if (bytes instanceof Uint8Array) return bytes;
+  throw new Error('these file bytes are in a file store, not in memory');
+}
+
 export interface ValidFile {
   filename: string;
   contentType: string;
-  bytes: Uint8Array;
+  bytes: FileBytes;
 }
 
 /** A create input that passed the schema and the instance's rules, with every default applied. */
@@ -94,10 +112,10 @@ const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
  * Bytes that arrived as they are (a multipart file part) rather than as base64 `content`: the upload stands in the
  * input with an empty `content` for the schema, and its bytes travel beside it, never inflated to base64.
  */
-const attachedBytes = new WeakMap<object, Uint8Array>();
+const attachedBytes = new WeakMap<object, FileBytes>();
 
 /** A FileUpload whose bytes are `bytes` (its `content` is empty). */
-export function uploadWithBytes(filename: string, contentType: string, bytes: Uint8Array): FileUpload {
+export function uploadWithBytes(filename: string, contentType: string, bytes: FileBytes): FileUpload {
   const upload: FileUpload = { filename, content_type: contentType, content: '' };
   attachedBytes.set(upload, bytes);
   return upload;

@@ -32,6 +32,9 @@ import {
   type MailMetrics,
   type NotifyService,
 } from './mail/notify-service.js';
+import { FileObjects } from './files/file-objects.js';
+import { openObjectStore } from './files/object-store.js';
+import { reconcileFiles, RECONCILE_EVERY_MS, type ReconcileResult } from './files/reconcile.js';
 import { KEY_LIFETIME_MS } from './push/idempotency.js';
 import { createPushRepository } from './push/push-repository.js';
 import { createPushService, type PushService, type RequestContext } from './push/push-service.js';
@@ -79,6 +82,16 @@ export interface Core {
   ping(): Promise<void>;
   /** Runs one sweep now (the core also runs it every `sweepIntervalSeconds` when started with sweeper: true). */
   sweep(now?: Date): Promise<{ erasedPushes: number; erasedFiles: number }>;
+  /**
+   * File bytes in an object store (PWPUSH_FILE_STORAGE=s3://…); absent when they are kept in PostgreSQL. The HTTP edge
+   * streams file parts of creates to it.
+   */
+  files?: FileObjects;
+  /**
+   * Reconciles the object store with the rows now (files/reconcile.ts; the sweeper also runs it every 15 minutes);
+   * null without an object store.
+   */
+  reconcileFiles(now?: Date): Promise<ReconcileResult | null>;
   close(): Promise<void>;
 }
 
@@ -112,6 +125,9 @@ export interface CoreOptions {
 export interface CoreMetrics {
   sweepRan(result: { erasedPushes: number; erasedFiles: number; purgedPushes: number }): void;
   sweepFailed(): void;
+  /** A reconcile of the object store with the rows ran (its counts), or failed. */
+  filesReconciled?(result: ReconcileResult): void;
+  filesReconcileFailed?(): void;
   /** Reports the pool's connections on every scrape and times each wait for a connection. */
   observePool(pool: Pool): void;
   /** Emails: messages by outcome, notifications by final status. */
@@ -191,7 +207,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit",
     );
   }
-  const repository = createPushRepository(db);
+  const files = await openFiles(settings, keyring, opts);
+  const repository = createPushRepository(db, files ? (keys) => void files.remove(keys) : undefined);
   const accounts = guarded(createAccountService(orm, db, settings));
   const jobs = await startJobs(settings, opts, db, repository, keyring);
   const hooks = jobs?.webhooks ?? null;
@@ -207,6 +224,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       notify,
       answerRetrieved: (pushId, actor, now) => requests!.answerRetrieved(pushId, actor, now),
       ...(hooks ? { events: hooks.events } : {}),
+      ...(files ? { files } : {}),
     }),
   );
   requests = guarded(
@@ -219,6 +237,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       followers: [requestMailFollower(db, settings, jobs?.queue ?? null), hooks?.requestEvents ?? null].filter(
         (f) => f !== null,
       ),
+      ...(files ? { files } : {}),
     }),
   );
   const requestService = requests;
@@ -233,6 +252,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     await hooks?.forget(now);
   };
   const report = versionReport(settings);
+  const reconciler = startReconciler(opts, files ? (now) => reconcileFiles(db, files, now, opts.logger?.warn) : null);
   const sweeper = startSweeper(settings, opts, (now) =>
     runSweep(
       {
@@ -260,8 +280,12 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       const { erasedPushes, erasedFiles } = await sweeper.once(now);
       return { erasedPushes, erasedFiles };
     },
+    ...(files ? { files } : {}),
+    reconcileFiles: reconciler.once,
     close: async () => {
       await sweeper.stop();
+      await reconciler.stop();
+      files?.store.close();
       await jobs?.stop();
       // The anonymous quota's unused leases go back to their windows (address-leases.ts), while the pool is open.
       await repository.returnQuotaLeases();
@@ -341,6 +365,69 @@ async function startJobs(
       await webhooks?.stop();
       await queue?.stop();
       mailer?.close();
+    },
+  };
+}
+
+/**
+ * The object store of file bytes, when PWPUSH_FILE_STORAGE names one (the AWS SDK is loaded only then). A store that
+ * does not answer at start-up is only a warning: text pushes do not need it, and creates with files answer 503 until
+ * it is back.
+ */
+async function openFiles(
+  settings: Settings,
+  keyring: ReturnType<typeof createKeyring>,
+  opts: CoreOptions,
+): Promise<FileObjects | undefined> {
+  if (settings.fileStorage.kind !== 's3') return undefined;
+  const store = await openObjectStore(settings.fileStorage);
+  const files = new FileObjects(store, keyring, opts.logger);
+  try {
+    await store.exists(files.keyFor('push', 'start-up-check'));
+  } catch (error) {
+    opts.logger?.warn(
+      {
+        file_store: store.location,
+        err: { name: (error as Error).name, reason: (error as { reason?: string }).reason },
+      },
+      'the file store does not answer: creates with files answer 503 until it does',
+    );
+  }
+  return files;
+}
+
+/** Reconciles the object store every RECONCILE_EVERY_MS when the sweeper runs (never two at a time). */
+function startReconciler(opts: CoreOptions, reconcile: ((now: Date) => Promise<ReconcileResult>) | null) {
+  let running: Promise<unknown> | null = null;
+  const once = async (now?: Date): Promise<ReconcileResult | null> => {
+    if (!reconcile) return null;
+    let result: ReconcileResult;
+    try {
+      result = await guard(() => reconcile(now ?? new Date()));
+    } catch (error) {
+      opts.metrics?.filesReconcileFailed?.();
+      throw error;
+    }
+    opts.metrics?.filesReconciled?.(result);
+    if (result.objectsWithoutRow + result.rowsWithoutObject > 0) opts.logger?.info(result, 'file store reconciled');
+    return result;
+  };
+  const timer =
+    opts.sweeper && reconcile
+      ? setInterval(() => {
+          running ??= once()
+            .catch((err: unknown) =>
+              opts.logger?.error({ err: { name: (err as Error).name } }, 'file store reconcile failed'),
+            )
+            .finally(() => (running = null));
+        }, RECONCILE_EVERY_MS)
+      : null;
+  timer?.unref();
+  return {
+    once,
+    async stop() {
+      if (timer) clearInterval(timer);
+      await running;
     },
   };
 }

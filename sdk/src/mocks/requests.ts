@@ -18,6 +18,7 @@ import {
   durationOfSeconds,
   generatedPushSchema,
   htmlUrl,
+  bytesInMemory,
   normalizePushInput,
   PAGE_SIZE,
   readNotifyRequest,
@@ -110,7 +111,7 @@ export class MockRequests {
       filename: f.filename,
       content_type: f.contentType,
       size: f.bytes.length,
-      content: bytesToBase64(f.bytes),
+      content: bytesToBase64(bytesInMemory(f.bytes)),
     }));
     const stored: StoredRequest = {
       record: {

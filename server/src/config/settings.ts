@@ -75,6 +75,27 @@ export interface Settings extends PushRuleSettings {
   oidc: OidcSettings | null;
   /** Password accounts must sign in with a second factor (TOTP), enrolling at their next sign-in (PWPUSH_REQUIRE_2FA). */
   require2fa: boolean;
+  /** Where file bytes are kept (PWPUSH_FILE_STORAGE, PWPUSH_S3_*). */
+  fileStorage: FileStorageSettings;
+}
+
+/**
+ * Where file bytes are kept (PWPUSH_FILE_STORAGE): in PostgreSQL (`push_files.content`, `request_files.content`), or in
+ * an S3-compatible bucket under a prefix (../files/).
+ */
+export type FileStorageSettings = { kind: 'postgres' } | S3StorageSettings;
+
+export interface S3StorageSettings {
+  kind: 's3';
+  bucket: string;
+  /** Prepended to every object key: '' or ending in `/` (`secret-push/`). */
+  prefix: string;
+  /** PWPUSH_S3_ENDPOINT; null: AWS S3. */
+  endpoint: string | null;
+  region: string;
+  forcePathStyle: boolean;
+  /** PWPUSH_S3_ACCESS_KEY_ID and PWPUSH_S3_SECRET_ACCESS_KEY (or their _FILE); null: the AWS SDK's default chain. Secret. */
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
 }
 
 /** PWPUSH_OIDC_*: the provider, this instance's client at it, and who may sign in through it. */
@@ -243,6 +264,50 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_FILE_MAX_BYTES',
     default: '`10485760`',
     meaning: 'Largest file in bytes after decoding (1..10485760).',
+  },
+  {
+    name: 'PWPUSH_FILE_STORAGE',
+    default: '`postgres`',
+    meaning:
+      'Where the bytes of files (file pushes, request attachments) are kept: `postgres` (in the database) or `s3://bucket/prefix` (an S3-compatible object store: AWS S3, MinIO, Cloudflare R2, Backblaze B2, …; the prefix is optional). Either way they are encrypted here first, so the store never sees a plaintext. See docs/object-storage.md; `npm run files -- migrate --to s3` moves existing files.',
+  },
+  {
+    name: 'PWPUSH_S3_ENDPOINT',
+    default: "unset (AWS S3's own)",
+    meaning:
+      "The store's base URL, for any store but AWS S3: `https://<account>.r2.cloudflarestorage.com`, `https://s3.us-west-004.backblazeb2.com`, `http://minio:9000`.",
+  },
+  {
+    name: 'PWPUSH_S3_REGION',
+    default: '`us-east-1`',
+    meaning: "The bucket's region (`auto` for Cloudflare R2).",
+  },
+  {
+    name: 'PWPUSH_S3_FORCE_PATH_STYLE',
+    default: '`false`',
+    meaning:
+      'Address the bucket in the path (`<endpoint>/<bucket>/<key>`) rather than as a subdomain: MinIO and most self-hosted stores need `true`.',
+  },
+  {
+    name: 'PWPUSH_S3_ACCESS_KEY_ID',
+    default: 'unset',
+    meaning:
+      "The store's access key id (with `PWPUSH_S3_SECRET_ACCESS_KEY`; set both or neither). Neither: the AWS SDK's default chain (environment, profile, container or instance role).",
+  },
+  {
+    name: 'PWPUSH_S3_ACCESS_KEY_ID_FILE',
+    default: 'unset',
+    meaning: 'A file holding `PWPUSH_S3_ACCESS_KEY_ID` (its first line); set only one of the two.',
+  },
+  {
+    name: 'PWPUSH_S3_SECRET_ACCESS_KEY',
+    default: 'unset',
+    meaning: "The store's secret access key. Secret: never logged.",
+  },
+  {
+    name: 'PWPUSH_S3_SECRET_ACCESS_KEY_FILE',
+    default: 'unset',
+    meaning: 'A file holding `PWPUSH_S3_SECRET_ACCESS_KEY` (its first line); set only one of the two.',
   },
   {
     name: 'PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT',
@@ -847,6 +912,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     ...corsSettings(env),
     oidc: oidcSettings(env, appEnv),
     require2fa: bool(env, 'PWPUSH_REQUIRE_2FA', false),
+    fileStorage: fileStorageSettings(env),
     mail: mailSettings(env, publicBaseUrl),
     webhooks: {
       enabled: bool(env, 'PWPUSH_WEBHOOKS', true),
@@ -1029,6 +1095,43 @@ function secretValue(env: NodeJS.ProcessEnv, name: string): string {
   const value = text.split(/\r?\n/)[0]!.trim();
   if (value === '') throw new SettingsError(`${name}_FILE`, `${name}_FILE: ${file} is empty`);
   return value;
+}
+
+/** A secret given inline (`NAME`) or in a file (`NAME_FILE`, its first line), or neither (undefined). Never echoed. */
+function optionalSecret(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  if (raw(env, name) === undefined && raw(env, `${name}_FILE`) === undefined) return undefined;
+  return secretValue(env, name);
+}
+
+/** PWPUSH_FILE_STORAGE (`postgres`, or `s3://bucket/prefix`) and the store's PWPUSH_S3_* settings. */
+function fileStorageSettings(env: NodeJS.ProcessEnv): FileStorageSettings {
+  const value = raw(env, 'PWPUSH_FILE_STORAGE') ?? 'postgres';
+  if (value.toLowerCase() === 'postgres') return { kind: 'postgres' };
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(value);
+  const prefix = match?.[2] ?? '';
+  if (!match || prefix.startsWith('/') || prefix.includes('//') || /[\u0000-\u001f\u007f\\]/.test(prefix)) {
+    throw new SettingsError(
+      'PWPUSH_FILE_STORAGE',
+      `PWPUSH_FILE_STORAGE must be postgres or s3://bucket/prefix (a bucket name of 3 to 63 lower-case letters, digits, dots and hyphens; the prefix optional) (got "${value}")`,
+    );
+  }
+  const accessKeyId = optionalSecret(env, 'PWPUSH_S3_ACCESS_KEY_ID');
+  const secretAccessKey = optionalSecret(env, 'PWPUSH_S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new SettingsError(
+      accessKeyId === undefined ? 'PWPUSH_S3_ACCESS_KEY_ID' : 'PWPUSH_S3_SECRET_ACCESS_KEY',
+      'Set both PWPUSH_S3_ACCESS_KEY_ID and PWPUSH_S3_SECRET_ACCESS_KEY (or their _FILE), or neither (the AWS SDK then finds credentials itself)',
+    );
+  }
+  return {
+    kind: 's3',
+    bucket: match[1]!,
+    prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`,
+    endpoint: httpUrl(env, 'PWPUSH_S3_ENDPOINT'),
+    region: raw(env, 'PWPUSH_S3_REGION') ?? 'us-east-1',
+    forcePathStyle: bool(env, 'PWPUSH_S3_FORCE_PATH_STYLE', false),
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+  };
 }
 
 /** PWPUSH_CORS_ORIGINS: exact origins (scheme, host, port; no path, no `*`), each as browsers send it in `Origin`. */

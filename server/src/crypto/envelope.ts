@@ -29,7 +29,15 @@ export interface Keyring {
   readonly currentKeyId: string;
   /** The ids of every key this ring holds (the envelopes it can open). */
   readonly keyIds: string[];
+  /**
+   * A key of its own for one streamed file (./file-stream.ts): derived from the data key of `keyId` (default: the
+   * current key) and the file's random `salt`. DecryptionError for a key id this ring does not hold.
+   */
+  fileKey(salt: Buffer, keyId?: string): { keyId: string; key: KeyObject };
 }
+
+/** The HKDF label of the keys of streamed files (`fileKey`). */
+const FILE_KEY_INFO = Buffer.from('secret-push file stream v2', 'ascii');
 
 /**
  * Derives the data-encryption key from a master key, so the master key itself never touches a cipher. Held as a
@@ -105,6 +113,12 @@ export function createKeyring(masterKeys: { id: string; key: Buffer }[]): Keyrin
     },
     keyIdOf(envelope) {
       return parse(typeof envelope === 'string' ? Buffer.from(envelope, 'base64') : envelope).keyId;
+    },
+    fileKey(salt, keyId = current) {
+      const key = keys.get(keyId);
+      if (!key)
+        throw new DecryptionError(`no key with id "${keyId}" is configured (set it in PWPUSH_MASTER_KEY_PREVIOUS)`);
+      return { keyId, key: createSecretKey(Buffer.from(hkdfSync('sha256', key, salt, FILE_KEY_INFO, 32))) };
     },
   };
   return ring;

@@ -42,6 +42,10 @@ export const column = {
     name,
     parse: (raw) => (Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)),
   }),
+  bytesOrNull: (name: string): Column<Buffer | null> => ({
+    name,
+    parse: nullable((raw) => (Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array))),
+  }),
   uuidOrNull: (name: string): Column<string | null> => ({ name, parse: nullable((raw) => String(raw)) }),
   /**
    * A `jsonb` value (pg writes an object parameter as JSON; it may read jsonb back parsed or as text, so both are

@@ -5,6 +5,7 @@
  * the response (`Connection`, the RateLimit fields, a page's own headers) or given with the answer keeps its value.
  */
 import type { ServerResponse } from 'node:http';
+import { pipeline, type Readable } from 'node:stream';
 import helmet from 'helmet';
 import { everyAnswerHeaders, state, type HeaderLine } from './middleware.js';
 
@@ -21,6 +22,23 @@ export function writeAnswer(
   headers: readonly string[],
   body: string | Uint8Array | undefined,
 ): void {
+  writeHead(res, status, headers);
+  res.end(body);
+}
+
+/**
+ * Writes the head, then the bytes of `body` as they come (a file streamed from the object store), at the pace the
+ * client reads them. A body that fails midway (the store, or a segment that does not authenticate) ends the connection:
+ * the client gets fewer bytes than `Content-Length` said, never a byte that was not authenticated.
+ */
+export function writeStream(res: ServerResponse, status: number, headers: readonly string[], body: Readable): void {
+  writeHead(res, status, headers);
+  pipeline(body, res, (error) => {
+    if (error) res.destroy();
+  });
+}
+
+function writeHead(res: ServerResponse, status: number, headers: readonly string[]): void {
   const given = new Set<string>();
   for (let i = 0; i < headers.length; i += 2) given.add(headers[i]!.toLowerCase());
   const out: string[] = [];
@@ -32,7 +50,6 @@ export function writeAnswer(
   }
   for (const item of headers) out.push(item);
   res.writeHead(status, out);
-  res.end(body);
 }
 
 /**

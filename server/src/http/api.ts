@@ -18,15 +18,18 @@
  * A failure at any step is answered by ./errors.ts `answerFailure`, in the document's error shape (`EdgeSpec.errorShape`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
 import { ApiError, isJsonMediaType, mediaTypeOf, type ApiKeyScope } from '@secret-push/rules';
 import type { Core, RequestContext } from '../core.js';
+import type { RequestUploads } from '../files/file-objects.js';
+import { envelopeContexts } from '../push/push-service.js';
 import { maxBodyBytes } from '../config/settings.js';
 import { deadlineFrom, SAFETY_NET_MS } from '../db/deadlines.js';
-import { writeAnswer, writeJson } from './answer.js';
+import { writeAnswer, writeJson, writeStream } from './answer.js';
 import { actorOf, ANONYMOUS, authenticate, baseUrlOf, credentialOf, type AuthResult } from './auth.js';
 import { hasBody, isBoundsError, readBody, type BodyLimits, type ParsedBody } from './body.js';
 import { formBounds, jsonBounds } from './body-bounds.js';
@@ -78,6 +81,8 @@ export interface Exchange {
   ctx?: RequestContext;
   /** Set by `handle`. */
   reply?: EdgeReply;
+  /** Set by `readBody` when file parts stream to the object store: what no committed row adopted goes at the end. */
+  uploads?: RequestUploads;
 }
 
 type Step = (x: Exchange) => void | Promise<void>;
@@ -274,6 +279,7 @@ export class Edge {
       this.fail(res, error);
     } finally {
       clearTimeout(timer);
+      x.uploads?.discardUnadopted();
     }
   }
 
@@ -338,7 +344,16 @@ export class Edge {
       if (hasBody(x.req)) closeAfterReply(x.req, x.res);
       return;
     }
-    const limits = { ...bodyLimits(this.settings, x.auth, op.operationId), ...this.bounds.get(op.operationId) };
+    const limits: BodyLimits = {
+      ...bodyLimits(this.settings, x.auth, op.operationId),
+      ...this.bounds.get(op.operationId),
+    };
+    // File parts of a push go straight to the object store as they stream (never whole in memory).
+    if (this.core.files && STREAMED_FILES.has(op.operationId) && !limits.filesRefused) {
+      const uploads = this.core.files.uploads('push', envelopeContexts.content);
+      x.uploads = uploads;
+      limits.fileSink = { take: (part) => uploads.take(part) };
+    }
     try {
       requireDeclaredMediaType(op, x.req);
       const { body, digest } = await readBody(x.req, limits);
@@ -407,11 +422,12 @@ export class Edge {
     });
   }
 
-  /** The handler's reply: bytes as they are, anything else as JSON (./answer.ts). */
+  /** The handler's reply: bytes as they are (or as they stream), anything else as JSON (./answer.ts). */
   serialize(x: Exchange): void {
     const { status, body, headers } = x.reply!;
     const list: string[] = [];
     if (headers) for (const name of Object.keys(headers)) list.push(name, fieldValue(x.res, name, headers[name]!));
+    if (body instanceof Readable) return writeStream(x.res, status, list, body);
     if (!(body instanceof Uint8Array)) return writeJson(x.res, status, body, list);
     list.push('Content-Length', String(body.byteLength));
     writeAnswer(x.res, status, list, body);
@@ -449,6 +465,9 @@ function refuseRoute(routed: Exclude<Routed, { kind: 'ok' }>, x: Exchange): neve
   const allow = routed.allow.join(', ');
   throw new ApiError('method_not_allowed', `This path answers ${allow}.`, { headers: { Allow: allow } });
 }
+
+/** The operations whose multipart file parts become a push's files (streamed to the object store when there is one). */
+const STREAMED_FILES = new Set(['createPush', 'respondToRequest']);
 
 /** The refusal of a file part from a caller who may not send files (made when one arrives, not for every request). */
 const filesNeedToken = () => new ApiError('authentication_required', 'File pushes need an API token on this instance.');

@@ -20,7 +20,7 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
-import { ApiError, bodyKindOf, stripUnsafeInName, validationFailed } from '@secret-push/rules';
+import { ApiError, bodyKindOf, stripUnsafeInName, validationFailed, type StoredBytes } from '@secret-push/rules';
 import {
   FORM_LIMITS,
   formFieldBound,
@@ -52,6 +52,16 @@ export interface BodyLimits {
    * bytes so that the push rules refuse it with their own message (the pages' form, which shows the form again).
    */
   oversizedFiles?: 'refuse' | 'truncate';
+  /**
+   * Where kept file parts go as they stream, instead of memory (the object store: ../files/file-objects.ts). The read
+   * ends once every part given to it has been stored (or has failed, which fails the read).
+   */
+  fileSink?: FileSink;
+}
+
+/** Takes one file part's bytes as they come; resolves to what stands for them once stored (StoredBytes). */
+export interface FileSink {
+  take(part: Readable): Promise<StoredBytes>;
 }
 
 /** A refusal of the body's bounds (the edge answers it in its document's shape). */
@@ -65,7 +75,7 @@ interface FormFile {
   field: string;
   filename: string;
   contentType: string;
-  bytes: Buffer;
+  bytes: Buffer | StoredBytes;
 }
 
 export type ParsedBody =
@@ -392,11 +402,16 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
   const files: FormFile[] = [];
   let filesSeen = 0;
   let failure: ApiError | BoundsError | null = null;
+  /** File parts streaming to `limits.fileSink`, and their outcomes (the read waits for every one). */
+  const sinking = new Set<Readable>();
+  const stored: Promise<void>[] = [];
   /** The first failure stops the read: the parser is destroyed with it, which fails the pipeline at once. */
   const fail = (error: ApiError | BoundsError) => {
     if (failure) return;
     failure = error;
     parser.destroy(error);
+    // A part streaming to the store ends with the read (its upload is abandoned, nothing of it kept).
+    for (const part of sinking) part.destroy(error);
   };
   const truncatedPart = () =>
     new ApiError('invalid_form', 'The multipart body ends inside a part (its closing boundary is missing).');
@@ -414,7 +429,10 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
     'file',
     (field: string, stream: Readable, filename: string | undefined, _transfer: string, mimeType: string) => {
       // Every file stream, kept or discarded, has an error path: a part cut short by the end of the body emits one.
-      stream.on('error', () => fail(truncatedPart()));
+      // (A part streaming to the store fails through its upload instead: the store's 503, or the part's own end.)
+      stream.on('error', () => {
+        if (!sinking.has(stream)) fail(truncatedPart());
+      });
       if (limits.filesRefused) {
         fail(limits.filesRefused());
         stream.resume();
@@ -429,12 +447,32 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
       const index = filesSeen;
       const chunks: Buffer[] = [];
       const keep = filesSeen <= limits.maxFiles;
-      stream.on('data', (chunk: Buffer) => {
-        if (keep) chunks.push(chunk);
-      });
       stream.on('limit', () => {
         if (!truncate)
           fail(validationFailed({ files: [`file ${index}: larger than the limit of ${limits.maxFileBytes} bytes`] }));
+      });
+      if (keep && limits.fileSink) {
+        // Streamed to the store as it comes (its place among the files kept now; its bytes once stored).
+        const file: FormFile = {
+          field,
+          filename: stripUnsafeInName(filename ?? ''),
+          contentType: mimeType || 'application/octet-stream',
+          bytes: Buffer.alloc(0),
+        };
+        files.push(file);
+        sinking.add(stream);
+        stored.push(
+          limits.fileSink.take(stream).then(
+            (bytes) => {
+              file.bytes = bytes;
+            },
+            (error: unknown) => fail(error instanceof ApiError ? error : truncatedPart()),
+          ),
+        );
+        return;
+      }
+      stream.on('data', (chunk: Buffer) => {
+        if (keep) chunks.push(chunk);
       });
       stream.on('end', () => {
         if (keep)
@@ -454,12 +492,14 @@ async function readMultipart(req: IncomingMessage, stages: Transform[], limits: 
   try {
     await pump(req, [...stages, parser as unknown as NodeJS.WritableStream]);
   } catch (error) {
+    await Promise.all(stored);
     if (failure) throw failure;
     const mapped = streamFailure(error);
     throw mapped instanceof ApiError && mapped.code === 'bad_request'
       ? new ApiError('invalid_form', 'The multipart body is malformed.')
       : mapped;
   }
+  await Promise.all(stored);
   if (failure) throw failure;
   return { type: 'form', fields, files, filesSeen };
 }

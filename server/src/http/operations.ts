@@ -7,6 +7,7 @@
  * handler a compile error (and openapi-backend, strict, refuses to start with a handler for an operation the spec
  * does not have).
  */
+import type { Readable } from 'node:stream';
 import type * as G from '@secret-push/sdk/generated';
 import type { RequestContext } from '../push/push-service.js';
 
@@ -66,8 +67,11 @@ interface HandlerRequest<Op extends OperationId> {
   bodyDigest: string | undefined;
 }
 
-/** A documented binary body (`Blob | File` in the generated types) is bytes on the server. */
-type ServerBody<T> = T extends Blob ? Uint8Array : T;
+/**
+ * A documented binary body (`Blob | File` in the generated types) is bytes on the server: in memory, or a stream (a
+ * file from the object store, written as it comes: ./api.ts `serialize`).
+ */
+type ServerBody<T> = T extends Blob ? Uint8Array | Readable : T;
 
 /** One of the operation's documented success answers. */
 type Reply<Op extends OperationId> = {

@@ -40,8 +40,8 @@ export interface AuditActor {
   referrer: string;
 }
 
-/** A file without its bytes. */
-export type FileMeta = Pick<PushFileRow, 'id' | 'filenameCiphertext' | 'contentType' | 'size'>;
+/** A file without its bytes (where they are: `objectKey`, null when they are in `content`). */
+export type FileMeta = Pick<PushFileRow, 'id' | 'filenameCiphertext' | 'contentType' | 'size' | 'objectKey'>;
 
 export interface PageOf<T> {
   items: T[];
@@ -438,11 +438,13 @@ const S = {
        update pushes set expired = true, deleted = true, expired_on = :now, updated_at = :now, ${ERASE_SECRETS}
        where id = :id and not expired and expires_at > :now and ${IN_TIME} returning ${P.list}
      ), gone as (
-       delete from push_files where push_id in (select id from updated)
+       delete from push_files where push_id in (select id from updated) returning object_key
      ), logged as (
        insert into audit_entries (${AUDIT_COLUMNS}) select id, 'expire', :ip, :userAgent, :referrer, :userId, :now from updated
      )
-     select guard.in_time, updated.* from guard left join updated on true`,
+     select guard.in_time, (select array_agg(object_key) from gone where object_key is not null) as gone_objects,
+       updated.*
+     from guard left join updated on true`,
   ),
   insertAudit: sql<{ pushId: string; kind: AuditKind } & AuditParams & Guarded, InTime>(
     `with ${GUARD}, ${PUSH_KEPT}, logged as (
@@ -462,7 +464,7 @@ const S = {
      select in_time from guard`,
   ),
   filesOf: sql<{ pushId: string }>(
-    'select id, filename_ciphertext, content_type, size from push_files where push_id = :pushId order by position',
+    'select id, filename_ciphertext, content_type, size, object_key from push_files where push_id = :pushId order by position',
   ),
   fileOf: sql<{ pushId: string; fileId: string }>(
     `select ${F.list} from push_files where id = :fileId and push_id = :pushId`,
@@ -541,7 +543,7 @@ const S = {
        select f.id from push_files f join pushes p on p.id = f.push_id
        where p.expired and p.expired_on <= :cutoff
        limit ${BATCH} for update of f skip locked)
-     returning id`,
+     returning id, object_key`,
   ),
   forgetAttempts: sql<{ before: Date }>('delete from passphrase_attempts where attempted_at < :before'),
   forgetKeys: sql<{ now: Date }>('delete from idempotency_keys where expires_at <= :now'),
@@ -678,7 +680,11 @@ export const BENCH_STATEMENTS = {
 
 export type PushRepository = ReturnType<typeof createPushRepository>;
 
-export function createPushRepository(db: Db) {
+/**
+ * `objectsGone`: told, after the commit, the object keys of file rows a statement deleted (an expiry by request, the
+ * sweeper's lapsed files), whose objects it deletes (../files/). Absent: the files are all in PostgreSQL.
+ */
+export function createPushRepository(db: Db, objectsGone?: (keys: string[]) => void) {
   const pushes = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow[]> =>
     (await rows).map((r) => P.fromRow(r));
   const first = async (rows: Promise<Record<string, unknown>[]>): Promise<PushRow | null> =>
@@ -771,7 +777,14 @@ export function createPushRepository(db: Db) {
       deadline: Date,
       within?: WithinChange,
     ): Promise<PushRow | null> {
-      return changed(db, S.expireByRequest, { id, ...auditParams(by, now), deadline }, within, guardedPush);
+      let gone: string[] = [];
+      const row = await changed(db, S.expireByRequest, { id, ...auditParams(by, now), deadline }, within, (rows) => {
+        gone = (rows[0]?.gone_objects as string[] | null | undefined) ?? [];
+        return guardedPush(rows);
+      });
+      // After the commit: the objects of the files the statement deleted.
+      if (gone.length > 0) objectsGone?.(gone);
+      return row;
     },
 
     async recordAudit(pushId: string, kind: AuditKind, by: AuditActor, now: Date, deadline: Date): Promise<void> {
@@ -789,6 +802,7 @@ export function createPushRepository(db: Db) {
         filenameCiphertext: F.columns.filenameCiphertext.parse(r.filename_ciphertext),
         contentType: F.columns.contentType.parse(r.content_type),
         size: F.columns.size.parse(r.size),
+        objectKey: F.columns.objectKey.parse(r.object_key),
       })),
 
     async fileOf(pushId: string, fileId: string): Promise<PushFileRow | null> {
@@ -825,12 +839,12 @@ export function createPushRepository(db: Db) {
 
     ...storageOperations(db),
 
-    ...sweepOperations(db),
+    ...sweepOperations(db, objectsGone),
   };
 }
 
 /** The sweeper's statements (sweeper.ts runs them). */
-function sweepOperations(db: Db) {
+function sweepOperations(db: Db, objectsGone?: (keys: string[]) => void) {
   return {
     /**
      * One sweep step: pushes past their time expired and erased (in batches); how many. With `within`, each batch is
@@ -849,7 +863,12 @@ function sweepOperations(db: Db) {
 
     /** File bytes of pushes expired before `cutoff`; how many files. */
     async sweepLapsedFiles(cutoff: Date): Promise<number> {
-      return drain(() => db.query(S.sweepLapsedFiles, { cutoff }));
+      return drain(async () => {
+        const rows = await db.query(S.sweepLapsedFiles, { cutoff });
+        const keys = rows.flatMap((r) => (r.object_key ? [String(r.object_key)] : []));
+        if (keys.length > 0) objectsGone?.(keys);
+        return rows;
+      });
     },
 
     async forgetAttempts(before: Date): Promise<void> {

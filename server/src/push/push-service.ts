@@ -4,6 +4,7 @@
  * with a database and keys does: encryption at rest, hashing, signed links, and the order of the statements.
  */
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type {
   ApiKeyScope,
   AuditEntry,
@@ -37,7 +38,9 @@ import {
   requireMayExpire,
   safeFilename,
   trimBase,
+  bytesInMemory,
   type SchemaValidPushInput,
+  type ValidFile,
   type ValidPush,
 } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
@@ -49,6 +52,8 @@ import { keyScope, presentKey, type IdempotencyRequest } from './idempotency.js'
 import { checkPassphrase } from './passphrase-gate.js';
 import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
 import type { NotifyService, PreparedNotify } from '../mail/notify-service.js';
+import { storeUnavailable, StreamedFile, type FileObjects } from '../files/file-objects.js';
+import { StoreUnavailableError } from '../files/object-store.js';
 import type { PushEvents } from '../webhooks/push-events.js';
 import type { CallerKey } from '../user/api-keys.js';
 import type {
@@ -123,13 +128,16 @@ export interface PushService {
   /** One page of the audit log, and the push's non-secret handle (`push_id`). */
   audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry> & { pushId?: string }>;
   list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>>;
-  /** Verifies the signed download token and returns the bytes. */
+  /**
+   * Verifies the signed download token and returns the bytes: in memory (kept in PostgreSQL), or as they stream from
+   * the object store (each segment checked before it is given out).
+   */
   downloadFile(
     urlToken: string,
     fileId: string,
     token: string,
     ctx?: Pick<RequestContext, 'now'>,
-  ): Promise<{ filename: string; contentType: string; bytes: Buffer }>;
+  ): Promise<FileDownload>;
   /** A push's record without its secret, from its real state; null for an unknown token. Counts nothing, logs nothing. */
   state(urlToken: string, ctx: RequestContext): Promise<Push | null>;
   /**
@@ -138,6 +146,14 @@ export interface PushService {
    * request's claim (which may refuse, storing nothing).
    */
   createAnswer(input: SchemaValidPushInput, ctx: RequestContext, answer: AnswerOptions): Promise<PushRow>;
+}
+
+/** A file's bytes for its download: `size` bytes, in memory or as a stream. */
+export interface FileDownload {
+  filename: string;
+  contentType: string;
+  size: number;
+  body: Buffer | Readable;
 }
 
 interface RetrieveOptions {
@@ -170,6 +186,8 @@ const QUOTA_FALLBACK_RETRY_SECONDS = 3600;
 
 const decodeBase64 = (content: string) => Buffer.from(content, 'base64');
 
+const fileGone = () => new ApiError('not_found', 'This file is no longer available.');
+
 /** Callers other than the API (which answers 400 invalid_page first) get a 422 for a page outside 1..200. */
 function checkPage(page: number): void {
   if (!Number.isInteger(page) || page < 1 || page > MAX_PAGE) {
@@ -189,6 +207,8 @@ export interface PushServiceDeps {
   answerRetrieved?: (pushId: string, actor: Actor, now: Date) => Promise<void>;
   /** The events of owned pushes (webhooks, read receipts), queued in each change's transaction; absent: none. */
   events?: PushEvents;
+  /** The object store of file bytes (PWPUSH_FILE_STORAGE=s3://…); absent: files are kept in PostgreSQL. */
+  files?: FileObjects;
 }
 
 /** A push made from the answer to a request (../request/request-service.ts): its owner, and the request's claim. */
@@ -215,8 +235,10 @@ class PushOperations implements PushService {
   private readonly notify: NotifyService | undefined;
   private readonly answerRetrieved: PushServiceDeps['answerRetrieved'];
   private readonly events: PushEvents | undefined;
+  private readonly files: FileObjects | undefined;
 
-  constructor({ repository, settings, keyring, notify, answerRetrieved, events }: PushServiceDeps) {
+  constructor({ repository, settings, keyring, notify, answerRetrieved, events, files }: PushServiceDeps) {
+    this.files = files;
     this.repo = repository;
     this.settings = settings;
     this.keyring = keyring;
@@ -289,7 +311,10 @@ class PushOperations implements PushService {
     // read with the row is what the claim sees: it only ever changes to null, together with `expired`, which the claim
     // excludes. File bytes stay until the links issued lapse, so the links are made from the list read here.
     const payload = this.decryptOptional(row.payloadCiphertext, aad.payload(row.id));
-    const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
+    const metas = row.kind === 'file' ? await repo.filesOf(row.id) : [];
+    // Files in an object store: the store must answer, and have them, before a view is spent on their links.
+    await this.files?.requireAvailable(metas.flatMap((f) => (f.objectKey ? [f.objectKey] : [])));
+    const files = row.kind === 'file' ? this.fileLinks(metas, row.urlToken, base, now) : [];
     // A listened-to owner's view: its events written by the claim's statement, when they can be; else (or when a view
     // was taken meanwhile) the claim's transaction with them.
     const inClaim = this.events && row.ownerId !== null ? this.events.viewedInClaim(ctx, row, now) : null;
@@ -403,17 +428,30 @@ class PushOperations implements PushService {
     fileId: string,
     token: string,
     ctx: Pick<RequestContext, 'now'> = {},
-  ): Promise<{ filename: string; contentType: string; bytes: Buffer }> {
+  ): Promise<FileDownload> {
     const row = await this.findOrThrow(urlToken);
     const check = verifyDownloadToken(this.settings.signingSecret, token, urlToken, fileId, ctx.now ?? new Date());
     if (!check.ok) throw new ApiError(check.reason === 'link_expired' ? 'link_expired' : 'invalid_link');
     const file = await this.repo.fileOf(row.id, fileId);
-    if (!file) throw new ApiError('not_found', 'This file is no longer available.');
-    return {
+    if (!file) throw fileGone();
+    const head = {
       filename: safeFilename(this.keyring.decryptText(file.filenameCiphertext, aad.filename(file.id))),
       contentType: file.contentType,
-      bytes: this.keyring.decrypt(file.content, aad.content(file.id)),
+      size: file.size,
     };
+    if (file.content) return { ...head, body: this.keyring.decrypt(file.content, aad.content(file.id)) };
+    // In an object store (a row names its object only once it was stored).
+    if (!this.files)
+      throw new ApiError('service_unavailable', 'This file is kept in an object store that is not configured.');
+    let body: Readable | null;
+    try {
+      body = await this.files.open(file.objectKey!, aad.content(file.id));
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw storeUnavailable('download');
+      throw error;
+    }
+    if (!body) throw fileGone();
+    return { ...head, body };
   }
 
   async state(urlToken: string, ctx: RequestContext): Promise<Push | null> {
@@ -424,18 +462,20 @@ class PushOperations implements PushService {
   async createAnswer(input: SchemaValidPushInput, ctx: RequestContext, answer: AnswerOptions): Promise<PushRow> {
     const now = nowOf(ctx);
     const valid = normalizePushInput(input, this.settings, decodeBase64);
-    const { push, files } = await this.newRows(valid, answer.ownerId, now);
+    const { push, files, uploaded } = await this.newRows(valid, answer.ownerId, now);
     push.answersRequest = true;
-    const limit = governingQuota(this.settings, answer.ownerId) ? this.settings.userStorageBytes : null;
-    if (limit !== null && push.storedBytes > limit) throw largerThanQuota('user', push.storedBytes, limit);
-    const counted = await this.repo.insertAnswer(push, files, ctx.actor, deadlineOf(ctx), limit, now, answer.claim);
-    if ('refused' in counted) {
-      const retryAfter = counted.freeAt
-        ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000))
-        : QUOTA_FALLBACK_RETRY_SECONDS;
-      throw quotaExceeded('user', push.storedBytes, limit!, counted.usedBytes, retryAfter);
-    }
-    return counted.row;
+    return this.storingObjects(valid, uploaded, async () => {
+      const limit = governingQuota(this.settings, answer.ownerId) ? this.settings.userStorageBytes : null;
+      if (limit !== null && push.storedBytes > limit) throw largerThanQuota('user', push.storedBytes, limit);
+      const counted = await this.repo.insertAnswer(push, files, ctx.actor, deadlineOf(ctx), limit, now, answer.claim);
+      if ('refused' in counted) {
+        const retryAfter = counted.freeAt
+          ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000))
+          : QUOTA_FALLBACK_RETRY_SECONDS;
+        throw quotaExceeded('user', push.storedBytes, limit!, counted.usedBytes, retryAfter);
+      }
+      return counted.row;
+    });
   }
 
   // ---- what they share ----
@@ -519,12 +559,69 @@ class PushOperations implements PushService {
     return this.events && row.ownerId !== null ? pick(this.events) : undefined;
   }
 
-  /** The row of a new push (secrets encrypted) and its files. */
+  /**
+   * Runs a create whose file objects are stored (`uploaded`: those this service stored from bytes in memory; the
+   * StreamedFiles of `valid` were stored by the HTTP edge as it read the body): once it committed, the streamed ones
+   * are adopted (kept); if it failed, what this service uploaded is deleted (the edge deletes the rest).
+   */
+  private async storingObjects<T>(valid: ValidPush, uploaded: string[], create: () => Promise<T>): Promise<T> {
+    let created: T;
+    try {
+      created = await create();
+    } catch (error) {
+      void this.files?.remove(uploaded);
+      throw error;
+    }
+    for (const file of valid.files) if (file.bytes instanceof StreamedFile) file.bytes.adopted = true;
+    return created;
+  }
+
+  /** A file's row: its bytes sealed in the row (PostgreSQL), or in an object (stored now, or already streamed). */
+  private async newFile(
+    file: ValidFile,
+    pushId: string,
+    position: number,
+    now: Date,
+    uploaded: string[],
+  ): Promise<PushFileRow> {
+    const { keyring } = this;
+    const streamed = file.bytes instanceof StreamedFile ? file.bytes : null;
+    const fileId = streamed?.fileId ?? newFileId();
+    const row = {
+      id: fileId,
+      pushId,
+      position,
+      filenameCiphertext: keyring.encryptText(file.filename, aad.filename(fileId)),
+      contentType: file.contentType,
+      size: file.bytes.length,
+      createdAt: now,
+    };
+    if (streamed) return { ...row, content: null, objectKey: streamed.key };
+    const bytes = bytesInMemory(file.bytes);
+    if (!this.files) {
+      const content = keyring.encrypt(
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+        aad.content(fileId),
+      );
+      return { ...row, content, objectKey: null };
+    }
+    const objectKey = this.files.keyFor('push', fileId);
+    uploaded.push(objectKey);
+    try {
+      await this.files.storeBytes(objectKey, aad.content(fileId), bytes);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw storeUnavailable('create');
+      throw error;
+    }
+    return { ...row, content: null, objectKey };
+  }
+
+  /** The row of a new push (secrets encrypted) and its files (their objects stored first, when in an object store). */
   private async newRows(
     valid: ValidPush,
     ownerId: string | null,
     now: Date,
-  ): Promise<{ push: PushRow; files: PushFileRow[] }> {
+  ): Promise<{ push: PushRow; files: PushFileRow[]; uploaded: string[] }> {
     const { keyring } = this;
     const id = randomUUID();
     const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
@@ -539,23 +636,16 @@ class PushOperations implements PushService {
         Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
       answersRequest: false,
     };
-    const files = valid.files.map((file, position): PushFileRow => {
-      const fileId = newFileId();
-      return {
-        id: fileId,
-        pushId: id,
-        position,
-        filenameCiphertext: keyring.encryptText(file.filename, aad.filename(fileId)),
-        contentType: file.contentType,
-        size: file.bytes.length,
-        content: keyring.encrypt(
-          Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength),
-          aad.content(fileId),
-        ),
-        createdAt: now,
-      };
-    });
-    return { push, files };
+    const uploaded: string[] = [];
+    const files: PushFileRow[] = [];
+    try {
+      for (const [position, file] of valid.files.entries())
+        files.push(await this.newFile(file, id, position, now, uploaded));
+    } catch (error) {
+      void this.files?.remove(uploaded);
+      throw error;
+    }
+    return { push, files, uploaded };
   }
 
   /** Stores the rows, counted against the storage quota that governs the caller (if any). */
@@ -603,7 +693,7 @@ class PushOperations implements PushService {
     // Checked before anything is written: a refused notification refuses the create (nothing stored, nothing sent).
     const notify = this.notify?.prepareForCreate(input, ctx) ?? null;
     const created = this.events?.prepareCreate(input, ctx);
-    const { push, files } = await this.newRows(valid, ctx.actor.userId, now);
+    const { push, files, uploaded } = await this.newRows(valid, ctx.actor.userId, now);
     const mail = notify ? this.mailWithin(notify, ctx) : undefined;
     const after: WithinCreate | undefined =
       mail && created?.after
@@ -617,19 +707,32 @@ class PushOperations implements PushService {
       ...(created?.inStatement ? { inStatement: created.inStatement } : {}),
       ...(after ? { after } : {}),
     };
+    const { row, storage } = await this.storingObjects(valid, uploaded, () =>
+      this.storeWithFreshToken(push, files, ctx, now, key, writes),
+    );
+    const record: PushOwner = {
+      ...ownerRecord(row, now, this.baseOf(ctx), { name: valid.name, note: valid.note }),
+      push_id: row.id,
+      // Echoed as the reference does, only when asked for.
+      ...(notify ? { notify_emails_to: input.notify_emails_to!, notify_emails_to_locale: notify.locale } : {}),
+    };
+    // Not enumerable: the record is what clients get; the quota's state travels beside it, as RateLimit fields.
+    return storage ? Object.defineProperty(record, 'storage', { value: storage, enumerable: false }) : record;
+  }
+
+  /** `store`, with another url_token after a collision (23505 on url_token: 120 random bits; at most 3 times). */
+  private async storeWithFreshToken(
+    push: PushRow,
+    files: PushFileRow[],
+    ctx: RequestContext,
+    now: Date,
+    key: KeyRef | undefined,
+    writes: CreateWrites,
+  ): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const { row, storage } = await this.store(push, files, ctx, now, key, writes);
-        const record: PushOwner = {
-          ...ownerRecord(row, now, this.baseOf(ctx), { name: valid.name, note: valid.note }),
-          push_id: row.id,
-          // Echoed as the reference does, only when asked for.
-          ...(notify ? { notify_emails_to: input.notify_emails_to!, notify_emails_to_locale: notify.locale } : {}),
-        };
-        // Not enumerable: the record is what clients get; the quota's state travels beside it, as RateLimit fields.
-        return storage ? Object.defineProperty(record, 'storage', { value: storage, enumerable: false }) : record;
+        return await this.store(push, files, ctx, now, key, writes);
       } catch (err) {
-        // 23505 on url_token: a collision of 120 random bits; try another token.
         const code = (err as { code?: string }).code;
         if (code === '23505' && attempt < 3 && /url_token/.test(String((err as Error).message))) {
           push.urlToken = newUrlToken();

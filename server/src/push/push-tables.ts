@@ -55,7 +55,10 @@ export interface PushFileRow {
   filenameCiphertext: string;
   contentType: string;
   size: number;
-  content: Buffer;
+  /** The bytes as an AES-256-GCM envelope (../crypto/envelope.ts), when they are kept in PostgreSQL; else null. */
+  content: Buffer | null;
+  /** The object holding the bytes (a streamed envelope, ../files/), when they are kept in an object store; else null. */
+  objectKey: string | null;
   createdAt: Date;
 }
 
@@ -66,7 +69,8 @@ export const PUSH_FILES = defineTable<PushFileRow>('push_files', {
   filenameCiphertext: column.text('filename_ciphertext'),
   contentType: column.text('content_type'),
   size: column.int('size'),
-  content: column.bytes('content'),
+  content: column.bytesOrNull('content'),
+  objectKey: column.textOrNull('object_key'),
   createdAt: column.date('created_at'),
 });
 

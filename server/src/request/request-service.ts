@@ -29,18 +29,22 @@ import {
   htmlUrl,
   MAX_PAGE,
   normalizePushInput,
+  bytesInMemory,
   PAGE_SIZE,
   SEALING_SCHEME,
   trimBase,
   validationFailed,
   type FieldErrors,
   type SchemaValidPushInput,
+  type ValidFile,
 } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { AuditActor } from '../push/push-repository.js';
 import { newFileId, newUrlToken } from '../crypto/tokens.js';
+import { storeUnavailable, type FileObjects } from '../files/file-objects.js';
+import { StoreUnavailableError } from '../files/object-store.js';
 import { deadlineFrom } from '../db/deadlines.js';
 import type { Actor, Page, PushService, RequestContext } from '../push/push-service.js';
 import { pushSchema } from '../push/push-schema.js';
@@ -93,7 +97,12 @@ export interface RequestServiceDeps {
   keyring: Keyring;
   /** What follows each move, in its transaction, in this order (the email job; webhooks' events). */
   followers?: MoveFollower[];
+  /** The object store of file bytes (PWPUSH_FILE_STORAGE=s3://…); absent: attachments are kept in PostgreSQL. */
+  files?: FileObjects;
 }
+
+/** An attachment's row, with its plaintext when it was read from the object store. */
+type LoadedFile = RequestFileRow & { plain?: Buffer };
 
 const aad = {
   ask: (id: string) => `requests.ask:${id}`,
@@ -208,22 +217,20 @@ class RequestOperations implements RequestService {
       closedAt: null,
       baseUrl: this.base(ctx),
     };
-    const files = valid.files.map((file, position): RequestFileRow => {
-      const fileId = newFileId();
-      return {
-        id: fileId,
-        requestId: id,
-        position,
-        filenameCiphertext: keyring.encryptText(file.filename, aad.filename(fileId)),
-        contentType: file.contentType,
-        size: file.bytes.length,
-        content: keyring.encrypt(Buffer.from(file.bytes), aad.content(fileId)),
-      };
-    });
-    await repository.transaction(async (tx) => {
-      await repository.insert(tx, row, files, ctx.actor, deadlineOf(ctx));
-      await this.recorded(tx, { type: 'request.created', request: row, at: now, by: ctx.actor });
-    });
+    const uploaded: string[] = [];
+    const files: LoadedFile[] = [];
+    try {
+      for (const [position, file] of valid.files.entries())
+        files.push(await this.newFile(id, position, file, uploaded));
+      await repository.transaction(async (tx) => {
+        await repository.insert(tx, row, files, ctx.actor, deadlineOf(ctx));
+        await this.recorded(tx, { type: 'request.created', request: row, at: now, by: ctx.actor });
+      });
+    } catch (error) {
+      // The objects are stored before the rows: a create that did not commit deletes them.
+      void this.deps.files?.remove(uploaded);
+      throw error;
+    }
     return this.ownerRecord(row, files, ctx, now);
   }
 
@@ -231,7 +238,7 @@ class RequestOperations implements RequestService {
     this.requireEnabled();
     const now = nowOf(ctx);
     const row = await this.settled(await this.find(urlToken), now);
-    const files = await this.deps.repository.filesOf(row.id);
+    const files = await this.filesOf(row.id);
     if (row.ownerId === ctx.actor.userId) return this.ownerRecord(row, files, ctx, now);
     return this.responderView(row, files, ctx, now);
   }
@@ -293,7 +300,7 @@ class RequestOperations implements RequestService {
           })
         : null;
     const current = revoked ?? (await this.find(urlToken));
-    return this.ownerRecord(current, await this.deps.repository.filesOf(row.id), ctx, now);
+    return this.ownerRecord(current, await this.filesOf(row.id), ctx, now);
   }
 
   async list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<RequestOwner>> {
@@ -303,7 +310,7 @@ class RequestOperations implements RequestService {
     const now = nowOf(ctx);
     const result = await this.deps.repository.ownerPage(state, ownerId, now, PAGE_SIZE, (page - 1) * PAGE_SIZE);
     const items = await Promise.all(
-      result.items.map(async (r) => this.ownerRecord(r, await this.deps.repository.filesOf(r.id), ctx, now)),
+      result.items.map(async (r) => this.ownerRecord(r, await this.filesOf(r.id), ctx, now)),
     );
     return { items, total: result.total, page, perPage: PAGE_SIZE };
   }
@@ -413,13 +420,63 @@ class RequestOperations implements RequestService {
     return `${this.base(ctx)}/r/${row.urlToken}`;
   }
 
-  private attachments(files: RequestFileRow[]): RequestAttachment[] {
+  private attachments(files: LoadedFile[]): RequestAttachment[] {
     return files.map((f) => ({
       filename: this.open(f.filenameCiphertext, aad.filename(f.id)),
       content_type: f.contentType,
       size: f.size,
-      content: this.deps.keyring.decrypt(f.content, aad.content(f.id)).toString('base64'),
+      content: (f.plain ?? this.deps.keyring.decrypt(f.content!, aad.content(f.id))).toString('base64'),
     }));
+  }
+
+  /** An attachment's row, its bytes sealed in it (PostgreSQL) or in an object stored now (`uploaded` lists it). */
+  private async newFile(requestId: string, position: number, file: ValidFile, uploaded: string[]): Promise<LoadedFile> {
+    const { keyring, files } = this.deps;
+    const id = newFileId();
+    const bytes = Buffer.from(bytesInMemory(file.bytes));
+    const row = {
+      id,
+      requestId,
+      position,
+      filenameCiphertext: keyring.encryptText(file.filename, aad.filename(id)),
+      contentType: file.contentType,
+      size: bytes.length,
+    };
+    if (!files) return { ...row, content: keyring.encrypt(bytes, aad.content(id)), objectKey: null };
+    const objectKey = files.keyFor('request', id);
+    uploaded.push(objectKey);
+    try {
+      await files.storeBytes(objectKey, aad.content(id), bytes);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw storeUnavailable('create');
+      throw error;
+    }
+    return { ...row, content: null, objectKey, plain: bytes };
+  }
+
+  /** A request's attachments, those in the object store read whole (at most 5 of 1 MiB: they travel inline). */
+  private async filesOf(requestId: string): Promise<LoadedFile[]> {
+    const rows = await this.deps.repository.filesOf(requestId);
+    return Promise.all(
+      rows.map(async (f): Promise<LoadedFile> => {
+        if (!f.objectKey) return f;
+        if (!this.deps.files)
+          throw new ApiError(
+            'service_unavailable',
+            'These attachments are kept in an object store that is not configured.',
+          );
+        let plain: Buffer | null;
+        try {
+          plain = await this.deps.files.read(f.objectKey, aad.content(f.id));
+        } catch (error) {
+          if (error instanceof StoreUnavailableError) throw storeUnavailable('download');
+          throw error;
+        }
+        // An object gone under its row (the sweeper's reconcile drops such rows): unavailable, never an empty file.
+        if (!plain) throw storeUnavailable('download');
+        return { ...f, plain };
+      }),
+    );
   }
 
   private sealing(row: RequestRow): RequestSealing | null {

@@ -73,7 +73,10 @@ export interface RequestFileRow {
   filenameCiphertext: string;
   contentType: string;
   size: number;
-  content: Buffer;
+  /** The bytes as an AES-256-GCM envelope, when kept in PostgreSQL; else null. */
+  content: Buffer | null;
+  /** The object holding the bytes (a streamed envelope, ../files/), when kept in an object store; else null. */
+  objectKey: string | null;
 }
 
 export const REQUEST_FILES = defineTable<RequestFileRow>('request_files', {
@@ -83,7 +86,8 @@ export const REQUEST_FILES = defineTable<RequestFileRow>('request_files', {
   filenameCiphertext: column.text('filename_ciphertext'),
   contentType: column.text('content_type'),
   size: column.int('size'),
-  content: column.bytes('content'),
+  content: column.bytesOrNull('content'),
+  objectKey: column.textOrNull('object_key'),
 });
 
 export type RequestAuditKind = RequestAuditEntry['kind'];

@@ -96,6 +96,18 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
     labelNames: ['what'] as const,
     registers,
   });
+  const reconciles = new Counter({
+    name: `${PREFIX}file_store_reconciles_total`,
+    help: 'Reconciles of the object store of file bytes with the rows (PWPUSH_FILE_STORAGE=s3://…), by result (ok, failed).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const orphans = new Counter({
+    name: `${PREFIX}file_store_orphans_total`,
+    help: 'What reconciles found: kind object_without_row (a create that did not commit, a delete that failed) or row_without_object (an object deleted outside the server), and whether it was removed (outcome removed) or left for now (outcome kept: an object younger than the grace period, a row whose object was there when asked again).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers,
+  });
   const poolWait = new Histogram({
     name: `${PREFIX}db_pool_wait_seconds`,
     help: 'Time a statement waited for a pooled PostgreSQL connection (includes opening a new one).',
@@ -174,6 +186,16 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
     },
     sweepFailed() {
       sweeps.inc({ result: 'failed' });
+    },
+    filesReconciled(result) {
+      reconciles.inc({ result: 'ok' });
+      orphans.inc({ kind: 'object_without_row', outcome: 'removed' }, result.objectsRemoved);
+      orphans.inc({ kind: 'object_without_row', outcome: 'kept' }, result.objectsWithoutRow - result.objectsRemoved);
+      orphans.inc({ kind: 'row_without_object', outcome: 'removed' }, result.rowsDeleted);
+      orphans.inc({ kind: 'row_without_object', outcome: 'kept' }, result.rowsWithoutObject - result.rowsDeleted);
+    },
+    filesReconcileFailed() {
+      reconciles.inc({ result: 'failed' });
     },
     mail: {
       mailSent: (outcome) => mailSends.inc({ outcome }),

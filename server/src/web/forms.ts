@@ -7,7 +7,7 @@
  */
 import type { Request } from 'express';
 import { bundledDocument, inlineRefs } from '@secret-push/contract';
-import { ApiError, bodyKindOf, mediaTypeOf } from '@secret-push/rules';
+import { ApiError, bodyKindOf, bytesInMemory, mediaTypeOf } from '@secret-push/rules';
 import { isBoundsError, readBody } from '../http/body.js';
 import { formBounds, OPEN, type FormBounds } from '../http/body-bounds.js';
 import { boundsRefusal } from '../http/body-refusal.js';
@@ -72,7 +72,10 @@ export async function readForm(
   if (read.body.type !== 'form') return form;
   for (const [name, value] of read.body.fields) form.append(name, value);
   for (const file of read.body.files) {
-    form.append(file.field, new File([new Uint8Array(file.bytes)], file.filename, { type: file.contentType }));
+    form.append(
+      file.field,
+      new File([new Uint8Array(bytesInMemory(file.bytes))], file.filename, { type: file.contentType }),
+    );
   }
   return form;
 }

@@ -112,7 +112,7 @@ describe('files', () => {
     const file = got.files[0]!;
     // The push is expired now, but the link issued with the last view still works.
     expect((await h.core.pushes.retrieve(push.url_token, undefined, ctx())).files).toEqual([]);
-    expect((await h.core.pushes.downloadFile(push.url_token, file.id, tokenOf(file.url))).bytes.toString()).toBe(
+    expect((await h.core.pushes.downloadFile(push.url_token, file.id, tokenOf(file.url))).body.toString()).toBe(
       'bytes!',
     );
     // A sweep within the five minutes leaves the bytes alone.
@@ -279,7 +279,7 @@ describe('key rotation', () => {
     expect(
       (
         await rotated.pushes.downloadFile(old.url_token, readOld.files[0]!.id, tokenOf(readOld.files[0]!.url))
-      ).bytes.toString(),
+      ).body.toString(),
     ).toBe('bytes-A');
     expect((await rotated.pushes.retrieve(fresh.url_token, undefined, ctx())).payload).toBe('under-B');
 

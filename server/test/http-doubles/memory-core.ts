@@ -231,6 +231,10 @@ export function memoryCore(
     async sweep() {
       return { erasedPushes: 0, erasedFiles: 0 };
     },
+    // Files in memory, never in an object store.
+    async reconcileFiles() {
+      return null;
+    },
     async close() {},
   };
   return core;

@@ -140,6 +140,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     },
     oidc: null,
     require2fa: false,
+    fileStorage: { kind: 'postgres' },
     // Off by default in tests: on, every core starts the job queue (its own connections and timers). The webhook
     // tests turn it on.
     webhooks: { enabled: false, allowPrivate: false, retrySchedule: [5, 300, 1800, 7200, 18000, 36000] },

@@ -1,4 +1,5 @@
 /** The signed file download: the link is the credential (no bearer token), and a download is not a view. */
+import { Readable } from 'node:stream';
 import { safeFilename } from '@secret-push/rules';
 import type { Core } from '../../core.js';
 import type { Handlers } from '../operations.js';
@@ -20,12 +21,15 @@ export function fileHandlers(core: Core): Pick<Handlers, 'downloadPushFile'> {
       const file = await core.pushes.downloadFile(params.url_token, params.file_id, query.token ?? '', ctx);
       return {
         status: 200,
-        body: file.bytes,
+        body: file.body,
         // Always octet-stream: serving an uploaded file under its declared type (text/html, image/svg+xml) from our
         // origin would let a push author run script here. The declared type is in the retrieval's `content_type`.
         headers: {
           'Content-Type': 'application/octet-stream',
           'Content-Disposition': contentDisposition(file.filename),
+          // A stream from the object store: its length is known before the first byte (one that fails midway is cut
+          // short, and the client sees fewer bytes than announced). Bytes in memory are measured by the writer.
+          ...(file.body instanceof Readable ? { 'Content-Length': String(file.size) } : {}),
         },
       };
     },
