@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import type { S3StorageSettings } from '../config/settings.js';
 
 /** Bytes of every part of a multipart upload but the last. */
-export const PART_BYTES = 5 * 1024 * 1024;
+const PART_BYTES = 5 * 1024 * 1024;
 /** A connection the store does not accept within this long fails (a store that is down answers 503 promptly). */
 const CONNECT_TIMEOUT_MS = 3_000;
 /** A request whose response has not begun (or that stalls) this long fails. */
@@ -105,10 +105,13 @@ export async function openObjectStore(settings: S3StorageSettings): Promise<Obje
       throw unavailable(error);
     });
 
-  /** Stores `body` in parts as it comes; a failure of `body` itself is thrown as it is (not the store's). */
+  /**
+   * Stores `body` in parts as it comes, each gathered in one buffer of PART_BYTES that is used again for the next part
+   * once the store has it (no garbage per part); a failure of `body` itself is thrown as it is (not the store's).
+   */
   async function putParts(Key: string, body: AsyncIterable<Buffer>): Promise<number> {
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
+    let part: Buffer | null = null;
+    let filled = 0;
     let total = 0;
     let uploadId: string | undefined;
     const parts: { ETag: string; PartNumber: number }[] = [];
@@ -124,17 +127,19 @@ export async function openObjectStore(settings: S3StorageSettings): Promise<Obje
     };
     try {
       for await (const chunk of body) {
-        pending.push(chunk);
-        pendingBytes += chunk.length;
         total += chunk.length;
-        while (pendingBytes >= PART_BYTES) {
-          const all = Buffer.concat(pending, pendingBytes);
-          pending = [all.subarray(PART_BYTES)];
-          pendingBytes -= PART_BYTES;
-          await sendPart(all.subarray(0, PART_BYTES));
+        for (let at = 0; at < chunk.length;) {
+          part ??= Buffer.allocUnsafe(PART_BYTES);
+          const copied = chunk.copy(part, filled, at);
+          filled += copied;
+          at += copied;
+          if (filled === PART_BYTES) {
+            await sendPart(part);
+            filled = 0;
+          }
         }
       }
-      const rest = Buffer.concat(pending, pendingBytes);
+      const rest = part ? part.subarray(0, filled) : Buffer.alloc(0);
       if (uploadId === undefined) {
         await send(client.send(new s3.PutObjectCommand({ Bucket, Key, Body: rest, ContentLength: rest.length })));
         return total;

@@ -19,7 +19,7 @@ import type { FileObjects } from './file-objects.js';
 import type { ListedObject } from './object-store.js';
 
 /** An object without a row is removed only once it is older than this (its create had this long to commit). */
-export const ORPHAN_GRACE_MS = 60 * 60 * 1000;
+const ORPHAN_GRACE_MS = 60 * 60 * 1000;
 /** How often a server's sweeper reconciles (it lists every object of the prefix). */
 export const RECONCILE_EVERY_MS = 15 * 60 * 1000;
 

@@ -83,6 +83,11 @@ export interface Exchange {
   reply?: EdgeReply;
   /** Set by `readBody` when file parts stream to the object store: what no committed row adopted goes at the end. */
   uploads?: RequestUploads;
+  /**
+   * Stops the deadline's clock and the safety net while a body streams to the object store (`reading`: its time is
+   * bounded by the server's requestTimeout), then starts both afresh once it is read; set by `answer`.
+   */
+  restartClock?: (reading: boolean) => void;
 }
 
 type Step = (x: Exchange) => void | Promise<void>;
@@ -272,7 +277,17 @@ export class Edge {
       if (check) s.checkAnswer = (status, body) => check(s, status, body);
       await new Promise<void>((resolve, reject) => {
         // Every write of this request is past its deadline by then, so nothing it sent can still commit.
-        timer = setTimeout(() => reject(new ApiError('service_unavailable')), this.requestTimeoutMs);
+        const arm = () => {
+          timer = setTimeout(() => reject(new ApiError('service_unavailable')), this.requestTimeoutMs);
+        };
+        x.restartClock = (reading) => {
+          clearTimeout(timer);
+          if (reading) return;
+          x.deadline = deadlineFrom();
+          if (x.ctx) x.ctx.deadline = x.deadline;
+          arm();
+        };
+        arm();
         this.run(x).then(resolve, reject);
       });
     } catch (error) {
@@ -353,10 +368,14 @@ export class Edge {
       const uploads = this.core.files.uploads('push', envelopeContexts.content);
       x.uploads = uploads;
       limits.fileSink = { take: (part) => uploads.take(part) };
+      // A body of up to 100 MiB that streams to the store may take longer than the database's deadline: the
+      // request's deadline and safety net start once it is read (no write on its behalf happens before).
+      x.restartClock?.(true);
     }
     try {
       requireDeclaredMediaType(op, x.req);
       const { body, digest } = await readBody(x.req, limits);
+      if (limits.fileSink) x.restartClock?.(false);
       x.bodyDigest = digest;
       x.body = this.spec.bodyValue(body, op.operationId);
     } catch (error) {

@@ -60,7 +60,7 @@ export interface BodyLimits {
 }
 
 /** Takes one file part's bytes as they come; resolves to what stands for them once stored (StoredBytes). */
-export interface FileSink {
+interface FileSink {
   take(part: Readable): Promise<StoredBytes>;
 }
 

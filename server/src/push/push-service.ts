@@ -149,7 +149,7 @@ export interface PushService {
 }
 
 /** A file's bytes for its download: `size` bytes, in memory or as a stream. */
-export interface FileDownload {
+interface FileDownload {
   filename: string;
   contentType: string;
   size: number;
@@ -622,7 +622,6 @@ class PushOperations implements PushService {
     ownerId: string | null,
     now: Date,
   ): Promise<{ push: PushRow; files: PushFileRow[]; uploaded: string[] }> {
-    const { keyring } = this;
     const id = randomUUID();
     const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
     const push: PushRow = {

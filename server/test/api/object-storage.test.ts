@@ -11,10 +11,11 @@ import { createPush, createRequest, expirePush, getPush, getRequest } from '@sec
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createKeyring } from '../../src/crypto/envelope.js';
 import { poolDb } from '../../src/db/sql.js';
+import { runFilesCli } from '../../src/cli/files.js';
 import { migrateFiles } from '../../src/files/migrate.js';
 import { createServerMetrics, type ServerMetrics } from '../../src/runtime/metrics.js';
 import { createTestDatabase, TEST_KEY_A } from '../support/db.js';
-import { S3_BUCKET, startS3Server, type S3Server } from '../support/s3.js';
+import { S3_ACCESS_KEY_ID, S3_BUCKET, startS3Server, type S3Server } from '../support/s3.js';
 import { multipart } from './support/multipart.js';
 import { startRealApi, type RealApi } from './support/real.js';
 import { bearer, expectData, expectError } from './support/sdk.js';
@@ -427,12 +428,30 @@ describe('npm run files -- migrate', () => {
       const { pool, db } = await directDb(s3Api);
       try {
         const keyring = createKeyring([TEST_KEY_A]);
+        // The command itself, as an operator runs it (its own pool and store, from the environment).
         const lines: string[] = [];
-        expect(await migrateFiles(db, keyring, s3Api.core.files!, 's3', (l) => lines.push(l))).toEqual({
-          moved: 3,
-          failed: 0,
-        });
-        expect(lines).toEqual(['push_files: 2 moved to s3, 0 failed', 'request_files: 1 moved to s3, 0 failed']);
+        const errors: string[] = [];
+        const code = await runFilesCli(
+          ['migrate', '--to', 's3'],
+          (l) => lines.push(l),
+          (l) => errors.push(l),
+          {
+            DATABASE_URL: s3Api.db.url,
+            PWPUSH_ENV: 'test',
+            PWPUSH_MASTER_KEY: `${TEST_KEY_A.id}:${TEST_KEY_A.key.toString('hex')}`,
+            PWPUSH_FILE_STORAGE: `s3://${S3_BUCKET}/migrate/`,
+            PWPUSH_S3_ENDPOINT: s3.endpoint,
+            PWPUSH_S3_FORCE_PATH_STYLE: 'true',
+            PWPUSH_S3_ACCESS_KEY_ID: S3_ACCESS_KEY_ID,
+            PWPUSH_S3_SECRET_ACCESS_KEY: s3.settings().credentials!.secretAccessKey,
+          },
+        );
+        expect([code, errors]).toEqual([0, []]);
+        expect(lines).toEqual([
+          'push_files: 2 moved to s3, 0 failed',
+          'request_files: 1 moved to s3, 0 failed',
+          `3 file(s) moved to s3 (s3://${S3_BUCKET}/migrate/), 0 failed`,
+        ]);
         expect(await s3Api.db.query('select 1 from push_files where content is not null')).toEqual([]);
         expect((await keys('migrate/')).length).toBe(3);
         expect(await read()).toEqual(expected);
