@@ -1773,7 +1773,8 @@ export type GetVersionErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -1852,7 +1853,8 @@ export type CreatePushErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -1906,7 +1908,8 @@ export type ListActivePushesErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -1960,7 +1963,8 @@ export type ListExpiredPushesErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2021,7 +2025,8 @@ export type ExpirePushErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2094,7 +2099,8 @@ export type GetPushErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2155,7 +2161,8 @@ export type PreviewPushErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2218,7 +2225,8 @@ export type GetPushAuditErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2281,7 +2289,8 @@ export type DownloadPushFileErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2341,7 +2350,8 @@ export type CreateRequestErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2395,7 +2405,8 @@ export type ListActiveRequestsErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2449,7 +2460,8 @@ export type ListExpiredRequestsErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2510,7 +2522,8 @@ export type RevokeRequestErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2571,7 +2584,8 @@ export type GetRequestErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2632,7 +2646,8 @@ export type PreviewRequestErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2709,7 +2724,8 @@ export type RespondToRequestErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2772,7 +2788,8 @@ export type GetRequestAuditErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2824,7 +2841,8 @@ export type ListApiKeysErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2881,7 +2899,8 @@ export type CreateApiKeyErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -2939,7 +2958,8 @@ export type RevokeApiKeyErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3005,7 +3025,8 @@ export type NotifyEmailsErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3057,7 +3078,8 @@ export type ListWebhooksErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3114,7 +3136,8 @@ export type CreateWebhookErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3172,7 +3195,8 @@ export type DeleteWebhookErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3230,7 +3254,8 @@ export type GetWebhookErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3288,7 +3313,8 @@ export type RotateWebhookSecretErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3346,7 +3372,8 @@ export type TestWebhookErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3409,7 +3436,8 @@ export type ListWebhookDeliveriesErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
@@ -3471,7 +3499,8 @@ export type RetryWebhookDeliveryErrors = {
      * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
      * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
      * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
-     * `Idempotency-Key`.
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
      *
      */
     503: ErrorResponse;
