@@ -796,19 +796,7 @@ export function createPushRepository(db: Db, objectsGone?: (keys: string[]) => v
       checkInTime(await db.query(S.insertFailedView, { pushId, since, ...auditParams(by, now), deadline }));
     },
 
-    filesOf: async (pushId: string): Promise<FileMeta[]> =>
-      (await db.query(S.filesOf, { pushId })).map((r) => ({
-        id: F.columns.id.parse(r.id),
-        filenameCiphertext: F.columns.filenameCiphertext.parse(r.filename_ciphertext),
-        contentType: F.columns.contentType.parse(r.content_type),
-        size: F.columns.size.parse(r.size),
-        objectKey: F.columns.objectKey.parse(r.object_key),
-      })),
-
-    async fileOf(pushId: string, fileId: string): Promise<PushFileRow | null> {
-      const [row] = await db.query(S.fileOf, { pushId, fileId });
-      return row ? F.fromRow(row) : null;
-    },
+    ...fileOperations(db),
 
     async auditPage(pushId: string, limit: number, offset: number): Promise<PageOf<AuditRow>> {
       const [total, rows] = await Promise.all([
@@ -840,6 +828,25 @@ export function createPushRepository(db: Db, objectsGone?: (keys: string[]) => v
     ...storageOperations(db),
 
     ...sweepOperations(db, objectsGone),
+  };
+}
+
+/** A push's files: without their bytes (links), or one with them (a download). */
+function fileOperations(db: Db) {
+  return {
+    filesOf: async (pushId: string): Promise<FileMeta[]> =>
+      (await db.query(S.filesOf, { pushId })).map((r) => ({
+        id: F.columns.id.parse(r.id),
+        filenameCiphertext: F.columns.filenameCiphertext.parse(r.filename_ciphertext),
+        contentType: F.columns.contentType.parse(r.content_type),
+        size: F.columns.size.parse(r.size),
+        objectKey: F.columns.objectKey.parse(r.object_key),
+      })),
+
+    async fileOf(pushId: string, fileId: string): Promise<PushFileRow | null> {
+      const [row] = await db.query(S.fileOf, { pushId, fileId });
+      return row ? F.fromRow(row) : null;
+    },
   };
 }
 

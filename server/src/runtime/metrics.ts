@@ -96,18 +96,7 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
     labelNames: ['what'] as const,
     registers,
   });
-  const reconciles = new Counter({
-    name: `${PREFIX}file_store_reconciles_total`,
-    help: 'Reconciles of the object store of file bytes with the rows (PWPUSH_FILE_STORAGE=s3://…), by result (ok, failed).',
-    labelNames: ['result'] as const,
-    registers,
-  });
-  const orphans = new Counter({
-    name: `${PREFIX}file_store_orphans_total`,
-    help: 'What reconciles found: kind object_without_row (a create that did not commit, a delete that failed) or row_without_object (an object deleted outside the server), and whether it was removed (outcome removed) or left for now (outcome kept: an object younger than the grace period, a row whose object was there when asked again).',
-    labelNames: ['kind', 'outcome'] as const,
-    registers,
-  });
+  const fileStore = fileStoreMetrics(registers);
   const poolWait = new Histogram({
     name: `${PREFIX}db_pool_wait_seconds`,
     help: 'Time a statement waited for a pooled PostgreSQL connection (includes opening a new one).',
@@ -187,16 +176,7 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
     sweepFailed() {
       sweeps.inc({ result: 'failed' });
     },
-    filesReconciled(result) {
-      reconciles.inc({ result: 'ok' });
-      orphans.inc({ kind: 'object_without_row', outcome: 'removed' }, result.objectsRemoved);
-      orphans.inc({ kind: 'object_without_row', outcome: 'kept' }, result.objectsWithoutRow - result.objectsRemoved);
-      orphans.inc({ kind: 'row_without_object', outcome: 'removed' }, result.rowsDeleted);
-      orphans.inc({ kind: 'row_without_object', outcome: 'kept' }, result.rowsWithoutObject - result.rowsDeleted);
-    },
-    filesReconcileFailed() {
-      reconciles.inc({ result: 'failed' });
-    },
+    ...fileStore,
     mail: {
       mailSent: (outcome) => mailSends.inc({ outcome }),
       notificationFinished: (status) => notifications.inc({ status }),
@@ -207,6 +187,34 @@ export function createServerMetrics(worker: string, registry = new Registry()): 
     observePool(pool) {
       pools.push(pool);
       instrumentConnect(pool, (seconds) => poolWait.observe(seconds));
+    },
+  };
+}
+
+/** The reconciles of the object store of file bytes (files/reconcile.ts) and what they found. */
+function fileStoreMetrics(registers: Registry[]): Pick<CoreMetrics, 'filesReconciled' | 'filesReconcileFailed'> {
+  const reconciles = new Counter({
+    name: `${PREFIX}file_store_reconciles_total`,
+    help: 'Reconciles of the object store of file bytes with the rows (PWPUSH_FILE_STORAGE=s3://…), by result (ok, failed).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const orphans = new Counter({
+    name: `${PREFIX}file_store_orphans_total`,
+    help: 'What reconciles found: kind object_without_row (a create that did not commit, a delete that failed) or row_without_object (an object deleted outside the server), and whether it was removed (outcome removed) or left for now (outcome kept: an object younger than the grace period, a row whose object was there when asked again).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers,
+  });
+  return {
+    filesReconciled(result) {
+      reconciles.inc({ result: 'ok' });
+      orphans.inc({ kind: 'object_without_row', outcome: 'removed' }, result.objectsRemoved);
+      orphans.inc({ kind: 'object_without_row', outcome: 'kept' }, result.objectsWithoutRow - result.objectsRemoved);
+      orphans.inc({ kind: 'row_without_object', outcome: 'removed' }, result.rowsDeleted);
+      orphans.inc({ kind: 'row_without_object', outcome: 'kept' }, result.rowsWithoutObject - result.rowsDeleted);
+    },
+    filesReconcileFailed() {
+      reconciles.inc({ result: 'failed' });
     },
   };
 }

@@ -57,7 +57,7 @@ describe('files', () => {
     expect(first!.url.startsWith(`${BASE}/api/v2/pushes/${push.url_token}/files/${first!.id}?token=`)).toBe(true);
 
     const dl = await h.core.pushes.downloadFile(push.url_token, first!.id, tokenOf(first!.url));
-    expect(dl).toEqual({ filename: 'key.bin', contentType: 'application/octet-stream', bytes: content });
+    expect(dl).toEqual({ filename: 'key.bin', contentType: 'application/octet-stream', size: 6, body: content });
     // Downloads do not count as views.
     const again = await h.core.pushes.retrieve(push.url_token, undefined, ctx());
     expect(again.views_remaining).toBe(3);
