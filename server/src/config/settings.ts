@@ -411,7 +411,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_ENABLE_SIGNUPS',
     default: '`true`',
     meaning:
-      'Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`). Without `PWPUSH_SMTP_URL` a sign-up makes the account at once with an unconfirmed email: the first proof of that address (the single sign-on provider\'s verified email, or a reset link) claims it, removing its password, second factor, token, keys and webhooks.',
+      "Visitors may make an account at `/users/sign_up`. Set `false` on a closed instance (accounts are then made with `npm run users`). Without `PWPUSH_SMTP_URL` a sign-up makes the account at once with an unconfirmed email: the first proof of that address (the single sign-on provider's verified email, or a reset link) claims it, removing its password, second factor, token, keys and webhooks.",
   },
   { name: 'PWPUSH_SESSION_LIFETIME_HOURS', default: '`24`', meaning: 'How long a web sign-in lasts (1..720 hours).' },
   {
