@@ -2525,7 +2525,7 @@ export const WebhookUrlSchema = {
     minLength: 10,
     maxLength: 2048,
     pattern: '^https?://[^\\s]+$',
-    description: 'Where events are POSTed: an absolute `https://` URL (`http://` only where the instance allows it, outside\nproduction). A URL whose host is, or resolves to, a loopback, private, link-local, multicast, unspecified or\ncloud-metadata address is refused (422), and checked again at every delivery, unless the operator allows private\ntargets (`PWPUSH_WEBHOOKS_ALLOW_PRIVATE=true`). User name and password in the URL are refused.\n',
+    description: 'Where events are POSTed: an absolute `https://` URL (`http://` only where the instance allows it, outside\nproduction). A URL whose host is, or resolves to, a loopback, private, link-local, multicast, unspecified or\ncloud-metadata address, in IPv4 or in IPv6 (IPv4 embedded in IPv6 included: `[::7f00:1]`, `[64:ff9b::a00:1]`), is\nrefused (422, "not allowed", without the address a name resolved to), and checked again at every delivery, unless\nthe operator allows private targets (`PWPUSH_WEBHOOKS_ALLOW_PRIVATE=true`). User name and password in the URL are\nrefused.\n',
     examples: [
         'https://hooks.example.org/secret-push'
     ]

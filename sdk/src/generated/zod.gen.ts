@@ -798,8 +798,10 @@ export const zNotifyEmailsResponse = z.object({
 /**
  * Where events are POSTed: an absolute `https://` URL (`http://` only where the instance allows it, outside
  * production). A URL whose host is, or resolves to, a loopback, private, link-local, multicast, unspecified or
- * cloud-metadata address is refused (422), and checked again at every delivery, unless the operator allows private
- * targets (`PWPUSH_WEBHOOKS_ALLOW_PRIVATE=true`). User name and password in the URL are refused.
+ * cloud-metadata address, in IPv4 or in IPv6 (IPv4 embedded in IPv6 included: `[::7f00:1]`, `[64:ff9b::a00:1]`), is
+ * refused (422, "not allowed", without the address a name resolved to), and checked again at every delivery, unless
+ * the operator allows private targets (`PWPUSH_WEBHOOKS_ALLOW_PRIVATE=true`). User name and password in the URL are
+ * refused.
  *
  */
 export const zWebhookUrl = z.url().min(10).max(2048).regex(/^https?:\/\/[^\s]+$/);
