@@ -1,7 +1,9 @@
 /**
  * Webhooks in the stateful mock, through the generated functions, every answer checked against the contract:
  * registered with a secret shown once, listed, shown, rotated, tested (a pending delivery: the mock sends nothing),
- * retried, deleted; another user's webhook is 404, an API key without webhooks:manage gets 403.
+ * retried, deleted; another user's webhook is 404, an API key without webhooks:manage gets 403. Test events and
+ * redeliveries are limited per account and clock minute as the server limits them (issue 45): 429 with Retry-After
+ * and the RateLimit fields.
  */
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -66,5 +68,51 @@ describe('stateful mock: webhooks', () => {
     expect({ status: bad.response?.status, code: bad.error?.code }).toEqual({ status: 422, code: 'validation_failed' });
     expect((await deleteWebhook({ client, auth, path: { id: hook.id } })).response?.status).toBe(200);
     expect((await getWebhook({ client, auth, path: { id: hook.id } })).response?.status).toBe(404);
+  });
+
+  it('limits test events (5) and redeliveries (20) per account and minute: 429 with Retry-After and RateLimit', async () => {
+    const baseUrl = 'http://mock-hooks-limits.test';
+    const mock = createMockServerHandlers({ baseUrl });
+    mock.setClock('2027-03-01T10:00:10Z');
+    server.use(...mock.handlers);
+    const client = createClient({ baseUrl, fetch: checker.fetch });
+    const auth = mock.users[0]!.token;
+    const hook = (
+      await createWebhook({
+        client,
+        auth,
+        body: { webhook: { url: 'https://hooks.example.org/x', events: ['push.viewed'] } },
+      })
+    ).data!;
+    const tests = [];
+    for (let i = 0; i < 5; i++) tests.push(await testWebhook({ client, auth, path: { id: hook.id } }));
+    expect(tests.map((t) => t.response?.status)).toEqual([202, 202, 202, 202, 202]);
+    const refused = await testWebhook({ client, auth, path: { id: hook.id } });
+    expect({ status: refused.response?.status, code: refused.error?.code }).toEqual({
+      status: 429,
+      code: 'rate_limited',
+    });
+    expect(refused.error?.error).toBe('Too many test events: an account may send 5 a minute. Try again in 50 seconds.');
+    expect(refused.response?.headers.get('retry-after')).toBe('50');
+    expect(refused.response?.headers.get('ratelimit-policy')).toBe('"webhook-test";q=5;w=60');
+    expect(refused.response?.headers.get('ratelimit')).toBe('"webhook-test";r=0;t=50');
+    const delivery = tests[0]!.data!;
+    const path = { id: hook.id, delivery_id: delivery.id };
+    for (let i = 0; i < 20; i++) {
+      expect((await retryWebhookDelivery({ client, auth, path })).response?.status).toBe(202);
+    }
+    const again = await retryWebhookDelivery({ client, auth, path });
+    expect({ status: again.response?.status, code: again.error?.code }).toEqual({ status: 429, code: 'rate_limited' });
+    expect(again.response?.headers.get('ratelimit-policy')).toBe('"webhook-redeliver";q=20;w=60');
+    // Another account, and the next minute, start afresh.
+    const other = await createWebhook({
+      client,
+      auth: mock.users[1]!.token,
+      body: { webhook: { url: 'https://hooks.example.org/y', events: ['push.viewed'] } },
+    });
+    const theirs = await testWebhook({ client, auth: mock.users[1]!.token, path: { id: other.data!.id } });
+    expect(theirs.response?.status).toBe(202);
+    mock.setClock('2027-03-01T10:01:00Z');
+    expect((await testWebhook({ client, auth, path: { id: hook.id } })).response?.status).toBe(202);
   });
 });
