@@ -23,3 +23,4 @@ export * from './schemas.js';
 export * from './routes.js';
 export * from './scopes.js';
 export * from './webhook-events.js';
+export * from './webhook-limits.js';

@@ -1,11 +1,20 @@
 /**
  * Webhooks in the stateful mock, by the server's rules: at most 10 per user, the URL absolute http(s) without
  * credentials, 1 to 11 different events, a `whsec_` secret shown once, a rotation, another user's webhook answered
- * 404. The mock sends nothing over the network: a test event or a retry is recorded as a `pending` delivery, so an
- * app can show its delivery log. Kept in memory, per mock.
+ * 404, test events and redeliveries limited per account and clock minute (429, `WEBHOOK_CALL_LIMITS`). The mock
+ * sends nothing over the network: a test event or a retry is recorded as a `pending` delivery, so an app can show its
+ * delivery log. Kept in memory, per mock.
  */
 import type { Webhook, WebhookCreated, WebhookDelivery, WebhookEventType } from '../generated/types.gen.js';
-import { ApiError, validationFailed, WEBHOOK_EVENTS } from '@secret-push/rules';
+import {
+  ApiError,
+  minuteOf,
+  validationFailed,
+  WEBHOOK_CALL_LIMITS,
+  WEBHOOK_EVENTS,
+  webhookCallRefused,
+  type WebhookCall,
+} from '@secret-push/rules';
 
 const MAX_WEBHOOKS = 10;
 const EVENTS = WEBHOOK_EVENTS;
@@ -57,6 +66,18 @@ function readInput(body: unknown): { url: string; events: WebhookEventType[]; de
 
 export class MockWebhooks {
   private readonly hooks = new Map<string, Stored>();
+  /** Test events and redeliveries counted per account and call: the minute and the calls in it. */
+  private readonly calls = new Map<string, { minute: number; used: number }>();
+
+  /** Counts a limited call, or throws 429 past its limit (nothing counted then). */
+  private count(call: WebhookCall, email: string, now: number): void {
+    const key = `${call}:${email}`;
+    const minute = minuteOf(now);
+    const seen = this.calls.get(key);
+    const used = seen?.minute === minute ? seen.used : 0;
+    if (used >= WEBHOOK_CALL_LIMITS[call].perMinute) throw webhookCallRefused(call, now);
+    this.calls.set(key, { minute, used: used + 1 });
+  }
 
   create(email: string, body: unknown, now: number): WebhookCreated {
     const input = readInput(body);
@@ -111,6 +132,7 @@ export class MockWebhooks {
 
   test(email: string, id: string, now: number): WebhookDelivery {
     const hook = this.owned(email, id);
+    this.count('test', email, now);
     const at = new Date(now).toISOString();
     const delivery: WebhookDelivery = {
       id: newMessageId(),
@@ -134,11 +156,13 @@ export class MockWebhooks {
   retry(email: string, id: string, deliveryId: string, now: number): WebhookDelivery {
     const delivery = this.owned(email, id).deliveries.find((d) => d.id === deliveryId);
     if (!delivery) throw new ApiError('not_found', 'This webhook has no delivery with this id.');
+    this.count('redeliver', email, now);
     Object.assign(delivery, { status: 'pending', next_attempt_at: new Date(now).toISOString() });
     return { ...delivery };
   }
 
   reset(): void {
     this.hooks.clear();
+    this.calls.clear();
   }
 }

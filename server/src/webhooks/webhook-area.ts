@@ -2,7 +2,7 @@
  * The webhooks area wired on a core: the dispatcher that sends deliveries (dispatcher.ts), the owner emails' queue
  * and its worker (when a relay is configured), the events the push service queues, the requests' `request.*` events
  * (a move follower of the request service), the service the API and the pages call, and what the sweeper adds
- * (`push.expired` by the sweeper, deliveries older than 30 days forgotten).
+ * (`push.expired` by the sweeper, deliveries older than 30 days and the limits' past minutes forgotten).
  */
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
@@ -156,7 +156,11 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     sweptWithin: async (tx, row) => {
       if (row.ownerId !== null) await expiredBySweeper(tx, row);
     },
-    forget: (now) => repo.forgetDeliveries(new Date(now.getTime() - KEEP_DELIVERIES_MS)),
+    async forget(now) {
+      await repo.forgetDeliveries(new Date(now.getTime() - KEEP_DELIVERIES_MS));
+      // The limits' counters of minutes that are over (a row comes back with the next call).
+      await repo.forgetLimits(new Date(now.getTime() - 2 * 60_000));
+    },
     async depth() {
       const [pending, backlog] = await Promise.all([repo.pendingCount(), outboxBacklog(db)]);
       return { queue: WEBHOOK_QUEUE, queued: pending + backlog, active: dispatcher?.inFlight() ?? 0 };

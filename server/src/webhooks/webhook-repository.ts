@@ -2,7 +2,7 @@
  * Every statement about webhooks (`webhooks`), their deliveries (`webhook_deliveries`), read-receipt choices
  * (`push_receipts`, `users.notify_owner_on_view`) and `event_owners`, the users somebody listens to (a hint the
  * one-statement view reads: listed, a view takes the transaction that queues its events; being listed with nothing
- * to send costs only that transaction).
+ * to send costs only that transaction), and the limits' counters (`webhook_limits`).
  */
 import { sql, type Db } from '../db/sql.js';
 
@@ -290,6 +290,18 @@ const S = {
   forgetDeliveries: sql<{ before: Date }>(
     "delete from webhook_deliveries where created_at < :before and status <> 'pending'",
   ),
+  /**
+   * One call counted in its key's clock minute, unless the minute already holds `:quota` (then no row: refused,
+   * nothing counted). The row's lock makes two processes' calls count one after the other.
+   */
+  countCall: sql<{ key: string; window: Date; quota: number }, { used: number }>(
+    `insert into webhook_limits as l (key, window_start, used) values (:key, :window, 1)
+     on conflict (key) do update set window_start = excluded.window_start,
+       used = case when l.window_start = excluded.window_start then l.used + 1 else 1 end
+     where l.window_start <> excluded.window_start or l.used < :quota
+     returning used`,
+  ),
+  forgetLimits: sql<{ before: Date }>('delete from webhook_limits where window_start < :before'),
 };
 
 export type WebhookRepository = ReturnType<typeof createWebhookRepository>;
@@ -432,6 +444,14 @@ export function createWebhookRepository(db: Db) {
     },
     async forgetDeliveries(before: Date): Promise<void> {
       await db.query(S.forgetDeliveries, { before });
+    },
+    /** Counts a call of `key` in the clock minute `window`: false (nothing counted) when it already holds `quota`. */
+    async countCall(key: string, window: Date, quota: number): Promise<boolean> {
+      return (await db.query(S.countCall, { key, window, quota })).length > 0;
+    },
+    /** Forgets the counters whose window began before `before`. */
+    async forgetLimits(before: Date): Promise<void> {
+      await db.query(S.forgetLimits, { before });
     },
   };
 }

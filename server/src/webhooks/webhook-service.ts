@@ -2,7 +2,8 @@
  * What an owner does with webhooks (the `webhooks` operations and the account page): register (the URL checked for
  * server-side request forgery, at most 10 per account, the secret shown once and kept as an envelope), list, show,
  * delete, rotate the secret (the old one signs too for 24 hours), send a test event, list the deliveries and queue
- * one again. Another account's webhook is answered as an unknown one (404).
+ * one again (those two limited per account and minute, counted in PostgreSQL: 429 past them). Another account's
+ * webhook is answered as an unknown one (404).
  */
 import type {
   Webhook,
@@ -12,7 +13,14 @@ import type {
   WebhookInput,
 } from '@secret-push/sdk/generated';
 import { randomUUID } from 'node:crypto';
-import { ApiError, PAGE_SIZE } from '@secret-push/rules';
+import {
+  ApiError,
+  minuteOf,
+  PAGE_SIZE,
+  WEBHOOK_CALL_LIMITS,
+  webhookCallRefused,
+  type WebhookCall,
+} from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import { sealEvent } from './push-events.js';
@@ -94,6 +102,14 @@ export function createWebhookService({ db, repo, keyring, wake, rules, receipts 
     return row;
   }
 
+  /** Counts a call that sends on demand (`test`, `redeliver`) in the account's minute; 429 past its limit. */
+  async function counted(call: WebhookCall, userId: string, now: Date): Promise<void> {
+    const window = new Date(minuteOf(now.getTime()));
+    if (!(await repo.countCall(`${call}:${userId}`, window, WEBHOOK_CALL_LIMITS[call].perMinute))) {
+      throw webhookCallRefused(call, now.getTime());
+    }
+  }
+
   return {
     async create(userId, input, now = new Date()) {
       const events = [...new Set(input.events)];
@@ -150,6 +166,7 @@ export function createWebhookService({ db, repo, keyring, wake, rules, receipts 
 
     async test(userId, id, now = new Date()) {
       const hook = await owned(userId, id);
+      await counted('test', userId, now);
       const deliveryId = newMessageId();
       const { eventId, body } = sealEvent(keyring, {
         type: 'webhook.test',
@@ -171,6 +188,7 @@ export function createWebhookService({ db, repo, keyring, wake, rules, receipts 
       const hook = await owned(userId, id);
       const found = /^msg_[A-Za-z0-9]{26}$/.test(deliveryId) ? await repo.findDelivery(deliveryId, hook.id) : null;
       if (!found) throw new ApiError('not_found', 'This webhook has no delivery with this id.');
+      await counted('redeliver', userId, now);
       const row = await repo.retryDelivery(db, found.id, now);
       wake();
       return deliveryRecord(row);

@@ -25,6 +25,7 @@ import { Migration20270104000000_user_storage_fits } from './Migration2027010400
 import { Migration20270105000000_audit_entries_unkeyed } from './Migration20270105000000_audit_entries_unkeyed.js';
 import { Migration20270106000000_webhook_outbox } from './Migration20270106000000_webhook_outbox.js';
 import { Migration20270107000000_proven_emails } from './Migration20270107000000_proven_emails.js';
+import { Migration20270108000000_webhook_limits } from './Migration20270108000000_webhook_limits.js';
 import { Migration20270110000000_file_objects } from './Migration20270110000000_file_objects.js';
 
 export const migrationsList = [
@@ -53,5 +54,6 @@ export const migrationsList = [
   { name: 'Migration20270105000000_audit_entries_unkeyed', class: Migration20270105000000_audit_entries_unkeyed },
   { name: 'Migration20270106000000_webhook_outbox', class: Migration20270106000000_webhook_outbox },
   { name: 'Migration20270107000000_proven_emails', class: Migration20270107000000_proven_emails },
+  { name: 'Migration20270108000000_webhook_limits', class: Migration20270108000000_webhook_limits },
   { name: 'Migration20270110000000_file_objects', class: Migration20270110000000_file_objects },
 ];
