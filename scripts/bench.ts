@@ -45,7 +45,8 @@
  * BENCH_WEBHOOK=1 (two more scenarios, create+retrieve by an owner without webhooks and by one with a webhook whose
  * deliveries reach a receiver on loopback: the throughput ratio, and the delivery latency from event to receipt; a
  * webhook slice ends when its deliveries have arrived, and the deliveries received twice and the rows left pending are
- * counted; scripts/bench/webhook.ts), BENCH_SCENARIOS (only these scenarios, by name, e.g. `create+retrieve/webhook`: a CPU
+ * counted; scripts/bench/webhook.ts; BENCH_WEBHOOK_BUDGET sets ours' send budgets, default 1000000: counted, never
+ * reached; 0: off), BENCH_SCENARIOS (only these scenarios, by name, e.g. `create+retrieve/webhook`: a CPU
  * profile of one scenario), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
  * driven too, as `base`, and compared with ours: its compiled server with ours' Node flags when it has one built,

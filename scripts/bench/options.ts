@@ -45,6 +45,12 @@ export const options = {
    * receiver on loopback in the bench process: the throughput ratio and the delivery latency (event → receipt).
    */
   webhook: env.BENCH_WEBHOOK === '1',
+  /**
+   * BENCH_WEBHOOK_BUDGET: ours' send budgets with BENCH_WEBHOOK (PWPUSH_WEBHOOK_SENDS_PER_MINUTE and
+   * PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE), default 1000000: counted at every batch but never reached, so the
+   * bench measures what the budget costs (one owner sends far more than the product's default 600 a minute); `0`: off.
+   */
+  webhookBudget: env.BENCH_WEBHOOK_BUDGET ?? '1000000',
   /** BENCH_SCENARIOS: only these scenarios, by name (`create+retrieve/webhook,create+retrieve/token`); default all. */
   scenarios: env.BENCH_SCENARIOS?.split(',').filter(Boolean),
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',

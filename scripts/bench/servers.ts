@@ -157,7 +157,14 @@ export async function startServers(
     ...(options.addresses > 1 ? { PWPUSH_TRUST_PROXY: 'true' } : {}),
     ...(workers ? { PWPUSH_WORKERS: workers } : {}),
     // BENCH_WEBHOOK: the bench's receiver listens on loopback.
-    ...(options.webhook ? { PWPUSH_WEBHOOKS_ALLOW_PRIVATE: 'true' } : {}),
+    ...(options.webhook
+      ? {
+          PWPUSH_WEBHOOKS_ALLOW_PRIVATE: 'true',
+          // One owner sends everything: the budgets are counted but never reached (BENCH_WEBHOOK_BUDGET).
+          PWPUSH_WEBHOOK_SENDS_PER_MINUTE: options.webhookBudget,
+          PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE: options.webhookBudget,
+        }
+      : {}),
     ...options.serverEnv,
   });
   const LISTENING = /Secret Push listening on (http:\/\/\S+)/;

@@ -119,6 +119,8 @@ export interface CoreOptions {
    * then (a restart test shortens it).
    */
   webhookLeaseSeconds?: number;
+  /** Seconds of the webhook send budget's window (default 60: a minute, as its settings say; a test shortens it). */
+  webhookBudgetWindowSeconds?: number;
 }
 
 /** What the core reports to the metrics (counts and times only). */
@@ -349,6 +351,9 @@ async function startJobs(
             ? { pollSeconds: opts.queue.pollingIntervalSeconds }
             : {}),
           ...(opts.webhookLeaseSeconds !== undefined ? { leaseSeconds: opts.webhookLeaseSeconds } : {}),
+          ...(opts.webhookBudgetWindowSeconds !== undefined
+            ? { budgetWindowSeconds: opts.webhookBudgetWindowSeconds }
+            : {}),
           ...(opts.webhookResolver ? { resolve: opts.webhookResolver } : {}),
           onError: (error) =>
             opts.logger?.warn({ err: { name: (error as Error | undefined)?.name } }, 'webhook dispatcher error'),

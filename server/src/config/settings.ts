@@ -71,6 +71,12 @@ export interface Settings extends PushRuleSettings {
   mail: MailSettings;
   /** Webhooks (PWPUSH_WEBHOOKS, PWPUSH_WEBHOOKS_ALLOW_PRIVATE, PWPUSH_WEBHOOK_RETRY_SCHEDULE). */
   webhooks: WebhookSettings;
+  /**
+   * Webhook POSTs a minute, tries and retries alike, that one account's webhooks may send together
+   * (PWPUSH_WEBHOOK_SENDS_PER_MINUTE), and that one target address may receive from every account
+   * (PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE); past them deliveries wait for a later minute. 0: no budget.
+   */
+  webhookBudget: { perAccount: number; perAddress: number };
   /** Single sign-on with an OpenID Connect provider (PWPUSH_OIDC_*); null: off. */
   oidc: OidcSettings | null;
   /** Password accounts must sign in with a second factor (TOTP), enrolling at their next sign-in (PWPUSH_REQUIRE_2FA). */
@@ -513,6 +519,18 @@ const TABLE: SettingDoc[] = [
       'Webhook targets that are or resolve to loopback, private, link-local, multicast, unspecified or cloud-metadata addresses are allowed, and `http://` targets in production. Off, they are refused at registration and again at every connection (DNS rebinding). For development and tests only.',
   },
   {
+    name: 'PWPUSH_WEBHOOK_SENDS_PER_MINUTE',
+    default: '`600`',
+    meaning:
+      "Webhook POSTs (first tries, retries, test events and redeliveries alike) one account's webhooks may send together per clock minute, counted in PostgreSQL across every server process; deliveries past it stay `pending` and are sent in a later minute, never dropped (0..1,000,000; `0`: no budget). [docs/webhooks.md](docs/webhooks.md)",
+  },
+  {
+    name: 'PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE',
+    default: '`3000`',
+    meaning:
+      'Webhook POSTs one target address (an IPv4 address, an IPv6 /64) may receive per clock minute from all accounts together, so that many accounts cannot aim the instance at one host; past it, deliveries to that address wait for a later minute (0..1,000,000; `0`: no budget).',
+  },
+  {
     name: 'PWPUSH_WEBHOOK_RETRY_SCHEDULE',
     default: '`5s,5m,30m,2h,5h,10h`',
     meaning:
@@ -914,6 +932,10 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     require2fa: bool(env, 'PWPUSH_REQUIRE_2FA', false),
     fileStorage: fileStorageSettings(env),
     mail: mailSettings(env, publicBaseUrl),
+    webhookBudget: {
+      perAccount: int(env, 'PWPUSH_WEBHOOK_SENDS_PER_MINUTE', 600, 0, 1_000_000),
+      perAddress: int(env, 'PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE', 3000, 0, 1_000_000),
+    },
     webhooks: {
       enabled: bool(env, 'PWPUSH_WEBHOOKS', true),
       allowPrivate: bool(env, 'PWPUSH_WEBHOOKS_ALLOW_PRIVATE', false),

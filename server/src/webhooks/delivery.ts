@@ -1,7 +1,9 @@
 /**
  * Sending: one try of each delivery of a batch the dispatcher claimed (dispatcher.ts). The target is checked again and
- * resolved once a batch, for all of the batch's deliveries to its URL (targets.ts); the request goes to that very
- * address (TLS still verifies the URL's host name), signed by the webhook's secrets (signing.ts). A 2xx within 10 s
+ * resolved once a batch, for all of the batch's deliveries to its URL (targets.ts); each POST is counted against the
+ * send budget (send-budget.ts: one statement for the POSTs asked in one turn of the event loop), and one past it is put
+ * off to a later window, unsent; the request goes to that very address (TLS still verifies the URL's host name),
+ * signed by the webhook's secrets (signing.ts). A 2xx within 10 s
  * is success; a redirect, any other status, no connection or a timeout is a failure, due again after the next wait of
  * PWPUSH_WEBHOOK_RETRY_SCHEDULE (its `next_attempt_at`, written with the try's outcome), and `failed` after the last.
  * At most 64 KB of an answer is read. An endpoint whose deliveries have failed for 5 days is disabled and its owner
@@ -15,6 +17,7 @@ import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { deliveryBodyContext, OWNER_NOTICE_QUEUE, type OwnerNotice } from './push-events.js';
+import type { SendBudget } from './send-budget.js';
 import { signatureHeaders, signingKey } from './signing.js';
 import { checkTarget, TargetRefused, type Target, type TargetRules } from './targets.js';
 import type { ClaimedDelivery, DeliveryRow, WebhookRepository, WebhookRow } from './webhook-repository.js';
@@ -164,6 +167,8 @@ export interface DeliveryDeps {
   /** Seconds before each retry. */
   schedule: number[];
   agents: DeliveryAgents;
+  /** Every POST is counted against it first (send-budget.ts); one past it is put off, not sent. None: no budget. */
+  budget?: SendBudget;
 }
 
 /** The keys that sign now: the current secret's, and the previous one's until its 24 hours are over. */
@@ -207,8 +212,11 @@ export function deliveryBody(delivery: DeliveryRow, keyring: Keyring): string {
   return JSON.stringify(event);
 }
 
-/** A try's outcome, with the instant it began (a failure's next try counts from it). */
-type Tried = TryOutcome & { at: Date };
+/**
+ * A try's outcome, with the instant it began (a failure's next try counts from it); `putOff`: not sent, the send
+ * budget put it off to that window (not an attempt).
+ */
+type Tried = TryOutcome & { at: Date; putOff?: Date };
 
 /**
  * The outbox's first tries (`firstTries`), made with a sending's one try (`tryOnce`) and its recording of a batch's
@@ -229,7 +237,8 @@ function firstTrier(
 
   /**
    * The outbox's first tries (outbox.ts `fanOut`), made before the fan-out writes its deliveries: each tried at once,
-   * and those answered 2xx within FIRST_TRY_WAIT_MS are written as delivered by the fan-out's own insert, so that a
+   * and those answered 2xx within FIRST_TRY_WAIT_MS are written as delivered by the fan-out's own insert (those the
+   * send budget put off, `putOff`, as pending and due at their window), so that a
    * delivery answered at once is written once, not written and then rewritten (bench, in one run with the build
    * before: PostgreSQL's CPU per request of the webhook owner 0.618 ms against 0.663, docs/webhooks.md). The others
    * are written leased to this process, and once the fan-out committed their outcome is recorded as any try's is
@@ -270,10 +279,12 @@ function firstTrier(
     ]);
     clearTimeout(timer);
     const answered = new Map<string, number>();
+    const putOff = new Map<string, Date>();
     const rest: { claimed: ClaimedDelivery; tried: Promise<Tried> }[] = [];
     waited.forEach((claimed, i) => {
       const tried = settled[i];
       if (tried?.ok) answered.set(claimed.delivery.id, tried.code!);
+      else if (tried?.putOff) putOff.set(claimed.delivery.id, tried.putOff);
       else rest.push({ claimed, tried: tries[i]! });
       if (!ended[i]) {
         slowUntil.set(claimed.delivery.webhookId, now + SLOW_FOR_MS);
@@ -284,6 +295,7 @@ function firstTrier(
     if (slowUntil.size > 1000) for (const [id, until] of slowUntil) if (until <= now) slowUntil.delete(id);
     return {
       answered,
+      putOff,
       skipped,
       rest: () =>
         record(
@@ -301,7 +313,7 @@ function firstTrier(
  * delivery is tried (side by side), the successes recorded in one statement, each failure in its own. A try whose
  * outcome could not be recorded (the database away) stays leased: it is sent again when its lease lapses.
  */
-export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agents }: DeliveryDeps) {
+export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agents, budget }: DeliveryDeps) {
   /** A failure: due again after the schedule's next wait (or failed), and the webhook disabled after 5 days. */
   async function failed(hook: WebhookRow, deliveryId: string, attempts: number, outcome: TryOutcome, now: Date) {
     const wait = schedule[attempts - 1];
@@ -331,7 +343,8 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
   }
 
   /**
-   * One try of a pending delivery, not recorded (a disabled webhook's delivery: not sent, failed).
+   * One try of a pending delivery, not recorded (a disabled webhook's delivery: not sent, failed; one past the send
+   * budget: not sent, put off).
    * `keys`: the batch's signing keys by webhook (each webhook's secrets opened once a batch, kept no longer).
    * `targets`: the batch's checked targets by URL (a name resolved and checked once a batch, for all its deliveries).
    */
@@ -346,6 +359,12 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
       let checked = targets.get(hook.url);
       if (!checked) targets.set(hook.url, (checked = checkTarget(hook.url, rules)));
       const target = await checked;
+      const wait = await budget?.take({
+        userId: hook.userId,
+        address: target.address,
+        putOffTo: delivery.budgetWindow ?? null,
+      });
+      if (wait) return { ok: false, code: null, error: null, at, putOff: wait };
       const body = deliveryBody(delivery, keyring);
       let signing = keys.get(hook.id);
       if (!signing) keys.set(hook.id, (signing = keysOf(hook, keyring, at)));
@@ -378,16 +397,20 @@ export function webhookDelivery({ db, repo, keyring, mail, rules, schedule, agen
    */
   async function record(batch: ClaimedDelivery[], tries: Promise<Tried>[]): Promise<void> {
     const successes: { id: string; webhookId: string; code: number }[] = [];
+    const putOff: { id: string; until: Date }[] = [];
     const recorded = await Promise.allSettled(
       batch.map(async (claimed, i) => {
         const tried = await tries[i]!;
         if (tried.ok)
           successes.push({ id: claimed.delivery.id, webhookId: claimed.delivery.webhookId, code: tried.code! });
+        else if (tried.putOff) putOff.push({ id: claimed.delivery.id, until: tried.putOff });
         else await recordFailure(claimed, tried);
       }),
     );
     // Not recorded (the database away): those deliveries are sent again after their lease (at least once).
     await repo.delivered(successes, new Date());
+    // Put off by the budget: due at their window (not recorded: due after their lease, and counted again then).
+    await repo.putOff(putOff);
     const thrown = recorded.find((t) => t.status === 'rejected');
     if (thrown) throw thrown.reason;
   }

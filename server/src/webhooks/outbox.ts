@@ -9,8 +9,9 @@
  * last one left off, makes each entry's events (from the entry and its push, by the same code as every other push
  * event: push-event-facts.ts; the push name's envelope copied, opened by the sender, delivery.ts), tries each
  * delivery once (one per enabled webhook of the owner subscribed to each event: delivery.ts `firstTries`, up to
- * 200 ms), then in one statement writes them (those answered 2xx as delivered, the others leased to this process,
- * which records them as their tries end) and moves `webhook_outbox` past them, all in one transaction. One process
+ * 200 ms; each first counted against the send budget, send-budget.ts), then in one statement writes them (those
+ * answered 2xx as delivered, those the budget put off pending and due at their window, the others leased to this
+ * process, which records them as their tries end) and moves `webhook_outbox` past them, all in one transaction. One process
  * fans out at a time (`for update skip locked` on that row).
  *
  * Why try before writing: a delivery written pending and then rewritten as delivered cost PostgreSQL two row
@@ -107,13 +108,13 @@ const WRITE = sql<{
 }>(
   `with written as (
      insert into webhook_deliveries (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts,
-       last_status_code, next_attempt_at, delivered_at, created_at)
+       last_status_code, next_attempt_at, delivered_at, created_at, budget_window)
      select v.id, v.webhook_id, v.event, v.event_id, v.facts, v.name_ciphertext,
        case when v.code is null then 'pending' else 'delivered' end, case when v.code is null then 0 else 1 end,
-       v.code, case when v.code is null then :leaseUntil::timestamptz end,
-       case when v.code is not null then :now::timestamptz end, v.created_at
+       v.code, case when v.code is null then coalesce(v.put_off, :leaseUntil::timestamptz) end,
+       case when v.code is not null then :now::timestamptz end, v.created_at, v.put_off
      from json_to_recordset(:rows::json) as v(id text, webhook_id uuid, event text, event_id uuid, facts text,
-       name_ciphertext text, code int, created_at timestamptz)
+       name_ciphertext text, code int, created_at timestamptz, put_off timestamptz)
    ), recovered as (
      ${webhooksAnswered(':answeredHooks')}
    )
@@ -202,6 +203,8 @@ export async function outboxBacklog(db: Db): Promise<number> {
 export type FirstTry = (deliveries: ClaimedDelivery[]) => Promise<{
   /** Delivery id → status code of each first try answered 2xx in time. */
   answered: Map<string, number>;
+  /** Delivery id → the window the send budget put it off to (not sent, not an attempt). */
+  putOff: Map<string, Date>;
   /** Not tried: to hand to the dispatcher once the fan-out committed. */
   skipped: ClaimedDelivery[];
   /** Once the fan-out committed: records the other tries' outcomes (a try still out, as it ends). */
@@ -263,11 +266,13 @@ export async function fanOut(db: Db, limit: number, leaseUntil: Date, firstTry?:
         nextAttemptAt: leaseUntil,
         deliveredAt: null,
         createdAt: event.at,
+        budgetWindow: null,
       };
       return { delivery, hook };
     });
     const tried = firstTry && deliveries.length > 0 ? await firstTry(deliveries) : null;
     const answered = tried?.answered ?? new Map<string, number>();
+    const putOff = tried?.putOff ?? new Map<string, Date>();
     const rows = deliveries.map(({ delivery: d }) => ({
       id: d.id,
       webhook_id: d.webhookId,
@@ -277,6 +282,7 @@ export async function fanOut(db: Db, limit: number, leaseUntil: Date, firstTry?:
       name_ciphertext: d.nameCiphertext,
       code: answered.get(d.id) ?? null,
       created_at: d.createdAt,
+      put_off: putOff.get(d.id) ?? null,
     }));
     const last = entries[entries.length - 1]!;
     await tx.query(WRITE, {

@@ -78,6 +78,14 @@ function standsForIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
   return null;
 }
 
+/** The IPv4 address a target address stands for (itself, IPv4-mapped, NAT64 well-known prefix), or null. */
+export function ipv4Standing(text: string): string | null {
+  const address = addressOf(text);
+  if (!address) return null;
+  if (address.kind() === 'ipv4') return address.toString();
+  return standsForIPv4(address as ipaddr.IPv6)?.toString() ?? null;
+}
+
 /**
  * An ISATAP interface id (RFC 5214: `0:5efe` or `200:5efe`, with the universal/local and group bits either way, then
  * an IPv4 address): a host with an ISATAP tunnel on that prefix sends to the IPv4 address.

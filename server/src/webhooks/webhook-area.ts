@@ -17,8 +17,9 @@ import { fanOut, outboxBacklog, startOutboxLoop } from './outbox.js';
 import type { MoveFollower } from '../request/request-service.js';
 import { createPushEvents, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE, type PushEvents } from './push-events.js';
 import { requestEventsFollower } from './request-events.js';
+import { sendBudget } from './send-budget.js';
 import { systemResolver, type Resolver, type TargetRules } from './targets.js';
-import { createWebhookRepository, type ClaimedDelivery } from './webhook-repository.js';
+import { createLimitRepository, createWebhookRepository, type ClaimedDelivery } from './webhook-repository.js';
 import { createWebhookService, type WebhookService } from './webhook-service.js';
 
 const KEEP_DELIVERIES_MS = 30 * 24 * 60 * 60 * 1000;
@@ -63,6 +64,8 @@ export interface WebhookAreaDeps {
   leaseSeconds?: number;
   /** Resolves webhook hosts (tests give their own). */
   resolve?: Resolver;
+  /** Seconds of the send budget's window (default 60, as its settings say; a test shortens it). */
+  budgetWindowSeconds?: number;
   /** Where the dispatcher's errors go (a claim or a batch that threw; never a delivery's content). */
   onError?: (error: unknown) => void;
 }
@@ -70,6 +73,7 @@ export interface WebhookAreaDeps {
 export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookArea> {
   const { db, settings, keyring, queue, mailer } = deps;
   const repo = createWebhookRepository(db);
+  const limits = createLimitRepository(db);
   const rules: TargetRules = {
     allowPrivate: settings.webhooks.allowPrivate,
     requireHttps: settings.env === 'production' && !settings.webhooks.allowPrivate,
@@ -99,6 +103,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     rules,
     schedule: settings.webhooks.retrySchedule,
     agents,
+    budget: sendBudget(db, { ...settings.webhookBudget, windowSeconds: deps.budgetWindowSeconds ?? 60 }),
   });
   const dispatcher: Dispatcher<ClaimedDelivery> | null = deps.workers
     ? startDispatcher<ClaimedDelivery>({
@@ -149,7 +154,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   const expiredBySweeper = events.expired('sweeper');
   return {
     service: settings.webhooks.enabled
-      ? createWebhookService({ db, repo, keyring, wake, rules, receipts: mailer !== null })
+      ? createWebhookService({ db, repo, limits, keyring, wake, rules, receipts: mailer !== null })
       : null,
     events,
     requestEvents: settings.webhooks.enabled ? requestEventsFollower({ repo, keyring, wake }) : null,
@@ -159,7 +164,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     async forget(now) {
       await repo.forgetDeliveries(new Date(now.getTime() - KEEP_DELIVERIES_MS));
       // The limits' counters of minutes that are over (a row comes back with the next call).
-      await repo.forgetLimits(new Date(now.getTime() - 2 * 60_000));
+      await limits.forget(new Date(now.getTime() - 2 * 60_000));
     },
     async depth() {
       const [pending, backlog] = await Promise.all([repo.pendingCount(), outboxBacklog(db)]);

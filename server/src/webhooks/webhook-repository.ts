@@ -46,12 +46,14 @@ export interface DeliveryRow {
   nextAttemptAt: Date | null;
   deliveredAt: Date | null;
   createdAt: Date;
+  /** The window the send budget put it off to (send-budget.ts), until its next try; absent or null: none. */
+  budgetWindow?: Date | null;
 }
 
 const W_COLUMNS =
   'id, user_id, url, events, description, secret, previous_secret, previous_secret_until, enabled, failing_since, disabled_at, created_at';
 const D_COLUMNS =
-  'id, webhook_id, event, event_id, body, facts, name_ciphertext, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at';
+  'id, webhook_id, event, event_id, body, facts, name_ciphertext, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at, budget_window';
 
 const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
 
@@ -88,6 +90,7 @@ function deliveryOf(r: Record<string, unknown>): DeliveryRow {
     nextAttemptAt: date(r.next_attempt_at),
     deliveredAt: date(r.delivered_at),
     createdAt: date(r.created_at)!,
+    budgetWindow: date(r.budget_window),
   };
 }
 
@@ -266,7 +269,14 @@ const S = {
      ${webhooksAnswered(':webhookIds')}`,
   ),
   retryDelivery: sql<{ id: string; now: Date }>(
-    `update webhook_deliveries set status = 'pending', next_attempt_at = :now where id = :id returning ${D_COLUMNS}`,
+    `update webhook_deliveries set status = 'pending', next_attempt_at = :now, budget_window = null where id = :id
+     returning ${D_COLUMNS}`,
+  ),
+  /** Deliveries the send budget put off: due at their window, not an attempt (send-budget.ts). */
+  putOff: sql<{ ids: string[]; windows: Date[] }>(
+    `update webhook_deliveries d set next_attempt_at = v.at, budget_window = v.at
+     from unnest(:ids::text[], :windows::timestamptz[]) as v(id, at)
+     where d.id = v.id and d.status = 'pending'`,
   ),
   triedDelivery: sql<{
     id: string;
@@ -277,7 +287,8 @@ const S = {
     deliveredAt: Date | null;
   }>(
     `update webhook_deliveries set attempts = attempts + 1, status = :status, last_status_code = :code,
-       last_error = :error, next_attempt_at = :next, delivered_at = coalesce(:deliveredAt, delivered_at)
+       last_error = :error, next_attempt_at = :next, delivered_at = coalesce(:deliveredAt, delivered_at),
+       budget_window = null
      where id = :id`,
   ),
   failing: sql<Id & { now: Date }, { failing_since: Date | string; enabled: boolean }>(
@@ -301,7 +312,10 @@ const S = {
      where l.window_start <> excluded.window_start or l.used < :quota
      returning used`,
   ),
-  forgetLimits: sql<{ before: Date }>('delete from webhook_limits where window_start < :before'),
+  forgetLimits: sql<{ before: Date }>(
+    `delete from webhook_limits
+     where window_start < :before and (booked_window is null or booked_window < :before)`,
+  ),
 };
 
 export type WebhookRepository = ReturnType<typeof createWebhookRepository>;
@@ -416,6 +430,11 @@ export function createWebhookRepository(db: Db) {
     async insertDeliveries(tx: Db, values: DeliveryValues): Promise<string[]> {
       return (await tx.query(S.insertDeliveries, values)).map((r) => r.id);
     },
+    /** Deliveries the send budget put off, each due at its window (not an attempt). */
+    async putOff(deliveries: { id: string; until: Date }[]): Promise<void> {
+      if (deliveries.length === 0) return;
+      await db.query(S.putOff, { ids: deliveries.map((d) => d.id), windows: deliveries.map((d) => d.until) });
+    },
     async retryDelivery(tx: Db, id: string, now: Date): Promise<DeliveryRow> {
       return deliveryOf((await tx.query(S.retryDelivery, { id, now }))[0]!);
     },
@@ -445,13 +464,21 @@ export function createWebhookRepository(db: Db) {
     async forgetDeliveries(before: Date): Promise<void> {
       await db.query(S.forgetDeliveries, { before });
     },
+  };
+}
+
+/** The limits' counters (`webhook_limits`): the calls that send on demand, and forgetting past windows. */
+export function createLimitRepository(db: Db) {
+  return {
     /** Counts a call of `key` in the clock minute `window`: false (nothing counted) when it already holds `quota`. */
     async countCall(key: string, window: Date, quota: number): Promise<boolean> {
       return (await db.query(S.countCall, { key, window, quota })).length > 0;
     },
-    /** Forgets the counters whose window began before `before`. */
-    async forgetLimits(before: Date): Promise<void> {
+    /** Forgets the counters whose window began before `before` and that hold no booking from then on. */
+    async forget(before: Date): Promise<void> {
       await db.query(S.forgetLimits, { before });
     },
   };
 }
+
+export type LimitRepository = ReturnType<typeof createLimitRepository>;

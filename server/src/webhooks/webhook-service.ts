@@ -27,7 +27,7 @@ import { sealEvent } from './push-events.js';
 import { secretContext } from './delivery.js';
 import { newMessageId, newWebhookSecret } from './signing.js';
 import { checkTarget, TargetRefused, type TargetRules } from './targets.js';
-import type { DeliveryRow, WebhookRepository, WebhookRow } from './webhook-repository.js';
+import type { DeliveryRow, LimitRepository, WebhookRepository, WebhookRow } from './webhook-repository.js';
 
 const MAX_WEBHOOKS = 10;
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -87,6 +87,8 @@ function invalid(field: string, message: string): ApiError {
 export interface WebhookServiceDeps {
   db: Db;
   repo: WebhookRepository;
+  /** The counters of the calls that send on demand (test events, redeliveries). */
+  limits: LimitRepository;
   keyring: Keyring;
   /** Wakes this process's dispatcher (a delivery was committed). */
   wake: () => void;
@@ -95,7 +97,15 @@ export interface WebhookServiceDeps {
   receipts: boolean;
 }
 
-export function createWebhookService({ db, repo, keyring, wake, rules, receipts }: WebhookServiceDeps): WebhookService {
+export function createWebhookService({
+  db,
+  repo,
+  limits,
+  keyring,
+  wake,
+  rules,
+  receipts,
+}: WebhookServiceDeps): WebhookService {
   async function owned(userId: string, id: string): Promise<WebhookRow> {
     const row = UUID.test(id) ? await repo.find(id, userId) : null;
     if (!row) throw notFound();
@@ -105,7 +115,7 @@ export function createWebhookService({ db, repo, keyring, wake, rules, receipts 
   /** Counts a call that sends on demand (`test`, `redeliver`) in the account's minute; 429 past its limit. */
   async function counted(call: WebhookCall, userId: string, now: Date): Promise<void> {
     const window = new Date(minuteOf(now.getTime()));
-    if (!(await repo.countCall(`${call}:${userId}`, window, WEBHOOK_CALL_LIMITS[call].perMinute))) {
+    if (!(await limits.countCall(`${call}:${userId}`, window, WEBHOOK_CALL_LIMITS[call].perMinute))) {
       throw webhookCallRefused(call, now.getTime());
     }
   }

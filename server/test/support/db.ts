@@ -144,6 +144,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     // Off by default in tests: on, every core starts the job queue (its own connections and timers). The webhook
     // tests turn it on.
     webhooks: { enabled: false, allowPrivate: false, retrySchedule: [5, 300, 1800, 7200, 18000, 36000] },
+    webhookBudget: { perAccount: 600, perAddress: 3000 },
     ...overrides,
   };
 }

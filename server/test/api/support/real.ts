@@ -21,7 +21,10 @@ export async function startRealApi(
   opts: {
     db?: TestDatabase;
     sweeper?: boolean;
-    core?: Pick<CoreOptions, 'queue' | 'jobWorkers' | 'metrics' | 'webhookResolver' | 'webhookLeaseSeconds'>;
+    core?: Pick<
+      CoreOptions,
+      'queue' | 'jobWorkers' | 'metrics' | 'webhookResolver' | 'webhookLeaseSeconds' | 'webhookBudgetWindowSeconds'
+    >;
   } = {},
 ): Promise<RealApi> {
   const { db } = opts;
