@@ -19,27 +19,43 @@ export class AssertionFailure extends Error {
 
 /**
  * The target answered 429 for a reason that is not one the suite tests (the passphrase attempt limit answers
- * `too_many_attempts`): its per-client rate limit is on. Every requirement after it would fail for that reason alone,
- * so the run stops and says so.
+ * `too_many_attempts`): its per-client rate limit, a storage quota, or its limit on test events and redeliveries is
+ * on. Every requirement after it would fail for that reason alone, so the run stops and says so. `policy`: the
+ * answer's `RateLimit-Policy`, which names the limit that refused.
  */
 export class TargetRateLimited extends Error {
   constructor(
     readonly call: string,
     readonly retryAfter: string | null,
     readonly code?: unknown,
+    readonly policy?: string | null,
   ) {
-    super(
-      code === 'storage_quota_exceeded'
-        ? `${call} answered 429 (storage_quota_exceeded${retryAfter ? `, Retry-After ${retryAfter}` : ''}): the target's storage quota is ` +
-            'full for this client (the suite stores a few MiB of files and text). Raise or turn off the quota for the run (on ' +
-            'Secret Push: PWPUSH_ANONYMOUS_STORAGE_PER_HOUR=0 and PWPUSH_USER_STORAGE=0), or wait for Retry-After, then run the suite again.'
-        : `${call} answered 429 (rate limited${retryAfter ? `, Retry-After ${retryAfter}` : ''}): the target's per-client rate limit is on, ` +
-            'and the suite sends about 620 requests in under a minute. Turn the limit off for the run (on Secret Push: ' +
-            'start the server with PWPUSH_RATE_LIMIT_PER_MINUTE=0; on Password Pusher: raise PWP__THROTTLING__MINUTE ' +
-            'and PWP__THROTTLING__SECOND), or let this client through it, then run the suite again.',
-    );
+    super(rateLimitedReason(call, retryAfter, code, policy ?? ''));
     this.name = 'TargetRateLimited';
   }
+}
+
+function rateLimitedReason(call: string, retryAfter: string | null, code: unknown, policy: string): string {
+  const after = retryAfter ? `, Retry-After ${retryAfter}` : '';
+  if (code === 'storage_quota_exceeded')
+    return (
+      `${call} answered 429 (storage_quota_exceeded${after}): the target's storage quota is ` +
+      'full for this client (the suite stores a few MiB of files and text). Raise or turn off the quota for the run (on ' +
+      'Secret Push: PWPUSH_ANONYMOUS_STORAGE_PER_HOUR=0 and PWPUSH_USER_STORAGE=0), or wait for Retry-After, then run the suite again.'
+    );
+  if (/"webhook-(test|redeliver)"/.test(policy))
+    return (
+      `${call} answered 429 (rate limited${after}): the target limits the test events and redeliveries an account ` +
+      'may ask for a minute (a run sends three test events, a grade one or more per webhook fault). Turn the limit off ' +
+      'for the run (on Secret Push: PWPUSH_WEBHOOK_TESTS_PER_MINUTE=0 and PWPUSH_WEBHOOK_REDELIVERIES_PER_MINUTE=0), ' +
+      'or wait for Retry-After, then run the suite again.'
+    );
+  return (
+    `${call} answered 429 (rate limited${after}): the target's per-client rate limit is on, ` +
+    'and the suite sends about 620 requests in under a minute. Turn the limit off for the run (on Secret Push: ' +
+    'start the server with PWPUSH_RATE_LIMIT_PER_MINUTE=0; on Password Pusher: raise PWP__THROTTLING__MINUTE ' +
+    'and PWP__THROTTLING__SECOND), or let this client through it, then run the suite again.'
+  );
 }
 
 const codeOf = (body: unknown): unknown =>
@@ -302,7 +318,12 @@ export class Ctx {
     const text = await response.text();
     const parsed = parseJson(text);
     if (isRateLimit(response.status, parsed))
-      throw new TargetRateLimited(label, response.headers.get('retry-after'), codeOf(parsed));
+      throw new TargetRateLimited(
+        label,
+        response.headers.get('retry-after'),
+        codeOf(parsed),
+        response.headers.get('ratelimit-policy'),
+      );
     for (const violation of against.validate(target, response.status, response.headers, text)) {
       this.violations.push({ call: `${label} → ${response.status}`, violation });
     }

@@ -1,11 +1,12 @@
 /**
  * The limits on the webhook calls that make the instance send on demand (issue 45): `testWebhook` and
- * `retryWebhookDelivery`, so many a clock minute per account. The server counts them in PostgreSQL (every process
- * shares the count), the stateful mock in memory; both answer past them with `webhookCallRefused`.
+ * `retryWebhookDelivery`, so many a clock minute per account (the server's `PWPUSH_WEBHOOK_TESTS_PER_MINUTE` and
+ * `PWPUSH_WEBHOOK_REDELIVERIES_PER_MINUTE`, these defaults). The server counts them in PostgreSQL (every process
+ * shares the count), the stateful mock in memory with the defaults; both answer past them with `webhookCallRefused`.
  */
 import { ApiError, type LimitState } from './errors.js';
 
-/** Each limited call: its RateLimit policy, its calls a minute per account, and how its refusal names it. */
+/** Each limited call: its RateLimit policy, its calls a minute per account by default, how its refusal names it. */
 export const WEBHOOK_CALL_LIMITS = {
   test: {
     policy: 'webhook-test',
@@ -28,11 +29,11 @@ export const WEBHOOK_CALL_WINDOW_SECONDS = 60;
 export const minuteOf = (at: number): number => at - (((at % 60_000) + 60_000) % 60_000);
 
 /**
- * 429 `rate_limited` past a call's limit at `at` (epoch ms): `Retry-After` is the rest of the minute, the RateLimit
- * fields name the limit.
+ * 429 `rate_limited` past a call's limit (`perMinute` calls) at `at` (epoch ms): `Retry-After` is the rest of the
+ * minute, the RateLimit fields name the limit.
  */
-export function webhookCallRefused(call: WebhookCall, at: number): ApiError {
-  const { policy, perMinute, refusal } = WEBHOOK_CALL_LIMITS[call];
+export function webhookCallRefused(call: WebhookCall, perMinute: number, at: number): ApiError {
+  const { policy, refusal } = WEBHOOK_CALL_LIMITS[call];
   const retryAfterSeconds = Math.max(1, Math.ceil((minuteOf(at) + 60_000 - at) / 1000));
   const limit: LimitState = {
     policy,

@@ -118,6 +118,8 @@ export async function grade(config: GradeConfig): Promise<GradeOutput> {
       const run = await withProxies(config, contract, fault.start(env), env, (urls) =>
         suite(urls, { stopOnFailure: !config.full, first: fault.killers }),
       );
+      // A run the target rate-limited proves nothing about the fault: its failure is the limit's, not a kill.
+      if (run.rateLimited) throw new Error(`grading stopped under the fault ${fault.name}: ${run.rateLimited}`);
       const failed = run.results.filter((r) => r.status === 'fail');
       const result: FaultResult = {
         name: fault.name,

@@ -562,8 +562,9 @@ export const rotateWebhookSecret = <ThrowOnError extends boolean = false>(option
  *
  * Queues a `webhook.test` event for this webhook (whatever its `events`), delivered and retried like any other
  * (its POSTs count against the account's send budget, `PWPUSH_WEBHOOK_SENDS_PER_MINUTE`). Answers 202 with the
- * delivery, which `listWebhookDeliveries` then follows. At most 5 a minute per account: past them, 429
- * `rate_limited` with `Retry-After` and the `"webhook-test"` RateLimit fields, and nothing is queued.
+ * delivery, which `listWebhookDeliveries` then follows. At most 5 a minute per account by default
+ * (`PWPUSH_WEBHOOK_TESTS_PER_MINUTE`): past them, 429 `rate_limited` with `Retry-After` and the `"webhook-test"`
+ * RateLimit fields, and nothing is queued.
  *
  */
 export const testWebhook = <ThrowOnError extends boolean = false>(options: Options<TestWebhookData, ThrowOnError>): RequestResult<TestWebhookResponses, TestWebhookErrors, ThrowOnError> => (options.client ?? client).post<TestWebhookResponses, TestWebhookErrors, ThrowOnError>({
@@ -599,8 +600,8 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
  * Queues one more try of a delivery now, with the same `webhook-id` and body (a delivered one too: receivers
  * de-duplicate by `webhook-id`). A failed delivery goes back to `pending`; if this try fails too, it is `failed` again (its retry schedule is not started over).
  * The try counts against the account's send budget (`PWPUSH_WEBHOOK_SENDS_PER_MINUTE`). At most 20 a minute per
- * account: past them, 429 `rate_limited` with `Retry-After` and the `"webhook-redeliver"` RateLimit fields, and
- * nothing is queued.
+ * account by default (`PWPUSH_WEBHOOK_REDELIVERIES_PER_MINUTE`): past them, 429 `rate_limited` with `Retry-After`
+ * and the `"webhook-redeliver"` RateLimit fields, and nothing is queued.
  *
  */
 export const retryWebhookDelivery = <ThrowOnError extends boolean = false>(options: Options<RetryWebhookDeliveryData, ThrowOnError>): RequestResult<RetryWebhookDeliveryResponses, RetryWebhookDeliveryErrors, ThrowOnError> => (options.client ?? client).post<RetryWebhookDeliveryResponses, RetryWebhookDeliveryErrors, ThrowOnError>({

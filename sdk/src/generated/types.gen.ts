@@ -3363,7 +3363,7 @@ export type TestWebhookErrors = {
      */
     404: ErrorResponse;
     /**
-     * The account's limit on this operation (`rate_limited`, counted in the database, so across every server instance): at most 5 test events (`testWebhook`) and 20 redeliveries (`retryWebhookDelivery`) a minute per account, each a clock minute; `Retry-After` is the rest of that minute, and `RateLimit-Policy` / `RateLimit` name the limit (`"webhook-test"`, `"webhook-redeliver"`). Nothing is queued. Or the client's rate limit (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     * The account's limit on this operation (`rate_limited`, counted in the database, so across every server instance): by default at most 5 test events (`testWebhook`, `PWPUSH_WEBHOOK_TESTS_PER_MINUTE`) and 20 redeliveries (`retryWebhookDelivery`, `PWPUSH_WEBHOOK_REDELIVERIES_PER_MINUTE`) a minute per account, each a clock minute; `Retry-After` is the rest of that minute, and `RateLimit-Policy` / `RateLimit` name the limit (`"webhook-test"`, `"webhook-redeliver"`). Nothing is queued. Or the client's rate limit (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */
     429: ErrorResponse;
     /**
@@ -3490,7 +3490,7 @@ export type RetryWebhookDeliveryErrors = {
      */
     404: ErrorResponse;
     /**
-     * The account's limit on this operation (`rate_limited`, counted in the database, so across every server instance): at most 5 test events (`testWebhook`) and 20 redeliveries (`retryWebhookDelivery`) a minute per account, each a clock minute; `Retry-After` is the rest of that minute, and `RateLimit-Policy` / `RateLimit` name the limit (`"webhook-test"`, `"webhook-redeliver"`). Nothing is queued. Or the client's rate limit (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     * The account's limit on this operation (`rate_limited`, counted in the database, so across every server instance): by default at most 5 test events (`testWebhook`, `PWPUSH_WEBHOOK_TESTS_PER_MINUTE`) and 20 redeliveries (`retryWebhookDelivery`, `PWPUSH_WEBHOOK_REDELIVERIES_PER_MINUTE`) a minute per account, each a clock minute; `Retry-After` is the rest of that minute, and `RateLimit-Policy` / `RateLimit` name the limit (`"webhook-test"`, `"webhook-redeliver"`). Nothing is queued. Or the client's rate limit (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */
     429: ErrorResponse;
     /**

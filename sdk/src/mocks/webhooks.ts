@@ -75,7 +75,8 @@ export class MockWebhooks {
     const minute = minuteOf(now);
     const seen = this.calls.get(key);
     const used = seen?.minute === minute ? seen.used : 0;
-    if (used >= WEBHOOK_CALL_LIMITS[call].perMinute) throw webhookCallRefused(call, now);
+    const { perMinute } = WEBHOOK_CALL_LIMITS[call];
+    if (used >= perMinute) throw webhookCallRefused(call, perMinute, now);
     this.calls.set(key, { minute, used: used + 1 });
   }
 

@@ -14,6 +14,7 @@ import {
   DURATION_MIN_BOUNDS,
   NOTIFY_DAILY_LIMIT_DEFAULT,
   SPEC_LIMITS,
+  WEBHOOK_CALL_LIMITS,
   type Bounds,
   type PushRuleSettings,
 } from '@secret-push/rules';
@@ -77,6 +78,11 @@ export interface Settings extends PushRuleSettings {
    * (PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE); past them deliveries wait for a later minute. 0: no budget.
    */
   webhookBudget: { perAccount: number; perAddress: number };
+  /**
+   * `testWebhook` and `retryWebhookDelivery` calls one account may make a clock minute
+   * (PWPUSH_WEBHOOK_TESTS_PER_MINUTE, PWPUSH_WEBHOOK_REDELIVERIES_PER_MINUTE); past them 429. 0: no limit.
+   */
+  webhookCalls: { testsPerMinute: number; redeliveriesPerMinute: number };
   /** Single sign-on with an OpenID Connect provider (PWPUSH_OIDC_*); null: off. */
   oidc: OidcSettings | null;
   /** Password accounts must sign in with a second factor (TOTP), enrolling at their next sign-in (PWPUSH_REQUIRE_2FA). */
@@ -531,6 +537,18 @@ const TABLE: SettingDoc[] = [
       'Webhook POSTs one target address (an IPv4 address, an IPv6 /64) may receive per clock minute from all accounts together, so that many accounts cannot aim the instance at one host; past it, deliveries to that address wait for a later minute (0..1,000,000; `0`: no budget).',
   },
   {
+    name: 'PWPUSH_WEBHOOK_TESTS_PER_MINUTE',
+    default: '`5`',
+    meaning:
+      'Test events (`testWebhook`, *Send a test event*) one account may send per clock minute, counted in PostgreSQL across every server process; past it 429 `rate_limited` with `Retry-After` and RateLimit fields, nothing queued (0..10000; `0`: no limit, e.g. for a conformance grade, which sends one per webhook fault).',
+  },
+  {
+    name: 'PWPUSH_WEBHOOK_REDELIVERIES_PER_MINUTE',
+    default: '`20`',
+    meaning:
+      'Redeliveries (`retryWebhookDelivery`) one account may ask for per clock minute, counted like test events; past it 429 (0..10000; `0`: no limit).',
+  },
+  {
     name: 'PWPUSH_WEBHOOK_RETRY_SCHEDULE',
     default: '`5s,5m,30m,2h,5h,10h`',
     meaning:
@@ -935,6 +953,16 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     webhookBudget: {
       perAccount: int(env, 'PWPUSH_WEBHOOK_SENDS_PER_MINUTE', 600, 0, 1_000_000),
       perAddress: int(env, 'PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE', 3000, 0, 1_000_000),
+    },
+    webhookCalls: {
+      testsPerMinute: int(env, 'PWPUSH_WEBHOOK_TESTS_PER_MINUTE', WEBHOOK_CALL_LIMITS.test.perMinute, 0, 10_000),
+      redeliveriesPerMinute: int(
+        env,
+        'PWPUSH_WEBHOOK_REDELIVERIES_PER_MINUTE',
+        WEBHOOK_CALL_LIMITS.redeliver.perMinute,
+        0,
+        10_000,
+      ),
     },
     webhooks: {
       enabled: bool(env, 'PWPUSH_WEBHOOKS', true),

@@ -154,7 +154,19 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
   const expiredBySweeper = events.expired('sweeper');
   return {
     service: settings.webhooks.enabled
-      ? createWebhookService({ db, repo, limits, keyring, wake, rules, receipts: mailer !== null })
+      ? createWebhookService({
+          db,
+          repo,
+          limits,
+          keyring,
+          wake,
+          rules,
+          receipts: mailer !== null,
+          callLimits: {
+            test: settings.webhookCalls.testsPerMinute,
+            redeliver: settings.webhookCalls.redeliveriesPerMinute,
+          },
+        })
       : null,
     events,
     requestEvents: settings.webhooks.enabled ? requestEventsFollower({ repo, keyring, wake }) : null,

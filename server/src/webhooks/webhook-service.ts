@@ -13,14 +13,7 @@ import type {
   WebhookInput,
 } from '@secret-push/sdk/generated';
 import { randomUUID } from 'node:crypto';
-import {
-  ApiError,
-  minuteOf,
-  PAGE_SIZE,
-  WEBHOOK_CALL_LIMITS,
-  webhookCallRefused,
-  type WebhookCall,
-} from '@secret-push/rules';
+import { ApiError, minuteOf, PAGE_SIZE, webhookCallRefused, type WebhookCall } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import { sealEvent } from './push-events.js';
@@ -95,6 +88,8 @@ export interface WebhookServiceDeps {
   rules: TargetRules;
   /** Read receipts are offered (an SMTP relay). */
   receipts: boolean;
+  /** Test events and redeliveries an account may ask for a clock minute (0: no limit). */
+  callLimits: Record<WebhookCall, number>;
 }
 
 export function createWebhookService({
@@ -105,6 +100,7 @@ export function createWebhookService({
   wake,
   rules,
   receipts,
+  callLimits,
 }: WebhookServiceDeps): WebhookService {
   async function owned(userId: string, id: string): Promise<WebhookRow> {
     const row = UUID.test(id) ? await repo.find(id, userId) : null;
@@ -114,9 +110,11 @@ export function createWebhookService({
 
   /** Counts a call that sends on demand (`test`, `redeliver`) in the account's minute; 429 past its limit. */
   async function counted(call: WebhookCall, userId: string, now: Date): Promise<void> {
+    const perMinute = callLimits[call];
+    if (perMinute === 0) return;
     const window = new Date(minuteOf(now.getTime()));
-    if (!(await limits.countCall(`${call}:${userId}`, window, WEBHOOK_CALL_LIMITS[call].perMinute))) {
-      throw webhookCallRefused(call, now.getTime());
+    if (!(await limits.countCall(`${call}:${userId}`, window, perMinute))) {
+      throw webhookCallRefused(call, perMinute, now.getTime());
     }
   }
 

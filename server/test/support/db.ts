@@ -145,6 +145,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     // tests turn it on.
     webhooks: { enabled: false, allowPrivate: false, retrySchedule: [5, 300, 1800, 7200, 18000, 36000] },
     webhookBudget: { perAccount: 600, perAddress: 3000 },
+    webhookCalls: { testsPerMinute: 5, redeliveriesPerMinute: 20 },
     ...overrides,
   };
 }
