@@ -36,19 +36,20 @@
     });
   }
 
-  // 2. The responder's page of a sealed request: seal the answer, send it to the API.
+  // 2. The responder's page of a sealed request: seal the answer, send it to the API. Its fields have no name and its
+  // button is off in the page as served, so that nothing typed can leave without this script: it turns the button on.
   const answerForm = $('answer-form');
   if (answerForm && answerForm.dataset.sealing) {
     answerForm.addEventListener('submit', async (event) => {
       event.preventDefault();
       const sealing = JSON.parse(answerForm.dataset.sealing);
       const token = answerForm.dataset.token;
-      const passphrase = answerForm.elements.passphrase.value;
+      const passphrase = $('passphrase').value;
       const error = $('answer-error');
       try {
         const sealed = await E2E.sealPush({
           kind: 'text',
-          payload: answerForm.elements.payload.value,
+          payload: $('payload').value,
           ...(passphrase ? { passphrase } : {}),
         });
         const sealedKey = await E2E.sealContentKey(sealing.public_key, token, E2E.base64UrlToBytes(sealed.key));
@@ -65,6 +66,7 @@
         error.hidden = false;
       }
     });
+    for (const button of answerForm.querySelectorAll('button[data-needs-script]')) button.disabled = false;
   }
 
   // 3. The requester's page: open the sealed key with the key pair this browser kept.

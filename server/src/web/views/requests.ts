@@ -113,6 +113,9 @@ export function answerPage(viewer: Viewer, r: RequestView, state: AnswerState = 
     });
   }
   const sealing = r.sealing ? JSON.stringify(r.sealing) : '';
+  // A sealed answer is sealed by requests.js and sent to the API: its fields have no name, so a form sent without the
+  // script (no JavaScript, a script that failed) carries none of them, and its button is off until the script is on.
+  const named = (name: string): Html => (r.sealing ? html`` : html` name="${name}"`);
   return page({
     title: 'Send a secret',
     viewer,
@@ -122,15 +125,15 @@ export function answerPage(viewer: Viewer, r: RequestView, state: AnswerState = 
 <blockquote class="ask" id="ask">${r.request}</blockquote>
 ${r.files.length > 0 ? html`<p>Attached to the request: ${r.files.map((f) => html`<span class="file">${f.filename} (${f.size} bytes)</span> `)}</p>` : ''}
 ${state.error ? html`<p class="error" role="alert" id="answer-error">${state.error}</p>` : html`<p class="error" role="alert" id="answer-error" hidden></p>`}
-${r.sealing ? html`<p>Your answer is sealed in this browser before it is sent: only the requester can open it.</p><noscript><p class="error">Sealing needs JavaScript.</p></noscript>` : ''}
+${r.sealing ? html`<p>Your answer is sealed in this browser before it is sent: only the requester can open it.</p><noscript><p class="error" id="needs-script">JavaScript is needed to seal your answer in this browser. Without it this form sends nothing: turn JavaScript on and reload the page.</p></noscript>` : ''}
 <form method="post" action="/r/${r.url_token}" id="answer-form" data-token="${r.url_token}" data-sealing="${sealing}">
   ${csrfField(viewer)}
   <label for="payload">The secret</label>
-  <textarea id="payload" name="payload" rows="6" required${describedBy(state.fields, 'payload')}></textarea>
+  <textarea id="payload"${named('payload')} rows="6" required${describedBy(state.fields, 'payload')}></textarea>
   ${fieldErrors(state.fields, 'payload')}
   <label for="passphrase">Passphrase (optional: the requester will need it too)</label>
-  <input id="passphrase" name="passphrase" type="text" autocomplete="off">
-  <button type="submit">Send it</button>
+  <input id="passphrase"${named('passphrase')} type="text" autocomplete="off">
+  <button type="submit"${r.sealing ? html` disabled data-needs-script` : ''}>Send it</button>
 </form>
 <p id="answer-sent" hidden>Sent. The requester can open it now; you cannot see it again.</p>`,
   });
