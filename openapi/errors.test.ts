@@ -24,6 +24,7 @@ const NOT_IN_V1: ReadonlySet<string> = new Set([
   // Requests are v2 only (issue 24).
   'request_answered',
   'request_closed',
+  'too_many_open_requests',
 ]);
 
 /** The codes a schema's description lists, with the status each is listed under: "`a`, `b` (400); `c` (401, …);". */

@@ -60,6 +60,11 @@ export const ERRORS = {
   rate_limited: { status: 429, message: 'Too many requests from this address. Try again later.' },
   /** A storage quota (anonymous bytes per address per hour, or a user's active bytes); the message names which. */
   storage_quota_exceeded: { status: 429, message: 'This push would go over a storage quota; nothing was stored.' },
+  /** A requester's open requests are at their limit (PWPUSH_USER_OPEN_REQUESTS); nothing was stored. */
+  too_many_open_requests: {
+    status: 429,
+    message: 'You have as many open requests as an account may; nothing was stored.',
+  },
   /** Answered by the HTTP server itself when a request's headers are over its limit (http/client-error.ts). */
   header_fields_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },

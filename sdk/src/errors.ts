@@ -60,7 +60,10 @@ export class ValidationError extends SecretPushError {
     this.errors = init.errors ?? {};
   }
 }
-/** 429: too many requests (`rate_limited`) or too many wrong passphrases on one push (`too_many_attempts`). */
+/**
+ * 429: too many requests (`rate_limited`), too many wrong passphrases on one push (`too_many_attempts`), or as many
+ * open requests as an account may have (`too_many_open_requests`).
+ */
 export class RateLimitError extends SecretPushError {
   /** Seconds to wait, from `Retry-After` or the body's `retry_after`; undefined when the server said neither. */
   readonly retryAfterSeconds: number | undefined;

@@ -456,7 +456,7 @@ export const VersionReportSchema = {
                             format: 'int64',
                             minimum: 1,
                             maximum: 1099511627776,
-                            description: 'Bytes of secrets each user\'s active pushes may hold at once (`PWPUSH_USER_STORAGE`).',
+                            description: 'Bytes of secrets each user\'s active pushes and open requests (the files of their asks) may hold at once (`PWPUSH_USER_STORAGE`).',
                             examples: [
                                 1073741824
                             ]
@@ -470,7 +470,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -1886,7 +1886,7 @@ export const RequestOwnerSchema = {
         request: {
             type: 'string',
             maxLength: 10000,
-            description: 'What is asked.'
+            description: 'What is asked. Empty once the request is no longer open (answered, expired or revoked): the ask and its\nfiles are erased then, and their bytes no longer count against the requester\'s storage quota.\n'
         },
         name: {
             type: 'string',
@@ -1899,6 +1899,7 @@ export const RequestOwnerSchema = {
         files: {
             type: 'array',
             maxItems: 5,
+            description: 'The files attached to the ask; empty once the request is no longer open (erased with the ask).',
             items: {
                 $ref: '#/components/schemas/RequestAttachment'
             }

@@ -242,7 +242,7 @@ export type VersionReport = {
              */
             anonymous_bytes_per_hour: number | null;
             /**
-             * Bytes of secrets each user's active pushes may hold at once (`PWPUSH_USER_STORAGE`).
+             * Bytes of secrets each user's active pushes and open requests (the files of their asks) may hold at once (`PWPUSH_USER_STORAGE`).
              */
             user_active_bytes: number | null;
         };
@@ -255,7 +255,7 @@ export type VersionReport = {
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
  * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
- * `rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).
+ * `rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
 export type ErrorResponse = {
@@ -1067,11 +1067,16 @@ export type RequestOwner = {
     json_url: string;
     state: RequestState;
     /**
-     * What is asked.
+     * What is asked. Empty once the request is no longer open (answered, expired or revoked): the ask and its
+     * files are erased then, and their bytes no longer count against the requester's storage quota.
+     *
      */
     request: string;
     name: string;
     note: string;
+    /**
+     * The files attached to the ask; empty once the request is no longer open (erased with the ask).
+     */
     files: Array<RequestAttachment>;
     expire_after_days: number;
     /**
@@ -2341,7 +2346,12 @@ export type CreateRequestErrors = {
      */
     422: ErrorResponse;
     /**
-     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address); or the
+     * request would go over the requester's storage quota (`storage_quota_exceeded`: its attachments count with the
+     * user's active pushes and open requests, `PWPUSH_USER_STORAGE`; `Retry-After` says when enough of them expire by time);
+     * or the requester already has as many open requests as an account may (`too_many_open_requests`,
+     * `PWPUSH_USER_OPEN_REQUESTS`; `Retry-After` says when the first of them expires by time). Nothing was stored.
+     *
      */
     429: ErrorResponse;
     /**
@@ -2713,8 +2723,10 @@ export type RespondToRequestErrors = {
     422: ErrorResponse;
     /**
      * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address), or the
-     * create would go over its storage quota (`storage_quota_exceeded`: anonymous bytes per address per hour, or the
-     * user's active bytes; the `error` names which, nothing was stored, and `Retry-After` says when the same push fits).
+     * answer does not fit in the requester's storage quota now (`storage_quota_exceeded`). A responder may be anyone:
+     * the refusal says only that the answer does not fit, never what the requester holds or has left (no
+     * `"user-storage"` RateLimit item), and its `Retry-After` is a fixed hour, not the instant the requester's pushes
+     * expire. Nothing was stored and the request stays pending.
      *
      */
     429: ErrorResponse;

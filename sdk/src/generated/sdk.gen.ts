@@ -221,6 +221,16 @@ export const downloadPushFile = <ThrowOnError extends boolean = false>(options: 
  * The expiry fields follow `PushInput`'s rules and messages (422 per field). 422 on `request` when neither text
  * nor a file is asked with; on `public_key` when the instance takes no end-to-end encryption.
  *
+ * **Limits.** The files attached to the ask (their contents, as sent) count against the requester's storage quota
+ * (`PWPUSH_USER_STORAGE`) with the requester's active pushes, while the request is open (`pending`); its text (at
+ * most 10,000 characters, as a push's note) does not, and the open-request limit bounds how many are kept:
+ * a request larger than the whole quota answers 413 `payload_too_large`, one over what is left 429
+ * `storage_quota_exceeded` (with a `Retry-After` at which enough expires by time). A requester has at most
+ * `PWPUSH_USER_OPEN_REQUESTS` (100 by default) requests open at once: past it, 429 `too_many_open_requests`, with a
+ * `Retry-After` at which the first of them expires by time. Either way nothing is stored. The 201 says where the
+ * requester stands in both (`RateLimit`: `"user-storage"` and `"open-requests"`). Once the request is no longer
+ * open (answered, expired, revoked) its ask and files are erased and their bytes count no more.
+ *
  */
 export const createRequest = <ThrowOnError extends boolean = false>(options: Options<CreateRequestData, ThrowOnError>): RequestResult<CreateRequestResponses, CreateRequestErrors, ThrowOnError> => (options.client ?? client).post<CreateRequestResponses, CreateRequestErrors, ThrowOnError>({
     security: [
@@ -334,8 +344,11 @@ export const previewRequest = <ThrowOnError extends boolean = false>(options: Op
  * The responder (anonymous allowed: the request's link is the invitation) sends the secret, as a push create does
  * (`payload` and/or `files`, `kind`, an optional `passphrase`; JSON, multipart or urlencoded). One statement
  * claims the pending request and makes a push **owned by the requester** with the request's expiry settings, its
- * `name` and `note`; the push's bytes count against the requester's storage quota (429
- * `storage_quota_exceeded`, nothing stored). Files are taken from anyone, within the instance's file limits; an anonymous responder's whole body
+ * `name` and `note`; the push's bytes count against the requester's storage quota, in place of the ask's files (which
+ * are erased as the request is answered, in the same transaction). An answer larger than the whole quota answers
+ * 413; one that does not fit now 429 `storage_quota_exceeded`; nothing is stored. Either refusal tells the
+ * responder only that the answer does not fit (the answer's own size, the instance's quota for a 413), never what
+ * the requester holds or has left. Files are taken from anyone, within the instance's file limits; an anonymous responder's whole body
  * is bounded by the instance's body limit for callers who may not upload (`PWPUSH_BODY_LIMIT_BYTES`, 8 MiB by default), a
  * signed-in one's by the file limits. The request becomes
  * `fulfilled` (audit `fulfilled`, with the responder's address). The answer is 201 with a receipt that opens

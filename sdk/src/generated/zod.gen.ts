@@ -135,7 +135,7 @@ export const zVersionReport = z.object({
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
  * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
- * `rate_limited`, `storage_quota_exceeded` (429); `internal_error` (500); `service_unavailable` (503).
+ * `rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).
  *
  */
 export const zErrorResponse = z.object({
