@@ -38,8 +38,10 @@ export interface Settings extends PushRuleSettings {
   rateLimitPerMinute: number;
   /** Bytes of secrets (payload and files) anonymous callers may store per client address per clock hour; 0: no quota. */
   anonymousStoragePerHour: number;
-  /** Bytes of secrets (payload and files) each user's active pushes may hold; 0: no quota. */
+  /** Bytes of secrets each user's active pushes (payload and files) and open requests (their asks' files) may hold; 0: no quota. */
   userStorageBytes: number;
+  /** Requests each user may have open (pending) at once; 0: no limit. */
+  userOpenRequests: number;
   /** Requests (`/api/v2/requests`): ask someone to send you a secret. */
   enableRequests: boolean;
   /** Largest request body of a caller who may not send files (anonymous callers, or file pushes off). */
@@ -378,7 +380,13 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_USER_STORAGE',
     default: '`1GiB`',
     meaning:
-      "Storage quota of each user: bytes of secrets (payload and file contents) the user's active pushes may hold at once (same units; `0` turns it off). Space comes back as pushes expire (by views, by time, or deleted). Over it: 429 `storage_quota_exceeded` with `Retry-After` (when enough of the user's pushes will have expired by time), nothing stored.",
+      "Storage quota of each user: bytes of secrets the user's active pushes (payload and file contents) and open requests (the files attached to their asks) may hold at once (same units; `0` turns it off). Space comes back as pushes expire (by views, by time, or deleted) and as requests close (answered, expired, revoked: their ask and files are erased). Over it: 429 `storage_quota_exceeded` with `Retry-After` (when enough will have expired by time), nothing stored.",
+  },
+  {
+    name: 'PWPUSH_USER_OPEN_REQUESTS',
+    default: '`100`',
+    meaning:
+      'Requests each user may have open (pending: neither answered, expired nor revoked) at once (0..100000; `0` turns the limit off). Over it: 429 `too_many_open_requests` with `Retry-After` (when the first of them expires by time), nothing stored.',
   },
   {
     name: 'PWPUSH_BODY_LIMIT_BYTES',
@@ -934,6 +942,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     rateLimitPerMinute: int(env, 'PWPUSH_RATE_LIMIT_PER_MINUTE', 120, 0, 1_000_000),
     anonymousStoragePerHour: byteSize(env, 'PWPUSH_ANONYMOUS_STORAGE_PER_HOUR', 100 * MIB),
     userStorageBytes: byteSize(env, 'PWPUSH_USER_STORAGE', 1024 * MIB),
+    userOpenRequests: int(env, 'PWPUSH_USER_OPEN_REQUESTS', 100, 0, 100_000),
     bodyLimitBytes: int(env, 'PWPUSH_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024),
     sweepIntervalSeconds: int(env, 'PWPUSH_SWEEP_INTERVAL_SECONDS', 30, 1, 60),
     purgeExpiredAfterDays: purge === undefined ? null : int(env, 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS', 0, 1, 36500),

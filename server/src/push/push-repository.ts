@@ -571,13 +571,26 @@ const S = {
   userStorageUsed: sql<{ ownerId: string; now: Date; deadline: Date }, { used: string | null }>(
     'select user_storage_used(:ownerId::uuid, :now::timestamptz, :deadline) as used',
   ),
-  /** The first instant at which enough of a user's active pushes will have expired by time to free `need` bytes. */
+  /**
+   * The first instant at which enough of a user's active pushes and open requests (both counted in `user_storage`)
+   * will have expired by time to free `need` bytes.
+   */
   userBytesFreeAt: sql<{ ownerId: string; now: Date; need: number }, { expires_at: Date | string }>(
     `select expires_at from (
        select expires_at, sum(stored_bytes) over (order by expires_at, id rows unbounded preceding) as freed
-       from pushes where user_id = :ownerId and not expired and expires_at > :now
+       from (
+         select expires_at, id, stored_bytes from pushes where user_id = :ownerId and not expired and expires_at > :now
+         union all
+         select expires_at, id, stored_bytes from requests
+         where user_id = :ownerId and state = 'pending' and expires_at > :now
+       ) held
      ) t where freed >= :need order by expires_at limit 1`,
   ),
+  /** The user's storage lock and count for a create of `bytes` under `quota` (user_storage_used: see its migrations). */
+  lockUserStorage: sql<
+    { ownerId: string; now: Date; deadline: Date; bytes: number; quota: number },
+    { used: string | null }
+  >('select user_storage_used(:ownerId::uuid, :now::timestamptz, :deadline, :bytes::bigint, :quota::bigint) as used'),
   purgeExpired: sql<{ cutoff: Date }>(
     `delete from pushes where id in (
        select id from pushes where expired and expired_on <= :cutoff
@@ -1116,14 +1129,16 @@ function storageOperations(db: Db) {
     /**
      * The push of a request's answer, in one transaction with the request's claim: `claim.before` locks and checks the
      * request (throwing refuses, and nothing is stored), then the owner's storage quota when `limit` is set (as
-     * insertCountedForUser), the push with its `creation` entry, then `claim.after` links the request to it.
+     * insertCountedForUser, less the `released` bytes that `claim.after` frees in the same transaction: the request's
+     * ask), the push with its `creation` entry, then `claim.after` links the request to it. A refusal gives no instant:
+     * the one who answers is not told when the owner's pushes expire.
      */
     async insertAnswer(
       push: PushRow,
       files: PushFileRow[],
       by: AuditActor,
       deadline: Date,
-      limit: number | null,
+      quota: { limit: number; released: number } | null,
       now: Date,
       claim: { before(tx: Db): Promise<void>; after(tx: Db, push: PushRow): Promise<void> },
     ): Promise<CountedInsert> {
@@ -1131,14 +1146,11 @@ function storageOperations(db: Db) {
       return db.transaction(async (tx) => {
         await claim.before(tx);
         let used = 0;
-        if (limit !== null) {
+        if (quota !== null) {
           const [counted] = await tx.query(S.userStorageUsed, { ownerId, now, deadline });
           if (counted!.used === null) throw tooLate();
-          used = Number(counted!.used);
-          if (used + push.storedBytes > limit) {
-            const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
-            return { refused: true as const, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null };
-          }
+          used = Number(counted!.used) - quota.released;
+          if (used + push.storedBytes > quota.limit) return { refused: true as const, usedBytes: used, freeAt: null };
         }
         const row = insertedPush(
           await tx.query(insertFor(files.length, undefined, null), insertParams(push, files, by, deadline, undefined)),
@@ -1155,6 +1167,28 @@ function storageOperations(db: Db) {
     },
   };
 }
+
+/**
+ * The user's storage quota for a write of another area that counts against it (a request's attachments:
+ * ../request/request-repository.ts), in that write's transaction `tx`.
+ */
+export const userStorage = {
+  /**
+   * Takes the user's storage lock until `tx` ends and reads what the user's pushes and open requests hold, as a push
+   * create does: exact when `bytes` would not fit in `quota`, else possibly counting some past their time (errs low);
+   * null when the lock came after the deadline (nothing may be written).
+   */
+  async lock(tx: Db, ownerId: string, now: Date, deadline: Date, bytes: number, quota: number): Promise<number | null> {
+    const [row] = await tx.query(S.lockUserStorage, { ownerId, now, deadline, bytes, quota });
+    return row?.used === null || row?.used === undefined ? null : Number(row.used);
+  },
+
+  /** The first instant at which enough of the user's pushes and open requests expire by time to free `need` bytes. */
+  async freeAt(tx: Db, ownerId: string, now: Date, need: number): Promise<Date | null> {
+    const [free] = await tx.query(S.userBytesFreeAt, { ownerId, now, need });
+    return free ? new Date(free.expires_at) : null;
+  },
+};
 
 /** Idempotency keys (idempotency.ts decides with them). */
 function keyOperations(db: Db) {

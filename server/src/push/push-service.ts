@@ -69,6 +69,8 @@ import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
 import {
   addressQuota,
+  answerDoesNotFit,
+  answerLargerThanQuota,
   governingQuota,
   largerThanQuota,
   quotaExceeded,
@@ -215,6 +217,8 @@ export interface PushServiceDeps {
 interface AnswerOptions {
   /** The requester, who owns the push (and whose storage quota counts its bytes). */
   ownerId: string;
+  /** Bytes of the owner's quota that `claim.after` frees in the same transaction (the request's ask, erased). */
+  releases: number;
   /** Inside the create's transaction: before the push is stored (lock and check the request), and after (link it). */
   claim: AnswerClaim;
 }
@@ -466,14 +470,11 @@ class PushOperations implements PushService {
     push.answersRequest = true;
     return this.storingObjects(valid, uploaded, async () => {
       const limit = governingQuota(this.settings, answer.ownerId) ? this.settings.userStorageBytes : null;
-      if (limit !== null && push.storedBytes > limit) throw largerThanQuota('user', push.storedBytes, limit);
-      const counted = await this.repo.insertAnswer(push, files, ctx.actor, deadlineOf(ctx), limit, now, answer.claim);
-      if ('refused' in counted) {
-        const retryAfter = counted.freeAt
-          ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000))
-          : QUOTA_FALLBACK_RETRY_SECONDS;
-        throw quotaExceeded('user', push.storedBytes, limit!, counted.usedBytes, retryAfter);
-      }
+      // The one who answers may be anyone: the refusals say nothing of what the requester holds (storage-quota.ts).
+      if (limit !== null && push.storedBytes > limit) throw answerLargerThanQuota(push.storedBytes, limit);
+      const quota = limit === null ? null : { limit, released: answer.releases };
+      const counted = await this.repo.insertAnswer(push, files, ctx.actor, deadlineOf(ctx), quota, now, answer.claim);
+      if ('refused' in counted) throw answerDoesNotFit(push.storedBytes);
       return counted.row;
     });
   }

@@ -1,10 +1,12 @@
 /**
  * The storage quotas (issue 19), separate from the request limit: anonymous creators may store
  * `PWPUSH_ANONYMOUS_STORAGE_PER_HOUR` bytes of secrets per client address per clock hour, and each user's active
- * pushes may hold `PWPUSH_USER_STORAGE` bytes. What counts is a push's payload and file contents, as sent. The
- * counting itself is SQL (push-repository.ts: atomic, in the statement or transaction that stores the push); this
- * module says which quota governs a create, and words its answers: the 429's message, `Retry-After`, and the IETF
- * `RateLimit-Policy` / `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers, quota unit `content-bytes`).
+ * pushes and open requests may hold `PWPUSH_USER_STORAGE` bytes (issue 45). What counts is a push's payload and file
+ * contents, and a request's attachments, as sent. The counting itself is SQL (push-repository.ts: atomic, in the
+ * statement or transaction that stores the push or the request); this module says which quota governs a create, and
+ * words its answers: the 429's message, `Retry-After`, and the IETF `RateLimit-Policy` / `RateLimit` fields
+ * (draft-ietf-httpapi-ratelimit-headers, quota unit `content-bytes`). An answer to a request is counted against its
+ * requester's quota, but told nothing of the requester's usage: its refusals are words of their own.
  */
 import { ApiError, rateLimitFields, type LimitState } from '@secret-push/rules';
 import { clientAddressKey } from '../client-address.js';
@@ -61,7 +63,7 @@ function storageLimit(state: StorageQuotaState): LimitState {
 }
 
 /** The RateLimit fields of a create's quota state. */
-export function storageFields(state: StorageQuotaState): Record<string, string> {
+export function storageFields(state: StorageQuotaState): ReturnType<typeof rateLimitFields> {
   return rateLimitFields(storageLimit(state));
 }
 
@@ -78,13 +80,21 @@ function formatBytes(bytes: number): string {
   return `${text} ${units[unit]}`;
 }
 
-/** A push larger than the whole quota can never fit: 413, not a 429 whose Retry-After would not hold. */
-export function largerThanQuota(name: StorageQuotaName, size: number, limit: number): ApiError {
+/** What a create stores: a push, or a request (its attachments; only users make requests). */
+export type StoredThing = 'push' | 'request';
+
+/** A push or request larger than the whole quota can never fit: 413, not a 429 whose Retry-After would not hold. */
+export function largerThanQuota(
+  name: StorageQuotaName,
+  size: number,
+  limit: number,
+  thing: StoredThing = 'push',
+): ApiError {
   const which =
     name === 'anonymous'
       ? `the storage quota of anonymous pushes (${formatBytes(limit)} per address per hour)`
-      : `your storage quota (${formatBytes(limit)} of active pushes)`;
-  return new ApiError('payload_too_large', `This push stores ${formatBytes(size)}, more than ${which}.`);
+      : `your storage quota (${formatBytes(limit)} of active pushes and open requests)`;
+  return new ApiError('payload_too_large', `This ${thing} stores ${formatBytes(size)}, more than ${which}.`);
 }
 
 /** The 429 of a create over its quota: which quota, how much is used, when to retry; its RateLimit fields. */
@@ -94,15 +104,21 @@ export function quotaExceeded(
   limit: number,
   used: number,
   retryAfterSeconds: number,
+  thing: StoredThing = 'push',
 ): ApiError {
   const message =
     name === 'anonymous'
       ? `Storage quota exceeded: anonymous pushes from one address may store at most ${formatBytes(limit)} per hour; ` +
         `${formatBytes(used)} were stored this hour and this push needs ${formatBytes(size)}. Nothing was stored. ` +
         'Try again when the hour is over (Retry-After), or use an API token.'
-      : `Storage quota exceeded: your active pushes may hold at most ${formatBytes(limit)}; ` +
-        `they hold ${formatBytes(used)} and this push needs ${formatBytes(size)}. Nothing was stored. ` +
-        'Expire pushes you no longer need, or try again when enough have expired (Retry-After).';
+      : thing === 'push'
+        ? `Storage quota exceeded: your active pushes may hold at most ${formatBytes(limit)}; ` +
+          `they hold ${formatBytes(used)} and this push needs ${formatBytes(size)} ` +
+          "(your open requests' attachments count too). Nothing was stored. " +
+          'Expire pushes or revoke requests you no longer need, or try again when enough have expired (Retry-After).'
+        : `Storage quota exceeded: your active pushes and open requests may hold at most ${formatBytes(limit)}; ` +
+          `they hold ${formatBytes(used)} and this request needs ${formatBytes(size)}. Nothing was stored. ` +
+          'Revoke requests or expire pushes you no longer need, or try again when enough have expired (Retry-After).';
   const state: StorageQuotaState = {
     quota: name,
     limit,
@@ -114,4 +130,31 @@ export function quotaExceeded(
     limit: storageLimit(state),
     reason: name,
   });
+}
+
+/**
+ * Retry-After of an answer that does not fit its requester's quota: a fixed hour, not the instant the requester's
+ * pushes expire (which would tell a stranger about the requester's secrets).
+ */
+const ANSWER_RETRY_SECONDS = 3600;
+
+/** An answer larger than its requester's whole quota (the quota is public: the version report gives it). */
+export function answerLargerThanQuota(size: number, limit: number): ApiError {
+  return new ApiError(
+    'payload_too_large',
+    `This answer stores ${formatBytes(size)}, more than the requester's storage quota (${formatBytes(limit)}) can ever hold. Nothing was stored.`,
+  );
+}
+
+/**
+ * An answer that does not fit its requester's quota now: 429 with the answer's own size only, never what the
+ * requester holds or has left (no RateLimit item), and a fixed Retry-After.
+ */
+export function answerDoesNotFit(size: number): ApiError {
+  return new ApiError(
+    'storage_quota_exceeded',
+    `This answer (${formatBytes(size)}) does not fit in the requester's storage quota right now. Nothing was stored. ` +
+      'Let the requester know, or try again later (Retry-After).',
+    { retryAfterSeconds: ANSWER_RETRY_SECONDS, reason: 'user' },
+  );
 }

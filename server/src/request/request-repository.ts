@@ -3,10 +3,15 @@
  * push area (../push/push-repository.ts): a create is one statement with its files and its `creation` entry, every
  * move of a state is one conditional UPDATE with its audit entry (never read-then-write), and every write made on
  * behalf of a request carries its deadline and changes nothing once the database's clock has passed it.
+ *
+ * A pending request's attachments count against its requester's storage quota (triggers keep `user_storage`), and a create
+ * is counted under the user's storage lock, with the user's open requests (issue 45). Every move out of `pending`
+ * (answered, revoked, expired by a read or by the sweeper) erases the ask and its files in its own statement: what a
+ * request stores once it is no longer open is what it no longer counts, nothing more.
  */
 import { ApiError } from '@secret-push/rules';
 import { sql, type Db, type Statement } from '../db/sql.js';
-import type { AuditActor, PageOf } from '../push/push-repository.js';
+import { userStorage, type AuditActor, type PageOf } from '../push/push-repository.js';
 import {
   REQUEST_AUDIT_ENTRIES,
   REQUEST_FILES,
@@ -33,6 +38,12 @@ const IN_TIME = '(select in_time from guard)';
 const AUDIT_COLUMNS = 'request_id, kind, ip, user_agent, referrer, user_id, created_at';
 /** Still open: pending and within its time. */
 const OPEN = `state = 'pending' and expires_at > :now`;
+/** What a move out of `pending` sets besides its own columns: the ask is erased (its files by ERASE_FILES). */
+const ERASE_ASK = 'ask_ciphertext = null';
+/** The files of the requests a move's `moved` CTE returns, deleted in the move's statement. */
+const ERASE_FILES = 'erased as (delete from request_files where request_id in (select id from moved))';
+/** The quota a limit that is off is checked against (user_storage_used then only takes the lock). */
+const NO_QUOTA = Number.MAX_SAFE_INTEGER;
 /** The states a list of active requests shows (a pending request past its time is expired). */
 const ACTIVE = `(state = 'fulfilled' or (${OPEN}))`;
 
@@ -51,19 +62,24 @@ function auditParams(actor: AuditActor, now: Date): AuditParams {
 
 const tooLate = () => new ApiError('service_unavailable');
 
-/** A guarded move: the state changes (with its audit entry) only when `where` holds; the row after, or null. */
+/**
+ * A guarded move: the state changes (with its audit entry) only when `where` holds; the row after, or null. A move out
+ * of `pending` (`closes`) erases the ask and its files in the same statement.
+ */
 function move(
   set: string,
   where: string,
   kind: RequestAuditKind,
+  closes: boolean,
 ): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
   return sql(
     `with ${GUARD}, moved as (
-       update requests set ${set}, updated_at = :now where ${where} and ${IN_TIME} returning ${R.list}
+       update requests set ${set}${closes ? `, ${ERASE_ASK}` : ''}, updated_at = :now
+       where ${where} and ${IN_TIME} returning ${R.list}
      ), logged as (
        insert into request_audit_entries (${AUDIT_COLUMNS})
        select id, '${kind}', :ip, :userAgent, :referrer, :userId, :now from moved
-     )
+     )${closes ? `, ${ERASE_FILES}` : ''}
      select guard.in_time, moved.* from guard left join moved on true`,
   );
 }
@@ -102,34 +118,41 @@ const S = {
      fulfilled_at = :now`,
     `id = :id and ${OPEN}`,
     'fulfilled',
+    true,
   ),
   collect: move(
     `state = 'collected', collected_at = :now`,
     `answer_push_id = :pushId and state = 'fulfilled'`,
     'collected',
+    false,
   ),
-  revoke: move(`state = 'revoked', closed_at = :now`, `id = :id and ${OPEN}`, 'revoked'),
+  revoke: move(`state = 'revoked', closed_at = :now`, `id = :id and ${OPEN}`, 'revoked', true),
   /** A pending request past its time: expired as of its expires_at (idempotent, any time; the sweeper does the same). */
   expireByTime: sql<{ id: string; now: Date }>(
     `with moved as (
-       update requests set state = 'expired', closed_at = expires_at, updated_at = :now
+       update requests set state = 'expired', closed_at = expires_at, ${ERASE_ASK}, updated_at = :now
        where id = :id and state = 'pending' and expires_at <= :now returning ${R.list}
      ), logged as (
        insert into request_audit_entries (${AUDIT_COLUMNS}) select id, 'expired', '', '', '', null, expires_at from moved
-     )
+     ), ${ERASE_FILES}
      select * from moved`,
   ),
   sweepPastTime: sql<{ now: Date }>(
     `with moved as (
-       update requests set state = 'expired', closed_at = expires_at, updated_at = :now
+       update requests set state = 'expired', closed_at = expires_at, ${ERASE_ASK}, updated_at = :now
        where id in (
          select id from requests where state = 'pending' and expires_at <= :now
          order by expires_at limit ${SWEEP_BATCH} for update skip locked)
        returning ${R.list}
      ), logged as (
        insert into request_audit_entries (${AUDIT_COLUMNS}) select id, 'expired', '', '', '', null, expires_at from moved
-     )
+     ), ${ERASE_FILES}
      select * from moved`,
+  ),
+  /** A user's open requests and the instant the first of them expires (requests_owner_open_idx). */
+  openOf: sql<{ ownerId: string; now: Date }, { total: string | number; first: Date | string | null }>(
+    `select count(*) as total, min(expires_at) as first from requests
+     where user_id = :ownerId and state = 'pending' and expires_at > :now`,
   ),
   activeCount: sql<{ ownerId: string; now: Date }, Total>(
     `select count(*) as total from requests where user_id = :ownerId and ${ACTIVE}`,
@@ -173,6 +196,18 @@ async function count(rows: Promise<Total[]>): Promise<number> {
   return Number((await rows)[0]?.total ?? 0);
 }
 
+/** The limits a create is counted against: the requester's storage quota and open requests (null: off). */
+export interface CreateLimits {
+  bytes: number | null;
+  open: number | null;
+}
+
+/** A create counted against its limits: stored, with where it left them; or refused by one, with what it found. */
+export type CountedCreate =
+  | { stored: true; usedBytes: number; open: number }
+  | { stored: false; refusedBy: 'bytes'; usedBytes: number; freeAt: Date | null }
+  | { stored: false; refusedBy: 'open'; open: number; freeAt: Date | null };
+
 /** How a request moves when its answer is stored (in the answer's transaction). */
 export interface Fulfilment {
   id: string;
@@ -192,14 +227,48 @@ export function createRequestRepository(db: Db) {
       return db.transaction(fn);
     },
 
-    async insert(tx: Db, request: RequestRow, files: RequestFileRow[], by: AuditActor, deadline: Date): Promise<void> {
+    /**
+     * A create in `tx`, counted against `limits` when either is on: the user's storage lock (held until `tx` ends, so a
+     * user's creates of pushes and requests are counted one after the other on any instance) and what the user holds,
+     * then the user's open requests (read after the lock, so every create that held it before is seen), then the
+     * request, its files and its `creation` entry. A refused create writes nothing.
+     */
+    async insertCounted(
+      tx: Db,
+      request: RequestRow,
+      files: RequestFileRow[],
+      by: AuditActor,
+      deadline: Date,
+      limits: CreateLimits,
+    ): Promise<CountedCreate> {
+      const { ownerId, createdAt: now, storedBytes } = request;
+      let usedBytes = 0;
+      let open = 0;
+      if (limits.bytes !== null || limits.open !== null) {
+        const used = await userStorage.lock(tx, ownerId, now, deadline, storedBytes, limits.bytes ?? NO_QUOTA);
+        if (used === null) throw tooLate();
+        usedBytes = used;
+        if (limits.bytes !== null && used + storedBytes > limits.bytes) {
+          const freeAt = await userStorage.freeAt(tx, ownerId, now, used + storedBytes - limits.bytes);
+          return { stored: false, refusedBy: 'bytes', usedBytes: used, freeAt };
+        }
+      }
+      if (limits.open !== null) {
+        const [row] = await tx.query(S.openOf, { ownerId, now });
+        open = Number(row?.total ?? 0);
+        if (open >= limits.open) {
+          const freeAt = row?.first ? new Date(row.first) : null;
+          return { stored: false, refusedBy: 'open', open, freeAt };
+        }
+      }
       const [row] = await tx.query(insertFor(files.length), {
         ...request,
-        ...auditParams(by, request.createdAt),
+        ...auditParams(by, now),
         deadline,
         ...fileParams(files),
       });
       if (!row?.in_time) throw tooLate();
+      return { stored: true, usedBytes: usedBytes + storedBytes, open: open + 1 };
     },
 
     async findByToken(urlToken: string): Promise<RequestRow | null> {

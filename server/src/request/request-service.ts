@@ -48,6 +48,7 @@ import { StoreUnavailableError } from '../files/object-store.js';
 import { deadlineFrom } from '../db/deadlines.js';
 import type { Actor, Page, PushService, RequestContext } from '../push/push-service.js';
 import { pushSchema } from '../push/push-schema.js';
+import { checkFits, countedOrRefused, createLimits, type RequestLimitsState } from './request-limits.js';
 import { SWEEP_BATCH, type RequestRepository } from './request-repository.js';
 import type { RequestAuditRow, RequestFileRow, RequestRow } from './request-tables.js';
 
@@ -75,8 +76,15 @@ export interface RequestMove {
  */
 export type MoveFollower = (tx: Db, move: RequestMove) => Promise<void>;
 
+/** A created request, and where it left its requester in the limits that are on (the 201's RateLimit fields). */
+type CreatedRequest = RequestOwner & { limits?: RequestLimitsState };
+
 export interface RequestService {
-  create(input: RequestInput, ctx: RequestContext): Promise<RequestOwner>;
+  /**
+   * Counted against the requester's storage quota (its attachments) and open requests: 413 larger than the quota,
+   * 429 `storage_quota_exceeded` / `too_many_open_requests` over them, nothing stored (request-limits.ts).
+   */
+  create(input: RequestInput, ctx: RequestContext): Promise<CreatedRequest>;
   /** The owner's full view, or a responder's; changes nothing but a pending request's expiry by time. */
   get(urlToken: string, ctx: RequestContext): Promise<RequestRecord>;
   preview(urlToken: string, ctx: RequestContext): Promise<RequestPreview>;
@@ -157,7 +165,7 @@ class RequestOperations implements RequestService {
 
   // ---- the operations ----
 
-  async create(input: RequestInput, ctx: RequestContext): Promise<RequestOwner> {
+  async create(input: RequestInput, ctx: RequestContext): Promise<CreatedRequest> {
     const { settings, keyring, repository } = this.deps;
     this.requireEnabled();
     const ownerId = this.requireUser(ctx);
@@ -216,22 +224,29 @@ class RequestOperations implements RequestService {
       collectedAt: null,
       closedAt: null,
       baseUrl: this.base(ctx),
+      // The files' contents as sent, as a push's. The ask's text is not counted, as a push's note is not: at most
+      // 10,000 characters, kept only while the request is open, and the open-request limit bounds how many are.
+      storedBytes: valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
     };
+    const limits = createLimits(settings);
+    checkFits(limits, row.storedBytes);
     const uploaded: string[] = [];
     const files: LoadedFile[] = [];
     try {
       for (const [position, file] of valid.files.entries())
         files.push(await this.newFile(id, position, file, uploaded));
-      await repository.transaction(async (tx) => {
-        await repository.insert(tx, row, files, ctx.actor, deadlineOf(ctx));
-        await this.recorded(tx, { type: 'request.created', request: row, at: now, by: ctx.actor });
+      const counted = await repository.transaction(async (tx) => {
+        const result = await repository.insertCounted(tx, row, files, ctx.actor, deadlineOf(ctx), limits);
+        if (result.stored) await this.recorded(tx, { type: 'request.created', request: row, at: now, by: ctx.actor });
+        return result;
       });
+      const state = countedOrRefused(counted, limits, row.storedBytes, now);
+      return { ...this.ownerRecord(row, files, ctx, now), limits: state };
     } catch (error) {
-      // The objects are stored before the rows: a create that did not commit deletes them.
+      // The objects are stored before the rows: a create that did not commit (or was refused) deletes them.
       void this.deps.files?.remove(uploaded);
       throw error;
     }
-    return this.ownerRecord(row, files, ctx, now);
   }
 
   async get(urlToken: string, ctx: RequestContext): Promise<RequestRecord> {
@@ -261,6 +276,8 @@ class RequestOperations implements RequestService {
     let fulfilled: RequestRow | null = null;
     await pushes.createAnswer(input, ctx, {
       ownerId: row.ownerId,
+      // The answer takes the attachments' place: fulfilling erases the ask and its files in the same transaction.
+      releases: row.storedBytes,
       claim: {
         before: async (tx) => {
           // Authoritative: the row locked until the answer commits or rolls back; a refusal stores nothing.

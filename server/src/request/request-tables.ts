@@ -36,6 +36,11 @@ export interface RequestRow {
   closedAt: Date | null;
   /** The instance's address as the create saw it (`PWPUSH_PUBLIC_BASE_URL`, else the request's): the links in emails. */
   baseUrl: string;
+  /**
+   * What the request's attachments store as sent (their contents). Counted against the requester's storage quota
+   * while it is pending (triggers keep `user_storage`: Migration20270111000000_request_storage).
+   */
+  storedBytes: number;
 }
 
 export const REQUESTS = defineTable<RequestRow>('requests', {
@@ -64,6 +69,7 @@ export const REQUESTS = defineTable<RequestRow>('requests', {
   collectedAt: column.dateOrNull('collected_at'),
   closedAt: column.dateOrNull('closed_at'),
   baseUrl: column.text('base_url'),
+  storedBytes: column.int('stored_bytes'),
 });
 
 export interface RequestFileRow {

@@ -1,7 +1,7 @@
 /**
  * Requests and the storage quota (issue 45), on the real app and PostgreSQL over real HTTP, every answer checked
- * against the contract: a request's ask and attachments count against the requester's `PWPUSH_USER_STORAGE` as a
- * push's bytes do (413 larger than the whole quota, 429 `storage_quota_exceeded` over it, nothing stored, shared with
+ * against the contract: a request's attachments count against the requester's `PWPUSH_USER_STORAGE` as a push's
+ * bytes do (413 larger than the whole quota, 429 `storage_quota_exceeded` over it, nothing stored, shared with
  * the requester's pushes); the space comes back, and the ask and its files are erased, when the request closes
  * (revoked, expired by time or by the sweeper, answered: the answer's push takes its place in the same transaction);
  * the open requests of a user are limited (`PWPUSH_USER_OPEN_REQUESTS`, 429 `too_many_open_requests`), also under
@@ -38,7 +38,7 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({
   body: JSON.stringify(body),
 });
 
-describe('a request’s ask and attachments count against the requester’s storage quota', () => {
+describe('a request’s attachments count against the requester’s storage quota', () => {
   let api: RealApi;
 
   beforeAll(async () => {
@@ -98,10 +98,10 @@ describe('a request’s ask and attachments count against the requester’s stor
       q: String(64 * KIB),
       qu: '"content-bytes"',
     });
-    expect(items(first.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(64 * KIB - 40 * KIB - 6) });
+    expect(items(first.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(64 * KIB - 40 * KIB) });
     const second = await ask(me.token, { request: 'form B', expire_after_days: 2, files: [file('b.txt', 20 * KIB)] });
     expect(second.status).toBe(201);
-    expect(items(second.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(4 * KIB - 12) });
+    expect(items(second.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(4 * KIB) });
 
     const over = await ask(me.token, { request: 'form C', files: [file('c.txt', 20 * KIB)] });
     expect([over.status, over.body.code]).toEqual([429, 'storage_quota_exceeded']);
@@ -110,13 +110,13 @@ describe('a request’s ask and attachments count against the requester’s stor
     );
     // 16 KiB must free: the request that expires first (in one day) frees 40.
     expect(over.headers.get('retry-after')).toBe('86400');
-    expect(items(over.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(4 * KIB - 12), t: '86400' });
+    expect(items(over.headers.get('ratelimit'))['user-storage']).toEqual({ r: String(4 * KIB), t: '86400' });
     expect(await stored(me.userId)).toEqual({ requests: 2, fileBytes: 60 * KIB });
 
     // Pushes and requests share it: a push that would fit an empty quota does not fit beside the requests.
     const pushOver = await push(me.token, 'p'.repeat(8 * KIB));
     expect([pushOver.status, pushOver.body.code]).toEqual([429, 'storage_quota_exceeded']);
-    expect(pushOver.body.error).toMatch(/your open requests' asks and files count too/);
+    expect(pushOver.body.error).toMatch(/your open requests' attachments count too/);
     // Retry-After holds: at that instant the first request is past its time (not swept yet) and the third fits.
     api.setClock(new Date(now.getTime() + DAY - 1000));
     expect((await ask(me.token, { request: 'form C', files: [file('c.txt', 20 * KIB)] })).status).toBe(429);
@@ -130,7 +130,7 @@ describe('a request’s ask and attachments count against the requester’s stor
     api.setClock(now);
     const revoked = await ask(me.token, { request: 'revoke me', files: [file('r.txt', 40 * KIB)] });
     expect(revoked.status).toBe(201);
-    expect(await remaining(me.token)).toBe(64 * KIB - 40 * KIB - 9);
+    expect(await remaining(me.token)).toBe(64 * KIB - 40 * KIB);
     const gone = await api.raw(`/api/v2/requests/${revoked.body.url_token}`, {
       method: 'DELETE',
       headers: auth(me.token),
@@ -159,7 +159,7 @@ describe('a request’s ask and attachments count against the requester’s stor
     await api.core.sweep(new Date(now.getTime() + 15 * 60_000));
     const swept = await api.raw(`/api/v2/requests/${lapsing.body.url_token}`, { headers: auth(me.token) });
     expect(swept.body).toMatchObject({ state: 'expired', request: '', files: [] });
-    expect(await remaining(me.token)).toBe(64 * KIB - 40 * KIB - 5);
+    expect(await remaining(me.token)).toBe(64 * KIB - 40 * KIB);
 
     // An answer takes its request's place: 40 KiB asked, 30 KiB answered, both could not be held at once.
     const answered = await api.raw(
@@ -224,7 +224,7 @@ describe('the open requests of a user are limited (PWPUSH_USER_OPEN_REQUESTS)', 
   let api: RealApi;
 
   beforeAll(async () => {
-    api = await startRealApi({ rateLimitPerMinute: 0, userOpenRequests: 3 } as Parameters<typeof startRealApi>[0]);
+    api = await startRealApi({ rateLimitPerMinute: 0, userOpenRequests: 3 });
   });
   afterEach(() => {
     api.setClock(null);

@@ -115,6 +115,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     rateLimitPerMinute: 0,
     anonymousStoragePerHour: 100 * 1024 * 1024,
     userStorageBytes: 1024 * 1024 * 1024,
+    userOpenRequests: 100,
     bodyLimitBytes: 8 * 1024 * 1024,
     sweepIntervalSeconds: 30,
     purgeExpiredAfterDays: null,

@@ -27,6 +27,7 @@ import { Migration20270106000000_webhook_outbox } from './Migration2027010600000
 import { Migration20270107000000_proven_emails } from './Migration20270107000000_proven_emails.js';
 import { Migration20270108000000_webhook_limits } from './Migration20270108000000_webhook_limits.js';
 import { Migration20270110000000_file_objects } from './Migration20270110000000_file_objects.js';
+import { Migration20270111000000_request_storage } from './Migration20270111000000_request_storage.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -56,4 +57,5 @@ export const migrationsList = [
   { name: 'Migration20270107000000_proven_emails', class: Migration20270107000000_proven_emails },
   { name: 'Migration20270108000000_webhook_limits', class: Migration20270108000000_webhook_limits },
   { name: 'Migration20270110000000_file_objects', class: Migration20270110000000_file_objects },
+  { name: 'Migration20270111000000_request_storage', class: Migration20270111000000_request_storage },
 ];

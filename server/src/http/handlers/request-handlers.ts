@@ -3,6 +3,7 @@ import { contract } from '@secret-push/contract';
 import type { RequestAnswerInput, RequestInput } from '@secret-push/sdk/generated';
 import { pagingHeaders, parsePage } from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
+import { requestLimitFields } from '../../request/request-limits.js';
 import type { Handlers } from '../operations.js';
 
 /** The properties an input schema declares, read from the contract; anything else a client sends is ignored. */
@@ -42,10 +43,11 @@ export function requestHandlers(core: Core): RequestHandlers {
       };
     };
   return {
-    createRequest: async ({ body, ctx }) => ({
-      status: 201,
-      body: await core.requests.create(requestInput(body.request), ctx),
-    }),
+    createRequest: async ({ body, ctx }) => {
+      const { limits, ...created } = await core.requests.create(requestInput(body.request), ctx);
+      const headers = limits ? requestLimitFields(limits) : {};
+      return { status: 201, body: created, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+    },
     getRequest: async ({ params, ctx }) => ({ status: 200, body: await core.requests.get(params.url_token, ctx) }),
     previewRequest: async ({ params, ctx }) => ({
       status: 200,

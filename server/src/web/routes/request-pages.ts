@@ -10,7 +10,12 @@ import { field } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
 import { answeredPage, answerPage, newRequestPage, requestListPage, requestOwnerPage } from '../views/requests.js';
 
-const REFUSALS: ReadonlySet<string> = new Set(['validation_failed', 'storage_quota_exceeded', 'payload_too_large']);
+const REFUSALS: ReadonlySet<string> = new Set([
+  'validation_failed',
+  'storage_quota_exceeded',
+  'payload_too_large',
+  'too_many_open_requests',
+]);
 const CLOSED: ReadonlySet<string> = new Set(['request_answered', 'request_closed']);
 
 function intOf(raw: string): number | undefined {
@@ -67,7 +72,8 @@ export function requestPages(router: Router, kit: PageKit): void {
         if (!(error instanceof ApiError) || !REFUSALS.has(error.code)) throw error;
         const state = {
           request: input.request,
-          error: 'Nothing was created: check the fields below.',
+          // A limit's refusal says which and what to do; a field's, where.
+          error: error.details.fields ? 'Nothing was created: check the fields below.' : error.message,
           fields: error.details.fields,
         };
         kit.send(res, error.status, newRequestPage(v.viewer, state));

@@ -47,9 +47,12 @@ ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
   });
 }
 
+/** What stands for an empty ask: files only, while pending; erased, once answered, expired or revoked. */
+const emptyAsk = (r: RequestOwner): string => (r.state === 'pending' ? '(a file)' : '(the ask was erased)');
+
 function requestRow(r: RequestOwner): Html {
   const ask = r.request.length > 80 ? `${r.request.slice(0, 80)}…` : r.request;
-  return html`<tr><td><a href="/requests/${r.url_token}">${ask || '(a file)'}</a></td><td data-state="${r.state}">${STATES[r.state]}</td><td>${r.sealing ? 'sealed' : ''}</td><td><time datetime="${r.created_at}">${r.created_at.slice(0, 16).replace('T', ' ')}</time></td></tr>`;
+  return html`<tr><td><a href="/requests/${r.url_token}">${ask || (r.name !== '' ? r.name : emptyAsk(r))}</a></td><td data-state="${r.state}">${STATES[r.state]}</td><td>${r.sealing ? 'sealed' : ''}</td><td><time datetime="${r.created_at}">${r.created_at.slice(0, 16).replace('T', ' ')}</time></td></tr>`;
 }
 
 export function requestListPage(
@@ -84,7 +87,8 @@ export function requestOwnerPage(viewer: Viewer, r: RequestOwner): string {
     viewer,
     scripts: SCRIPTS,
     body: html`<h1>Your request</h1>
-<p class="ask">${r.request}</p>
+${r.request !== '' ? html`<p class="ask">${r.request}</p>` : html`<p class="ask" data-empty>${emptyAsk(r)}</p>`}
+${r.state !== 'pending' ? html`<p>Once a request is answered, expires or is revoked, its ask and files are erased: they were for the person answering.</p>` : ''}
 <p>State: <strong id="request-state" data-state="${r.state}">${STATES[r.state]}</strong>${r.sealing ? ' · the answer will be sealed to this browser' : ''}</p>
 ${
   r.state === 'pending'
