@@ -6,13 +6,16 @@
  * (revoked, expired by time or by the sweeper, answered: the answer's push takes its place in the same transaction);
  * the open requests of a user are limited (`PWPUSH_USER_OPEN_REQUESTS`, 429 `too_many_open_requests`), also under
  * concurrent creates; a responder's answer, files too, counts against the requester's quota, and its refusal tells the
- * responder (API and page) nothing of the requester's usage.
+ * responder (API and page) nothing of the requester's usage. With the files in an object store (a real S3-protocol
+ * server on loopback), a closed request's objects are deleted as it closes and a refused create leaves none.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startRealApi, type RealApi } from './support/real.js';
 import { multipart } from './support/multipart.js';
 import { startWeb, Visitor, type WebApp } from '../web/support.js';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { S3_BUCKET, startS3Server, type S3Server } from '../support/s3.js';
 
 const KIB = 1024;
 const DAY = 86_400_000;
@@ -313,5 +316,104 @@ describe('the responder’s page over the requester’s quota', () => {
       request.url_token,
     ]);
     expect(row!.state).toBe('pending');
+  });
+});
+
+describe('with the attachments in an object store', () => {
+  let s3: S3Server;
+  let raw: S3Client;
+  let api: RealApi;
+
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    const settings = s3.settings('req45/');
+    raw = new S3Client({
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      credentials: settings.credentials!,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+    });
+    api = await startRealApi({
+      rateLimitPerMinute: 0,
+      userStorageBytes: 64 * KIB,
+      userOpenRequests: 3,
+      fileStorage: settings,
+    });
+  });
+  afterEach(() => {
+    api.setClock(null);
+    expect(api.checker.violations).toEqual([]);
+  });
+  afterAll(async () => {
+    await api?.stop();
+    raw?.destroy();
+    await s3?.close();
+  });
+
+  const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+  const ask = (token: string, request: Record<string, unknown>) =>
+    api.raw('/api/v2/requests', json({ request }, auth(token)));
+  const objects = async () => {
+    const page = await raw.send(new ListObjectsV2Command({ Bucket: S3_BUCKET, Prefix: 'req45/request-files/' }));
+    return (page.Contents ?? []).map((o) => o.Key!).sort();
+  };
+  const objectsOf = async (urlToken: string) =>
+    (
+      await api.db.query<{ object_key: string }>(
+        'select f.object_key from request_files f join requests r on r.id = f.request_id where r.url_token = $1',
+        [urlToken],
+      )
+    ).map((r) => r.object_key);
+  /** Waits until the store holds exactly `expected` (a close deletes its objects in the background). */
+  async function storeHolds(expected: string[]): Promise<void> {
+    const end = Date.now() + 10_000;
+    while (JSON.stringify(await objects()) !== JSON.stringify([...expected].sort())) {
+      if (Date.now() > end) expect(await objects()).toEqual([...expected].sort());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('deletes a request’s objects as it is revoked, answered or swept, and leaves none of a refused create', async () => {
+    const me = await api.user(`store-${randomUUID()}@example.org`);
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+    api.setClock(now);
+    const revoked = await ask(me.token, { request: 'r', files: [file('r.txt', 20 * KIB)] });
+    const answered = await ask(me.token, { request: 'a', files: [file('a.txt', 20 * KIB)] });
+    const lapsing = await ask(me.token, { request: 'l', expire_after_duration: 0, files: [file('l.txt', 20 * KIB)] });
+    expect([revoked.status, answered.status, lapsing.status]).toEqual([201, 201, 201]);
+    const [r] = await objectsOf(revoked.body.url_token);
+    const [a] = await objectsOf(answered.body.url_token);
+    const [l] = await objectsOf(lapsing.body.url_token);
+    await storeHolds([r!, a!, l!]);
+
+    // Refused creates (over the open requests, over the storage left) store nothing in the store either.
+    const tooMany = await ask(me.token, { request: 'x', files: [file('x.txt', 1 * KIB)] });
+    expect([tooMany.status, tooMany.body.code]).toEqual([429, 'too_many_open_requests']);
+    await storeHolds([r!, a!, l!]);
+
+    expect(
+      (await api.raw(`/api/v2/requests/${revoked.body.url_token}`, { method: 'DELETE', headers: auth(me.token) }))
+        .status,
+    ).toBe(200);
+    await storeHolds([a!, l!]);
+    const overBytes = await ask(me.token, { request: 'y', files: [file('y.txt', 30 * KIB)] });
+    expect([overBytes.status, overBytes.body.code]).toEqual([429, 'storage_quota_exceeded']);
+    await storeHolds([a!, l!]);
+
+    const answer = await api.raw(
+      `/api/v2/requests/${answered.body.url_token}/response`,
+      json({ push: { payload: 'ok' } }),
+    );
+    expect(answer.status).toBe(201);
+    await storeHolds([l!]);
+
+    await api.core.sweep(new Date(now.getTime() + 15 * 60_000));
+    await storeHolds([]);
+    expect(
+      await api.db.query('select 1 from request_files f join requests r on r.id = f.request_id where r.user_id = $1', [
+        me.userId,
+      ]),
+    ).toEqual([]);
   });
 });
