@@ -41,7 +41,11 @@ const OPEN = `state = 'pending' and expires_at > :now`;
 /** What a move out of `pending` sets besides its own columns: the ask is erased (its files by ERASE_FILES). */
 const ERASE_ASK = 'ask_ciphertext = null';
 /** The files of the requests a move's `moved` CTE returns, deleted in the move's statement. */
-const ERASE_FILES = 'erased as (delete from request_files where request_id in (select id from moved))';
+const ERASE_FILES =
+  'erased as (delete from request_files where request_id in (select id from moved) returning request_id, object_key)';
+/** The object-store keys of a moved request's erased files (their objects are deleted after the move commits). */
+const ERASED_OBJECTS = `(select array_agg(e.object_key) from erased e
+  where e.request_id = moved.id and e.object_key is not null) as erased_objects`;
 /** The quota a limit that is off is checked against (user_storage_used then only takes the lock). */
 const NO_QUOTA = Number.MAX_SAFE_INTEGER;
 /** The states a list of active requests shows (a pending request past its time is expired). */
@@ -80,7 +84,7 @@ function move(
        insert into request_audit_entries (${AUDIT_COLUMNS})
        select id, '${kind}', :ip, :userAgent, :referrer, :userId, :now from moved
      )${closes ? `, ${ERASE_FILES}` : ''}
-     select guard.in_time, moved.* from guard left join moved on true`,
+     select guard.in_time, moved.*${closes ? `, ${ERASED_OBJECTS}` : ''} from guard left join moved on true`,
   );
 }
 
@@ -135,7 +139,7 @@ const S = {
      ), logged as (
        insert into request_audit_entries (${AUDIT_COLUMNS}) select id, 'expired', '', '', '', null, expires_at from moved
      ), ${ERASE_FILES}
-     select * from moved`,
+     select moved.*, ${ERASED_OBJECTS} from moved`,
   ),
   sweepPastTime: sql<{ now: Date }>(
     `with moved as (
@@ -147,7 +151,7 @@ const S = {
      ), logged as (
        insert into request_audit_entries (${AUDIT_COLUMNS}) select id, 'expired', '', '', '', null, expires_at from moved
      ), ${ERASE_FILES}
-     select * from moved`,
+     select moved.*, ${ERASED_OBJECTS} from moved`,
   ),
   /** A user's open requests and the instant the first of them expires (requests_owner_open_idx). */
   openOf: sql<{ ownerId: string; now: Date }, { total: string | number; first: Date | string | null }>(
@@ -190,6 +194,25 @@ function moved(rows: (InTime & Record<string, unknown>)[]): RequestRow | null {
   const row = rows[0];
   if (!row?.in_time) throw tooLate();
   return row.id === null || row.id === undefined ? null : R.fromRow(row);
+}
+
+/**
+ * A move out of `pending`: the row after it, and the object-store keys of the files it erased (none when the bytes
+ * were in PostgreSQL), which the caller deletes from the store once the move has committed.
+ */
+export interface ClosedRequest {
+  row: RequestRow;
+  erasedObjects: string[];
+}
+
+function closed(row: Record<string, unknown>): ClosedRequest {
+  const keys = row.erased_objects;
+  return { row: R.fromRow(row), erasedObjects: Array.isArray(keys) ? keys.map(String) : [] };
+}
+
+/** The move of a guarded closing statement, null when nothing moved; throws when it came after the deadline. */
+function closedBy(rows: (InTime & Record<string, unknown>)[]): ClosedRequest | null {
+  return moved(rows) ? closed(rows[0]!) : null;
 }
 
 async function count(rows: Promise<Total[]>): Promise<number> {
@@ -285,8 +308,8 @@ export function createRequestRepository(db: Db) {
     },
 
     /** pending → fulfilled with its `fulfilled` entry, inside the answer's transaction; null when it was not open. */
-    async fulfil(tx: Db, f: Fulfilment, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
-      return moved(await tx.query(S.fulfil, { ...f, ...auditParams(by, now), deadline }));
+    async fulfil(tx: Db, f: Fulfilment, by: AuditActor, now: Date, deadline: Date): Promise<ClosedRequest | null> {
+      return closedBy(await tx.query(S.fulfil, { ...f, ...auditParams(by, now), deadline }));
     },
 
     /** fulfilled → collected when the answer's push is retrieved the first time; null when it was not the first. */
@@ -294,18 +317,19 @@ export function createRequestRepository(db: Db) {
       return moved(await tx.query(S.collect, { pushId, ...auditParams(by, now), deadline }));
     },
 
-    async revoke(tx: Db, id: string, by: AuditActor, now: Date, deadline: Date): Promise<RequestRow | null> {
-      return moved(await tx.query(S.revoke, { id, ...auditParams(by, now), deadline }));
+    async revoke(tx: Db, id: string, by: AuditActor, now: Date, deadline: Date): Promise<ClosedRequest | null> {
+      return closedBy(await tx.query(S.revoke, { id, ...auditParams(by, now), deadline }));
     },
 
-    /** Settles a pending request past its time (its `expired` entry dated at its expires_at); the row it moved, if any. */
-    async expireByTime(tx: Db, id: string, now: Date): Promise<RequestRow | null> {
-      return (await rows(tx.query(S.expireByTime, { id, now })))[0] ?? null;
+    /** Settles a pending request past its time (its `expired` entry dated at its expires_at); the move, if any. */
+    async expireByTime(tx: Db, id: string, now: Date): Promise<ClosedRequest | null> {
+      const [row] = await tx.query(S.expireByTime, { id, now });
+      return row ? closed(row) : null;
     },
 
-    /** One sweep batch (at most SWEEP_BATCH): pending requests past their time, expired; the rows moved. */
-    async sweepPastTime(tx: Db, now: Date): Promise<RequestRow[]> {
-      return rows(tx.query(S.sweepPastTime, { now }));
+    /** One sweep batch (at most SWEEP_BATCH): pending requests past their time, expired; the moves. */
+    async sweepPastTime(tx: Db, now: Date): Promise<ClosedRequest[]> {
+      return (await tx.query(S.sweepPastTime, { now })).map(closed);
     },
 
     async ownerPage(

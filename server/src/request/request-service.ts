@@ -273,7 +273,7 @@ class RequestOperations implements RequestService {
     if (refused) throw refused;
     const input = this.answerInput(row, body);
     const deadline = deadlineOf(ctx);
-    let fulfilled: RequestRow | null = null;
+    let erased: string[] = [];
     await pushes.createAnswer(input, ctx, {
       ownerId: row.ownerId,
       // The answer takes the attachments' place: fulfilling erases the ask and its files in the same transaction.
@@ -288,7 +288,7 @@ class RequestOperations implements RequestService {
         },
         after: async (tx, push) => {
           const sealedKey = row.publicKey ? (body.sealed_key ?? null) : null;
-          fulfilled = await repository.fulfil(
+          const fulfilled = await repository.fulfil(
             tx,
             { id: row.id, pushId: push.id, pushToken: push.urlToken, sealedKey },
             ctx.actor,
@@ -296,10 +296,12 @@ class RequestOperations implements RequestService {
             deadline,
           );
           if (!fulfilled) throw refusal('fulfilled')!;
-          await this.recorded(tx, { type: 'request.fulfilled', request: fulfilled, at: now, by: ctx.actor });
+          erased = fulfilled.erasedObjects;
+          await this.recorded(tx, { type: 'request.fulfilled', request: fulfilled.row, at: now, by: ctx.actor });
         },
       },
     });
+    this.removeObjects(erased);
     return { url_token: row.urlToken, state: 'fulfilled', fulfilled_at: now.toISOString() };
   }
 
@@ -312,11 +314,12 @@ class RequestOperations implements RequestService {
       row.state === 'pending'
         ? await repository.transaction(async (tx) => {
             const moved = await repository.revoke(tx, row.id, ctx.actor, now, deadlineOf(ctx));
-            if (moved) await this.recorded(tx, { type: 'request.revoked', request: moved, at: now, by: ctx.actor });
+            if (moved) await this.recorded(tx, { type: 'request.revoked', request: moved.row, at: now, by: ctx.actor });
             return moved;
           })
         : null;
-    const current = revoked ?? (await this.find(urlToken));
+    this.removeObjects(revoked?.erasedObjects);
+    const current = revoked?.row ?? (await this.find(urlToken));
     return this.ownerRecord(current, await this.filesOf(row.id), ctx, now);
   }
 
@@ -353,14 +356,15 @@ class RequestOperations implements RequestService {
     let total = 0;
     for (;;) {
       // One transaction per batch: the moves and their follow-up work commit together.
-      const moved = await repository.transaction(async (tx) => {
-        const batch = await repository.sweepPastTime(tx, now);
-        for (const row of batch)
+      const batch = await repository.transaction(async (tx) => {
+        const closed = await repository.sweepPastTime(tx, now);
+        for (const { row } of closed)
           await this.recorded(tx, { type: 'request.expired', request: row, at: row.expiresAt, by: null });
-        return batch.length;
+        return closed;
       });
-      total += moved;
-      if (moved < SWEEP_BATCH) return total;
+      this.removeObjects(batch.flatMap((c) => c.erasedObjects));
+      total += batch.length;
+      if (batch.length < SWEEP_BATCH) return total;
     }
   }
 
@@ -397,10 +401,19 @@ class RequestOperations implements RequestService {
     const moved = await repository.transaction(async (tx) => {
       const expired = await repository.expireByTime(tx, row.id, now);
       if (expired)
-        await this.recorded(tx, { type: 'request.expired', request: expired, at: expired.expiresAt, by: null });
+        await this.recorded(tx, { type: 'request.expired', request: expired.row, at: expired.row.expiresAt, by: null });
       return expired;
     });
-    return moved ?? (await this.find(row.urlToken));
+    this.removeObjects(moved?.erasedObjects);
+    return moved?.row ?? (await this.find(row.urlToken));
+  }
+
+  /**
+   * Deletes from the object store the files a committed move erased (their rows are gone); a store that is down
+   * leaves them to the sweeper's reconcile (../files/reconcile.ts). Never throws.
+   */
+  private removeObjects(keys: readonly string[] | undefined): void {
+    if (keys && keys.length > 0) void this.deps.files?.remove(keys);
   }
 
   /** The answer as a push input: the responder's secret, the request's settings; PushInput's schema and messages. */
