@@ -246,7 +246,9 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const accountMail =
     jobs?.queue && settings.mail.smtpUrl !== null ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
   const twoFactor = guarded(createTwoFactorService(db, keyring, settings));
-  const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db)) : null;
+  // A failed call to the provider is logged with its stage and cause (DNS, TLS, discovery, token exchange), in codes.
+  const ssoFailure = (failure: object) => opts.logger?.warn({ single_sign_on: failure }, 'single sign-on failed');
+  const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db, ssoFailure)) : null;
   const forgetLoginAttempts = async (now: Date) => {
     await accounts.forgetAttempts(now);
     await twoFactor.forgetAttempts(now);

@@ -24,6 +24,10 @@ import { column, defineTable } from '../db/table.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import type { AccountUser } from './account-service.js';
 import { claimUnproven, type Claimed } from './claim.js';
+import { providerFailure, type ProviderFailure, type ProviderStage } from './provider-failure.js';
+
+/** Where a failed call to the provider is reported (the server's log): its stage and cause, in codes, never a secret. */
+export type ProviderFailureLog = (failure: ProviderFailure) => void;
 
 /** A sign-in refused for a reason the person should read (the page shows `message`; `reason` is for tests and logs). */
 export class SignInRefusal extends Error {
@@ -158,8 +162,13 @@ function saysVerified(claim: string, value: unknown): boolean {
   return claim !== 'email_verified' && (value === 'true' || value === '1');
 }
 
-export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn {
+export function createSingleSignOn(
+  settings: OidcSettings,
+  db: Db,
+  logFailure: ProviderFailureLog = () => undefined,
+): SingleSignOn {
   const verifiedClaim = settings.emailVerifiedClaim;
+  const report = (stage: ProviderStage, error: unknown) => logFailure(providerFailure(stage, error));
   let config: Promise<OpenIdClient.Configuration> | null = null;
   const configuration = () => {
     config ??= loadClient()
@@ -177,6 +186,7 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
       )
       .catch((error: unknown) => {
         config = null;
+        report('discovery', error);
         throw error;
       });
     return config.catch(() => {
@@ -244,6 +254,7 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
       const client = await loadClient();
       let claims: OpenIdClient.IDToken | undefined;
       let profile: Record<string, unknown>;
+      let stage: ProviderStage = 'token_exchange';
       try {
         const tokens = await client.authorizationCodeGrant(cfg, callbackUrl, {
           pkceCodeVerifier: transaction.codeVerifier,
@@ -256,9 +267,12 @@ export function createSingleSignOn(settings: OidcSettings, db: Db): SingleSignOn
         profile = claims;
         // Providers that keep the email out of the ID token (oidc-provider's default, some Keycloak set-ups) give it
         // at the userinfo endpoint, for the same subject (openid-client checks that `sub` matches).
-        if (claims.email === undefined || claims[verifiedClaim] === undefined)
+        if (claims.email === undefined || claims[verifiedClaim] === undefined) {
+          stage = 'userinfo';
           profile = { ...(await client.fetchUserInfo(cfg, tokens.access_token, claims.sub)), ...claims };
+        }
       } catch (error) {
+        if (!(error instanceof SignInRefusal)) report(stage, error);
         throw refusalOf(error);
       }
       if (!saysVerified(verifiedClaim, profile[verifiedClaim]))
