@@ -62,6 +62,7 @@ import { type CreatePushParams, toFileUpload } from './files.js';
 import { iteratePages, type Page, pageFromResponse } from './pagination.js';
 import { formCanCarry, multipartBody } from './upload.js';
 import { type RequestMethods, requestMethods } from './requests.js';
+import { type WebhookMethods, webhookMethods } from './webhook-methods.js';
 
 export interface SecretPushClientOptions {
   /** The installation's origin, e.g. `https://pwpush.example.org` (without `/api/v2`). */
@@ -155,7 +156,7 @@ export interface PagedList<T, Args extends unknown[] = []> {
   page(...args: [...Args, page: number, options?: RequestOptions]): Promise<Page<T>>;
 }
 
-export interface SecretPushClient extends RequestMethods {
+export interface SecretPushClient extends RequestMethods, WebhookMethods {
   /**
    * Creates a push (201); with `{ endToEnd: true }` encrypts it here first (after one look at the version report,
    * per client, that the instance accepts the scheme). The result's `shareLink` is the link to give the
@@ -213,7 +214,7 @@ export interface SecretPushClient extends RequestMethods {
   listApiKeys(options?: RequestOptions): Promise<ApiKey[]>;
   /** Revokes one of the caller's keys at once; answers the key as it was. */
   revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
-  /** The generated hey-api client underneath, for anything the facade does not cover. */
+  /** The generated hey-api client underneath (the facade has a method for every operation of the contract). */
   readonly raw: Client;
 }
 
@@ -560,6 +561,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     },
     downloadFile: (file, opts) => download(send, baseUrl, file, opts),
     ...requestMethods(send, baseUrl, retrieve),
+    ...webhookMethods(send, baseUrl),
     ...apiKeyMethods(send),
   };
 }
