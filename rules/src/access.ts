@@ -3,16 +3,28 @@
  * throws the ApiError the API answers; it passes silently otherwise.
  */
 import { ApiError } from './errors.js';
+import { turnOn } from './feature-gates.js';
 import { isOwner, type PushState } from './push-state.js';
 import type { PushRuleSettings } from './settings.js';
 
 type Caller = string | null;
 
 /** With anonymous access off, every push operation needs a token. */
-export function requireCallerAllowed(settings: Pick<PushRuleSettings, 'allowAnonymous'>, userId: Caller): void {
+export function requireCallerAllowed(settings: Pick<PushRuleSettings, 'allowAnonymous' | 'env'>, userId: Caller): void {
   if (!settings.allowAnonymous && userId === null) {
-    throw new ApiError('authentication_required', 'This instance does not allow anonymous access.');
+    throw new ApiError(
+      'authentication_required',
+      `This instance does not allow anonymous access: send an API token. ${turnOn('anonymousPushes', settings.env)}`,
+    );
   }
+}
+
+/** The refusal of files from an anonymous caller while files need a token. */
+export function filesNeedToken(settings: Pick<PushRuleSettings, 'env'>): ApiError {
+  return new ApiError(
+    'authentication_required',
+    `File pushes need an API token on this instance. ${turnOn('anonymousFiles', settings.env)}`,
+  );
 }
 
 /** Whether a create request needs a token because of files (files present at all, or kind file). */
@@ -23,16 +35,17 @@ export function wantsFiles(input: unknown): boolean {
 
 /** Create: anonymous access, and files only with a token while the instance says so. */
 export function requireMayCreate(
-  settings: Pick<PushRuleSettings, 'allowAnonymous' | 'filesRequireAuth'>,
+  settings: Pick<PushRuleSettings, 'allowAnonymous' | 'filesRequireAuth' | 'env'>,
   userId: Caller,
   input: unknown,
 ): void {
   if (userId === null && !settings.allowAnonymous) {
-    throw new ApiError('authentication_required', 'This instance does not allow anonymous pushes.');
+    throw new ApiError(
+      'authentication_required',
+      `This instance does not allow anonymous pushes: send an API token. ${turnOn('anonymousPushes', settings.env)}`,
+    );
   }
-  if (userId === null && settings.filesRequireAuth && wantsFiles(input)) {
-    throw new ApiError('authentication_required', 'File pushes need an API token on this instance.');
-  }
+  if (userId === null && settings.filesRequireAuth && wantsFiles(input)) throw filesNeedToken(settings);
 }
 
 /** Expire: the owner, or anyone when the push is deletable by viewers (401 anonymous, 403 signed-in otherwise). */

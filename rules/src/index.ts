@@ -9,6 +9,7 @@ export * from './ajv.js';
 export * from './credentials.js';
 export * from './durations.js';
 export * from './errors.js';
+export * from './feature-gates.js';
 export * from './field-errors.js';
 export * from './form-input.js';
 export * from './limits.js';

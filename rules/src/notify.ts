@@ -4,6 +4,7 @@
  * (app/validators/multiple_emails_validator.rb, app/models/concerns/pwpush/notifiable_by_email.rb).
  */
 import { ApiError, validationFailed, type FieldErrors } from './errors.js';
+import { turnOn, type ServerEnv } from './feature-gates.js';
 import type { ApiKeyScope } from './scopes.js';
 
 /** Recipients per push, counting the create and every later `notifyEmails` call. */
@@ -141,6 +142,26 @@ export function notifyRefused(pair: readonly [string, string, string?] | readonl
   if (pair[1]) fields.notify_emails_to_locale = [pair[1]];
   if (pair[2]) fields.base = [pair[2]];
   return validationFailed(fields);
+}
+
+/**
+ * The 422 of `notify_emails_to` on an instance that sends no email: the reference's messages per field (clients and
+ * the conformance suite read them), and an `error` that also says why and which setting turns email on: the SMTP
+ * relay (`no_relay`), or the feature itself (`off`, PWPUSH_NOTIFY_BY_EMAIL=false with a relay).
+ */
+export function emailUnavailable(reason: 'no_relay' | 'off', env: ServerEnv | undefined): ApiError {
+  const refused = notifyRefused(NOTIFY_TEXT.unavailable);
+  const why = reason === 'no_relay' ? 'this instance has no SMTP relay' : 'emailing links is off on this instance';
+  return new ApiError(
+    'validation_failed',
+    `${refused.message}: ${why}. ${turnOn(reason === 'no_relay' ? 'email' : 'notifyByEmail', env)}`,
+    refused.details,
+  );
+}
+
+/** `notify_owner_on_view` (read receipts by email) asked on an instance without an SMTP relay: its field's message. */
+export function readReceiptsUnavailable(env: ServerEnv | undefined): string {
+  return `is not available (this instance has no SMTP relay). ${turnOn('email', env)}`;
 }
 
 /** The 422 of a limit (`base`): the daily cap, or the recipients a push may have in all. */

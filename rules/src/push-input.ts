@@ -10,6 +10,7 @@ import type { ClientEncryption, FileUpload, PushInput, PushKind } from './genera
 import { makeAjv } from './ajv.js';
 import { DAY_SECONDS, daysOfSeconds, durationLifetime } from './durations.js';
 import { validationFailed, type FieldErrors } from './errors.js';
+import { turnOn, type FeatureGate } from './feature-gates.js';
 import { pushFieldErrors } from './field-errors.js';
 import { CLIENT_ENCRYPTION_SCHEMES, type Bounds, type PushRuleSettings } from './settings.js';
 
@@ -147,9 +148,11 @@ export function normalizePushInput(
   const files: FileUpload[] = push.files ?? [];
   const kind: PushKind = push.kind ?? (files.length > 0 ? 'file' : 'text');
 
-  if (kind === 'file' && !settings.enableFilePushes) add('kind', 'File pushes are disabled on this instance.');
-  if (kind === 'url' && !settings.enableUrlPushes) add('kind', 'URL pushes are disabled on this instance.');
-  if (kind === 'qr' && !settings.enableQrPushes) add('kind', 'QR code pushes are disabled on this instance.');
+  const off = (what: string, gate: FeatureGate) =>
+    add('kind', `${what} pushes are disabled on this instance. ${turnOn(gate, settings.env)}`);
+  if (kind === 'file' && !settings.enableFilePushes) off('File', 'filePushes');
+  if (kind === 'url' && !settings.enableUrlPushes) off('URL', 'urlPushes');
+  if (kind === 'qr' && !settings.enableQrPushes) off('QR code', 'qrPushes');
 
   const validFiles = kind === 'file' ? checkFiles(files, settings, decode, add) : [];
   const clientEncryption = checkClientEncryption(push.client_encryption ?? null, settings, add);
@@ -203,13 +206,17 @@ function checkClientEncryption(
     if (setting.required) {
       add(
         'client_encryption',
-        'This instance accepts only end-to-end encrypted pushes: encrypt the push in the client (see features.pushes.client_encryption).',
+        'This instance accepts only end-to-end encrypted pushes: encrypt the push in the client (see features.pushes.client_encryption). ' +
+          turnOn('plainPushes', settings.env),
       );
     }
     return null;
   }
   if (!setting.enabled) {
-    add('client_encryption', 'End-to-end encrypted pushes are turned off on this instance.');
+    add(
+      'client_encryption',
+      `End-to-end encrypted pushes are turned off on this instance. ${turnOn('clientEncryption', settings.env)}`,
+    );
     return null;
   }
   if (!CLIENT_ENCRYPTION_SCHEMES.some((s) => s.scheme === marker.scheme && s.version === marker.version)) {

@@ -1,3 +1,5 @@
+import type { ServerEnv } from './feature-gates.js';
+
 /**
  * The instance settings the push rules read (the server's `PWPUSH_*` settings, the mock's options), the spec's
  * widest bounds, and the defaults of an instance that sets nothing.
@@ -11,6 +13,8 @@ export interface Bounds {
 }
 
 export interface PushRuleSettings {
+  /** Where the instance runs: a refusal of a feature that is off names its setting, outside production with the line. */
+  env?: ServerEnv | undefined;
   allowAnonymous: boolean;
   enableFilePushes: boolean;
   enableUrlPushes: boolean;

@@ -18,6 +18,7 @@ import {
   API_KEY_PREFIX,
   readCredential,
   requireAuditCaller,
+  requireCallerAllowed,
   RouteTable,
   requireListCaller,
   type ApiKeyScope,
@@ -129,9 +130,7 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean, ke
 
   function requireKnownCredential(ctx: RouteContext): void {
     if (ctx.invalidCredential) throw new ApiError('invalid_token');
-    if (!settings.allowAnonymous && !ctx.actor.user) {
-      throw new ApiError('authentication_required', 'This instance needs an API token.');
-    }
+    requireCallerAllowed(settings, ctx.actor.user?.email ?? null);
   }
 
   const parsePage = (url: URL): number => parsePageParameter(url.searchParams.get('page'));

@@ -24,6 +24,7 @@ import {
   isOwner,
   lastViewAnswer,
   notifyLimit,
+  emailUnavailable,
   notifyRefused,
   NOTIFY_CALLS_PER_MINUTE,
   NOTIFY_DAILY_LIMIT_DEFAULT,
@@ -246,7 +247,7 @@ export class MockStore {
     actor: MockActor,
   ) {
     requireNotifyScope(actor.scopes);
-    if (!this.settings.emailAutoDispatch) throw notifyRefused(NOTIFY_TEXT.unavailable);
+    if (!this.settings.emailAutoDispatch) throw emailUnavailable('no_relay', this.settings.env);
     if (!actor.user) throw notifyRefused(NOTIFY_TEXT.anonymous);
     const request = readNotifyRequest(input.notify_emails_to, input.notify_emails_to_locale);
     if (input.client_encryption) throw notifyRefused([NOTIFY_TEXT.encrypted]);
@@ -298,7 +299,7 @@ export class MockStore {
       });
     }
     this.notifyCalls.set(userId, [...calls, now]);
-    if (!this.settings.emailAutoDispatch) throw notifyRefused(NOTIFY_TEXT.unavailable);
+    if (!this.settings.emailAutoDispatch) throw emailUnavailable('no_relay', this.settings.env);
     const request = readNotifyRequest(body.notify_emails_to, body.notify_emails_to_locale);
     if (push.state.expired) throw notifyRefused(NOTIFY_TEXT.expired);
     if (push.state.clientEncryption) throw notifyRefused([NOTIFY_TEXT.encrypted]);

@@ -23,7 +23,14 @@ import type { Document } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { bundledDocument, contract, type Contract } from '@secret-push/contract';
-import { ApiError, isJsonMediaType, mediaTypeOf, type ApiKeyScope } from '@secret-push/rules';
+import {
+  ApiError,
+  filesNeedToken,
+  isJsonMediaType,
+  mediaTypeOf,
+  requireCallerAllowed,
+  type ApiKeyScope,
+} from '@secret-push/rules';
 import type { Core, RequestContext } from '../core.js';
 import type { RequestUploads } from '../files/file-objects.js';
 import { envelopeContexts } from '../push/push-service.js';
@@ -398,8 +405,7 @@ export class Edge {
     });
     if (!this.spec.tokenIgnored.has(op.operationId)) {
       if (auth.invalid) throw new ApiError('invalid_token');
-      if (!auth.user && !this.settings.allowAnonymous)
-        throw new ApiError('authentication_required', 'This instance needs an API token.');
+      requireCallerAllowed(this.settings, auth.user?.userId ?? null);
     }
     x.ctx = {
       actor: actorOf(x.req, auth.user?.userId ?? null, this.settings.trustProxy),
@@ -488,9 +494,6 @@ function refuseRoute(routed: Exclude<Routed, { kind: 'ok' }>, x: Exchange): neve
 /** The operations whose multipart file parts become a push's files (streamed to the object store when there is one). */
 const STREAMED_FILES = new Set(['createPush', 'respondToRequest']);
 
-/** The refusal of a file part from a caller who may not send files (made when one arrives, not for every request). */
-const filesNeedToken = () => new ApiError('authentication_required', 'File pushes need an API token on this instance.');
-
 /**
  * The body limit of a request, chosen before it is read: room for every file only for a caller who may send files
  * (file pushes on, and a token or files open to anonymous callers); everyone else gets the small limit.
@@ -505,7 +508,10 @@ function bodyLimits(settings: Core['settings'], auth: AuthResult, operationId: s
     maxBytes: mayUpload ? Math.max(maxBodyBytes(settings), settings.bodyLimitBytes) : settings.bodyLimitBytes,
     maxFileBytes: settings.fileMaxBytes,
     maxFiles: settings.fileMaxCount,
-    ...(!answer && auth.user === null && settings.filesRequireAuth ? { filesRefused: filesNeedToken } : {}),
+    // The refusal of a file part from a caller who may not send files (made when one arrives, not for every request).
+    ...(!answer && auth.user === null && settings.filesRequireAuth
+      ? { filesRefused: () => filesNeedToken(settings) }
+      : {}),
   };
 }
 

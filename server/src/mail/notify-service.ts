@@ -18,6 +18,7 @@ import {
   isOwner,
   notFound,
   notifyLimit,
+  emailUnavailable,
   notifyRefused,
   NOTIFY_CALLS_PER_MINUTE,
   NOTIFY_MAX_RECIPIENTS,
@@ -83,11 +84,12 @@ export interface NotifyDeps {
   queue: JobQueue | null;
 }
 
-const UNAVAILABLE = NOTIFY_TEXT.unavailable;
-
 export function createNotifyService({ db, settings, pushes, queue }: NotifyDeps): NotifyService {
   const repo = createNotifyRepository(db);
   const available = emailAvailable(settings) && queue !== null;
+  // Without email, why: no relay, or the feature turned off with one (each refusal names its setting).
+  const unavailable = () =>
+    emailUnavailable(settings.mail.smtpUrl === null || queue === null ? 'no_relay' : 'off', settings.env);
   // Links in email: PWPUSH_PUBLIC_BASE_URL only (a relay needs it), never the request's Host header.
   const baseOf = () => mailLinkBase(settings);
   const deadlineOf = (ctx: RequestContext) => ctx.deadline ?? new Date(Date.now() + 8000);
@@ -123,7 +125,7 @@ export function createNotifyService({ db, settings, pushes, queue }: NotifyDeps)
       const to = input.notify_emails_to;
       if (to === undefined || to.trim() === '') return null;
       requireNotifyScope(ctx.scopes);
-      if (!available) throw notifyRefused(UNAVAILABLE);
+      if (!available) throw unavailable();
       if (ctx.actor.userId === null) throw notifyRefused(NOTIFY_TEXT.anonymous);
       const request = readNotifyRequest(to, input.notify_emails_to_locale);
       if (input.client_encryption) throw notifyRefused([NOTIFY_TEXT.encrypted]);
@@ -154,7 +156,7 @@ export function createNotifyService({ db, settings, pushes, queue }: NotifyDeps)
           },
         });
       }
-      if (!available) throw notifyRefused(UNAVAILABLE);
+      if (!available) throw unavailable();
       const request = readNotifyRequest(body.notify_emails_to, body.notify_emails_to_locale);
       if (isExpired(push, nowOf(ctx))) throw notifyRefused(NOTIFY_TEXT.expired);
       if (push.clientEncryption) throw notifyRefused([NOTIFY_TEXT.encrypted]);

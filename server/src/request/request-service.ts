@@ -33,6 +33,7 @@ import {
   PAGE_SIZE,
   SEALING_SCHEME,
   trimBase,
+  turnOn,
   validationFailed,
   type FieldErrors,
   type SchemaValidPushInput,
@@ -372,7 +373,10 @@ class RequestOperations implements RequestService {
 
   private requireEnabled(): void {
     if (!this.deps.settings.enableRequests)
-      throw new ApiError('no_route', 'Requests are not enabled on this instance.');
+      throw new ApiError(
+        'no_route',
+        `Requests are not enabled on this instance. ${turnOn('requests', this.deps.settings.env)}`,
+      );
   }
 
   private requireUser(ctx: RequestContext): string {

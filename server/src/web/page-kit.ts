@@ -5,7 +5,7 @@
  * `@secret-push/rules`).
  */
 import type { Request, Response } from 'express';
-import { ApiError, rateLimitFields } from '@secret-push/rules';
+import { ApiError, rateLimitFields, turnOn } from '@secret-push/rules';
 import type { AccountUser } from '../account/account-service.js';
 import type { Core, RequestContext, WebServices } from '../core.js';
 import { actorOf, baseUrlOf } from '../http/auth.js';
@@ -132,6 +132,16 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
 /** Visitors may make an account with a password: sign-ups are on and the single sign-on provider is not the only way in. */
 export function signupsOpen(settings: Core['settings']): boolean {
   return settings.enableSignups && !settings.oidc?.only;
+}
+
+/** The page of a sign-up while it is closed: why, and the setting that opens it (PWPUSH_OIDC_ONLY wins). */
+export function signUpClosed(settings: Core['settings']): PageError {
+  const gate = settings.oidc?.only ? 'passwordSignIn' : 'signUp';
+  return new PageError(
+    403,
+    'Sign-up is closed',
+    `This instance does not take new sign-ups. Ask its administrator for an account. ${turnOn(gate, settings.env)}`,
+  );
 }
 
 function pageErrorOf(error: unknown, res: Response): PageError {

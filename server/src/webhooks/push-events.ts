@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PushInput, WebhookEvent, WebhookEventType } from '@secret-push/sdk/generated';
-import { ApiError } from '@secret-push/rules';
+import { ApiError, readReceiptsUnavailable, type ServerEnv } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -109,6 +109,8 @@ export interface PushEventDeps {
   webhooks: boolean;
   /** An SMTP relay is configured: read receipts are offered. */
   receipts: boolean;
+  /** Where the server runs: a refusal of read receipts names the setting, outside production with the line. */
+  env?: ServerEnv;
 }
 
 function refused(message: string): ApiError {
@@ -125,6 +127,7 @@ export function createPushEvents({
   sender,
   webhooks,
   receipts,
+  env,
 }: PushEventDeps): PushEvents {
   /** A create's and a view's events, through the outbox. */
   const outbox = outboxWrites(wakeOutbox);
@@ -197,7 +200,7 @@ export function createPushEvents({
       const choice = (input as { notify_owner_on_view?: boolean }).notify_owner_on_view;
       if (choice !== undefined) {
         if (ctx.actor.userId === null) throw refused('is not allowed for unknown users');
-        if (choice && !receipts) throw refused('is not available (this instance sends no email)');
+        if (choice && !receipts) throw refused(readReceiptsUnavailable(env));
       }
       if (ctx.actor.userId === null || (!webhooks && !receipts)) return undefined;
       return {

@@ -150,6 +150,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     },
     webhooks: settings.webhooks.enabled,
     receipts: mailer !== null,
+    env: settings.env,
   });
   const expiredBySweeper = events.expired('sweeper');
   return {
@@ -162,6 +163,7 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
           wake,
           rules,
           receipts: mailer !== null,
+          env: settings.env,
           callLimits: {
             test: settings.webhookCalls.testsPerMinute,
             redeliver: settings.webhookCalls.redeliveriesPerMinute,

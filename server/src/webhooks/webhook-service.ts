@@ -13,7 +13,15 @@ import type {
   WebhookInput,
 } from '@secret-push/sdk/generated';
 import { randomUUID } from 'node:crypto';
-import { ApiError, minuteOf, PAGE_SIZE, webhookCallRefused, type WebhookCall } from '@secret-push/rules';
+import {
+  ApiError,
+  minuteOf,
+  PAGE_SIZE,
+  readReceiptsUnavailable,
+  webhookCallRefused,
+  type ServerEnv,
+  type WebhookCall,
+} from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import { sealEvent } from './push-events.js';
@@ -90,6 +98,8 @@ export interface WebhookServiceDeps {
   receipts: boolean;
   /** Test events and redeliveries an account may ask for a clock minute (0: no limit). */
   callLimits: Record<WebhookCall, number>;
+  /** Where the server runs: a refusal of read receipts names the setting, outside production with the line. */
+  env?: ServerEnv;
 }
 
 export function createWebhookService({
@@ -101,6 +111,7 @@ export function createWebhookService({
   rules,
   receipts,
   callLimits,
+  env,
 }: WebhookServiceDeps): WebhookService {
   async function owned(userId: string, id: string): Promise<WebhookRow> {
     const row = UUID.test(id) ? await repo.find(id, userId) : null;
@@ -205,7 +216,7 @@ export function createWebhookService({
     receipts: (userId) => repo.accountReceipts(userId),
 
     async setReceipts(userId, on) {
-      if (on && !receipts) throw invalid('notify_owner_on_view', 'is not available (this instance sends no email)');
+      if (on && !receipts) throw invalid('notify_owner_on_view', readReceiptsUnavailable(env));
       await repo.setAccountReceipts(userId, on);
     },
   };

@@ -510,7 +510,7 @@ describe('end-to-end encrypted pushes and the v1 API (its records cannot say a p
     try {
       const carol = await required.user('v1-carol@example.org');
       const text =
-        'This instance accepts only end-to-end encrypted pushes, which the v1 API cannot make: use the web page or an API v2 client that encrypts.';
+        'This instance accepts only end-to-end encrypted pushes, which the v1 API cannot make: use the web page or an API v2 client that encrypts (PWPUSH_CLIENT_ENCRYPTION=default lets ordinary pushes in).';
       const viaJson = await required.raw('/p.json', {
         method: 'POST',
         headers: { ...json, ...legacy(carol) },

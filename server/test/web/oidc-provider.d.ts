@@ -17,11 +17,11 @@ declare module 'oidc-provider' {
 
   interface Configuration {
     clients: Record<string, unknown>[];
-    jwks: { keys: object[] };
+    jwks?: { keys: object[] };
     cookies: { keys: string[] };
-    claims: Record<string, string[]>;
-    findAccount(ctx: KoaContext, id: string): Account | undefined | Promise<Account | undefined>;
-    features: Record<string, { enabled: boolean }>;
+    claims?: Record<string, string[]>;
+    findAccount?(ctx: KoaContext, id: string): Account | undefined | Promise<Account | undefined>;
+    features?: Record<string, { enabled: boolean }>;
   }
 
   export default class Provider {

@@ -3,7 +3,7 @@
  * (server/src/webhooks/webhook-service.ts). With webhooks off (PWPUSH_WEBHOOKS=false) the routes do not exist (404).
  */
 import type { ErrorObject } from 'ajv';
-import { ApiError, pagingHeaders, parsePage, validationFailed, type FieldErrors } from '@secret-push/rules';
+import { ApiError, pagingHeaders, parsePage, turnOn, validationFailed, type FieldErrors } from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
 import type { WebhookService } from '../../webhooks/webhook-service.js';
 import type { Handlers } from '../operations.js';
@@ -23,7 +23,8 @@ type WebhookHandlers = Pick<
 export function webhookHandlers(core: Core): WebhookHandlers {
   /** The service and the caller (these operations require a credential: the security step answered 401 otherwise). */
   const on = (ctx: RequestContext): [WebhookService, string] => {
-    if (!core.webhooks) throw new ApiError('no_route');
+    if (!core.webhooks)
+      throw new ApiError('no_route', `Webhooks are off on this instance. ${turnOn('webhooks', core.settings.env)}`);
     if (!ctx.actor.userId) throw new ApiError('authentication_required');
     return [core.webhooks, ctx.actor.userId];
   };

@@ -101,7 +101,7 @@ export const V1_TEXT = {
     "This push requires a passphrase. Please provide it using the 'passphrase' parameter (e.g. ?passphrase=mysecret)",
   passphraseIncorrect: 'That passphrase is incorrect.',
   encryptionRequired:
-    'This instance accepts only end-to-end encrypted pushes, which the v1 API cannot make: use the web page or an API v2 client that encrypts.',
+    'This instance accepts only end-to-end encrypted pushes, which the v1 API cannot make: use the web page or an API v2 client that encrypts (PWPUSH_CLIENT_ENCRYPTION=default lets ordinary pushes in).',
   missing: (wrapper: Wrapper) => `param is missing or the value is empty or invalid: ${wrapper}`,
 } as const;
 

@@ -5,7 +5,7 @@
  * behave as before.
  */
 import type { Request, Response, Router } from 'express';
-import { ApiError } from '@secret-push/rules';
+import { ApiError, turnOn, type ServerEnv } from '@secret-push/rules';
 import { claimSentence, revokedSentence } from '../../account/claim.js';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
 import { actorOf, baseUrlOf } from '../../http/auth.js';
@@ -15,8 +15,10 @@ import type { PageKit } from '../page-kit.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { csrfField, describedBy, fieldErrors, messagePage, page, type Viewer } from '../views/layout.js';
 
-const NO_MAIL =
-  'This instance sends no email, so a password cannot be reset by link. Ask its administrator to set a new one (npm run users -- set-password).';
+/** The answer of "Forgot your password?" without an SMTP relay: what to do now, and the setting that changes it. */
+const noMail = (env: ServerEnv) =>
+  'This instance sends no email, so a password cannot be reset by link. Ask its administrator to set a new one ' +
+  `(npm run users -- set-password). ${turnOn('email', env)}`;
 
 function forgotPage(viewer: Viewer, state: { email?: string; error?: string } = {}): string {
   return page({
@@ -100,7 +102,7 @@ export function accountMailPages(router: Router, kit: PageKit): void {
     '/users/password/new',
     kit.pageRoute('/users/password/new', async (_req, res, v) => {
       if (!kit.web().accountMail)
-        return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', NO_MAIL, 'notice'));
+        return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', noMail(kit.settings.env), 'notice'));
       kit.send(res, 200, forgotPage(v.viewer));
     }),
   );
@@ -110,7 +112,8 @@ export function accountMailPages(router: Router, kit: PageKit): void {
     kit.pageRoute('/users/password/new', async (req, res, v) => {
       const form = await kit.postedForm(req, v);
       const mail = kit.web().accountMail;
-      if (!mail) return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', NO_MAIL, 'notice'));
+      if (!mail)
+        return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', noMail(kit.settings.env), 'notice'));
       const email = field(form, 'email');
       try {
         await mail.requestReset(email, base(req), actorOf(req, null, kit.settings.trustProxy).ip, now());

@@ -1,11 +1,11 @@
 /** Sign-up, sign-in, sign-out and the API token page (the account token, and its API keys). */
 import type { Router } from 'express';
-import { ApiError } from '@secret-push/rules';
+import { ApiError, turnOn } from '@secret-push/rules';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
 import { actorOf, baseUrlOf } from '../../http/auth.js';
 import { state } from '../../http/middleware.js';
 import { field } from '../forms.js';
-import { PageError, signupsOpen, type PageKit } from '../page-kit.js';
+import { PageError, signUpClosed, signupsOpen, type PageKit } from '../page-kit.js';
 import { safeNext } from '../security.js';
 import { viaProvider } from '../session.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
@@ -40,7 +40,12 @@ export function accountPages(router: Router, kit: PageKit): void {
     '/users/sign_in',
     kit.pageRoute('/users/sign_in', async (req, res, v) => {
       const form = await kit.postedForm(req, v);
-      if (sso.passwordOff) throw new PageError(403, 'Password sign-in is off', `Sign in with ${sso.provider} instead.`);
+      if (sso.passwordOff)
+        throw new PageError(
+          403,
+          'Password sign-in is off',
+          `Sign in with ${sso.provider} instead. ${turnOn('passwordSignIn', settings.env)}`,
+        );
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');
       try {
@@ -73,12 +78,7 @@ export function accountPages(router: Router, kit: PageKit): void {
   router.get(
     '/users/sign_up',
     kit.pageRoute('/users/sign_up', async (req, res, v) => {
-      if (!signupsOpen(settings))
-        throw new PageError(
-          403,
-          'Sign-up is closed',
-          'This instance does not take new sign-ups. Ask its administrator for an account.',
-        );
+      if (!signupsOpen(settings)) throw signUpClosed(settings);
       if (v.user) return res.redirect(303, '/');
       kit.send(res, 200, signUpPage(v.viewer, { next: safeNext(req.query.next, '/') }, PASSWORD_MIN));
     }),
@@ -87,12 +87,7 @@ export function accountPages(router: Router, kit: PageKit): void {
   router.post(
     '/users/sign_up',
     kit.pageRoute('/users/sign_up', async (req, res, v) => {
-      if (!signupsOpen(settings))
-        throw new PageError(
-          403,
-          'Sign-up is closed',
-          'This instance does not take new sign-ups. Ask its administrator for an account.',
-        );
+      if (!signupsOpen(settings)) throw signUpClosed(settings);
       const form = await kit.postedForm(req, v);
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');

@@ -6,6 +6,7 @@
  * when it has one). Any refusal is a page saying why; no session is given and no account made.
  */
 import type { Router } from 'express';
+import { turnOn } from '@secret-push/rules';
 import { claimSentence } from '../../account/claim.js';
 import { SignInRefusal } from '../../account/single-sign-on.js';
 import { baseUrlOf } from '../../http/auth.js';
@@ -30,7 +31,12 @@ export function oidcPages(router: Router, kit: PageKit): void {
   const steps = createSignInSteps(settings);
   const sso = () => {
     const service = kit.web().singleSignOn;
-    if (!service) throw new PageError(404, 'Not found', 'Single sign-on is not set up on this instance.');
+    if (!service)
+      throw new PageError(
+        404,
+        'Not found',
+        `Single sign-on is not set up on this instance. ${turnOn('singleSignOn', settings.env)}`,
+      );
     return service;
   };
 

@@ -6,7 +6,7 @@
  * sign-in (the `sp_2fa` step of ../sign-in-steps.ts).
  */
 import type { Request, Response, Router } from 'express';
-import { ApiError } from '@secret-push/rules';
+import { ApiError, turnOn } from '@secret-push/rules';
 import type { AccountUser } from '../../account/account-service.js';
 import { actorOf } from '../../http/auth.js';
 import { field } from '../forms.js';
@@ -189,7 +189,11 @@ function factorChangePages(router: Router, kit: PageKit): void {
       if (!v.user) return kit.redirectToSignIn(req, res);
       const form = await kit.postedForm(req, v);
       if (settings.require2fa)
-        throw new PageError(403, 'Required', 'This instance requires two-factor sign-in: it cannot be turned off.');
+        throw new PageError(
+          403,
+          'Required',
+          `This instance requires two-factor sign-in: it cannot be turned off. ${turnOn('optionalTwoFactor', settings.env)}`,
+        );
       const tf = kit.web().twoFactor;
       try {
         await tf.disable(v.user.userId, field(form, 'code'), ipOf(req), now());

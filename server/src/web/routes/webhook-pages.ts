@@ -1,7 +1,7 @@
 /** The account's webhooks page: list, add (the secret shown once), delete, each one's deliveries, test, retry. */
 import type { Router } from 'express';
 import type { WebhookEventType } from '@secret-push/sdk/generated';
-import { ApiError } from '@secret-push/rules';
+import { ApiError, turnOn } from '@secret-push/rules';
 import type { WebhookService } from '../../webhooks/webhook-service.js';
 import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
@@ -9,7 +9,8 @@ import { deliveriesPage, PAGE_EVENTS, webhooksPage, type WebhooksState } from '.
 
 /** The service, or a 404 page when webhooks are off. */
 function serviceOf(kit: PageKit): WebhookService {
-  if (!kit.core.webhooks) throw new ApiError('not_found', 'Webhooks are off on this instance.');
+  if (!kit.core.webhooks)
+    throw new ApiError('not_found', `Webhooks are off on this instance. ${turnOn('webhooks', kit.core.settings.env)}`);
   return kit.core.webhooks;
 }
 
