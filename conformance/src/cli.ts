@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 /**
  * npx @secret-push/conformance --base-url URL [--token T --token-b T2] [--email E --email-b E2]
+ *   (or, kept out of the command line, shell history and `ps`: SECRET_PUSH_BASE_URL, SECRET_PUSH_TOKEN,
+ *   SECRET_PUSH_TOKEN_B, SECRET_PUSH_EMAIL, SECRET_PUSH_EMAIL_B, SECRET_PUSH_BASE_URL_2 in the environment)
  *   [--profile full|stateless] [--format table|json|junit] [--only AREA[,AREA|ID…]] [--spec PATH] [--out FILE]
  *   [--max-body-bytes N] [--public-base-url URL] [--mail-domain D] [--mailbox-url URL] [--webhook-receiver H:P]
  *   [--grade [--faults NAME,…] | --grade-full | --list-faults]
@@ -19,12 +21,17 @@ import { formatGrade, formatGradeJson, grade, gradeExitCode, selectFaults, type 
 
 const USAGE = `Usage: secret-push-conformance --base-url URL [options]
 
+Each of the first six options may come from the environment variable named beside it instead (the option wins).
+Give tokens that way: an argument shows in npm's banner, the shell's history and \`ps\`. No token is ever printed.
+
   --base-url URL        The installation, e.g. https://pwpush.example.org (the suite adds /api/v2/…)
+                        [SECRET_PUSH_BASE_URL]
   --base-url-2 URL      Another process of the same installation (same database): cross-process checks
-  --token T             API token of user A (owner tests)
-  --token-b T2          API token of a second user B (403, ownership and recipient tests)
-  --email E             User A's email (legacy X-User-Email/X-User-Token test)
-  --email-b E2          User B's email (legacy pair with the wrong email)
+                        [SECRET_PUSH_BASE_URL_2]
+  --token T             API token of user A (owner tests) [SECRET_PUSH_TOKEN]
+  --token-b T2          API token of a second user B (403, ownership and recipient tests) [SECRET_PUSH_TOKEN_B]
+  --email E             User A's email (legacy X-User-Email/X-User-Token test) [SECRET_PUSH_EMAIL]
+  --email-b E2          User B's email (legacy pair with the wrong email) [SECRET_PUSH_EMAIL_B]
   --profile P           full (default) or stateless (only what a mock like Prism can meet)
   --format F            table (default), json or junit
   --only LIST           Comma-separated classes or IDs, e.g. CRE,PASS or ONCE-001
@@ -47,7 +54,28 @@ Grading the suite (run it against a correct instance through a proxy that inject
   --grade-full          Run every requirement under each fault (which ones catch it), not only up to the first failure
   --list-faults         Print the faults (name, class, the bug it models, expected killers) and exit`;
 
-export async function main(argv: string[]): Promise<number> {
+/** The options that may come from the environment instead, and their variables. */
+const FROM_ENVIRONMENT = {
+  'base-url': 'SECRET_PUSH_BASE_URL',
+  'base-url-2': 'SECRET_PUSH_BASE_URL_2',
+  token: 'SECRET_PUSH_TOKEN',
+  'token-b': 'SECRET_PUSH_TOKEN_B',
+  email: 'SECRET_PUSH_EMAIL',
+  'email-b': 'SECRET_PUSH_EMAIL_B',
+} as const;
+
+/**
+ * Everything the CLI prints goes through this: each token it was given is replaced by a name, so no report, reason,
+ * stack trace or echoed answer can show one (a faulty target could echo a token back).
+ */
+function redactor(tokens: (string | undefined)[]): (text: string) => string {
+  const named = tokens
+    .map((token, i) => ({ token, name: i === 0 ? '[token A]' : '[token B]' }))
+    .filter((t): t is { token: string; name: string } => typeof t.token === 'string' && t.token.length > 0);
+  return (text) => named.reduce((out, { token, name }) => out.split(token).join(name), text);
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -87,6 +115,16 @@ export async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
+  for (const [option, variable] of Object.entries(FROM_ENVIRONMENT)) {
+    if (values[option] === undefined && env[variable]) values[option] = env[variable];
+  }
+  if (argv.some((a) => /^--token(-b)?(=|$)/.test(a))) {
+    console.error(
+      'Note: a token given as an argument shows in the shell history and `ps`; set SECRET_PUSH_TOKEN and ' +
+        'SECRET_PUSH_TOKEN_B instead.',
+    );
+  }
+  const redact = redactor([values.token as string | undefined, values['token-b'] as string | undefined]);
   if (values.list) {
     for (const r of REQUIREMENTS) console.log(`${r.id.padEnd(9)} ${r.stateless ? 'S' : ' '} ${r.title}  [${r.source}]`);
     return 0;
@@ -102,12 +140,11 @@ export async function main(argv: string[]): Promise<number> {
   const baseUrl = values['base-url'] as string | undefined;
   const profile = values.profile as string;
   const format = values.format as string;
-  if (
-    !baseUrl ||
-    !/^https?:\/\//.test(baseUrl) ||
-    !['full', 'stateless'].includes(profile) ||
-    !['table', 'json', 'junit'].includes(format)
-  ) {
+  if (!baseUrl || !/^https?:\/\//.test(baseUrl)) {
+    console.error(`--base-url (or SECRET_PUSH_BASE_URL): an http(s) URL is needed\n\n${USAGE}`);
+    return 2;
+  }
+  if (!['full', 'stateless'].includes(profile) || !['table', 'json', 'junit'].includes(format)) {
     console.error(USAGE);
     return 2;
   }
@@ -155,6 +192,24 @@ export async function main(argv: string[]): Promise<number> {
     mailbox: mailboxFromUrl(values['mailbox-url'] as string | undefined),
     ...(receiverMatch ? { webhookReceiver: { host: receiverMatch[1]!, port: Number(receiverMatch[2]) } } : {}),
   };
+  try {
+    return await runAndPrint(config, values, redact);
+  } catch (error) {
+    // Whatever went wrong, its text is printed without the tokens.
+    console.error(redact(String((error as Error)?.stack ?? error)));
+    return 2;
+  }
+}
+
+type Config = Parameters<typeof runSuite>[0];
+
+/** Runs the suite (or grades it) and prints the report in the chosen format, through `redact`. */
+async function runAndPrint(
+  config: Config,
+  values: Record<string, string | boolean | undefined>,
+  redact: (text: string) => string,
+): Promise<number> {
+  const format = values.format as string;
   if (values.grade || values['grade-full']) {
     const faults = (values.faults as string | undefined)
       ?.split(',')
@@ -171,8 +226,7 @@ export async function main(argv: string[]): Promise<number> {
       : undefined;
     const output = await grade({ ...config, faults, full: Boolean(values['grade-full']), onFault: progress });
     const text = format === 'json' ? formatGradeJson(output) : formatGrade(output, process.stdout.columns || 120);
-    console.log(text);
-    if (values.out) writeFileSync(values.out as string, text + '\n');
+    print(redact(text), values.out as string | undefined);
     return gradeExitCode(output);
   }
   const run = await runSuite({
@@ -186,11 +240,15 @@ export async function main(argv: string[]): Promise<number> {
       : format === 'junit'
         ? formatJunit(run)
         : formatTable(run, process.stdout.columns || 120);
-  console.log(text);
-  if (values.out) writeFileSync(values.out as string, text + '\n');
+  print(redact(text), values.out as string | undefined);
   // Said on stderr too, whatever the format: every later requirement would have failed for this reason alone.
-  if (run.rateLimited) console.error(`\nThe run stopped early. ${run.rateLimited}`);
+  if (run.rateLimited) console.error(redact(`\nThe run stopped early. ${run.rateLimited}`));
   return exitCode(run.results);
+}
+
+function print(text: string, out: string | undefined): void {
+  console.log(text);
+  if (out) writeFileSync(out, text + '\n');
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -18,6 +18,14 @@ export class AssertionFailure extends Error {
 }
 
 /**
+ * Thrown by a requirement that found, once running, that this target cannot give it what it needs (not a fault of
+ * the target): the requirement is reported `not-run` with this reason, which says what to add to run it.
+ */
+export class NotRunHere extends Error {
+  override name = 'NotRunHere';
+}
+
+/**
  * The target answered 429 for a reason that is not one the suite tests (the passphrase attempt limit answers
  * `too_many_attempts`): its per-client rate limit, a storage quota, or its limit on test events and redeliveries is
  * on. Every requirement after it would fail for that reason alone, so the run stops and says so. `policy`: the
@@ -406,10 +414,30 @@ export function expect(condition: unknown, message: string): asserts condition {
   if (!condition) throw new AssertionFailure(message);
 }
 
+/** Longest part of the target's own `error` text a failure line quotes. */
+const QUOTED_ERROR_CHARS = 200;
+
+/**
+ * What the target said about a refusal, for a failure line: ` (code: "error text")`, from an ErrorResponse body (the
+ * server's reason is often the fix: `url: names a host that does not resolve`); empty when the body has neither.
+ */
+export function saidByTarget(res: Pick<Res, 'body'>): string {
+  const body = res.body && typeof res.body === 'object' ? (res.body as { code?: unknown; error?: unknown }) : {};
+  const code = typeof body.code === 'string' ? body.code : undefined;
+  const error = typeof body.error === 'string' ? body.error.replace(/\s+/g, ' ').trim() : undefined;
+  const quoted =
+    error === undefined
+      ? undefined
+      : JSON.stringify(error.length > QUOTED_ERROR_CHARS ? `${error.slice(0, QUOTED_ERROR_CHARS - 1)}…` : error);
+  if (code === undefined && quoted === undefined) return '';
+  return ` (${[code, quoted].filter(Boolean).join(': ')})`;
+}
+
 export function expectStatus(res: Res, ...statuses: number[]): void {
   if (!statuses.includes(res.status)) {
-    const code = res.body && typeof res.body === 'object' && 'code' in res.body ? ` (${String(res.body.code)})` : '';
-    throw new AssertionFailure(`${res.operation}: expected ${statuses.join(' or ')}, got ${res.status}${code}`);
+    throw new AssertionFailure(
+      `${res.operation}: expected ${statuses.join(' or ')}, got ${res.status}${saidByTarget(res)}`,
+    );
   }
 }
 
@@ -422,7 +450,11 @@ export function expectEqual(actual: unknown, expected: unknown, what: string): v
 export function expectCode(res: Res, code: string): void {
   const actual = res.body && typeof res.body === 'object' ? (res.body as { code?: unknown }).code : undefined;
   if (actual !== code) {
-    throw new AssertionFailure(`${res.operation} ${res.status}: expected code ${code}, got ${JSON.stringify(actual)}`);
+    const error = res.body && typeof res.body === 'object' ? (res.body as { error?: unknown }).error : undefined;
+    const said = typeof error === 'string' ? ` (${JSON.stringify(error.slice(0, QUOTED_ERROR_CHARS))})` : '';
+    throw new AssertionFailure(
+      `${res.operation} ${res.status}: expected code ${code}, got ${JSON.stringify(actual)}${said}`,
+    );
   }
 }
 

@@ -2,6 +2,7 @@
 import {
   AssertionFailure,
   Ctx,
+  NotRunHere,
   TargetRateLimited,
   type Features,
   type Instance,
@@ -72,21 +73,36 @@ function gate(
   const p = f.pushes;
   switch (need) {
     case 'token':
-      return options.token ? null : { status: 'not-run', reason: 'needs --token (user A)' };
+      return options.token
+        ? null
+        : { status: 'not-run', reason: 'needs a token of user A (SECRET_PUSH_TOKEN, or --token)' };
     case 'tokenB':
-      return options.tokenB ? null : { status: 'not-run', reason: 'needs --token-b (a second user)' };
+      return options.tokenB
+        ? null
+        : { status: 'not-run', reason: 'needs a token of a second user B (SECRET_PUSH_TOKEN_B, or --token-b)' };
     case 'email':
-      return options.email ? null : { status: 'not-run', reason: "needs --email (user A's email)" };
+      return options.email
+        ? null
+        : { status: 'not-run', reason: "needs user A's email (SECRET_PUSH_EMAIL, or --email)" };
     case 'emailB':
-      return options.emailB ? null : { status: 'not-run', reason: "needs --email-b (user B's email)" };
+      return options.emailB
+        ? null
+        : { status: 'not-run', reason: "needs user B's email (SECRET_PUSH_EMAIL_B, or --email-b)" };
     case 'creator':
       return options.token || anon
         ? null
-        : { status: 'not-run', reason: 'needs --token (anonymous access is off on this instance)' };
+        : {
+            status: 'not-run',
+            reason: 'needs a token of user A (SECRET_PUSH_TOKEN, or --token): anonymous access is off on this instance',
+          };
     case 'viewer':
       return anon || options.tokenB
         ? null
-        : { status: 'not-run', reason: 'needs --token-b (anonymous access is off, so a second user must view)' };
+        : {
+            status: 'not-run',
+            reason:
+              'needs a token of user B (SECRET_PUSH_TOKEN_B, or --token-b): anonymous access is off, so a second user must view',
+          };
     case 'anonymous':
       return anon ? null : { status: 'skip', reason: 'instance reports anonymous_access disabled' };
     case 'anonymousOff':
@@ -98,9 +114,14 @@ function gate(
     case 'file':
       if (!p.file_attachments.enabled) return { status: 'skip', reason: 'instance reports file pushes disabled' };
       if (p.file_attachments.requires_authentication && !options.token) {
-        return { status: 'not-run', reason: 'needs --token (file pushes require authentication)' };
+        return {
+          status: 'not-run',
+          reason: 'needs a token of user A (SECRET_PUSH_TOKEN, or --token): file pushes require authentication',
+        };
       }
-      return options.token || anon ? null : { status: 'not-run', reason: 'needs --token' };
+      return options.token || anon
+        ? null
+        : { status: 'not-run', reason: 'needs a token of user A (SECRET_PUSH_TOKEN, or --token)' };
     case 'fileAuthRequired':
       return p.file_attachments.requires_authentication
         ? null
@@ -246,6 +267,9 @@ async function runOne(requirement: Requirement, run: RunState, partial = false):
     await requirement.run(ctx);
   } catch (error) {
     if (error instanceof TargetRateLimited) throw error;
+    if (error instanceof NotRunHere) {
+      return { ...base, status: 'not-run', reason: error.message, ms: Date.now() - started };
+    }
     status = 'fail';
     reason = error instanceof AssertionFailure ? error.message : `error: ${(error as Error).stack ?? error}`;
   }

@@ -129,7 +129,9 @@ describe('the suite against the broken fixture', () => {
     for (const id of ['RET-003', 'DEL-004', 'AUTH-004', 'AUTH-005', 'AUD-001', 'AUD-004', 'LIST-001', 'LIST-006']) {
       expect(notRun).toContain(id);
     }
-    expect(run.results.find((r) => r.id === 'DEL-004')?.reason).toMatch(/needs --token/);
+    expect(run.results.find((r) => r.id === 'DEL-004')?.reason).toMatch(
+      /needs a token of user A \(SECRET_PUSH_TOKEN, or --token\)/,
+    );
     expect(ids(run, 'fail')).toEqual([]);
   });
 

@@ -1,6 +1,15 @@
 /** Errors, files, exactly-once and response headers. */
 import { define } from '../requirement.js';
-import { AssertionFailure, expect, expectCode, expectEqual, expectStatus, unique, type Ctx } from '../context.js';
+import {
+  AssertionFailure,
+  expect,
+  expectCode,
+  expectEqual,
+  expectStatus,
+  saidByTarget,
+  unique,
+  type Ctx,
+} from '../context.js';
 import { expect422 } from './pushes.js';
 
 const SECRET = () => `s3cret ${unique('payload')}`;
@@ -106,7 +115,8 @@ export const errors = define('ERR', [
       ];
       for (const [method, path, methods] of cases) {
         const res = await ctx.raw('MethodNotAllowed', method, path, { as: ctx.hasToken ? 'a' : 'anon' });
-        if (res.status !== 405) throw new AssertionFailure(`${method} ${path}: expected 405, got ${res.status}`);
+        if (res.status !== 405)
+          throw new AssertionFailure(`${method} ${path}: expected 405, got ${res.status}${saidByTarget(res)}`);
         expectCode(res, 'method_not_allowed');
         const allow = (res.headers.get('allow') ?? '').split(',').map((m) => m.trim().toUpperCase());
         for (const m of methods)
@@ -144,7 +154,7 @@ export const errors = define('ERR', [
     async run(ctx) {
       for (const rawBody of ['[]', '42', 'null', '{"push":"x"}', '{"push":[]}', '{"push":null}']) {
         const res = await ctx.call('createPush', { rawBody, as: ctx.creator });
-        expect(res.status === 400, `body ${rawBody}: expected 400, got ${res.status}`);
+        expect(res.status === 400, `body ${rawBody}: expected 400, got ${res.status}${saidByTarget(res)}`);
         expectCode(res, 'missing_push');
       }
     },

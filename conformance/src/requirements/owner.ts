@@ -6,6 +6,7 @@ import {
   expectCode,
   expectEqual,
   expectStatus,
+  saidByTarget,
   unique,
   type Ctx,
   type Res,
@@ -48,7 +49,9 @@ const NOT_INTEGER_PAGES = ['1e2', '0x10', '%205', '5%20', '2.5', '-1'];
 async function expectInvalidPage(ctx: Ctx, operationId: string, rawPage: string, params?: Record<string, string>) {
   const res = await ctx.call(operationId, { as: 'a', params, rawQuery: `page=${rawPage}` });
   if (res.status !== 400) {
-    throw new AssertionFailure(`${operationId} with page=${rawPage}: expected 400, got ${res.status}`);
+    throw new AssertionFailure(
+      `${operationId} with page=${rawPage}: expected 400, got ${res.status}${saidByTarget(res)}`,
+    );
   }
   expectCode(res, 'invalid_page');
 }

@@ -12,6 +12,7 @@ import {
   expectCode,
   expectEqual,
   expectStatus,
+  saidByTarget,
   unique,
   type Caller,
   type Ctx,
@@ -321,7 +322,8 @@ export const legacyV1 = define('V1', [
     async run(ctx) {
       for (const path of [`/p/${UNKNOWN}/r.json`, `/f/${UNKNOWN}/nothing.json`, '/api/v1/nothing.json']) {
         const res = await ctx.rawV1('NoRoute', 'GET', path);
-        if (res.status !== 404) throw new AssertionFailure(`GET ${path}: expected 404, got ${res.status}`);
+        if (res.status !== 404)
+          throw new AssertionFailure(`GET ${path}: expected 404, got ${res.status}${saidByTarget(res)}`);
         expectEqual([res.body?.error, res.body?.code], ['not-found', 'no_route'], `GET ${path}`);
       }
       const put = await ctx.rawV1('MethodNotAllowed', 'PUT', `/p/${UNKNOWN}.json`);

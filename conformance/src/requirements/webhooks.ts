@@ -1,13 +1,25 @@
 /**
  * Signed webhooks (issue 23), gated on the version report's `features.webhooks.enabled`. HOOK-001 and HOOK-002 need
- * only the API; the deliveries (HOOK-003 to HOOK-005) need a receiver the target can reach: `--webhook-receiver
- * host:port` (the suite listens there; the target must be allowed to send to that address, e.g. Secret Push with
- * `PWPUSH_WEBHOOKS_ALLOW_PRIVATE=true` for a receiver on a private network). Signatures are checked by the Standard
- * Webhooks specification with node:crypto. Every webhook a requirement registers is deleted at its end (an account
- * holds at most 10).
+ * only the API and a URL the target accepts: the receiver's when there is one, else a public example host, which a
+ * target resolves at registration; a target that cannot resolve it (no outside DNS) refuses it, and the two are then
+ * `not-run`, quoting the target and naming the flag to add. The deliveries (HOOK-003 to HOOK-006) need a receiver the
+ * target can reach: `--webhook-receiver host:port` (the suite listens there; the target must be allowed to send to
+ * that address, e.g. Secret Push with `PWPUSH_WEBHOOKS_ALLOW_PRIVATE=true` for a receiver on a private network).
+ * Signatures are checked by the Standard Webhooks specification with node:crypto. Every webhook a requirement
+ * registers is deleted at its end (an account holds at most 10).
  */
 import { define } from '../requirement.js';
-import { expect, expectCode, expectEqual, expectStatus, unique, type Ctx } from '../context.js';
+import {
+  expect,
+  expectCode,
+  expectEqual,
+  expectStatus,
+  NotRunHere,
+  saidByTarget,
+  unique,
+  type Ctx,
+  type Res,
+} from '../context.js';
 import { signatureValid, type ReceivedHook, type WebhookReceiver } from '../receiver.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -28,6 +40,20 @@ function receiverOf(ctx: Ctx): WebhookReceiver {
   return receiver;
 }
 
+/**
+ * A registration refused for its URL while the suite had no receiver: the target could not accept the public example
+ * host (it resolves a target's host at registration, and this machine may have no outside DNS). Not the target's
+ * fault: the requirement is not run, and the reason says what to add.
+ */
+function refusedExampleUrl(ctx: Ctx, res: Res): void {
+  const fields = res.body && typeof res.body === 'object' ? (res.body as { errors?: unknown }).errors : undefined;
+  if (ctx.options.receiver || res.status !== 422 || !fields || typeof fields !== 'object' || !('url' in fields)) return;
+  throw new NotRunHere(
+    'needs --webhook-receiver host:port (an address of this machine the target may send to): the target refused ' +
+      `the example URL https://hooks.example.org/…${saidByTarget(res)}`,
+  );
+}
+
 /** Registers a webhook of user A for `events` at `url`; runs `body`, then deletes it. */
 async function withWebhook(
   ctx: Ctx,
@@ -36,6 +62,7 @@ async function withWebhook(
   body: (hook: { id: string; secret: string }) => Promise<void>,
 ): Promise<void> {
   const made = await ctx.call('createWebhook', { body: { webhook: { url, events } }, as: 'a' });
+  refusedExampleUrl(ctx, made);
   expectStatus(made, 201);
   try {
     await body(made.body);
@@ -88,6 +115,7 @@ export const webhooks = define('HOOK', [
         body: { webhook: { url: someUrl(ctx, 'hook-crud'), events: ['push.viewed'] } },
         as: 'a',
       });
+      refusedExampleUrl(ctx, made);
       expectStatus(made, 201);
       expect(SECRET.test(made.body.secret), 'secret is whsec_ and 32 bytes of base64');
       const shown = await ctx.call('getWebhook', { params: { id: made.body.id }, as: 'a' });
