@@ -1,7 +1,7 @@
 /**
  * `npm run mock` as a stand-in for the server (Prism behind openapi/tooling/mock-front.ts): the same CORS headers as
  * the server's policy, links at the mock's own origin, lists that end, end-to-end creates answered as encrypted, and
- * a process that frees its port at once on SIGTERM. The SDK against it: sdk/test/contract/prism.test.ts; in Chromium
+ * a process that prints one line with its own URL and one per request, and frees its port at once on SIGTERM. The SDK against it: sdk/test/contract/prism.test.ts; in Chromium
  * from another origin: server/test/web/cross-origin.test.ts.
  */
 import { spawn } from 'node:child_process';
@@ -148,6 +148,20 @@ describe('npm run mock as a process', () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect((await fetch(`http://127.0.0.1:${port}/api/v2/version`)).status).toBe(200);
+    const refused = await fetch(`http://127.0.0.1:${port}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"push":{}}',
+    });
+    expect(refused.status).toBe(422);
+    // One line with its own URL, then one line per request (method, path, status, and what an error said); none of
+    // Prism's own lines (its routes, its internal port).
+    while (output.trim().split('\n').length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(new RegExp(`^Mock listening on http://127\\.0\\.0\\.1:${port} `));
+    expect(lines[1]).toBe('GET /api/v2/version → 200');
+    expect(lines[2]).toMatch(/^POST \/api\/v2\/pushes → 422 \(validation_failed: /);
     // The processes under npm: the mock (exec'd by the script, no shell between) and its Prism.
     const children = (pid: number) =>
       readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);

@@ -36,10 +36,6 @@ try {
     corsOrigins,
     prismArgs: process.argv.slice(2),
   });
-  if (corsOrigins === '*')
-    console.log(
-      'CORS: every origin gets the headers (set MOCK_CORS_ORIGINS to the exact origins your app runs on, as PWPUSH_CORS_ORIGINS on the server)',
-    );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       void mock.close().then(() => process.exit(0));

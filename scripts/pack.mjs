@@ -3,8 +3,8 @@
 //   npm install ./packages/secret-push-sdk-<version>.tgz
 //   npx ./packages/secret-push-conformance-<version>.tgz --base-url …
 // Each `npm pack` runs the package's prepack (tsdown build, LICENSE) and postpack (clean-up): the tree stays as it was.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,12 +15,31 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const out = path.resolve(process.argv[2] ?? path.join(root, 'packages'));
 mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) if (/^secret-push-.*\.tgz$/.test(name)) rmSync(path.join(out, name));
-for (const workspace of PUBLISHED) {
-  execFileSync('npm', ['pack', '-w', workspace, '--pack-destination', out, '--silent'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+// Each package takes a while (its prepack builds ESM and CommonJS with types): say which one, and how long it took,
+// on stderr, so a long run shows progress and stdout stays the list of tarballs.
+const started = Date.now();
+const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+for (const [i, workspace] of PUBLISHED.entries()) {
+  const name = JSON.parse(readFileSync(path.join(root, workspace, 'package.json'), 'utf8')).name;
+  const since = Date.now();
+  const step = `[${i + 1}/${PUBLISHED.length}] ${name}`;
+  process.stderr.write(`${step}: building (ESM, CommonJS, types) and packing…\n`);
+  // A line every 15 s while it builds: a busy machine can take minutes per package.
+  const beat = setInterval(() => process.stderr.write(`${step}: still building (${seconds(since)})\n`), 15_000);
+  const code = await new Promise((resolve) =>
+    spawn('npm', ['pack', '-w', workspace, '--pack-destination', out, '--silent'], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }).once('exit', (exit) => resolve(exit)),
+  );
+  clearInterval(beat);
+  if (code !== 0) {
+    process.stderr.write(`${step}: npm pack failed (exit ${code})\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`${step}: packed in ${seconds(since)}\n`);
 }
+process.stderr.write(`${PUBLISHED.length} packages in ${seconds(started)}, into ${out}:\n`);
 for (const name of readdirSync(out)
   .filter((n) => n.endsWith('.tgz'))
   .sort())

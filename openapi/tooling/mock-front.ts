@@ -61,7 +61,11 @@ const freePort = (): Promise<number> =>
     s.on('error', reject);
   });
 
-/** Starts Prism on a loopback port of its own and waits until it listens. */
+/**
+ * Starts Prism on a loopback port of its own and waits until it listens. Its own lines (one per route at start, its
+ * internal port, several per request) are kept, not printed: the front prints one line with its own URL and one per
+ * request. They are printed only when Prism fails to start or exits before the front closes it.
+ */
 async function startPrism(
   document: string,
   args: string[],
@@ -77,16 +81,22 @@ async function startPrism(
     },
   );
   let output = '';
+  let listening = false;
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
-      const text = chunk.toString();
-      output += text;
-      for (const line of text.split('\n')) if (line.trim()) log(line);
-      if (output.includes('Prism is listening')) resolve();
+      // The last 64 KiB are enough to say why it stopped.
+      output = (output + chunk.toString()).slice(-65_536);
+      if (!listening && output.includes('Prism is listening')) {
+        listening = true;
+        resolve();
+      }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`Prism exited (${code}) before listening:\n${output}`)));
+    child.once('exit', (code, signal) => {
+      if (!listening) reject(new Error(`Prism exited (${code}) before listening:\n${output}`));
+      else if (signal !== 'SIGTERM') log(`Prism stopped (${code ?? signal}); its last lines:\n${output.slice(-4096)}`);
+    });
   });
   return { child, port };
 }
@@ -123,6 +133,18 @@ function asksEndToEnd(contentType: string | undefined, body: Buffer): boolean {
     return parsed.push?.client_encryption != null;
   } catch {
     return false;
+  }
+}
+
+/** What an error answer says, for the request's log line: ` (code: error)` or Prism's problem title; else nothing. */
+function refusalOf(status: number, text: string | null): string {
+  if (status < 400 || text === null) return '';
+  try {
+    const body = JSON.parse(text) as { code?: unknown; error?: unknown; title?: unknown; detail?: unknown };
+    const said = [body.code, body.error ?? body.title].filter((v) => typeof v === 'string').join(': ');
+    return said ? ` (${said.length > 160 ? `${said.slice(0, 159)}…` : said})` : '';
+  } catch {
+    return '';
   }
 }
 
@@ -200,8 +222,10 @@ export async function startMock(options: MockOptions): Promise<RunningMock> {
       outHeaders.link = page === 1 ? `<${listUrl}?page=2>; rel="next"` : `<${listUrl}?page=${page - 1}>; rel="prev"`;
     }
     const bytes = text === null ? raw : Buffer.from(text, 'utf8');
-    res.writeHead(upstream.statusCode ?? 502, { ...outHeaders, 'content-length': String(bytes.length) });
+    const status = upstream.statusCode ?? 502;
+    res.writeHead(status, { ...outHeaders, 'content-length': String(bytes.length) });
     res.end(bytes);
+    log(`${req.method} ${url.pathname} → ${status}${refusalOf(status, text)}`);
   };
 
   const server: Server = createServer((req, res) => {
@@ -228,9 +252,10 @@ export async function startMock(options: MockOptions): Promise<RunningMock> {
   });
   const { port } = server.address() as { port: number };
   const baseUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
-  log(
-    `Mock listening on ${baseUrl} (Prism on the ${api} document; CORS: ${everyOrigin ? 'every origin' : settings.origins.join(', ') || 'no origin'})`,
-  );
+  const corsNote = everyOrigin
+    ? 'every origin; MOCK_CORS_ORIGINS=<your app’s origin> answers as the server will'
+    : settings.origins.join(', ') || 'no origin';
+  log(`Mock listening on ${baseUrl} (the ${api} API's examples; CORS: ${corsNote}); one line per request follows`);
 
   let closing: Promise<void> | undefined;
   return {
