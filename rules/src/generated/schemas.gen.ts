@@ -285,7 +285,7 @@ export const VersionReportSchema = {
                     description: 'Whether bearer tokens are accepted (always true here).'
                 },
                 accounts: {
-                    description: 'The accounts API; not part of the open-source edition (always false).',
+                    description: 'Password Pusher Pro\'s accounts API (`/api/v2/accounts`, accounts and workspaces), not web sign-up: always\nfalse, as in the reference\'s open-source edition, because this server has no such API. Clients read it to\ndecide whether to call `/api/v2/accounts` (pwpush-cli skips it when false; the Chrome extension probes it),\nso `true` would send them to a 404. Whether visitors may make an account at `/users/sign_up` is an instance\nsetting (`PWPUSH_ENABLE_SIGNUPS`), not reported here.\n',
                     $ref: '#/components/schemas/Enabled'
                 },
                 pushes: {

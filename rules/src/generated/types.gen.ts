@@ -124,7 +124,12 @@ export type VersionReport = {
          */
         api_token_authentication: boolean;
         /**
-         * The accounts API; not part of the open-source edition (always false).
+         * Password Pusher Pro's accounts API (`/api/v2/accounts`, accounts and workspaces), not web sign-up: always
+         * false, as in the reference's open-source edition, because this server has no such API. Clients read it to
+         * decide whether to call `/api/v2/accounts` (pwpush-cli skips it when false; the Chrome extension probes it),
+         * so `true` would send them to a 404. Whether visitors may make an account at `/users/sign_up` is an instance
+         * setting (`PWPUSH_ENABLE_SIGNUPS`), not reported here.
+         *
          */
         accounts: Enabled;
         pushes: {
