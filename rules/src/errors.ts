@@ -19,7 +19,10 @@ export const ERRORS = {
   invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
   invalid_form: { status: 400, message: 'The request body is not a valid form.' },
   invalid_encoding: { status: 400, message: 'The request body does not decode as its Content-Encoding says.' },
-  missing_push: { status: 400, message: 'The request body must be a JSON object with a "push" object.' },
+  missing_push: {
+    status: 400,
+    message: 'The request body must be a JSON object with a "push" object: {"push":{"payload":"…"}}.',
+  },
   invalid_page: { status: 400, message: 'The page parameter must be an integer from 1 to 200.' },
   invalid_parameter: { status: 400, message: 'Invalid or missing parameter.' },
   unsupported_media_type: { status: 400, message: 'The request body has a media type this operation does not take.' },

@@ -105,7 +105,12 @@ export function validationError(errors: ErrorObject[], wrapper: 'push' | 'reques
       e.instancePath === '' || e.instancePath === '/requestBody' || (e.instancePath === path && e.keyword === 'type'),
   );
   if (envelope) {
-    return new ApiError('missing_push');
+    // The first guess of a newcomer is often the bare fields: say the shape that works.
+    const example = wrapper === 'push' ? '{"push":{"payload":"…"}}' : '{"request":{"request":"…"}}';
+    return new ApiError(
+      'missing_push',
+      `The request body must be a JSON object with a "${wrapper}" object: ${example}.`,
+    );
   }
   const parameterErrors = errors.filter((e) => /^\/(path|query|header|cookie)(\/|$)/.test(e.instancePath));
   if (parameterErrors.some((e) => e.instancePath === '/query/page')) {
