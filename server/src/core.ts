@@ -200,7 +200,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     // Names the fix, never the URL or its password.
     opts.logger?.warn(
       { database_role_superuser: true },
-      'the server connects to PostgreSQL as a superuser: anything that reaches its connection could run programs and read files on the database host. Connect as a role with only the grants listed in the README (Operations, "The database role")',
+      'the server connects to PostgreSQL as a superuser: anything that reaches its connection could run programs and read files on the database host. Connect as a role with only the grants listed in docs/operations.md ("The database role")',
     );
   }
   if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) {

@@ -217,7 +217,7 @@ export interface SettingDoc {
   meaning: string;
 }
 
-/** One row per variable, in the order of the README table. */
+/** One row per variable, in the order of the settings table (docs/settings.md). */
 const TABLE: SettingDoc[] = [
   {
     name: 'PWPUSH_ENV',
@@ -445,7 +445,7 @@ const TABLE: SettingDoc[] = [
     default:
       'the number of cores, less one when PostgreSQL runs on this machine (embedded, or `DATABASE_URL` on a loopback address); at least 1',
     meaning:
-      'Server processes sharing the port (1..64). Above 1, a primary process runs the embedded PostgreSQL, the per-client limit and the metrics sum, and replaces a worker that dies; `1` serves from one process. See Operations.',
+      'Server processes sharing the port (1..64). Above 1, a primary process runs the embedded PostgreSQL, the per-client limit and the metrics sum, and replaces a worker that dies; `1` serves from one process. See [operations.md](operations.md#running-the-server).',
   },
   {
     name: 'PWPUSH_DATABASE_POOL_SIZE',
@@ -468,7 +468,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_CORS_ORIGINS',
     default: 'unset (no CORS)',
     meaning:
-      'Comma-separated exact origins (`https://app.example.org,http://localhost:3000`) of browser apps that may call the API (`/api/…` and the v1 `.json` paths) from another origin: preflights, `Access-Control-Allow-Origin` for those origins only, the headers clients read exposed. Never on pages, never with credentials (cookies). See "Browser apps on another origin".',
+      'Comma-separated exact origins (`https://app.example.org,http://localhost:3000`) of browser apps that may call the API (`/api/…` and the v1 `.json` paths) from another origin: preflights, `Access-Control-Allow-Origin` for those origins only, the headers clients read exposed. Never on pages, never with credentials (cookies). See [operations.md](operations.md#browser-apps-on-another-origin-cors).',
   },
   {
     name: 'PWPUSH_CORS_V1_CREATE',
@@ -524,7 +524,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_WEBHOOKS',
     default: '`true`',
     meaning:
-      'Owners may register signed webhooks for the events of their pushes and requests (at most 10 per account; [docs/webhooks.md](docs/webhooks.md)). `false`: the webhook routes answer 404 and nothing is sent.',
+      'Owners may register signed webhooks for the events of their pushes and requests (at most 10 per account; [webhooks.md](webhooks.md)). `false`: the webhook routes answer 404 and nothing is sent.',
   },
   {
     name: 'PWPUSH_WEBHOOKS_ALLOW_PRIVATE',
@@ -566,7 +566,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_OIDC_ISSUER',
     default: 'unset (no single sign-on)',
     meaning:
-      'Single sign-on: the OpenID Connect provider\'s issuer URL (https; its discovery document is `<issuer>/.well-known/openid-configuration`). Setting it needs `PWPUSH_OIDC_CLIENT_ID` and a client secret, and puts "Sign in with …" on the sign-in page. The provider redirects back to `<public base URL>/users/oidc/callback`. See [docs/single-sign-on.md](docs/single-sign-on.md).',
+      'Single sign-on: the OpenID Connect provider\'s issuer URL (https; its discovery document is `<issuer>/.well-known/openid-configuration`). Setting it needs `PWPUSH_OIDC_CLIENT_ID` and a client secret, and puts "Sign in with …" on the sign-in page. The provider redirects back to `<public base URL>/users/oidc/callback`. See [single-sign-on.md](single-sign-on.md).',
   },
   { name: 'PWPUSH_OIDC_CLIENT_ID', default: 'unset', meaning: "This instance's client id at the provider." },
   {
@@ -589,7 +589,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM',
     default: '`email_verified`',
     meaning:
-      'The claim (from the ID token, or the userinfo endpoint) that must be true for the provider\'s `email` to match or make an account; without it the sign-in is refused. `xms_edov` for Microsoft Entra ID, which sends no `email_verified` (its optional claim "email domain owner verified", to be added to the app registration; `true`, `"true"` and `"1"` count). Only the named claim counts. See [docs/single-sign-on.md](docs/single-sign-on.md).',
+      'The claim (from the ID token, or the userinfo endpoint) that must be true for the provider\'s `email` to match or make an account; without it the sign-in is refused. `xms_edov` for Microsoft Entra ID, which sends no `email_verified` (its optional claim "email domain owner verified", to be added to the app registration; `true`, `"true"` and `"1"` count). Only the named claim counts. See [single-sign-on.md](single-sign-on.md).',
   },
   {
     name: 'PWPUSH_OIDC_AUTO_CREATE',
@@ -668,12 +668,12 @@ export function unknownVariablesWarning(env: NodeJS.ProcessEnv): string | null {
   return `Unknown settings ignored: ${unknown.map((u) => `${u.name} (did you mean ${u.closest}?)`).join(', ')}`;
 }
 
-/** The README's settings table: name, default and meaning of every variable. */
+/** The settings table (docs/settings.md): name, default and meaning of every variable. */
 export function settingsTable(): SettingDoc[] {
   return TABLE.map((row) => ({ ...row }));
 }
 
-/** The table as Markdown, for the README. */
+/** The table as Markdown, for docs/settings.md (its links are relative to docs/). */
 export function settingsTableMarkdown(): string {
   const lines = ['| Variable | Default | Meaning |', '|---|---|---|'];
   for (const row of TABLE) lines.push(`| \`${row.name}\` | ${row.default} | ${row.meaning} |`);

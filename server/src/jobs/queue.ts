@@ -131,7 +131,7 @@ function bossSchemaVersion(): number {
 /**
  * Installs or upgrades the queue's schema (the migration step, under its advisory lock). The role needs CREATE on
  * the database to make the schema, unless an administrator made it for the role beforehand
- * (`CREATE SCHEMA pgboss AUTHORIZATION <role>`: the README's grants).
+ * (`CREATE SCHEMA pgboss AUTHORIZATION <role>`: the grants of docs/operations.md).
  */
 export async function installJobQueue(pool: Pool): Promise<void> {
   const { rows } = await pool.query<{ present: boolean; may_create: boolean; versioned: boolean }>(SCHEMA_EXISTS, [
@@ -145,7 +145,7 @@ export async function installJobQueue(pool: Pool): Promise<void> {
   }
   if (!present && !mayCreate) {
     throw new Error(
-      `the job queue's schema "${QUEUE_SCHEMA}" does not exist and this database role may not create it: as an administrator, run CREATE SCHEMA ${QUEUE_SCHEMA} AUTHORIZATION <the server's role>; (README, "The database role")`,
+      `the job queue's schema "${QUEUE_SCHEMA}" does not exist and this database role may not create it: as an administrator, run CREATE SCHEMA ${QUEUE_SCHEMA} AUTHORIZATION <the server's role>; (docs/operations.md, "The database role")`,
     );
   }
   const Boss = await loadPgBoss();

@@ -1,5 +1,5 @@
 /**
- * Requests through the published SDK's client (issue 24) on the real server: the five-line flow of the README, and a
+ * Requests through the published SDK's client (issue 24) on the real server: the five-line flow of docs/requests.md, and a
  * sealed answer (HPKE to the requester's X25519 key, made in this process with WebCrypto) after which neither the
  * plaintext nor the content key is anywhere in the database or the server's log.
  */
@@ -19,10 +19,10 @@ describe('requests with the SDK', () => {
     await api?.stop();
   });
 
-  it('runs the README flow: create, answer anonymously, open the answer', async () => {
+  it('runs the flow of docs/requests.md: create, answer anonymously, open the answer', async () => {
     const requester = createSecretPushClient({ baseUrl: api.baseUrl, token });
     const responder = createSecretPushClient({ baseUrl: api.baseUrl });
-    // The README's five lines.
+    // The five lines of docs/requests.md.
     const request = await requester.createRequest({
       request: 'The staging DB password, please',
       expire_after_views: 1,

@@ -3,10 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { settingsTableMarkdown } from '../../src/config/settings.js';
 
-describe('the README', () => {
+describe('docs/settings.md', () => {
   it('documents every setting exactly as server/src/config/settings.ts reads it', () => {
-    const readme = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
-    const documented = readme.split('<!-- settings:start -->')[1]?.split('<!-- settings:end -->')[0]?.trim();
+    const page = readFileSync(fileURLToPath(new URL('../../../docs/settings.md', import.meta.url)), 'utf8');
+    const documented = page.split('<!-- settings:start -->')[1]?.split('<!-- settings:end -->')[0]?.trim();
     expect(documented).toBe(settingsTableMarkdown());
   });
 });

@@ -6,7 +6,7 @@
  *   checked by polling both while the start runs, and by reading the password file as `nobody`;
  * - the server's connection is the application role, which is not a superuser and cannot run programs;
  * - a data dir made before the role existed (everything owned by `postgres`) is handed over on start, pushes kept;
- * - with DATABASE_URL, the grants the README lists are enough for migrations, a create and a retrieval, and a
+ * - with DATABASE_URL, the grants docs/operations.md lists are enough for migrations, a create and a retrieval, and a
  *   superuser role is warned about (no URL or password in the warning).
  */
 import { spawnSync } from 'node:child_process';
@@ -256,12 +256,12 @@ describe('the embedded PostgreSQL', () => {
 });
 
 describe('DATABASE_URL', () => {
-  it('works with exactly the grants the README lists, and warns (without the URL or password) when the role is a superuser', async () => {
+  it('works with exactly the grants docs/operations.md lists, and warns (without the URL or password) when the role is a superuser', async () => {
     const suffix = randomBytes(4).toString('hex');
     const role = `sp_grants_${suffix}`;
     const database = `sp_grants_${suffix}`;
     const password = randomBytes(18).toString('base64url');
-    // The README's recipe (Operations, "Database role"), as an administrator:
+    // The recipe of docs/operations.md ("The database role"), as an administrator:
     await withClient(adminUrl(), async (c) => {
       await c.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
       await c.query(`CREATE DATABASE ${database}`);
