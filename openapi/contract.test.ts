@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { contract, contractV1, corsRules } from './src/index.js';
 import {
   expectedValidationError,
+  keepsValidationErrorPromise,
   invalidExamples,
   missingExampleKinds,
   namedExamples,
@@ -453,7 +454,7 @@ describe('forms, durations and 422 messages (issue 11)', () => {
     );
     for (const { where, value } of examples) {
       const body = value as { error: string; errors: Record<string, string[]> };
-      expect(body.error, where).toBe(expectedValidationError(body.errors));
+      expect(keepsValidationErrorPromise(body.error, body.errors), `${where}: ${body.error}`).toBe(true);
       const keys = Object.keys(body.errors);
       // A field outside PushInput (`base`, the notify limits' field) comes after the PushInput ones.
       const rank = (k: string) => (order.includes(k) ? order.indexOf(k) : order.length);

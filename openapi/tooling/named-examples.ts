@@ -74,3 +74,16 @@ export function expectedValidationError(errors: Record<string, string[]>): strin
   const more = first[1].length - 1 + others.reduce((n, [, messages]) => n + messages.length, 0);
   return `${first[0]}: ${first[1][0]}${more > 0 ? ` (and ${more} more)` : ''}`;
 }
+
+/**
+ * Whether a 422 `error` text keeps the contract's promise: exactly `expectedValidationError(errors)`, or that followed by
+ * `: <why>` when the field's messages are the reference's own and a feature is off: the why names the setting that
+ * turns it on (`notify_emails_to: are not available (and 2 more): this instance has no SMTP relay. … PWPUSH_SMTP_URL`).
+ */
+export function keepsValidationErrorPromise(error: string, errors: Record<string, string[]>): boolean {
+  const expected = expectedValidationError(errors);
+  return (
+    error === expected ||
+    (error.startsWith(`${expected}: `) && /\bPWPUSH_[A-Z0-9_]+/.test(error.slice(expected.length)))
+  );
+}

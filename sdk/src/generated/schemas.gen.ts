@@ -479,7 +479,7 @@ export const ErrorResponseSchema = {
         error: {
             type: 'string',
             maxLength: 2048,
-            description: 'A human-readable message. Never contains a secret. Many clients print only this, so it says what to fix: for a\n422 (`validation_failed`) it is `<field>: <message>` for the first failing field, in the order of `PushInput`\'s\nproperties, with its first message (`expire_after_views: must be at most 100`), followed by ` (and N more)` when\n`errors` holds N further messages.\n'
+            description: 'A human-readable message. Never contains a secret. Many clients print only this, so it says what to fix: for a\n422 (`validation_failed`) it is `<field>: <message>` for the first failing field, in the order of `PushInput`\'s\nproperties, with its first message (`expire_after_views: must be at most 100`), followed by ` (and N more)` when\n`errors` holds N further messages. When a feature the instance has turned off refuses the field, and the field\'s\nmessages are the reference\'s own (`notify_emails_to: are not available`), `: ` and why follow, naming the setting\nthat turns the feature on.\n'
         },
         code: {
             type: 'string',

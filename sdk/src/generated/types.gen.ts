@@ -268,7 +268,9 @@ export type ErrorResponse = {
      * A human-readable message. Never contains a secret. Many clients print only this, so it says what to fix: for a
      * 422 (`validation_failed`) it is `<field>: <message>` for the first failing field, in the order of `PushInput`'s
      * properties, with its first message (`expire_after_views: must be at most 100`), followed by ` (and N more)` when
-     * `errors` holds N further messages.
+     * `errors` holds N further messages. When a feature the instance has turned off refuses the field, and the field's
+     * messages are the reference's own (`notify_emails_to: are not available`), `: ` and why follow, naming the setting
+     * that turns the feature on.
      *
      */
     error: string;
