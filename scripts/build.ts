@@ -7,8 +7,9 @@
  *   bundled contract (a JSON import) inlined; every npm package stays external and loads from node_modules. Code shared
  *   by the two, and code loaded on demand (the worker's HTTP stack), goes into chunks beside them, in the same folder,
  *   so `import.meta.url` names the same folder in every file.
- * - `assets/`: a copy of server/src/web/assets and the browser bundles (server/src/web/browser-bundles.ts) made now
- *   rather than at run time.
+ * - `assets/`: a copy of server/src/web/assets, the browser bundles (server/src/web/browser-bundles.ts) made now
+ *   rather than at run time, and the API docs renderer's standalone bundle (from @scalar/api-reference), so the
+ *   compiled server runs on the production dependencies alone (the Dockerfile installs only those).
  * - `build-info.json`: the digest of every input (scripts/build-info.mjs checks it).
  */
 import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { bundledDocument, bundledV1Document } from '@secret-push/contract';
 import { validateDocument } from '../server/src/http/openapi-backend.js';
-import { ASSETS_DIR } from '../server/src/web/assets.js';
+import { ASSETS_DIR, SCALAR_ASSET, scalarStandalonePath } from '../server/src/web/assets.js';
 import { BROWSER_BUNDLES, makeBrowserBundle } from '../server/src/web/browser-bundles.js';
 import { BUILD_DIR, EXTRA_INPUTS, INFO_FILE, ROOT, sha256 } from './build-info.mjs';
 
@@ -98,6 +99,10 @@ async function main(): Promise<void> {
     bundleInputs.push(...inputs);
   }
 
+  // The API docs renderer's standalone bundle, copied as it is (its version is package-lock.json's, an input).
+  mkdirSync(path.dirname(path.join(assetsOut, SCALAR_ASSET)), { recursive: true });
+  cpSync(scalarStandalonePath(), path.join(assetsOut, SCALAR_ASSET));
+
   const ownAssets = readdirSync(ASSETS_DIR).map((f) => path.relative(ROOT, path.join(ASSETS_DIR, f)));
   const inputs = [
     ...new Set([...Object.keys(result.metafile.inputs), ...bundleInputs, ...ownAssets, ...EXTRA_INPUTS]),
@@ -105,7 +110,7 @@ async function main(): Promise<void> {
   const outputs = Object.keys(result.metafile.outputs).map((f) => path.relative(BUILD_DIR, path.join(ROOT, f)));
   writeFileSync(
     INFO_FILE,
-    `${JSON.stringify({ inputs: Object.fromEntries(inputs.map((f) => [f, sha256(f)])), outputs: [...outputs, ...Object.keys(BROWSER_BUNDLES).map((n) => `assets/${n}`)] }, null, 1)}\n`,
+    `${JSON.stringify({ inputs: Object.fromEntries(inputs.map((f) => [f, sha256(f)])), outputs: [...outputs, ...[...Object.keys(BROWSER_BUNDLES), SCALAR_ASSET].map((n) => `assets/${n}`)] }, null, 1)}\n`,
   );
   console.log(
     `Built server/dist (${outputs.filter((f) => f.endsWith('.js')).length} files, ${inputs.length} inputs) in ${Date.now() - started} ms`,

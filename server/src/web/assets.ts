@@ -5,8 +5,9 @@
  * map: no path from the request ever reaches the file system.
  *
  * Browser bundles (./browser-bundles.ts) are made with esbuild: by the build (scripts/build.ts writes them into the
- * compiled server's assets folder, server/dist/assets, beside a copy of ./assets), so the compiled server only reads
- * files; from source (tests, `npm run dev`), once per process, in memory, on first request.
+ * compiled server's assets folder, server/dist/assets, beside a copy of ./assets and of the renderer's bundle), so the
+ * compiled server only reads files and needs neither esbuild, qrcode nor @scalar/api-reference (development
+ * dependencies); from source (tests, `npm run dev`), once per process, in memory, on first request.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -40,11 +41,18 @@ const browserBundle =
       ? readFileSync(path.join(ASSETS_DIR, name))
       : (await import('./browser-bundles.js')).buildBrowserBundle(name);
 
-const scalarBundle: Loader = async () => {
+/** Where the build puts the renderer's bundle, under the compiled server's assets. */
+export const SCALAR_ASSET = 'vendor/scalar-api-reference.js';
+
+/** The API docs renderer's standalone bundle: the build's copy (so production needs no @scalar package), or the package's. */
+export function scalarStandalonePath(): string {
   // The package exports only its ESM entry (dist/index.js); the standalone browser bundle sits beside it.
   const entry = require.resolve('@scalar/api-reference');
-  return readFileSync(path.join(path.dirname(entry), 'browser', 'standalone.js'));
-};
+  return path.join(path.dirname(entry), 'browser', 'standalone.js');
+}
+
+const scalarBundle: Loader = async () =>
+  readFileSync(COMPILED ? path.join(ASSETS_DIR, SCALAR_ASSET) : scalarStandalonePath());
 
 const JS = 'text/javascript; charset=utf-8';
 const TABLE: Record<string, { type: string; load: Loader }> = {
@@ -59,7 +67,7 @@ const TABLE: Record<string, { type: string; load: Loader }> = {
   'api-docs.js': { type: JS, load: own('api-docs.js') },
   'vendor/qrcode.js': { type: JS, load: browserBundle('vendor/qrcode.js') },
   'vendor/secret-push-e2e.js': { type: JS, load: browserBundle('vendor/secret-push-e2e.js') },
-  'vendor/scalar-api-reference.js': { type: JS, load: scalarBundle },
+  [SCALAR_ASSET]: { type: JS, load: scalarBundle },
 };
 
 const cache = new Map<string, Promise<Asset>>();
