@@ -8,6 +8,8 @@ import {
   mailLinkBase,
   maxBodyBytes,
   parseMasterKey,
+  SECRET_SETTINGS,
+  secretSettingsMarkdown,
   SettingsError,
   settingsTable,
   unknownVariables,
@@ -345,6 +347,122 @@ describe('host, CORS and unknown variables', () => {
     const warning = unknownVariablesWarning(env)!;
     expect(warning).toContain('PWPUSH_RATE_LIMT_PER_MINUTE (did you mean PWPUSH_RATE_LIMIT_PER_MINUTE?)');
     expect(warning).not.toContain('secret!');
+  });
+});
+
+describe('secrets from files (issue 38)', () => {
+  const secretFile = (name: string, content: string) => {
+    const file = path.join(dir, `secret-${name}`);
+    writeFileSync(file, content, { mode: 0o600 });
+    return file;
+  };
+  /** A valid value of each secret setting, and where loadSettings puts it. */
+  const samples: Record<
+    (typeof SECRET_SETTINGS)[number],
+    { value: string; read: (env: NodeJS.ProcessEnv) => unknown; extra?: NodeJS.ProcessEnv }
+  > = {
+    PWPUSH_MASTER_KEY: { value: `k9:${'cd'.repeat(32)}`, read: (env) => loadSettings(env).masterKeys[0]!.id },
+    PWPUSH_MASTER_KEY_PREVIOUS: { value: `old:${'ef'.repeat(32)}`, read: (env) => loadSettings(env).masterKeys[1]!.id },
+    PWPUSH_SIGNING_SECRET: { value: 's'.repeat(40), read: (env) => loadSettings(env).signingSecret.toString() },
+    PWPUSH_SMTP_URL: {
+      value: 'smtp://user:pa%40ss@mail.example.org:587',
+      read: (env) => loadSettings(env).mail.smtpUrl,
+      extra: { PWPUSH_PUBLIC_BASE_URL: 'https://secrets.example.org' },
+    },
+    PWPUSH_OIDC_CLIENT_SECRET: {
+      value: 'client-secret-from-a-file',
+      read: (env) => loadSettings(env).oidc!.clientSecret,
+      extra: { PWPUSH_OIDC_ISSUER: 'https://id.example.org', PWPUSH_OIDC_CLIENT_ID: 'secret-push' },
+    },
+    PWPUSH_METRICS_TOKEN: {
+      value: 'scrape-token-0123456789',
+      read: (env) => loadSettings(env).metricsToken,
+      extra: { PWPUSH_METRICS: 'true' },
+    },
+    DATABASE_URL: {
+      value: 'postgres://app:pw@db.example.org:5432/secret_push',
+      read: (env) => loadSettings(env).databaseUrl,
+    },
+  };
+  const expected = (name: keyof typeof samples) =>
+    name === 'PWPUSH_MASTER_KEY' ? 'k9' : name === 'PWPUSH_MASTER_KEY_PREVIOUS' ? 'old' : samples[name].value;
+
+  it('reads every secret setting inline or from NAME_FILE (its first line, trimmed), the same value either way', () => {
+    for (const name of SECRET_SETTINGS) {
+      const { value, read, extra } = samples[name];
+      const env: NodeJS.ProcessEnv = { ...base, ...extra };
+      if (name === 'PWPUSH_MASTER_KEY') delete env.PWPUSH_MASTER_KEY;
+      expect(read({ ...env, [name]: value }), name).toBe(expected(name));
+      const file = secretFile(name, `  ${value}  \nsecond line ignored\n`);
+      expect(read({ ...env, [`${name}_FILE`]: file }), `${name}_FILE`).toBe(expected(name));
+    }
+  });
+
+  it('refuses both NAME and NAME_FILE, an unreadable or empty file, and a bad value from a file, never echoing it', () => {
+    for (const name of SECRET_SETTINGS) {
+      const { value, extra } = samples[name];
+      const env = { ...base, ...extra };
+      const file = secretFile(name, `${value}\n`);
+      const both = error({ ...env, [name]: value, [`${name}_FILE`]: file });
+      expect(both.variable, name).toBe(name);
+      expect(both.message).toMatch(new RegExp(`Set only one of ${name} and ${name}_FILE`));
+      const missing = error({ ...env, [name]: undefined, [`${name}_FILE`]: path.join(dir, 'no-such-file') });
+      expect(missing.variable).toBe(`${name}_FILE`);
+      expect(missing.message).toMatch(/cannot read .*no-such-file \(ENOENT\)/);
+      const empty = error({ ...env, [name]: undefined, [`${name}_FILE`]: secretFile(`${name}-empty`, '\n') });
+      expect(empty.variable).toBe(`${name}_FILE`);
+      expect(empty.message).toMatch(/is empty/);
+    }
+    const bad = 'not-a-url-but-a-secret';
+    for (const name of ['PWPUSH_SMTP_URL', 'DATABASE_URL', 'PWPUSH_SIGNING_SECRET', 'PWPUSH_MASTER_KEY'] as const) {
+      const e = error({
+        ...base,
+        ...samples[name].extra,
+        [name]: undefined,
+        [`${name}_FILE`]: secretFile(`${name}-bad`, bad),
+      });
+      expect(e.variable, name).toMatch(new RegExp(`^${name}_FILE`));
+      expect(e.message).not.toContain(bad);
+    }
+  });
+
+  it('knows every NAME_FILE (no unknown-variable warning) and documents them in one table', () => {
+    const names = settingsTable().map((r) => r.name);
+    for (const name of SECRET_SETTINGS) {
+      expect(names).toContain(name);
+      expect(names[names.indexOf(name) + 1]).toBe(`${name}_FILE`);
+    }
+    const env = Object.fromEntries(SECRET_SETTINGS.map((n) => [`${n}_FILE`, '/run/secrets/x']));
+    expect(unknownVariables(env)).toEqual([]);
+    const table = secretSettingsMarkdown().split('\n');
+    expect(table).toHaveLength(2 + SECRET_SETTINGS.length);
+    for (const name of SECRET_SETTINGS)
+      expect(table.some((l) => l.startsWith(`| \`${name}\` | \`${name}_FILE\` |`))).toBe(true);
+  });
+});
+
+describe('production refusals and the mode (issue 38)', () => {
+  it('names every missing production setting in one refusal, not one per start', () => {
+    const e = error({ PWPUSH_DATA_DIR: dir, PWPUSH_ENV: 'production' });
+    expect(e.variable).toBe('PWPUSH_MASTER_KEY');
+    expect(e.message).toMatch(/production needs 2 settings/);
+    expect(e.message).toMatch(/PWPUSH_MASTER_KEY or PWPUSH_MASTER_KEY_FILE is required in production/);
+    expect(e.message).toMatch(/PWPUSH_PUBLIC_BASE_URL is required in production/);
+    const key = error({
+      PWPUSH_DATA_DIR: dir,
+      PWPUSH_ENV: 'production',
+      PWPUSH_PUBLIC_BASE_URL: 'https://s.example.org',
+    });
+    expect(key.message).not.toMatch(/PWPUSH_PUBLIC_BASE_URL/);
+  });
+
+  it('reads PWPUSH_MODE as full (default) or retrieve-only', () => {
+    expect(loadSettings(base).mode).toBe('full');
+    expect(loadSettings({ ...base, PWPUSH_MODE: 'retrieve-only' }).mode).toBe('retrieve-only');
+    expect(loadSettings({ ...base, PWPUSH_MODE: 'Retrieve-Only' }).mode).toBe('retrieve-only');
+    const e = error({ ...base, PWPUSH_MODE: 'gateway' });
+    expect(e.variable).toBe('PWPUSH_MODE');
+    expect(e.message).toMatch(/full, retrieve-only/);
   });
 });
 

@@ -33,6 +33,11 @@ export interface Settings extends PushRuleSettings {
   dataDir: string;
   databaseUrl: string | null;
   publicBaseUrl: string | null;
+  /**
+   * `full`, or `retrieve-only` (PWPUSH_MODE): the public gateway, which serves recipients only (their pages, retrieval,
+   * preview, downloads, a request's answer) and answers 404 to everything else (server/src/http/retrieve-only.ts).
+   */
+  mode: (typeof MODES)[number];
   trustProxy: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimitPerMinute: number;
@@ -210,12 +215,28 @@ function findRepoRoot(from: string): string {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const ENVS = ['development', 'production', 'test'] as const;
+const MODES = ['full', 'retrieve-only'] as const;
 
 export interface SettingDoc {
   name: string;
   default: string;
   meaning: string;
 }
+
+/**
+ * The settings that hold a secret, each also read from a file: `NAME_FILE` names a file whose first line (surrounding
+ * whitespace trimmed) is the value, for secrets mounted as files (Docker and Compose secrets, Kubernetes Secret
+ * volumes). Setting both `NAME` and `NAME_FILE` is refused. One table, in docs/settings.md and docs/deploy.md.
+ */
+export const SECRET_SETTINGS = [
+  'PWPUSH_MASTER_KEY',
+  'PWPUSH_MASTER_KEY_PREVIOUS',
+  'PWPUSH_SIGNING_SECRET',
+  'PWPUSH_SMTP_URL',
+  'PWPUSH_OIDC_CLIENT_SECRET',
+  'PWPUSH_METRICS_TOKEN',
+  'DATABASE_URL',
+] as const;
 
 /** One row per variable, in the order of the settings table (docs/settings.md). */
 const TABLE: SettingDoc[] = [
@@ -240,7 +261,14 @@ const TABLE: SettingDoc[] = [
   {
     name: 'DATABASE_URL',
     default: 'unset',
-    meaning: 'PostgreSQL connection URL. Unset: an embedded PostgreSQL is started under the data directory.',
+    meaning:
+      'PostgreSQL connection URL (`postgres://…`; it holds a password). Unset: an embedded PostgreSQL is started under the data directory.',
+  },
+  {
+    name: 'PWPUSH_MODE',
+    default: '`full`',
+    meaning:
+      '`full`, or `retrieve-only`: the public gateway in front of an internal instance on the same database. It serves what a recipient opens (the pages `/p/…` and `/r/…`, retrieval, preview, file downloads, expiry by a viewer, the answer to a request) and answers 404 to everything else: creating, accounts, API keys, webhooks, lists, audit logs, the API docs. See [docs/deploy.md](docs/deploy.md).',
   },
   {
     name: 'PWPUSH_PUBLIC_BASE_URL',
@@ -409,13 +437,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_MASTER_KEY',
     default: 'unset',
     meaning:
-      'Encryption key: 64 hex characters or base64 of 32 bytes, optionally prefixed `id:`. Required in production (or _FILE).',
-  },
-  {
-    name: 'PWPUSH_MASTER_KEY_FILE',
-    default: 'unset',
-    meaning:
-      'File holding the master key (same format). Development without a key: `<data dir>/master.key` is generated.',
+      'Encryption key: 64 hex characters or base64 of 32 bytes, optionally prefixed `id:` (`npm run key` makes one). Required in production. Development without a key: `<data dir>/master.key` is generated.',
   },
   {
     name: 'PWPUSH_MASTER_KEY_PREVIOUS',
@@ -481,11 +503,6 @@ const TABLE: SettingDoc[] = [
     default: 'none',
     meaning:
       'The SMTP relay for email: `smtp://user:pass@host:587` (STARTTLS when the relay offers it) or `smtps://user:pass@host:465` (TLS from the start); user and password percent-encoded. Needs `PWPUSH_PUBLIC_BASE_URL` (links in email are built only from it). Unset: no email (the notify fields answer 422 `are not available`, account flows stay as without email). Secret: never logged.',
-  },
-  {
-    name: 'PWPUSH_SMTP_URL_FILE',
-    default: 'none',
-    meaning: 'A file holding `PWPUSH_SMTP_URL` (for secrets mounted as files); set only one of the two.',
   },
   {
     name: 'PWPUSH_MAIL_FROM',
@@ -572,12 +589,7 @@ const TABLE: SettingDoc[] = [
   {
     name: 'PWPUSH_OIDC_CLIENT_SECRET',
     default: 'unset',
-    meaning: "This instance's client secret at the provider (or `PWPUSH_OIDC_CLIENT_SECRET_FILE`). Never logged.",
-  },
-  {
-    name: 'PWPUSH_OIDC_CLIENT_SECRET_FILE',
-    default: 'unset',
-    meaning: 'File holding the client secret (its first line), instead of `PWPUSH_OIDC_CLIENT_SECRET`.',
+    meaning: "This instance's client secret at the provider. Never logged.",
   },
   {
     name: 'PWPUSH_OIDC_ALLOWED_DOMAINS',
@@ -622,8 +634,22 @@ const TABLE: SettingDoc[] = [
   },
 ];
 
+/** The row of `NAME_FILE`, the same for every secret setting (SECRET_SETTINGS). */
+function fileRow(name: string): SettingDoc {
+  return {
+    name: `${name}_FILE`,
+    default: 'unset',
+    meaning: `A file whose first line is \`${name}\` (a secret mounted as a file: Docker or Compose secrets, a Kubernetes Secret volume); set only one of the two.`,
+  };
+}
+
+/** The table with a `NAME_FILE` row after the row of each secret setting. */
+const ROWS: readonly SettingDoc[] = TABLE.flatMap((row) =>
+  (SECRET_SETTINGS as readonly string[]).includes(row.name) ? [row, fileRow(row.name)] : [row],
+);
+
 /** The `PWPUSH_*` variables the server reads (those of the table). */
-const KNOWN_VARIABLES: readonly string[] = TABLE.map((row) => row.name).filter((name) => name.startsWith('PWPUSH_'));
+const KNOWN_VARIABLES: readonly string[] = ROWS.map((row) => row.name).filter((name) => name.startsWith('PWPUSH_'));
 
 /** Edit distance (insertions, deletions, substitutions, swaps of neighbours), for the closest known name. */
 function editDistance(a: string, b: string): number {
@@ -670,13 +696,24 @@ export function unknownVariablesWarning(env: NodeJS.ProcessEnv): string | null {
 
 /** The settings table (docs/settings.md): name, default and meaning of every variable. */
 export function settingsTable(): SettingDoc[] {
-  return TABLE.map((row) => ({ ...row }));
+  return ROWS.map((row) => ({ ...row }));
 }
 
 /** The table as Markdown, for docs/settings.md (its links are relative to docs/). */
 export function settingsTableMarkdown(): string {
   const lines = ['| Variable | Default | Meaning |', '|---|---|---|'];
-  for (const row of TABLE) lines.push(`| \`${row.name}\` | ${row.default} | ${row.meaning} |`);
+  for (const row of ROWS) lines.push(`| \`${row.name}\` | ${row.default} | ${row.meaning} |`);
+  return lines.join('\n');
+}
+
+/** docs/deploy.md's table of the settings that hold a secret, each with the variable that reads it from a file. */
+export function secretSettingsMarkdown(): string {
+  const lines = ['| Secret | From a file | What it is |', '|---|---|---|'];
+  for (const name of SECRET_SETTINGS) {
+    const row = TABLE.find((r) => r.name === name)!;
+    const what = row.meaning.split(/(?<=[.:])\s/)[0]!.replace(/[.:]$/, '');
+    lines.push(`| \`${name}\` | \`${name}_FILE\` | ${what} |`);
+  }
   return lines.join('\n');
 }
 
@@ -840,35 +877,21 @@ function developmentKey(dataDir: string): { id: string; key: Buffer } {
   return parseMasterKey(key.toString('hex'), 'PWPUSH_MASTER_KEY_FILE');
 }
 
-function masterKeys(env: NodeJS.ProcessEnv, appEnv: Settings['env'], dataDir: string): Settings['masterKeys'] {
-  const inline = raw(env, 'PWPUSH_MASTER_KEY');
-  const file = raw(env, 'PWPUSH_MASTER_KEY_FILE');
-  if (inline && file) {
-    throw new SettingsError('PWPUSH_MASTER_KEY', 'Set only one of PWPUSH_MASTER_KEY and PWPUSH_MASTER_KEY_FILE');
-  }
-  let current: { id: string; key: Buffer };
-  if (inline) current = parseMasterKey(inline, 'PWPUSH_MASTER_KEY');
-  else if (file) current = readKeyFile(path.resolve(file), 'PWPUSH_MASTER_KEY_FILE');
-  else if (appEnv === 'production') {
-    throw new SettingsError(
-      'PWPUSH_MASTER_KEY',
-      'PWPUSH_MASTER_KEY or PWPUSH_MASTER_KEY_FILE is required in production (64 hex characters or base64 of 32 bytes)',
-    );
-  } else current = developmentKey(dataDir);
+function masterKeys(env: NodeJS.ProcessEnv, dataDir: string): Settings['masterKeys'] {
+  const given = optionalSecret(env, 'PWPUSH_MASTER_KEY');
+  // Production without a key was refused before (productionRefusals); elsewhere a key is made once under the data dir.
+  const current = given ? parseMasterKey(given.value, given.from) : developmentKey(dataDir);
 
   const keys = [current];
-  const previous = raw(env, 'PWPUSH_MASTER_KEY_PREVIOUS');
+  const previous = optionalSecret(env, 'PWPUSH_MASTER_KEY_PREVIOUS');
   if (previous) {
-    for (const part of previous.split(',')) {
+    for (const part of previous.value.split(',')) {
       if (part.trim() === '') continue;
-      const key = parseMasterKey(part, 'PWPUSH_MASTER_KEY_PREVIOUS');
+      const key = parseMasterKey(part, previous.from);
       const clash = keys.find((k) => k.id === key.id);
       if (clash) {
         if (clash.key.equals(key.key)) continue;
-        throw new SettingsError(
-          'PWPUSH_MASTER_KEY_PREVIOUS',
-          `PWPUSH_MASTER_KEY_PREVIOUS: key id "${key.id}" is used by two different keys`,
-        );
+        throw new SettingsError(previous.from, `${previous.from}: key id "${key.id}" is used by two different keys`);
       }
       keys.push(key);
     }
@@ -876,34 +899,60 @@ function masterKeys(env: NodeJS.ProcessEnv, appEnv: Settings['env'], dataDir: st
   return keys;
 }
 
+/**
+ * What production needs and does not have, refused at once (one message listing each, rather than one refusal per
+ * start): the master key and the public base URL. Only whether they are set: their form is checked where they are read.
+ */
+function productionRefusals(env: NodeJS.ProcessEnv, appEnv: Settings['env']): void {
+  if (appEnv !== 'production') return;
+  const missing: { variable: string; message: string }[] = [];
+  if (raw(env, 'PWPUSH_MASTER_KEY') === undefined && raw(env, 'PWPUSH_MASTER_KEY_FILE') === undefined) {
+    missing.push({
+      variable: 'PWPUSH_MASTER_KEY',
+      message:
+        'PWPUSH_MASTER_KEY or PWPUSH_MASTER_KEY_FILE is required in production (64 hex characters or base64 of 32 bytes; `npm run key` makes one)',
+    });
+  }
+  if (raw(env, 'PWPUSH_PUBLIC_BASE_URL') === undefined) {
+    missing.push({
+      variable: 'PWPUSH_PUBLIC_BASE_URL',
+      message:
+        "PWPUSH_PUBLIC_BASE_URL is required in production: set it to the public address people open, e.g. PWPUSH_PUBLIC_BASE_URL=https://secrets.example.org (without it, the links in answers would be built from each request's Host header, which a client chooses)",
+    });
+  }
+  if (missing.length === 1) throw new SettingsError(missing[0]!.variable, missing[0]!.message);
+  if (missing.length > 1) {
+    throw new SettingsError(
+      missing[0]!.variable,
+      `production needs ${missing.length} settings that are not set:\n${missing.map((m) => `  - ${m.message}`).join('\n')}`,
+    );
+  }
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv): Settings {
   const appEnv = oneOf(env, 'PWPUSH_ENV', ENVS, oneOf(env, 'NODE_ENV', ENVS, 'development'));
   const dataDirRaw = raw(env, 'PWPUSH_DATA_DIR');
   const dataDir = path.resolve(dataDirRaw ?? path.join(repoRoot, 'data'));
 
-  const databaseUrl = raw(env, 'DATABASE_URL') ?? null;
-  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new SettingsError('DATABASE_URL', 'DATABASE_URL must be a postgres:// or postgresql:// URL');
+  productionRefusals(env, appEnv);
+  const database = optionalSecret(env, 'DATABASE_URL');
+  const databaseUrl = database?.value ?? null;
+  if (database && !/^postgres(ql)?:\/\//.test(database.value)) {
+    throw new SettingsError(database.from, 'DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
 
   const fileMaxCount = int(env, 'PWPUSH_FILE_MAX_COUNT', SPEC_LIMITS.fileMaxCount, 1, SPEC_LIMITS.fileMaxCount);
   const fileMaxBytes = int(env, 'PWPUSH_FILE_MAX_BYTES', SPEC_LIMITS.fileMaxBytes, 1, SPEC_LIMITS.fileMaxBytes);
   const purge = raw(env, 'PWPUSH_PURGE_EXPIRED_AFTER_DAYS');
 
-  const keys = masterKeys(env, appEnv, dataDir);
+  const keys = masterKeys(env, dataDir);
   const publicBaseUrl = httpUrl(env, 'PWPUSH_PUBLIC_BASE_URL');
-  if (publicBaseUrl === null && appEnv === 'production') {
-    throw new SettingsError(
-      'PWPUSH_PUBLIC_BASE_URL',
-      "PWPUSH_PUBLIC_BASE_URL is required in production: set it to the public address people open, e.g. PWPUSH_PUBLIC_BASE_URL=https://secrets.example.org (without it, the links in answers would be built from each request's Host header, which a client chooses)",
-    );
+  const signing = optionalSecret(env, 'PWPUSH_SIGNING_SECRET');
+  if (signing !== undefined && signing.value.length < 32) {
+    throw new SettingsError(signing.from, 'PWPUSH_SIGNING_SECRET must be at least 32 characters');
   }
-  const signingRaw = raw(env, 'PWPUSH_SIGNING_SECRET');
-  if (signingRaw !== undefined && signingRaw.length < 32) {
-    throw new SettingsError('PWPUSH_SIGNING_SECRET', 'PWPUSH_SIGNING_SECRET must be at least 32 characters');
-  }
-  const signingSecret = signingRaw
-    ? Buffer.from(signingRaw, 'utf8')
+  const signingSecret = signing
+    ? Buffer.from(signing.value, 'utf8')
     : createHmac('sha256', keys[0]!.key).update('secret-push download-link signing v1').digest();
 
   return {
@@ -914,6 +963,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     dataDir,
     databaseUrl,
     publicBaseUrl,
+    mode: oneOf(env, 'PWPUSH_MODE', MODES, 'full'),
     trustProxy: bool(env, 'PWPUSH_TRUST_PROXY', false),
     logLevel: oneOf(env, 'PWPUSH_LOG_LEVEL', LOG_LEVELS, 'info'),
     allowAnonymous: bool(env, 'PWPUSH_ALLOW_ANONYMOUS', true),
@@ -1002,30 +1052,19 @@ function retrySchedule(env: NodeJS.ProcessEnv, name: string, fallback: string): 
 
 /** The email settings: the relay's URL (inline or from a file), the sender, the feature and its limits. */
 function mailSettings(env: NodeJS.ProcessEnv, publicBaseUrl: string | null): MailSettings {
-  const inline = raw(env, 'PWPUSH_SMTP_URL');
-  const file = raw(env, 'PWPUSH_SMTP_URL_FILE');
-  if (inline && file) {
-    throw new SettingsError('PWPUSH_SMTP_URL', 'Set only one of PWPUSH_SMTP_URL and PWPUSH_SMTP_URL_FILE');
-  }
-  let smtpUrl: string | null = inline ?? null;
-  if (file) {
-    try {
-      smtpUrl = readFileSync(path.resolve(file), 'utf8').trim();
-    } catch {
-      throw new SettingsError('PWPUSH_SMTP_URL_FILE', 'PWPUSH_SMTP_URL_FILE names a file that cannot be read');
-    }
-  }
-  if (smtpUrl !== null) {
+  const smtp = optionalSecret(env, 'PWPUSH_SMTP_URL');
+  const smtpUrl = smtp?.value ?? null;
+  if (smtp !== undefined) {
     let url: URL | null = null;
     try {
-      url = new URL(smtpUrl);
+      url = new URL(smtp.value);
     } catch {
       /* refused below */
     }
     // Never echoes the value: it holds the relay's password.
     if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
       throw new SettingsError(
-        file ? 'PWPUSH_SMTP_URL_FILE' : 'PWPUSH_SMTP_URL',
+        smtp.from,
         'PWPUSH_SMTP_URL must be smtp://user:pass@host:port or smtps://user:pass@host:port (user and password percent-encoded)',
       );
     }
@@ -1133,15 +1172,18 @@ function oidcSettings(env: NodeJS.ProcessEnv, appEnv: Settings['env']): OidcSett
 /** Claims that say who signs in or for whom the token is: none of them can say that an email was verified. */
 const OWN_CLAIMS = ['sub', 'iss', 'aud', 'email', 'nonce', 'azp'];
 
-/** A secret given inline (`NAME`) or in a file (`NAME_FILE`, its first line): exactly one of them. Never echoed. */
-function secretValue(env: NodeJS.ProcessEnv, name: string): string {
+/**
+ * A secret given inline (`NAME`) or in a file (`NAME_FILE`, its first line): at most one of them; undefined when
+ * neither is set. Never echoed: an error names the variable and the file, never what it holds.
+ */
+function optionalSecret(env: NodeJS.ProcessEnv, name: string): { value: string; from: string } | undefined {
   const inline = raw(env, name);
   const file = raw(env, `${name}_FILE`);
   if (inline !== undefined && file !== undefined) {
     throw new SettingsError(name, `Set only one of ${name} and ${name}_FILE`);
   }
-  if (inline !== undefined) return inline;
-  if (file === undefined) throw new SettingsError(name, `PWPUSH_OIDC_ISSUER needs ${name} or ${name}_FILE`);
+  if (inline !== undefined) return { value: inline, from: name };
+  if (file === undefined) return undefined;
   let text: string;
   try {
     text = readFileSync(path.resolve(file), 'utf8');
@@ -1153,7 +1195,14 @@ function secretValue(env: NodeJS.ProcessEnv, name: string): string {
   }
   const value = text.split(/\r?\n/)[0]!.trim();
   if (value === '') throw new SettingsError(`${name}_FILE`, `${name}_FILE: ${file} is empty`);
-  return value;
+  return { value, from: `${name}_FILE` };
+}
+
+/** A secret that must be set (inline or in a file): `neededBy` says what needs it. Never echoed. */
+function secretValue(env: NodeJS.ProcessEnv, name: string, neededBy = 'PWPUSH_OIDC_ISSUER'): string {
+  const secret = optionalSecret(env, name);
+  if (secret === undefined) throw new SettingsError(name, `${neededBy} needs ${name} or ${name}_FILE`);
+  return secret.value;
 }
 
 /** A secret given inline (`NAME`) or in a file (`NAME_FILE`, its first line), or neither (undefined). Never echoed. */
@@ -1252,7 +1301,7 @@ function isLoopbackUrl(url: string): boolean {
 
 function metricsSettings(env: NodeJS.ProcessEnv): Pick<Settings, 'metricsEnabled' | 'metricsToken'> {
   const metricsEnabled = bool(env, 'PWPUSH_METRICS', false);
-  const metricsToken = raw(env, 'PWPUSH_METRICS_TOKEN') ?? null;
+  const metricsToken = optionalSecret(env, 'PWPUSH_METRICS_TOKEN')?.value ?? null;
   if (metricsToken !== null) {
     if (!metricsEnabled) {
       throw new SettingsError(

@@ -95,6 +95,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     dataDir: path.join(os.tmpdir(), 'secret-push-test-data'),
     databaseUrl: null,
     publicBaseUrl: null,
+    mode: 'full',
     trustProxy: false,
     logLevel: 'silent',
     allowAnonymous: true,
