@@ -53,6 +53,7 @@ import { versionHandler } from './handlers/version-handler.js';
 import { fieldValue, state, type RequestState } from './middleware.js';
 import { createSpecBackend } from './openapi-backend.js';
 import { OperationTable, requestPath, type CompiledOperation, type Routed } from './operation-table.js';
+import { servedOperations } from './retrieve-only.js';
 import type { Handlers } from './operations.js';
 import { closeAfterReply } from './close-after-reply.js';
 
@@ -249,7 +250,7 @@ export class Edge {
     // routed, authorised and validated against the table made from it (./operation-table.ts), with the library's
     // rules. Its handler map is checked against the contract's operations (strict: an unknown operationId fails).
     this.tableReady = createSpecBackend({ definition: spec.document, handlers: spec.handlers as never }).then(
-      (backend) => new OperationTable(backend, spec.contract.routes),
+      (backend) => new OperationTable(backend, spec.contract.routes, servedOperations(core.settings)),
     );
     this.tableReady.then(
       (t) => {

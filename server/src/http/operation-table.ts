@@ -105,14 +105,19 @@ export function requestPath(path: string): string {
 
 export class OperationTable {
   private readonly byId = new Map<string, CompiledOperation>();
+  /** With `served`: the methods of each path template it serves (for `Allow`). */
+  private readonly servedMethods: Map<string, Set<string>> | null = null;
 
   /**
    * `backend`: openapi-backend loaded with the contract (its dereferenced operations and compiled validators);
-   * `routes`: the contract's route table, over the same operations (checked here: a difference fails to load).
+   * `routes`: the contract's route table, over the same operations (checked here: a difference fails to load);
+   * `served`: the operations this instance serves (a retrieve-only one, ./retrieve-only.ts), or null for every one.
+   * Another operation is an unknown path (404), and a 405's `Allow` names only served methods (none: a 404).
    */
   constructor(
     backend: OpenAPIBackend,
     private readonly routes: RouteTable<ContractOperation>,
+    private readonly served: ReadonlySet<string> | null = null,
   ) {
     for (const operation of backend.router.getOperations()) {
       const operationId = operation.operationId;
@@ -148,6 +153,15 @@ export class OperationTable {
         return compiled !== undefined && compiled.method === op.method.toLowerCase() && compiled.path === op.path;
       });
     if (!same) throw new Error('The route table and openapi-backend disagree on the operations of the contract');
+    if (served) {
+      this.servedMethods = new Map();
+      for (const op of routed) {
+        if (!served.has(op.operationId)) continue;
+        const methods = this.servedMethods.get(op.path) ?? new Set<string>();
+        methods.add(op.method.toUpperCase());
+        this.servedMethods.set(op.path, methods);
+      }
+    }
   }
 
   operations(): CompiledOperation[] {
@@ -157,6 +171,14 @@ export class OperationTable {
   /** Routes a request (its path as sent, before decoding): one match of the route table, the answer every step uses. */
   route(method: string, path: string): Routed {
     const match = this.routes.match(method, path);
+    if (this.served) {
+      if (match.kind === 'ok' && !this.served.has(match.operation.operationId)) return { kind: 'no_route' };
+      if (match.kind === 'method_not_allowed') {
+        const methods = this.servedMethods?.get(match.path);
+        const allow = match.allow.filter((m) => methods?.has(m));
+        return allow.length > 0 ? { ...match, allow } : { kind: 'no_route' };
+      }
+    }
     if (match.kind !== 'ok') return match;
     return {
       kind: 'ok',

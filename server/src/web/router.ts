@@ -9,6 +9,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { BUNDLED_SPEC_PATH } from '@secret-push/contract';
 import type { Core } from '../core.js';
 import { state } from '../http/middleware.js';
+import { retrievalPagesOnly } from '../http/retrieve-only.js';
 import { createPageKit } from './page-kit.js';
 import { accountMailPages } from './routes/account-mail-pages.js';
 import { accountPages } from './routes/account-pages.js';
@@ -34,6 +35,8 @@ export interface WebRouterOptions {
 export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router {
   const router = express.Router();
   const kit = createPageKit(core, opts.clock);
+  // The public gateway serves the recipients' pages only; every other page is an unknown path (../http/retrieve-only.ts).
+  if (core.settings.mode === 'retrieve-only') router.use(retrievalPagesOnly);
   docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH, core.settings.publicBaseUrl);
   accountPages(router, kit);
   apiKeyPages(router, kit);
