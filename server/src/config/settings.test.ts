@@ -357,8 +357,9 @@ describe('secrets from files (issue 38)', () => {
     return file;
   };
   /** A valid value of each secret setting, and where loadSettings puts it. */
+  const names = Object.keys(SECRET_SETTINGS) as (keyof typeof SECRET_SETTINGS)[];
   const samples: Record<
-    (typeof SECRET_SETTINGS)[number],
+    keyof typeof SECRET_SETTINGS,
     { value: string; read: (env: NodeJS.ProcessEnv) => unknown; extra?: NodeJS.ProcessEnv }
   > = {
     PWPUSH_MASTER_KEY: { value: `k9:${'cd'.repeat(32)}`, read: (env) => loadSettings(env).masterKeys[0]!.id },
@@ -388,7 +389,7 @@ describe('secrets from files (issue 38)', () => {
     name === 'PWPUSH_MASTER_KEY' ? 'k9' : name === 'PWPUSH_MASTER_KEY_PREVIOUS' ? 'old' : samples[name].value;
 
   it('reads every secret setting inline or from NAME_FILE (its first line, trimmed), the same value either way', () => {
-    for (const name of SECRET_SETTINGS) {
+    for (const name of names) {
       const { value, read, extra } = samples[name];
       const env: NodeJS.ProcessEnv = { ...base, ...extra };
       if (name === 'PWPUSH_MASTER_KEY') delete env.PWPUSH_MASTER_KEY;
@@ -399,7 +400,7 @@ describe('secrets from files (issue 38)', () => {
   });
 
   it('refuses both NAME and NAME_FILE, an unreadable or empty file, and a bad value from a file, never echoing it', () => {
-    for (const name of SECRET_SETTINGS) {
+    for (const name of names) {
       const { value, extra } = samples[name];
       const env = { ...base, ...extra };
       const file = secretFile(name, `${value}\n`);
@@ -427,17 +428,16 @@ describe('secrets from files (issue 38)', () => {
   });
 
   it('knows every NAME_FILE (no unknown-variable warning) and documents them in one table', () => {
-    const names = settingsTable().map((r) => r.name);
-    for (const name of SECRET_SETTINGS) {
-      expect(names).toContain(name);
-      expect(names[names.indexOf(name) + 1]).toBe(`${name}_FILE`);
+    const rows = settingsTable().map((r) => r.name);
+    for (const name of names) {
+      expect(rows).toContain(name);
+      expect(rows[rows.indexOf(name) + 1]).toBe(`${name}_FILE`);
     }
-    const env = Object.fromEntries(SECRET_SETTINGS.map((n) => [`${n}_FILE`, '/run/secrets/x']));
+    const env = Object.fromEntries(names.map((n) => [`${n}_FILE`, '/run/secrets/x']));
     expect(unknownVariables(env)).toEqual([]);
     const table = secretSettingsMarkdown().split('\n');
-    expect(table).toHaveLength(2 + SECRET_SETTINGS.length);
-    for (const name of SECRET_SETTINGS)
-      expect(table.some((l) => l.startsWith(`| \`${name}\` | \`${name}_FILE\` |`))).toBe(true);
+    expect(table).toHaveLength(2 + names.length);
+    for (const name of names) expect(table.some((l) => l.startsWith(`| \`${name}\` | \`${name}_FILE\` |`))).toBe(true);
   });
 });
 

@@ -228,15 +228,18 @@ export interface SettingDoc {
  * whitespace trimmed) is the value, for secrets mounted as files (Docker and Compose secrets, Kubernetes Secret
  * volumes). Setting both `NAME` and `NAME_FILE` is refused. One table, in docs/settings.md and docs/deploy.md.
  */
-export const SECRET_SETTINGS = [
-  'PWPUSH_MASTER_KEY',
-  'PWPUSH_MASTER_KEY_PREVIOUS',
-  'PWPUSH_SIGNING_SECRET',
-  'PWPUSH_SMTP_URL',
-  'PWPUSH_OIDC_CLIENT_SECRET',
-  'PWPUSH_METRICS_TOKEN',
-  'DATABASE_URL',
-] as const;
+export const SECRET_SETTINGS = {
+  PWPUSH_MASTER_KEY: 'the master key: every secret at rest is sealed under it',
+  PWPUSH_MASTER_KEY_PREVIOUS: 'older master keys, kept after a rotation to read what they sealed',
+  PWPUSH_SIGNING_SECRET: 'signs file download links and sign-in sessions (derived from the master key when unset)',
+  PWPUSH_SMTP_URL: "the SMTP relay's URL, with its user and password",
+  PWPUSH_OIDC_CLIENT_SECRET: "this instance's client secret at the single sign-on provider",
+  PWPUSH_METRICS_TOKEN: 'the bearer token a scrape of /metrics must send',
+  DATABASE_URL: "the external PostgreSQL's URL, with its password",
+} as const;
+
+/** The names of SECRET_SETTINGS. */
+const SECRET_NAMES: readonly string[] = Object.keys(SECRET_SETTINGS);
 
 /** One row per variable, in the order of the settings table (docs/settings.md). */
 const TABLE: SettingDoc[] = [
@@ -645,7 +648,7 @@ function fileRow(name: string): SettingDoc {
 
 /** The table with a `NAME_FILE` row after the row of each secret setting. */
 const ROWS: readonly SettingDoc[] = TABLE.flatMap((row) =>
-  (SECRET_SETTINGS as readonly string[]).includes(row.name) ? [row, fileRow(row.name)] : [row],
+  SECRET_NAMES.includes(row.name) ? [row, fileRow(row.name)] : [row],
 );
 
 /** The `PWPUSH_*` variables the server reads (those of the table). */
@@ -709,11 +712,8 @@ export function settingsTableMarkdown(): string {
 /** docs/deploy.md's table of the settings that hold a secret, each with the variable that reads it from a file. */
 export function secretSettingsMarkdown(): string {
   const lines = ['| Secret | From a file | What it is |', '|---|---|---|'];
-  for (const name of SECRET_SETTINGS) {
-    const row = TABLE.find((r) => r.name === name)!;
-    const what = row.meaning.split(/(?<=[.:])\s/)[0]!.replace(/[.:]$/, '');
+  for (const [name, what] of Object.entries(SECRET_SETTINGS))
     lines.push(`| \`${name}\` | \`${name}_FILE\` | ${what} |`);
-  }
   return lines.join('\n');
 }
 
