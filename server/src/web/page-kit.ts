@@ -84,6 +84,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
           user: user ? { email: user.email } : null,
           csrf: sessions.csrfToken(cookie, user?.userId ?? null),
           signupsEnabled: signupsOpen(settings),
+          retrieveOnly: settings.mode === 'retrieve-only',
         },
       };
     },
@@ -108,7 +109,15 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
     pageRoute: (route, handler, csp) => async (req, res) => {
       state(res).route = route;
       pageHeaders(res, csp);
-      let v: Visit = { user: null, viewer: { user: null, csrf: '', signupsEnabled: signupsOpen(settings) } };
+      let v: Visit = {
+        user: null,
+        viewer: {
+          user: null,
+          csrf: '',
+          signupsEnabled: signupsOpen(settings),
+          retrieveOnly: settings.mode === 'retrieve-only',
+        },
+      };
       try {
         v = await kit.visit(req, res);
         await handler(req, res, v);

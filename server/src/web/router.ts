@@ -61,7 +61,12 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
       return;
     }
     pageHeaders(res);
-    const viewer = { user: null, csrf: '', signupsEnabled: core.settings.enableSignups };
+    const viewer = {
+      user: null,
+      csrf: '',
+      signupsEnabled: core.settings.enableSignups,
+      retrieveOnly: core.settings.mode === 'retrieve-only',
+    };
     kit.send(
       res,
       400,

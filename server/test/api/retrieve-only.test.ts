@@ -227,6 +227,16 @@ describe('a retrieve-only instance (the public gateway)', () => {
     }
     // /p/{token}, /p/{token}/r, reveal, delete, the responder's page and its answer, the assets.
     expect(servedPages).toBe(7);
+    // Its pages link to nothing it does not serve (the internal instance's pages link home and to the API docs).
+    for (const path of [`/p/${push}`, `/r/${request}`, '/p/no-such-push']) {
+      const page = await (await fetch(`${gateway.baseUrl}${path}`)).text();
+      expect(page, path).toMatch(/Secret Push/);
+      expect(
+        [...page.matchAll(/href="(\/[^"]*)"/g)].map((m) => m[1]!).filter((h) => !h.startsWith('/assets/')),
+        path,
+      ).toEqual([]);
+    }
+    expect(await (await fetch(`${inside.baseUrl}/p/${push}`)).text()).toMatch(/href="\/help\/api"/);
     for (const path of ['/healthz', '/readyz']) expect((await probe(gateway, 'GET', path)).status, path).toBe(200);
   });
 

@@ -7,6 +7,8 @@ export interface Viewer {
   /** The CSRF token for this visitor's forms. */
   csrf: string;
   signupsEnabled: boolean;
+  /** A retrieve-only instance (the public gateway): no link to pages it does not serve (home, sign-in, API docs). */
+  retrieveOnly?: boolean;
 }
 
 export interface PageOptions {
@@ -31,6 +33,7 @@ export function csrfField(viewer: Viewer): Html {
 }
 
 function nav(viewer: Viewer): Html {
+  if (viewer.retrieveOnly) return html``;
   if (viewer.user) {
     return html`<nav aria-label="Main"><ul>
       <li><a href="/">New push</a></li>
@@ -66,13 +69,13 @@ ${opts.head ?? ''}
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="site"><div class="bar">
-  <a class="brand" href="/">Secret Push</a>
+  ${opts.viewer.retrieveOnly ? html`<span class="brand">Secret Push</span>` : html`<a class="brand" href="/">Secret Push</a>`}
   ${opts.bare ? '' : nav(opts.viewer)}
 </div></header>
 <main id="main" tabindex="-1">
 ${opts.body}
 </main>
-<footer class="site">${opts.viewer.user ? html`Signed in as ${opts.viewer.user.email} · ` : ''}<a href="/help/api">API documentation</a></footer>
+<footer class="site">${opts.viewer.user ? html`Signed in as ${opts.viewer.user.email} · ` : ''}${opts.viewer.retrieveOnly ? '' : html`<a href="/help/api">API documentation</a>`}</footer>
 <div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
 ${scripts.map((s) => html`<script src="/assets/${s}" defer></script>`)}
 </body>
@@ -90,7 +93,7 @@ export function messagePage(
   return page({
     title,
     viewer,
-    body: html`<h1>${title}</h1><p class="${kind}" ${kind === 'error' ? html`role="alert"` : ''}>${message}</p><p><a href="/">Back to the start page</a></p>`,
+    body: html`<h1>${title}</h1><p class="${kind}" ${kind === 'error' ? html`role="alert"` : ''}>${message}</p>${viewer.retrieveOnly ? '' : html`<p><a href="/">Back to the start page</a></p>`}`,
   });
 }
 
