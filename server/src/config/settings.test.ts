@@ -384,6 +384,22 @@ describe('secrets from files (issue 38)', () => {
       value: 'postgres://app:pw@db.example.org:5432/secret_push',
       read: (env) => loadSettings(env).databaseUrl,
     },
+    PWPUSH_S3_ACCESS_KEY_ID: {
+      value: 'AKIAEXAMPLEKEYID',
+      read: (env) => {
+        const storage = loadSettings(env).fileStorage;
+        return storage.kind === 's3' ? storage.credentials?.accessKeyId : null;
+      },
+      extra: { PWPUSH_FILE_STORAGE: 's3://bucket/prefix', PWPUSH_S3_SECRET_ACCESS_KEY: 'the-other-half' },
+    },
+    PWPUSH_S3_SECRET_ACCESS_KEY: {
+      value: 'secret-access-key-from-a-file',
+      read: (env) => {
+        const storage = loadSettings(env).fileStorage;
+        return storage.kind === 's3' ? storage.credentials?.secretAccessKey : null;
+      },
+      extra: { PWPUSH_FILE_STORAGE: 's3://bucket/prefix', PWPUSH_S3_ACCESS_KEY_ID: 'AKIAEXAMPLEKEYID' },
+    },
   };
   const expected = (name: keyof typeof samples) =>
     name === 'PWPUSH_MASTER_KEY' ? 'k9' : name === 'PWPUSH_MASTER_KEY_PREVIOUS' ? 'old' : samples[name].value;

@@ -236,6 +236,8 @@ export const SECRET_SETTINGS = {
   PWPUSH_OIDC_CLIENT_SECRET: "this instance's client secret at the single sign-on provider",
   PWPUSH_METRICS_TOKEN: 'the bearer token a scrape of /metrics must send',
   DATABASE_URL: "the external PostgreSQL's URL, with its password",
+  PWPUSH_S3_ACCESS_KEY_ID: "the object store's access key id (docs/object-storage.md)",
+  PWPUSH_S3_SECRET_ACCESS_KEY: "the object store's secret access key",
 } as const;
 
 /** The names of SECRET_SETTINGS. */
@@ -340,19 +342,9 @@ const TABLE: SettingDoc[] = [
       "The store's access key id (with `PWPUSH_S3_SECRET_ACCESS_KEY`; set both or neither). Neither: the AWS SDK's default chain (environment, profile, container or instance role).",
   },
   {
-    name: 'PWPUSH_S3_ACCESS_KEY_ID_FILE',
-    default: 'unset',
-    meaning: 'A file holding `PWPUSH_S3_ACCESS_KEY_ID` (its first line); set only one of the two.',
-  },
-  {
     name: 'PWPUSH_S3_SECRET_ACCESS_KEY',
     default: 'unset',
     meaning: "The store's secret access key. Secret: never logged.",
-  },
-  {
-    name: 'PWPUSH_S3_SECRET_ACCESS_KEY_FILE',
-    default: 'unset',
-    meaning: 'A file holding `PWPUSH_S3_SECRET_ACCESS_KEY` (its first line); set only one of the two.',
   },
   {
     name: 'PWPUSH_EXPIRE_AFTER_DAYS_DEFAULT',
@@ -1205,12 +1197,6 @@ function secretValue(env: NodeJS.ProcessEnv, name: string, neededBy = 'PWPUSH_OI
   return secret.value;
 }
 
-/** A secret given inline (`NAME`) or in a file (`NAME_FILE`, its first line), or neither (undefined). Never echoed. */
-function optionalSecret(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  if (raw(env, name) === undefined && raw(env, `${name}_FILE`) === undefined) return undefined;
-  return secretValue(env, name);
-}
-
 /** PWPUSH_FILE_STORAGE (`postgres`, or `s3://bucket/prefix`) and the store's PWPUSH_S3_* settings. */
 function fileStorageSettings(env: NodeJS.ProcessEnv): FileStorageSettings {
   const value = raw(env, 'PWPUSH_FILE_STORAGE') ?? 'postgres';
@@ -1223,8 +1209,8 @@ function fileStorageSettings(env: NodeJS.ProcessEnv): FileStorageSettings {
       `PWPUSH_FILE_STORAGE must be postgres or s3://bucket/prefix (a bucket name of 3 to 63 lower-case letters, digits, dots and hyphens; the prefix optional) (got "${value}")`,
     );
   }
-  const accessKeyId = optionalSecret(env, 'PWPUSH_S3_ACCESS_KEY_ID');
-  const secretAccessKey = optionalSecret(env, 'PWPUSH_S3_SECRET_ACCESS_KEY');
+  const accessKeyId = optionalSecret(env, 'PWPUSH_S3_ACCESS_KEY_ID')?.value;
+  const secretAccessKey = optionalSecret(env, 'PWPUSH_S3_SECRET_ACCESS_KEY')?.value;
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
     throw new SettingsError(
       accessKeyId === undefined ? 'PWPUSH_S3_ACCESS_KEY_ID' : 'PWPUSH_S3_SECRET_ACCESS_KEY',

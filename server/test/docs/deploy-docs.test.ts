@@ -26,8 +26,7 @@ describe('docs/deploy.md', () => {
     for (const file of named) expect(existsSync(path.join(repoRoot, file)), file).toBe(true);
     for (const match of page.matchAll(/\]\(([a-z-]+\.md)(?:#[a-z-]+)?\)/g)) {
       const link = match[1]!;
-      // object-storage.md comes with the object-storage branch (issue 38's other half).
-      if (link !== 'object-storage.md') expect(existsSync(path.join(repoRoot, 'docs', link)), link).toBe(true);
+      expect(existsSync(path.join(repoRoot, 'docs', link)), link).toBe(true);
     }
   });
 });
