@@ -3,3 +3,7 @@ export { createTestDatabase, makeSettings, type TestDatabase } from './db.js';
 export { startMailbox, type Mailbox } from './mailbox.js';
 export { reserveAddress, withOwnBase } from './address.js';
 export { startCompiledServer, type ServerProcess } from './compiled-server.js';
+// The real API with its logs captured and every answer checked against the contract (the CLI's and the MCP server's
+// tests), and what it stored of a push, as its operator could read it.
+export { startRealApi, type RealApi } from '../api/support/real.js';
+export { storedPush } from './stored-push.js';
