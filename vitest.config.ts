@@ -43,6 +43,22 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'cli',
+          include: ['cli/**/*.test.ts'],
+          globalSetup: ['server/test/global-setup.ts'],
+          testTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'mcp',
+          include: ['mcp/**/*.test.ts'],
+          globalSetup: ['server/test/global-setup.ts'],
+          testTimeout: 120_000,
+        },
+      },
+      {
+        test: {
           name: 'conformance',
           include: ['conformance/**/*.test.ts'],
           globalSetup: ['server/test/global-setup.ts'],

@@ -9,7 +9,17 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const SOURCES = ['server/src', 'sdk/src', 'rules/src', 'conformance/src', 'openapi/src', 'openapi/tooling', 'scripts'];
+const SOURCES = [
+  'server/src',
+  'sdk/src',
+  'rules/src',
+  'conformance/src',
+  'openapi/src',
+  'openapi/tooling',
+  'cli/src',
+  'mcp/src',
+  'scripts',
+];
 const SKIP_DIRS = new Set(['node_modules', 'generated', 'dist', 'test']);
 const MAX_LINES = 150;
 
