@@ -105,5 +105,16 @@ describe('configuration: environment, --server and profiles', () => {
     expect(malformed).toMatchObject({ code: 3, stderr: expect.stringMatching(/is not valid JSON/) });
     expect(malformed.stderr).not.toContain(tokenOne);
     expect((await runCli(['config', 'add', 'x', '--server', 'ftp://example.org', '--no-token'], { env })).code).toBe(3);
+    writeFileSync(
+      configFile,
+      JSON.stringify({ default_profile: 'one', profiles: { one: { url: one.baseUrl, token: tokenOne } } }),
+      { mode: 0o600 },
+    );
+    expect(await runCli(['config', 'remove', 'one'], { env })).toMatchObject({
+      code: 0,
+      stdout: 'removed profile one\n',
+    });
+    expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual({ profiles: {} });
+    expect((await runCli(['config', 'remove', 'one'], { env })).code).toBe(3);
   });
 });

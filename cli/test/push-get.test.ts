@@ -17,6 +17,7 @@ let env: Record<string, string>;
 /** A recipient: no token (the owner's own retrieval would not count as a view). */
 let recipient: Record<string, string>;
 let home: string;
+let alice: { token: string };
 const secrets: string[] = [];
 
 const linkOf = (stdout: string) => stdout.trim();
@@ -24,7 +25,7 @@ const keyOf = (link: string) => link.split('#k=')[1]!;
 
 beforeAll(async () => {
   api = await startRealApi();
-  const alice = await api.user('alice@cli.test');
+  alice = await api.user('alice@cli.test');
   ({ home, env } = newHome());
   recipient = { ...env };
   env = { ...env, SECRET_PUSH_URL: api.baseUrl, SECRET_PUSH_TOKEN: alice.token };
@@ -126,6 +127,48 @@ describe('secret-push push and get against the real server', () => {
     expect(readFileSync(path.join(out, 'notes.txt'), 'utf8')).toBe('already here');
     expect(readFileSync(path.join(out, 'notes-1.txt'), 'utf8')).toBe('second file');
     expect(got.stderr).toContain(`saved ${path.join(out, 'notes-1.txt')}`);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('takes passphrases from files, and without a terminal to ask on says how to give one (exit 6)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-cli-pass-'));
+    writeFileSync(path.join(dir, 'pass.txt'), 'from a file\nignored second line\n', { mode: 0o600 });
+    const pushed = await runCli(['push', 'guarded', '--passphrase-file', 'pass.txt'], { env, cwd: dir });
+    expect(pushed.code).toBe(0);
+    const link = linkOf(pushed.stdout);
+    const noTerminal = await runCli(['get', link], { env: recipient });
+    expect(noTerminal).toMatchObject({
+      code: 6,
+      stderr: expect.stringMatching(/needs a passphrase: .* --passphrase-file/),
+    });
+    writeFileSync(path.join(dir, 'wrong.txt'), 'not it\n');
+    expect((await runCli(['get', link, '--passphrase-file', 'wrong.txt'], { env: recipient, cwd: dir })).code).toBe(6);
+    const got = await runCli(['get', link, '--passphrase-file', '-'], { env: recipient, input: 'from a file\n' });
+    expect(got).toMatchObject({ code: 0, stdout: 'guarded' });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('saves files under safe names whatever their sender called them', async () => {
+    // A sender's own client, as JSON (a multipart parser would already rewrite some of these names).
+    const file = (filename: string, text: string) => ({ filename, content: Buffer.from(text).toString('base64') });
+    const response = await fetch(`${api.baseUrl}/api/v2/pushes`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${alice.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        push: { files: [file('.envrc', 'export EVIL=1'), file('..', 'dots'), file('a<b>:c|d?.txt', 'x')] },
+      }),
+    });
+    expect(response.status).toBe(201);
+    const made = (await response.json()) as { url_token: string };
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-cli-names-'));
+    const got = await runCli(['get', `${api.baseUrl}/p/${made.url_token}`, '--json'], { env: recipient, cwd: dir });
+    expect(got.code, got.stderr).toBe(0);
+    const saved = (JSON.parse(got.stdout) as { files: { filename: string; saved_to: string }[] }).files;
+    expect(saved.map((f) => [f.filename, path.relative(dir, f.saved_to)])).toEqual([
+      ['.envrc', '_envrc'],
+      ['..', 'file'],
+      ['a<b>:c|d?.txt', 'a_b__c_d_.txt'],
+    ]);
     rmSync(dir, { recursive: true, force: true });
   });
 

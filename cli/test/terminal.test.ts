@@ -77,6 +77,17 @@ describe('secret-push at a terminal (a pseudo-terminal)', () => {
     expect(got).toMatchObject({ code: 0, stdout: 'typed at the terminal' });
   });
 
+  it('shows a payload’s control characters as ? on a terminal (a sender’s escape sequences do not reach it)', async () => {
+    const hostile = 'line one\n\u001b]0;pwned\u0007\u001b[2Jline two';
+    const pushed = await runCli(['push', '--no-e2e', '--json'], { env, input: hostile });
+    const { url_token: token } = JSON.parse(pushed.stdout) as { url_token: string };
+    const got = await runInPty(['get', token], { env: recipient, steps: [] });
+    expect(got.code, got.transcript).toBe(0);
+    expect(got.transcript).toContain('line one');
+    expect(got.transcript).toContain('?]0;pwned??[2Jline two');
+    expect(got.transcript).not.toContain('\u001b');
+  });
+
   it('refuses two different passphrases, and Ctrl-C at a prompt exits 130', async () => {
     const differ = await runInPty(['push', 'x', '--passphrase-prompt'], {
       env,

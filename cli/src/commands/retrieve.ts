@@ -9,7 +9,7 @@ import { PassphraseError, PassphraseIncorrectError, type PushRetrieval, type Sec
 import type { Args, Command, Options } from '../command.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT } from '../exit.js';
-import { saveNewFile } from '../output.js';
+import { printable, saveNewFile } from '../output.js';
 import { askHidden, formatBytes, readSecretFile } from '../prompt.js';
 import { pushTarget } from '../target.js';
 
@@ -106,9 +106,10 @@ export async function deliverSecret(ctx: Context, client: SecretPushClient, push
     return;
   }
   if (push.payload !== null && push.payload !== '') {
-    // The payload exactly as sent; a final newline only for a person's terminal.
-    io.stdout.write(push.payload);
-    if (io.stdout.isTTY && !push.payload.endsWith('\n')) io.stdout.write('\n');
+    // The payload exactly as sent into a pipe or a file. On a terminal, its control characters are shown as `?`
+    // (a sender's escape sequences must not drive the terminal), with a final newline.
+    if (io.stdout.isTTY) io.stdout.write(`${printable(push.payload).replace(/\n?$/, '\n')}`);
+    else io.stdout.write(push.payload);
   }
   ctx.note(
     push.views_remaining > 0
