@@ -110,8 +110,12 @@ const COMMANDS: Command[] = [
   help,
 ];
 
+/** A command's line in a list: its words and arguments, and its summary up to the first `: `, `; ` or `. `. */
+const listed = (c: Command) =>
+  `  ${[...c.words, c.args ?? ''].join(' ').padEnd(34)} ${c.summary.split(/: |; |\. /)[0]!.replace(/\.$/, '')}`;
+
 function overview(): string {
-  const rows = COMMANDS.map((c) => `  ${[...c.words, c.args ?? ''].join(' ').padEnd(34)} ${c.summary.split('. ')[0]}`);
+  const rows = COMMANDS.map(listed);
   return `secret-push ${VERSION}: push secrets from a terminal (Secret Push, Password Pusher compatible).
 
 Usage: secret-push <command> [options]
@@ -128,7 +132,7 @@ ${EXIT_CODE_HELP}
 }
 
 function groupHelp(group: string, commands: Command[]): string {
-  const rows = commands.map((c) => `  ${[...c.words, c.args ?? ''].join(' ').padEnd(34)} ${c.summary.split('. ')[0]}`);
+  const rows = commands.map(listed);
   return `Usage: secret-push ${group} <command> [options]\n\nCommands:\n${rows.join('\n')}\n`;
 }
 

@@ -61,8 +61,13 @@ describe('secret-push request against the real server', () => {
       input: 'the vendor password\n',
     });
     expect(answered).toMatchObject({ code: 0, stdout: `answered ${request.url_token}\n` });
+    expect(answered.stderr).toContain('asks: The vendor API password, please');
+    expect(answered.stderr).toContain("sealed: your answer is encrypted here for the requester's key only");
     const again = await runCli(['request', 'answer', request.html_url, 'second try'], { env: responder });
-    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/409 request_answered/) });
+    expect(again).toMatchObject({
+      code: 5,
+      stderr: expect.stringMatching(/this request is fulfilled: it takes no answer/),
+    });
 
     const shown = await runCli(['request', 'show', request.url_token, '--json'], { env: requester });
     const record = JSON.parse(shown.stdout) as { state: string; answer: { url_token: string; sealed_key: string } };
@@ -111,7 +116,10 @@ describe('secret-push request against the real server', () => {
     const closed = await runCli(['request', 'answer', pending.url_token, 'too late', '--server', api.baseUrl], {
       env: responder,
     });
-    expect(closed).toMatchObject({ code: 5, stderr: expect.stringMatching(/410 request_closed/) });
+    expect(closed).toMatchObject({
+      code: 5,
+      stderr: expect.stringMatching(/this request is revoked: it takes no answer/),
+    });
     const expired = JSON.parse((await runCli(['request', 'list', 'expired', '--json'], { env: requester })).stdout) as {
       url_token: string;
       state: string;

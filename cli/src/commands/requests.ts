@@ -127,6 +127,16 @@ const answer: Command = {
   async run(ctx: Context, args: Args) {
     const target = requestTarget(args.positionals[0]!);
     const { client } = await ctx.client(target.origin);
+    // What is asked, and whether the answer will be sealed, before anything is typed.
+    const view = await client.getRequest(target.urlToken);
+    if (view.state !== 'pending')
+      throw new CliError(`this request is ${view.state}: it takes no answer`, EXIT.notFound, view.state);
+    ctx.note(`asks: ${printable(view.request)}`);
+    ctx.note(
+      view.sealing
+        ? "sealed: your answer is encrypted here for the requester's key only"
+        : 'not sealed: the server stores your answer encrypted with its own key, and can read it',
+    );
     const files = await readFiles(ctx, args.list('file'));
     let payload = args.positionals[1];
     if (payload === undefined && files.length === 0) {
