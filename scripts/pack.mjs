@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The published workspaces, in dependency order (a new package is one more line here). */
-export const PUBLISHED = ['sdk', 'openapi', 'conformance'];
+export const PUBLISHED = ['sdk', 'openapi', 'conformance', 'cli', 'mcp'];
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = path.resolve(process.argv[2] ?? path.join(root, 'packages'));

@@ -60,7 +60,7 @@ export class CliError extends Error {
   }
 }
 
-export const usageError = (message: string) => new CliError(message, EXIT.usage, 'usage');
+export const usageError = (message: string): CliError => new CliError(message, EXIT.usage, 'usage');
 
 /** The exit code of any failure. */
 export function exitCodeOf(error: unknown): ExitCode {

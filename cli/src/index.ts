@@ -16,5 +16,5 @@ export {
   type Profile,
   resolveConnection,
 } from './config.js';
-export { requestKeyStore, type RequestKeyStore } from './key-store.js';
+export { requestKeyStore, type RequestKeyStore, type RequestKeys, type RequestPublicJwk } from './key-store.js';
 export { VERSION } from './version.js';

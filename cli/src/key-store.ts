@@ -6,19 +6,32 @@
  */
 import { lstat, mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { generateRequestKeyPair, type RequestKeyPair, type RequestPublicKey } from '@secret-push/sdk';
+import { generateRequestKeyPair } from '@secret-push/sdk';
 import { CliError, EXIT } from './exit.js';
 import { isExposed } from './config.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{11,64}$/;
 const MAX_KEY_FILE_BYTES = 16 * 1024;
 
+/** A request's X25519 public key as the wire's JWK (the SDK's `RequestPublicKey`). */
+export interface RequestPublicJwk {
+  kty: 'OKP';
+  crv: 'X25519';
+  x: string;
+}
+
+/** A key pair and its public half as a JWK (the SDK's `RequestKeyPair`). */
+export interface RequestKeys {
+  keyPair: CryptoKeyPair;
+  publicKey: RequestPublicJwk;
+}
+
 interface StoredKey {
   version: 1;
   server: string;
   url_token: string;
   created_at: string;
-  public_key: RequestPublicKey;
+  public_key: RequestPublicJwk;
   private_key: JsonWebKey;
 }
 
@@ -26,8 +39,8 @@ export interface RequestKeyStore {
   /** The folder the keys are kept in. */
   readonly dir: string;
   /** A new extractable key pair for a request about to be made; `save` it once the request exists. */
-  create(): Promise<RequestKeyPair>;
-  save(server: string, urlToken: string, pair: RequestKeyPair): Promise<string>;
+  create(): Promise<RequestKeys>;
+  save(server: string, urlToken: string, pair: RequestKeys): Promise<string>;
   /** The key pair of a request, or null when this store does not hold it. */
   load(urlToken: string): Promise<CryptoKeyPair | null>;
   remove(urlToken: string): Promise<void>;

@@ -5,7 +5,6 @@
  * and one per tool call, never an argument or a result.
  */
 import { configDir, loadConfig, type Place, requestKeyStore, resolveConnection } from '@secret-push/cli';
-import { createSecretPushClient } from '@secret-push/sdk';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createSecretPushMcpServer } from './server.js';
 import { VERSION } from './version.js';
@@ -46,12 +45,8 @@ export async function main(argv: string[], proc: McpProcess): Promise<number | '
   for (const warning of connection.warnings) say(`warning: ${warning}`);
   const allowRetrieve = argv.includes('--allow-retrieve') || proc.env.SECRET_PUSH_MCP_ALLOW_RETRIEVE === 'true';
   const server = createSecretPushMcpServer({
-    client: createSecretPushClient({
-      baseUrl: connection.baseUrl,
-      token: connection.token,
-      userAgent: `secret-push-mcp/${VERSION}`,
-    }),
     baseUrl: connection.baseUrl,
+    token: connection.token,
     allowRetrieve,
     keyStore: requestKeyStore(configDir(place), proc.platform),
     log: say,

@@ -5,7 +5,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestKeyStore } from '@secret-push/cli';
-import type { SecretPushClient, VersionReport } from '@secret-push/sdk';
+import { createSecretPushClient, type VersionReport } from '@secret-push/sdk';
 import { z } from 'zod';
 import { keyKeeper, logged, pushToken, type ToolContext } from './context.js';
 import { untrustedSecret } from './results.js';
@@ -14,10 +14,12 @@ import { requestTools, retrievalFacts } from './tools/requests.js';
 import { VERSION } from './version.js';
 
 export interface SecretPushMcpOptions {
-  /** The SDK client of the instance (its base URL and token). */
-  client: SecretPushClient;
-  /** The instance's address, named in the tools' descriptions. */
+  /** The instance every tool talks to, e.g. `https://secrets.example.org`; named in the tools' descriptions. */
   baseUrl: string;
+  /** Its API token (an API key with the scopes the tools need); none: anonymous. */
+  token?: string | undefined;
+  /** A fetch for the SDK's client (default: the global one). */
+  fetch?: typeof fetch | undefined;
   /** Registers `retrieve_push` enabled (default false: hidden and refused). */
   allowRetrieve?: boolean | undefined;
   /** Where sealed requests' keys are kept (the CLI's store); default: in this process only. */
@@ -68,11 +70,17 @@ export function createSecretPushMcpServer(options: SecretPushMcpOptions): McpSer
     },
   );
   let report: Promise<VersionReport> | undefined;
+  const client = createSecretPushClient({
+    baseUrl: options.baseUrl,
+    token: options.token,
+    fetch: options.fetch,
+    userAgent: `secret-push-mcp/${VERSION}`,
+  });
   const ctx: ToolContext = {
-    client: options.client,
+    client,
     baseUrl: options.baseUrl,
     version: () => {
-      report ??= options.client.version();
+      report ??= client.version();
       report.catch(() => (report = undefined));
       return report;
     },

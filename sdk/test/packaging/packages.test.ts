@@ -1,11 +1,14 @@
 /**
- * Every published package (`npm run pack`: @secret-push/sdk, @secret-push/contract, @secret-push/conformance) has
- * complete metadata, imports no unpublished workspace package (the private `@secret-push/rules` is inlined), passes
- * publint (strict) and Are The Types Wrong (every entry, every resolution: node10, node16 from CommonJS and from
- * ESM, bundler) and `npm publish --dry-run`; the conformance CLI runs with `npx` from its
- * tarball against the real server; each README gives the install line that works today next to the registry's.
+ * Every published package (`npm run pack`: @secret-push/sdk, @secret-push/contract, @secret-push/conformance,
+ * @secret-push/cli, @secret-push/mcp) has complete metadata, imports no unpublished workspace package (the private
+ * `@secret-push/rules` is inlined, and so is the SDK in the CLI and the MCP server), passes publint (strict) and Are
+ * The Types Wrong (every entry, every resolution: node10, node16 from CommonJS and from ESM, bundler) and
+ * `npm publish --dry-run`; the conformance CLI runs with `npx` from its tarball against the real server, and so do
+ * the `secret-push` CLI and the MCP server, each installed into a fresh project; each README gives the install line
+ * that works today next to the registry's.
  */
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,22 +16,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RealServer, startRealServer } from '../support/real-server.js';
 import { binOf, env, packAll, root, run, type Packed } from './support/packed.js';
 
+/** Each package, the Node it needs, and a text of the workspace package its build must have inlined. */
 const PACKAGES = [
-  { name: '@secret-push/sdk', folder: 'sdk' },
-  { name: '@secret-push/contract', folder: 'openapi' },
-  { name: '@secret-push/conformance', folder: 'conformance' },
+  { name: '@secret-push/sdk', folder: 'sdk', node: '>=18', inlined: 'RouteTable' },
+  { name: '@secret-push/contract', folder: 'openapi', node: '>=18', inlined: 'RouteTable' },
+  { name: '@secret-push/conformance', folder: 'conformance', node: '>=18', inlined: 'RouteTable' },
+  // The CLI and the MCP server need a global WebCrypto with X25519 (end to end, sealed requests): Node 20.
+  { name: '@secret-push/cli', folder: 'cli', node: '>=20', inlined: 'createSecretPushClient: baseUrl must be' },
+  { name: '@secret-push/mcp', folder: 'mcp', node: '>=20', inlined: 'createSecretPushClient: baseUrl must be' },
 ];
 
 let packed: Packed;
 
 beforeAll(async () => {
   packed = await packAll();
-}, 300_000);
+}, 960_000);
 afterAll(() => {
   if (packed) rmSync(packed.dir, { recursive: true, force: true });
 });
 
-describe.each(PACKAGES)('$name', ({ name, folder }) => {
+describe.each(PACKAGES)('$name', ({ name, folder, node, inlined }) => {
   const manifest = () =>
     JSON.parse(readFileSync(path.join(root, folder, 'package.json'), 'utf8')) as Record<string, unknown>;
 
@@ -56,7 +63,7 @@ describe.each(PACKAGES)('$name', ({ name, folder }) => {
     });
     // Import and require specifiers, and declaration imports, are quoted; the comments name the package in backticks.
     const specifiers = new Set([...stdout.matchAll(/["'](@secret-push\/[a-z-]+)(?:\/[^"']*)?["']/g)].map((m) => m[1]));
-    expect(stdout).toContain('RouteTable');
+    expect(stdout).toContain(inlined);
     expect([...specifiers].filter((s) => !PACKAGES.some((p) => p.name === s))).toEqual([]);
   });
 
@@ -68,7 +75,7 @@ describe.each(PACKAGES)('$name', ({ name, folder }) => {
       license: 'Apache-2.0',
       repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\//), directory: folder },
       files: expect.arrayContaining(['dist', 'README.md', 'LICENSE']),
-      engines: { node: '>=18' },
+      engines: { node },
       types: './dist/index.d.cts',
       main: './dist/index.cjs',
       sideEffects: false,
@@ -172,4 +179,128 @@ describe('the conformance CLI from its tarball', () => {
     expect(stdout).toContain('RESULT: conformant (no failures)');
     expect(stdout).toMatch(/VER-001\s+pass/);
   }, 240_000);
+});
+
+/** The machine's own Node (20 here: npm runs on it), the oldest the CLI and the MCP server claim to run on. */
+const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => existsSync(p));
+
+/** Speaks MCP's JSON-RPC over a child's stdio (newline-delimited), as any MCP host does. */
+function mcpSession(command: string, args: string[], childEnv: NodeJS.ProcessEnv) {
+  const child = spawn(command, args, { env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  let buffered = '';
+  let log = '';
+  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+      const message = JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>;
+      buffered = buffered.slice(nl + 1);
+      waiting.get(message.id as number)?.(message);
+    }
+  });
+  let next = 1;
+  return {
+    log: () => log,
+    request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+      const id = next++;
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      return new Promise((resolve) => waiting.set(id, resolve));
+    },
+    notify(method: string) {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method })}\n`);
+    },
+    close() {
+      child.stdin.end();
+      child.kill();
+    },
+  };
+}
+
+describe('the secret-push CLI and the MCP server, installed from their tarballs into a fresh project', () => {
+  let real: RealServer;
+  let app: string;
+
+  beforeAll(async () => {
+    real = await startRealServer();
+    app = mkdtempSync(path.join(os.tmpdir(), 'sp-cli-app-'));
+    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'cli-consumer', private: true }));
+    // The CLI has no dependency; the MCP server's (the MCP SDK and zod) come from npm's cache or the registry.
+    await run(
+      'npm',
+      [
+        'install',
+        packed.tarballs['@secret-push/cli']!,
+        packed.tarballs['@secret-push/mcp']!,
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--silent',
+      ],
+      { cwd: app, env, timeout: 240_000 },
+    );
+  }, 300_000);
+  afterAll(async () => {
+    await real?.close();
+    if (app) rmSync(app, { recursive: true, force: true });
+  });
+
+  it('runs secret-push --version and an end-to-end push round trip from the tarball, on this Node and the machine’s own', async () => {
+    const bin = path.join(app, 'node_modules/.bin/secret-push');
+    const { stdout: tree } = await run('npm', ['ls', '@secret-push/cli', '--all', '--json'], { cwd: app, env });
+    expect(JSON.parse(tree).dependencies['@secret-push/cli'].dependencies ?? {}).toEqual({});
+    const nodes = [process.execPath];
+    if (systemNode) {
+      const { stdout: old } = await run(systemNode, ['--version'], { env });
+      if (Number(/^v(\d+)/.exec(old)![1]) >= 20) nodes.push(systemNode);
+    }
+    const server = { ...env, SECRET_PUSH_URL: real.baseUrl, SECRET_PUSH_TOKEN: real.users[0]!.token };
+    for (const node of nodes) {
+      expect((await run(node, [bin, '--version'], { cwd: app, env })).stdout).toBe('0.1.0\n');
+      const { stdout: pushed } = await run(node, [bin, 'push', `from the cli tarball on ${node}`, '--json'], {
+        cwd: app,
+        env: server,
+      });
+      const record = JSON.parse(pushed) as { share_link: string; end_to_end: boolean };
+      expect(record).toMatchObject({ end_to_end: true, share_link: expect.stringMatching(/#k=/) });
+      const { stdout: got } = await run(node, [bin, 'get', record.share_link], { cwd: app, env: { PATH: env.PATH } });
+      expect(got).toBe(`from the cli tarball on ${node}`);
+    }
+  }, 120_000);
+
+  it('starts secret-push-mcp, which answers initialize, tools/list and create_push over stdio', async () => {
+    const session = mcpSession(path.join(app, 'node_modules/.bin/secret-push-mcp'), [], {
+      PATH: env.PATH,
+      HOME: app,
+      SECRET_PUSH_URL: real.baseUrl,
+      SECRET_PUSH_TOKEN: real.users[0]!.token,
+    });
+    try {
+      const init = await session.request('initialize', {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'packaging-test', version: '1.0.0' },
+      });
+      expect(init.result).toMatchObject({ serverInfo: { name: 'secret-push', version: '0.1.0' } });
+      session.notify('notifications/initialized');
+      const listed = (await session.request('tools/list', {})).result as { tools: { name: string }[] };
+      expect(listed.tools.map((t) => t.name)).toContain('create_push');
+      expect(listed.tools.map((t) => t.name)).not.toContain('retrieve_push');
+      const created = (
+        await session.request('tools/call', {
+          name: 'create_push',
+          arguments: { payload: 'from the mcp tarball' },
+        })
+      ).result as { structuredContent: { share_link: string } };
+      const { createSecretPushClient } = await import('@secret-push/sdk');
+      const opened = await createSecretPushClient({ baseUrl: real.baseUrl }).retrieveLink(
+        created.structuredContent.share_link,
+      );
+      expect(opened.payload).toBe('from the mcp tarball');
+      expect(session.log()).toMatch(/create_push ok \d+ms/);
+      expect(session.log()).not.toContain('from the mcp tarball');
+    } finally {
+      session.close();
+    }
+  }, 120_000);
 });
