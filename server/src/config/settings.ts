@@ -273,7 +273,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_MODE',
     default: '`full`',
     meaning:
-      '`full`, or `retrieve-only`: the public gateway in front of an internal instance on the same database. It serves what a recipient opens (the pages `/p/…` and `/r/…`, retrieval, preview, file downloads, expiry by a viewer, the answer to a request) and answers 404 to everything else: creating, accounts, API keys, webhooks, lists, audit logs, the API docs. See [docs/deploy.md](docs/deploy.md).',
+      '`full`, or `retrieve-only`: the public gateway in front of an internal instance on the same database. It serves what a recipient opens (the pages `/p/…` and `/r/…`, retrieval, preview, file downloads, expiry by a viewer, the answer to a request) and answers 404 to everything else: creating, accounts, API keys, webhooks, lists, audit logs, the API docs. See [docs/deploy.md](deploy.md).',
   },
   {
     name: 'PWPUSH_PUBLIC_BASE_URL',
@@ -548,7 +548,7 @@ const TABLE: SettingDoc[] = [
     name: 'PWPUSH_WEBHOOK_SENDS_PER_MINUTE',
     default: '`600`',
     meaning:
-      "Webhook POSTs (first tries, retries, test events and redeliveries alike) one account's webhooks may send together per clock minute, counted in PostgreSQL across every server process; deliveries past it stay `pending` and are sent in a later minute, never dropped (0..1,000,000; `0`: no budget). [docs/webhooks.md](docs/webhooks.md)",
+      "Webhook POSTs (first tries, retries, test events and redeliveries alike) one account's webhooks may send together per clock minute, counted in PostgreSQL across every server process; deliveries past it stay `pending` and are sent in a later minute, never dropped (0..1,000,000; `0`: no budget). [docs/webhooks.md](webhooks.md)",
   },
   {
     name: 'PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE',
