@@ -15,7 +15,13 @@
  * err on the side of refusing. Under one address's burst of concurrent creates, the row is written once per chunk
  * rather than once per create, so the creates no longer queue behind each other's commits.
  */
-import type { AddressQuota } from './push-repository.js';
+
+/** The anonymous storage quota a create is counted against: its address's window (a clock hour) and the quota. */
+export interface AddressQuota {
+  scope: string;
+  windowStart: Date;
+  limit: number;
+}
 
 /** Reserves bytes in a window's row; the row's new total, or null when the quota would go over (nothing changed). */
 export type Reserve = (quota: AddressQuota, bytes: number) => Promise<number | null>;

@@ -18,7 +18,7 @@
 import { ApiError } from '@secret-push/rules';
 import pg from 'pg';
 import { sql, UnstorableTextError, type Db, type Statement } from '../db/sql.js';
-import { AddressLeases } from './address-leases.js';
+import { AddressLeases, type AddressQuota } from './address-leases.js';
 import {
   AUDIT_ENTRIES,
   type AuditKind,
@@ -46,13 +46,6 @@ export type FileMeta = Pick<PushFileRow, 'id' | 'filenameCiphertext' | 'contentT
 export interface PageOf<T> {
   items: T[];
   total: number;
-}
-
-/** The anonymous storage quota a create is counted against: its address's window (a clock hour) and the quota. */
-export interface AddressQuota {
-  scope: string;
-  windowStart: Date;
-  limit: number;
 }
 
 /** A create counted against a storage quota: the push and the bytes now used, or a refusal with the bytes in use. */

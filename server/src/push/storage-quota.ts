@@ -11,7 +11,8 @@
 import { ApiError, rateLimitFields, type LimitState } from '@secret-push/rules';
 import { clientAddressKey } from '../client-address.js';
 import type { Settings } from '../config/settings.js';
-import { STORAGE_WINDOW_MS, storageWindowStart, type AddressQuota } from './push-repository.js';
+import type { AddressQuota } from './address-leases.js';
+import { STORAGE_WINDOW_MS, storageWindowStart } from './push-repository.js';
 
 export type StorageQuotaName = 'anonymous' | 'user';
 
