@@ -25,19 +25,15 @@ import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
 import { poolDb, sql } from './db/sql.js';
 import { startJobQueue, type JobQueue, type QueueDepth, type QueueOptions } from './jobs/queue.js';
 import { createMailer } from './mail/mailer.js';
-import {
-  createNotifyService,
-  notifyDelivery,
-  NOTIFY_QUEUE,
-  type MailMetrics,
-  type NotifyService,
-} from './mail/notify-service.js';
+import { createNotifyService, notifyDelivery, NOTIFY_QUEUE, type NotifyService } from './mail/notify-service.js';
+import type { MailMetrics } from './mail/send-each.js';
 import { FileObjects } from './files/file-objects.js';
 import { openObjectStore } from './files/object-store.js';
 import { reconcileFiles, RECONCILE_EVERY_MS, type ReconcileResult } from './files/reconcile.js';
 import { KEY_LIFETIME_MS } from './push/idempotency.js';
 import { createPushRepository } from './push/push-repository.js';
-import { createPushService, type PushService, type RequestContext } from './push/push-service.js';
+import { createPushService, type PushService } from './push/push-service.js';
+import type { RequestContext } from './request-context.js';
 import { sweep as runSweep } from './push/sweeper.js';
 import { createRequestRepository } from './request/request-repository.js';
 import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
@@ -48,7 +44,8 @@ import { startWebhookArea, type WebhookArea } from './webhooks/webhook-area.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
 
 export type { Settings } from './config/settings.js';
-export type { Actor, Page, RequestContext } from './push/push-service.js';
+export type { Page } from './push/push-service.js';
+export type { Actor, RequestContext } from './request-context.js';
 export type { AuditEntry, Push, PushInput, PushOwner, VersionReport } from '@secret-push/sdk/generated';
 
 /** Read-only queries and accounts for the web pages. */

@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { readCredential, type ApiKeyScope, type Credential } from '@secret-push/rules';
 import type { Actor, Core } from '../core.js';
-import type { CallerKey } from '../user/api-keys.js';
+import type { CallerKey } from '../request-context.js';
 import { clientIp, headerOf, requestProtocol } from './request-target.js';
 
 export interface AuthResult {

@@ -9,7 +9,7 @@
  */
 import type { Readable } from 'node:stream';
 import type * as G from '@secret-push/sdk/generated';
-import type { RequestContext } from '../push/push-service.js';
+import type { RequestContext } from '../request-context.js';
 
 interface Operation<Data, Responses> {
   data: Data;

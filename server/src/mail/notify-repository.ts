@@ -5,7 +5,7 @@
  */
 import { ApiError } from '@secret-push/rules';
 import { sql, type Db } from '../db/sql.js';
-import type { AuditActor } from '../push/push-repository.js';
+import type { Actor as AuditActor } from '../request-context.js';
 
 export type NotifyStatus = 'pending' | 'processing' | 'completed' | 'partially_failed' | 'failed';
 

@@ -33,23 +33,15 @@ import type { Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import type { PushRepository } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
-import type { RequestContext } from '../push/push-service.js';
+import type { RequestContext } from '../request-context.js';
 import type { Mailer } from './mailer.js';
 import { pushLinkMessage } from './messages.js';
 import { createNotifyRepository, type NotificationRow, type NotifyStatus } from './notify-repository.js';
-import { sendEach } from './send-each.js';
+import { sendEach, type MailMetrics } from './send-each.js';
 
 export const NOTIFY_QUEUE = 'email.push-link';
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MINUTE_MS = 60 * 1000;
-
-/** What the metrics learn of deliveries: counts by outcome, never an address. */
-export interface MailMetrics {
-  /** One message: `sent`, `temporary_failure` (retried) or `permanent_failure`. */
-  mailSent(outcome: 'sent' | 'temporary_failure' | 'permanent_failure'): void;
-  /** One notification finished with this status. */
-  notificationFinished(status: NotifyStatus): void;
-}
 
 /** A create's request to email the link, checked; written with the push by `enqueueWithPush`. */
 export interface PreparedNotify extends NotifyRequest {

@@ -10,7 +10,15 @@
  */
 import type { Mailer } from './mailer.js';
 import type { MailText } from './messages.js';
-import type { MailMetrics } from './notify-service.js';
+import type { NotifyStatus } from './notify-repository.js';
+
+/** What the metrics learn of deliveries: counts by outcome, never an address. */
+export interface MailMetrics {
+  /** One message: `sent`, `temporary_failure` (retried) or `permanent_failure`. */
+  mailSent(outcome: 'sent' | 'temporary_failure' | 'permanent_failure'): void;
+  /** One notification finished with this status. */
+  notificationFinished(status: NotifyStatus): void;
+}
 
 /** How a row ends once no retry follows. */
 export type MailOutcome = 'completed' | 'partially_failed' | 'failed';

@@ -18,6 +18,7 @@
 import { ApiError } from '@secret-push/rules';
 import pg from 'pg';
 import { sql, UnstorableTextError, type Db, type Statement } from '../db/sql.js';
+import type { Actor } from '../request-context.js';
 import { AddressLeases, type AddressQuota } from './address-leases.js';
 import {
   AUDIT_ENTRIES,
@@ -32,13 +33,8 @@ import {
   type PushRow,
 } from './push-tables.js';
 
-/** Who did something to a push, for its audit entry. */
-export interface AuditActor {
-  userId: string | null;
-  ip: string;
-  userAgent: string;
-  referrer: string;
-}
+/** Who did something to a push, for its audit entry: the request's actor. */
+export type AuditActor = Actor;
 
 /** A file without its bytes (where they are: `objectKey`, null when they are in `content`). */
 export type FileMeta = Pick<PushFileRow, 'id' | 'filenameCiphertext' | 'contentType' | 'size' | 'objectKey'>;

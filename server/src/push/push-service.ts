@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type {
-  ApiKeyScope,
   AuditEntry,
   PreviewResponse,
   Push,
@@ -54,10 +53,9 @@ import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '
 import type { NotifyService, PreparedNotify } from '../mail/notify-service.js';
 import { storeUnavailable, StreamedFile, type FileObjects } from '../files/file-objects.js';
 import { StoreUnavailableError } from '../files/object-store.js';
+import type { Actor, RequestContext } from '../request-context.js';
 import type { PushEvents } from '../webhooks/push-events.js';
-import type { CallerKey } from '../user/api-keys.js';
 import type {
-  AuditActor,
   CreateWrites,
   FileMeta,
   KeyRef,
@@ -77,22 +75,6 @@ import {
   windowResetSeconds,
   type StorageQuotaState,
 } from './storage-quota.js';
-
-/** Who is asking, as the HTTP layer (or a page) resolved it. `userId` is null for anonymous callers. */
-export type Actor = AuditActor;
-
-/** What a service call needs of its request: the caller, `{base}` for URLs, and the instant (tests move it). */
-export interface RequestContext {
-  actor: Actor;
-  baseUrl: string;
-  now?: Date;
-  /** Writes on behalf of this request change nothing after it (default: 8 s from the call; db/deadlines.ts). */
-  deadline?: Date;
-  /** The scopes of the caller's API key; absent for every scope (the account token, the legacy pair, anonymous). */
-  scopes?: readonly ApiKeyScope[];
-  /** The caller's API key (its id and expiry); absent for the account token, the legacy pair and anonymous callers. */
-  key?: CallerKey;
-}
 
 /** What a create may come with: an Idempotency-Key and the body's fingerprint (the API's createPush). */
 interface CreateOptions {

@@ -22,9 +22,8 @@ import { sql, type Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
 import { requestLinkMessage, requestNoticeMessage, type MailText } from '../mail/messages.js';
-import type { MailMetrics } from '../mail/notify-service.js';
 import { createNotifyRepository } from '../mail/notify-repository.js';
-import { sendEach } from '../mail/send-each.js';
+import { sendEach, type MailMetrics } from '../mail/send-each.js';
 import type { MoveFollower, RequestMove } from './request-service.js';
 import { REQUESTS, type RequestRow } from './request-tables.js';
 

@@ -21,6 +21,7 @@ import {
 } from '@secret-push/rules';
 import { newApiKeyToken, tokenDigest } from '../crypto/tokens.js';
 import { sql, type Db } from '../db/sql.js';
+import type { CallerKey } from '../request-context.js';
 import { column, defineTable } from '../db/table.js';
 
 /** Keys one account may hold at once. */
@@ -90,12 +91,6 @@ const K = {
     `delete from api_keys where user_id = :userId and id = :id returning ${API_KEYS.list}`,
   ),
 };
-
-/** The API key a request came with: its id and expiry (what a key it makes must stay inside). */
-export interface CallerKey {
-  id: string;
-  expiresAt: Date | null;
-}
 
 const REVOKE_ALL = {
   token: sql<{ userId: string }, { id: string }>('delete from api_tokens where user_id = :userId returning id'),

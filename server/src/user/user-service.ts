@@ -10,7 +10,8 @@ import { hashPassphrase } from '../crypto/passphrase.js';
 import { newApiToken, tokenDigest } from '../crypto/tokens.js';
 import { ApiToken, User } from '../db/entities.js';
 import { API_KEY_PREFIX, ApiError, type ApiKeyScope } from '@secret-push/rules';
-import { createApiKeyService, revokeEveryCredential, type ApiKeyService, type CallerKey } from './api-keys.js';
+import type { CallerKey } from '../request-context.js';
+import { createApiKeyService, revokeEveryCredential, type ApiKeyService } from './api-keys.js';
 import { sql, type Db } from '../db/sql.js';
 
 export interface UserService {

@@ -1,0 +1,33 @@
+/**
+ * What every service call carries of its request: who is asking and how. The lowest floor of the server's areas
+ * (ARCHITECTURE.md, "Floors"): the push, mail and request services, the core and the HTTP edge all read these types,
+ * so they live below all of them.
+ */
+import type { ApiKeyScope } from '@secret-push/rules';
+
+/** Who is asking, as the HTTP layer (or a page) resolved it. `userId` is null for anonymous callers. */
+export interface Actor {
+  userId: string | null;
+  ip: string;
+  userAgent: string;
+  referrer: string;
+}
+
+/** The API key a request came with: its id and expiry (what a key it makes must stay inside). */
+export interface CallerKey {
+  id: string;
+  expiresAt: Date | null;
+}
+
+/** What a service call needs of its request: the caller, `{base}` for URLs, and the instant (tests move it). */
+export interface RequestContext {
+  actor: Actor;
+  baseUrl: string;
+  now?: Date;
+  /** Writes on behalf of this request change nothing after it (default: 8 s from the call; db/deadlines.ts). */
+  deadline?: Date;
+  /** The scopes of the caller's API key; absent for every scope (the account token, the legacy pair, anonymous). */
+  scopes?: readonly ApiKeyScope[];
+  /** The caller's API key (its id and expiry); absent for the account token, the legacy pair and anonymous callers. */
+  key?: CallerKey;
+}
