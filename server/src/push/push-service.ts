@@ -54,15 +54,8 @@ import type { NotifyService, PreparedNotify } from '../mail/notify-service.js';
 import { storeUnavailable, StreamedFile, type FileObjects } from '../files/file-objects.js';
 import { StoreUnavailableError } from '../files/object-store.js';
 import type { Actor, RequestContext } from '../request-context.js';
-import type { PushEvents } from '../webhooks/push-events.js';
-import type {
-  CreateWrites,
-  FileMeta,
-  KeyRef,
-  PushRepository,
-  WithinChange,
-  WithinCreate,
-} from './push-repository.js';
+import type { PushEvents } from './push-followers.js';
+import type { CreateWrites, FileMeta, KeyRef, PushRepository, WithinChange, WithinCreate } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
 import {

@@ -11,18 +11,13 @@
  * name).
  */
 import { randomUUID } from 'node:crypto';
-import type { PushInput, WebhookEvent, WebhookEventType } from '@secret-push/sdk/generated';
+import type { WebhookEvent, WebhookEventType } from '@secret-push/sdk/generated';
 import { ApiError, readReceiptsUnavailable, type ServerEnv } from '@secret-push/rules';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
 import type { JobQueue } from '../jobs/queue.js';
-import {
-  claimedPush,
-  type AuditActor,
-  type ClaimWrites,
-  type CreateWrites,
-  type WithinChange,
-} from '../push/push-repository.js';
+import { claimedPush, type ClaimWrites } from '../push/push-repository.js';
+import type { PushEvents } from '../push/push-followers.js';
 import type { PushRow } from '../push/push-tables.js';
 import { outboxWrites } from './outbox.js';
 import { made, viewerOf, type Extra } from './push-event-facts.js';
@@ -54,8 +49,6 @@ export function sealEvent(keyring: Keyring, event: WebhookEvent): { eventId: str
   return { eventId, body: keyring.encryptText(JSON.stringify(event), deliveryBodyContext(eventId)) };
 }
 
-type Ctx = { actor: AuditActor; now?: Date };
-
 /** In `tx`: one event's deliveries (one per listening webhook), in one statement; `wake` once they are committed. */
 export async function queueDeliveries(
   tx: Db,
@@ -65,31 +58,6 @@ export async function queueDeliveries(
 ): Promise<void> {
   const ids = await repo.insertDeliveries(tx, values);
   if (ids.length > 0) tx.afterCommit(wake);
-}
-
-export interface PushEvents {
-  /**
-   * Checks a create's `notify_owner_on_view` (422 when it cannot be honoured); the create's writes, for owners: its
-   * events ahead of the push (they need not see it), the read-receipt choice after it.
-   */
-  prepareCreate(input: PushInput, ctx: Ctx): CreateWrites | undefined;
-  viewed(ctx: Ctx): WithinChange;
-  /**
-   * The events of a recipient's view as its one statement writes them (push-repository.ts's viewByToken): its audit
-   * entry marked for the outbox (outbox.ts), so an owner with webhooks is viewed in one statement, as one without. Null
-   * when that cannot be (webhooks off; read receipts on: they are decided in a transaction).
-   */
-  viewInStatement(): ClaimWrites | null;
-  /**
-   * The same events written by the claim's own statement (no transaction), given the push as read before the claim
-   * (the claim then only happens from that count of views, so the bodies, made now, say what the claim did); null
-   * when that cannot be (read receipts on: they are decided in the transaction; no webhooks; an anonymous push).
-   */
-  viewedInClaim(ctx: Ctx, before: PushRow, now: Date): ClaimWrites | null;
-  failedPassphrase(ctx: Ctx): WithinChange;
-  deleted(ctx: Ctx): WithinChange;
-  /** By time: noticed by a request, or by the sweeper. */
-  expired(by?: 'time' | 'sweeper'): WithinChange;
 }
 
 export interface PushEventDeps {
