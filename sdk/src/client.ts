@@ -60,6 +60,7 @@ import {
 } from './errors.js';
 import { type CreatePushParams, toFileUpload } from './files.js';
 import { iteratePages, type Page, pageFromResponse } from './pagination.js';
+import type { GeneratedCall, GeneratedResult, PagedList, RequestOptions, Retry } from './calls.js';
 import { formCanCarry, multipartBody } from './upload.js';
 import { type RequestMethods, requestMethods } from './requests.js';
 import { type WebhookMethods, webhookMethods } from './webhook-methods.js';
@@ -81,13 +82,6 @@ export interface SecretPushClientOptions {
   maxRetries?: number | undefined;
   /** The longest wait before a retry; a longer `Retry-After` is not waited for (the error is thrown). Default 10,000. */
   maxRetryWaitMs?: number | undefined;
-}
-
-/** Options every method takes. */
-export interface RequestOptions {
-  signal?: AbortSignal | undefined;
-  /** Overrides the client's `timeoutMs` for this call. */
-  timeoutMs?: number | undefined;
 }
 
 export interface RetrieveLinkOptions extends RequestOptions {
@@ -148,12 +142,6 @@ export interface NotifyEmailsParams {
   to: string | readonly string[];
   /** `en`, `de`, `es`, `fr`, … (others are written in English); default `en`. */
   locale?: string | null | undefined;
-}
-
-/** An async iterable list whose `page(n)` reads one page. */
-export interface PagedList<T, Args extends unknown[] = []> {
-  (...args: [...Args, options?: RequestOptions]): AsyncIterable<T>;
-  page(...args: [...Args, page: number, options?: RequestOptions]): Promise<Page<T>>;
 }
 
 export interface SecretPushClient extends RequestMethods, WebhookMethods {
@@ -217,16 +205,6 @@ export interface SecretPushClient extends RequestMethods, WebhookMethods {
   /** The generated hey-api client underneath (the facade has a method for every operation of the contract). */
   readonly raw: Client;
 }
-
-interface GeneratedResult {
-  data?: unknown;
-  error?: unknown;
-  response?: Response;
-}
-
-export type GeneratedCall = (extra: { client: Client; signal: AbortSignal }) => Promise<GeneratedResult>;
-
-export type Retry = 'safe' | 'idempotent' | 'never';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RETRIES = 2;

@@ -8,13 +8,12 @@ export {
   type CreatedPush,
   type CreatePushOptions,
   type NotifyEmailsParams,
-  type PagedList,
-  type RequestOptions,
   type RetrieveLinkOptions,
   type RetrieveOptions,
   type SecretPushClient,
   type SecretPushClientOptions,
 } from './client.js';
+export type { PagedList, RequestOptions } from './calls.js';
 export {
   AuthenticationError,
   BadRequestError,

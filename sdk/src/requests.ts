@@ -30,7 +30,7 @@ import { sealPush } from './e2e/seal.js';
 import { MissingKeyError, SecretPushError } from './errors.js';
 import { type CreatePushParams, toFileUpload } from './files.js';
 import { iteratePages, type Page, pageFromResponse } from './pagination.js';
-import type { GeneratedCall, PagedList, RequestOptions, Retry } from './client.js';
+import type { GeneratedCall, PagedList, RequestOptions, Retry } from './calls.js';
 
 type Send = <T>(
   call: GeneratedCall,

@@ -24,7 +24,7 @@ import type {
   WebhookRotated,
 } from './generated/types.gen.js';
 import { iteratePages, type Page, pageFromResponse } from './pagination.js';
-import type { GeneratedCall, PagedList, RequestOptions, Retry } from './client.js';
+import type { GeneratedCall, PagedList, RequestOptions, Retry } from './calls.js';
 
 type Send = <T>(
   call: GeneratedCall,
