@@ -3,7 +3,7 @@
  * no server), and the SDK client for the resolved server and token.
  */
 import { createSecretPushClient, type SecretPushClient, type VersionReport } from '@secret-push/sdk';
-import type { Args } from './command.js';
+import type { Args } from './args.js';
 import { type Connection, configDir, type ConfigFile, loadConfig, type Place, resolveConnection } from './config.js';
 import { requestKeyStore, type RequestKeyStore } from './key-store.js';
 import type { CliIo } from './io.js';

@@ -4,7 +4,8 @@
  * of days goes as `expire_after_days` to an instance that does not report durations).
  */
 import type { VersionReport } from '@secret-push/sdk';
-import type { Args, Options } from './command.js';
+import type { Args } from './args.js';
+import type { Options } from './command.js';
 import { CliError, EXIT, usageError } from './exit.js';
 
 export const EXPIRY_OPTIONS: Options = {

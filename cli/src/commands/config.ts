@@ -2,7 +2,8 @@
  * `secret-push config …`: the profiles of the config file (several instances, each with its token). A token is typed
  * without echo or piped in (`--token-stdin`), never an argument; the file is written 0600.
  */
-import type { Args, Command } from '../command.js';
+import type { Args } from '../args.js';
+import type { Command } from '../command.js';
 import type { Context } from '../context.js';
 import { checkProfileName, configPath, normalizeServerUrl, saveConfig } from '../config.js';
 import { CliError, EXIT } from '../exit.js';

@@ -3,7 +3,8 @@
  * printed this once), revoke.
  */
 import type { ApiKeyScope } from '@secret-push/sdk/generated';
-import type { Args, Command } from '../command.js';
+import type { Args } from '../args.js';
+import type { Command } from '../command.js';
 import type { Context } from '../context.js';
 import { usageError } from '../exit.js';
 import { table } from '../output.js';

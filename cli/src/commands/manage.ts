@@ -2,7 +2,8 @@
  * The owner's commands on pushes: `preview` (the link, without a view), `expire`, `audit`, `list active|expired`.
  */
 import type { AuditEntry, PushOwner } from '@secret-push/sdk';
-import type { Args, Command, Options } from '../command.js';
+import type { Args } from '../args.js';
+import type { Command, Options } from '../command.js';
 import type { Context } from '../context.js';
 import { usageError } from '../exit.js';
 import { table } from '../output.js';

@@ -13,7 +13,8 @@ import {
 } from '@secret-push/sdk';
 import { isSupportedScheme } from '@secret-push/sdk/e2e';
 import { fileFromPath } from '@secret-push/sdk/node';
-import type { Args, Command } from '../command.js';
+import type { Args } from '../args.js';
+import type { Command } from '../command.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
 import { EXPIRY_OPTIONS, expiryOf } from '../expiry.js';

@@ -11,7 +11,8 @@ import {
   type SecretPushClient,
 } from '@secret-push/sdk';
 import { SEALING_SCHEME } from '@secret-push/sdk/e2e';
-import type { Args, Command } from '../command.js';
+import type { Args } from '../args.js';
+import type { Command } from '../command.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
 import { EXPIRY_OPTIONS, expiryOf } from '../expiry.js';

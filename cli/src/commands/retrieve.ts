@@ -6,7 +6,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassphraseError, PassphraseIncorrectError, type PushRetrieval, type SecretPushClient } from '@secret-push/sdk';
-import type { Args, Command, Options } from '../command.js';
+import type { Args } from '../args.js';
+import type { Command, Options } from '../command.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT } from '../exit.js';
 import { printable, saveNewFile } from '../output.js';

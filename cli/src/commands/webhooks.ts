@@ -6,7 +6,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from '@secret-push/sdk';
-import type { Args, Command } from '../command.js';
+import type { Args } from '../args.js';
+import type { Command } from '../command.js';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit.js';
 import { printable, table } from '../output.js';
