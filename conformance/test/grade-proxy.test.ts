@@ -14,7 +14,8 @@ import { Router, startProxy, type RunningProxy } from '../src/grade/proxy.js';
 import { FAULTS } from '../src/grade/faults/index.js';
 import { FAULT_CLASSES } from '../src/grade/fault.js';
 import { REQUIREMENTS } from '../src/runner.js';
-import { startDeliveryRelays, standardSignature, type DeliveryRelays } from '../src/grade/relay.js';
+import { standardSignature, type DeliveryRelays } from '../src/grade/proxy.js';
+import { startDeliveryRelays } from '../src/grade/relay.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../src/receiver.js';
 import type { FaultHooks, ProxyEnv } from '../src/grade/proxy.js';
 

@@ -4,7 +4,8 @@
  * the pushes made through it (who made each, what was asked) so that faults can model stateful server bugs
  * (an owner's view that counts, an option that is ignored, a payload served after expiry), and of the webhooks
  * registered through it (their owner and secrets), whose deliveries the grader's relay carries past the fault
- * (relay.ts).
+ * (relay.ts). A delivery as a fault sees it (`Delivery`) is described here, below the relay that carries it, since
+ * the faults' hooks name it.
  *
  * Links the upstream builds from the Host it was sent (json_url, html_url, Link, download urls) are rewritten to
  * the proxy's own origin, so the suite keeps talking to the proxy.
@@ -20,10 +21,9 @@ import {
 } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { v1Contract } from '../context.js';
 import type { Contract } from '../spec.js';
-import type { Delivery, DeliveryRelays, JournaledWebhook } from './relay.js';
 
 export type Headers = Record<string, string>;
 
@@ -58,7 +58,7 @@ function requestOnce(start: () => ClientRequest, body: Buffer): Promise<Upstream
  * notices) fails the request before any answer: it is sent again once on a new socket, as Node's documentation
  * advises (`request.reusedSocket`), so that a fault-free run never sees a 502 of the proxy's or the relay's making.
  */
-export async function requestWhole(start: () => ClientRequest, body: Buffer): Promise<Upstream> {
+async function requestWhole(start: () => ClientRequest, body: Buffer): Promise<Upstream> {
   try {
     return await requestOnce(start, body);
   } catch (error) {
@@ -418,4 +418,92 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         agent.destroy();
       }),
   };
+}
+
+/** A webhook registered through the proxy (the grader's journal of webhooks). */
+export interface JournaledWebhook {
+  id: string;
+  /** Who registered it: `token:<token>` (see `identityOf`). */
+  owner: string;
+  /** The URL the client registered (the receiver's), before the proxy put the relay's in. */
+  url: string;
+  /** The secrets the server signs with now, as its answers showed them: the current one, then the previous one. */
+  secrets: string[];
+}
+
+/** A Standard Webhooks `v1` signature: base64 of HMAC-SHA256 of `id.timestamp.body`, keyed with the secret's bytes. */
+export function standardSignature(secret: string, id: string, timestamp: string, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+}
+
+/** A fresh `webhook-id` of the shape the contract gives (`msg_` and 26 letters or digits). */
+export function messageId(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  return `msg_${[...randomBytes(26)].map((b) => alphabet[b % alphabet.length]).join('')}`;
+}
+
+/** One delivery on its way from the server to the receiver, as a fault sees and changes it. */
+export class Delivery {
+  /** Set (by `drop`, or to what a hook's own `forward()` got) to answer the server so, without forwarding again. */
+  answer: Upstream | undefined;
+
+  constructor(
+    /** Path and query, as the server sent them (the same as at the receiver). */
+    readonly path: string,
+    /** Request headers, lower-case names. */
+    public headers: Headers,
+    public body: Buffer,
+    /** The webhook this delivery is for, when the journal knows it. */
+    readonly webhook: JournaledWebhook | undefined,
+    private readonly target: URL,
+    readonly env: ProxyEnv,
+  ) {}
+
+  /** The event (a fresh parse each time: change it, then assign it back and `sign()`). */
+  get event(): any {
+    try {
+      return JSON.parse(this.body.toString('utf8'));
+    } catch {
+      return undefined;
+    }
+  }
+
+  set event(value: unknown) {
+    this.body = Buffer.from(JSON.stringify(value));
+  }
+
+  /**
+   * Signs the delivery again after a change, as the server would have: `v1,` signatures under `secrets` (default: the
+   * webhook's, as the journal knows them), made by `signer` (default: the Standard Webhooks signature).
+   */
+  sign(secrets = this.webhook?.secrets ?? [], signer = standardSignature): void {
+    const id = this.headers['webhook-id'] ?? '';
+    const timestamp = this.headers['webhook-timestamp'] ?? '';
+    const body = this.body.toString('utf8');
+    this.headers['webhook-signature'] = secrets.map((s) => `v1,${signer(s, id, timestamp, body)}`).join(' ');
+  }
+
+  /** The server's delivery never reaches the receiver: the server is answered 200, as if it had. */
+  drop(): void {
+    this.answer = { status: 200, headers: {}, body: Buffer.from('ok') };
+  }
+
+  /** Sends the delivery (as it is now) to the receiver. */
+  forward(): Promise<Upstream> {
+    const headers: Record<string, string | number> = { ...this.headers, 'content-length': this.body.length };
+    delete headers.host;
+    delete headers.connection;
+    delete headers['transfer-encoding'];
+    return requestWhole(() => httpRequest(new URL(this.path, this.target), { method: 'POST', headers }), this.body);
+  }
+}
+
+/** The relays of one fault's run. */
+export interface DeliveryRelays {
+  /** The relay URL to register instead of `url`, when `url` is on the receiver's host (else undefined). */
+  wrap(url: string): Promise<string | undefined>;
+  /** `text` with every relay origin turned back into its receiver's origin (plain and JSON-escaped). */
+  unwrap(text: string): string;
+  close(): Promise<void>;
 }

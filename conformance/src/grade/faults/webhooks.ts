@@ -5,8 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { define } from '../fault.js';
-import type { Exchange, Headers } from '../proxy.js';
-import { messageId, type Delivery } from '../relay.js';
+import { messageId, type Delivery, type Exchange, type Headers } from '../proxy.js';
 
 /** The push events a webhook may choose (the contract's WebhookEventType, push.*). */
 const PUSH_EVENTS = ['push.created', 'push.viewed', 'push.failed_passphrase', 'push.expired', 'push.deleted'];
