@@ -14,6 +14,7 @@ import { poolDb } from '../db/sql.js';
 import { FileObjects } from '../files/file-objects.js';
 import { migrateFiles, type MigrationTarget } from '../files/migrate.js';
 import { openObjectStore } from '../files/object-store.js';
+import { runWhenMain } from './run-main.js';
 
 const USAGE = `usage: npm run files -- migrate --to s3
        npm run files -- migrate --to postgres
@@ -83,17 +84,4 @@ export async function runFilesCli(
   }
 }
 
-const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/cli/files.ts');
-if (isMain) {
-  runFilesCli(
-    process.argv.slice(2),
-    (line) => process.stdout.write(`${line}\n`),
-    (line) => process.stderr.write(`${line}\n`),
-  ).then(
-    (code) => process.exit(code),
-    (e: unknown) => {
-      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runWhenMain(import.meta.url, 'files.ts', runFilesCli);

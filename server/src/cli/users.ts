@@ -10,6 +10,7 @@ import { loadSettings, SettingsError } from '../config/settings.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
 import { ApiError } from '@secret-push/rules';
 import { createCore, type Core } from '../core.js';
+import { runWhenMain } from './run-main.js';
 
 const USAGE = `usage: npm run users -- create EMAIL
        npm run users -- token EMAIL
@@ -198,17 +199,4 @@ export async function runUsersCli(
   }
 }
 
-const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/cli/users.ts');
-if (isMain) {
-  runUsersCli(
-    process.argv.slice(2),
-    (line) => process.stdout.write(`${line}\n`),
-    (line) => process.stderr.write(`${line}\n`),
-  ).then(
-    (code) => process.exit(code),
-    (e: unknown) => {
-      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runWhenMain(import.meta.url, 'users.ts', runUsersCli);
