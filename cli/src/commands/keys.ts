@@ -2,23 +2,15 @@
  * `secret-push keys …`: the account's API keys with scopes (docs/api-keys.md): list, create (the key's token is
  * printed this once), revoke.
  */
-import type { ApiKeyScope } from '@secret-push/sdk/generated';
+import { API_KEY_SCOPES, type ApiKeyScope } from '@secret-push/sdk/rules';
 import type { Args } from '../args.js';
 import type { Command } from '../command.js';
 import type { Context } from '../context.js';
 import { usageError } from '../exit.js';
 import { table } from '../output.js';
 
-const SCOPES: ApiKeyScope[] = [
-  'pushes:create',
-  'pushes:read',
-  'pushes:delete',
-  'pushes:notify',
-  'requests:write',
-  'requests:read',
-  'webhooks:manage',
-  'api_keys:manage',
-];
+/** The scopes a key may be given, as the contract lists them. */
+const SCOPES: readonly ApiKeyScope[] = API_KEY_SCOPES;
 
 const list: Command = {
   words: ['keys', 'list'],

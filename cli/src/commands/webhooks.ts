@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from '@secret-push/sdk';
+import { CHOOSABLE_WEBHOOK_EVENTS } from '@secret-push/sdk/rules';
 import type { Args } from '../args.js';
 import type { Command } from '../command.js';
 import type { Context } from '../context.js';
@@ -14,18 +15,6 @@ import { printable, table } from '../output.js';
 import { readSecretFile } from '../prompt.js';
 import { webhookApi } from '../webhook-api.js';
 
-const EVENTS: WebhookEventType[] = [
-  'push.created',
-  'push.viewed',
-  'push.failed_passphrase',
-  'push.expired',
-  'push.deleted',
-  'request.created',
-  'request.fulfilled',
-  'request.collected',
-  'request.expired',
-  'request.revoked',
-];
 /** A delivery is a small JSON document; anything larger is refused before it is held. */
 const MAX_BODY_BYTES = 256 * 1024;
 
@@ -36,10 +25,10 @@ function eventsOf(args: Args): WebhookEventType[] {
       .map((s) => s.trim())
       .filter(Boolean),
   );
-  if (given.length === 0) return EVENTS;
+  if (given.length === 0) return [...CHOOSABLE_WEBHOOK_EVENTS];
   for (const event of given)
-    if (!EVENTS.includes(event as WebhookEventType) && event !== 'webhook.test')
-      throw usageError(`unknown event ${JSON.stringify(event)} (known: ${EVENTS.join(', ')})`);
+    if (!CHOOSABLE_WEBHOOK_EVENTS.includes(event as WebhookEventType) && event !== 'webhook.test')
+      throw usageError(`unknown event ${JSON.stringify(event)} (known: ${CHOOSABLE_WEBHOOK_EVENTS.join(', ')})`);
   return [...new Set(given)] as WebhookEventType[];
 }
 
