@@ -20,6 +20,7 @@ import { hashPassphrase } from '../crypto/passphrase.js';
 import { sql, type Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
+import { mailFooter } from '../mail/messages.js';
 import { clientAddressKey } from '../client-address.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import { passwordProblem, passwordSentence } from './password-strength.js';
@@ -319,12 +320,15 @@ const esc = (text: string) =>
 export function accountMailDelivery(db: Db, settings: Settings, mailer: Mailer) {
   const instance = settings.mail.instanceName;
   const send = async (to: string, kind: Parameters<typeof accountMessage>[0], link: string, id: string) => {
-    const { subject, text } = accountMessage(kind, link, instance);
-    const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${text
+    const message = accountMessage(kind, link, instance);
+    const { subject } = message;
+    const footer = mailFooter(settings.brand);
+    const text = footer.text.length ? `${message.text}\n--\n${footer.text.join('\n')}\n` : message.text;
+    const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${message.text
       .trim()
       .split('\n\n')
       .map((p) => `<p>${esc(p).replace(esc(link), `<a href="${esc(link)}">${esc(link)}</a>`)}</p>`)
-      .join('')}</body></html>`;
+      .join('')}${footer.html}</body></html>`;
     const outcome = await mailer.send({
       to,
       subject,

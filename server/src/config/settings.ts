@@ -18,8 +18,10 @@ import {
   type Bounds,
   type PushRuleSettings,
 } from '@secret-push/rules';
+import { BRAND_SETTING_ROWS, brandSettings, type BrandSettings } from './brand-settings.js';
+import { SettingsError } from './settings-error.js';
 
-export { SPEC_LIMITS };
+export { SettingsError, SPEC_LIMITS };
 
 /**
  * Instance settings, read and validated once at start-up from `PWPUSH_*`, `DATABASE_URL`, `PORT` and the data
@@ -96,6 +98,8 @@ export interface Settings extends PushRuleSettings {
   require2fa: boolean;
   /** Where file bytes are kept (PWPUSH_FILE_STORAGE, PWPUSH_S3_*). */
   fileStorage: FileStorageSettings;
+  /** The instance's brand on pages and mails (PWPUSH_INSTANCE_NAME, PWPUSH_BRAND_*: ./brand-settings.ts). */
+  brand: BrandSettings;
 }
 
 /**
@@ -182,16 +186,6 @@ export function mailLinkBase(settings: Pick<Settings, 'publicBaseUrl'>): string 
 /** Whether pushes' links can be emailed: a relay is configured and the feature is on (`email_auto_dispatch`). */
 export function emailAvailable(settings: Pick<Settings, 'mail'>): boolean {
   return settings.mail.notifyByEmail && settings.mail.smtpUrl !== null;
-}
-
-export class SettingsError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SettingsError';
-  }
 }
 
 /**
@@ -519,8 +513,10 @@ const TABLE: SettingDoc[] = [
   {
     name: 'PWPUSH_INSTANCE_NAME',
     default: '`Secret Push`',
-    meaning: "The instance's name, shown in emails (1..100 characters).",
+    meaning:
+      "The instance's name, shown in every page's header and title and in emails (1..100 characters). The brand's other settings follow; see [branding.md](branding.md).",
   },
+  ...BRAND_SETTING_ROWS,
   {
     name: 'PWPUSH_MAIL_ATTEMPTS',
     default: '`10`',
@@ -946,6 +942,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
   const signingSecret = signing
     ? Buffer.from(signing.value, 'utf8')
     : createHmac('sha256', keys[0]!.key).update('secret-push download-link signing v1').digest();
+  const mail = mailSettings(env, publicBaseUrl);
 
   return {
     env: appEnv,
@@ -1000,7 +997,8 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     oidc: oidcSettings(env, appEnv),
     require2fa: bool(env, 'PWPUSH_REQUIRE_2FA', false),
     fileStorage: fileStorageSettings(env),
-    mail: mailSettings(env, publicBaseUrl),
+    mail,
+    brand: brandSettings(env, mail.instanceName),
     webhookBudget: {
       perAccount: int(env, 'PWPUSH_WEBHOOK_SENDS_PER_MINUTE', 600, 0, 1_000_000),
       perAddress: int(env, 'PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE', 3000, 0, 1_000_000),

@@ -43,6 +43,7 @@ const RETRIEVAL_PAGES: readonly { method: 'GET' | 'POST'; path: RegExp }[] = [
   { method: 'GET', path: /^\/r\/[^/]+\/?$/ },
   { method: 'POST', path: /^\/r\/[^/]+\/?$/ },
   { method: 'GET', path: /^\/assets\/.+$/ },
+  { method: 'GET', path: /^\/brand\/[^/]+\/[^/]+$/ },
 ];
 
 /** Which operations an instance serves: every one (null) in full mode, else the retrieval side's. */

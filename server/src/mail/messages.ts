@@ -5,6 +5,16 @@
  * or a note (none of them is even passed in).
  */
 import { messageLocale, type MessageLocale } from '@secret-push/rules';
+import type { BrandSettings } from '../config/brand-settings.js';
+
+/**
+ * What a message shows of the brand (PWPUSH_BRAND_*, the instance's today; a workspace's once the caller resolves it):
+ * its accent on the button, its footer line and links. Unset, the message looks as it always did.
+ */
+export type MailBrand = Pick<BrandSettings, 'accentColor' | 'footerText' | 'imprintUrl' | 'privacyUrl'>;
+
+/** Our mail button's colour, when the brand sets none. */
+const MAIL_ACCENT = '#1f4fa3';
 
 /** What a push's message may say: nothing else of the push reaches this module. */
 export interface PushMailFacts {
@@ -15,6 +25,7 @@ export interface PushMailFacts {
   viewsRemaining: number;
   passphraseProtected: boolean;
   now: Date;
+  brand?: MailBrand;
 }
 
 export interface MailText {
@@ -95,20 +106,52 @@ function relative(locale: MessageLocale, from: Date, to: Date): string {
   return format.format(minutes, 'minute');
 }
 
-/** One message in a shared frame: the paragraphs, the link as a button and as text. */
-function frame(locale: MessageLocale, subject: string, paragraphs: string[], link: string, open: string): MailText {
-  const text = [...paragraphs.slice(0, 1), '', link, '', ...paragraphs.slice(1).flatMap((p) => [p, ''])]
+/** The brand's footer: its line, then its links, as text lines and as one HTML paragraph ('' when it has none). */
+export function mailFooter(brand: MailBrand | undefined): { text: string[]; html: string } {
+  const links = [
+    ...(brand?.imprintUrl ? [['Imprint', brand.imprintUrl] as const] : []),
+    ...(brand?.privacyUrl ? [['Privacy', brand.privacyUrl] as const] : []),
+  ];
+  const text = [...(brand?.footerText ? [brand.footerText] : []), ...links.map(([label, href]) => `${label}: ${href}`)];
+  if (text.length === 0) return { text, html: '' };
+  const html = `<p style="color:#555;font-size:.9em;border-top:1px solid #ccc;padding-top:.5em">${[
+    ...(brand?.footerText ? [escapeHtml(brand.footerText)] : []),
+    ...links.map(([label, href]) => `<a href="${escapeHtml(href)}">${label}</a>`),
+  ].join(' · ')}</p>`;
+  return { text, html };
+}
+
+/** One message in a shared frame: the paragraphs, the link as a button and as text, the brand's footer. */
+function frame(
+  locale: MessageLocale,
+  subject: string,
+  paragraphs: string[],
+  link: string,
+  open: string,
+  brand?: MailBrand,
+): MailText {
+  const footer = mailFooter(brand);
+  const accent = brand?.accentColor ?? MAIL_ACCENT;
+  const text = [
+    ...paragraphs.slice(0, 1),
+    '',
+    link,
+    '',
+    ...paragraphs.slice(1).flatMap((p) => [p, '']),
+    ...(footer.text.length ? ['--', ...footer.text] : []),
+  ]
     .join('\n')
     .trimEnd();
   const html = `<!doctype html><html lang="${locale}"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>
 <body style="font-family:sans-serif;line-height:1.5;max-width:36em">
 <p>${escapeHtml(paragraphs[0]!)}</p>
-<p><a href="${escapeHtml(link)}" style="display:inline-block;padding:.5em 1em;background:#1f4fa3;color:#fff;text-decoration:none;border-radius:4px">${escapeHtml(open)}</a></p>
+<p><a href="${escapeHtml(link)}" style="display:inline-block;padding:.5em 1em;background:${accent};color:#fff;text-decoration:none;border-radius:4px">${escapeHtml(open)}</a></p>
 <p style="word-break:break-all"><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>
 ${paragraphs
   .slice(1)
   .map((p) => `<p>${escapeHtml(p)}</p>`)
   .join('\n')}
+${footer.html}
 </body></html>`;
   return { subject, text: `${text}\n`, html };
 }
@@ -124,7 +167,7 @@ export function pushLinkMessage(locale: string | null, facts: PushMailFacts): Ma
     ...(facts.passphraseProtected ? [t.passphrase] : []),
     t.footer(facts.instanceName),
   ];
-  return frame(lang, t.subject(facts.sender), paragraphs, facts.link, t.open);
+  return frame(lang, t.subject(facts.sender), paragraphs, facts.link, t.open, facts.brand);
 }
 
 /** What a request's link message may say (the ask, its name, note and files are secrets: none is passed in). */
@@ -135,6 +178,7 @@ export interface RequestLinkFacts {
   instanceName: string;
   expiresAt: Date;
   now: Date;
+  brand?: MailBrand;
 }
 
 interface RequestStrings {
@@ -195,7 +239,7 @@ export function requestLinkMessage(locale: string | null, facts: RequestLinkFact
     t.how,
     t.footer(facts.instanceName),
   ];
-  return frame(lang, t.subject(facts.sender), paragraphs, facts.link, t.open);
+  return frame(lang, t.subject(facts.sender), paragraphs, facts.link, t.open, facts.brand);
 }
 
 /** A move the requester is told of. */
@@ -206,6 +250,7 @@ export interface RequestNoticeFacts {
   link: string;
   instanceName: string;
   at: Date;
+  brand?: MailBrand;
 }
 
 const NOTICE: Record<RequestNoticeKind, { subject: (i: string) => string; text: (when: string, i: string) => string }> =
@@ -238,5 +283,5 @@ export function requestNoticeMessage(kind: RequestNoticeKind, facts: RequestNoti
     t.text(when, facts.instanceName),
     `${facts.instanceName} never sends a secret by email: this message holds only the link to your request's page.`,
   ];
-  return frame('en', t.subject(facts.instanceName), paragraphs, facts.link, 'Open your request');
+  return frame('en', t.subject(facts.instanceName), paragraphs, facts.link, 'Open your request', facts.brand);
 }

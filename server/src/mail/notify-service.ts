@@ -209,6 +209,7 @@ export function notifyDelivery({ db, settings, pushes, mailer, metrics }: Delive
       viewsRemaining: record.views_remaining,
       passphraseProtected: record.passphrase_protected,
       now,
+      brand: settings.brand,
     });
     const { outcome, reason } = await sendEach(row, message, job.lastAttempt, {
       mailer,

@@ -174,6 +174,7 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
         instanceName: settings.mail.instanceName,
         expiresAt: request.expiresAt,
         now,
+        brand: settings.brand,
       });
     } else {
       if (owner === null || !isPlainAddress(owner))
@@ -183,6 +184,7 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
         link: `${base}/requests/${request.urlToken}`,
         instanceName: settings.mail.instanceName,
         at: movedAt(row.kind, request),
+        brand: settings.brand,
       });
     }
     const { outcome, reason } = await sendEach({ ...row, recipients }, message, job.lastAttempt, {

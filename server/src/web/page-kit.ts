@@ -10,6 +10,7 @@ import type { AccountUser } from '../account/account-service.js';
 import type { Core, RequestContext, WebServices } from '../core.js';
 import { actorOf, baseUrlOf } from '../http/auth.js';
 import { state } from '../http/middleware.js';
+import { createBrands, type Brands } from './brand.js';
 import { FormError, readForm, type FormFiles } from './forms.js';
 import { comesFromOurPages, pageHeaders, safeNext } from './security.js';
 import { createSessions, CSRF_FIELD, type Sessions } from './session.js';
@@ -41,6 +42,8 @@ export interface PageKit {
   core: Core;
   settings: Core['settings'];
   sessions: Sessions;
+  /** The brand of each page (../brand.ts). */
+  brands: Brands;
   clock?: () => Date;
   web(): WebServices;
   ctxOf(req: Request, userId: string | null): RequestContext;
@@ -55,12 +58,14 @@ export interface PageKit {
 export function createPageKit(core: Core, clock?: () => Date): PageKit {
   const { settings } = core;
   const sessions = createSessions(settings);
+  const brands = createBrands(settings);
   const send = (res: Response, status: number, body: string) => void res.status(status).type('html').send(body);
 
   const kit: PageKit = {
     core,
     settings,
     sessions,
+    brands,
     clock,
     web() {
       if (!core.web) throw new PageError(503, 'Unavailable', 'Accounts are not available on this server.');
@@ -85,6 +90,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
           csrf: sessions.csrfToken(cookie, user?.userId ?? null),
           signupsEnabled: signupsOpen(settings),
           retrieveOnly: settings.mode === 'retrieve-only',
+          brand: brands.forRequest(req),
         },
       };
     },
@@ -116,6 +122,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
           csrf: '',
           signupsEnabled: signupsOpen(settings),
           retrieveOnly: settings.mode === 'retrieve-only',
+          brand: brands.forRequest(req),
         },
       };
       try {

@@ -13,6 +13,7 @@ import { retrievalPagesOnly } from '../http/retrieve-only.js';
 import { createPageKit } from './page-kit.js';
 import { accountMailPages } from './routes/account-mail-pages.js';
 import { accountPages } from './routes/account-pages.js';
+import { brandFiles } from './routes/brand-files.js';
 import { apiKeyPages } from './routes/api-key-pages.js';
 import { createPages } from './routes/create-pages.js';
 import { docsPages } from './routes/docs-pages.js';
@@ -37,6 +38,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   const kit = createPageKit(core, opts.clock);
   // The public gateway serves the recipients' pages only; every other page is an unknown path (../http/retrieve-only.ts).
   if (core.settings.mode === 'retrieve-only') router.use(retrievalPagesOnly);
+  brandFiles(router, kit);
   docsPages(router, kit, opts.specPath ?? BUNDLED_SPEC_PATH, core.settings.publicBaseUrl);
   accountPages(router, kit);
   apiKeyPages(router, kit);
@@ -66,6 +68,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
       csrf: '',
       signupsEnabled: core.settings.enableSignups,
       retrieveOnly: core.settings.mode === 'retrieve-only',
+      brand: kit.brands.forRequest(req),
     };
     kit.send(
       res,

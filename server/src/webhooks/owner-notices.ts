@@ -8,6 +8,7 @@ import type { Keyring } from '../crypto/envelope.js';
 import { sql, type Db } from '../db/sql.js';
 import type { QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
+import { mailFooter } from '../mail/messages.js';
 import type { OwnerNotice } from './push-events.js';
 
 const S = {
@@ -61,12 +62,15 @@ export function ownerNoticeDelivery(db: Db, settings: Settings, keyring: Keyring
       const name = row.name_ciphertext ? keyring.decryptText(row.name_ciphertext, `pushes.name:${notice.pushId}`) : '';
       what = `${name ? `"${name.slice(0, 200)}" ` : ''}(${notice.pushId})`;
     }
-    const { subject, text } = message(notice, what, instance);
-    const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${text
+    const said = message(notice, what, instance);
+    const { subject } = said;
+    const footer = mailFooter(settings.brand);
+    const text = footer.text.length ? `${said.text}\n--\n${footer.text.join('\n')}\n` : said.text;
+    const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${said.text
       .trim()
       .split('\n\n')
       .map((p) => `<p>${esc(p)}</p>`)
-      .join('')}</body></html>`;
+      .join('')}${footer.html}</body></html>`;
     const outcome = await mailer.send({
       to,
       subject: subject.replace(/[\r\n]+/g, ' '),

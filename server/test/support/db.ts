@@ -8,6 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { Settings } from '../../src/core.js';
+import { defaultBrand } from '../../src/config/brand-settings.js';
 import { migrate, openOrm } from '../../src/db/orm.js';
 
 export function adminUrl(): string {
@@ -131,6 +132,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     metricsToken: null,
     corsOrigins: [],
     corsV1Create: true,
+    brand: defaultBrand(),
     mail: {
       smtpUrl: null,
       from: 'Secret Push <no-reply@localhost>',

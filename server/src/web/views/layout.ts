@@ -1,4 +1,5 @@
 /** The page frame: head, site navigation (with the sign-out form), main, footer, the aria-live status line. */
+import type { PageBrand } from '../brand.js';
 import { html, type Html } from '../html.js';
 
 export interface Viewer {
@@ -9,6 +10,8 @@ export interface Viewer {
   signupsEnabled: boolean;
   /** A retrieve-only instance (the public gateway): no link to pages it does not serve (home, sign-in, API docs). */
   retrieveOnly?: boolean;
+  /** The brand this page carries (../brand.ts, resolved per request). */
+  brand: PageBrand;
 }
 
 export interface PageOptions {
@@ -52,8 +55,24 @@ function nav(viewer: Viewer): Html {
   </ul></nav>`;
 }
 
+/** The brand's name (and logo, beside it: the name is the text, so the image is decorative) at the head of every page. */
+function brandMark(viewer: Viewer): Html {
+  const { brand } = viewer;
+  const mark = html`${brand.logoUrl ? html`<img class="logo" src="${brand.logoUrl}" alt="">` : ''}<span>${brand.name}</span>`;
+  return viewer.retrieveOnly ? html`<span class="brand">${mark}</span>` : html`<a class="brand" href="/">${mark}</a>`;
+}
+
+/** The brand's footer line and links (imprint, privacy), when it has them. */
+function brandFooter(brand: PageBrand): Html {
+  if (!brand.footerText && brand.footerLinks.length === 0) return html``;
+  return html`<p class="brand-footer">${brand.footerText ?? ''}${brand.footerLinks.map(
+    (link) => html` <a href="${link.href}" rel="noopener">${link.label}</a>`,
+  )}</p>`;
+}
+
 export function page(opts: PageOptions): string {
   const scripts = ['app.js', ...(opts.scripts ?? [])];
+  const { brand } = opts.viewer;
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -61,21 +80,22 @@ export function page(opts: PageOptions): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
-<title>${opts.title} · Secret Push</title>
-<link rel="icon" href="data:,">
+<title>${opts.title} · ${brand.name}</title>
+<link rel="icon" href="${brand.faviconUrl ?? 'data:,'}">
 <link rel="stylesheet" href="/assets/${opts.stylesheet ?? 'style.css'}">
+${opts.stylesheet ? '' : brand.stylesheets.map((href) => html`<link rel="stylesheet" href="${href}">`)}
 ${opts.head ?? ''}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="site"><div class="bar">
-  ${opts.viewer.retrieveOnly ? html`<span class="brand">Secret Push</span>` : html`<a class="brand" href="/">Secret Push</a>`}
+  ${brandMark(opts.viewer)}
   ${opts.bare ? '' : nav(opts.viewer)}
 </div></header>
 <main id="main" tabindex="-1">
 ${opts.body}
 </main>
-<footer class="site">${opts.viewer.user ? html`Signed in as ${opts.viewer.user.email} · ` : ''}${opts.viewer.retrieveOnly ? '' : html`<a href="/help/api">API documentation</a>`}</footer>
+<footer class="site">${opts.viewer.user ? html`Signed in as ${opts.viewer.user.email} · ` : ''}${opts.viewer.retrieveOnly ? '' : html`<a href="/help/api">API documentation</a>`}${brandFooter(brand)}</footer>
 <div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
 ${scripts.map((s) => html`<script src="/assets/${s}" defer></script>`)}
 </body>
