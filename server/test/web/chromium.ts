@@ -4,9 +4,11 @@
  * a browser loads nothing else.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { AxeResults, RunOptions } from 'axe-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 const CHROMIUM = '/usr/bin/chromium';
 const INSTALL_SCRIPT = fileURLToPath(new URL('../../../scripts/install-chromium', import.meta.url));
@@ -42,4 +44,44 @@ export async function launchChromium(): Promise<{ browser: Browser; close(): Pro
       await browser.close();
     },
   };
+}
+
+/** One rule axe-core found broken on a page: the rule, how bad, what it asks for, and the elements (CSS selectors). */
+export interface AxeViolation {
+  rule: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** The WCAG 2.1 A and AA rules of axe-core (its tags), the level the pages are held to. */
+const WCAG_21_AA: RunOptions = {
+  runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+  resultTypes: ['violations'],
+};
+
+let axeSource: string | undefined;
+
+/**
+ * Runs axe-core (the version pinned in server/package.json) on the page as it is now and returns its WCAG 2.1 AA
+ * violations. The script is injected through the DevTools protocol (`page.evaluate`), which the pages' strict
+ * Content-Security-Policy does not govern, so the page is tested under its real policy.
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  const results = await page.evaluate(
+    (options) =>
+      (window as unknown as { axe: { run(context: Document, options: unknown): Promise<AxeResults> } }).axe.run(
+        document,
+        options,
+      ),
+    WCAG_21_AA,
+  );
+  return results.violations.map((v) => ({
+    rule: v.id,
+    impact: v.impact ?? null,
+    help: v.help,
+    nodes: v.nodes.map((n) => n.target.join(' ')),
+  }));
 }
