@@ -222,6 +222,24 @@ describe.each(['default', 'branded'] as const)('axe-core, WCAG 2.1 AA, the %s lo
   }, 180_000);
 });
 
+describe('the check itself', () => {
+  it('finds what it should: low contrast and an image without a text alternative, planted in a page', async () => {
+    const context = await chromium.browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${apps.default!.baseUrl}/users/sign_in`);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.evaluate(() => {
+      document.querySelector<HTMLElement>('main h1')!.style.color = '#cccccc';
+      document.querySelector('main')!.append(Object.assign(document.createElement('img'), { src: '/nothing.png' }));
+    });
+    expect((await axeViolations(page)).map((v) => [v.rule, v.nodes])).toEqual([
+      ['color-contrast', ['h1']],
+      ['image-alt', ['img']],
+    ]);
+    await context.close();
+  });
+});
+
 describe('the branded look in Chromium', () => {
   it("carries the brand's name, logo, favicon, colours, CSS and footer on a recipient's page", async () => {
     const app = apps.branded!;
