@@ -208,7 +208,8 @@ describe('a retrieve-only instance (the public gateway)', () => {
         .replace(/^\/r\/:url_token/, `/r/${request}`)
         .replace(/:url_token/, push)
         .replace(/:id/, 'probe-0')
-        .replace(/\*name/, 'style.css');
+        .replace(/\*name/, 'style.css')
+        .replace(/:brand\/:file/, 'instance/theme.css');
       const answer = await probe(gateway, method, path, method === 'POST' ? { body: '{}' } : {});
       if (isRetrievalPage(method, path)) {
         servedPages += 1;
@@ -217,7 +218,8 @@ describe('a retrieve-only instance (the public gateway)', () => {
           template,
           template === '/assets/*name' ? '/assets/*' : template,
         ]);
-        expect(answer.status, `${method} ${template}`).not.toBe(404);
+        // The brand's files: this unbranded instance has none, so its own route answers 404 (not `no_route`, above).
+        if (template !== '/brand/:brand/:file') expect(answer.status, `${method} ${template}`).not.toBe(404);
       } else {
         expect([method, template, answer.status, answer.route]).toEqual([method, template, 404, 'no_route']);
         expect((await probe(inside, method, path, method === 'POST' ? { body: '{}' } : {})).route, template).not.toBe(
@@ -225,8 +227,8 @@ describe('a retrieve-only instance (the public gateway)', () => {
         );
       }
     }
-    // /p/{token}, /p/{token}/r, reveal, delete, the responder's page and its answer, the assets.
-    expect(servedPages).toBe(7);
+    // /p/{token}, /p/{token}/r, reveal, delete, the responder's page and its answer, the assets, the brand's files.
+    expect(servedPages).toBe(8);
     // Its pages link to nothing it does not serve (the internal instance's pages link home and to the API docs).
     for (const path of [`/p/${push}`, `/r/${request}`, '/p/no-such-push']) {
       const page = await (await fetch(`${gateway.baseUrl}${path}`)).text();
