@@ -32,6 +32,8 @@ const SERVER_FLOORS = [
   { name: 'push', paths: ['push/'], files: ['mail/notify-service.ts'] },
   { name: 'request', paths: ['request/'] },
   { name: 'webhooks', paths: ['webhooks/'] },
+  // The admin console's operations (issue 41): users, storage, queues, settings, security events, the admin audit.
+  { name: 'admin', paths: ['admin/'] },
   // crypto/key-check.ts: the start-up key check opens one stored secret of each kind (a push's payload, name, note,
   // file name) with the push service's envelope contexts; only the core runs it.
   { name: 'core', paths: ['core.ts'], files: ['crypto/key-check.ts'] },
@@ -86,6 +88,14 @@ module.exports = {
       to: { circular: true },
     },
     ...workspaceRules,
+    {
+      name: 'admin-no-decryption',
+      comment:
+        'the admin console never opens a secret (issue 41): its service and pages import nothing of crypto/ (no keyring, no envelope), and no push service but its type',
+      severity: 'error',
+      from: { path: '^server/src/(?:admin/|web/routes/admin-pages\\.ts$|web/views/admin\\.ts$)' },
+      to: { path: '^server/src/(?:crypto/|push/push-service\\.ts$)', dependencyTypesNot: ['type-only'] },
+    },
     {
       name: 'server-floor-unplaced',
       comment: 'every file of server/src sits on a floor: add its folder to SERVER_FLOORS (and to ARCHITECTURE.md)',

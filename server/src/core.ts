@@ -14,6 +14,8 @@ import type { Push, VersionReport } from '@secret-push/sdk/generated';
 import { versionReport as reportOf } from '@secret-push/rules';
 import { accountMailDelivery, ACCOUNT_QUEUE, createAccountMail, type AccountMail } from './account/account-mail.js';
 import { createAccountService, type AccountService } from './account/account-service.js';
+import { securityEvents } from './account/security-events.js';
+import { createAdminService, type AdminService } from './admin/admin-service.js';
 import { createSingleSignOn, type SingleSignOn } from './account/single-sign-on.js';
 import { createTwoFactorService, type TwoFactorService } from './account/two-factor.js';
 import { emailAvailable, mailLinkBase, repoRoot, type Settings } from './config/settings.js';
@@ -74,6 +76,8 @@ export interface Core {
   webhooks?: WebhookService;
   /** Accounts and page queries for the web pages; optional so that HTTP test doubles need not provide them. */
   web?: WebServices;
+  /** The admin console's operations (/admin, issue 41); optional so that HTTP test doubles need not provide them. */
+  admin?: AdminService;
   version(): VersionReport;
   /** Throws when the database is unreachable (for /readyz and the 503 mapping). */
   ping(): Promise<void>;
@@ -251,6 +255,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     await twoFactor.forgetAttempts(now);
     await accountMail?.forget(now);
     await hooks?.forget(now);
+    await securityEvents.forget(db, now);
   };
   const report = versionReport(settings);
   const reconciler = startReconciler(opts, files ? (now) => reconcileFiles(db, files, now, opts.logger?.warn) : null);
@@ -267,11 +272,13 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     ),
   );
 
+  const users = guarded(createUserService(orm, db));
   return {
     settings,
     pushes,
     requests: requestService,
-    users: guarded(createUserService(orm, db)),
+    users,
+    admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes })),
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
     ...(hooks?.service ? { webhooks: guarded(hooks.service) } : {}),
     web: { accounts, twoFactor, singleSignOn, pushState: pushes.state, ...(accountMail ? { accountMail } : {}) },

@@ -14,12 +14,15 @@ import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
 import { clientAddressKey } from '../client-address.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
+import { securityEvents } from './security-events.js';
 
 /** A web-page session's user: `sessionVersion` changes on sign-out, which ends every session made before. */
 export interface AccountUser {
   userId: string;
   email: string;
   sessionVersion: number;
+  /** Flagged an administrator (`npm run users -- grant-admin`), as read with a session; PWPUSH_ADMIN_EMAILS aside. */
+  admin?: boolean;
 }
 
 /**
@@ -29,7 +32,10 @@ export interface AccountUser {
 export interface AccountService {
   /** validation_failed for a bad email, a short password or an email already registered. */
   signUp(email: string, password: string, now?: Date): Promise<AccountUser>;
-  /** authentication_required for a wrong email or password; too_many_attempts (with retryAfterSeconds) past the limit. */
+  /**
+   * authentication_required for a wrong email or password; too_many_attempts (with retryAfterSeconds) past the limit;
+   * forbidden for a locked account (after its right password). Each refusal is a security event.
+   */
   signIn(email: string, password: string, ip: string, now?: Date): Promise<AccountUser>;
   /** The user of a session, or null when the user is gone or the session's version is stale. */
   sessionUser(userId: string, sessionVersion: number): Promise<AccountUser | null>;
@@ -86,11 +92,19 @@ const S = {
 };
 
 const LOGIN_WINDOW_MS = 15 * 60_000;
+
+/** What a locked account is told when it signs in (with its right password, or through the provider). */
+export const LOCKED_SENTENCE = 'This account is locked. Ask the administrator of this instance.';
 // Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.
 const DUMMY_HASH = hashPassphrase(randomUUID());
 
-function accountOf(user: { id: string; email: string; sessionVersion: number }): AccountUser {
-  return { userId: user.id, email: user.email, sessionVersion: Number(user.sessionVersion) };
+function accountOf(user: { id: string; email: string; sessionVersion: number; admin?: boolean }): AccountUser {
+  return {
+    userId: user.id,
+    email: user.email,
+    sessionVersion: Number(user.sessionVersion),
+    ...(user.admin ? { admin: true } : {}),
+  };
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -164,6 +178,7 @@ export function createAccountService(
       const over = [byEmail, byIp].filter((rows) => rows.length >= limit);
       if (over.length > 0) {
         await release();
+        await securityEvents.recordThrottled(db, { email: normalized, ip }, now);
         // Free again once enough of the counted failures have left the window.
         const freeAt = Math.max(
           ...over.map((rows) => rows[rows.length - limit]!.attemptedAt.getTime() + LOGIN_WINDOW_MS),
@@ -177,9 +192,15 @@ export function createAccountService(
       const ok = user?.passwordHash
         ? await verifyPassphrase(candidate, user.passwordHash)
         : (await verifyPassphrase(candidate, await DUMMY_HASH), false);
-      if (!ok || !user)
+      if (!ok || !user) {
+        await securityEvents.record(db, 'sign_in_failed', { email: normalized, userId: user?.id ?? null, ip }, now);
         throw new ApiError('authentication_required', 'That email and password do not match an account.');
+      }
       await release();
+      if (user.lockedAt) {
+        await securityEvents.record(db, 'sign_in_locked_account', { email: normalized, userId: user.id, ip }, now);
+        throw new ApiError('forbidden', LOCKED_SENTENCE);
+      }
       // A success clears this email's failures (the per-address ones stay).
       await db.query(S.clearEmail, { email: normalized });
       return accountOf(user);
@@ -188,7 +209,8 @@ export function createAccountService(
     async sessionUser(userId: string, sessionVersion: number) {
       if (typeof userId !== 'string' || !/^[0-9a-f-]{36}$/i.test(userId) || !Number.isSafeInteger(sessionVersion))
         return null;
-      const user = await em().findOne(User, { id: userId, sessionVersion });
+      // A locked account's sessions are refused (locking also ends them).
+      const user = await em().findOne(User, { id: userId, sessionVersion, lockedAt: null });
       return user ? accountOf(user) : null;
     },
 

@@ -22,6 +22,7 @@ import { ApiError } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
 import { clientAddressKey } from '../client-address.js';
+import { securityEvents } from './security-events.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
 
@@ -223,7 +224,10 @@ export function createTwoFactorService(
       });
     }
     const result = await check();
-    if (result === null) throw wrongCode();
+    if (result === null) {
+      await securityEvents.record(db, 'two_factor_failed', { email: '', userId, ip }, now);
+      throw wrongCode();
+    }
     await db.query(S.clearUser, { userId });
     return result;
   }

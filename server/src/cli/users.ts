@@ -18,6 +18,8 @@ const USAGE = `usage: npm run users -- create EMAIL
        npm run users -- revoke EMAIL
        npm run users -- reset-2fa EMAIL
        npm run users -- delete EMAIL
+       npm run users -- grant-admin EMAIL
+       npm run users -- revoke-admin EMAIL
        npm run users -- list
 
   create EMAIL         make a user and print a new API token (shown once)
@@ -29,6 +31,8 @@ const USAGE = `usage: npm run users -- create EMAIL
                        web sessions, for someone who lost both; they sign in with their password and may turn it on again
   delete EMAIL         delete the user: its API token and sessions end, its active pushes are expired, then every
                        push it made is erased (secrets, files, records, audit logs), then the user
+  grant-admin EMAIL    make the user an administrator: they may open the admin console at /admin (docs/admin.md)
+  revoke-admin EMAIL   take that back (an address listed in PWPUSH_ADMIN_EMAILS stays an administrator)
   list                 every user: email, when made, password set, token made, token last used (within a minute)`;
 
 /** Reads a password: the first line of piped input, or asked twice without echo on a terminal. */
@@ -63,20 +67,7 @@ const date = (d: Date | null) => (d ? d.toISOString().replace(/\.\d{3}Z$/, 'Z') 
 /** Expires every active push of the user through the push service (as its owner deleting it), then erases them all. */
 async function deleteUser(core: Core, email: string, out: (line: string) => void): Promise<void> {
   const userId = await core.users.userIdOf(email);
-  // First nothing new: no API call with the token, no page session.
-  await core.users.revokeToken(email);
-  await core.web?.accounts.endSessions(userId);
-  const ctx = { actor: { userId, ip: '', userAgent: 'npm run users', referrer: '' }, baseUrl: 'http://localhost' };
-  let expired = 0;
-  for (let round = 0; round < 10_000; round++) {
-    const page = await core.pushes.list('active', 1, ctx);
-    if (page.items.length === 0) break;
-    for (const push of page.items) {
-      await core.pushes.expire(push.url_token, ctx);
-      expired++;
-    }
-  }
-  const { pushes } = await core.users.deleteUserRecords(userId);
+  const { expired, pushes } = await core.admin!.deleteUser(userId, 'npm run users');
   out(
     `deleted user ${email.trim().toLowerCase()}: ${expired} active push(es) expired, ${pushes} push(es) erased with their files and audit logs`,
   );
@@ -112,6 +103,14 @@ async function runCommand(
     out(`two-step sign-in of ${who} turned off (its secret and recovery codes erased); their web sessions ended`);
   } else if (command === 'delete') {
     await deleteUser(core, email, out);
+  } else if (command === 'grant-admin' || command === 'revoke-admin') {
+    const admin = command === 'grant-admin';
+    await core.admin!.setAdminFlag(email, admin);
+    out(
+      admin
+        ? `${who} is an administrator: they open the admin console at /admin`
+        : `${who} is no longer flagged an administrator${core.settings.adminEmails.includes(who) ? ' (PWPUSH_ADMIN_EMAILS still lists them)' : ''}`,
+    );
   } else {
     const users = await core.users.listUsers();
     out(['email', 'created', 'password', 'token made', 'token last used'].join('\t'));
@@ -129,7 +128,7 @@ async function runCommand(
   }
 }
 
-const WITH_EMAIL = ['create', 'token', 'set-password', 'revoke', 'reset-2fa', 'delete'];
+const WITH_EMAIL = ['create', 'token', 'set-password', 'revoke', 'reset-2fa', 'delete', 'grant-admin', 'revoke-admin'];
 
 export async function runUsersCli(
   argv: string[],

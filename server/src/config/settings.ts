@@ -96,6 +96,11 @@ export interface Settings extends PushRuleSettings {
   oidc: OidcSettings | null;
   /** Password accounts must sign in with a second factor (TOTP), enrolling at their next sign-in (PWPUSH_REQUIRE_2FA). */
   require2fa: boolean;
+  /**
+   * Accounts with these emails (lower case) are administrators of the instance (PWPUSH_ADMIN_EMAILS), beside those
+   * flagged by `npm run users -- grant-admin`: they may open the admin console (/admin, docs/admin.md).
+   */
+  adminEmails: string[];
   /** Where file bytes are kept (PWPUSH_FILE_STORAGE, PWPUSH_S3_*). */
   fileStorage: FileStorageSettings;
   /** The instance's brand on pages and mails (PWPUSH_INSTANCE_NAME, PWPUSH_BRAND_*: ./brand-settings.ts). */
@@ -233,6 +238,23 @@ export const SECRET_SETTINGS = {
   PWPUSH_S3_ACCESS_KEY_ID: "the object store's access key id (docs/object-storage.md)",
   PWPUSH_S3_SECRET_ACCESS_KEY: "the object store's secret access key",
 } as const;
+
+/**
+ * Where each secret setting lands in `Settings` (a dotted path): the admin console's "Settings" page shows that these
+ * are set, never their values (server/src/admin/settings-in-force.ts). Keyed by SECRET_SETTINGS, so a new secret
+ * setting does not compile until its place is named here.
+ */
+export const SECRET_SETTING_FIELDS: Record<keyof typeof SECRET_SETTINGS, string> = {
+  PWPUSH_MASTER_KEY: 'masterKeys',
+  PWPUSH_MASTER_KEY_PREVIOUS: 'masterKeys',
+  PWPUSH_SIGNING_SECRET: 'signingSecret',
+  PWPUSH_SMTP_URL: 'mail.smtpUrl',
+  PWPUSH_OIDC_CLIENT_SECRET: 'oidc.clientSecret',
+  PWPUSH_METRICS_TOKEN: 'metricsToken',
+  DATABASE_URL: 'databaseUrl',
+  PWPUSH_S3_ACCESS_KEY_ID: 'fileStorage.credentials',
+  PWPUSH_S3_SECRET_ACCESS_KEY: 'fileStorage.credentials',
+};
 
 /** The names of SECRET_SETTINGS. */
 const SECRET_NAMES: readonly string[] = Object.keys(SECRET_SETTINGS);
@@ -623,6 +645,12 @@ const TABLE: SettingDoc[] = [
     meaning:
       "Password sign-ins must end with a second factor (an authenticator app's code, or a recovery code); accounts without one enrol at their next sign-in before they get a session. Sign-ins with the single sign-on provider rely on the provider's own checks and are not made to enrol, but an account that has a second factor is always asked for it, after the provider too. API tokens and keys are not affected.",
   },
+  {
+    name: 'PWPUSH_ADMIN_EMAILS',
+    default: 'unset',
+    meaning:
+      "Comma-separated emails of the instance's administrators, who may open the admin console at `/admin` ([admin.md](admin.md)): users, storage, queues, settings, security events and the audit of admin actions. Accounts flagged with `npm run users -- grant-admin EMAIL` are administrators too.",
+  },
 ];
 
 /** The row of `NAME_FILE`, the same for every secret setting (SECRET_SETTINGS). */
@@ -996,6 +1024,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     ...corsSettings(env),
     oidc: oidcSettings(env, appEnv),
     require2fa: bool(env, 'PWPUSH_REQUIRE_2FA', false),
+    adminEmails: adminEmails(env),
     fileStorage: fileStorageSettings(env),
     mail,
     brand: brandSettings(env, mail.instanceName),
@@ -1224,6 +1253,25 @@ function fileStorageSettings(env: NodeJS.ProcessEnv): FileStorageSettings {
     forcePathStyle: bool(env, 'PWPUSH_S3_FORCE_PATH_STYLE', false),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
   };
+}
+
+/** PWPUSH_ADMIN_EMAILS: a comma-separated list of emails, compared in lower case; at most 100 of them. */
+function adminEmails(env: NodeJS.ProcessEnv): string[] {
+  const value = raw(env, 'PWPUSH_ADMIN_EMAILS') ?? '';
+  const emails: string[] = [];
+  for (const part of value.split(',')) {
+    const email = part.trim().toLowerCase();
+    if (email === '') continue;
+    if (email.length > 320 || !/^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+$/.test(email))
+      throw new SettingsError(
+        'PWPUSH_ADMIN_EMAILS',
+        `PWPUSH_ADMIN_EMAILS must be a comma-separated list of emails (got "${part.trim().slice(0, 64)}")`,
+      );
+    if (!emails.includes(email)) emails.push(email);
+  }
+  if (emails.length > 100)
+    throw new SettingsError('PWPUSH_ADMIN_EMAILS', 'PWPUSH_ADMIN_EMAILS lists at most 100 emails');
+  return emails;
 }
 
 /** PWPUSH_CORS_ORIGINS: exact origins (scheme, host, port; no path, no `*`), each as browsers send it in `Origin`. */

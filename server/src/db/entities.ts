@@ -30,6 +30,10 @@ export const User = defineEntity({
      * the account; null: nobody proved it (a sign-up without email), and its first proof claims it (account/claim.ts).
      */
     emailConfirmedAt: p.datetime().nullable(),
+    /** The operator made the account an administrator (`npm run users -- grant-admin`); see also PWPUSH_ADMIN_EMAILS. */
+    admin: p.boolean().default(false),
+    /** An administrator locked the account: no sign-in, and its token, keys and sessions are refused. */
+    lockedAt: p.datetime().nullable(),
   },
 });
 

@@ -70,7 +70,7 @@ const K = {
     { id: string; scopes: unknown; expires_at: unknown; user_id: string; email: string }
   >(
     `select k.id, k.scopes, k.expires_at, u.id as user_id, u.email
-     from api_keys k join users u on u.id = k.user_id where k.digest = :digest`,
+     from api_keys k join users u on u.id = k.user_id where k.digest = :digest and u.locked_at is null`,
     { prepare: true },
   ),
   lastUsed: sql<{ id: string; now: Date }>('update api_keys set last_used_at = :now where id = :id'),

@@ -82,9 +82,13 @@ const U = {
   endSessions: sql<{ userId: string; now: Date }>(
     'update users set session_version = session_version + 1, updated_at = :now where id = :userId',
   ),
-  /** The token's user, by the token's digest (every authenticated request by the account token: one prepared read). */
+  /**
+   * The token's user, by the token's digest (every authenticated request by the account token: one prepared read); a
+   * locked account's token finds nothing.
+   */
   byDigest: sql<{ digest: string }, { id: string; user_id: string; email: string }>(
-    'select t.id, u.id as user_id, u.email from api_tokens t join users u on u.id = t.user_id where t.digest = :digest',
+    `select t.id, u.id as user_id, u.email from api_tokens t join users u on u.id = t.user_id
+     where t.digest = :digest and u.locked_at is null`,
     { prepare: true },
   ),
   lastUsed: sql<{ id: string; now: Date }>('update api_tokens set last_used_at = :now where id = :id'),

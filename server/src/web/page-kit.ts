@@ -13,7 +13,7 @@ import { state } from '../http/middleware.js';
 import { createBrands, type Brands } from './brand.js';
 import { FormError, readForm, type FormFiles } from './forms.js';
 import { comesFromOurPages, pageHeaders, safeNext } from './security.js';
-import { createSessions, CSRF_FIELD, type Sessions } from './session.js';
+import { createSessions, CSRF_FIELD, type SessionClaims, type Sessions } from './session.js';
 import { messagePage, type Viewer } from './views/layout.js';
 
 /** Forms without files: sign-in, sign-up, token, expire. */
@@ -22,6 +22,8 @@ const SMALL_FORM_BYTES = 64 * 1024;
 interface Visit {
   user: AccountUser | null;
   viewer: Viewer;
+  /** The session's claims (how and when it signed in), when it counts. */
+  session?: SessionClaims;
 }
 
 /** A failure a page answers with an HTML message page. */
@@ -85,8 +87,11 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
       const cookie = sessions.csrfCookie(req, res);
       return {
         user,
+        ...(user && claims ? { session: claims } : {}),
         viewer: {
-          user: user ? { email: user.email } : null,
+          user: user
+            ? { email: user.email, admin: user.admin === true || settings.adminEmails.includes(user.email) }
+            : null,
           csrf: sessions.csrfToken(cookie, user?.userId ?? null),
           signupsEnabled: signupsOpen(settings),
           retrieveOnly: settings.mode === 'retrieve-only',

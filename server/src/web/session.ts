@@ -37,6 +37,8 @@ export interface SessionClaims {
   userId: string;
   sessionVersion: number;
   factors: SignInFactors;
+  /** When the session began (ms since the epoch): the admin console's actions need a recent sign-in. */
+  issuedAt: number;
 }
 
 export function parseCookies(req: Request): Record<string, string> {
@@ -80,9 +82,10 @@ export function createSessions(settings: Pick<Settings, 'signingSecret' | 'sessi
       if (!token || token.length > 4096) return null;
       try {
         const claims = jwt.verify(token, sessionKey, { algorithms: ['HS256'], audience: AUDIENCE }) as jwt.JwtPayload;
-        if (typeof claims.sub !== 'string' || typeof claims.sv !== 'number') return null;
+        if (typeof claims.sub !== 'string' || typeof claims.sv !== 'number' || typeof claims.iat !== 'number')
+          return null;
         const factors = FACTORS.find((f) => f === claims.f) ?? 'password';
-        return { userId: claims.sub, sessionVersion: claims.sv, factors };
+        return { userId: claims.sub, sessionVersion: claims.sv, factors, issuedAt: claims.iat * 1000 };
       } catch {
         return null;
       }

@@ -2,8 +2,10 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOGIN_ATTEMPTS } from '../../src/account/account-service.js';
+import { SECURITY_EVENTS } from '../../src/account/security-events.js';
 import { USER_IDENTITIES } from '../../src/account/single-sign-on.js';
 import { RECOVERY_CODES, TOTP_ATTEMPTS } from '../../src/account/two-factor.js';
+import { ADMIN_AUDIT } from '../../src/admin/admin-repository.js';
 import { KEY_CHECKS } from '../../src/crypto/key-check.js';
 import { migrate, migrationsList, openOrm } from '../../src/db/orm.js';
 import { PUSH_AREA_TABLES } from '../../src/push/push-tables.js';
@@ -36,6 +38,8 @@ describe('schema', () => {
       RECOVERY_CODES,
       USER_IDENTITIES,
       API_KEYS,
+      SECURITY_EVENTS,
+      ADMIN_AUDIT,
     ]) {
       const rows = await db.query<{ column_name: string }>(
         "select column_name from information_schema.columns where table_schema = 'public' and table_name = $1",

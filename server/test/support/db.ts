@@ -144,6 +144,7 @@ export function makeSettings(overrides: Partial<Settings> = {}): Settings {
     },
     oidc: null,
     require2fa: false,
+    adminEmails: [],
     fileStorage: { kind: 'postgres' },
     // Off by default in tests: on, every core starts the job queue (its own connections and timers). The webhook
     // tests turn it on.

@@ -167,6 +167,23 @@ describe('npm run users', () => {
     expect((await users(['reset-2fa', 'nobody@example.org'])).err.join('\n')).toMatch(/no user has the email/);
   }, 60_000);
 
+  it('grants and revokes the admin flag (the admin console, issue 41); an unknown email is refused', async () => {
+    const flag = async () =>
+      (await web.db.query<{ admin: boolean }>('select admin from users where email = $1', [EMAIL]))[0]!.admin;
+    expect(await flag()).toBe(false);
+    const granted = await users(['grant-admin', EMAIL]);
+    expect(granted).toMatchObject({ code: 0, err: [] });
+    expect(granted.last).toBe(`${EMAIL} is an administrator: they open the admin console at /admin`);
+    expect(await flag()).toBe(true);
+    const revoked = await users(['revoke-admin', ` ${EMAIL.toUpperCase()} `]);
+    expect(revoked).toMatchObject({ code: 0, err: [] });
+    expect(revoked.last).toBe(`${EMAIL} is no longer flagged an administrator`);
+    expect(await flag()).toBe(false);
+    const unknown = await users(['grant-admin', 'nobody@example.org']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err.join('\n')).toMatch(/no user has the email/);
+  });
+
   it('deletes the user: its pushes expired and erased (links answer 404), its session ended, other users untouched', async () => {
     const make = async (as: string, payload: string) => {
       const res = await api('/api/v2/pushes', as, {

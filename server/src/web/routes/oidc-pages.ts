@@ -7,6 +7,7 @@
  */
 import type { Router } from 'express';
 import { turnOn } from '@secret-push/rules';
+import { LOCKED_SENTENCE } from '../../account/account-service.js';
 import { claimSentence } from '../../account/claim.js';
 import { SignInRefusal } from '../../account/single-sign-on.js';
 import { baseUrlOf } from '../../http/auth.js';
@@ -76,6 +77,9 @@ export function oidcPages(router: Router, kit: PageKit): void {
         const claims = await service.finish(callback, pending);
         const { claimed, ...user } = await service.account(claims, kit.clock?.());
         const next = safeNext(pending.next, '/');
+        // A locked account (issue 41) gets no session, from the provider either.
+        if (!(await kit.web().accounts.sessionUser(user.userId, user.sessionVersion)))
+          throw new PageError(403, 'Account locked', LOCKED_SENTENCE);
         // The account's own second factor is asked after the provider too: its owner turned it on (issue 45).
         if ((await kit.web().twoFactor.status(user.userId)).enabled) {
           steps.startFactor(req, res, user, 'verify', next, 'oidc');

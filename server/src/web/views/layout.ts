@@ -3,8 +3,8 @@ import type { PageBrand } from '../brand.js';
 import { html, type Html } from '../html.js';
 
 export interface Viewer {
-  /** The signed-in user, or null. */
-  user: { email: string } | null;
+  /** The signed-in user, or null; `admin`: an administrator of the instance (the nav links the console). */
+  user: { email: string; admin?: boolean } | null;
   /** The CSRF token for this visitor's forms. */
   csrf: string;
   signupsEnabled: boolean;
@@ -45,6 +45,7 @@ function nav(viewer: Viewer): Html {
       <li><a href="/users/token">API token</a></li>
       <li><a href="/users/webhooks">Webhooks</a></li>
       <li><a href="/users/two_factor">Two-factor</a></li>
+      ${viewer.user.admin ? html`<li><a href="/admin">Admin</a></li>` : ''}
       <li><form method="post" action="/users/sign_out">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></li>
     </ul></nav>`;
   }
