@@ -10,7 +10,7 @@ import { BUNDLED_SPEC_PATH } from '@secret-push/contract';
 import type { Core } from '../core.js';
 import { state } from '../http/middleware.js';
 import { retrievalPagesOnly } from '../http/retrieve-only.js';
-import { createPageKit } from './page-kit.js';
+import { createPageKit, visitorLocale } from './page-kit.js';
 import { accountMailPages } from './routes/account-mail-pages.js';
 import { accountPages } from './routes/account-pages.js';
 import { apiKeyPages } from './routes/api-key-pages.js';
@@ -66,11 +66,12 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
       csrf: '',
       signupsEnabled: core.settings.enableSignups,
       retrieveOnly: core.settings.mode === 'retrieve-only',
+      i18n: visitorLocale(req),
     };
     kit.send(
       res,
       400,
-      messagePage(viewer, 'Bad link', 'This link is malformed. Check that you copied the whole link.'),
+      messagePage(viewer, viewer.i18n.t('error.badLink.title'), viewer.i18n.t('error.badLink.message')),
     );
   });
   return router;
