@@ -31,7 +31,7 @@ const ENGLISH = LOCALES[0]!;
 const byCode = new Map(LOCALES.map((l) => [l.code.toLowerCase(), l]));
 
 /** The language of a tag: the exact one (`pt-BR`), else the first of its base language (`de-AT` → `de`), else none. */
-export function findLocale(tag: string | null | undefined): LocaleInfo | undefined {
+function findLocale(tag: string | null | undefined): LocaleInfo | undefined {
   if (typeof tag !== 'string' || tag.length === 0 || tag.length > 35) return undefined;
   const lower = tag.trim().replace(/_/g, '-').toLowerCase();
   const exact = byCode.get(lower);

@@ -1,5 +1,6 @@
 // Shared page behaviour: copy buttons, the status line screen readers hear (aria-live), and the page's texts
-// (window.SecretPush.t): the catalogue's ICU messages the server put in the page as JSON (#sp-messages), formatted
+// (window.SecretPush.t): the catalogue's ICU messages the server put in the page as JSON (#sp-messages, its
+// data-messages attribute), formatted
 // with intl-messageformat (/assets/vendor/intl-messageformat.js) in the page's language.
 (function () {
   'use strict';
@@ -10,7 +11,7 @@
     if (!catalogue) {
       var node = document.getElementById('sp-messages');
       try {
-        catalogue = node ? JSON.parse(node.textContent || '{}') : {};
+        catalogue = node ? JSON.parse(node.getAttribute('data-messages') || '{}') : {};
       } catch (e) {
         catalogue = {};
       }
