@@ -22,7 +22,7 @@ const SERVER_FLOORS = [
   // request-context.ts: who is asking, read by every service and the edge.
   {
     name: 'foundation',
-    paths: ['config/', 'db/', 'crypto/', 'jobs/', 'files/', 'client-address.ts', 'request-context.ts'],
+    paths: ['config/', 'db/', 'crypto/', 'jobs/', 'files/', 'i18n/', 'client-address.ts', 'request-context.ts'],
     files: ['runtime/compiled.ts', 'runtime/window-counter.ts'],
   },
   { name: 'mail', paths: ['mail/'] },

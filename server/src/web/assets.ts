@@ -66,6 +66,7 @@ const TABLE: Record<string, { type: string; load: Loader }> = {
   'two-factor.js': { type: JS, load: own('two-factor.js') },
   'api-docs.js': { type: JS, load: own('api-docs.js') },
   'vendor/qrcode.js': { type: JS, load: browserBundle('vendor/qrcode.js') },
+  'vendor/intl-messageformat.js': { type: JS, load: browserBundle('vendor/intl-messageformat.js') },
   'vendor/secret-push-e2e.js': { type: JS, load: browserBundle('vendor/secret-push-e2e.js') },
   [SCALAR_ASSET]: { type: JS, load: scalarBundle },
 };

@@ -22,6 +22,11 @@ export interface BrowserBundle {
 }
 
 export const BROWSER_BUNDLES: Record<string, BrowserBundle> = {
+  /** `window.SecretPushIntl.IntlMessageFormat`: the pages' scripts format the catalogue's ICU messages (app.js `t`). */
+  'vendor/intl-messageformat.js': {
+    source: "export { IntlMessageFormat } from 'intl-messageformat';",
+    globalName: 'SecretPushIntl',
+  },
   /** `window.QRCode` (toString(text, { type: 'svg' }) among others). */
   'vendor/qrcode.js': { entry: 'qrcode/lib/browser.js', globalName: 'QRCode' },
   /**

@@ -9,11 +9,12 @@ import { ApiError, rateLimitFields, turnOn } from '@secret-push/rules';
 import type { AccountUser } from '../account/account-service.js';
 import type { Core, RequestContext, WebServices } from '../core.js';
 import { actorOf, baseUrlOf } from '../http/auth.js';
+import { LOCALE_COOKIE, negotiateLocale, translator, type MessageKey, type MessageValues } from '../i18n/i18n.js';
 import { state } from '../http/middleware.js';
 import { createBrands, type Brands } from './brand.js';
 import { FormError, readForm, type FormFiles } from './forms.js';
-import { comesFromOurPages, pageHeaders, safeNext } from './security.js';
-import { createSessions, CSRF_FIELD, type SessionClaims, type Sessions } from './session.js';
+import { comesFromOurPages, isHttps, pageHeaders, safeNext } from './security.js';
+import { createSessions, CSRF_FIELD, parseCookies, type SessionClaims, type Sessions } from './session.js';
 import { messagePage, type Viewer } from './views/layout.js';
 
 /** Forms without files: sign-in, sign-up, token, expire. */
@@ -26,16 +27,55 @@ interface Visit {
   session?: SessionClaims;
 }
 
+/** A text of a page: as it is (a message of the core, in English), or a key of the catalogues. */
+export type PageText = string | { key: MessageKey; values?: MessageValues };
+
 /** A failure a page answers with an HTML message page. */
 export class PageError extends Error {
   constructor(
     readonly status: number,
-    readonly title: string,
-    message: string,
+    readonly title: PageText,
+    readonly text: PageText,
     readonly retryAfterSeconds?: number,
   ) {
-    super(message);
+    super(typeof text === 'string' ? text : text.key);
   }
+}
+
+/** How long the language chosen with `?locale=` is kept (a year). */
+const LOCALE_COOKIE_MS = 365 * 24 * 60 * 60 * 1000;
+
+/**
+ * The visitor's language (`?locale=`, the cookie, `Accept-Language`); a `?locale=` that names one of ours is kept in
+ * the cookie, so the next pages (and the sign-in a link leads to) keep it.
+ */
+function localeOf(req: Request, res: Response, secure: boolean) {
+  const i18n = visitorLocale(req);
+  if (typeof req.query.locale === 'string' && i18n.locale === req.query.locale && !res.headersSent) {
+    res.cookie(LOCALE_COOKIE, i18n.locale, {
+      path: '/',
+      sameSite: 'lax',
+      httpOnly: true,
+      secure,
+      maxAge: LOCALE_COOKIE_MS,
+    });
+  }
+  return i18n;
+}
+
+/** The visitor's language without setting anything (a page answered before the visit is read, or without one). */
+export function visitorLocale(req: Request) {
+  return translator(
+    negotiateLocale({
+      query: req.query.locale,
+      cookie: parseCookies(req)[LOCALE_COOKIE],
+      acceptLanguage: req.get('accept-language'),
+    }),
+  );
+}
+
+function textOf(viewer: Viewer, text: PageText): string {
+  return typeof text === 'string' ? text : viewer.i18n.t(text.key, text.values);
 }
 
 type PageHandler = (req: Request, res: Response, v: Visit) => Promise<void>;
@@ -70,7 +110,8 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
     brands,
     clock,
     web() {
-      if (!core.web) throw new PageError(503, 'Unavailable', 'Accounts are not available on this server.');
+      if (!core.web)
+        throw new PageError(503, { key: 'error.unavailable.title' }, { key: 'error.unavailable.accounts' });
       return core.web;
     },
     ctxOf: (req, userId) => ({
@@ -96,6 +137,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
           signupsEnabled: signupsOpen(settings),
           retrieveOnly: settings.mode === 'retrieve-only',
           brand: brands.forRequest(req),
+          i18n: localeOf(req, res, isHttps(req, settings.publicBaseUrl)),
         },
       };
     },
@@ -105,11 +147,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
         !comesFromOurPages(req, settings.publicBaseUrl) ||
         !sessions.csrfValid(req, form.get(CSRF_FIELD), v.user?.userId ?? null)
       ) {
-        throw new PageError(
-          403,
-          'Form rejected',
-          'This form has expired or did not come from this site. Go back, reload the page and try again.',
-        );
+        throw new PageError(403, { key: 'error.formRejected.title' }, { key: 'error.formRejected.expired' });
       }
       return form;
     },
@@ -128,6 +166,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
           signupsEnabled: signupsOpen(settings),
           retrieveOnly: settings.mode === 'retrieve-only',
           brand: brands.forRequest(req),
+          i18n: visitorLocale(req),
         },
       };
       try {
@@ -143,7 +182,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
         // The limit that refused, as the API answers it (the RateLimit fields).
         if (error instanceof ApiError && error.details.limit)
           for (const [name, value] of Object.entries(rateLimitFields(error.details.limit))) res.setHeader(name, value);
-        send(res, pe.status, messagePage(v.viewer, pe.title, pe.message));
+        send(res, pe.status, messagePage(v.viewer, textOf(v.viewer, pe.title), textOf(v.viewer, pe.text)));
       }
     },
   };
@@ -167,17 +206,18 @@ export function signUpClosed(settings: Core['settings']): PageError {
 
 function pageErrorOf(error: unknown, res: Response): PageError {
   if (error instanceof PageError) return error;
-  if (error instanceof FormError) return new PageError(error.status, 'Form rejected', error.message);
+  if (error instanceof FormError)
+    return new PageError(error.status, { key: 'error.formRejected.title' }, error.message);
   if (error instanceof ApiError) {
-    const title =
+    const title: MessageKey =
       error.code === 'service_unavailable'
-        ? 'Unavailable'
+        ? 'error.unavailable.title'
         : error.status === 429
-          ? 'Too many requests'
-          : 'Something went wrong';
-    return new PageError(error.status, title, error.message, error.details.retryAfterSeconds);
+          ? 'error.tooManyRequests.title'
+          : 'error.generic.title';
+    return new PageError(error.status, { key: title }, error.message, error.details.retryAfterSeconds);
   }
   const e = error as { name?: string; code?: string };
   state(res).failure = { name: e?.name ?? typeof error, ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
-  return new PageError(500, 'Something went wrong', 'The server could not answer. Try again in a moment.');
+  return new PageError(500, { key: 'error.generic.title' }, { key: 'error.generic.message' });
 }

@@ -10,7 +10,7 @@ import { BUNDLED_SPEC_PATH } from '@secret-push/contract';
 import type { Core } from '../core.js';
 import { state } from '../http/middleware.js';
 import { retrievalPagesOnly } from '../http/retrieve-only.js';
-import { createPageKit } from './page-kit.js';
+import { createPageKit, visitorLocale } from './page-kit.js';
 import { accountMailPages } from './routes/account-mail-pages.js';
 import { accountPages } from './routes/account-pages.js';
 import { adminPages } from './routes/admin-pages.js';
@@ -71,11 +71,12 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
       signupsEnabled: core.settings.enableSignups,
       retrieveOnly: core.settings.mode === 'retrieve-only',
       brand: kit.brands.forRequest(req),
+      i18n: visitorLocale(req),
     };
     kit.send(
       res,
       400,
-      messagePage(viewer, 'Bad link', 'This link is malformed. Check that you copied the whole link.'),
+      messagePage(viewer, viewer.i18n.t('error.badLink.title'), viewer.i18n.t('error.badLink.message')),
     );
   });
   return router;

@@ -263,7 +263,10 @@ describe('end-to-end encrypted pushes in the web pages (headless Chromium)', () 
     expect(new URL(page.url()).pathname).toMatch(/\/r$/);
 
     const fileLink = page.getByRole('link', { name });
-    expect(await page.locator('ul.files li').textContent()).toContain(`(${bytes.length} bytes)`);
+    // The size in the page's language (English groups thousands: "3,028 bytes").
+    expect(await page.locator('ul.files li').textContent()).toContain(
+      `(${new Intl.NumberFormat('en').format(bytes.length)} bytes)`,
+    );
     const [download] = await Promise.all([page.waitForEvent('download'), fileLink.click()]);
     expect(download.suggestedFilename()).toBe(name);
     const chunks: Buffer[] = [];

@@ -1,6 +1,31 @@
-// Shared page behaviour: copy buttons and the status line screen readers hear (aria-live).
+// Shared page behaviour: copy buttons, the status line screen readers hear (aria-live), and the page's texts
+// (window.SecretPush.t): the catalogue's ICU messages the server put in the page as JSON (#sp-messages, its
+// data-messages attribute), formatted
+// with intl-messageformat (/assets/vendor/intl-messageformat.js) in the page's language.
 (function () {
   'use strict';
+
+  var catalogue = null;
+
+  function t(key, values) {
+    if (!catalogue) {
+      var node = document.getElementById('sp-messages');
+      try {
+        catalogue = node ? JSON.parse(node.getAttribute('data-messages') || '{}') : {};
+      } catch (e) {
+        catalogue = {};
+      }
+    }
+    var message = catalogue.messages && catalogue.messages[key];
+    if (typeof message !== 'string') return key;
+    var intl = window.SecretPushIntl;
+    if (!intl) return message;
+    try {
+      return String(new intl.IntlMessageFormat(message, catalogue.locale).format(values));
+    } catch (e) {
+      return message;
+    }
+  }
 
   function announce(message) {
     var status = document.getElementById('status');
@@ -41,14 +66,14 @@
     var text = 'value' in target && typeof target.value === 'string' ? target.value : target.textContent || '';
     copyText(text).then(
       function () {
-        button.textContent = 'Copied';
-        announce('Copied to the clipboard.');
+        button.textContent = t('js.app.copied');
+        announce(t('js.app.copiedAnnounce'));
       },
       function () {
-        announce('Could not copy. Select the text and copy it by hand.');
+        announce(t('js.app.copyFailed'));
       },
     );
   });
 
-  window.SecretPush = { announce: announce };
+  window.SecretPush = { announce: announce, t: t };
 })();

@@ -30,6 +30,9 @@
   function $(id) {
     return document.getElementById(id);
   }
+  function t(key, values) {
+    return window.SecretPush ? window.SecretPush.t(key, values) : key;
+  }
   function announce(message) {
     if (window.SecretPush) window.SecretPush.announce(message);
   }
@@ -60,16 +63,12 @@
     return node;
   }
 
-  function plural(n, word) {
-    return n + ' ' + word + (n === 1 ? '' : 's');
-  }
-
   function showGone(deleted) {
     root.hidden = true;
     $('revealed').hidden = true;
     var gone = $('gone');
     gone.hidden = false;
-    if (deleted) $('gone-text').textContent = 'The secret was deleted. Nobody can open this link any more.';
+    if (deleted) $('gone-text').textContent = t('js.recipient.deleted');
     $('gone-title').focus();
     announce($('gone-title').textContent);
   }
@@ -96,16 +95,16 @@
       );
       p.appendChild(a);
       box.appendChild(p);
-      box.appendChild(copyButton('secret-value', 'Copy the URL'));
+      box.appendChild(copyButton('secret-value', t('js.recipient.copyUrl')));
     } else if (push.kind === 'qr') {
       var figure = el('figure', { class: 'qr' });
-      var caption = el('figcaption', { class: 'visually-hidden' }, 'QR code');
-      var holder = el('div', { id: 'qr-code', role: 'img', 'aria-label': 'QR code of the secret' });
+      var caption = el('figcaption', { class: 'visually-hidden' }, t('js.recipient.qrCaption'));
+      var holder = el('div', { id: 'qr-code', role: 'img', 'aria-label': t('js.recipient.qrLabel') });
       figure.appendChild(holder);
       figure.appendChild(caption);
       box.appendChild(figure);
       var details = el('details');
-      details.appendChild(el('summary', null, 'Show the text in the QR code'));
+      details.appendChild(el('summary', null, t('js.recipient.qrShowText')));
       details.appendChild(el('pre', { class: 'secret', id: 'secret-value' }, payload));
       box.appendChild(details);
       if (window.QRCode && payload) {
@@ -117,19 +116,19 @@
             if (svg && svg.nodeName.toLowerCase() === 'svg') holder.appendChild(document.importNode(svg, true));
           },
           function () {
-            holder.appendChild(el('p', { class: 'error' }, 'The QR code could not be drawn; the text is below.'));
+            holder.appendChild(el('p', { class: 'error' }, t('js.recipient.qrFailed')));
           },
         );
       }
     } else {
       if (payload || push.kind !== 'file') {
         box.appendChild(el('pre', { class: 'secret', id: 'secret-value', tabindex: '0' }, payload));
-        box.appendChild(copyButton('secret-value', 'Copy the secret'));
+        box.appendChild(copyButton('secret-value', t('js.recipient.copySecret')));
       }
     }
     var files = Array.isArray(push.files) ? push.files : [];
     if (files.length > 0) {
-      box.appendChild(el('h3', null, files.length === 1 ? 'File' : 'Files'));
+      box.appendChild(el('h3', null, t('js.recipient.filesHeading', { count: files.length })));
       var list = el('ul', { class: 'files' });
       files.forEach(function (f) {
         var li = el('li');
@@ -142,7 +141,11 @@
             downloadDecrypted(f, state);
           });
           li.appendChild(button);
-          li.appendChild(document.createTextNode(' (' + Math.max(f.size - E.BINARY_OVERHEAD, 0) + ' bytes) '));
+          li.appendChild(
+            document.createTextNode(
+              ' ' + t('js.recipient.fileSize', { size: Math.max(f.size - E.BINARY_OVERHEAD, 0) }) + ' ',
+            ),
+          );
           li.appendChild(state);
         } else {
           var link = el(
@@ -151,12 +154,12 @@
             safeName(f.filename),
           );
           li.appendChild(link);
-          li.appendChild(document.createTextNode(' (' + f.size + ' bytes)'));
+          li.appendChild(document.createTextNode(' ' + t('js.recipient.fileSize', { size: f.size })));
         }
         list.appendChild(li);
       });
       box.appendChild(list);
-      box.appendChild(el('p', { class: 'hint' }, 'Download links work for 5 minutes.'));
+      box.appendChild(el('p', { class: 'hint' }, t('js.recipient.downloadWindow')));
     }
   }
 
@@ -171,14 +174,11 @@
 
   function checkKey() {
     if (!E || !window.crypto || !window.crypto.subtle) {
-      block(
-        'This browser cannot decrypt the secret here: that needs a current browser and an https:// address. ' +
-          'Nothing was used up; open the link in another browser.',
-      );
+      block(t('js.recipient.noCrypto'));
       return;
     }
     if (e2e !== E.CLIENT_ENCRYPTION.scheme + ':' + E.CLIENT_ENCRYPTION.version) {
-      block('This secret is encrypted with a scheme this page does not know. Nothing was used up.');
+      block(t('js.recipient.unknownScheme'));
       return;
     }
     var link = null;
@@ -189,16 +189,10 @@
     }
     key = link ? link.key : null;
     if (!key) {
-      block(
-        'This link is missing its key (the part after #k=), so the secret cannot be decrypted. ' +
-          'Ask the sender for the whole link. Nothing was used up.',
-      );
+      block(t('js.recipient.missingKey'));
     } else if (!E.isKey(key)) {
       key = null;
-      block(
-        'The key in this link is damaged or cut short, so the secret cannot be decrypted. ' +
-          'Ask the sender for the whole link. Nothing was used up.',
-      );
+      block(t('js.recipient.damagedKey'));
     }
   }
 
@@ -206,22 +200,20 @@
   function decryptFailed(error) {
     var code = error && error.code;
     if (code === 'not_encrypted') {
-      block('The server sent this secret unencrypted although it was sent encrypted, so it is not shown.');
+      block(t('js.recipient.notEncrypted'));
     } else if (error instanceof E.UnsupportedEncryptionError) {
-      block('This secret is encrypted with a scheme this page does not know.');
+      block(t('js.recipient.unknownSchemeFetched'));
     } else {
-      block(
-        'The key in this link does not open this secret: the link is damaged or is not the one the sender made. ' +
-          'Opening it used a view. Ask the sender to share the secret again.',
-      );
+      block(t('js.recipient.wrongKey'));
     }
   }
 
   function fileError(status, body) {
-    if (status === 0) return 'The server could not be reached.';
-    if (body && body.code === 'link_expired')
-      return 'The download link has expired. Reload the page only if views are left: opening it again uses one.';
-    return 'The file could not be downloaded (' + ((body && body.error) || 'status ' + status) + ').';
+    if (status === 0) return t('js.recipient.unreachableShort');
+    if (body && body.code === 'link_expired') return t('js.recipient.fileLinkExpired');
+    return t('js.recipient.fileFailedReason', {
+      reason: (body && body.error) || t('js.recipient.status', { status: status }),
+    });
   }
 
   // A file name without control or bidi characters (a decrypted name never passed the server's cleaning), as the
@@ -236,7 +228,7 @@
 
   // An encrypted file: fetch its envelope, decrypt it here, and save it under its real name.
   function downloadDecrypted(file, status) {
-    status.textContent = 'Decrypting…';
+    status.textContent = t('js.recipient.decrypting');
     fetch(file.url, { credentials: 'omit', cache: 'no-store' })
       .then(function (response) {
         if (response.ok) return response.arrayBuffer();
@@ -261,12 +253,12 @@
         window.setTimeout(function () {
           URL.revokeObjectURL(url);
         }, 60000);
-        status.textContent = 'Saved.';
-        announce('The file ' + safeName(file.filename) + ' is decrypted and saved.');
+        status.textContent = t('js.recipient.saved');
+        announce(t('js.recipient.savedAnnounce', { name: safeName(file.filename) }));
       })
       .catch(function (error) {
-        if (error instanceof E.EndToEndError) status.textContent = 'The file does not open with the key in this link.';
-        else if (error instanceof Error) status.textContent = 'The file could not be downloaded.';
+        if (error instanceof E.EndToEndError) status.textContent = t('js.recipient.fileWrongKey');
+        else if (error instanceof Error) status.textContent = t('js.recipient.fileFailed');
         else status.textContent = error.message;
       });
   }
@@ -281,20 +273,14 @@
     renderSecret(push);
     var info = $('expiry-info');
     if (push.views_remaining === 0) {
-      info.textContent =
-        'This was the last view: the secret is now deleted from the server. Save it somewhere safe if you need it.';
+      info.textContent = t('js.recipient.lastView');
     } else {
-      info.textContent =
-        'This link expires in ' +
-        plural(push.days_remaining, 'day') +
-        ' or ' +
-        plural(push.views_remaining, 'more view') +
-        ', whichever comes first.';
+      info.textContent = t('js.recipient.expiresIn', { days: push.days_remaining, views: push.views_remaining });
     }
     $('delete-area').hidden = !(push.deletable_by_viewer && push.views_remaining > 0);
     $('revealed').hidden = false;
     $('revealed-title').focus();
-    announce('The secret is shown.');
+    announce(t('js.recipient.shown'));
   }
 
   // A POST to the page's own step: same origin, the session cookie, the CSRF token in a header, a JSON body.
@@ -311,13 +297,13 @@
   // Why the server refused (not a passphrase problem): the sign-in ended, the page is stale, or not allowed.
   function refusal(status, body) {
     if (status === 401 && body.code === 'authentication_required') {
-      return 'This instance requires sign-in, and you are signed out. Reload the page to sign in.';
+      return t('js.recipient.signedOut');
     }
     if (status === 403 && body.code === 'csrf_rejected') {
-      return 'This page has expired (you may have signed in or out in another tab). Reload the page and try again.';
+      return t('js.recipient.pageExpired');
     }
-    if (status === 403) return 'You are not allowed to do that with this secret.';
-    return body.error || 'The server refused the request (status ' + status + ').';
+    if (status === 403) return t('js.recipient.notAllowed');
+    return body.error || t('js.recipient.refused', { status: status });
   }
 
   function retrieve(passphrase) {
@@ -352,7 +338,7 @@
           else if (key) E.openPush(body, key).then(showRevealed, decryptFailed);
           else showRevealed(body);
         } else if (status === 401 && body.code === 'passphrase_incorrect') {
-          showError('That passphrase is not correct. Check it and try again.');
+          showError(t('js.recipient.passphraseWrong'));
           var input = $('passphrase');
           if (input) {
             input.value = '';
@@ -360,12 +346,14 @@
             input.focus();
           }
         } else if (status === 401 && body.code === 'passphrase_required') {
-          showError('Enter the passphrase to open this secret.');
+          showError(t('js.recipient.passphraseRequired'));
           if ($('passphrase')) $('passphrase').focus();
         } else if (status === 429) {
           var wait = r.response.headers.get('Retry-After');
           showError(
-            'Too many attempts. Wait ' + (wait ? plural(Number(wait), 'second') : 'a minute') + ' and try again.',
+            wait && Number(wait) >= 0
+              ? t('js.recipient.tooManyWait', { seconds: Number(wait) })
+              : t('js.recipient.tooManyMinute'),
           );
         } else if (status === 404) {
           showGone(false);
@@ -373,13 +361,15 @@
           showError(refusal(status, body));
         } else {
           showError(
-            'The secret could not be fetched (' + (body.error || 'error ' + status) + '). Try again in a moment.',
+            t('js.recipient.fetchFailed', {
+              reason: body.error || t('js.recipient.errorStatus', { status: status }),
+            }),
           );
         }
       })
       .catch(function () {
         setBusy(false);
-        showError('The server could not be reached. Check your connection and try again.');
+        showError(t('js.recipient.unreachable'));
       });
   }
 
@@ -409,13 +399,13 @@
             } else if (response.status === 401 || response.status === 403) {
               $('delete-status').textContent = refusal(response.status, body || {});
             } else {
-              $('delete-status').textContent = 'The secret could not be deleted (status ' + response.status + ').';
+              $('delete-status').textContent = t('js.recipient.deleteFailed', { status: response.status });
             }
           });
       })
       .catch(function () {
         setBusy(false);
-        $('delete-status').textContent = 'The server could not be reached.';
+        $('delete-status').textContent = t('js.recipient.unreachableShort');
       });
   }
 

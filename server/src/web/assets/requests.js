@@ -7,6 +7,7 @@
   const DB = 'secret-push-requests';
   const STORE = 'key-pairs';
   const $ = (id) => document.getElementById(id);
+  const t = (key, values) => window.SecretPush.t(key, values);
 
   function store(mode, action) {
     return new Promise((resolve, reject) => {
@@ -58,11 +59,12 @@
           headers: { 'content-type': 'application/json', accept: 'application/json' },
           body: JSON.stringify({ push: sealed.push, sealed_key: sealedKey }),
         });
-        if (response.status !== 201) throw new Error((await response.json()).error || `error ${response.status}`);
+        if (response.status !== 201)
+          throw new Error((await response.json()).error || t('js.requests.errorStatus', { status: response.status }));
         answerForm.hidden = true;
         $('answer-sent').hidden = false;
       } catch (e) {
-        error.textContent = `Nothing was sent: ${e.message}`;
+        error.textContent = t('js.requests.notSent', { reason: e.message });
         error.hidden = false;
       }
     });
@@ -80,12 +82,12 @@
       };
       try {
         const keyPair = await store('readonly', (s) => s.get(open.dataset.publicX));
-        if (!keyPair) return fail('This browser does not hold the key this request was sealed to.');
+        if (!keyPair) return fail(t('js.requests.noKeyPair'));
         const key = await E2E.openContentKey(keyPair, open.dataset.token, open.dataset.sealedKey);
         open.href = `${open.dataset.answerUrl}#k=${E2E.bytesToBase64Url(key)}`;
         open.hidden = false;
       } catch (e) {
-        fail(`The answer does not open with this browser's key (${e.code || e.name}).`);
+        fail(t('js.requests.wrongKeyPair', { reason: e.code || e.name }));
       }
     })();
   }

@@ -36,8 +36,7 @@ export function recipientPages(router: Router, kit: PageKit): void {
       }
       // State only (a SELECT): no view is counted and nothing is written, whoever fetches the page.
       const push = await kit.web().pushState(urlToken, kit.ctxOf(req, v.user?.userId ?? null));
-      if (!push)
-        throw new PageError(404, 'Not found', 'There is no secret at this link. Check that you copied the whole link.');
+      if (!push) throw new PageError(404, { key: 'error.notFound.title' }, { key: 'recipient.notFound' });
       // Signed-in visitors open the secret as themselves (the owner's look is an owner_view, limits and audit as in
       // the API) through the page's own step; anonymous visitors of an open instance through the API, as any client.
       kit.send(res, 200, recipientPage(v.viewer, push, { retrievalPage, reveal: v.user ? 'web' : 'api' }));

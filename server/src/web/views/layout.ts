@@ -1,5 +1,7 @@
 /** The page frame: head, site navigation (with the sign-out form), main, footer, the aria-live status line. */
 import type { PageBrand } from '../brand.js';
+import { LOCALES } from '../../i18n/locales.js';
+import type { Translator } from '../../i18n/i18n.js';
 import { html, type Html } from '../html.js';
 
 export interface Viewer {
@@ -12,6 +14,8 @@ export interface Viewer {
   retrieveOnly?: boolean;
   /** The brand this page carries (../brand.ts, resolved per request). */
   brand: PageBrand;
+  /** The visitor's language (server/src/i18n): every text of the page comes from its catalogue. */
+  i18n: Translator;
 }
 
 export interface PageOptions {
@@ -29,6 +33,8 @@ export interface PageOptions {
   stylesheet?: string;
   /** Extra elements of the head (the single sign-on step's refresh). */
   head?: Html;
+  /** Key prefixes of the catalogue the page's scripts format themselves (`js.app.` always goes). */
+  messages?: string[];
 }
 
 export function csrfField(viewer: Viewer): Html {
@@ -37,22 +43,23 @@ export function csrfField(viewer: Viewer): Html {
 
 function nav(viewer: Viewer): Html {
   if (viewer.retrieveOnly) return html``;
+  const { t } = viewer.i18n;
   if (viewer.user) {
-    return html`<nav aria-label="Main"><ul>
-      <li><a href="/">New push</a></li>
-      <li><a href="/pushes/active">My pushes</a></li>
-      <li><a href="/requests/active">Requests</a></li>
-      <li><a href="/users/token">API token</a></li>
-      <li><a href="/users/webhooks">Webhooks</a></li>
-      <li><a href="/users/two_factor">Two-factor</a></li>
+    return html`<nav aria-label="${t('layout.nav.label')}"><ul>
+      <li><a href="/">${t('layout.nav.newPush')}</a></li>
+      <li><a href="/pushes/active">${t('layout.nav.myPushes')}</a></li>
+      <li><a href="/requests/active">${t('layout.nav.requests')}</a></li>
+      <li><a href="/users/token">${t('layout.nav.apiToken')}</a></li>
+      <li><a href="/users/webhooks">${t('layout.nav.webhooks')}</a></li>
+      <li><a href="/users/two_factor">${t('layout.nav.twoFactor')}</a></li>
       ${viewer.user.admin ? html`<li><a href="/admin">Admin</a></li>` : ''}
-      <li><form method="post" action="/users/sign_out">${csrfField(viewer)}<button type="submit" class="link">Sign out</button></form></li>
+      <li><form method="post" action="/users/sign_out">${csrfField(viewer)}<button type="submit" class="link">${t('layout.nav.signOut')}</button></form></li>
     </ul></nav>`;
   }
-  return html`<nav aria-label="Main"><ul>
-    <li><a href="/">New push</a></li>
-    <li><a href="/users/sign_in">Sign in</a></li>
-    ${viewer.signupsEnabled ? html`<li><a href="/users/sign_up">Sign up</a></li>` : ''}
+  return html`<nav aria-label="${t('layout.nav.label')}"><ul>
+    <li><a href="/">${t('layout.nav.newPush')}</a></li>
+    <li><a href="/users/sign_in">${t('layout.nav.signIn')}</a></li>
+    ${viewer.signupsEnabled ? html`<li><a href="/users/sign_up">${t('layout.nav.signUp')}</a></li>` : ''}
   </ul></nav>`;
 }
 
@@ -71,11 +78,34 @@ function brandFooter(brand: PageBrand): Html {
   )}</p>`;
 }
 
+/** The language menu: a plain GET form (no script), which reloads the page with `?locale=` (kept in a cookie). */
+function languageMenu(viewer: Viewer): Html {
+  const { t, locale } = viewer.i18n;
+  return html`<form method="get" class="language" id="language-form">
+  <label for="language-select">${t('layout.language.label')}</label>
+  <select id="language-select" name="locale">${LOCALES.map(
+    (l) =>
+      html`<option value="${l.code}" lang="${l.code}" dir="${l.dir}"${l.code === locale ? html` selected` : ''}>${l.name}</option>`,
+  )}</select>
+  <button type="submit" class="secondary">${t('layout.language.submit')}</button>
+</form>`;
+}
+
+/**
+ * The catalogue's texts a page's scripts format (window.SecretPush.t in app.js): JSON in a data attribute (escaped
+ * as any attribute), so the page keeps no inline script at all.
+ */
+function scriptMessages(viewer: Viewer, prefixes: string[]): Html {
+  const json = JSON.stringify({ locale: viewer.i18n.locale, messages: viewer.i18n.raw(['js.app.', ...prefixes]) });
+  return html`<div id="sp-messages" hidden data-messages="${json}"></div>`;
+}
+
 export function page(opts: PageOptions): string {
-  const scripts = ['app.js', ...(opts.scripts ?? [])];
+  const scripts = ['vendor/intl-messageformat.js', 'app.js', ...(opts.scripts ?? [])];
+  const { t, locale, dir } = opts.viewer.i18n;
   const { brand } = opts.viewer;
   return html`<!doctype html>
-<html lang="en">
+<html lang="${locale}" dir="${dir}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -88,7 +118,7 @@ ${opts.stylesheet ? '' : brand.stylesheets.map((href) => html`<link rel="stylesh
 ${opts.head ?? ''}
 </head>
 <body>
-<a class="skip" href="#main">Skip to content</a>
+<a class="skip" href="#main">${t('layout.skipToContent')}</a>
 <header class="site"><div class="bar">
   ${brandMark(opts.viewer)}
   ${opts.bare ? '' : nav(opts.viewer)}
@@ -96,8 +126,10 @@ ${opts.head ?? ''}
 <main id="main" tabindex="-1">
 ${opts.body}
 </main>
-<footer class="site">${opts.viewer.user ? html`Signed in as ${opts.viewer.user.email} · ` : ''}${opts.viewer.retrieveOnly ? '' : html`<a href="/help/api">API documentation</a>`}${brandFooter(brand)}</footer>
+<footer class="site">${opts.viewer.user ? html`${t('layout.footer.signedInAs', { email: opts.viewer.user.email })} · ` : ''}${opts.viewer.retrieveOnly ? '' : html`<a href="/help/api">${t('layout.footer.apiDocs')}</a>`}${brandFooter(brand)}
+${languageMenu(opts.viewer)}</footer>
 <div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
+${scriptMessages(opts.viewer, opts.messages ?? [])}
 ${scripts.map((s) => html`<script src="/assets/${s}" defer></script>`)}
 </body>
 </html>
@@ -114,7 +146,7 @@ export function messagePage(
   return page({
     title,
     viewer,
-    body: html`<h1>${title}</h1><p class="${kind}" ${kind === 'error' ? html`role="alert"` : ''}>${message}</p>${viewer.retrieveOnly ? '' : html`<p><a href="/">Back to the start page</a></p>`}`,
+    body: html`<h1>${title}</h1><p class="${kind}" ${kind === 'error' ? html`role="alert"` : ''}>${message}</p>${viewer.retrieveOnly ? '' : html`<p><a href="/">${viewer.i18n.t('layout.backToStart')}</a></p>`}`,
   });
 }
 

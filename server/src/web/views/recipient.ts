@@ -9,7 +9,7 @@
  * told so before anything is fetched, so no view is spent.
  */
 import type { Push } from '../../core.js';
-import { html } from '../html.js';
+import { html, htmlMessage } from '../html.js';
 import { page, type Viewer } from './layout.js';
 
 export interface RecipientOptions {
@@ -21,12 +21,13 @@ export interface RecipientOptions {
 export function recipientPage(viewer: Viewer, push: Push, opts: RecipientOptions): string {
   // Fetch on load only when nothing stands between the link and the secret: no retrieval step, no passphrase.
   const auto = !push.retrieval_step && !push.passphrase_protected && !opts.retrievalPage;
+  const { t } = viewer.i18n;
   const gone = html`<section id="gone" class="card"${push.expired ? '' : html` hidden`} aria-labelledby="gone-title">
-  <h1 id="gone-title" tabindex="-1">This secret has expired or was deleted</h1>
-  <p id="gone-text">The link has reached its view or time limit, or was deleted. Ask the sender to share the secret again.</p>
+  <h1 id="gone-title" tabindex="-1">${t('recipient.gone.title')}</h1>
+  <p id="gone-text">${t('recipient.gone.text')}</p>
 </section>`;
   if (push.expired) {
-    return page({ title: 'Secret expired', viewer, bare: true, body: gone });
+    return page({ title: t('recipient.gone.pageTitle'), viewer, bare: true, body: gone });
   }
   const marker = push.client_encryption;
   const scripts = [
@@ -37,47 +38,40 @@ export function recipientPage(viewer: Viewer, push: Push, opts: RecipientOptions
     'recipient.js',
   ];
   return page({
-    title: 'You have received a secret',
+    title: t('recipient.pageTitle'),
     viewer,
     bare: true,
     scripts,
+    messages: ['js.recipient.'],
     body: html`<section id="push" class="card" data-token="${push.url_token}" data-auto="${auto ? 'true' : 'false'}" data-reveal="${opts.reveal}"${opts.reveal === 'web' ? html` data-csrf="${viewer.csrf}"` : ''}${marker ? html` data-e2e="${marker.scheme}:${marker.version}"` : ''} aria-labelledby="push-title">
-  <h1 id="push-title">You have received a secret</h1>
-  ${
-    marker
-      ? html`<p class="muted" id="e2e-note">This secret is end-to-end encrypted: your browser decrypts it with the key in the link (the part after <code>#</code>), which is never sent to the server.</p>`
-      : ''
-  }
+  <h1 id="push-title">${t('recipient.title')}</h1>
+  ${marker ? html`<p class="muted" id="e2e-note">${t('recipient.e2eNote')}</p>` : ''}
   <p id="push-error" class="error" role="alert" hidden></p>
   ${
     push.passphrase_protected
       ? html`<form id="passphrase-form" novalidate>
-    <label for="passphrase">Passphrase</label>
+    <label for="passphrase">${t('recipient.passphrase.label')}</label>
     <input type="password" id="passphrase" name="passphrase" autocomplete="off" required aria-describedby="passphrase-hint">
-    <p class="hint" id="passphrase-hint">The sender gave it to you separately. Opening the secret counts as one view.${
-      marker
-        ? ' The server checks the passphrase before it hands out the encrypted secret; the key in the link is what decrypts it.'
-        : ''
-    }</p>
-    <button type="submit">Reveal the secret</button>
+    <p class="hint" id="passphrase-hint">${t(marker ? 'recipient.passphrase.hintE2e' : 'recipient.passphrase.hint')}</p>
+    <button type="submit">${t('recipient.reveal')}</button>
   </form>`
       : auto
-        ? html`<p class="muted" id="auto-note">Opening the secret…</p>`
+        ? html`<p class="muted" id="auto-note">${t('recipient.opening')}</p>`
         : html`<div id="reveal-step">
-    <p>Click the button when you are ready to see it. Opening it counts as one view; it can be opened only a limited number of times.</p>
-    <button type="button" id="reveal">Reveal the secret</button>
+    <p>${t('recipient.revealStep')}</p>
+    <button type="button" id="reveal">${t('recipient.reveal')}</button>
   </div>`
   }
-  <p id="loading" class="muted" hidden>Fetching the secret…</p>
-  <noscript><p class="error">This page needs JavaScript to open the secret safely (so that link previewers cannot use it up). Turn it on and reload.</p></noscript>
+  <p id="loading" class="muted" hidden>${t('recipient.loading')}</p>
+  <noscript><p class="error">${t('recipient.noscript')}</p></noscript>
 </section>
 <section id="revealed" class="card" hidden aria-labelledby="revealed-title">
-  <h1 id="revealed-title" tabindex="-1">Your secret</h1>
+  <h1 id="revealed-title" tabindex="-1">${t('recipient.revealed.title')}</h1>
   <div id="secret-content"></div>
   <p id="expiry-info" class="muted"></p>
   <div id="delete-area" hidden>
-    <button type="button" class="danger" id="delete-now">Delete now</button>
-    <p class="hint">Deletes the secret for everyone, now. Do it once you have saved it.</p>
+    <button type="button" class="danger" id="delete-now">${t('recipient.deleteNow')}</button>
+    <p class="hint">${t('recipient.deleteHint')}</p>
     <p id="delete-status" role="status"></p>
   </div>
 </section>
@@ -92,17 +86,22 @@ ${gone}`,
  */
 export function signInRequiredPage(viewer: Viewer, next: string): string {
   const back = encodeURIComponent(next);
+  const { t } = viewer.i18n;
+  const signIn = html`<a class="button" id="sign-in-link" href="/users/sign_in?next=${back}" data-keep-fragment>${t('recipient.signIn.link')}</a>`;
+  const signUp = html`<a href="/users/sign_up?next=${back}" data-keep-fragment>${t('recipient.signIn.signUpLink')}</a>`;
   return page({
-    title: 'Sign in to open this secret',
+    title: t('recipient.signIn.title'),
     viewer,
     bare: true,
     scripts: ['keep-fragment.js'],
     body: html`<section id="sign-in-required" class="card" aria-labelledby="sign-in-title">
-  <h1 id="sign-in-title">Sign in to open this secret</h1>
-  <p>This instance requires sign-in: only its users can open the secrets shared through it. Opening this page used up nothing.</p>
-  <p><a class="button" id="sign-in-link" href="/users/sign_in?next=${back}" data-keep-fragment>Sign in</a>${
-    viewer.signupsEnabled ? html` or <a href="/users/sign_up?next=${back}" data-keep-fragment>make an account</a>` : ''
-  }, and you come back to this link.</p>
+  <h1 id="sign-in-title">${t('recipient.signIn.title')}</h1>
+  <p>${t('recipient.signIn.text')}</p>
+  <p>${
+    viewer.signupsEnabled
+      ? htmlMessage(viewer.i18n, 'recipient.signIn.nextOrSignUp', { signIn, signUp })
+      : htmlMessage(viewer.i18n, 'recipient.signIn.next', { signIn })
+  }</p>
 </section>`,
   });
 }

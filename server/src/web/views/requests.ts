@@ -25,6 +25,7 @@ export function newRequestPage(viewer: Viewer, state: NewRequestState = {}): str
     title: 'Request a secret',
     viewer,
     scripts: SCRIPTS,
+    messages: ['js.requests.'],
     body: html`<h1>Request a secret</h1>
 <p>Ask someone to send you a secret: they get a link to a page where they type it in, and the answer becomes a push only you can open.</p>
 ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
@@ -86,6 +87,7 @@ export function requestOwnerPage(viewer: Viewer, r: RequestOwner): string {
     title: 'Your request',
     viewer,
     scripts: SCRIPTS,
+    messages: ['js.requests.'],
     body: html`<h1>Your request</h1>
 ${r.request !== '' ? html`<p class="ask">${r.request}</p>` : html`<p class="ask" data-empty>${emptyAsk(r)}</p>`}
 ${r.state !== 'pending' ? html`<p>Once a request is answered, expires or is revoked, its ask and files are erased: they were for the person answering.</p>` : ''}
@@ -108,12 +110,13 @@ export interface AnswerState {
 }
 
 export function answerPage(viewer: Viewer, r: RequestView, state: AnswerState = {}): string {
+  const { t } = viewer.i18n;
   if (!r.open) {
     return page({
-      title: 'Request closed',
+      title: t('answer.closed.pageTitle'),
       viewer,
       bare: true,
-      body: html`<h1>This request is closed</h1><p>It was already answered, revoked or it expired. Nothing more can be sent here.</p>`,
+      body: html`<h1>${t('answer.closed.title')}</h1><p>${t('answer.closed.text')}</p>`,
     });
   }
   const sealing = r.sealing ? JSON.stringify(r.sealing) : '';
@@ -121,33 +124,35 @@ export function answerPage(viewer: Viewer, r: RequestView, state: AnswerState = 
   // script (no JavaScript, a script that failed) carries none of them, and its button is off until the script is on.
   const named = (name: string): Html => (r.sealing ? html`` : html` name="${name}"`);
   return page({
-    title: 'Send a secret',
+    title: t('answer.pageTitle'),
     viewer,
     bare: true,
     scripts: SCRIPTS,
-    body: html`<h1>Someone asks you for a secret</h1>
+    messages: ['js.requests.'],
+    body: html`<h1>${t('answer.title')}</h1>
 <blockquote class="ask" id="ask">${r.request}</blockquote>
-${r.files.length > 0 ? html`<p>Attached to the request: ${r.files.map((f) => html`<span class="file">${f.filename} (${f.size} bytes)</span> `)}</p>` : ''}
+${r.files.length > 0 ? html`<p>${t('answer.attached')} ${r.files.map((f) => html`<span class="file">${t('answer.file', { name: f.filename, size: f.size })}</span> `)}</p>` : ''}
 ${state.error ? html`<p class="error" role="alert" id="answer-error">${state.error}</p>` : html`<p class="error" role="alert" id="answer-error" hidden></p>`}
-${r.sealing ? html`<p>Your answer is sealed in this browser before it is sent: only the requester can open it.</p><noscript><p class="error" id="needs-script">JavaScript is needed to seal your answer in this browser. Without it this form sends nothing: turn JavaScript on and reload the page.</p></noscript>` : ''}
+${r.sealing ? html`<p>${t('answer.sealed')}</p><noscript><p class="error" id="needs-script">${t('answer.needsScript')}</p></noscript>` : ''}
 <form method="post" action="/r/${r.url_token}" id="answer-form" data-token="${r.url_token}" data-sealing="${sealing}">
   ${csrfField(viewer)}
-  <label for="payload">The secret</label>
+  <label for="payload">${t('answer.payload')}</label>
   <textarea id="payload"${named('payload')} rows="6" required${describedBy(state.fields, 'payload')}></textarea>
   ${fieldErrors(state.fields, 'payload')}
-  <label for="passphrase">Passphrase (optional: the requester will need it too)</label>
+  <label for="passphrase">${t('answer.passphrase')}</label>
   <input id="passphrase"${named('passphrase')} type="text" autocomplete="off">
-  <button type="submit"${r.sealing ? html` disabled data-needs-script` : ''}>Send it</button>
+  <button type="submit"${r.sealing ? html` disabled data-needs-script` : ''}>${t('answer.submit')}</button>
 </form>
-<p id="answer-sent" hidden>Sent. The requester can open it now; you cannot see it again.</p>`,
+<p id="answer-sent" hidden>${t('answer.sent')}</p>`,
   });
 }
 
 export function answeredPage(viewer: Viewer): string {
+  const { t } = viewer.i18n;
   return page({
-    title: 'Sent',
+    title: t('answered.title'),
     viewer,
     bare: true,
-    body: html`<h1>Sent</h1><p id="answer-sent">The requester can open it now; you cannot see it again.</p>`,
+    body: html`<h1>${t('answered.title')}</h1><p id="answer-sent">${t('answered.text')}</p>`,
   });
 }
