@@ -117,7 +117,14 @@ export function pushLinkMessage(locale: string | null, facts: PushMailFacts): Ma
     ...(facts.passphraseProtected ? [t('mail.push.passphrase')] : []),
     t('mail.push.footer', { instance }),
   ];
-  return frame(tr, t('mail.push.subject', { sender: facts.sender }), paragraphs, facts.link, t('mail.push.open'), facts.brand);
+  return frame(
+    tr,
+    t('mail.push.subject', { sender: facts.sender }),
+    paragraphs,
+    facts.link,
+    t('mail.push.open'),
+    facts.brand,
+  );
 }
 
 /** What a request's link message may say (the ask, its name, note and files are secrets: none is passed in). */
@@ -145,7 +152,14 @@ export function requestLinkMessage(locale: string | null, facts: RequestLinkFact
     t('mail.request.how'),
     t('mail.request.footer', { instance }),
   ];
-  return frame(tr, t('mail.request.subject', { sender: facts.sender }), paragraphs, facts.link, t('mail.request.open'), facts.brand);
+  return frame(
+    tr,
+    t('mail.request.subject', { sender: facts.sender }),
+    paragraphs,
+    facts.link,
+    t('mail.request.open'),
+    facts.brand,
+  );
 }
 
 /** A move the requester is told of. */
@@ -168,5 +182,12 @@ export function requestNoticeMessage(kind: RequestNoticeKind, facts: RequestNoti
     t('mail.notice.text', { kind, instance, when: whenOf(tr.locale, facts.at) }),
     t('mail.notice.footer', { instance }),
   ];
-  return frame(tr, t('mail.notice.subject', { kind, instance }), paragraphs, facts.link, t('mail.notice.open'), facts.brand);
+  return frame(
+    tr,
+    t('mail.notice.subject', { kind, instance }),
+    paragraphs,
+    facts.link,
+    t('mail.notice.open'),
+    facts.brand,
+  );
 }
