@@ -28,6 +28,7 @@ import { Migration20270107000000_proven_emails } from './Migration20270107000000
 import { Migration20270108000000_webhook_limits } from './Migration20270108000000_webhook_limits.js';
 import { Migration20270110000000_file_objects } from './Migration20270110000000_file_objects.js';
 import { Migration20270111000000_request_storage } from './Migration20270111000000_request_storage.js';
+import { Migration20270120420000_recipient_access } from './Migration20270120420000_recipient_access.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -58,4 +59,5 @@ export const migrationsList = [
   { name: 'Migration20270108000000_webhook_limits', class: Migration20270108000000_webhook_limits },
   { name: 'Migration20270110000000_file_objects', class: Migration20270110000000_file_objects },
   { name: 'Migration20270111000000_request_storage', class: Migration20270111000000_request_storage },
+  { name: 'Migration20270120420000_recipient_access', class: Migration20270120420000_recipient_access },
 ];
