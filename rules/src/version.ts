@@ -78,8 +78,11 @@ export function versionReport(
               recipient_access: {
                 networks: true,
                 email_codes: features.recipientAccess.emailCodes,
-                single_sign_on: features.recipientAccess.emailCodes && features.recipientAccess.singleSignOn,
-                max_emails: features.recipientAccess.emailCodes ? MAX_RECIPIENT_EMAILS : 0,
+                single_sign_on: features.recipientAccess.singleSignOn,
+                max_emails:
+                  features.recipientAccess.emailCodes || features.recipientAccess.singleSignOn
+                    ? MAX_RECIPIENT_EMAILS
+                    : 0,
                 max_networks: MAX_ALLOWED_NETWORKS,
               },
             }

@@ -229,7 +229,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       notify,
       answerRetrieved: (pushId, actor, now) => requests!.answerRetrieved(pushId, actor, now),
       access,
-      emailCodes: codeMailer !== null,
+      // A push for specific people can be opened by an emailed code, or by single sign-on as a listed address.
+      recipientLists: codeMailer !== null || settings.oidc !== null,
       ...(hooks ? { events: hooks.events } : {}),
       ...(files ? { files } : {}),
     }),

@@ -371,7 +371,7 @@ export const VersionReportSchema = {
                                 },
                                 email_codes: {
                                     type: 'boolean',
-                                    description: 'True when `recipient_emails` is accepted (codes are emailed through the instance\'s relay).'
+                                    description: 'True when codes are emailed through the instance\'s relay (`requestAccessCode`).'
                                 },
                                 single_sign_on: {
                                     type: 'boolean',
@@ -382,7 +382,7 @@ export const VersionReportSchema = {
                                     format: 'int32',
                                     minimum: 0,
                                     maximum: 5,
-                                    description: 'The most `recipient_emails` a push may list.'
+                                    description: 'The most `recipient_emails` a push may list; 0 when neither codes nor single sign-on are available\n(then `recipient_emails` answers 422).\n'
                                 },
                                 max_networks: {
                                     type: 'integer',
@@ -696,7 +696,7 @@ export const PushInputSchema = {
             type: 'array',
             maxItems: 5,
             uniqueItems: false,
-            description: '**Specific people**: only these addresses may open the push. The retrieval asks for a one-time code\n(`requestAccessCode` emails one to a listed address; `getPush` takes it in `X-Access-Code`), or, on an instance\nwith single sign-on, a page visitor signed in with one of these addresses (an email the provider verified). At\nmost 5 addresses, each a plain ASCII address of at most 254 characters (the rules of `notify_emails_to`);\nduplicates (case-insensitive) → 422. Needs an SMTP relay (`features.pushes.recipient_access.email_codes`),\nelse 422 `are not available`. JSON bodies only (forms: `push[authenticated_recipients]` with\n`push[notify_emails_to]`). Shown to the owner only (`PushOwner`).\n',
+            description: '**Specific people**: only these addresses may open the push. The retrieval asks for a one-time code\n(`requestAccessCode` emails one to a listed address; `getPush` takes it in `X-Access-Code`), or, on an instance\nwith single sign-on, a page visitor signed in with one of these addresses (an email the provider verified). At\nmost 5 addresses, each a plain ASCII address of at most 254 characters (the rules of `notify_emails_to`);\nduplicates (case-insensitive) → 422. Needs an SMTP relay (`features.pushes.recipient_access.email_codes`)\nor single sign-on (`single_sign_on`: then a listed person signs in to open it), else 422 `are not available`. JSON bodies only (forms: `push[authenticated_recipients]` with\n`push[notify_emails_to]`). Shown to the owner only (`PushOwner`).\n',
             items: {
                 type: 'string',
                 minLength: 3,

@@ -190,7 +190,7 @@ export type VersionReport = {
                  */
                 networks: boolean;
                 /**
-                 * True when `recipient_emails` is accepted (codes are emailed through the instance's relay).
+                 * True when codes are emailed through the instance's relay (`requestAccessCode`).
                  */
                 email_codes: boolean;
                 /**
@@ -198,7 +198,9 @@ export type VersionReport = {
                  */
                 single_sign_on: boolean;
                 /**
-                 * The most `recipient_emails` a push may list.
+                 * The most `recipient_emails` a push may list; 0 when neither codes nor single sign-on are available
+                 * (then `recipient_emails` answers 422).
+                 *
                  */
                 max_emails: number;
                 /**
@@ -494,8 +496,8 @@ export type PushInput = unknown & {
      * (`requestAccessCode` emails one to a listed address; `getPush` takes it in `X-Access-Code`), or, on an instance
      * with single sign-on, a page visitor signed in with one of these addresses (an email the provider verified). At
      * most 5 addresses, each a plain ASCII address of at most 254 characters (the rules of `notify_emails_to`);
-     * duplicates (case-insensitive) → 422. Needs an SMTP relay (`features.pushes.recipient_access.email_codes`),
-     * else 422 `are not available`. JSON bodies only (forms: `push[authenticated_recipients]` with
+     * duplicates (case-insensitive) → 422. Needs an SMTP relay (`features.pushes.recipient_access.email_codes`)
+     * or single sign-on (`single_sign_on`: then a listed person signs in to open it), else 422 `are not available`. JSON bodies only (forms: `push[authenticated_recipients]` with
      * `push[notify_emails_to]`). Shown to the owner only (`PushOwner`).
      *
      */

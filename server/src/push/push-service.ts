@@ -195,8 +195,8 @@ export interface PushServiceDeps {
   files?: FileObjects;
   /** Who may open a push (access-codes.ts); absent: pushes with `recipient_emails` are refused (422). */
   access?: AccessCodes;
-  /** Whether codes can be emailed (an SMTP relay): without it, `recipient_emails` answers 422. */
-  emailCodes?: boolean;
+  /** Whether a listed person can prove who they are (an SMTP relay for codes, or single sign-on); else 422. */
+  recipientLists?: boolean;
 }
 
 /** A push made from the answer to a request (../request/request-service.ts): its owner, and the request's claim. */
@@ -227,12 +227,12 @@ class PushOperations implements PushService {
   private readonly events: PushEvents | undefined;
   private readonly files: FileObjects | undefined;
   private readonly access: AccessCodes | undefined;
-  private readonly emailCodes: boolean;
+  private readonly recipientLists: boolean;
 
   constructor(deps: PushServiceDeps) {
     const { repository, settings, keyring, notify, answerRetrieved, events, files } = deps;
     this.access = deps.access;
-    this.emailCodes = deps.emailCodes === true && deps.access !== undefined;
+    this.recipientLists = deps.recipientLists === true && deps.access !== undefined;
     this.files = files;
     this.repo = repository;
     this.settings = settings;
@@ -696,7 +696,7 @@ class PushOperations implements PushService {
   private async createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<Created> {
     const now = nowOf(ctx);
     const valid = normalizePushInput(input, this.settings, decodeBase64);
-    if (valid.recipientEmails.length > 0 && !this.emailCodes) {
+    if (valid.recipientEmails.length > 0 && !this.recipientLists) {
       const field = input.recipient_emails ? 'recipient_emails' : 'authenticated_recipients';
       throw validationFailed({ [field]: [`are not available: ${turnOn('email', this.settings.env)}`] });
     }
