@@ -456,19 +456,11 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
   }
 
   async function retrieve(urlToken: string, opts: RetrieveOptions | undefined): Promise<PushRetrieval> {
-    const passphrase = opts?.passphrase;
+    const headers = retrievalHeaders(opts?.passphrase, opts?.accessCode);
     // A malformed key fails here, before the request that would spend a view.
     const key = opts?.key === undefined ? undefined : await importKey(opts.key);
     const { data } = await send<PushRetrieval>(
-      (x) =>
-        genGetPush({
-          ...x,
-          path: { url_token: urlToken },
-          headers: {
-            ...(passphrase !== undefined ? { 'X-Passphrase': passphrase } : {}),
-            ...(opts?.accessCode !== undefined ? { 'X-Access-Code': opts.accessCode } : {}),
-          },
-        }),
+      (x) => genGetPush({ ...x, path: { url_token: urlToken }, headers }),
       opts,
       'never',
     );
@@ -547,14 +539,6 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
       );
       return data;
     },
-    async requestAccessCode(urlToken, email, opts) {
-      const { data } = await send<AccessCodeSent>(
-        (x) => genRequestAccessCode({ ...x, path: { url_token: urlToken }, body: { email } }),
-        opts,
-        'never',
-      );
-      return data;
-    },
     activePushes: pagedList(listPage(genListActivePushes)),
     expiredPushes: pagedList(listPage(genListExpiredPushes as typeof genListActivePushes)),
     async version(opts) {
@@ -565,10 +549,33 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     ...requestMethods(send, baseUrl, retrieve),
     ...webhookMethods(send, baseUrl),
     ...apiKeyMethods(send),
+    ...accessCodeMethods(send),
   };
 }
 
 /** The API-key operations of the facade. */
+/** The headers of a retrieval: the passphrase and an access code, each when given. */
+function retrievalHeaders(passphrase: string | undefined, accessCode: string | undefined): Record<string, string> {
+  return {
+    ...(passphrase !== undefined ? { 'X-Passphrase': passphrase } : {}),
+    ...(accessCode !== undefined ? { 'X-Access-Code': accessCode } : {}),
+  };
+}
+
+/** Who may open a push (issue 42): the code step before `retrievePush(urlToken, { accessCode })`. */
+function accessCodeMethods(send: Send): Pick<SecretPushClient, 'requestAccessCode'> {
+  return {
+    async requestAccessCode(urlToken: string, email: string, opts?: RequestOptions) {
+      const { data } = await send<AccessCodeSent>(
+        (x) => genRequestAccessCode({ ...x, path: { url_token: urlToken }, body: { email } }),
+        opts,
+        'never',
+      );
+      return data;
+    },
+  };
+}
+
 function apiKeyMethods(send: Send): Pick<SecretPushClient, 'createApiKey' | 'listApiKeys' | 'revokeApiKey'> {
   return {
     async createApiKey(input: ApiKeyInput, opts?: RequestOptions) {
