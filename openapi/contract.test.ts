@@ -69,6 +69,8 @@ describe('the OpenAPI contract', () => {
         'listExpiredPushes',
         'notifyEmails',
         'previewPush',
+        // Who may open a push (issue 42).
+        'requestAccessCode',
         // Requests (issue 24).
         'createRequest',
         'getRequest',
@@ -100,6 +102,18 @@ describe('the OpenAPI contract', () => {
     for (const id of ['getVersion', 'previewPush']) expect(statuses(id), id).toContain('400');
     expect(statuses('getPushAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(statuses('notifyEmails')).toEqual(['201', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
+    expect(statuses('requestAccessCode')).toEqual([
+      '202',
+      '400',
+      '401',
+      '403',
+      '404',
+      '413',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
     for (const id of ['listActivePushes', 'listExpiredPushes'])
       expect(statuses(id)).toEqual(['200', '400', '401', '403', '429', '500', '503']);
     // active and expired are matched before {url_token}: they are their own paths.
@@ -165,7 +179,11 @@ describe('the OpenAPI contract', () => {
     const page = v.deref<Json>({ $ref: '#/components/parameters/Page' });
     expect(page.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 200, default: 1 });
     const getPush = v.operation('getPush').object as Json;
-    expect(getPush.parameters.map((p: Json) => v.deref<Json>(p).name)).toEqual(['X-Passphrase', 'passphrase']);
+    expect(getPush.parameters.map((p: Json) => v.deref<Json>(p).name)).toEqual([
+      'X-Passphrase',
+      'passphrase',
+      'X-Access-Code',
+    ]);
     const listOk = (v.operation('listActivePushes').object as Json).responses['200'];
     expect(Object.keys(listOk.headers)).toEqual(expect.arrayContaining(['Link', 'X-Total-Count', 'Cache-Control']));
     expect(Object.keys(v.response('getPush', 429)!.headers as Json)).toContain('Retry-After');
@@ -409,10 +427,10 @@ describe('forms, durations and 422 messages (issue 11)', () => {
   it('names one form field push[<field>] for every PushInput field, files only as multipart parts', () => {
     const fields = Object.keys(schemas.PushInput.properties);
     const urlencoded = Object.keys(schemas.CreatePushUrlencoded.properties);
-    // client_encryption is JSON-only (PushInput.client_encryption says so): end-to-end encrypted pushes are sent as JSON.
-    expect(urlencoded).toEqual(
-      fields.filter((f) => f !== 'files' && f !== 'client_encryption').map((f) => `push[${f}]`),
-    );
+    // JSON-only fields (their PushInput descriptions say so): client_encryption (end-to-end encrypted pushes are sent
+    // as JSON) and the two lists of who may open a push (forms reach them through push[authenticated_recipients]).
+    const jsonOnly = new Set(['files', 'client_encryption', 'recipient_emails', 'allowed_networks']);
+    expect(urlencoded).toEqual(fields.filter((f) => !jsonOnly.has(f)).map((f) => `push[${f}]`));
     const multipart = schemas.CreatePushMultipart.allOf as Json[];
     expect(multipart[0]!.$ref).toBe('#/components/schemas/CreatePushUrlencoded');
     expect(Object.keys(multipart[1]!.properties)).toEqual(['push[files][]']);

@@ -30,11 +30,17 @@ export const ERRORS = {
   invalid_token: { status: 401, message: 'The API token is not valid.' },
   passphrase_required: { status: 401, message: 'This push needs its passphrase.' },
   passphrase_incorrect: { status: 401, message: 'That passphrase is not correct.' },
+  access_code_required: {
+    status: 401,
+    message: 'Only the people the sender named may open this push: ask for a code (requestAccessCode).',
+  },
+  access_code_incorrect: { status: 401, message: 'That access code is not correct, or it has expired or been used.' },
   forbidden: { status: 403, message: 'You may not do this.' },
   /** An API key without the scope the operation declares; `details.scopes` names it (message and challenge). */
   insufficient_scope: { status: 403, message: 'This API key lacks the scope this operation needs.' },
   invalid_link: { status: 403, message: 'This download link is not valid for this file.' },
   link_expired: { status: 403, message: 'This download link has expired; retrieve the push again for a new one.' },
+  network_not_allowed: { status: 403, message: 'This push cannot be opened from your network.' },
   csrf_rejected: { status: 403, message: 'The form was not sent from this site; reload the page and try again.' },
   not_found: { status: 404, message: 'No push has this token.' },
   no_route: { status: 404, message: 'No such API route.' },
@@ -166,12 +172,17 @@ export function retryAfterOf(error: ApiError): number | undefined {
  */
 export const PASSPHRASE_CHALLENGE = 'Passphrase header="X-Passphrase"';
 
+/** The challenge of an access-code 401 (a push for specific people): send the emailed code in the named header. */
+const ACCESS_CODE_CHALLENGE = 'AccessCode header="X-Access-Code"';
+
 /** The challenge each 401 sends: Bearer for the token codes, the passphrase challenge for the passphrase codes. */
 const CHALLENGES: Partial<Record<ErrorCode, string>> = {
   invalid_token: 'Bearer error="invalid_token"',
   authentication_required: 'Bearer',
   passphrase_required: PASSPHRASE_CHALLENGE,
   passphrase_incorrect: PASSPHRASE_CHALLENGE,
+  access_code_required: ACCESS_CODE_CHALLENGE,
+  access_code_incorrect: ACCESS_CODE_CHALLENGE,
 };
 
 /**

@@ -18,6 +18,7 @@ export * from './media-type.js';
 export * from './paging.js';
 export * from './push-input.js';
 export * from './push-state.js';
+export * from './recipient-access.js';
 export * from './settings.js';
 export * from './version.js';
 export * from './schemas.js';

@@ -5,6 +5,7 @@
  * the default kind, the base64 padding the schema's pattern does not check, decoding, and defaults. The server (API
  * and web form) and the stateful mock run these same two steps. Messages never contain the submitted values.
  */
+import { readRecipientAccess } from './recipient-access.js';
 import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ClientEncryption, FileUpload, PushInput, PushKind } from './generated/types.gen.js';
 import { makeAjv } from './ajv.js';
@@ -55,6 +56,10 @@ export interface ValidPush {
   note: string;
   /** The client's scheme for an end-to-end encrypted push (payload, names and bytes are its envelopes), else null. */
   clientEncryption: ClientEncryption | null;
+  /** The ranges a retrieval must come from, normalized (empty: any). */
+  allowedNetworks: string[];
+  /** The addresses that may open the push (empty: anyone with the link). */
+  recipientEmails: string[];
 }
 
 /** A PushInput known to satisfy the contract's schema (checked by `checkPushSchema` or by the API's validator). */
@@ -156,6 +161,7 @@ export function normalizePushInput(
 
   const validFiles = kind === 'file' ? checkFiles(files, settings, decode, add) : [];
   const clientEncryption = checkClientEncryption(push.client_encryption ?? null, settings, add);
+  const access = readRecipientAccess(push, add);
 
   // The schema's bounds are 1..90 and 1..100; an instance may narrow them.
   const bounded = (value: number | undefined, field: string, b: Bounds): number => {
@@ -188,6 +194,7 @@ export function normalizePushInput(
     name: push.name ?? '',
     note: push.note ?? '',
     clientEncryption,
+    ...access,
   };
 }
 

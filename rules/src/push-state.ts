@@ -36,6 +36,9 @@ export interface PushState {
   createdAt: Date;
   updatedAt: Date;
   expiresAt: Date;
+  /** Who may open it (issue 42): the ranges a retrieval must come from, and the addresses (empty: no limit). */
+  allowedNetworks: string[];
+  recipientEmails: string[];
 }
 
 /** The state of a push created now from a validated input. */
@@ -62,6 +65,8 @@ export function newPushState(
     createdAt: now,
     updatedAt: now,
     expiresAt: new Date(now.getTime() + valid.expireAfterSeconds * 1000),
+    allowedNetworks: valid.allowedNetworks,
+    recipientEmails: valid.recipientEmails,
   };
 }
 
@@ -140,5 +145,11 @@ export function ownerRecord(
   secrets: { name: string; note: string },
 ): PushOwner {
   const record = pushRecord(state, now, base);
-  return { ...record, name: secrets.name, note: record.expired ? '' : secrets.note };
+  return {
+    ...record,
+    name: secrets.name,
+    note: record.expired ? '' : secrets.note,
+    ...(state.recipientEmails.length > 0 ? { recipient_emails: [...state.recipientEmails] } : {}),
+    ...(state.allowedNetworks.length > 0 ? { allowed_networks: [...state.allowedNetworks] } : {}),
+  };
 }

@@ -2,6 +2,7 @@
 import type { VersionReport } from './generated/types.gen.js';
 import { acceptedDurations } from './durations.js';
 import { API_KEY_SCOPES } from './scopes.js';
+import { MAX_ALLOWED_NETWORKS, MAX_RECIPIENT_EMAILS } from './recipient-access.js';
 import { CLIENT_ENCRYPTION_SCHEMES, type PushRuleSettings } from './settings.js';
 
 export const API_VERSION = '2.1';
@@ -23,6 +24,8 @@ export interface ImplementationFeatures {
   emailAutoDispatch?: boolean;
   /** Webhooks and read receipts by email; absent when the implementation has none (the mock). */
   webhooks?: { enabled: boolean; readReceipts: boolean };
+  /** Who may open a push (issue 42): codes by email (a relay), single sign-on as a listed address; absent: none. */
+  recipientAccess?: { emailCodes: boolean; singleSignOn: boolean };
 }
 
 export function versionReport(
@@ -70,6 +73,20 @@ export function versionReport(
           required: settings.clientEncryption.required,
           schemes: settings.clientEncryption.enabled ? CLIENT_ENCRYPTION_SCHEMES.map((s) => ({ ...s })) : [],
         },
+        ...(features.recipientAccess
+          ? {
+              recipient_access: {
+                networks: true,
+                email_codes: features.recipientAccess.emailCodes,
+                single_sign_on: features.recipientAccess.singleSignOn,
+                max_emails:
+                  features.recipientAccess.emailCodes || features.recipientAccess.singleSignOn
+                    ? MAX_RECIPIENT_EMAILS
+                    : 0,
+                max_networks: MAX_ALLOWED_NETWORKS,
+              },
+            }
+          : {}),
       },
       requests: {
         enabled: features.requests === true,

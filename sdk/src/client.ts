@@ -16,6 +16,7 @@ import {
   listApiKeys as genListApiKeys,
   listExpiredPushes as genListExpiredPushes,
   notifyEmails as genNotifyEmails,
+  requestAccessCode as genRequestAccessCode,
   previewPush as genPreviewPush,
   revokeApiKey as genRevokeApiKey,
 } from './generated/sdk.gen.js';
@@ -26,6 +27,7 @@ import type {
   ApiKeyList,
   AuditEntry,
   NotifyEmailsResponse,
+  AccessCodeSent,
   PreviewResponse,
   Push,
   PushFile,
@@ -87,6 +89,11 @@ export interface SecretPushClientOptions {
 export interface RetrieveLinkOptions extends RequestOptions {
   /** Sent in the `X-Passphrase` header, never in the query string. */
   passphrase?: string | undefined;
+  /**
+   * For a push only some people may open (`recipient_emails`): the one-time code `requestAccessCode` had emailed,
+   * sent in the `X-Access-Code` header. Used up by this retrieval.
+   */
+  accessCode?: string | undefined;
 }
 
 export interface RetrieveOptions extends RetrieveLinkOptions {
@@ -179,6 +186,12 @@ export interface SecretPushClient extends RequestMethods, WebhookMethods {
    * `notify_emails_to` (and `notify_emails_to_locale`) to `createPush`.
    */
   notifyEmails(urlToken: string, params: NotifyEmailsParams, options?: RequestOptions): Promise<NotifyEmailsResponse>;
+  /**
+   * The first step of opening a push for specific people: emails a one-time code to `email` when it is one of the
+   * push's `recipient_emails` (the same answer otherwise); then `retrievePush(urlToken, { accessCode })`. Not
+   * retried: each call counts against the push's and the caller's limits.
+   */
+  requestAccessCode(urlToken: string, email: string, options?: RequestOptions): Promise<AccessCodeSent>;
   /** The caller's active pushes, newest first, over all pages; `activePushes.page(n)` reads one page. */
   activePushes: PagedList<PushOwner>;
   /** The caller's expired pushes, newest first, over all pages; `expiredPushes.page(n)` reads one page. */
@@ -443,16 +456,11 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
   }
 
   async function retrieve(urlToken: string, opts: RetrieveOptions | undefined): Promise<PushRetrieval> {
-    const passphrase = opts?.passphrase;
+    const headers = retrievalHeaders(opts?.passphrase, opts?.accessCode);
     // A malformed key fails here, before the request that would spend a view.
     const key = opts?.key === undefined ? undefined : await importKey(opts.key);
     const { data } = await send<PushRetrieval>(
-      (x) =>
-        genGetPush({
-          ...x,
-          path: { url_token: urlToken },
-          ...(passphrase !== undefined ? { headers: { 'X-Passphrase': passphrase } } : {}),
-        }),
+      (x) => genGetPush({ ...x, path: { url_token: urlToken }, headers }),
       opts,
       'never',
     );
@@ -541,10 +549,33 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     ...requestMethods(send, baseUrl, retrieve),
     ...webhookMethods(send, baseUrl),
     ...apiKeyMethods(send),
+    ...accessCodeMethods(send),
   };
 }
 
 /** The API-key operations of the facade. */
+/** The headers of a retrieval: the passphrase and an access code, each when given. */
+function retrievalHeaders(passphrase: string | undefined, accessCode: string | undefined): Record<string, string> {
+  return {
+    ...(passphrase !== undefined ? { 'X-Passphrase': passphrase } : {}),
+    ...(accessCode !== undefined ? { 'X-Access-Code': accessCode } : {}),
+  };
+}
+
+/** Who may open a push (issue 42): the code step before `retrievePush(urlToken, { accessCode })`. */
+function accessCodeMethods(send: Send): Pick<SecretPushClient, 'requestAccessCode'> {
+  return {
+    async requestAccessCode(urlToken: string, email: string, opts?: RequestOptions) {
+      const { data } = await send<AccessCodeSent>(
+        (x) => genRequestAccessCode({ ...x, path: { url_token: urlToken }, body: { email } }),
+        opts,
+        'never',
+      );
+      return data;
+    },
+  };
+}
+
 function apiKeyMethods(send: Send): Pick<SecretPushClient, 'createApiKey' | 'listApiKeys' | 'revokeApiKey'> {
   return {
     async createApiKey(input: ApiKeyInput, opts?: RequestOptions) {

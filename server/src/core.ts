@@ -35,6 +35,7 @@ import { reconcileFiles, RECONCILE_EVERY_MS, type ReconcileResult } from './file
 import { KEY_LIFETIME_MS } from './push/idempotency.js';
 import { createPushRepository } from './push/push-repository.js';
 import { createPushService, type PushService } from './push/push-service.js';
+import { createAccessCodes } from './push/access-codes.js';
 import type { RequestContext } from './request-context.js';
 import { sweep as runSweep } from './push/sweeper.js';
 import { createRequestRepository } from './request/request-repository.js';
@@ -156,6 +157,7 @@ export function versionReport(settings: Settings, version = applicationVersion()
     },
     emailAutoDispatch: emailAvailable(settings),
     webhooks: { enabled: settings.webhooks.enabled, readReceipts: settings.mail.smtpUrl !== null },
+    recipientAccess: { emailCodes: settings.mail.smtpUrl !== null, singleSignOn: settings.oidc !== null },
   });
 }
 
@@ -217,6 +219,10 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const hooks = jobs?.webhooks ?? null;
   // Not guarded as a whole: its synchronous checks run inside the push service's own (guarded) create.
   const notify = createNotifyService({ db, settings, pushes: repository, queue: jobs?.queue ?? null });
+  // Who may open a push (issue 42): codes go out at once through a mailer of their own (the recipient is waiting).
+  const codeMailer =
+    settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
+  const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer });
   // The push service tells the request service when an answer's push is retrieved (the request becomes collected).
   let requests: RequestService | null = null;
   const pushes = guarded(
@@ -226,6 +232,9 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       keyring,
       notify,
       answerRetrieved: (pushId, actor, now) => requests!.answerRetrieved(pushId, actor, now),
+      access,
+      // A push for specific people can be opened by an emailed code, or by single sign-on as a listed address.
+      recipientLists: codeMailer !== null || settings.oidc !== null,
       ...(hooks ? { events: hooks.events } : {}),
       ...(files ? { files } : {}),
     }),
@@ -256,6 +265,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     await accountMail?.forget(now);
     await hooks?.forget(now);
     await securityEvents.forget(db, now);
+    await access.forget(now);
   };
   const report = versionReport(settings);
   const reconciler = startReconciler(opts, files ? (now) => reconcileFiles(db, files, now, opts.logger?.warn) : null);
@@ -294,6 +304,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       await sweeper.stop();
       await reconciler.stop();
       files?.store.close();
+      codeMailer?.close();
       await jobs?.stop();
       // The anonymous quota's unused leases go back to their windows (address-leases.ts), while the pool is open.
       await repository.returnQuotaLeases();

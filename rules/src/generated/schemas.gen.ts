@@ -354,6 +354,45 @@ export const VersionReportSchema = {
                             description: 'End-to-end encrypted pushes (encrypted by the client, the key only in the link\'s fragment): allowed,\nthe pages\' default, or required. Absent on servers that do not know the feature.\n',
                             $ref: '#/components/schemas/ClientEncryptionFeature'
                         },
+                        recipient_access: {
+                            type: 'object',
+                            description: 'Who may open a push (issue 42): `allowed_networks` (always, when reported) and `recipient_emails` with\none-time codes by email (`email_codes`: an SMTP relay is configured) or single sign-on as a listed\naddress (`single_sign_on`). Absent on servers that do not know the feature.\n',
+                            required: [
+                                'networks',
+                                'email_codes',
+                                'single_sign_on',
+                                'max_emails',
+                                'max_networks'
+                            ],
+                            properties: {
+                                networks: {
+                                    type: 'boolean',
+                                    description: 'True when `allowed_networks` is honoured.'
+                                },
+                                email_codes: {
+                                    type: 'boolean',
+                                    description: 'True when codes are emailed through the instance\'s relay (`requestAccessCode`).'
+                                },
+                                single_sign_on: {
+                                    type: 'boolean',
+                                    description: 'True when a page visitor signed in by single sign-on as a listed address needs no code.'
+                                },
+                                max_emails: {
+                                    type: 'integer',
+                                    format: 'int32',
+                                    minimum: 0,
+                                    maximum: 5,
+                                    description: 'The most `recipient_emails` a push may list; 0 when neither codes nor single sign-on are available\n(then `recipient_emails` answers 422).\n'
+                                },
+                                max_networks: {
+                                    type: 'integer',
+                                    format: 'int32',
+                                    minimum: 0,
+                                    maximum: 20,
+                                    description: 'The most `allowed_networks` a push may list.'
+                                }
+                            }
+                        },
                         expire_after_duration: {
                             type: 'object',
                             description: 'Whether `push.expire_after_duration` is honoured, and which values this instance accepts. This server\nalways sends it with `enabled: true`. Absent (older servers, the open-source reference): the field is\nignored there and the push gets the default days, so send `expire_after_days` instead.\n',
@@ -470,7 +509,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);\n`forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);\n`forbidden`, `insufficient_scope`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -648,6 +687,31 @@ export const PushInputSchema = {
         notify_owner_on_view: {
             type: 'boolean',
             description: 'A read receipt by email for this push: the owner is emailed when it is first viewed, and when it expires\nunviewed. Overrides the account\'s setting for this push; absent: the account\'s setting. Needs a token (the\nowner) and `features.webhooks.read_receipts: true` (an SMTP relay configured); otherwise 422. The email\nsays which push (its name and `push_id`) and when, never the payload, the passphrase, the note or the link.\n'
+        },
+        authenticated_recipients: {
+            type: 'boolean',
+            description: 'Password Pusher Pro\'s switch, as its clients send it (a boolean in the `push` wrapper, `"true"`/`"false"` as a\nform field): when true, only the addresses of `notify_emails_to` may open the push, each proving it with a\none-time code sent to that address (or by single sign-on as that address), exactly as if they were listed in\n`recipient_emails`. True without `notify_emails_to` and without `recipient_emails` → 422 (`needs\nnotify_emails_to or recipient_emails`). False or absent: nothing.\n'
+        },
+        recipient_emails: {
+            type: 'array',
+            maxItems: 5,
+            uniqueItems: false,
+            description: '**Specific people**: only these addresses may open the push. The retrieval asks for a one-time code\n(`requestAccessCode` emails one to a listed address; `getPush` takes it in `X-Access-Code`), or, on an instance\nwith single sign-on, a page visitor signed in with one of these addresses (an email the provider verified). At\nmost 5 addresses, each a plain ASCII address of at most 254 characters (the rules of `notify_emails_to`);\nduplicates (case-insensitive) → 422. Needs an SMTP relay (`features.pushes.recipient_access.email_codes`)\nor single sign-on (`single_sign_on`: then a listed person signs in to open it), else 422 `are not available`. JSON bodies only (forms: `push[authenticated_recipients]` with\n`push[notify_emails_to]`). Shown to the owner only (`PushOwner`).\n',
+            items: {
+                type: 'string',
+                minLength: 3,
+                maxLength: 254
+            }
+        },
+        allowed_networks: {
+            type: 'array',
+            maxItems: 20,
+            description: '**Network**: only clients whose address (as the server determines it, behind its trusted proxies) lies in one\nof these ranges may open the push; a retrieval from elsewhere answers 403 `network_not_allowed`, spends no view\nand is logged as `failed_view`. CIDR notation, IPv4 (`192.0.2.0/24`) or IPv6 (`2001:db8::/32`); a bare address\nis its own /32 or /128. At most 20 ranges of at most 49 characters; an entry that is not a range → 422\n(`contains an invalid network: <entry>`), host bits set → 422 (`has host bits set: <entry>`). JSON bodies\nonly. Shown to the owner only (`PushOwner`).\n',
+            items: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 49
+            }
         },
         client_encryption: {
             description: 'Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or\nnull for an ordinary push. A scheme or version the instance does not accept, or any value while\n`features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an\nordinary push while `required` is true. `name`, `note` and `passphrase` are never encrypted by the client.\nJSON bodies only: the form encodings (`CreatePushUrlencoded`, `CreatePushMultipart`) have no field for it, and\na `push[client_encryption]` form value answers 422 on `client_encryption`.\n',
@@ -1005,6 +1069,10 @@ export const CreatePushUrlencodedSchema = {
         'push[notify_owner_on_view]': {
             $ref: '#/components/schemas/FormBoolean',
             description: '`notify_owner_on_view`.'
+        },
+        'push[authenticated_recipients]': {
+            $ref: '#/components/schemas/FormBoolean',
+            description: '`authenticated_recipients` (Pro clients send it in multipart forms).'
         }
     }
 } as const;
@@ -1234,6 +1302,24 @@ export const PushOwnerSchema = {
                     maxLength: 36,
                     description: 'The push\'s non-secret handle (`x-non-secret`): what webhook events and read receipts name the push by. It\nopens nothing (only `url_token` does). Sent by servers with webhooks.\n',
                     'x-non-secret': true
+                },
+                recipient_emails: {
+                    type: 'array',
+                    maxItems: 5,
+                    items: {
+                        type: 'string',
+                        maxLength: 254
+                    },
+                    description: 'Only the addresses that may open the push (`PushInput.recipient_emails`); absent when anyone may.'
+                },
+                allowed_networks: {
+                    type: 'array',
+                    maxItems: 20,
+                    items: {
+                        type: 'string',
+                        maxLength: 49
+                    },
+                    description: 'The ranges a retrieval must come from (`PushInput.allowed_networks`), normalized; absent when any.'
                 },
                 notify_emails_to: {
                     type: 'string',
@@ -2516,6 +2602,40 @@ export const NotifyEmailsResponseSchema = {
             examples: [
                 'Recipient(s) are added to the queue to be sent.'
             ]
+        }
+    }
+} as const;
+
+export const AccessCodeRequestSchema = {
+    type: 'object',
+    maxProperties: 16,
+    description: 'The body of `requestAccessCode`. Unknown properties are ignored.',
+    required: [
+        'email'
+    ],
+    properties: {
+        email: {
+            type: 'string',
+            minLength: 3,
+            maxLength: 254,
+            description: 'The recipient\'s address; compared with the push\'s `recipient_emails` without regard to case.'
+        }
+    }
+} as const;
+
+export const AccessCodeSentSchema = {
+    type: 'object',
+    description: 'The same answer whether or not the address may open the push.',
+    required: [
+        'expires_in'
+    ],
+    properties: {
+        expires_in: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 3600,
+            description: 'Seconds a code sent now stays valid (600).'
         }
     }
 } as const;

@@ -179,6 +179,36 @@ export type VersionReport = {
              */
             client_encryption?: ClientEncryptionFeature;
             /**
+             * Who may open a push (issue 42): `allowed_networks` (always, when reported) and `recipient_emails` with
+             * one-time codes by email (`email_codes`: an SMTP relay is configured) or single sign-on as a listed
+             * address (`single_sign_on`). Absent on servers that do not know the feature.
+             *
+             */
+            recipient_access?: {
+                /**
+                 * True when `allowed_networks` is honoured.
+                 */
+                networks: boolean;
+                /**
+                 * True when codes are emailed through the instance's relay (`requestAccessCode`).
+                 */
+                email_codes: boolean;
+                /**
+                 * True when a page visitor signed in by single sign-on as a listed address needs no code.
+                 */
+                single_sign_on: boolean;
+                /**
+                 * The most `recipient_emails` a push may list; 0 when neither codes nor single sign-on are available
+                 * (then `recipient_emails` answers 422).
+                 *
+                 */
+                max_emails: number;
+                /**
+                 * The most `allowed_networks` a push may list.
+                 */
+                max_networks: number;
+            };
+            /**
              * Whether `push.expire_after_duration` is honoured, and which values this instance accepts. This server
              * always sends it with `enabled: true`. Absent (older servers, the open-source reference): the field is
              * ignored there and the push gets the default days, so send `expire_after_days` instead.
@@ -257,8 +287,8 @@ export type VersionReport = {
 /**
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
- * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
+ * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);
+ * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -453,6 +483,36 @@ export type PushInput = unknown & {
      */
     notify_owner_on_view?: boolean;
     /**
+     * Password Pusher Pro's switch, as its clients send it (a boolean in the `push` wrapper, `"true"`/`"false"` as a
+     * form field): when true, only the addresses of `notify_emails_to` may open the push, each proving it with a
+     * one-time code sent to that address (or by single sign-on as that address), exactly as if they were listed in
+     * `recipient_emails`. True without `notify_emails_to` and without `recipient_emails` → 422 (`needs
+     * notify_emails_to or recipient_emails`). False or absent: nothing.
+     *
+     */
+    authenticated_recipients?: boolean;
+    /**
+     * **Specific people**: only these addresses may open the push. The retrieval asks for a one-time code
+     * (`requestAccessCode` emails one to a listed address; `getPush` takes it in `X-Access-Code`), or, on an instance
+     * with single sign-on, a page visitor signed in with one of these addresses (an email the provider verified). At
+     * most 5 addresses, each a plain ASCII address of at most 254 characters (the rules of `notify_emails_to`);
+     * duplicates (case-insensitive) → 422. Needs an SMTP relay (`features.pushes.recipient_access.email_codes`)
+     * or single sign-on (`single_sign_on`: then a listed person signs in to open it), else 422 `are not available`. JSON bodies only (forms: `push[authenticated_recipients]` with
+     * `push[notify_emails_to]`). Shown to the owner only (`PushOwner`).
+     *
+     */
+    recipient_emails?: Array<string>;
+    /**
+     * **Network**: only clients whose address (as the server determines it, behind its trusted proxies) lies in one
+     * of these ranges may open the push; a retrieval from elsewhere answers 403 `network_not_allowed`, spends no view
+     * and is logged as `failed_view`. CIDR notation, IPv4 (`192.0.2.0/24`) or IPv6 (`2001:db8::/32`); a bare address
+     * is its own /32 or /128. At most 20 ranges of at most 49 characters; an entry that is not a range → 422
+     * (`contains an invalid network: <entry>`), host bits set → 422 (`has host bits set: <entry>`). JSON bodies
+     * only. Shown to the owner only (`PushOwner`).
+     *
+     */
+    allowed_networks?: Array<string>;
+    /**
      * Set when the client encrypted the push end to end (`{ "scheme": "aes-256-gcm", "version": 1 }`); absent or
      * null for an ordinary push. A scheme or version the instance does not accept, or any value while
      * `features.pushes.client_encryption.enabled` is false, answers 422 on `client_encryption`; so does an
@@ -558,6 +618,10 @@ export type CreatePushUrlencoded = {
      * `notify_owner_on_view`.
      */
     'push[notify_owner_on_view]'?: FormBoolean;
+    /**
+     * `authenticated_recipients` (Pro clients send it in multipart forms).
+     */
+    'push[authenticated_recipients]'?: FormBoolean;
 };
 
 /**
@@ -725,6 +789,14 @@ export type PushOwner = Push & {
      *
      */
     push_id?: string;
+    /**
+     * Only the addresses that may open the push (`PushInput.recipient_emails`); absent when anyone may.
+     */
+    recipient_emails?: Array<string>;
+    /**
+     * The ranges a retrieval must come from (`PushInput.allowed_networks`), normalized; absent when any.
+     */
+    allowed_networks?: Array<string>;
     /**
      * Only in the answer to a create that asked for email notification (as the reference echoes it).
      */
@@ -1335,6 +1407,26 @@ export type NotifyEmailsResponse = {
 };
 
 /**
+ * The body of `requestAccessCode`. Unknown properties are ignored.
+ */
+export type AccessCodeRequest = {
+    /**
+     * The recipient's address; compared with the push's `recipient_emails` without regard to case.
+     */
+    email: string;
+};
+
+/**
+ * The same answer whether or not the address may open the push.
+ */
+export type AccessCodeSent = {
+    /**
+     * Seconds a code sent now stays valid (600).
+     */
+    expires_in: number;
+};
+
+/**
  * Where events are POSTed: an absolute `https://` URL (`http://` only where the instance allows it, outside
  * production). A URL whose host is, or resolves to, a loopback, private, link-local, multicast, unspecified or
  * cloud-metadata address, in IPv4 or in IPv6 (IPv4 embedded in IPv6 included: `[::7f00:1]`, `[64:ff9b::a00:1]`), is
@@ -1713,6 +1805,13 @@ export type PassphraseHeader = string;
 export type PassphraseQuery = string;
 
 /**
+ * The one-time code `requestAccessCode` emailed to one of the push's `recipient_emails` (8 digits; spaces and dashes
+ * are ignored). Needed only for a push for specific people; single use, valid 10 minutes, for that push only.
+ *
+ */
+export type AccessCodeHeader = string;
+
+/**
  * The file's `id` from the retrieval response.
  */
 export type FileId = string;
@@ -2064,6 +2163,12 @@ export type GetPushData = {
          * The push's passphrase. Needed only when the push is `passphrase_protected`.
          */
         'X-Passphrase'?: string;
+        /**
+         * The one-time code `requestAccessCode` emailed to one of the push's `recipient_emails` (8 digits; spaces and dashes
+         * are ignored). Needed only for a push for specific people; single use, valid 10 minutes, for that push only.
+         *
+         */
+        'X-Access-Code'?: string;
     };
     path: {
         /**
@@ -2090,11 +2195,11 @@ export type GetPushErrors = {
      */
     400: ErrorResponse;
     /**
-     * The push needs a passphrase and none was sent (`passphrase_required`) or a wrong one was sent (`passphrase_incorrect`); both are logged as `failed_passphrase`. Also an invalid token (`invalid_token`) or no token on an instance without anonymous access (`authentication_required`).
+     * The push needs a passphrase and none was sent (`passphrase_required`) or a wrong one was sent (`passphrase_incorrect`); both are logged as `failed_passphrase`. A push for specific people needs an emailed access code in `X-Access-Code` and none was sent (`access_code_required`) or a wrong, expired, used or other push's code was sent (`access_code_incorrect`, logged as `failed_passphrase` and counted with the passphrase attempts). Also an invalid token (`invalid_token`) or no token on an instance without anonymous access (`authentication_required`).
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * A retrieval from outside the push's `allowed_networks` (`network_not_allowed`: no view is spent, the audit log gets `failed_view`), or an API key without the scope this operation needs (`insufficient_scope`; the `error` names the scope and `WWW-Authenticate` carries it, RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3063,6 +3168,73 @@ export type NotifyEmailsResponses = {
 };
 
 export type NotifyEmailsResponse2 = NotifyEmailsResponses[keyof NotifyEmailsResponses];
+
+export type RequestAccessCodeData = {
+    body: AccessCodeRequest;
+    path: {
+        /**
+         * The push's `url_token`. Any unknown value answers 404.
+         */
+        url_token: string;
+    };
+    query?: never;
+    url: '/api/v2/pushes/{url_token}/access_code';
+};
+
+export type RequestAccessCodeErrors = {
+    /**
+     * The body is not JSON (`invalid_json`), is a malformed multipart body (`invalid_form`), does not decode as its `Content-Encoding` says or uses a coding other than gzip, deflate and br (`invalid_encoding`), is sent as a media type other than `application/json`, `multipart/form-data` and `application/x-www-form-urlencoded` (`unsupported_media_type`), or has no `push` object (JSON) or no `push[…]` field (forms) (`missing_push`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No push has this `url_token` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * A field of `push` breaks a rule (`validation_failed`): `errors` lists messages per field, and `error` names the first failing field and why (`expire_after_views: must be at most 100`, then ` (and N more)` when there are more), because many clients print only `error`.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type RequestAccessCodeError = RequestAccessCodeErrors[keyof RequestAccessCodeErrors];
+
+export type RequestAccessCodeResponses = {
+    /**
+     * When the address is one of the push's, a code is on its way to it.
+     */
+    202: AccessCodeSent;
+};
+
+export type RequestAccessCodeResponse = RequestAccessCodeResponses[keyof RequestAccessCodeResponses];
 
 export type ListWebhooksData = {
     body?: never;

@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -626,6 +626,37 @@ export function handleNotifyEmails(response?: HandleNotifyEmailsResponse | HttpR
     }, options);
 }
 
+export type HandleRequestAccessCodeResponse = {
+    body: RequestAccessCodeResponses[202];
+    status?: 202;
+};
+
+/**
+ * Handler for the `POST /api/v2/pushes/{url_token}/access_code` operation.
+ */
+export function handleRequestAccessCode(response?: HandleRequestAccessCodeResponse | HttpResponseResolver<{
+    url_token: string;
+}, RequestAccessCodeData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        url_token: string;
+    }, RequestAccessCodeData['body']>(`${options?.baseUrl ?? '*'}/api/v2/pushes/:url_token/access_code`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 202 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type HandleListWebhooksResponse = {
     body: ListWebhooksResponses[200];
     status?: 200;
@@ -954,6 +985,10 @@ export type MswHandlerFactories = {
      */
     notifyEmails: typeof handleNotifyEmails;
     /**
+     * Handler for the `POST /api/v2/pushes/{url_token}/access_code` operation.
+     */
+    requestAccessCode: typeof handleRequestAccessCode;
+    /**
      * Handler for the `GET /api/v2/webhooks` operation.
      */
     listWebhooks: typeof handleListWebhooks;
@@ -1023,6 +1058,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         createApiKey: wrap(handleCreateApiKey),
         revokeApiKey: wrap(handleRevokeApiKey),
         notifyEmails: wrap(handleNotifyEmails),
+        requestAccessCode: wrap(handleRequestAccessCode),
         listWebhooks: wrap(handleListWebhooks),
         createWebhook: wrap(handleCreateWebhook),
         deleteWebhook: wrap(handleDeleteWebhook),
@@ -1050,6 +1086,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.respondToRequest, overrides.respondToRequest),
             invoke(pick.getRequestAudit, overrides.getRequestAudit),
             invoke(pick.notifyEmails, overrides.notifyEmails),
+            invoke(pick.requestAccessCode, overrides.requestAccessCode),
             invoke(pick.rotateWebhookSecret, overrides.rotateWebhookSecret),
             invoke(pick.testWebhook, overrides.testWebhook),
             invoke(pick.listWebhookDeliveries, overrides.listWebhookDeliveries),

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, NotifyEmailsData, NotifyEmailsErrors, NotifyEmailsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RetryWebhookDeliveryData, RetryWebhookDeliveryErrors, RetryWebhookDeliveryResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookData, TestWebhookErrors, TestWebhookResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, NotifyEmailsData, NotifyEmailsErrors, NotifyEmailsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RequestAccessCodeData, RequestAccessCodeErrors, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RetryWebhookDeliveryData, RetryWebhookDeliveryErrors, RetryWebhookDeliveryResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookData, TestWebhookErrors, TestWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -147,6 +147,14 @@ export const expirePush = <ThrowOnError extends boolean = false>(options: Option
  * → 429 `too_many_attempts` with `Retry-After`, on every instance. The limit is checked before the passphrase is
  * compared, so a sixth guess, even the right one, gets 429 until the minute is over. A passphrase over 1,024
  * characters answers 400 `invalid_parameter`. Never retried automatically by the SDK (a retry could burn the last view).
+ *
+ * **Who may open it** (issue 42), checked in this order before a passphrase and before any view is spent:
+ * a push with `allowed_networks` answers 403 `network_not_allowed` to a client outside them (audit `failed_view`);
+ * a push with `recipient_emails` needs a one-time code from `requestAccessCode` in `X-Access-Code`: missing →
+ * 401 `access_code_required` (not logged), wrong, expired, already used or made for another push → 401
+ * `access_code_incorrect` (logged `failed_passphrase`, and counted in the same 5-a-minute limit → 429
+ * `too_many_attempts`). A right code is used up by the retrieval that presents it, whatever it answers next. The
+ * owner's own retrieval passes both gates.
  *
  * For an end-to-end encrypted push (`client_encryption` set) `payload` and the file names are the client's
  * envelopes, exactly as sent; the key is in the share link's fragment, never in this request.
@@ -474,6 +482,37 @@ export const notifyEmails = <ThrowOnError extends boolean = false>(options: Opti
         { name: 'X-User-Token', type: 'apiKey' }
     ],
     url: '/api/v2/pushes/{url_token}/notify_emails',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Email a one-time access code for a push for specific people
+ *
+ * The first step of opening a push for specific people (`recipient_emails`, or Pro's `authenticated_recipients`):
+ * a recipient names their address, and when it is one of the push's, a one-time code is emailed to it; the second
+ * step is `getPush` with the code in `X-Access-Code`. The answer is the same 202 whether or not the address is
+ * listed (it tells nobody who may open the push), and no view is spent. A code is 8 digits, valid 10 minutes, good
+ * once and for this push only; it is stored only as a hash. A new code does not cancel earlier unused ones.
+ *
+ * Limits (429 `rate_limited` with `Retry-After`): 5 requests per push and 10 per client address in 15 minutes,
+ * counted whether or not a code was sent. An unknown push → 404; a push that is expired or has no recipient list
+ * → 422 on `email` (`cannot be used for this push`); an address that is not a plain ASCII address of at most 254
+ * characters → 422 (`is invalid`). Without an SMTP relay no push can have recipients, so every push answers 422.
+ * The code is mailed after the answer (its timing says nothing of the address either); a code the relay refuses is
+ * used up at once.
+ *
+ */
+export const requestAccessCode = <ThrowOnError extends boolean = false>(options: Options<RequestAccessCodeData, ThrowOnError>): RequestResult<RequestAccessCodeResponses, RequestAccessCodeErrors, ThrowOnError> => (options.client ?? client).post<RequestAccessCodeResponses, RequestAccessCodeErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/pushes/{url_token}/access_code',
     ...options,
     headers: {
         'Content-Type': 'application/json',

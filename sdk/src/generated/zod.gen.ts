@@ -107,6 +107,13 @@ export const zVersionReport = z.object({
                 lifetime_hours: z.int().gte(1).lte(8760)
             }).optional(),
             client_encryption: zClientEncryptionFeature.optional(),
+            recipient_access: z.object({
+                networks: z.boolean(),
+                email_codes: z.boolean(),
+                single_sign_on: z.boolean(),
+                max_emails: z.int().gte(0).lte(5),
+                max_networks: z.int().gte(0).lte(20)
+            }).optional(),
             expire_after_duration: z.object({
                 enabled: z.boolean(),
                 min: zExpireAfterDuration,
@@ -132,8 +139,8 @@ export const zVersionReport = z.object({
 /**
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
- * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect` (401);
- * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
+ * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);
+ * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -219,6 +226,9 @@ export const zPushInput = z.intersection(z.unknown(), z.object({
     notify_emails_to: z.string().max(2048).optional(),
     notify_emails_to_locale: z.string().max(16).nullish(),
     notify_owner_on_view: z.boolean().optional(),
+    authenticated_recipients: z.boolean().optional(),
+    recipient_emails: z.array(z.string().min(3).max(254)).max(5).optional(),
+    allowed_networks: z.array(z.string().min(1).max(49)).max(20).optional(),
     client_encryption: zClientEncryption.nullish()
 }));
 
@@ -285,7 +295,8 @@ export const zCreatePushUrlencoded = z.object({
     'push[note]': z.string().max(10000).optional(),
     'push[notify_emails_to]': z.string().max(2048).optional(),
     'push[notify_emails_to_locale]': z.string().max(16).optional(),
-    'push[notify_owner_on_view]': zFormBoolean.optional()
+    'push[notify_owner_on_view]': zFormBoolean.optional(),
+    'push[authenticated_recipients]': zFormBoolean.optional()
 });
 
 /**
@@ -354,6 +365,8 @@ export const zPushOwner = zPush.and(z.object({
     name: z.string().max(1024),
     note: z.string().max(10000),
     push_id: z.uuid().max(36).optional(),
+    recipient_emails: z.array(z.string().max(254)).max(5).optional(),
+    allowed_networks: z.array(z.string().max(49)).max(20).optional(),
     notify_emails_to: z.string().max(2048).optional(),
     notify_emails_to_locale: z.string().max(16).nullish()
 }));
@@ -796,6 +809,20 @@ export const zNotifyEmailsResponse = z.object({
 });
 
 /**
+ * The body of `requestAccessCode`. Unknown properties are ignored.
+ */
+export const zAccessCodeRequest = z.object({
+    email: z.string().min(3).max(254)
+});
+
+/**
+ * The same answer whether or not the address may open the push.
+ */
+export const zAccessCodeSent = z.object({
+    expires_in: z.int().gte(1).lte(3600)
+});
+
+/**
  * Where events are POSTed: an absolute `https://` URL (`http://` only where the instance allows it, outside
  * production). A URL whose host is, or resolves to, a loopback, private, link-local, multicast, unspecified or
  * cloud-metadata address, in IPv4 or in IPv6 (IPv4 embedded in IPv6 included: `[::7f00:1]`, `[64:ff9b::a00:1]`), is
@@ -1136,6 +1163,13 @@ export const zPassphraseHeader = z.string().max(1024);
 export const zPassphraseQuery = z.string().max(1024);
 
 /**
+ * The one-time code `requestAccessCode` emailed to one of the push's `recipient_emails` (8 digits; spaces and dashes
+ * are ignored). Needed only for a push for specific people; single use, valid 10 minutes, for that push only.
+ *
+ */
+export const zAccessCodeHeader = z.string().max(32);
+
+/**
  * The file's `id` from the retrieval response.
  */
 export const zFileId = z.string().min(1).max(64);
@@ -1227,7 +1261,8 @@ export const zExpirePushPath = z.object({
 export const zExpirePushResponse = zPush;
 
 export const zGetPushHeaders = z.object({
-    'X-Passphrase': z.string().max(1024).optional()
+    'X-Passphrase': z.string().max(1024).optional(),
+    'X-Access-Code': z.string().max(32).optional()
 });
 
 export const zGetPushPath = z.object({
@@ -1389,6 +1424,17 @@ export const zNotifyEmailsPath = z.object({
  * The recipients are queued.
  */
 export const zNotifyEmailsResponse2 = zNotifyEmailsResponse;
+
+export const zRequestAccessCodeBody = zAccessCodeRequest;
+
+export const zRequestAccessCodePath = z.object({
+    url_token: z.string().min(1).max(64)
+});
+
+/**
+ * When the address is one of the push's, a code is on its way to it.
+ */
+export const zRequestAccessCodeResponse = zAccessCodeSent;
 
 /**
  * The caller's webhooks.

@@ -268,6 +268,24 @@ function notifyRoute(kit: MockKit): Route {
   };
 }
 
+/** `requestAccessCode`: a one-time code into the mock's outbox for a listed address (issue 42). */
+function accessCodeRoute(kit: MockKit): Route {
+  const { store, json, requireKnownCredential } = kit;
+  return {
+    operationId: 'requestAccessCode',
+    scope: 'pushes:read',
+    method: 'POST',
+    path: '/api/v2/pushes/{url_token}/access_code',
+    handle: async (ctx, { url_token: token }) => {
+      requireKnownCredential(ctx);
+      const body = await jsonBody(ctx);
+      const email = (body as { email?: unknown } | null)?.email;
+      if (typeof email !== 'string' || email.length > 254) throw validationFailed({ email: ['is invalid'] });
+      return json(ctx, 'AccessCodeSent', store.requestAccessCode(token!, email, ctx.actor), 202);
+    },
+  };
+}
+
 /** A JSON body, or 400 invalid_json. */
 async function jsonBody(ctx: RouteContext): Promise<unknown> {
   try {
@@ -403,6 +421,7 @@ function mockRoutes(kit: MockKit): Route[] {
       },
     },
     notifyRoute(kit),
+    accessCodeRoute(kit),
     ...webhookRoutes(kit),
     {
       operationId: 'getPush',
@@ -414,7 +433,8 @@ function mockRoutes(kit: MockKit): Route[] {
         // The header wins over the (deprecated) query parameter.
         const passphrase =
           ctx.request.headers.get('X-Passphrase') ?? ctx.url.searchParams.get('passphrase') ?? undefined;
-        return json(ctx, 'PushRetrieval', store.retrieve(token!, passphrase, ctx.actor, ctx.base));
+        const accessCode = ctx.request.headers.get('X-Access-Code') ?? undefined;
+        return json(ctx, 'PushRetrieval', store.retrieve(token!, passphrase, ctx.actor, ctx.base, accessCode));
       },
     },
     {

@@ -47,10 +47,17 @@ import {
   requireMayCreate,
   requireMayExpire,
   versionReport,
+  ACCESS_CODE_SECONDS,
+  ERRORS,
+  inAllowedNetworks,
+  readAccessCode,
+  turnOn,
+  validationFailed,
   type PushRuleSettings,
   type PushState,
   type ApiKeyScope,
 } from '@secret-push/rules';
+import { MockAccessCodes } from './recipient-access.js';
 
 export interface MockUser {
   email: string;
@@ -81,6 +88,8 @@ export interface MockEmail {
   link: string;
   /** The push's token, or the request's for a request's email. */
   urlToken: string;
+  /** A push for specific people: the one-time code this email carried (`requestAccessCode`); the link is the push's. */
+  accessCode?: string;
   /** A request's email: which move it tells of (`created`: the link to a listed address; else: the requester). */
   request?: 'created' | 'fulfilled' | 'collected' | 'expired' | 'revoked';
 }
@@ -146,6 +155,7 @@ export class MockStore {
   private seq = 0;
   private outbox: MockEmail[] = [];
   private notifyCalls = new Map<string, number[]>();
+  private access = new MockAccessCodes();
   private clockBase: () => number;
   private clockOffset = 0;
   /** Told of every successful retrieval (the requests of ./requests.ts move a request to `collected`). */
@@ -181,6 +191,7 @@ export class MockStore {
     this.links.clear();
     this.outbox = [];
     this.notifyCalls.clear();
+    this.access.clear();
   }
 
   sentEmails(): MockEmail[] {
@@ -199,6 +210,7 @@ export class MockStore {
       requests: true,
       apiKeys: true,
       emailAutoDispatch: this.settings.emailAutoDispatch,
+      recipientAccess: { emailCodes: this.settings.emailAutoDispatch, singleSignOn: false },
     });
   }
 
@@ -209,6 +221,10 @@ export class MockStore {
     requireMayCreate(this.settings, userIdOf(actor), raw);
     const input = checkPushSchema(generatedPushSchema(), raw);
     const valid = normalizePushInput(input, this.settings);
+    if (valid.recipientEmails.length > 0 && !this.settings.emailAutoDispatch) {
+      const field = input.recipient_emails ? 'recipient_emails' : 'authenticated_recipients';
+      throw validationFailed({ [field]: [`are not available: ${turnOn('email', this.settings.env)}`] });
+    }
     const to = input.notify_emails_to;
     const notify = to === undefined || to.trim() === '' ? null : this.checkNotify(input, actor);
     const at = new Date(createdAt ?? this.now());
@@ -382,20 +398,67 @@ export class MockStore {
     });
   }
 
-  retrieve(urlToken: string, passphrase: string | undefined, actor: MockActor, base: string): PushRetrieval {
+  /** `requestAccessCode`: a code into the outbox when the address is one of the push's; the same answer otherwise. */
+  requestAccessCode(urlToken: string, email: string, actor: MockActor): { expires_in: number } {
+    const push = this.find(urlToken);
+    const sent = this.access.request(push.state, email, actor.ip, this.now(), this.settings.emailAutoDispatch);
+    if (sent) {
+      const link = pushRecord(push.state, this.date(), this.settings.publicBaseUrl ?? 'http://localhost').html_url;
+      this.outbox.push({ to: sent.to, locale: null, link, urlToken, accessCode: sent.code });
+    }
+    return { expires_in: ACCESS_CODE_SECONDS };
+  }
+
+  /** Who may open it (issue 42), as the server decides, before the passphrase and before a view is spent. */
+  private accessGate(push: StoredPush, accessCode: string | undefined, actor: MockActor): void {
+    const { state } = push;
+    if (isOwner(state, userIdOf(actor))) return;
+    if (state.allowedNetworks.length > 0 && !inAllowedNetworks(actor.ip, state.allowedNetworks)) {
+      this.logFailedView(push, actor);
+      throw new ApiError('network_not_allowed', 'This push cannot be opened from your network.');
+    }
+    if (state.recipientEmails.length === 0) return;
+    if (!accessCode) throw new ApiError('access_code_required', ERRORS.access_code_required.message);
+    const now = this.date();
+    const retryAfterSeconds = passphraseRetryAfter(push.failedAttempts, now, this.settings.passphraseAttemptsPerMinute);
+    if (retryAfterSeconds !== null) {
+      throw new ApiError('too_many_attempts', 'Too many passphrase attempts for this push; try again later.', {
+        retryAfterSeconds,
+      });
+    }
+    if (!this.access.use(state.urlToken, readAccessCode(accessCode) ?? '', now.getTime())) {
+      this.log(push, 'failed_passphrase', actor);
+      push.failedAttempts.push(now);
+      throw new ApiError('access_code_incorrect', ERRORS.access_code_incorrect.message);
+    }
+  }
+
+  private logFailedView(push: StoredPush, actor: MockActor): void {
+    const now = this.date();
+    // As the server: at most one failed_view per client address and window.
+    const recent = push.audit.some(
+      (e) =>
+        e.kind === 'failed_view' &&
+        e.ip === actor.ip &&
+        now.getTime() - Date.parse(e.created_at) < FAILED_VIEW_DEDUPE_MS,
+    );
+    if (!recent) this.log(push, 'failed_view', actor);
+  }
+
+  retrieve(
+    urlToken: string,
+    passphrase: string | undefined,
+    actor: MockActor,
+    base: string,
+    accessCode?: string,
+  ): PushRetrieval {
     const push = this.find(urlToken);
     const now = this.date();
     if (push.state.expired) {
-      // As the server: at most one failed_view per client address and window.
-      const recent = push.audit.some(
-        (e) =>
-          e.kind === 'failed_view' &&
-          e.ip === actor.ip &&
-          now.getTime() - Date.parse(e.created_at) < FAILED_VIEW_DEDUPE_MS,
-      );
-      if (!recent) this.log(push, 'failed_view', actor);
+      this.logFailedView(push, actor);
       return { ...this.record(push, base), payload: null, files: [] };
     }
+    this.accessGate(push, accessCode, actor);
     if (push.passphrase !== null) this.checkPassphrase(push, passphrase, actor);
     const files = this.fileLinks(push, base);
     const payload = push.payload;

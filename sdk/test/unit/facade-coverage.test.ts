@@ -21,6 +21,7 @@ const FACADE: Record<string, keyof SecretPushClient> = {
   listExpiredPushes: 'expiredPushes',
   downloadPushFile: 'downloadFile',
   notifyEmails: 'notifyEmails',
+  requestAccessCode: 'requestAccessCode',
   createRequest: 'createRequest',
   getRequest: 'getRequest',
   previewRequest: 'previewRequest',

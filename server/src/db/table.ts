@@ -8,6 +8,8 @@
 
 export interface Column<T> {
   readonly name: string;
+  /** The SQL type a parameter for it is cast to in INSERT … SELECT (where PostgreSQL cannot infer it), if any. */
+  readonly cast?: string;
   parse(raw: unknown): T;
 }
 
@@ -51,6 +53,12 @@ export const column = {
    * A `jsonb` value (pg writes an object parameter as JSON; it may read jsonb back parsed or as text, so both are
    * taken). The row type says what the JSON holds; a CHECK constraint in the migration keeps the database to it.
    */
+  /** A `text[]` (pg reads it back as an array; a parameter is cast, so a JS array is written as one). */
+  textArray: (name: string): Column<string[]> => ({
+    name,
+    cast: 'text[]',
+    parse: (raw) => (Array.isArray(raw) ? raw.map(String) : []),
+  }),
   jsonOrNull: <T extends object>(name: string): Column<T | null> => ({
     name,
     parse: nullable((raw) => (typeof raw === 'string' ? JSON.parse(raw) : raw) as T),
@@ -76,7 +84,7 @@ export function defineTable<Row>(name: string, columns: Columns<Row>): Table<Row
     name,
     columns,
     list: entries.map(([, c]) => c.name).join(', '),
-    placeholders: entries.map(([key]) => `:${key}`).join(', '),
+    placeholders: entries.map(([key, c]) => (c.cast ? `:${key}::${c.cast}` : `:${key}`)).join(', '),
     fromRow(raw) {
       const row = {} as Record<string, unknown>;
       for (const [key, c] of entries) row[key] = c.parse(raw[c.name]);

@@ -38,6 +38,7 @@ interface Operations {
   listApiKeys: Operation<G.ListApiKeysData, G.ListApiKeysResponses>;
   revokeApiKey: Operation<G.RevokeApiKeyData, G.RevokeApiKeyResponses>;
   notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
+  requestAccessCode: Operation<G.RequestAccessCodeData, G.RequestAccessCodeResponses>;
   createWebhook: Operation<G.CreateWebhookData, G.CreateWebhookResponses>;
   listWebhooks: Operation<G.ListWebhooksData, G.ListWebhooksResponses>;
   getWebhook: Operation<G.GetWebhookData, G.GetWebhookResponses>;

@@ -25,6 +25,7 @@ import type { Settings } from '../config/settings.js';
 export const RETRIEVAL_OPERATIONS: ReadonlySet<string> = new Set([
   'getVersion',
   'getPush',
+  'requestAccessCode',
   'previewPush',
   'downloadPushFile',
   'expirePush',

@@ -13,7 +13,7 @@
  * counted and audited. Fifty recipients opening one link at once cost one scrypt, not fifty in waves of five. Only a
  * digest of the passphrase is kept, and only while its check runs.
  */
-import { ApiError, ATTEMPT_WINDOW_MS, passphraseRetryAfter } from '@secret-push/rules';
+import { ApiError, ATTEMPT_WINDOW_MS, ERRORS, passphraseRetryAfter } from '@secret-push/rules';
 import { createHash } from 'node:crypto';
 import { verifyPassphrase } from '../crypto/passphrase.js';
 import type { AuditActor, PushRepository, WithinChange } from './push-repository.js';
@@ -91,6 +91,37 @@ export async function checkPassphrase(row: PushRow, passphrase: string | undefin
   const key = passphrase ? checkKey(row.id, passphrase) : undefined;
   const running = key === undefined ? undefined : checking.get(key);
   if (running && (await running.catch(() => false))) return;
+  await withPlace(row, o, (placeId) => decide(row, passphrase, placeId, o, key));
+}
+
+/**
+ * The access-code gate of a push for specific people (access-codes.ts): the same places and the same count of
+ * failures as the passphrase's (a wrong code is a failed attempt, logged `failed_passphrase`). A missing code is not
+ * an attempt: 401 access_code_required at once.
+ */
+export async function checkAccessCode(
+  row: PushRow,
+  code: string | null,
+  verify: (code: string) => Promise<boolean>,
+  o: GateOptions,
+): Promise<void> {
+  if (code === null) throw new ApiError('access_code_required', ERRORS.access_code_required.message);
+  await withPlace(row, o, async (placeId) => {
+    let correct: boolean;
+    try {
+      correct = await verify(code);
+    } catch (error) {
+      await o.repo.releaseAttempt(placeId).catch(() => undefined);
+      throw error;
+    }
+    if (correct) return o.repo.releaseAttempt(placeId);
+    await o.repo.failAttempt(placeId, row, o.actor, o.now, o.deadline, o.within);
+    throw new ApiError('access_code_incorrect', ERRORS.access_code_incorrect.message);
+  });
+}
+
+/** Runs `check` holding one of the push's places (this process's, then PostgreSQL's); 429 while the gate is shut. */
+async function withPlace(row: PushRow, o: GateOptions, check: (placeId: string) => Promise<void>): Promise<void> {
   const waitUntil = Math.min(Date.now() + WAIT_FOR_PLACE_MS, o.deadline.getTime() - 1_500);
   const release = await takeLocalPlace(row.id, o.limit, waitUntil);
   try {
@@ -98,7 +129,7 @@ export async function checkPassphrase(row: PushRow, passphrase: string | undefin
     for (;;) {
       const place = await o.repo.reserveAttempt(row.id, o.now, o.limit, ATTEMPT_WINDOW_MS, IN_FLIGHT_MS);
       if (place.state === 'blocked') throw tooMany(passphraseRetryAfter(place.failures, o.now, o.limit) ?? 1);
-      if (place.state === 'reserved') return await decide(row, passphrase, place.id, o, key);
+      if (place.state === 'reserved') return await check(place.id);
       // Every place is held by attempts other processes are checking (a check takes a scrypt, tens of milliseconds).
       if (Date.now() + pause > waitUntil) throw tooMany(1);
       await sleep(pause + Math.random() * pause);

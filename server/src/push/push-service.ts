@@ -41,6 +41,8 @@ import {
   type SchemaValidPushInput,
   type ValidFile,
   type ValidPush,
+  turnOn,
+  validationFailed,
 } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import type { Db } from '../db/sql.js';
@@ -55,6 +57,7 @@ import { storeUnavailable, StreamedFile, type FileObjects } from '../files/file-
 import { StoreUnavailableError } from '../files/object-store.js';
 import type { Actor, RequestContext } from '../request-context.js';
 import type { PushEvents } from './push-followers.js';
+import type { AccessCodes, AccessProof } from './access-codes.js';
 import type { CreateWrites, FileMeta, KeyRef, PushRepository, WithinChange, WithinCreate } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import type { PushFileRow, PushRow } from './push-tables.js';
@@ -99,6 +102,8 @@ export interface PushService {
     ctx: RequestContext,
     options?: RetrieveOptions,
   ): Promise<PushRetrieval>;
+  /** `requestAccessCode`: emails a one-time code to a listed address (access-codes.ts); the same 202 for any other. */
+  requestAccessCode(urlToken: string, email: string, ctx: RequestContext): Promise<{ expires_in: number }>;
   /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
   preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse>;
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
@@ -140,6 +145,8 @@ interface RetrieveOptions {
    * counted: handing out the envelope would spend a view on a secret nobody can read through that caller.
    */
   plaintextOnly?: boolean;
+  /** What the caller brings for a push only some may open: an access code, a signed-in address (access-codes.ts). */
+  proof?: AccessProof;
 }
 
 /** The additional-data contexts envelopes are bound to (tests use them to decrypt what is stored). */
@@ -186,6 +193,10 @@ export interface PushServiceDeps {
   events?: PushEvents;
   /** The object store of file bytes (PWPUSH_FILE_STORAGE=s3://…); absent: files are kept in PostgreSQL. */
   files?: FileObjects;
+  /** Who may open a push (access-codes.ts); absent: pushes with `recipient_emails` are refused (422). */
+  access?: AccessCodes;
+  /** Whether a listed person can prove who they are (an SMTP relay for codes, or single sign-on); else 422. */
+  recipientLists?: boolean;
 }
 
 /** A push made from the answer to a request (../request/request-service.ts): its owner, and the request's claim. */
@@ -215,8 +226,13 @@ class PushOperations implements PushService {
   private readonly answerRetrieved: PushServiceDeps['answerRetrieved'];
   private readonly events: PushEvents | undefined;
   private readonly files: FileObjects | undefined;
+  private readonly access: AccessCodes | undefined;
+  private readonly recipientLists: boolean;
 
-  constructor({ repository, settings, keyring, notify, answerRetrieved, events, files }: PushServiceDeps) {
+  constructor(deps: PushServiceDeps) {
+    const { repository, settings, keyring, notify, answerRetrieved, events, files } = deps;
+    this.access = deps.access;
+    this.recipientLists = deps.recipientLists === true && deps.access !== undefined;
     this.files = files;
     this.repo = repository;
     this.settings = settings;
@@ -272,6 +288,8 @@ class PushOperations implements PushService {
     if (isExpired(row, now)) return this.expiredAnswer(row, ctx, now);
     // Before the passphrase gate: a caller that could never read the push does not spend passphrase attempts either.
     if (options.plaintextOnly && row.clientEncryption) throw endToEndEncrypted();
+    // Who may open it (issue 42), before the passphrase: a refused caller spends neither a view nor an attempt.
+    if (row.allowedNetworks.length > 0 || row.recipientEmails.length > 0) await this.accessGate(row, options, ctx, now);
     if (row.passphraseHash) await this.passphraseGate(row, passphrase, ctx, now);
 
     if (isOwner(row, ctx.actor.userId)) {
@@ -310,6 +328,13 @@ class PushOperations implements PushService {
     if (!won) return this.expiredAnswer((await repo.findById(row.id)) ?? row, ctx, now);
     await this.retrieved(row, ctx, now);
     return { ...pushRecord(lastViewAnswer(won), now, base), payload, files };
+  }
+
+  async requestAccessCode(urlToken: string, email: string, ctx: RequestContext): Promise<{ expires_in: number }> {
+    requireCallerAllowed(this.settings, ctx.actor.userId);
+    const row = validToken(urlToken) ? await this.repo.findByToken(urlToken) : null;
+    if (!this.access) throw notFound();
+    return this.access.request(row, email, ctx);
   }
 
   async preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse> {
@@ -518,6 +543,12 @@ class PushOperations implements PushService {
     return { ...pushRecord(settled, now, this.baseOf(ctx)), payload: null, files: [] };
   }
 
+  /** The gates of who may open a push (access-codes.ts); without them (HTTP test doubles) such a push opens for none. */
+  private async accessGate(row: PushRow, options: RetrieveOptions, ctx: RequestContext, now: Date): Promise<void> {
+    if (!this.access) throw new ApiError('forbidden', 'This push cannot be opened here.');
+    await this.access.gate(row, options.proof ?? {}, ctx, now, deadlineOf(ctx));
+  }
+
   /** The passphrase gate (passphrase-gate.ts), with this request's actor, instant and deadline. */
   private passphraseGate(row: PushRow, passphrase: string | undefined, ctx: RequestContext, now: Date): Promise<void> {
     return checkPassphrase(row, passphrase, {
@@ -665,6 +696,10 @@ class PushOperations implements PushService {
   private async createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<Created> {
     const now = nowOf(ctx);
     const valid = normalizePushInput(input, this.settings, decodeBase64);
+    if (valid.recipientEmails.length > 0 && !this.recipientLists) {
+      const field = input.recipient_emails ? 'recipient_emails' : 'authenticated_recipients';
+      throw validationFailed({ [field]: [`are not available: ${turnOn('email', this.settings.env)}`] });
+    }
     // Checked before anything is written: a refused notification refuses the create (nothing stored, nothing sent).
     const notify = this.notify?.prepareForCreate(input, ctx) ?? null;
     const created = this.events?.prepareCreate(input, ctx);

@@ -46,6 +46,8 @@ export const PUSHES = defineTable<PushRow>('pushes', {
   expiresAt: column.date('expires_at'),
   storedBytes: column.int('stored_bytes'),
   answersRequest: column.bool('answers_request'),
+  allowedNetworks: column.textArray('allowed_networks'),
+  recipientEmails: column.textArray('recipient_emails'),
 });
 
 export interface PushFileRow {

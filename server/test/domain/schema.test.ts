@@ -9,6 +9,7 @@ import { ADMIN_AUDIT } from '../../src/admin/admin-repository.js';
 import { KEY_CHECKS } from '../../src/crypto/key-check.js';
 import { migrate, migrationsList, openOrm } from '../../src/db/orm.js';
 import { PUSH_AREA_TABLES } from '../../src/push/push-tables.js';
+import { PUSH_ACCESS_CODES } from '../../src/push/access-codes.js';
 import { REQUEST_AREA_TABLES } from '../../src/request/request-tables.js';
 import { API_KEYS } from '../../src/user/api-keys.js';
 import { createTestDatabase } from '../support/db.js';
@@ -31,6 +32,7 @@ describe('schema', () => {
     await migrate(orm);
     for (const table of [
       ...PUSH_AREA_TABLES,
+      PUSH_ACCESS_CODES,
       ...REQUEST_AREA_TABLES,
       LOGIN_ATTEMPTS,
       KEY_CHECKS,

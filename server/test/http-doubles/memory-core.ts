@@ -25,6 +25,7 @@ import {
   requireMayExpire,
   type PushState,
   type SchemaValidPushInput,
+  validationFailed,
 } from '@secret-push/rules';
 import {
   versionReport,
@@ -123,6 +124,12 @@ export function memoryCore(
         }
         log(s, 'view', ctx);
         return { ...pushRecord(lastViewAnswer(s.state), now, base(ctx)), payload, files: [] };
+      },
+      async requestAccessCode(token) {
+        core.check();
+        find(token);
+        // This double sends no mail, so no push of it has recipients (the real core: push/access-codes.ts).
+        throw validationFailed({ email: ['cannot be used for this push'] });
       },
       async preview(token, ctx) {
         core.check();

@@ -571,3 +571,39 @@ describe('the key of an end-to-end encrypted link, across the trip to the provid
     expect(await page.evaluate(() => sessionStorage.length)).toBe(1);
   });
 });
+
+describe('a push for specific people, opened by single sign-on as a listed address (issue 42)', () => {
+  async function pushFor(recipients: string[], payload: string) {
+    const owner = await closed.core.users.createUser(`sender-${Date.now()}@corp.example`, 'a long enough password');
+    const ctx = {
+      actor: { userId: owner.userId, ip: '127.0.0.1', userAgent: 'test', referrer: '' },
+      baseUrl: closed.baseUrl,
+    };
+    const push = await closed.core.pushes.create(
+      { payload, recipient_emails: recipients, expire_after_views: 3, retrieval_step: true },
+      ctx,
+    );
+    const views = async () => (await closed.core.pushes.state(push.url_token, ctx))!.views_remaining;
+    return { push, views };
+  }
+
+  it('shows the secret to alice, signed in at the provider as a listed address, without a code; refuses her on a push for others', async () => {
+    const mine = await pushFor(['Alice@corp.example'], `for alice ${Date.now()}`);
+    const theirs = await pushFor(['dora@corp.example'], `for dora ${Date.now()}`);
+    const { page } = await browser();
+    await signInAtProvider(page, 'alice', closed.baseUrl);
+
+    await page.goto(mine.push.html_url);
+    await page.getByRole('button', { name: 'Reveal the secret' }).click();
+    await page.locator('#secret-value').waitFor();
+    expect(await page.locator('#secret-value').textContent()).toMatch(/^for alice /);
+    expect(await mine.views()).toBe(2);
+
+    await page.goto(theirs.push.html_url);
+    await page.getByRole('button', { name: 'Reveal the secret' }).click();
+    await page.locator('#push-error').waitFor();
+    expect(await page.locator('#push-error').textContent()).toMatch(/people the sender named/);
+    expect(await page.locator('#secret-value').count()).toBe(0);
+    expect(await theirs.views()).toBe(3);
+  });
+});

@@ -29,6 +29,7 @@ import { Migration20270108000000_webhook_limits } from './Migration2027010800000
 import { Migration20270110000000_file_objects } from './Migration20270110000000_file_objects.js';
 import { Migration20270111000000_request_storage } from './Migration20270111000000_request_storage.js';
 import { Migration20270115000000_admin_console } from './Migration20270115000000_admin_console.js';
+import { Migration20270120420000_recipient_access } from './Migration20270120420000_recipient_access.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -60,4 +61,5 @@ export const migrationsList = [
   { name: 'Migration20270110000000_file_objects', class: Migration20270110000000_file_objects },
   { name: 'Migration20270111000000_request_storage', class: Migration20270111000000_request_storage },
   { name: 'Migration20270115000000_admin_console', class: Migration20270115000000_admin_console },
+  { name: 'Migration20270120420000_recipient_access', class: Migration20270120420000_recipient_access },
 ];

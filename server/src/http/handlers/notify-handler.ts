@@ -1,10 +1,18 @@
-/** `notifyEmails`: the push's link emailed to more recipients (server/src/mail/notify-service.ts). */
+/**
+ * `notifyEmails`: the push's link emailed to more recipients (server/src/mail/notify-service.ts); `requestAccessCode`:
+ * a one-time code emailed to one of a push's recipients.
+ */
 import { ApiError, turnOn } from '@secret-push/rules';
 import type { Core } from '../../core.js';
 import type { Handlers } from '../operations.js';
 
-export function notifyHandler(core: Core): Pick<Handlers, 'notifyEmails'> {
+export function notifyHandler(core: Core): Pick<Handlers, 'notifyEmails' | 'requestAccessCode'> {
   return {
+    // Who may open a push (issue 42): a one-time code emailed to one of its addresses (push/access-codes.ts).
+    requestAccessCode: async ({ params, body, ctx }) => ({
+      status: 202,
+      body: await core.pushes.requestAccessCode(params.url_token, body.email, ctx),
+    }),
     notifyEmails: async ({ params, body, ctx }) => {
       // Email turned off (PWPUSH_NOTIFY_BY_EMAIL=false): the route does not exist, as in the reference.
       if (!core.notify?.routed)

@@ -48,7 +48,8 @@ export function pushHandlers(core: Core): PushHandlers {
     getPush: async ({ params, query, headers, ctx }) => {
       // The header is preferred: it stays out of access logs and browser history.
       const passphrase = headers['x-passphrase'] ?? query.passphrase;
-      return { status: 200, body: await core.pushes.retrieve(params.url_token, passphrase, ctx) };
+      const proof = { accessCode: headers['x-access-code'] };
+      return { status: 200, body: await core.pushes.retrieve(params.url_token, passphrase, ctx, { proof }) };
     },
 
     previewPush: async ({ params, ctx }) => ({ status: 200, body: await core.pushes.preview(params.url_token, ctx) }),

@@ -136,6 +136,7 @@ export function viewByTokenStatement(more: ClaimWrites | null): ViewByToken {
        update pushes p set ${VIEW_SET('p')}
        from cur
        where p.id = cur.id and cur.kind <> 'file' and cur.passphrase_hash is null
+         and cardinality(cur.allowed_networks) = 0 and cardinality(cur.recipient_emails) = 0
          and (cur.user_id is null or :userId::uuid is null or cur.user_id <> :userId::uuid)
          and (cur.client_encryption is null or not :plaintextOnly::boolean)
          and (cur.payload_ciphertext is null or ${ENVELOPE_KEY_ID('cur.payload_ciphertext')} = any(:keyIds::text[]))

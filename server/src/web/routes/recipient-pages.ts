@@ -12,6 +12,7 @@ import { state } from '../../http/middleware.js';
 import { FormError, readJson } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
 import { comesFromOurPages, pageHeaders } from '../security.js';
+import { viaProvider } from '../session.js';
 import { recipientPage, signInRequiredPage } from '../views/recipient.js';
 
 /** The recipient page's JSON steps: a passphrase (at most 1,024 characters) and nothing else. */
@@ -52,7 +53,10 @@ export function recipientPages(router: Router, kit: PageKit): void {
    * check has passed.
    */
   const recipientStep =
-    (route: string, act: (req: Request, ctx: RequestContext, body: Record<string, unknown>) => Promise<unknown>) =>
+    (
+      route: string,
+      act: (req: Request, ctx: RequestContext, body: Record<string, unknown>, email: string | null) => Promise<unknown>,
+    ) =>
     async (req: Request, res: Response): Promise<void> => {
       state(res).route = route;
       pageHeaders(res);
@@ -83,7 +87,9 @@ export function recipientPages(router: Router, kit: PageKit): void {
         if (body === null || typeof body !== 'object' || Array.isArray(body)) {
           throw new ApiError('bad_request', 'The request body must be a JSON object.');
         }
-        const result = await act(req, kit.ctxOf(req, userId), body as Record<string, unknown>);
+        // A session begun at the single sign-on provider stands for its email, which the provider verified (issue 42).
+        const signedInEmail = v.user && viaProvider(sessions.read(req)?.factors) ? v.user.email : null;
+        const result = await act(req, kit.ctxOf(req, userId), body as Record<string, unknown>, signedInEmail);
         res.status(200).json(result);
       } catch (error) {
         answerFailure(res, error);
@@ -93,12 +99,17 @@ export function recipientPages(router: Router, kit: PageKit): void {
   // Reveal: the API's getPush for the session's user; the passphrase comes in the body, never in a URL.
   router.post(
     '/p/:url_token/reveal',
-    recipientStep('/p/:url_token/reveal', async (req, ctx, body) => {
-      const passphrase = body.passphrase;
+    recipientStep('/p/:url_token/reveal', async (req, ctx, body, signedInEmail) => {
+      const { passphrase, access_code: accessCode } = body;
       if (passphrase !== undefined && passphrase !== null && typeof passphrase !== 'string') {
         throw new ApiError('bad_request', 'The passphrase must be a string.');
       }
-      return core.pushes.retrieve(String(req.params.url_token ?? ''), passphrase ?? undefined, ctx);
+      if (accessCode !== undefined && (typeof accessCode !== 'string' || accessCode.length > 32)) {
+        throw new ApiError('bad_request', 'The access code must be a string of at most 32 characters.');
+      }
+      // Who may open it (issue 42): a code from requestAccessCode, or the signed-in provider's verified email.
+      const proof = { accessCode, signedInEmail };
+      return core.pushes.retrieve(String(req.params.url_token ?? ''), passphrase ?? undefined, ctx, { proof });
     }),
   );
 
