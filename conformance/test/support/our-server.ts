@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp, createCore, maxBodyBytes, type Core, type Settings } from '@secret-push/server';
 import {
-  createTestDatabase,
+  createMigratedDatabase,
   makeSettings,
   reserveAddress,
   withOwnBase,
@@ -42,7 +42,7 @@ async function listen(core: Core, reserved: { server: Server }): Promise<{ url: 
 }
 
 export async function startOurServer(overrides: Partial<Settings>): Promise<Instance> {
-  const db: TestDatabase = await createTestDatabase('sp_conf');
+  const db: TestDatabase = await createMigratedDatabase('sp_conf');
   // Both "processes" are one instance with one public address (the first's): links in email are built only from it.
   const [first, second] = [await reserveAddress(), await reserveAddress()];
   // The suite sends test events as user A, a grade one or more per webhook fault: the per-account limit on them is off

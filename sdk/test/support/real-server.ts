@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { createApp } from '@secret-push/server';
 import { createCore } from '@secret-push/server';
 import type { Settings } from '@secret-push/server';
-import { createTestDatabase, makeSettings } from '@secret-push/server/testing';
+import { createMigratedDatabase, makeSettings } from '@secret-push/server/testing';
 
 export interface RealServer {
   baseUrl: string;
@@ -18,7 +18,7 @@ export interface RealServer {
 }
 
 export async function startRealServer(overrides: Partial<Settings> = {}): Promise<RealServer> {
-  const db = await createTestDatabase('sp_sdk');
+  const db = await createMigratedDatabase('sp_sdk');
   const core = await createCore(makeSettings({ databaseUrl: db.url, ...overrides }), { poolMax: 4 });
   const app = createApp(core);
   await app.locals.ready;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPush, getPush } from '@secret-push/sdk/generated';
-import { createTestDatabase, TEST_KEY_A, TEST_KEY_B, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, TEST_KEY_A, TEST_KEY_B, type TestDatabase } from '../support/db.js';
 import { startRealApi, type RealApi } from './support/real.js';
 import { expectData } from './support/sdk.js';
 
@@ -24,7 +24,7 @@ async function instance(keys: (typeof TEST_KEY_A)[]): Promise<RealApi> {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase('sp_rotation');
+  db = await createMigratedDatabase('sp_rotation');
 });
 
 afterAll(async () => {

@@ -14,7 +14,7 @@ import { poolDb } from '../../src/db/sql.js';
 import { runFilesCli } from '../../src/cli/files.js';
 import { migrateFiles } from '../../src/files/migrate.js';
 import { createServerMetrics, type ServerMetrics } from '../../src/runtime/metrics.js';
-import { createTestDatabase, TEST_KEY_A } from '../support/db.js';
+import { createMigratedDatabase, TEST_KEY_A } from '../support/db.js';
 import { S3_ACCESS_KEY_ID, S3_BUCKET, startS3Server, type S3Server } from '../support/s3.js';
 import { multipart } from './support/multipart.js';
 import { startRealApi, type RealApi } from './support/real.js';
@@ -384,7 +384,7 @@ describe("the sweeper's reconcile", () => {
 
 describe('npm run files -- migrate', () => {
   it('moves files from PostgreSQL to the store and back, verified, resumable, readable all along', async () => {
-    const database = await createTestDatabase('sp_migrate');
+    const database = await createMigratedDatabase('sp_migrate');
     const pgApi = await startRealApi({}, { db: database });
     const user = await pgApi.user('migrate@example.org');
     const push = expectData(

@@ -12,7 +12,7 @@ import { contract, contractV1 } from '@secret-push/contract';
 import { createPush, getPush } from '@secret-push/sdk/generated';
 import { RETRIEVAL_OPERATIONS, isRetrievalPage } from '../../src/http/retrieve-only.js';
 import { createWebRouter } from '../../src/web/router.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/db.js';
 import { startRealApi, type RealApi } from './support/real.js';
 import { bearer, expectData } from './support/sdk.js';
 
@@ -22,7 +22,7 @@ let gateway: RealApi;
 let owner: { token: string };
 
 beforeAll(async () => {
-  db = await createTestDatabase('sp_gateway');
+  db = await createMigratedDatabase('sp_gateway');
   // Webhooks on at both (the test settings have them off), so that only the mode tells the two apart.
   const webhooks = { enabled: true, allowPrivate: false, retrySchedule: [5] };
   inside = await startRealApi({ webhooks }, { db });

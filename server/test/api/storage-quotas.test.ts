@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPush, expirePush, getPush, getVersion } from '@secret-push/sdk/generated';
 import { startCompiledServer } from '../support/compiled-server.js';
-import { createTestDatabase } from '../support/db.js';
+import { createMigratedDatabase } from '../support/db.js';
 import { bearer, expectData, expectError } from './support/sdk.js';
 import { startRealApi, type RealApi } from './support/real.js';
 import { multipart } from './support/multipart.js';
@@ -118,7 +118,7 @@ describe('the anonymous storage quota (bytes per address per clock hour)', () =>
 
   it('never lets two instances go over together, and an instance that stops gives its unused lease back', async () => {
     // Each instance counts an address's creates from its own lease on the shared window row (address-leases.ts).
-    const database = await createTestDatabase('sp_quota');
+    const database = await createMigratedDatabase('sp_quota');
     const settings = { rateLimitPerMinute: 0, anonymousStoragePerHour: 10 * KIB, trustProxy: true };
     const a = await startRealApi(settings, { db: database });
     const b = await startRealApi(settings, { db: database });

@@ -1,7 +1,7 @@
 /** Shared set-up of the domain tests: a Core on a fresh database, request contexts, direct SQL. */
 import { afterAll } from 'vitest';
 import { createCore, type Core, type RequestContext, type Settings } from '../../src/core.js';
-import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
 export const BASE = 'http://push.test';
 
@@ -34,7 +34,7 @@ export interface Harness {
 
 /** One database per test file; every Core made here is closed and the database dropped after the file. */
 export async function harness(overrides: Partial<Settings> = {}): Promise<Harness> {
-  const db = await createTestDatabase();
+  const db = await createMigratedDatabase();
   const cores: Core[] = [];
   const make = async (o: Partial<Settings>) => {
     const core = await createCore(makeSettings({ databaseUrl: db.url, ...overrides, ...o }));

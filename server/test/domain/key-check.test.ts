@@ -5,10 +5,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../src/core.js';
 import { MasterKeyMismatch } from '../../src/crypto/key-check.js';
-import { createTestDatabase, makeSettings, TEST_KEY_A, TEST_KEY_B } from '../support/db.js';
+import { createMigratedDatabase, createTestDatabase, makeSettings, TEST_KEY_A, TEST_KEY_B } from '../support/db.js';
 import { ctx } from './helpers.js';
 
-const db = await createTestDatabase('sp_keycheck');
+const db = await createMigratedDatabase('sp_keycheck');
 afterAll(() => db.drop());
 
 const start = (keys: (typeof TEST_KEY_A)[], warnings: string[] = []) =>

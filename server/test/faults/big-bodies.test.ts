@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
 import { startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
 
 const BODY = 140 * 1024 * 1024;
@@ -24,7 +24,7 @@ function rssMb(pid: number): number {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase('sp_bodies');
+  db = await createMigratedDatabase('sp_bodies');
   // The compiled server, as `npm start` runs it, with one process (the one whose memory is measured).
   server = await startCompiledServer({
     DATABASE_URL: db.url,

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
 import { startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
 import { S3_ACCESS_KEY_ID, startS3Server, type S3Server } from '../support/s3.js';
 
@@ -36,7 +36,7 @@ function chunkOf(i: number, offset: number, size: number): Buffer {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase('sp_bigfiles');
+  db = await createMigratedDatabase('sp_bigfiles');
   s3 = await startS3Server();
   const store = s3.settings('big/');
   server = await startCompiledServer({

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createCore, type Core } from '../../src/core.js';
 import { freePort } from '../../src/db/embedded.js';
 import { startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
-import { createTestDatabase, makeSettings, TEST_KEY_A, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, makeSettings, TEST_KEY_A, type TestDatabase } from '../support/db.js';
 import { startMailbox, type Mailbox } from '../support/mailbox.js';
 
 let mailbox: Mailbox;
@@ -16,7 +16,7 @@ let server: ServerProcess;
 
 beforeAll(async () => {
   mailbox = await startMailbox();
-  db = await createTestDatabase('sp_mail_compiled');
+  db = await createMigratedDatabase('sp_mail_compiled');
   // The user is made through the core (the compiled server then finds it in the same database).
   core = await createCore(makeSettings({ databaseUrl: db.url }));
   // Links in email come only from PWPUSH_PUBLIC_BASE_URL: the server's own address, chosen before it starts.

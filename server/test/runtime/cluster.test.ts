@@ -8,7 +8,7 @@ import http from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
 import {
   COMPILED_MAIN,
   descendants,
@@ -69,7 +69,7 @@ const workerPids = () =>
     .map((p) => p.pid);
 
 beforeAll(async () => {
-  db = await createTestDatabase('sp_cluster');
+  db = await createMigratedDatabase('sp_cluster');
   server = await startCompiledServer({
     DATABASE_URL: db.url,
     PWPUSH_WORKERS: '2',

@@ -17,12 +17,12 @@ import {
   startCompiledServer,
   type ServerProcess,
 } from '../support/compiled-server.js';
-import { createTestDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, TEST_KEY_A, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
 
 beforeAll(async () => {
-  db = await createTestDatabase('sp_logpipe');
+  db = await createMigratedDatabase('sp_logpipe');
 }, 120_000);
 
 afterAll(async () => {

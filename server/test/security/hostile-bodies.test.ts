@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../src/core.js';
 import { startCompiledServer, type ServerProcess } from '../support/compiled-server.js';
-import { createTestDatabase, makeSettings, TEST_KEY_A, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, makeSettings, TEST_KEY_A, type TestDatabase } from '../support/db.js';
 import {
   CREATE_PATHS,
   hostileBodies,
@@ -27,7 +27,7 @@ let token: string;
 let pid: number;
 
 beforeAll(async () => {
-  db = await createTestDatabase('sp_hostile');
+  db = await createMigratedDatabase('sp_hostile');
   server = await startCompiledServer({
     DATABASE_URL: db.url,
     PWPUSH_WORKERS: '1',
@@ -38,7 +38,7 @@ beforeAll(async () => {
   });
   base = server.baseUrl;
   pid = server.child.pid!;
-  // A user of the same database (the server migrated it), for the token cases.
+  // A user of the same database, for the token cases.
   const core = await createCore(makeSettings({ databaseUrl: db.url }), { sweeper: false });
   try {
     token = (await core.users.createUser('hostile@example.org')).token;

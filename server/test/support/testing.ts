@@ -1,5 +1,7 @@
 /** `@secret-push/server/testing`: the test databases and settings other workspaces' tests use. */
-export { createTestDatabase, makeSettings, type TestDatabase } from './db.js';
+export { createMigratedDatabase, makeSettings, type TestDatabase } from './db.js';
+/** @public An empty database, for other workspaces' tests of a first start on one (none today). */
+export { createTestDatabase } from './db.js';
 export { startMailbox, type Mailbox } from './mailbox.js';
 export { reserveAddress, withOwnBase } from './address.js';
 export { startCompiledServer, type ServerProcess } from './compiled-server.js';

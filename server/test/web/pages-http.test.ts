@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../src/config/settings.js';
 import { createCore } from '../../src/core.js';
-import { createTestDatabase, makeSettings } from '../support/db.js';
+import { createMigratedDatabase, makeSettings } from '../support/db.js';
 import { listen, startWeb, Visitor, type WebApp } from './support.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -354,7 +354,7 @@ describe('API documentation and the contract', () => {
   });
 
   it('names PWPUSH_PUBLIC_BASE_URL as the "try it" server when it is set', async () => {
-    const db = await createTestDatabase('sp_docs');
+    const db = await createMigratedDatabase('sp_docs');
     const core = await createCore(makeSettings({ databaseUrl: db.url, publicBaseUrl: 'https://secrets.example.org' }), {
       poolMax: 2,
     });

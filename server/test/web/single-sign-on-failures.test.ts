@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OidcSettings } from '../../src/config/settings.js';
 import { createCore, type Core } from '../../src/core.js';
 import { freePort } from '../../src/db/embedded.js';
-import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
 const CLIENT_ID = 'secret-push-failures';
 const CLIENT_SECRET = 'the client secret that must never reach a log line';
@@ -27,7 +27,7 @@ let plainUrl = '';
 const cores: Core[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase('sp_sso_fail');
+  db = await createMigratedDatabase('sp_sso_fail');
   idp = http.createServer();
   await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
   issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;

@@ -13,7 +13,7 @@ import { repoRoot } from '../../src/config/settings.js';
 import type { Core, Settings } from '../../src/core.js';
 import { createCore } from '../../src/core.js';
 import { reserveAddress, withOwnBase } from '../support/address.js';
-import { createTestDatabase, makeSettings, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, makeSettings, type TestDatabase } from '../support/db.js';
 
 export { launchChromium } from './chromium.js';
 /**
@@ -56,7 +56,7 @@ export async function listen(
 }
 
 export async function startWeb(overrides: Partial<Settings> = {}, opts: { db?: TestDatabase } = {}): Promise<WebApp> {
-  const db = opts.db ?? (await createTestDatabase('sp_web'));
+  const db = opts.db ?? (await createMigratedDatabase('sp_web'));
   const { server, baseUrl } = await reserveAddress();
   const settings = makeSettings({ databaseUrl: db.url, ...withOwnBase(overrides, baseUrl) });
   const core = await createCore(settings, { poolMax: 8 });

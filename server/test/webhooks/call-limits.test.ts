@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listWebhookDeliveries, retryWebhookDelivery, testWebhook } from '@secret-push/sdk/generated';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { bearer, expectData, expectError } from '../api/support/sdk.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/db.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { hookedOwner } from './support/hooked-owner.js';
 
@@ -21,7 +21,7 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  db = await createTestDatabase('sp_hook_calls');
+  db = await createMigratedDatabase('sp_hook_calls');
   const settings = { webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] } };
   a = await startRealApi(settings, { db, core: { queue: { pollingIntervalSeconds: 0.5 } } });
   b = await startRealApi(settings, { db, core: { queue: { pollingIntervalSeconds: 0.5 } } });

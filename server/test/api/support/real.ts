@@ -2,7 +2,7 @@
 import { createCore } from '../../../src/core.js';
 import type { Core, CoreOptions, Settings } from '../../../src/core.js';
 import { reserveAddress, withOwnBase } from '../../support/address.js';
-import { createTestDatabase, makeSettings, type TestDatabase } from '../../support/db.js';
+import { createMigratedDatabase, makeSettings, type TestDatabase } from '../../support/db.js';
 import { serve, type Served } from './serve.js';
 
 export interface RealApi extends Served {
@@ -28,7 +28,7 @@ export async function startRealApi(
   } = {},
 ): Promise<RealApi> {
   const { db } = opts;
-  const database = db ?? (await createTestDatabase('sp_api'));
+  const database = db ?? (await createMigratedDatabase('sp_api'));
   const { server, baseUrl } = await reserveAddress();
   const settings = makeSettings({ databaseUrl: database.url, logLevel: 'trace', ...withOwnBase(overrides, baseUrl) });
   const core = await createCore(settings, { sweeper: opts.sweeper ?? false, poolMax: 20, ...opts.core });
