@@ -131,8 +131,7 @@ export function readDataDir(env: Env, repoRoot: string): string {
 /**
  * One server process per core this process may use (cgroup and affinity limits included), less one when PostgreSQL
  * runs on the same machine (the embedded one, or a DATABASE_URL on a loopback address): it needs a core of its own.
- * Measured with the bench on a 2-core machine, a second worker beside a local PostgreSQL added no throughput and cost
- * about 40 % more CPU per request and 200 MB (a worker and the primary); with PostgreSQL elsewhere every core serves.
+ * Why, measured: docs/decisions/0003-default-workers.md.
  */
 export function defaultWorkers(databaseUrl: string | null, cores = os.availableParallelism()): number {
   const local = databaseUrl === null || isLoopbackUrl(databaseUrl);
