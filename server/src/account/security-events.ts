@@ -13,15 +13,13 @@ import { clientAddressKey } from '../client-address.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
 
-const SECURITY_EVENT_KINDS = [
-  'sign_in_failed',
-  'sign_in_throttled',
-  'sign_in_locked_account',
-  'two_factor_failed',
-  'account_locked',
-  'account_unlocked',
-] as const;
-type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number];
+type SecurityEventKind =
+  | 'sign_in_failed'
+  | 'sign_in_throttled'
+  | 'sign_in_locked_account'
+  | 'two_factor_failed'
+  | 'account_locked'
+  | 'account_unlocked';
 
 export interface SecurityEvent {
   id: string;
