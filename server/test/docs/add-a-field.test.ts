@@ -149,7 +149,7 @@ export class ${MIGRATION} extends Migration {
     file: 'rules/src/push-state.ts',
     kind: 'hand',
     edits: [
-      { anchor: '  expiresAt: Date;\n}\n', before: true, insert: '  reference: string | null;\n' },
+      { anchor: '  recipientEmails: string[];\n}\n', before: true, insert: '  reference: string | null;\n' },
       {
         anchor: '    expiresAt: new Date(now.getTime() + valid.expireAfterSeconds * 1000),\n',
         insert: '    reference: valid.reference,\n',
@@ -163,11 +163,11 @@ export class ${MIGRATION} extends Migration {
     kind: 'hand',
     edits: [
       {
-        anchor: '  clientEncryption: ClientEncryption | null;\n}\n',
+        anchor: '  recipientEmails: string[];\n}\n',
         insert: '  reference: string | null;\n',
         before: true,
       },
-      { anchor: '    clientEncryption,\n  };\n', insert: '    reference: push.reference ?? null,\n', before: true },
+      { anchor: '    ...access,\n  };\n', insert: '    reference: push.reference ?? null,\n', before: true },
     ],
     flaggedBy: { by: 'tsc', pointsAt: 'rules/src/push-state.ts' },
   },
