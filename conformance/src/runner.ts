@@ -11,8 +11,10 @@ import {
 } from './context.js';
 import { Contract } from './spec.js';
 import { AREAS, type Need, type Requirement, type Result } from './requirement.js';
-import { version, create, retrieve, views, passphrase, preview } from './requirements/pushes.js';
-import { remove, auth, audit, lists } from './requirements/owner.js';
+import { version, create } from './requirements/pushes.js';
+import { retrieve, views, passphrase, preview } from './requirements/retrieval.js';
+import { remove, auth } from './requirements/owner.js';
+import { audit, lists } from './requirements/audit-lists.js';
 import { errors, files, once, headers } from './requirements/cross.js';
 import { httpHeaders } from './requirements/http.js';
 import { records } from './requirements/records.js';

@@ -1,13 +1,15 @@
 /**
  * The instance's brand (PWPUSH_BRAND_*, with PWPUSH_INSTANCE_NAME): colours checked for contrast, files (logo,
  * favicon, custom CSS) read once at start-up from paths the operator mounts, each checked for its kind and size and
- * kept in memory with its ETag. Called by `loadSettings` with the environment it reads (settings.ts stays the only
- * reader of process.env). A bad value throws SettingsError naming the variable; a file's content is never echoed.
+ * kept in memory with its ETag. Each setting is declared once below (`BRAND_SETTINGS`, with ./setting.ts's
+ * `declared`): its variable, default, what it accepts, meaning and reader; `loadSettings` (./settings.ts) reads them
+ * through `brandSettings` and lists them as the "Brand" area of docs/settings.md. A bad value throws SettingsError
+ * naming the variable; a file's content is never echoed.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { SettingsError } from './settings-error.js';
+import { declared, type Env, raw, SettingsError } from './setting.js';
 
 /** A file of the brand, served by us under /brand/ (web/brand.ts). */
 export interface BrandFile {
@@ -82,13 +84,10 @@ export function textOn(background: string): '#000000' | '#ffffff' {
   return contrastRatio(background, '#000000') >= contrastRatio(background, '#ffffff') ? '#000000' : '#ffffff';
 }
 
-function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === undefined || value === '' ? undefined : value;
-}
+const read = raw;
 
 /** `#rgb` or `#rrggbb`, as `#rrggbb` lower case. */
-function hexColor(env: NodeJS.ProcessEnv, name: string): string | null {
+function hexColor(env: Env, name: string): string | null {
   const value = read(env, name);
   if (value === undefined) return null;
   const short = /^#([0-9a-f])([0-9a-f])([0-9a-f])$/i.exec(value);
@@ -99,7 +98,7 @@ function hexColor(env: NodeJS.ProcessEnv, name: string): string | null {
   return hex.toLowerCase();
 }
 
-function accentColor(env: NodeJS.ProcessEnv): string | null {
+function accentColor(env: Env): string | null {
   const name = 'PWPUSH_BRAND_ACCENT_COLOR';
   const color = hexColor(env, name);
   if (color === null) return null;
@@ -114,7 +113,7 @@ function accentColor(env: NodeJS.ProcessEnv): string | null {
 }
 
 /** One line of plain text, at most `max` characters. */
-function line(env: NodeJS.ProcessEnv, name: string, max: number): string | null {
+function line(env: Env, name: string, max: number): string | null {
   const value = read(env, name);
   if (value === undefined) return null;
   if (value.length > max || /[\u0000-\u001f\u007f]/.test(value)) {
@@ -124,7 +123,7 @@ function line(env: NodeJS.ProcessEnv, name: string, max: number): string | null 
 }
 
 /** An absolute http(s) URL the footer links to (never fetched by us). */
-function linkUrl(env: NodeJS.ProcessEnv, name: string): string | null {
+function linkUrl(env: Env, name: string): string | null {
   const value = read(env, name);
   if (value === undefined) return null;
   let url: URL | null = null;
@@ -188,7 +187,7 @@ const CSS_KINDS: Record<string, FileKind> = {
 const KIB = 1024;
 
 /** A file the operator mounted: an absolute path to a regular file of an allowed kind and size, read now. */
-function brandFile(env: NodeJS.ProcessEnv, name: string, kinds: Record<string, FileKind>, maxBytes: number) {
+function brandFile(env: Env, name: string, kinds: Record<string, FileKind>, maxBytes: number) {
   const file = read(env, name);
   if (file === undefined) return null;
   const allowed = Object.keys(kinds).join(', ');
@@ -217,66 +216,96 @@ function brandFile(env: NodeJS.ProcessEnv, name: string, kinds: Record<string, F
   return { body, type: kind.type, ext: kind.ext, etag } satisfies BrandFile;
 }
 
+const LOGO = declared(
+  'PWPUSH_BRAND_LOGO',
+  {
+    default: 'unset (the name alone)',
+    accepts: 'an absolute path of a `.svg`, `.png`, `.jpg`, `.jpeg`, `.gif` or `.webp` file, at most 512 KiB',
+    meaning:
+      'The logo file the server reads at start-up (its content must be of the kind its name says) and serves from `/brand/`, shown beside the instance name in every page header. See [branding.md](branding.md).',
+  },
+  (env) => brandFile(env, 'PWPUSH_BRAND_LOGO', IMAGE_KINDS, 512 * KIB),
+);
+const FAVICON = declared(
+  'PWPUSH_BRAND_FAVICON',
+  {
+    default: 'unset (none)',
+    accepts: 'an absolute path of a `.ico`, `.png` or `.svg` file, at most 128 KiB',
+    meaning: 'The favicon, read at start-up and served from `/brand/`.',
+  },
+  (env) => brandFile(env, 'PWPUSH_BRAND_FAVICON', FAVICON_KINDS, 128 * KIB),
+);
+const ACCENT_COLOR = declared(
+  'PWPUSH_BRAND_ACCENT_COLOR',
+  {
+    default: 'ours, `#0b5cad`',
+    accepts: '`#rrggbb` or `#rgb`, dark enough for 4.5:1',
+    meaning:
+      'The colour of links, buttons and mail buttons. Refused unless it reaches 4.5:1 contrast (WCAG 2.1 AA) on every light background of the pages and with white text on it.',
+  },
+  accentColor,
+);
+const HEADER_COLOR = declared(
+  'PWPUSH_BRAND_HEADER_COLOR',
+  {
+    default: 'ours, `#24292f`',
+    accepts: '`#rrggbb` or `#rgb`',
+    meaning: "The page header's background; its text is black or white, whichever contrasts more.",
+  },
+  (env) => hexColor(env, 'PWPUSH_BRAND_HEADER_COLOR'),
+);
+const FOOTER_TEXT = declared(
+  'PWPUSH_BRAND_FOOTER_TEXT',
+  {
+    default: 'unset',
+    accepts: 'one line of at most 300 characters',
+    meaning: 'Plain text at the foot of every page and every email.',
+  },
+  (env) => line(env, 'PWPUSH_BRAND_FOOTER_TEXT', 300),
+);
+const IMPRINT_URL = declared(
+  'PWPUSH_BRAND_IMPRINT_URL',
+  {
+    default: 'unset',
+    accepts: 'an absolute `https://` or `http://` URL without credentials',
+    meaning: 'Linked as "Imprint" from every page\'s and every email\'s footer.',
+  },
+  (env) => linkUrl(env, 'PWPUSH_BRAND_IMPRINT_URL'),
+);
+const PRIVACY_URL = declared(
+  'PWPUSH_BRAND_PRIVACY_URL',
+  {
+    default: 'unset',
+    accepts: 'an absolute `https://` or `http://` URL without credentials',
+    meaning: 'Linked as "Privacy" from every page\'s and every email\'s footer.',
+  },
+  (env) => linkUrl(env, 'PWPUSH_BRAND_PRIVACY_URL'),
+);
+const CSS = declared(
+  'PWPUSH_BRAND_CSS',
+  {
+    default: 'unset',
+    accepts: 'an absolute path of a `.css` file, UTF-8, at most 256 KiB',
+    meaning:
+      "A stylesheet read at start-up and loaded after ours on every page, served as `text/css` with `nosniff`. The pages' Content-Security-Policy still applies: it may load images and fonts from this server only (or `data:` images).",
+  },
+  (env) => brandFile(env, 'PWPUSH_BRAND_CSS', CSS_KINDS, 256 * KIB),
+);
+
+/** The brand's settings, the "Brand" area of docs/settings.md (the name is PWPUSH_INSTANCE_NAME, in Email's). */
+export const BRAND_SETTINGS = [LOGO, FAVICON, ACCENT_COLOR, HEADER_COLOR, FOOTER_TEXT, IMPRINT_URL, PRIVACY_URL, CSS];
+
 /** The brand of PWPUSH_BRAND_* and the instance's name (checked by the mail settings). */
-export function brandSettings(env: NodeJS.ProcessEnv, name: string): BrandSettings {
+export function brandSettings(env: Env, name: string): BrandSettings {
   return {
     name,
-    accentColor: accentColor(env),
-    headerColor: hexColor(env, 'PWPUSH_BRAND_HEADER_COLOR'),
-    logo: brandFile(env, 'PWPUSH_BRAND_LOGO', IMAGE_KINDS, 512 * KIB),
-    favicon: brandFile(env, 'PWPUSH_BRAND_FAVICON', FAVICON_KINDS, 128 * KIB),
-    css: brandFile(env, 'PWPUSH_BRAND_CSS', CSS_KINDS, 256 * KIB),
-    footerText: line(env, 'PWPUSH_BRAND_FOOTER_TEXT', 300),
-    imprintUrl: linkUrl(env, 'PWPUSH_BRAND_IMPRINT_URL'),
-    privacyUrl: linkUrl(env, 'PWPUSH_BRAND_PRIVACY_URL'),
+    accentColor: ACCENT_COLOR.read(env),
+    headerColor: HEADER_COLOR.read(env),
+    logo: LOGO.read(env),
+    favicon: FAVICON.read(env),
+    css: CSS.read(env),
+    footerText: FOOTER_TEXT.read(env),
+    imprintUrl: IMPRINT_URL.read(env),
+    privacyUrl: PRIVACY_URL.read(env),
   };
 }
-
-/** The rows of the settings table (docs/settings.md), after PWPUSH_INSTANCE_NAME's. */
-export const BRAND_SETTING_ROWS = [
-  {
-    name: 'PWPUSH_BRAND_LOGO',
-    default: 'unset (the name alone)',
-    meaning:
-      'The absolute path of a logo file the server reads at start-up (`.svg`, `.png`, `.jpg`, `.gif` or `.webp`, at most 512 KiB; its content must be of that kind) and serves from `/brand/`, shown beside the instance name in every page header. See [branding.md](branding.md).',
-  },
-  {
-    name: 'PWPUSH_BRAND_FAVICON',
-    default: 'unset (none)',
-    meaning:
-      'The absolute path of the favicon (`.ico`, `.png` or `.svg`, at most 128 KiB), read at start-up and served from `/brand/`.',
-  },
-  {
-    name: 'PWPUSH_BRAND_ACCENT_COLOR',
-    default: 'ours, `#0b5cad`',
-    meaning:
-      'The colour of links, buttons and mail buttons, `#rrggbb` or `#rgb`. Refused unless it reaches 4.5:1 contrast (WCAG 2.1 AA) on every light background of the pages and with white text on it.',
-  },
-  {
-    name: 'PWPUSH_BRAND_HEADER_COLOR',
-    default: 'ours, `#24292f`',
-    meaning: "The page header's background, `#rrggbb` or `#rgb`; its text is black or white, whichever contrasts more.",
-  },
-  {
-    name: 'PWPUSH_BRAND_FOOTER_TEXT',
-    default: 'unset',
-    meaning: 'One line of plain text (at most 300 characters) at the foot of every page and every email.',
-  },
-  {
-    name: 'PWPUSH_BRAND_IMPRINT_URL',
-    default: 'unset',
-    meaning:
-      'An absolute `https://` (or `http://`) URL, linked as "Imprint" from every page\'s and every email\'s footer.',
-  },
-  {
-    name: 'PWPUSH_BRAND_PRIVACY_URL',
-    default: 'unset',
-    meaning: 'An absolute URL, linked as "Privacy" from every page\'s and every email\'s footer.',
-  },
-  {
-    name: 'PWPUSH_BRAND_CSS',
-    default: 'unset',
-    meaning:
-      "The absolute path of a stylesheet (`.css`, UTF-8, at most 256 KiB) read at start-up and loaded after ours on every page, served as `text/css` with `nosniff`. The pages' Content-Security-Policy still applies: it may load images and fonts from this server only (or `data:` images).",
-  },
-];

@@ -1,10 +1,9 @@
 /**
  * openapi-backend's request handling (`handleRequest`: routing, path parameters, security requirements, request
  * validation), worked out once per contract instead of on every request. The library rebuilds its operation list,
- * a RegExp per path template, lodash chains and deep copies of the request for each request it handles (about a tenth
- * of a request's CPU time in the bench; its `matchOperation` alone costs 100 times a table lookup or more, ARCHITECTURE.md
- * "One router"); the answers depend only on the document, so they are computed here at start-up and each request runs
- * the same steps, with the same rules, against the results:
+ * a RegExp per path template, lodash chains and deep copies of the request for each request it handles (why that
+ * matters, measured: docs/decisions/0007-operation-table.md); the answers depend only on the document, so they are
+ * computed here at start-up and each request runs the same steps, with the same rules, against the results:
  *
  * - routing: the contract's route table (`contract().routes`, the project's one `RouteTable`, whose rules are
  *   router.js `matchOperation` and `parseRequest`: server/test/api/router.unit.test.ts compares them), asked once per

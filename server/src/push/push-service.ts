@@ -3,7 +3,6 @@
  * The rules the stateful mock applies too come from `@secret-push/rules`; what is left here is what only a server
  * with a database and keys does: encryption at rest, hashing, signed links, and the order of the statements.
  */
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type {
   AuditEntry,
@@ -23,8 +22,6 @@ import {
   jsonUrl,
   lastViewAnswer,
   MAX_PAGE,
-  newPushState,
-  normalizePushInput,
   notFound,
   ownerRecord,
   PAGE_SIZE,
@@ -37,52 +34,25 @@ import {
   requireMayExpire,
   safeFilename,
   trimBase,
-  bytesInMemory,
   type SchemaValidPushInput,
-  type ValidFile,
-  type ValidPush,
-  turnOn,
-  validationFailed,
 } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
-import type { Db } from '../db/sql.js';
 import type { Keyring } from '../crypto/envelope.js';
-import { hashPassphrase } from '../crypto/passphrase.js';
-import { deadlineFrom } from '../db/deadlines.js';
-import { keyScope, presentKey, type IdempotencyRequest } from './idempotency.js';
 import { checkPassphrase } from './passphrase-gate.js';
-import { newFileId, newUrlToken, signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
-import type { NotifyService, PreparedNotify } from '../mail/notify-service.js';
-import { storeUnavailable, StreamedFile, type FileObjects } from '../files/file-objects.js';
+import { signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
+import type { NotifyService } from '../mail/notify-service.js';
+import { storeUnavailable, type FileObjects } from '../files/file-objects.js';
 import { StoreUnavailableError } from '../files/object-store.js';
 import type { Actor, RequestContext } from '../request-context.js';
 import type { PushEvents } from './push-followers.js';
 import type { AccessCodes, AccessProof } from './access-codes.js';
-import type { CreateWrites, FileMeta, KeyRef, PushRepository, WithinChange, WithinCreate } from './push-repository.js';
+import type { FileMeta, PushRepository, WithinChange } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
-import type { PushFileRow, PushRow } from './push-tables.js';
-import {
-  addressQuota,
-  answerDoesNotFit,
-  answerLargerThanQuota,
-  governingQuota,
-  largerThanQuota,
-  quotaExceeded,
-  windowResetSeconds,
-  type StorageQuotaState,
-} from './storage-quota.js';
+import { envelopeContexts, deadlineOf, nowOf } from './push-context.js';
+import { PushCreates, type AnswerOptions, type CreateOptions, type Created } from './push-creates.js';
+import type { PushRow } from './push-tables.js';
 
 /** What a create may come with: an Idempotency-Key and the body's fingerprint (the API's createPush). */
-interface CreateOptions {
-  idempotency?: IdempotencyRequest;
-}
-
-/**
- * A created push, or the push a replayed Idempotency-Key made; `storage` says where the create left the storage quota
- * that governs it (not part of the record: the API answers it as RateLimit fields).
- */
-type Created = PushOwner & { readonly replayed?: true; readonly storage?: StorageQuotaState };
-
 export interface Page<T> {
   items: T[];
   total: number;
@@ -102,9 +72,9 @@ export interface PushService {
     ctx: RequestContext,
     options?: RetrieveOptions,
   ): Promise<PushRetrieval>;
+  /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
   /** `requestAccessCode`: emails a one-time code to a listed address (access-codes.ts); the same 202 for any other. */
   requestAccessCode(urlToken: string, email: string, ctx: RequestContext): Promise<{ expires_in: number }>;
-  /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
   preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse>;
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
   /** One page of the audit log, and the push's non-secret handle (`push_id`). */
@@ -149,14 +119,7 @@ interface RetrieveOptions {
   proof?: AccessProof;
 }
 
-/** The additional-data contexts envelopes are bound to (tests use them to decrypt what is stored). */
-export const envelopeContexts = {
-  payload: (pushId: string) => `pushes.payload:${pushId}`,
-  name: (pushId: string) => `pushes.name:${pushId}`,
-  note: (pushId: string) => `pushes.note:${pushId}`,
-  filename: (fileId: string) => `push_files.filename:${fileId}`,
-  content: (fileId: string) => `push_files.content:${fileId}`,
-};
+export { envelopeContexts };
 const aad = envelopeContexts;
 
 const endToEndEncrypted = () =>
@@ -164,11 +127,6 @@ const endToEndEncrypted = () =>
     'end_to_end_encrypted',
     'This push is end-to-end encrypted: open its link (with the key after #) in a browser. No view was counted.',
   );
-
-/** Retry-After of a user's refused create when no expiry by time frees enough (only while pushes change under it). */
-const QUOTA_FALLBACK_RETRY_SECONDS = 3600;
-
-const decodeBase64 = (content: string) => Buffer.from(content, 'base64');
 
 const fileGone = () => new ApiError('not_found', 'This file is no longer available.');
 
@@ -199,21 +157,6 @@ export interface PushServiceDeps {
   recipientLists?: boolean;
 }
 
-/** A push made from the answer to a request (../request/request-service.ts): its owner, and the request's claim. */
-interface AnswerOptions {
-  /** The requester, who owns the push (and whose storage quota counts its bytes). */
-  ownerId: string;
-  /** Bytes of the owner's quota that `claim.after` frees in the same transaction (the request's ask, erased). */
-  releases: number;
-  /** Inside the create's transaction: before the push is stored (lock and check the request), and after (link it). */
-  claim: AnswerClaim;
-}
-
-interface AnswerClaim {
-  before(tx: Db): Promise<void>;
-  after(tx: Db, push: PushRow): Promise<void>;
-}
-
 /**
  * The push operations: one class, so that an editor jumps from a handler to the operation and from there to the
  * repository's statement. Public methods are the `PushService` contract; the private ones are what they share.
@@ -227,12 +170,12 @@ class PushOperations implements PushService {
   private readonly events: PushEvents | undefined;
   private readonly files: FileObjects | undefined;
   private readonly access: AccessCodes | undefined;
-  private readonly recipientLists: boolean;
+  /** The create path (push-creates.ts). */
+  private readonly creates: PushCreates;
 
   constructor(deps: PushServiceDeps) {
     const { repository, settings, keyring, notify, answerRetrieved, events, files } = deps;
     this.access = deps.access;
-    this.recipientLists = deps.recipientLists === true && deps.access !== undefined;
     this.files = files;
     this.repo = repository;
     this.settings = settings;
@@ -240,13 +183,26 @@ class PushOperations implements PushService {
     this.notify = notify;
     this.answerRetrieved = answerRetrieved;
     this.events = events;
+    this.creates = new PushCreates(
+      repository,
+      settings,
+      keyring,
+      notify,
+      events,
+      files,
+      {
+        baseOf: (ctx) => this.baseOf(ctx),
+        ownerView: (row, now, base) => this.ownerView(row, now, base),
+      },
+      deps.recipientLists === true && deps.access !== undefined,
+    );
   }
 
   // ---- the operations ----
 
   async create(input: PushInput, ctx: RequestContext): Promise<Created> {
     requireMayCreate(this.settings, ctx.actor.userId, input);
-    return this.createFrom(checkPushSchema(pushSchema(), input ?? {}), ctx);
+    return this.creates.createFrom(checkPushSchema(pushSchema(), input ?? {}), ctx);
   }
 
   async createValidated(
@@ -255,7 +211,13 @@ class PushOperations implements PushService {
     options: CreateOptions = {},
   ): Promise<Created> {
     requireMayCreate(this.settings, ctx.actor.userId, input);
-    return options.idempotency ? this.createKeyed(input, ctx, options.idempotency) : this.createFrom(input, ctx);
+    return options.idempotency
+      ? this.creates.createKeyed(input, ctx, options.idempotency)
+      : this.creates.createFrom(input, ctx);
+  }
+
+  async createAnswer(input: SchemaValidPushInput, ctx: RequestContext, answer: AnswerOptions): Promise<PushRow> {
+    return this.creates.createAnswer(input, ctx, answer);
   }
 
   /** Retrieve: expired → record without secret; passphrase; the owner's look; else one atomic claim of a view. */
@@ -463,22 +425,6 @@ class PushOperations implements PushService {
     return row ? pushRecord(row, nowOf(ctx), this.baseOf(ctx)) : null;
   }
 
-  async createAnswer(input: SchemaValidPushInput, ctx: RequestContext, answer: AnswerOptions): Promise<PushRow> {
-    const now = nowOf(ctx);
-    const valid = normalizePushInput(input, this.settings, decodeBase64);
-    const { push, files, uploaded } = await this.newRows(valid, answer.ownerId, now);
-    push.answersRequest = true;
-    return this.storingObjects(valid, uploaded, async () => {
-      const limit = governingQuota(this.settings, answer.ownerId) ? this.settings.userStorageBytes : null;
-      // The one who answers may be anyone: the refusals say nothing of what the requester holds (storage-quota.ts).
-      if (limit !== null && push.storedBytes > limit) throw answerLargerThanQuota(push.storedBytes, limit);
-      const quota = limit === null ? null : { limit, released: answer.releases };
-      const counted = await this.repo.insertAnswer(push, files, ctx.actor, deadlineOf(ctx), quota, now, answer.claim);
-      if ('refused' in counted) throw answerDoesNotFit(push.storedBytes);
-      return counted.row;
-    });
-  }
-
   // ---- what they share ----
 
   /** After a successful retrieval: a push made from a request's answer tells its request (the first time moves it). */
@@ -543,6 +489,7 @@ class PushOperations implements PushService {
     return { ...pushRecord(settled, now, this.baseOf(ctx)), payload: null, files: [] };
   }
 
+  /** The passphrase gate (passphrase-gate.ts), with this request's actor, instant and deadline. */
   /** The gates of who may open a push (access-codes.ts); without them (HTTP test doubles) such a push opens for none. */
   private async accessGate(row: PushRow, options: RetrieveOptions, ctx: RequestContext, now: Date): Promise<void> {
     if (!this.access) throw new ApiError('forbidden', 'This push cannot be opened here.');
@@ -565,225 +512,7 @@ class PushOperations implements PushService {
   private on(row: PushRow, pick: (events: PushEvents) => WithinChange): WithinChange | undefined {
     return this.events && row.ownerId !== null ? pick(this.events) : undefined;
   }
-
-  /**
-   * Runs a create whose file objects are stored (`uploaded`: those this service stored from bytes in memory; the
-   * StreamedFiles of `valid` were stored by the HTTP edge as it read the body): once it committed, the streamed ones
-   * are adopted (kept); if it failed, what this service uploaded is deleted (the edge deletes the rest).
-   */
-  private async storingObjects<T>(valid: ValidPush, uploaded: string[], create: () => Promise<T>): Promise<T> {
-    let created: T;
-    try {
-      created = await create();
-    } catch (error) {
-      void this.files?.remove(uploaded);
-      throw error;
-    }
-    for (const file of valid.files) if (file.bytes instanceof StreamedFile) file.bytes.adopted = true;
-    return created;
-  }
-
-  /** A file's row: its bytes sealed in the row (PostgreSQL), or in an object (stored now, or already streamed). */
-  private async newFile(
-    file: ValidFile,
-    pushId: string,
-    position: number,
-    now: Date,
-    uploaded: string[],
-  ): Promise<PushFileRow> {
-    const { keyring } = this;
-    const streamed = file.bytes instanceof StreamedFile ? file.bytes : null;
-    const fileId = streamed?.fileId ?? newFileId();
-    const row = {
-      id: fileId,
-      pushId,
-      position,
-      filenameCiphertext: keyring.encryptText(file.filename, aad.filename(fileId)),
-      contentType: file.contentType,
-      size: file.bytes.length,
-      createdAt: now,
-    };
-    if (streamed) return { ...row, content: null, objectKey: streamed.key };
-    const bytes = bytesInMemory(file.bytes);
-    if (!this.files) {
-      const content = keyring.encrypt(
-        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-        aad.content(fileId),
-      );
-      return { ...row, content, objectKey: null };
-    }
-    const objectKey = this.files.keyFor('push', fileId);
-    uploaded.push(objectKey);
-    try {
-      await this.files.storeBytes(objectKey, aad.content(fileId), bytes);
-    } catch (error) {
-      if (error instanceof StoreUnavailableError) throw storeUnavailable('create');
-      throw error;
-    }
-    return { ...row, content: null, objectKey };
-  }
-
-  /** The row of a new push (secrets encrypted) and its files (their objects stored first, when in an object store). */
-  private async newRows(
-    valid: ValidPush,
-    ownerId: string | null,
-    now: Date,
-  ): Promise<{ push: PushRow; files: PushFileRow[]; uploaded: string[] }> {
-    const id = randomUUID();
-    const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
-    const push: PushRow = {
-      ...newPushState(valid, { urlToken: newUrlToken(), ownerId }, now),
-      id,
-      payloadCiphertext: this.encryptOptional(valid.payload, aad.payload(id)),
-      nameCiphertext: this.encryptOptional(valid.name, aad.name(id)),
-      noteCiphertext: this.encryptOptional(valid.note, aad.note(id)),
-      passphraseHash,
-      storedBytes:
-        Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
-      answersRequest: false,
-    };
-    const uploaded: string[] = [];
-    const files: PushFileRow[] = [];
-    try {
-      for (const [position, file] of valid.files.entries())
-        files.push(await this.newFile(file, id, position, now, uploaded));
-    } catch (error) {
-      void this.files?.remove(uploaded);
-      throw error;
-    }
-    return { push, files, uploaded };
-  }
-
-  /** Stores the rows, counted against the storage quota that governs the caller (if any). */
-  private async store(
-    push: PushRow,
-    files: PushFileRow[],
-    ctx: RequestContext,
-    now: Date,
-    key?: KeyRef,
-    writes?: CreateWrites,
-  ): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
-    const { repo, settings } = this;
-    const quota = governingQuota(settings, ctx.actor.userId);
-    if (!quota) return { row: await repo.insert(push, files, ctx.actor, deadlineOf(ctx), key, writes) };
-    const limit = quota === 'anonymous' ? settings.anonymousStoragePerHour : settings.userStorageBytes;
-    if (push.storedBytes > limit) throw largerThanQuota(quota, push.storedBytes, limit);
-    const counted =
-      quota === 'anonymous'
-        ? await repo.insertCountedByAddress(
-            push,
-            files,
-            ctx.actor,
-            deadlineOf(ctx),
-            addressQuota(settings, ctx.actor.ip, now),
-            key,
-          )
-        : await repo.insertCountedForUser(push, files, ctx.actor, deadlineOf(ctx), limit, now, key, writes);
-    if ('refused' in counted) {
-      // The anonymous window starts again on the hour; a user's space frees as pushes expire (by time at the latest).
-      const retryAfter = counted.freeAt
-        ? Math.max(1, Math.ceil((counted.freeAt.getTime() - now.getTime()) / 1000))
-        : QUOTA_FALLBACK_RETRY_SECONDS;
-      throw quotaExceeded(quota, push.storedBytes, limit, counted.usedBytes, retryAfter);
-    }
-    const remaining = limit - counted.usedBytes;
-    return {
-      row: counted.row,
-      storage: { quota, limit, remaining, ...(quota === 'anonymous' ? { resetSeconds: windowResetSeconds(now) } : {}) },
-    };
-  }
-
-  private async createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<Created> {
-    const now = nowOf(ctx);
-    const valid = normalizePushInput(input, this.settings, decodeBase64);
-    if (valid.recipientEmails.length > 0 && !this.recipientLists) {
-      const field = input.recipient_emails ? 'recipient_emails' : 'authenticated_recipients';
-      throw validationFailed({ [field]: [`are not available: ${turnOn('email', this.settings.env)}`] });
-    }
-    // Checked before anything is written: a refused notification refuses the create (nothing stored, nothing sent).
-    const notify = this.notify?.prepareForCreate(input, ctx) ?? null;
-    const created = this.events?.prepareCreate(input, ctx);
-    const { push, files, uploaded } = await this.newRows(valid, ctx.actor.userId, now);
-    const mail = notify ? this.mailWithin(notify, ctx) : undefined;
-    const after: WithinCreate | undefined =
-      mail && created?.after
-        ? async (tx, row) => {
-            await mail(tx, row);
-            await created.after!(tx, row);
-          }
-        : (mail ?? created?.after);
-    const writes: CreateWrites = {
-      ...(created?.ahead ? { ahead: created.ahead } : {}),
-      ...(created?.inStatement ? { inStatement: created.inStatement } : {}),
-      ...(after ? { after } : {}),
-    };
-    const { row, storage } = await this.storingObjects(valid, uploaded, () =>
-      this.storeWithFreshToken(push, files, ctx, now, key, writes),
-    );
-    const record: PushOwner = {
-      ...ownerRecord(row, now, this.baseOf(ctx), { name: valid.name, note: valid.note }),
-      push_id: row.id,
-      // Echoed as the reference does, only when asked for.
-      ...(notify ? { notify_emails_to: input.notify_emails_to!, notify_emails_to_locale: notify.locale } : {}),
-    };
-    // Not enumerable: the record is what clients get; the quota's state travels beside it, as RateLimit fields.
-    return storage ? Object.defineProperty(record, 'storage', { value: storage, enumerable: false }) : record;
-  }
-
-  /** `store`, with another url_token after a collision (23505 on url_token: 120 random bits; at most 3 times). */
-  private async storeWithFreshToken(
-    push: PushRow,
-    files: PushFileRow[],
-    ctx: RequestContext,
-    now: Date,
-    key: KeyRef | undefined,
-    writes: CreateWrites,
-  ): Promise<{ row: PushRow; storage?: StorageQuotaState }> {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        return await this.store(push, files, ctx, now, key, writes);
-      } catch (err) {
-        const code = (err as { code?: string }).code;
-        if (code === '23505' && attempt < 3 && /url_token/.test(String((err as Error).message))) {
-          push.urlToken = newUrlToken();
-          continue;
-        }
-        throw err;
-      }
-    }
-  }
-
-  /** The create's email notification, written in its transaction (the entry, the notification, the job). */
-  private mailWithin(notify: PreparedNotify, ctx: RequestContext): WithinCreate {
-    return (tx, row) => this.notify!.enqueueWithPush(tx, row, notify, ctx);
-  }
-
-  /** A create with an Idempotency-Key: fresh (create, marking the key in the same statement), or a replay. */
-  private async createKeyed(
-    input: SchemaValidPushInput,
-    ctx: RequestContext,
-    idempotency: IdempotencyRequest,
-  ): Promise<Created> {
-    const { repo } = this;
-    const outcome = await presentKey(repo, idempotency, keyScope(ctx.actor.userId, ctx.actor.ip), nowOf(ctx));
-    if (outcome.kind === 'replay') {
-      const row = await repo.findById(outcome.pushId);
-      if (!row) throw notFound();
-      return Object.assign(this.ownerView(row, nowOf(ctx), this.baseOf(ctx)), { replayed: true as const });
-    }
-    try {
-      return await this.createFrom(input, ctx, outcome.ref);
-    } catch (error) {
-      // A create that failed made nothing: its key may be used again (a 503 after the deadline made nothing either).
-      await repo.releaseKey(outcome.ref).catch(() => undefined);
-      throw error;
-    }
-  }
 }
-
-/** The request's instant (tests move it), and its deadline (db/deadlines.ts). */
-const nowOf = (ctx: RequestContext): Date => ctx.now ?? new Date();
-const deadlineOf = (ctx: RequestContext): Date => ctx.deadline ?? deadlineFrom();
 
 export function createPushService(deps: PushServiceDeps): PushService {
   return new PushOperations(deps);

@@ -42,7 +42,6 @@ import {
 import type { Settings } from '../config/settings.js';
 import type { Keyring } from '../crypto/envelope.js';
 import type { Db } from '../db/sql.js';
-import type { AuditActor } from '../push/push-repository.js';
 import { newFileId, newUrlToken } from '../crypto/tokens.js';
 import { storeUnavailable, type FileObjects } from '../files/file-objects.js';
 import { StoreUnavailableError } from '../files/object-store.js';
@@ -53,30 +52,15 @@ import { pushSchema } from '../push/push-schema.js';
 import { checkFits, countedOrRefused, createLimits, type RequestLimitsState } from './request-limits.js';
 import { SWEEP_BATCH, type RequestRepository } from './request-repository.js';
 import type { RequestAuditRow, RequestFileRow, RequestRow } from './request-tables.js';
+import { type MoveFollower, refusal, type RequestMove, stateAt } from './request-moves.js';
+
+export type { MoveFollower, RequestMove } from './request-moves.js';
 
 /** Files attached to an ask: at most this many, each at most this many bytes (or the instance's file limit). */
 const ASK_FILE_COUNT = 5;
 const ASK_FILE_BYTES = 1024 * 1024;
 const PRIVATE_KEY_SENT =
   'holds a private key (d): it must never leave your client; make a new key pair and send its public half only';
-
-type RequestMoveType =
-  'request.created' | 'request.fulfilled' | 'request.collected' | 'request.expired' | 'request.revoked';
-
-/** A move of a request, as its transaction wrote it (the row after the move; its secrets are envelopes). */
-export interface RequestMove {
-  type: RequestMoveType;
-  request: RequestRow;
-  at: Date;
-  /** Who moved it (null: time, through the sweeper or a read past the expiry). */
-  by: AuditActor | null;
-}
-
-/**
- * Work that follows a move, written in the move's transaction `tx` (a job to enqueue, a row to write); a throw rolls
- * the move back. Followers get no secret in clear and must put none in what they write.
- */
-export type MoveFollower = (tx: Db, move: RequestMove) => Promise<void>;
 
 /** A created request, and where it left its requester in the limits that are on (the 201's RateLimit fields). */
 type CreatedRequest = RequestOwner & { limits?: RequestLimitsState };
@@ -125,26 +109,6 @@ const aad = {
 const requestNotFound = () => new ApiError('not_found', 'Request not found.');
 const nowOf = (ctx: RequestContext): Date => ctx.now ?? new Date();
 const deadlineOf = (ctx: RequestContext): Date => ctx.deadline ?? deadlineFrom();
-
-/** The state a request is in at `now` (a pending request past its time is expired, whether or not it was settled). */
-function stateAt(row: RequestRow, now: Date): RequestRow['state'] {
-  return row.state === 'pending' && row.expiresAt.getTime() <= now.getTime() ? 'expired' : row.state;
-}
-
-/** Why an answer is refused in a state (null: it is taken). */
-function refusal(state: RequestRow['state']): ApiError | null {
-  switch (state) {
-    case 'pending':
-      return null;
-    case 'fulfilled':
-    case 'collected':
-      return new ApiError('request_answered', 'This request has already been answered; nothing was stored.');
-    case 'revoked':
-      return new ApiError('request_closed', 'This request was revoked by its requester; nothing was stored.');
-    case 'expired':
-      return new ApiError('request_closed', 'This request has expired; nothing was stored.');
-  }
-}
 
 /**
  * The addresses the request's link is mailed to, read by the pushes' rules (at most 5, plain addresses, Password

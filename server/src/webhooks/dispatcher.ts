@@ -6,25 +6,11 @@
  * records the outcome (delivered, due again after the retry schedule's wait, or failed); a process that dies with
  * deliveries in hand leaves them due again when their lease lapses, and any process sends them then (at least once).
  *
- * Most deliveries are never claimed: the statement of a request that writes an event's deliveries leases them to its
- * own process (push-events.ts) and answers them, and once it committed they are handed to this loop (`handoff`), which
- * sends them from memory. A claim is a row lock and a rewrite of each delivery, and it scanned what the earlier
- * claims left behind in the index; the bench measured claims and their rewrites at about a third of a webhook's cost.
- * A handed-off delivery not started while half its lease is left is dropped from memory: the claim takes it once the
- * lease lapses, as it would after a crash.
- *
- * The loop claims at once when woken (this process committed deliveries that were not handed to it), again at once
- * while claims come back full (a burst drains without waiting a poll between batches), and otherwise every `pollMs`
- * (deliveries other processes wrote, retries that fell due, leases that lapsed), even while handoffs keep it busy. A
- * batch waits for its slowest endpoint (up to 10 s); once it has been out for `stallMs`, the next batch may start
- * beside it (up to `maxBatches`), so the deliveries claimed after it do not wait with it. Until then the loop waits for
- * the batch: claiming at every wake while a fast batch is out made batches of one or two, which cost more than the
- * sending (bench: a third more CPU per request with a webhook).
- *
- * Why not a job of the job queue per delivery, as email does: the delivery row already holds everything a job would
- * (what to send, the tries, the next one), and the job doubled every event's writes. Measured (`npm run bench`,
- * BENCH_WEBHOOK=1, 2 cores): the job's insert alone cost about 0.3 ms of PostgreSQL CPU per event, and with jobs the
- * throughput with a webhook could not pass 0.80× of the same owner's without one even with no sending at all.
+ * Most deliveries are never claimed: a request's statement leases its deliveries to its own process and hands them to
+ * this loop after the commit (`handoff`), which sends them from memory; the loop claims at once when woken, again
+ * while claims come back full, and otherwise every `pollMs`; a batch that has been out `stallMs` lets the next start
+ * beside it (up to `maxBatches`). Why, measured: docs/decisions/0005-webhook-handoffs-and-batches.md; why the
+ * deliveries table is the queue rather than jobs of the job queue: docs/decisions/0004-webhook-deliveries-table-as-queue.md.
  */
 export interface DispatcherOptions<T> {
   /** Claims up to `limit` due deliveries (leased), in one statement. */

@@ -14,25 +14,9 @@
  * process, which records them as their tries end) and moves `webhook_outbox` past them, all in one transaction. One process
  * fans out at a time (`for update skip locked` on that row).
  *
- * Why try before writing: a delivery written pending and then rewritten as delivered cost PostgreSQL two row
- * versions, their index entries and the dead one's vacuum; now it is written once, as it ends (bench, in one run with
- * the build before: PostgreSQL's CPU per request of the webhook owner 0.618 ms against 0.663, docs/webhooks.md). The
- * price: the endpoint may have an event a few milliseconds before its delivery row is committed, and a fan-out that
- * sends and then fails to commit (its process died) leaves its entries to the next one, which sends them again under
- * the same `webhook-id` (`outboxDeliveryId`, made from the entry, the event and the webhook): at least once, as
- * everywhere.
- *
- * Four short statements, not one: a single statement that made the events in SQL cost about 1.5 ms of PostgreSQL's
- * planning at every fan-out (it cannot be prepared: see HOLD), more than the statements' round trips cost here.
- *
  * An entry is taken once no transaction that could still write one before it is running: its `tx` is below the
- * snapshot's `xmin`. A transaction that began earlier and commits later wrote its entries with a smaller `tx`, and
- * while it runs, `xmin` is at most that `tx`: nothing after it is taken before it. The price: an entry waits for
- * every transaction older than its own to end (a request's own take milliseconds; a long transaction anywhere in the
- * cluster holds the events back until it ends).
- *
- * Why: the request's own statement no longer makes the events' JSON, writes their delivery rows and answers them;
- * the fan-out writes the deliveries of many requests at once (docs/webhooks.md, Benchmark).
+ * snapshot's `xmin`. Why the outbox, why try before writing and why four statements, measured:
+ * docs/decisions/0006-webhook-outbox-first-tries.md.
  */
 import { createHash } from 'node:crypto';
 import { sql, type Db } from '../db/sql.js';
