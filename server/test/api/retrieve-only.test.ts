@@ -93,13 +93,14 @@ type Probe = { method: string; path: string; body?: string; status: number };
 
 /** The retrieval side: a well-formed request of each served operation, on fixtures made inside, and its answer. */
 async function servedProbes(): Promise<Record<string, Probe>> {
-  const [read, preview, expire, readV1, expireV1, request] = await Promise.all([
+  const [read, preview, expire, readV1, expireV1, request, unlisted] = await Promise.all([
     textPush('read through the gateway'),
     textPush('previewed'),
     textPush('expired by its viewer'),
     textPush('read through v1'),
     textPush('expired through v1'),
     pendingRequest(),
+    textPush('listed for nobody'),
   ]);
   const file = expectData(
     await createPush({
@@ -122,6 +123,14 @@ async function servedProbes(): Promise<Record<string, Probe>> {
     previewPush: { method: 'GET', path: `/api/v2/pushes/${preview}/preview`, status: 200 },
     downloadPushFile: { method: 'GET', path: link.pathname + link.search, status: 200 },
     expirePush: { method: 'DELETE', path: `/api/v2/pushes/${expire}`, status: 200 },
+    // A recipient asks for a code: served by the gateway. This instance has no SMTP relay, so no push is listed for
+    // named people and the operation itself refuses (422), which is its answer inside too.
+    requestAccessCode: {
+      method: 'POST',
+      path: `/api/v2/pushes/${unlisted}/access_code`,
+      body: JSON.stringify({ email: 'ana@example.org' }),
+      status: 422,
+    },
     getRequest: { method: 'GET', path: `/api/v2/requests/${request}`, status: 200 },
     respondToRequest: {
       method: 'POST',

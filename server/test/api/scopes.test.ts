@@ -61,11 +61,15 @@ async function newKey(scopes: readonly ApiKeyScope[]): Promise<{ id: string; tok
 }
 
 /** A push of the account's, fresh for each request (a retrieval or an expiry uses it up). */
-async function ownPush(): Promise<string> {
+async function ownPush(recipientEmails?: string[]): Promise<string> {
+  // A push listed for named people (recipient_emails) when the operation is one of theirs (requestAccessCode: the
+  // example asks a code for ana@example.org, so her push).
   const made = await api.raw('/api/v2/pushes', {
     method: 'POST',
     headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ push: { payload: 'scope test', expire_after_views: 100 } }),
+    body: JSON.stringify({
+      push: { payload: 'scope test', expire_after_views: 100, recipient_emails: recipientEmails },
+    }),
   });
   expect(made.status).toBe(201);
   return (made.body as { url_token: string }).url_token;
@@ -123,7 +127,7 @@ async function exampleRequest(
       name === 'url_token'
         ? op.path.startsWith('/api/v2/requests/')
           ? await ownRequest()
-          : await ownPush()
+          : await ownPush(operationId === 'requestAccessCode' ? ['ana@example.org'] : undefined)
         : name === 'id' && op.path.startsWith('/api/v2/webhooks/')
           ? (webhookId = await ownWebhook(operationId))
           : name === 'delivery_id'

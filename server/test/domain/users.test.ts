@@ -181,6 +181,14 @@ describe('core', () => {
             required: false,
             schemes: [{ scheme: 'aes-256-gcm', version: 1 }],
           },
+          // No SMTP relay and no single sign-on here: IP ranges only, no named people (max_emails 0).
+          recipient_access: {
+            networks: true,
+            email_codes: false,
+            single_sign_on: false,
+            max_emails: 0,
+            max_networks: 20,
+          },
         },
         requests: { enabled: true, email_auto_dispatch: false, sealed_answers: ['hpke-x25519-sha256-aes256gcm'] },
         webhooks: { enabled: false, read_receipts: false },
