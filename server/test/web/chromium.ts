@@ -2,6 +2,11 @@
  * Headless Debian Chromium (/usr/bin/chromium) driven by playwright-core, for every browser test of the repository
  * (the web pages here, the SDK's browser bundle in sdk/test/packaging). No server import: a test that only needs
  * a browser loads nothing else.
+ *
+ * One browser per test worker: the first file that asks launches it, the files after it in the same worker (vitest
+ * runs them there one at a time, `isolate: false` in vitest.config.ts) reuse it, and each file's handle closes only
+ * the contexts (cookies, storage, pages) opened while it ran. Contexts share nothing with each other, so a file sees
+ * no trace of the one before; the browser itself ends with the worker (playwright kills it on the process's exit).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -20,11 +25,11 @@ function ensureChromium(): void {
 }
 
 /** Headless Chromium with the flags this machine needs (its closed network refuses Chromium's background calls). */
-export async function launchChromium(): Promise<{ browser: Browser; close(): Promise<void> }> {
+function launch(): Promise<Browser> {
   ensureChromium();
   // playwright-core's launch() starts Chromium with a fresh, empty --user-data-dir of its own (it refuses the flag in
   // `args`) and deletes it on close; the other flags are the ones this machine needs.
-  const browser = await chromium.launch({
+  return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
@@ -38,10 +43,28 @@ export async function launchChromium(): Promise<{ browser: Browser; close(): Pro
       '--disable-sync',
     ],
   });
+}
+
+let shared: Promise<Browser> | undefined;
+
+/** The worker's browser, launched on first use and again if it went away (a crash, a failed launch). */
+async function workerBrowser(): Promise<Browser> {
+  const current = await shared?.catch(() => undefined);
+  if (current?.isConnected()) return current;
+  shared = launch();
+  return shared;
+}
+
+/**
+ * The worker's headless Chromium for one test file. `close()` closes every context of the browser (the file's own:
+ * the worker runs one file at a time) and leaves the browser running for the next file.
+ */
+export async function launchChromium(): Promise<{ browser: Browser; close(): Promise<void> }> {
+  const browser = await workerBrowser();
   return {
     browser,
     async close() {
-      await browser.close();
+      await Promise.all(browser.contexts().map((context) => context.close()));
     },
   };
 }
