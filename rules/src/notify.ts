@@ -17,7 +17,10 @@ export const NOTIFY_DAILY_LIMIT_DEFAULT = 500;
 const MAX_ADDRESS = 254;
 const MAX_LOCAL = 64;
 
-/** Password Pusher's locale codes; the messages exist in `NOTIFY_MESSAGE_LOCALES`, the others get English. */
+/**
+ * Password Pusher's locale codes (`notify_emails_to_locale`); the server writes the mail in the catalogue of
+ * server/src/i18n that the locale names, else in English (server/src/mail/messages.ts).
+ */
 export const NOTIFY_LOCALES = [
   'ca',
   'cs',
@@ -53,15 +56,6 @@ export const NOTIFY_LOCALES = [
   'ur',
   'zh-CN',
 ] as const;
-export const NOTIFY_MESSAGE_LOCALES = ['en', 'de', 'es', 'fr'] as const;
-export type MessageLocale = (typeof NOTIFY_MESSAGE_LOCALES)[number];
-
-/** The language a message is written in: the locale's own when there is one, else English. */
-export function messageLocale(locale: string | null): MessageLocale {
-  const base = (locale ?? 'en').split('-')[0] as MessageLocale;
-  return NOTIFY_MESSAGE_LOCALES.includes(base) ? base : 'en';
-}
-
 export const NOTIFY_TEXT = {
   blank: 'cannot be left blank',
   commas: 'has commas used in the wrong way',

@@ -28,9 +28,10 @@ const server = http.createServer((req, res) => {
         const now = new Date();
         const { rows } = await pool.query({
           name: 'physical_create',
-          text: `insert into pushes (id, url_token, kind, payload_ciphertext, passphrase_protected, expire_after_days, expire_after_views,
-             deletable_by_viewer, retrieval_step, created_at, updated_at, expires_at, stored_bytes)
-           values ($1, $2, 'text', $3, false, 7, 5, true, false, $4, $4, $5, $6) returning url_token`,
+          text: `insert into pushes (id, url_token, kind, payload_ciphertext, passphrase_protected, expire_after_days,
+             expire_after_seconds, expire_after_views, deletable_by_viewer, retrieval_step, created_at, updated_at,
+             expires_at, stored_bytes)
+           values ($1, $2, 'text', $3, false, 7, 604800, 5, true, false, $4, $4, $5, $6) returning url_token`,
           values: [
             randomUUID(),
             randomBytes(15).toString('base64url'),

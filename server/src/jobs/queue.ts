@@ -62,8 +62,11 @@ export interface QueueDepth {
 export interface JobQueue {
   /** Creates (or updates) a queue with its policy; call once per process before enqueueing or working it. */
   define(name: string, policy: QueuePolicy): Promise<void>;
-  /** Adds a job inside the transaction `tx` (committed or rolled back with it); this process's worker wakes at COMMIT. */
-  enqueue(tx: Db, name: string, data: object): Promise<void>;
+  /**
+   * Adds a job inside the transaction `tx` (committed or rolled back with it); this process's worker wakes at COMMIT.
+   * `id` (a UUID): the job's own id, so that a second enqueue of it (a retried caller) adds nothing.
+   */
+  enqueue(tx: Db, name: string, data: object, options?: { id?: string }): Promise<void>;
   /**
    * Runs `handler` for the queue's jobs in this process; a throw retries the job (until its last attempt). With
    * `batchSize` above 1, up to that many jobs are fetched at once and run side by side, and while fetches come back
@@ -240,9 +243,10 @@ export async function startJobQueue(databaseUrl: string, options: QueueOptions =
       }
       if (!names.includes(name)) names.push(name);
     },
-    async enqueue(tx, name, data) {
-      const id = await boss.send(name, data, { db: bossDb(tx) });
-      if (!id) throw new Error(`the job queue refused a job for ${name}`);
+    async enqueue(tx, name, data, options = {}) {
+      const id = await boss.send(name, data, { db: bossDb(tx), ...(options.id ? { id: options.id } : {}) });
+      // With its own id, no row back means that job is already there.
+      if (!id && !options.id) throw new Error(`the job queue refused a job for ${name}`);
       // This process's worker fetches as soon as the job is committed, not at its next poll.
       tx.afterCommit(() => wake(name));
     },

@@ -9,7 +9,7 @@ import { sql, type Db } from '../db/sql.js';
 import type { QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
 import { mailFooter } from '../mail/messages.js';
-import type { OwnerNotice } from './push-events.js';
+import type { OwnerNotice } from './push-event-path.js';
 
 const S = {
   push: sql<{ id: string }, { user_id: string | null; name_ciphertext: string | null; email: string | null }>(

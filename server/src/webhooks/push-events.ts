@@ -1,14 +1,13 @@
 /**
- * The events of owned pushes, queued in the transaction of the change they report (push/push-service.ts passes
- * these as the `within` of its statements): for each enabled webhook of the owner that subscribes to the event, one
- * delivery row (its body fixed now: the event's facts, with the push name's envelope, which the dispatcher opens
- * and puts in when it sends it, dispatcher.ts and delivery.ts); for a
- * read receipt (the push's first view, or its expiry unviewed, when the owner asked), one job of OWNER_NOTICE_QUEUE.
- * A create and a view that are one statement write no delivery: their audit entry is marked for the outbox, which
- * makes their events and deliveries after the commit (outbox.ts). The request path only writes these rows, and wakes
- * this process's dispatcher (or fan-out) once they are committed. A body names
- * the push by its `push_id` and holds nothing that opens it (no url_token, link, payload, passphrase, note or file
- * name).
+ * The events of owned pushes, made in the transaction of the change they report (push/push-service.ts passes these
+ * as the `within` of its statements): `publish` makes each event once and hands it to the one event path
+ * (push-event-path.ts), which turns it into its webhook deliveries (their body fixed now: the event's facts, with the
+ * push name's envelope, which the dispatcher opens and puts in when it sends it, dispatcher.ts and delivery.ts) and
+ * the read receipt it carries (the push's first view, or its expiry unviewed, when the owner asked). A create and a
+ * view that are one statement write no delivery: their audit entry is marked for the outbox, which makes their
+ * events and deliveries after the commit (outbox.ts). The request path only writes these rows (or the event's job),
+ * and wakes this process's dispatcher (or fan-out) once they are committed. A body names the push by its `push_id`
+ * and holds nothing that opens it (no url_token, link, payload, passphrase, note or file name).
  */
 import { randomUUID } from 'node:crypto';
 import type { WebhookEvent, WebhookEventType } from '@secret-push/sdk/generated';
@@ -21,6 +20,7 @@ import type { PushEvents } from '../push/push-followers.js';
 import type { PushRow } from '../push/push-tables.js';
 import { outboxWrites } from './outbox.js';
 import { made, viewerOf, type Extra } from './push-event-facts.js';
+import { PUSH_EVENT_QUEUE, writeDeliveries, type OwnerNotice, type PushEvent } from './push-event-path.js';
 import {
   EVENT_DELIVERIES_WRITTEN,
   EVENT_DELIVERY_CTES,
@@ -32,13 +32,6 @@ import {
 
 /** The name the webhook deliveries' backlog has in /metrics (the queue depth's `queue` label). */
 export const WEBHOOK_QUEUE = 'webhook.delivery';
-export const OWNER_NOTICE_QUEUE = 'email.owner-notice';
-
-/** A job of OWNER_NOTICE_QUEUE: an email to an owner. */
-export type OwnerNotice =
-  | { kind: 'viewed'; pushId: string; at: string; ip: string }
-  | { kind: 'expired_unviewed'; pushId: string; at: string }
-  | { kind: 'webhook_disabled'; webhookId: string; userId: string; at: string };
 
 /** The envelope context of an event's body (all its deliveries share it). */
 export const deliveryBodyContext = (eventId: string) => `webhook_deliveries.body:${eventId}`;
@@ -62,7 +55,7 @@ export async function queueDeliveries(
 
 export interface PushEventDeps {
   repo: WebhookRepository;
-  /** The job queue of emails (read receipts), when an SMTP relay is configured. */
+  /** The job queue, when an SMTP relay is configured: an event that carries a read receipt goes through it. */
   queue: JobQueue | null;
   /** Wakes this process's dispatcher (deliveries were committed). */
   wake: () => void;
@@ -100,19 +93,35 @@ export function createPushEvents({
   /** A create's and a view's events, through the outbox. */
   const outbox = outboxWrites(wakeOutbox);
 
-  /** One delivery per listening webhook (queueDeliveries), in `tx`. */
-  async function emit(tx: Db, type: WebhookEventType, row: PushRow, at: Date, extra: Extra = {}): Promise<void> {
-    if (!webhooks || row.ownerId === null) return;
+  /**
+   * An event of an owned push, made once in the change's transaction `tx` and handed to the one event path
+   * (push-event-path.ts): with a read receipt the owner wants, one job of PUSH_EVENT_QUEUE (its deliveries and its
+   * email); else its deliveries, written here.
+   */
+  async function publish(
+    tx: Db,
+    type: WebhookEventType,
+    row: PushRow,
+    at: Date,
+    extra: Extra = {},
+    receipt: OwnerNotice | null = null,
+  ): Promise<void> {
+    if (row.ownerId === null) return;
+    const mailed = receipt && receipts && queue && (await repo.receiptWanted(tx, row.id, row.ownerId)) ? receipt : null;
+    if (!webhooks && !mailed) return;
     const { eventId, facts, nameCiphertext } = made(type, row, at, extra);
-    await queueDeliveries(tx, repo, wake, {
-      userId: row.ownerId,
-      event: type,
+    const event: PushEvent = {
+      type,
       eventId,
-      body: null,
+      pushId: row.id,
+      ownerId: row.ownerId,
+      at: at.toISOString(),
       facts,
       nameCiphertext,
-      now: at,
-    });
+      notice: mailed,
+    };
+    if (mailed && queue) await queue.enqueue(tx, PUSH_EVENT_QUEUE, event);
+    else await writeDeliveries(tx, { repo, webhooks, wake }, event, false);
   }
 
   /**
@@ -147,20 +156,13 @@ export function createPushEvents({
     };
   }
 
-  async function receipt(tx: Db, row: PushRow, notice: OwnerNotice): Promise<void> {
-    if (!receipts || !queue || row.ownerId === null) return;
-    if (!(await repo.receiptWanted(tx, row.id, row.ownerId))) return;
-    await queue.enqueue(tx, OWNER_NOTICE_QUEUE, notice);
-  }
-
   const expiredBy =
     (reason: 'views' | 'time' | 'sweeper', at: () => Date) =>
     async (tx: Db, row: PushRow): Promise<void> => {
       const now = at();
-      await emit(tx, 'push.expired', row, now, { reason });
-      if (row.viewsUsed === 0) {
-        await receipt(tx, row, { kind: 'expired_unviewed', pushId: row.id, at: now.toISOString() });
-      }
+      const notice: OwnerNotice | null =
+        row.viewsUsed === 0 ? { kind: 'expired_unviewed', pushId: row.id, at: now.toISOString() } : null;
+      await publish(tx, 'push.expired', row, now, { reason }, notice);
     };
 
   return {
@@ -174,7 +176,7 @@ export function createPushEvents({
       return {
         ...(webhooks
           ? {
-              ahead: (tx: Db, row: PushRow) => emit(tx, 'push.created', row, ctx.now ?? row.createdAt),
+              ahead: (tx: Db, row: PushRow) => publish(tx, 'push.created', row, ctx.now ?? row.createdAt),
               inStatement: () => outbox,
             }
           : {}),
@@ -191,15 +193,11 @@ export function createPushEvents({
 
     viewed: (ctx) => async (tx, row) => {
       const now = ctx.now ?? new Date();
-      await emit(tx, 'push.viewed', row, now, { viewer: viewerOf(ctx.actor) });
-      if (row.viewsUsed === 1) {
-        await receipt(tx, row, {
-          kind: 'viewed',
-          pushId: row.id,
-          at: now.toISOString(),
-          ip: ctx.actor.ip.slice(0, 64),
-        });
-      }
+      const notice: OwnerNotice | null =
+        row.viewsUsed === 1
+          ? { kind: 'viewed', pushId: row.id, at: now.toISOString(), ip: ctx.actor.ip.slice(0, 64) }
+          : null;
+      await publish(tx, 'push.viewed', row, now, { viewer: viewerOf(ctx.actor) }, notice);
       if (row.expired) await expiredBy('views', () => now)(tx, row);
     },
 
@@ -214,12 +212,12 @@ export function createPushEvents({
     },
 
     failedPassphrase: (ctx) => async (tx, row) => {
-      await emit(tx, 'push.failed_passphrase', row, ctx.now ?? new Date(), { viewer: viewerOf(ctx.actor) });
+      await publish(tx, 'push.failed_passphrase', row, ctx.now ?? new Date(), { viewer: viewerOf(ctx.actor) });
     },
 
     deleted: (ctx) => async (tx, row) => {
       const by = ctx.actor.userId !== null && ctx.actor.userId === row.ownerId ? 'owner' : 'viewer';
-      await emit(tx, 'push.deleted', row, ctx.now ?? new Date(), { deleted_by: by, viewer: viewerOf(ctx.actor) });
+      await publish(tx, 'push.deleted', row, ctx.now ?? new Date(), { deleted_by: by, viewer: viewerOf(ctx.actor) });
     },
 
     expired: (by = 'time') => expiredBy(by, () => new Date()),

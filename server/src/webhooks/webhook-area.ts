@@ -16,7 +16,8 @@ import { ownerNoticeDelivery } from './owner-notices.js';
 import { fanOut, outboxBacklog, startOutboxLoop } from './outbox.js';
 import type { MoveFollower } from '../request/request-service.js';
 import type { PushEvents } from '../push/push-followers.js';
-import { createPushEvents, OWNER_NOTICE_QUEUE, WEBHOOK_QUEUE } from './push-events.js';
+import { OWNER_NOTICE_QUEUE, PUSH_EVENT_QUEUE, pushEventWorker } from './push-event-path.js';
+import { createPushEvents, WEBHOOK_QUEUE } from './push-events.js';
 import { requestEventsFollower } from './request-events.js';
 import { sendBudget } from './send-budget.js';
 import { systemResolver, type Resolver, type TargetRules } from './targets.js';
@@ -80,15 +81,18 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
     requireHttps: settings.env === 'production' && !settings.webhooks.allowPrivate,
     resolve: deps.resolve ?? systemResolver,
   };
-  // The owners' emails (read receipts, a disabled webhook) go through the job queue, and only with an SMTP relay.
+  // The owners' emails go through the job queue, and only with an SMTP relay: a read receipt with its event (and the
+  // event's deliveries: push-event-path.ts), a disabled webhook's notice on its own.
   const noticeQueue = mailer && queue ? queue : null;
   if (noticeQueue) {
-    await noticeQueue.define(OWNER_NOTICE_QUEUE, {
-      attempts: settings.mail.attempts,
-      retryDelaySeconds: settings.mail.retrySeconds,
-      retryDelayMaxSeconds: 3600,
-      expireInSeconds: 300,
-    });
+    for (const name of [PUSH_EVENT_QUEUE, OWNER_NOTICE_QUEUE]) {
+      await noticeQueue.define(name, {
+        attempts: settings.mail.attempts,
+        retryDelaySeconds: settings.mail.retrySeconds,
+        retryDelayMaxSeconds: 3600,
+        expireInSeconds: 300,
+      });
+    }
   }
   const agents = deliveryAgents();
   const leaseMs = (deps.leaseSeconds ?? 60) * 1000;
@@ -121,8 +125,12 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
         onError: deps.onError ?? (() => undefined),
       })
     : null;
+  const wake = () => dispatcher?.wake();
   if (deps.workers && noticeQueue && mailer) {
-    await noticeQueue.work(OWNER_NOTICE_QUEUE, ownerNoticeDelivery(db, settings, keyring, mailer));
+    const sendNotice = ownerNoticeDelivery(db, settings, keyring, mailer);
+    await noticeQueue.work(OWNER_NOTICE_QUEUE, sendNotice);
+    const deliveries = { repo, webhooks: settings.webhooks.enabled, wake };
+    await noticeQueue.work(PUSH_EVENT_QUEUE, pushEventWorker(db, deliveries, sendNotice));
   }
   // The outbox (outbox.ts): a create's and a view's events are fanned out into deliveries by the process that sends,
   // 25 ms after its own commit woke it (more entries join), again within 10 ms while committed entries wait for older
@@ -138,7 +146,6 @@ export async function startWebhookArea(deps: WebhookAreaDeps): Promise<WebhookAr
         onError: deps.onError ?? (() => undefined),
       })
     : null;
-  const wake = () => dispatcher?.wake();
   const events = createPushEvents({
     repo,
     queue: noticeQueue,

@@ -216,6 +216,15 @@ const S = {
    * written). The ids (`webhook-id`) are `msg_` and 26 hex digits of two random UUIDs (104 random bits).
    */
   insertDeliveries: sql<DeliveryValues, { id: string }>(`${INSERT_DELIVERIES} returning id`, { prepare: true }),
+  /**
+   * The same, but none for a webhook that already has the event's delivery (an event fanned out again: its job run
+   * again after its transaction committed, push-event-path.ts). The check reads the deliveries' webhook index at the
+   * event's own `created_at`.
+   */
+  insertDeliveriesOnce: sql<DeliveryValues, { id: string }>(
+    `${INSERT_DELIVERIES} and not exists (select 1 from webhook_deliveries d
+       where d.webhook_id = w.id and d.created_at = :now and d.event_id = :eventId) returning id`,
+  ),
   deliveryCount: sql<{ webhookId: string }, { n: string }>(
     'select count(*) as n from webhook_deliveries where webhook_id = :webhookId',
   ),
@@ -429,6 +438,9 @@ export function createWebhookRepository(db: Db) {
     /** In `tx`: the deliveries of one event to the owner's subscribed webhooks, in one statement; their ids. */
     async insertDeliveries(tx: Db, values: DeliveryValues): Promise<string[]> {
       return (await tx.query(S.insertDeliveries, values)).map((r) => r.id);
+    },
+    async insertDeliveriesOnce(tx: Db, values: DeliveryValues): Promise<string[]> {
+      return (await tx.query(S.insertDeliveriesOnce, values)).map((r) => r.id);
     },
     /** Deliveries the send budget put off, each due at its window (not an attempt). */
     async putOff(deliveries: { id: string; until: Date }[]): Promise<void> {

@@ -25,8 +25,9 @@ async function addPush(): Promise<string> {
   const id = randomUUID();
   await db.query(
     `insert into pushes (id, url_token, kind, payload_ciphertext, passphrase_protected, expire_after_days,
-       expire_after_views, deletable_by_viewer, retrieval_step, created_at, updated_at, expires_at, stored_bytes)
-     values ($1, $2, 'text', 'x', false, 1, 5, true, false, now(), now(), now() + interval '1 day', 1)`,
+       expire_after_seconds, expire_after_views, deletable_by_viewer, retrieval_step, created_at, updated_at,
+       expires_at, stored_bytes)
+     values ($1, $2, 'text', 'x', false, 1, 86400, 5, true, false, now(), now(), now() + interval '1 day', 1)`,
     [id, randomUUID()],
   );
   return id;

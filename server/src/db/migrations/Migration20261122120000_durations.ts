@@ -5,7 +5,8 @@ import { Migration } from '@mikro-orm/migrations';
  * the lifetime rounded up to a whole day (so the 1..90 check of the initial migration still holds: a 15-minute push
  * says 1). Existing pushes were made with days, so their lifetime is days × 86,400. An instance that has not been
  * updated yet (a rolling deploy) inserts without the column: a trigger fills it from the days, so its pushes keep
- * working and the NOT NULL and the checks hold for every row.
+ * working and the NOT NULL and the checks hold for every row. (Migration20270125000000_unused_routines drops that
+ * trigger: every insert now writes the column.)
  */
 export class Migration20261122120000_durations extends Migration {
   override name = 'Migration20261122120000_durations';

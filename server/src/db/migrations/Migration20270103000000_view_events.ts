@@ -1,27 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/**
- * `webhook_view_events`: the events of a view, made and written by the view's one statement (push-repository.ts's
- * viewByToken with webhooks/webhook-repository.ts's VIEW_EVENT_CTES), only for an owner with an enabled webhook.
- *
- * In the statement itself, the events' JSON expressions and the deliveries' insert were part of every view's plan, and
- * PostgreSQL sets a plan's expressions and result relations up at each execution, run or not: every view (anonymous,
- * or of an owner without webhooks) paid 10% more of PostgreSQL's CPU for events it never made. A PL/pgSQL function's
- * plans are prepared once per connection and run only when it is called.
- *
- * It writes `push.viewed` (and `push.expired`, reason `views`, when the view was the last) for each enabled webhook of
- * the owner subscribed to it: the event's facts (the JSON the server makes, with an empty name; `iso_time` writes the
- * times as JavaScript does), the push name's envelope, leased until `p_lease`. It answers the deliveries written, each
- * with its webhook (`{d, w}`), for the process to send them (null: none).
- *
- * Not called since Migration20270106000000_webhook_outbox (a view's events are its audit entry, fanned out later:
- * webhooks/outbox.ts); kept for the previous version's processes during a rolling upgrade.
- */
-export class Migration20270103000000_view_events extends Migration {
-  override name = 'Migration20270103000000_view_events';
-
-  override up(): void {
-    this.addSql(`create function "webhook_view_events"(
+/** The function's definition (also what Migration20270125000000_unused_routines's `down` puts back). */
+export const WEBHOOK_VIEW_EVENTS = `create function "webhook_view_events"(
         p_push uuid, p_user uuid, p_views_used int, p_expired boolean, p_kind text, p_passphrase_protected boolean,
         p_expire_after_views int, p_expires_at timestamptz, p_created_at timestamptz, p_name_ciphertext text,
         p_now timestamptz, p_ip text, p_user_agent text, p_referrer text, p_lease timestamptz)
@@ -55,7 +35,30 @@ export class Migration20270103000000_view_events extends Migration {
         from d join webhooks w on w.id = d.webhook_id;
         return written;
       end
-      $$;`);
+      $$;`;
+
+/**
+ * `webhook_view_events`: the events of a view, made and written by the view's one statement (push-repository.ts's
+ * viewByToken with webhooks/webhook-repository.ts's VIEW_EVENT_CTES), only for an owner with an enabled webhook.
+ *
+ * In the statement itself, the events' JSON expressions and the deliveries' insert were part of every view's plan, and
+ * PostgreSQL sets a plan's expressions and result relations up at each execution, run or not: every view (anonymous,
+ * or of an owner without webhooks) paid 10% more of PostgreSQL's CPU for events it never made. A PL/pgSQL function's
+ * plans are prepared once per connection and run only when it is called.
+ *
+ * It writes `push.viewed` (and `push.expired`, reason `views`, when the view was the last) for each enabled webhook of
+ * the owner subscribed to it: the event's facts (the JSON the server makes, with an empty name; `iso_time` writes the
+ * times as JavaScript does), the push name's envelope, leased until `p_lease`. It answers the deliveries written, each
+ * with its webhook (`{d, w}`), for the process to send them (null: none).
+ *
+ * Not called since Migration20270106000000_webhook_outbox (a view's events are its audit entry, fanned out later:
+ * webhooks/outbox.ts); dropped by Migration20270125000000_unused_routines.
+ */
+export class Migration20270103000000_view_events extends Migration {
+  override name = 'Migration20270103000000_view_events';
+
+  override up(): void {
+    this.addSql(WEBHOOK_VIEW_EVENTS);
   }
 
   override down(): void {

@@ -17,7 +17,7 @@ import { Migration } from '@mikro-orm/migrations';
  *
  * `webhook_view_events` (Migration20270103000000_view_events) is no longer called by this version, but stays: during a
  * rolling upgrade the previous version's processes still call it (their views write deliveries themselves, which the
- * new ones send as any others). A later migration may drop it.
+ * new ones send as any others). Migration20270125000000_unused_routines drops it.
  */
 export class Migration20270106000000_webhook_outbox extends Migration {
   override name = 'Migration20270106000000_webhook_outbox';
