@@ -89,21 +89,27 @@ function printScaleRatios(targets: Target[], before: Results, after: Results): v
 }
 
 /** BENCH_SWEEP: a million pushes due at once, and traffic while the sweeper expires them. */
-async function benchSweep(admin: pg.Client, target: Target, quiet: Results): Promise<void> {
+async function benchSweep(admin: pg.Client, adminUrl: string, target: Target, quiet: Results): Promise<void> {
   const concurrency = options.concurrencies[0]!;
   console.log(`\nBENCH_SWEEP: loading ${options.sweep.toLocaleString('en')} pushes past their time…`);
   const loadSeconds = await loadDue(admin, options.sweep);
+  // Its own connection: the slice's meters use `admin` meanwhile. One count at a time, the last awaited.
+  const counter = new pg.Client({ connectionString: adminUrl });
+  await counter.connect();
   const t0 = performance.now();
-  let left = await dueCount(admin);
+  let left = await dueCount(counter);
   let doneAt = left === 0 ? t0 : 0;
+  let counting: Promise<void> = Promise.resolve();
   const poll = setInterval(() => {
-    void dueCount(admin).then((n) => {
-      left = n;
-      if (n === 0 && !doneAt) doneAt = performance.now();
+    counting = counting.then(async () => {
+      left = await dueCount(counter);
+      if (left === 0 && !doneAt) doneAt = performance.now();
     });
   }, 250);
   const during = await driveUntil(target, 'create+retrieve', concurrency, () => doneAt > 0);
   clearInterval(poll);
+  await counting;
+  await counter.end();
   const was = quiet.get(`${target.name}|${concurrency}|create+retrieve`);
   console.log(
     `Loaded in ${loadSeconds.toFixed(0)} s; ${doneAt ? `swept in ${((doneAt - t0) / 1000).toFixed(1)} s` : `${left} still due when the slice's cap came`} ` +
@@ -138,6 +144,7 @@ try {
     credentials,
   }));
   const driven = await driveAll(targets, receiver ? () => receiver.receipts.length : undefined);
+  let quiet = driven.results;
   if (options.scale > 0) {
     console.log(`\nBENCH_SCALE: loading ${options.scale.toLocaleString('en')} pushes…`);
     const loaded = await loadScale(admin, options.scale, credentials.ownerId!);
@@ -146,8 +153,10 @@ try {
     );
     const after = await driveAll(targets, receiver ? () => receiver.receipts.length : undefined);
     printScaleRatios(targets, driven.results, after.results);
+    quiet = after.results;
   }
-  if (options.sweep > 0) await benchSweep(admin, targets[0]!, driven.results);
+  // The sweep's traffic against the rounds just before it (after the scale mode's load, when it ran).
+  if (options.sweep > 0) await benchSweep(admin, benchAdminUrl(db), targets[0]!, quiet);
   if (receiver) {
     await reportDeliveries(receiver, driven.webhookEvents, driven.webhookPushes, benchAdminUrl(db));
     await receiver.close();
