@@ -46,7 +46,14 @@
  * deliveries reach a receiver on loopback: the throughput ratio, and the delivery latency from event to receipt; a
  * webhook slice ends when its deliveries have arrived, and the deliveries received twice and the rows left pending are
  * counted; scripts/bench/webhook.ts; BENCH_WEBHOOK_BUDGET sets ours' send budgets, default 1000000: counted, never
- * reached; 0: off), BENCH_SCENARIOS (only these scenarios, by name, e.g. `create+retrieve/webhook`: a CPU
+ * reached; 0: off), BENCH_OWNERS=N (an owner's creates and create+retrieve cycles on ours and base: `create/owner`
+ * and `create+retrieve/owner` by one owner, and with N > 1 `create/owners` and `create+retrieve/owners` by N owners in
+ * turn; each printed against its anonymous scenario), BENCH_SCALE=N (the scale mode: the rounds on the empty database,
+ * then N pushes with their audit entries loaded straight into it, the rounds again, and each scenario's after/before
+ * ratio; scripts/bench/scale.ts; 200000 runs here in minutes, the issue's size is 2000000), BENCH_SWEEP=N (N pushes
+ * past their time loaded at once, then the first server's create+retrieve until the sweeper has expired them: the
+ * sweep's duration and the p99 meanwhile; ours sweeps every second; 100000 here, the issue's 1000000),
+ * BENCH_SCENARIOS (only these scenarios, by name, e.g. `create+retrieve/webhook`: a CPU
  * profile of one scenario), BENCH_SOURCE=1 (run ours from its TypeScript sources through tsx, as
  * before the build existed), BENCH_BASELINE (another checkout of this repository, with node_modules: its server is
  * driven too, as `base`, and compared with ours: its compiled server with ours' Node flags when it has one built,
@@ -58,10 +65,61 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { benchCredentials } from './bench/credentials.js';
-import { driveAll, type Target } from './bench/driver.js';
+import { driveAll, driveUntil, type Results, type Target } from './bench/driver.js';
 import { options } from './bench/options.js';
+import { dueCount, loadDue, loadScale } from './bench/scale.js';
 import { benchAdminUrl, benchDatabase, startServers, stopChild, type Started } from './bench/servers.js';
 import { registerBenchWebhook, reportDeliveries, startBenchReceiver } from './bench/webhook.js';
+
+/** BENCH_SCALE: each server's scenarios after the load against before it, in the same run. */
+function printScaleRatios(targets: Target[], before: Results, after: Results): void {
+  for (const t of targets) {
+    const parts = [...after]
+      .filter(([key]) => key.startsWith(`${t.name}|`))
+      .map(([key, m]) => {
+        const was = before.get(key);
+        const [, conns, scenario] = key.split('|');
+        return was
+          ? `${scenario}@${conns} ${(m.rps / was.rps).toFixed(2)}× (p99 ${was.p99.toFixed(1)} → ${m.p99.toFixed(1)} ms)`
+          : '';
+      })
+      .filter(Boolean);
+    console.log(`${t.name} after/before the load: ${parts.join(', ')}`);
+  }
+}
+
+/** BENCH_SWEEP: a million pushes due at once, and traffic while the sweeper expires them. */
+async function benchSweep(admin: pg.Client, adminUrl: string, target: Target, quiet: Results): Promise<void> {
+  const concurrency = options.concurrencies[0]!;
+  console.log(`\nBENCH_SWEEP: loading ${options.sweep.toLocaleString('en')} pushes past their time…`);
+  const loadSeconds = await loadDue(admin, options.sweep);
+  // Its own connection: the slice's meters use `admin` meanwhile. One count at a time, the last awaited.
+  const counter = new pg.Client({ connectionString: adminUrl });
+  await counter.connect();
+  const t0 = performance.now();
+  let left = await dueCount(counter);
+  let doneAt = left === 0 ? t0 : 0;
+  let counting: Promise<void> = Promise.resolve();
+  const poll = setInterval(() => {
+    counting = counting.then(async () => {
+      left = await dueCount(counter);
+      if (left === 0 && !doneAt) doneAt = performance.now();
+    });
+  }, 250);
+  const during = await driveUntil(target, 'create+retrieve', concurrency, () => doneAt > 0);
+  clearInterval(poll);
+  await counting;
+  await counter.end();
+  const was = quiet.get(`${target.name}|${concurrency}|create+retrieve`);
+  console.log(
+    `Loaded in ${loadSeconds.toFixed(0)} s; ${doneAt ? `swept in ${((doneAt - t0) / 1000).toFixed(1)} s` : `${left} still due when the slice's cap came`} ` +
+      `(from the load's end, sweeping every second); ${target.name} create+retrieve@${concurrency} meanwhile: ${during.rps.toFixed(0)} req/s, ` +
+      `p50 ${during.p50.toFixed(1)} ms, p99 ${during.p99.toFixed(1)} ms, ${during.errors} errors` +
+      (was
+        ? `; in the rounds: ${was.rps.toFixed(0)} req/s, p99 ${was.p99.toFixed(1)} ms (${(during.p99 / was.p99).toFixed(2)}×)`
+        : ''),
+  );
+}
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'secret-push-bench-'));
 chmodSync(dir, 0o755);
@@ -71,8 +129,10 @@ try {
   await startServers(db.url, dir, randomBytes(32).toString('hex'), started);
   const postgresPid = Number(readFileSync(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const admin = new pg.Client({ connectionString: benchAdminUrl(db) });
+  // A failure below stops the database: its connection's end is then no news (the failure is what is thrown).
+  admin.on('error', () => {});
   await admin.connect();
-  const credentials = await benchCredentials(admin, options.webhook);
+  const credentials = await benchCredentials(admin, options.webhook, options.owners);
   const receiver = options.webhook ? await startBenchReceiver() : null;
   const firstOurs = started.find((s) => s.name.startsWith('ours'));
   if (receiver && firstOurs) await registerBenchWebhook(firstOurs.url, credentials.webhookOwner!, receiver.url);
@@ -84,6 +144,19 @@ try {
     credentials,
   }));
   const driven = await driveAll(targets, receiver ? () => receiver.receipts.length : undefined);
+  let quiet = driven.results;
+  if (options.scale > 0) {
+    console.log(`\nBENCH_SCALE: loading ${options.scale.toLocaleString('en')} pushes…`);
+    const loaded = await loadScale(admin, options.scale, credentials.ownerId!);
+    console.log(
+      `Loaded in ${loaded.seconds.toFixed(0)} s (${loaded.users.toLocaleString('en')} owners besides the busy one; database ${loaded.size}). The same rounds again:`,
+    );
+    const after = await driveAll(targets, receiver ? () => receiver.receipts.length : undefined);
+    printScaleRatios(targets, driven.results, after.results);
+    quiet = after.results;
+  }
+  // The sweep's traffic against the rounds just before it (after the scale mode's load, when it ran).
+  if (options.sweep > 0) await benchSweep(admin, benchAdminUrl(db), targets[0]!, quiet);
   if (receiver) {
     await reportDeliveries(receiver, driven.webhookEvents, driven.webhookPushes, benchAdminUrl(db));
     await receiver.close();

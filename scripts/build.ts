@@ -10,6 +10,8 @@
  * - `assets/`: a copy of server/src/web/assets, the browser bundles (server/src/web/browser-bundles.ts) made now
  *   rather than at run time, and the API docs renderer's standalone bundle (from @scalar/api-reference), so the
  *   compiled server runs on the production dependencies alone (the Dockerfile installs only those).
+ * - `messages/`: a copy of server/src/i18n/messages, the catalogues other than English, which the server reads on a
+ *   language's first use (server/src/i18n/locales.ts) rather than holding all of them in the bundle.
  * - `build-info.json`: the digest of every input (scripts/build-info.mjs checks it).
  */
 import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +19,7 @@ import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { bundledDocument, bundledV1Document } from '@secret-push/contract';
 import { validateDocument } from '../server/src/http/openapi-backend.js';
+import { MESSAGES_DIR } from '../server/src/i18n/locales.js';
 import { ASSETS_DIR, SCALAR_ASSET, scalarStandalonePath } from '../server/src/web/assets.js';
 import { BROWSER_BUNDLES, makeBrowserBundle } from '../server/src/web/browser-bundles.js';
 import { BUILD_DIR, EXTRA_INPUTS, INFO_FILE, ROOT, sha256 } from './build-info.mjs';
@@ -104,13 +107,17 @@ async function main(): Promise<void> {
   cpSync(scalarStandalonePath(), path.join(assetsOut, SCALAR_ASSET));
 
   const ownAssets = readdirSync(ASSETS_DIR).map((f) => path.relative(ROOT, path.join(ASSETS_DIR, f)));
+
+  // The message catalogues other than English, read on first use (server/src/i18n/locales.ts), beside the bundle.
+  cpSync(MESSAGES_DIR, path.join(BUILD_DIR, 'messages'), { recursive: true });
+  const catalogues = readdirSync(MESSAGES_DIR).map((f) => path.relative(ROOT, path.join(MESSAGES_DIR, f)));
   const inputs = [
-    ...new Set([...Object.keys(result.metafile.inputs), ...bundleInputs, ...ownAssets, ...EXTRA_INPUTS]),
+    ...new Set([...Object.keys(result.metafile.inputs), ...bundleInputs, ...ownAssets, ...catalogues, ...EXTRA_INPUTS]),
   ].sort();
   const outputs = Object.keys(result.metafile.outputs).map((f) => path.relative(BUILD_DIR, path.join(ROOT, f)));
   writeFileSync(
     INFO_FILE,
-    `${JSON.stringify({ inputs: Object.fromEntries(inputs.map((f) => [f, sha256(f)])), outputs: [...outputs, ...[...Object.keys(BROWSER_BUNDLES), SCALAR_ASSET].map((n) => `assets/${n}`)] }, null, 1)}\n`,
+    `${JSON.stringify({ inputs: Object.fromEntries(inputs.map((f) => [f, sha256(f)])), outputs: [...outputs, ...[...Object.keys(BROWSER_BUNDLES), SCALAR_ASSET].map((n) => `assets/${n}`), ...catalogues.map((f) => `messages/${path.basename(f)}`)] }, null, 1)}\n`,
   );
   console.log(
     `Built server/dist (${outputs.filter((f) => f.endsWith('.js')).length} files, ${inputs.length} inputs) in ${Date.now() - started} ms`,

@@ -14,6 +14,10 @@ export type AuthMode = 'anonymous' | 'token' | 'key';
 export type Credentials = Record<AuthMode, string | undefined> & {
   /** BENCH_WEBHOOK: the account token of a second user, who has a webhook (registered by scripts/bench/webhook.ts). */
   webhookOwner?: string;
+  /** The bench user's id: the owner of the `owner` scenarios, and BENCH_SCALE's busy owner. */
+  ownerId?: string;
+  /** BENCH_OWNERS above 1: the account tokens of that many owners, each a user of its own. */
+  owners?: string[];
 };
 
 /** A user with an account token. */
@@ -34,7 +38,14 @@ async function benchUser(admin: pg.Client, now: Date): Promise<{ userId: string;
   return { userId, token };
 }
 
-export async function benchCredentials(admin: pg.Client, webhookOwner = false): Promise<Credentials> {
+/** `n` users, each with an account token: the owners of BENCH_OWNERS' many-owner scenarios. */
+async function manyOwners(admin: pg.Client, now: Date, n: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < n; i++) tokens.push((await benchUser(admin, now)).token);
+  return tokens;
+}
+
+export async function benchCredentials(admin: pg.Client, webhookOwner = false, owners = 0): Promise<Credentials> {
   const now = new Date();
   const { userId, token } = await benchUser(admin, now);
   const key = newApiKeyToken();
@@ -46,6 +57,8 @@ export async function benchCredentials(admin: pg.Client, webhookOwner = false): 
     anonymous: undefined,
     token,
     key,
+    ownerId: userId,
     ...(webhookOwner ? { webhookOwner: (await benchUser(admin, now)).token } : {}),
+    ...(owners > 1 ? { owners: await manyOwners(admin, now, owners) } : {}),
   };
 }

@@ -107,6 +107,8 @@ async function drive(
   iteration: (samples: Sample[]) => Promise<void>,
   requests = REQUESTS,
   settle?: () => Promise<void>,
+  /** Ends the slice early once it answers true (BENCH_SWEEP: when the sweeper is done). */
+  stop?: () => boolean,
 ) {
   const samples: Sample[] = [];
   const iterations = Math.ceil(requests / requestsPerIteration);
@@ -115,7 +117,7 @@ async function drive(
   const t0 = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (started < iterations && Date.now() < deadline) {
+      while (started < iterations && Date.now() < deadline && !stop?.()) {
         started += 1;
         await iteration(samples);
       }
@@ -284,6 +286,37 @@ const createThenRetrieve = (t: Target, agent: http.Agent) => async (samples: Sam
 };
 
 /**
+ * BENCH_OWNERS: the credential of an owner's create, by one owner (the bench user's account token) or by many in turn
+ * (round robin over BENCH_OWNERS users, per server).
+ */
+const ownerTurn = new Map<string, number>();
+function ownerCredential(t: Target, who: 'owner' | 'owners'): string {
+  if (who === 'owner') return `Bearer ${t.credentials.token!}`;
+  const tokens = t.credentials.owners!;
+  const turn = ownerTurn.get(t.name) ?? 0;
+  ownerTurn.set(t.name, turn + 1);
+  return `Bearer ${tokens[turn % tokens.length]!}`;
+}
+
+/** An owner's create (BENCH_OWNERS). */
+const ownerCreate = (who: 'owner' | 'owners') => (t: Target, agent: http.Agent) => async (samples: Sample[]) => {
+  const authorization = ownerCredential(t, who);
+  await timed(samples, 201, () => request(agent, t.base, 'POST', '/api/v2/pushes', createBody(), authorization));
+};
+
+/** An owner's create, then a recipient's view of it (BENCH_OWNERS; the view sends no credential, as a recipient's). */
+const ownerCreateThenRetrieve = (who: 'owner' | 'owners') => (t: Target, agent: http.Agent) => {
+  return async (samples: Sample[]) => {
+    const authorization = ownerCredential(t, who);
+    const made = await timed(samples, 201, () =>
+      request(agent, t.base, 'POST', '/api/v2/pushes', createBody(), authorization),
+    );
+    const token = made?.status === 201 ? (JSON.parse(made.body) as { url_token?: string }).url_token : undefined;
+    if (token) await timed(samples, 200, () => request(agent, t.base, 'GET', `/api/v2/pushes/${token}`));
+  };
+};
+
+/**
  * The webhook owner's events on each server (BENCH_WEBHOOK): one per create answered 201, one per view answered 200;
  * each is one delivery to the bench's receiver.
  */
@@ -313,7 +346,10 @@ const ownedCreateThenRetrieve = (who: 'token' | 'webhook') => (t: Target, agent:
   };
 };
 
-type Results = Map<string, ReturnType<typeof summarise>>;
+export type Results = Map<string, ReturnType<typeof summarise>>;
+
+/** Ours (any workers or flags) and the baseline checkout's server: the servers that authenticate. */
+const isOurs = (name: string) => name.startsWith('ours') || name === 'base';
 
 function printTable(targets: Target[], results: Results): void {
   const rows: string[][] = [
@@ -338,7 +374,8 @@ function printTable(targets: Target[], results: Results): void {
   for (const concurrency of CONCURRENCIES) {
     for (const scenario of SCENARIOS) {
       for (const t of targets) {
-        const m = results.get(`${t.name}|${concurrency}|${scenario.name}`)!;
+        const m = results.get(`${t.name}|${concurrency}|${scenario.name}`);
+        if (!m) continue;
         rows.push([
           t.name,
           String(concurrency),
@@ -368,17 +405,25 @@ function printTable(targets: Target[], results: Results): void {
     `Start-up (spawn → listening): ${targets.map((t) => `${t.name} ${t.startupMs.toFixed(0)} ms`).join(', ')}`,
   );
   const names = targets.map((t) => t.name);
-  const ratio = (a: string, b: string, key: string) => {
-    const [x, y] = [results.get(`${a}|${key}`), results.get(`${b}|${key}`)];
+  const ratio = (a: string, b: string, key: string, keyOfB = key) => {
+    const [x, y] = [results.get(`${a}|${key}`), results.get(`${b}|${keyOfB}`)];
     return x && y ? (x.rps / y.rps).toFixed(2) : '–';
   };
-  for (const ours of names.filter((n) => n.startsWith('ours') || n === 'base')) {
+  for (const ours of names.filter(isOurs)) {
     for (const floor of names.filter((n) => n === 'bare' || n === 'physical' || (n === 'base' && ours !== 'base'))) {
       const parts = CONCURRENCIES.flatMap((c) =>
-        SCENARIOS.map((s) => `${s.name}@${c} ${ratio(ours, floor, `${c}|${s.name}`)}×`),
+        SCENARIOS.filter((s) => floor === 'base' || !s.oursOnly).map(
+          (s) => `${s.name}@${c} ${ratio(ours, floor, `${c}|${s.name}`)}×`,
+        ),
       );
       console.log(`${ours}/${floor} throughput: ${parts.join(', ')}`);
     }
+    // BENCH_OWNERS: each owner scenario against its anonymous counterpart, on the same server in the same rounds.
+    const owned = SCENARIOS.filter((s) => s.oursOnly).flatMap((s) => {
+      const anonymous = s.name.split('/')[0]!;
+      return CONCURRENCIES.map((c) => `${s.name}@${c} ${ratio(ours, ours, `${c}|${s.name}`, `${c}|${anonymous}`)}×`);
+    });
+    if (owned.length > 0) console.log(`${ours} owner/anonymous throughput: ${owned.join(', ')}`);
   }
 }
 
@@ -388,7 +433,29 @@ type Loop = (t: Target, agent: http.Agent) => (samples: Sample[]) => Promise<voi
 /** The longest a webhook slice waits for its deliveries after its last answer. */
 const SETTLE_MS = 30_000;
 
-const ALL_SCENARIOS: { name: string; loop: Loop; perIteration: number; settle?: boolean }[] = [
+/** A scenario: its loop, requests per iteration, whether it waits for its deliveries, and whether only ours run it. */
+interface Scenario {
+  name: string;
+  loop: Loop;
+  perIteration: number;
+  settle?: boolean;
+  /** Ours and base only: the floors neither authenticate nor own pushes (BENCH_OWNERS). */
+  oursOnly?: boolean;
+}
+
+/** Whether a server runs a scenario (the floors skip ours-only ones). */
+const runs = (t: Target, scenario: Scenario) => !scenario.oursOnly || isOurs(t.name);
+
+const ownerScenarios = (): Scenario[] => {
+  if (options.owners < 1) return [];
+  const whos: ('owner' | 'owners')[] = options.owners > 1 ? ['owner', 'owners'] : ['owner'];
+  return whos.flatMap((who) => [
+    { name: `create/${who}`, loop: ownerCreate(who), perIteration: 1, oursOnly: true },
+    { name: `create+retrieve/${who}`, loop: ownerCreateThenRetrieve(who), perIteration: 2, oursOnly: true },
+  ]);
+};
+
+const ALL_SCENARIOS: Scenario[] = [
   ...options.auth.map((mode) => ({
     name: mode === 'anonymous' ? 'create' : `create/${mode}`,
     loop: createOnly(mode),
@@ -401,6 +468,7 @@ const ALL_SCENARIOS: { name: string; loop: Loop; perIteration: number; settle?: 
         { name: 'create+retrieve/webhook', loop: ownedCreateThenRetrieve('webhook'), perIteration: 2, settle: true },
       ]
     : []),
+  ...ownerScenarios(),
 ];
 const SCENARIOS = ALL_SCENARIOS.filter((s) => !options.scenarios || options.scenarios.includes(s.name));
 if (SCENARIOS.length === 0) {
@@ -417,7 +485,7 @@ export async function driveAll(
   targets: Target[],
   /** The deliveries the bench's receiver has had (BENCH_WEBHOOK): a webhook slice ends when its events arrived. */
   received?: () => number,
-): Promise<{ webhookEvents: Map<string, number>; webhookPushes: Map<string, string> }> {
+): Promise<{ webhookEvents: Map<string, number>; webhookPushes: Map<string, string>; results: Results }> {
   // A webhook slice's deliveries still on their way when its last answer came are its work: it ends when they all
   // arrived (at most SETTLE_MS more), so the slice after it does not pay for them.
   const settle = async () => {
@@ -438,7 +506,7 @@ export async function driveAll(
     // run in a measured round paid its compilation there (the webhook scenario's first round was the slowest of its
     // three in every run, by up to a quarter, when only create+retrieve was warmed).
     for (const t of targets) {
-      for (const scenario of SCENARIOS) {
+      for (const scenario of SCENARIOS.filter((x) => runs(t, x))) {
         const warm = agent();
         await drive(
           concurrency,
@@ -455,7 +523,7 @@ export async function driveAll(
       // Every other round in the reverse order: what a slice leaves behind (autovacuum, say) falls on the slices of
       // each scenario alike, not always on the one after it.
       for (const scenario of round % 2 === 0 ? SCENARIOS : [...SCENARIOS].reverse()) {
-        for (const t of targets) {
+        for (const t of targets.filter((x) => runs(x, scenario))) {
           const key = `${t.name}|${concurrency}|${scenario.name}`;
           const sliceAgent = agent();
           const loop = scenario.loop(t, sliceAgent);
@@ -488,5 +556,21 @@ export async function driveAll(
       console.log(`${t.name} create+retrieve with a webhook / without: ${parts.join(', ')}`);
     }
   }
-  return { webhookEvents, webhookPushes };
+  return { webhookEvents, webhookPushes, results };
+}
+
+/**
+ * BENCH_SWEEP: one scenario's loop on one server until `done` answers true (or the slice's time cap): what traffic
+ * meets while the sweeper works.
+ */
+export async function driveUntil(t: Target, scenarioName: string, concurrency: number, done: () => boolean) {
+  const scenario = SCENARIOS.find((s) => s.name === scenarioName);
+  if (!scenario) throw new Error(`BENCH_SWEEP needs the scenario ${scenarioName} (BENCH_SCENARIOS)`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const loop = scenario.loop(t, agent);
+  const tally = await measured(t.meters, () =>
+    drive(concurrency, scenario.perIteration, loop, Number.MAX_SAFE_INTEGER, undefined, done),
+  );
+  agent.destroy();
+  return summarise([tally]);
 }

@@ -51,6 +51,27 @@ export const options = {
    * bench measures what the budget costs (one owner sends far more than the product's default 600 a minute); `0`: off.
    */
   webhookBudget: env.BENCH_WEBHOOK_BUDGET ?? '1000000',
+  /**
+   * BENCH_OWNERS=N: an owner's creates and create+retrieve cycles beside the anonymous ones, on ours (and base) only
+   * (the floors do not authenticate): `create/owner` and `create+retrieve/owner` by one owner (the bench user's
+   * account token), and with N > 1 `create/owners` and `create+retrieve/owners` by N owners in turn (round robin, one
+   * account token each). 0 (the default): none.
+   */
+  owners: Math.max(0, Math.min(10_000, Number(env.BENCH_OWNERS ?? 0))),
+  /**
+   * BENCH_SCALE=N: the scale mode. The rounds run once on the empty database, then N pushes (with two audit entries
+   * each; scripts/bench/scale.ts) are loaded straight into it, and the rounds run again: the table of each, and each
+   * scenario's throughput and p99 after / before. 0 (the default): off. Runnable here: 200000; the issue's full size:
+   * 2000000 (about 1.5 GB, minutes to load).
+   */
+  scale: Math.max(0, Number(env.BENCH_SCALE ?? 0)),
+  /**
+   * BENCH_SWEEP=N: after the rounds (and the scale mode's), N pushes already past their time are loaded at once, and
+   * the first server's create+retrieve runs at the first concurrency until the sweeper has expired them all: the
+   * sweep's duration and the p99 meanwhile against the rounds' p99. Ours then sweeps every second
+   * (PWPUSH_SWEEP_INTERVAL_SECONDS=1). 0 (the default): off. Runnable here: 100000; the issue's: 1000000.
+   */
+  sweep: Math.max(0, Number(env.BENCH_SWEEP ?? 0)),
   /** BENCH_SCENARIOS: only these scenarios, by name (`create+retrieve/webhook,create+retrieve/token`); default all. */
   scenarios: env.BENCH_SCENARIOS?.split(',').filter(Boolean),
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',

@@ -165,6 +165,8 @@ export async function startServers(
           PWPUSH_WEBHOOK_ADDRESS_SENDS_PER_MINUTE: options.webhookBudget,
         }
       : {}),
+    // BENCH_SWEEP: the sweeper's pass starts within a second of the due pushes' load.
+    ...(options.sweep > 0 ? { PWPUSH_SWEEP_INTERVAL_SECONDS: '1' } : {}),
     ...options.serverEnv,
   });
   const LISTENING = /Secret Push listening on (http:\/\/\S+)/;
