@@ -37,7 +37,7 @@ function kindLabel(t: Translator['t'], kind: string): string {
 }
 
 /** A lifetime (15 minutes, 6 hours, 3 days) in the page's language, by its largest whole unit. */
-export function lifetimeText(t: Translator['t'], seconds: number): string {
+function lifetimeText(t: Translator['t'], seconds: number): string {
   if (seconds % 86_400 === 0) return t('pushes.lifetime', { unit: 'days', count: seconds / 86_400 });
   if (seconds % 3600 === 0) return t('pushes.lifetime', { unit: 'hours', count: seconds / 3600 });
   return t('pushes.lifetime', { unit: 'minutes', count: Math.round(seconds / 60) });
