@@ -174,7 +174,10 @@ export interface RequestNoticeFacts {
   brand?: MailBrand;
 }
 
-/** The message that tells the requester of a move of their request (English, as the account emails). */
+/**
+ * The message that tells the requester of a move of their request, in English: no page of theirs asks for it, and no
+ * account stores a language.
+ */
 export function requestNoticeMessage(kind: RequestNoticeKind, facts: RequestNoticeFacts): MailText {
   const tr = translator('en');
   const { t } = tr;
