@@ -21,6 +21,7 @@ import { sql, type Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
 import { mailFooter } from '../mail/messages.js';
+import { translator, type Translator } from '../i18n/i18n.js';
 import { clientAddressKey } from '../client-address.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import { passwordProblem, passwordSentence } from './password-strength.js';
@@ -38,9 +39,10 @@ const MAILS_PER_RECIPIENT = 5;
 const MAILS_PER_CLIENT = 20;
 
 type Purpose = 'signup' | 'reset';
+/** `locale`: the language of the page that asked (its mail is written in it; none: English). */
 type Job =
-  | { kind: 'signup' | 'reset'; request: string }
-  | { kind: 'password_changed' | 'token_changed'; userId: string; baseUrl: string };
+  | { kind: 'signup' | 'reset'; request: string; locale?: string }
+  | { kind: 'password_changed' | 'token_changed'; userId: string; baseUrl: string; locale?: string };
 
 const digestOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -112,11 +114,11 @@ export interface AccountMail {
    * Sign-up by email: checks the form (422), then always answers the same; the link or a notice goes out. `ip`: the
    * client's address; rate_limited (429) past the per-recipient or per-address limit.
    */
-  signUp(email: string, password: string, baseUrl: string, ip: string, now?: Date): Promise<void>;
+  signUp(email: string, password: string, baseUrl: string, ip: string, now?: Date, locale?: string): Promise<void>;
   /** Opens a sign-up link: the account is made (and signed in); 404 when the link is unknown, used or lapsed. */
   confirm(token: string, now?: Date): Promise<AccountUser>;
   /** "Forgot password": always answers the same; a link goes out only when the address has an account. Limited as signUp. */
-  requestReset(email: string, baseUrl: string, ip: string, now?: Date): Promise<void>;
+  requestReset(email: string, baseUrl: string, ip: string, now?: Date, locale?: string): Promise<void>;
   /** Whether a reset link is still good (the form is shown only then). */
   resetValid(token: string, now?: Date): Promise<boolean>;
   /**
@@ -128,11 +130,11 @@ export interface AccountMail {
     token: string,
     password: string,
     baseUrl: string,
-    options: { revokeCredentials: boolean },
+    options: { revokeCredentials: boolean; locale?: string },
     now?: Date,
   ): Promise<{ claimed: Claimed | null; revoked: { apiToken: boolean; apiKeys: number } | null }>;
-  /** Sends the notice of a new API token. */
-  tokenChanged(userId: string, baseUrl: string): Promise<void>;
+  /** Sends the notice of a new API token (in `locale`, the page's language). */
+  tokenChanged(userId: string, baseUrl: string, locale?: string): Promise<void>;
   /** Forgets requests whose links can no longer be used (the sweeper). */
   forget(now: Date): Promise<void>;
 }
@@ -146,6 +148,7 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
     baseUrl: string,
     ip: string,
     now: Date,
+    locale: string | undefined,
   ) => {
     const id = randomUUID();
     const client = clientAddressKey(ip);
@@ -156,11 +159,15 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       const recent = await tx.query(S.recent, { email, ip: client, since });
       refuseOverLimit(recent, now);
       await tx.query(S.insert, { id, purpose, email, passwordHash, baseUrl, ip: client, now });
-      await queue.enqueue(tx, ACCOUNT_QUEUE, { kind: purpose, request: id } satisfies Job);
+      await queue.enqueue(tx, ACCOUNT_QUEUE, {
+        kind: purpose,
+        request: id,
+        ...(locale ? { locale } : {}),
+      } satisfies Job);
     });
   };
   return {
-    async signUp(email, password, baseUrl, ip, now = new Date()) {
+    async signUp(email, password, baseUrl, ip, now = new Date(), locale) {
       const normalized = normalizeEmail(email ?? '');
       const fields: Record<string, string[]> = {};
       if (normalized.length > 320 || !EMAIL.test(normalized)) fields.email = ['must be an email address'];
@@ -170,7 +177,7 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
         throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields });
       }
       // Hashed whether or not the address is taken: the answer takes the same time either way.
-      await store('signup', normalized, await hashPassphrase(password), baseUrl, ip, now);
+      await store('signup', normalized, await hashPassphrase(password), baseUrl, ip, now, locale);
     },
 
     async confirm(token, now = new Date()) {
@@ -189,14 +196,14 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       return { userId: String(made.id), email, sessionVersion: 1 };
     },
 
-    async requestReset(email, baseUrl, ip, now = new Date()) {
+    async requestReset(email, baseUrl, ip, now = new Date(), locale) {
       const normalized = normalizeEmail(email ?? '');
       if (normalized.length > 320 || !EMAIL.test(normalized)) {
         throw new ApiError('validation_failed', 'Check the highlighted fields.', {
           fields: { email: ['must be an email address'] },
         });
       }
-      await store('reset', normalized, null, baseUrl, ip, now);
+      await store('reset', normalized, null, baseUrl, ip, now, locale);
     },
 
     async resetValid(token, now = new Date()) {
@@ -228,7 +235,8 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
         // Asked on the form (on by default): whoever had the password may have made a token or keys with it.
         const revoked = !claimed && options.revokeCredentials ? await revokeEveryCredential(tx, userId) : null;
         await accounts.storePasswordHash(tx, email, hash, now);
-        await queue.enqueue(tx, ACCOUNT_QUEUE, { kind: 'password_changed', userId, baseUrl } satisfies Job);
+        const locale = options.locale ? { locale: options.locale } : {};
+        await queue.enqueue(tx, ACCOUNT_QUEUE, { kind: 'password_changed', userId, baseUrl, ...locale } satisfies Job);
         return { claimed, revoked };
       });
       if (!done) throw new ApiError('not_found', 'This link is not valid any more.');
@@ -241,8 +249,8 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
         weekAgo: new Date(now.getTime() - 7 * DAY_MS),
       });
     },
-    async tokenChanged(userId, baseUrl) {
-      await enqueue({ kind: 'token_changed', userId, baseUrl });
+    async tokenChanged(userId, baseUrl, locale) {
+      await enqueue({ kind: 'token_changed', userId, baseUrl, ...(locale ? { locale } : {}) });
     },
   };
 }
@@ -278,39 +286,43 @@ function refuseOverLimit(recent: { by_email: boolean; created_at: Date }[], now:
   );
 }
 
-/** The messages (English; the account pages are too). */
+/** The paragraphs of each message, by their catalogue keys (`mail.account.<kind>.*`); `{link}` where the link goes. */
 function accountMessage(
   kind: Job['kind'] | 'taken',
   link: string,
   instance: string,
+  { t }: Translator,
 ): { subject: string; text: string } {
-  switch (kind) {
-    case 'signup':
-      return {
-        subject: `Confirm your email for ${instance}`,
-        text: `Someone (we hope you) made an account on ${instance} with this address.\n\nConfirm it within 24 hours by opening this link:\n\n${link}\n\nIf it was not you, ignore this message: no account is made.\n`,
-      };
-    case 'taken':
-      return {
-        subject: `Sign-up attempt on ${instance}`,
-        text: `Someone tried to make an account on ${instance} with this address, which already has one.\n\nIf it was you, sign in instead: ${link}\nForgot your password? Ask for a new one on the sign-in page.\n\nIf it was not you, you need not do anything.\n`,
-      };
-    case 'reset':
-      return {
-        subject: `Reset your password on ${instance}`,
-        text: `Someone (we hope you) asked to reset the password of your account on ${instance}.\n\nChoose a new one within an hour by opening this link (it works once):\n\n${link}\n\nIf it was not you, ignore this message: your password stays as it is.\n`,
-      };
-    case 'password_changed':
-      return {
-        subject: `Your password on ${instance} was changed`,
-        text: `The password of your account on ${instance} was just changed, and every signed-in session was ended.\n\nIf it was not you, reset your password at once: ${link}\n`,
-      };
-    case 'token_changed':
-      return {
-        subject: `A new API token was made on ${instance}`,
-        text: `A new API token was just made for your account on ${instance}; the one before it no longer works.\n\nIf it was not you, sign in, make a new token and change your password: ${link}\n`,
-      };
-  }
+  const values = { instance, link };
+  const paragraphs = (() => {
+    switch (kind) {
+      case 'signup':
+        return [
+          t('mail.account.signup.intro', values),
+          t('mail.account.signup.action'),
+          link,
+          t('mail.account.signup.ignore'),
+        ];
+      case 'taken':
+        return [
+          t('mail.account.taken.intro', values),
+          `${t('mail.account.taken.signIn', values)}\n${t('mail.account.taken.forgot')}`,
+          t('mail.account.taken.ignore'),
+        ];
+      case 'reset':
+        return [
+          t('mail.account.reset.intro', values),
+          t('mail.account.reset.action'),
+          link,
+          t('mail.account.reset.ignore'),
+        ];
+      case 'password_changed':
+        return [t('mail.account.passwordChanged.intro', values), t('mail.account.passwordChanged.action', values)];
+      case 'token_changed':
+        return [t('mail.account.tokenChanged.intro', values), t('mail.account.tokenChanged.action', values)];
+    }
+  })();
+  return { subject: t('mail.account.subject', { kind, instance }), text: `${paragraphs.join('\n\n')}\n` };
 }
 
 const esc = (text: string) =>
@@ -319,12 +331,19 @@ const esc = (text: string) =>
 /** The job handler of ACCOUNT_QUEUE: makes the link (if any) and sends the message. */
 export function accountMailDelivery(db: Db, settings: Settings, mailer: Mailer) {
   const instance = settings.mail.instanceName;
-  const send = async (to: string, kind: Parameters<typeof accountMessage>[0], link: string, id: string) => {
-    const message = accountMessage(kind, link, instance);
+  const send = async (
+    to: string,
+    kind: Parameters<typeof accountMessage>[0],
+    link: string,
+    id: string,
+    locale: string | undefined,
+  ) => {
+    const tr = translator(locale);
+    const message = accountMessage(kind, link, instance, tr);
     const { subject } = message;
-    const footer = mailFooter(settings.brand);
+    const footer = mailFooter(settings.brand, tr);
     const text = footer.text.length ? `${message.text}\n--\n${footer.text.join('\n')}\n` : message.text;
-    const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${message.text
+    const html = `<!doctype html><html lang="${tr.locale}" dir="${tr.dir}"><body style="font-family:sans-serif;line-height:1.5">${message.text
       .trim()
       .split('\n\n')
       .map((p) => `<p>${esc(p).replace(esc(link), `<a href="${esc(link)}">${esc(link)}</a>`)}</p>`)
@@ -343,7 +362,7 @@ export function accountMailDelivery(db: Db, settings: Settings, mailer: Mailer) 
     if (data.kind === 'password_changed' || data.kind === 'token_changed') {
       const [user] = await db.query(S.userById, { id: data.userId });
       const where = data.kind === 'password_changed' ? '/users/password/new' : '/users/sign_in';
-      if (user) await send(user.email, data.kind, `${mailLinkBase(settings)}${where}`, `${job.id}`);
+      if (user) await send(user.email, data.kind, `${mailLinkBase(settings)}${where}`, `${job.id}`, data.locale);
       return;
     }
     const requestId = (data as { request: string }).request;
@@ -353,7 +372,7 @@ export function accountMailDelivery(db: Db, settings: Settings, mailer: Mailer) 
     const email = String(request.email);
     const [user] = await db.query(S.userByEmail, { email });
     if (data.kind === 'signup' && user) {
-      await send(email, 'taken', `${base}/users/sign_in`, job.id);
+      await send(email, 'taken', `${base}/users/sign_in`, job.id, data.locale);
       return;
     }
     if (data.kind === 'reset' && !user) return; // nobody to tell; the requester got the same answer
@@ -361,6 +380,6 @@ export function accountMailDelivery(db: Db, settings: Settings, mailer: Mailer) 
     const lifetime = data.kind === 'signup' ? SIGNUP_LIFETIME_MS : RESET_LIFETIME_MS;
     await db.query(S.setToken, { id: requestId, digest: digestOf(token), expiresAt: new Date(Date.now() + lifetime) });
     const path = data.kind === 'signup' ? '/users/confirm' : '/users/password/edit';
-    await send(email, data.kind, `${base}${path}?token=${token}`, job.id);
+    await send(email, data.kind, `${base}${path}?token=${token}`, job.id, data.locale);
   };
 }

@@ -94,7 +94,7 @@ const S = {
 const LOGIN_WINDOW_MS = 15 * 60_000;
 
 /** What a locked account is told when it signs in (with its right password, or through the provider). */
-export const LOCKED_SENTENCE = 'This account is locked. Ask the administrator of this instance.';
+const LOCKED_SENTENCE = 'This account is locked. Ask the administrator of this instance.';
 // Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.
 const DUMMY_HASH = hashPassphrase(randomUUID());
 

@@ -51,33 +51,3 @@ export async function claimUnproven(tx: Db, userId: string, now: Date): Promise<
     webhooks: webhooks.length,
   };
 }
-
-/** What a revocation of every API credential did, in words (a reset, "sign out everywhere"). */
-export function revokedSentence(revoked: { apiToken: boolean; apiKeys: number }): string {
-  const parts = [
-    revoked.apiToken ? 'your API token' : null,
-    revoked.apiKeys > 0 ? `${revoked.apiKeys} API key${revoked.apiKeys === 1 ? '' : 's'}` : null,
-  ].filter((part): part is string => part !== null);
-  return parts.length === 0
-    ? 'You had no API token or key to revoke.'
-    : `${parts.join(' and ')} ${parts.length > 1 || revoked.apiKeys > 1 ? 'were' : 'was'} revoked: make new ones on the API token page.`.replace(
-        /^./,
-        (c) => c.toUpperCase(),
-      );
-}
-
-/** What the owner reads after a claim: each thing removed, in words. */
-export function claimSentence(claimed: Claimed): string {
-  const removed = [
-    claimed.password ? 'its password' : null,
-    claimed.secondFactor ? 'its two-factor sign-in' : null,
-    claimed.apiToken ? 'its API token' : null,
-    claimed.apiKeys > 0 ? `${claimed.apiKeys} API key${claimed.apiKeys === 1 ? '' : 's'}` : null,
-    claimed.webhooks > 0 ? `${claimed.webhooks} webhook${claimed.webhooks === 1 ? '' : 's'}` : null,
-  ].filter((part): part is string => part !== null);
-  const list =
-    removed.length === 0
-      ? 'nothing needed removing'
-      : `we removed ${removed.slice(0, -1).join(', ')}${removed.length > 1 ? ' and ' : ''}${removed.at(-1)}`;
-  return `This address had an account on this instance whose email nobody had confirmed, so anyone could have made it. Now that you proved the address is yours, the account is yours: ${list}, and every other session was ended. Its pushes and requests are still here: check them.`;
-}

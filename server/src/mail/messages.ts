@@ -48,30 +48,31 @@ function relative(locale: string, from: Date, to: Date): string {
 }
 
 /** The brand's footer: its line, then its links, as text lines and as one HTML paragraph ('' when it has none). */
-export function mailFooter(brand: MailBrand | undefined): { text: string[]; html: string } {
+export function mailFooter(brand: MailBrand | undefined, { t }: Translator): { text: string[]; html: string } {
   const links = [
-    ...(brand?.imprintUrl ? [['Imprint', brand.imprintUrl] as const] : []),
-    ...(brand?.privacyUrl ? [['Privacy', brand.privacyUrl] as const] : []),
+    ...(brand?.imprintUrl ? [[t('layout.footer.link', { kind: 'imprint' }), brand.imprintUrl] as const] : []),
+    ...(brand?.privacyUrl ? [[t('layout.footer.link', { kind: 'privacy' }), brand.privacyUrl] as const] : []),
   ];
   const text = [...(brand?.footerText ? [brand.footerText] : []), ...links.map(([label, href]) => `${label}: ${href}`)];
   if (text.length === 0) return { text, html: '' };
   const html = `<p style="color:#555;font-size:.9em;border-top:1px solid #ccc;padding-top:.5em">${[
     ...(brand?.footerText ? [escapeHtml(brand.footerText)] : []),
-    ...links.map(([label, href]) => `<a href="${escapeHtml(href)}">${label}</a>`),
+    ...links.map(([label, href]) => `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>`),
   ].join(' · ')}</p>`;
   return { text, html };
 }
 
 /** One message in a shared frame: the paragraphs, the link as a button and as text, the brand's footer. */
 function frame(
-  { locale, dir }: Translator,
+  tr: Translator,
   subject: string,
   paragraphs: string[],
   link: string,
   open: string,
   brand?: MailBrand,
 ): MailText {
-  const footer = mailFooter(brand);
+  const { locale, dir } = tr;
+  const footer = mailFooter(brand, tr);
   const accent = brand?.accentColor ?? MAIL_ACCENT;
   const text = [
     ...paragraphs.slice(0, 1),
@@ -173,7 +174,10 @@ export interface RequestNoticeFacts {
   brand?: MailBrand;
 }
 
-/** The message that tells the requester of a move of their request (English, as the account emails). */
+/**
+ * The message that tells the requester of a move of their request, in English: no page of theirs asks for it, and no
+ * account stores a language.
+ */
 export function requestNoticeMessage(kind: RequestNoticeKind, facts: RequestNoticeFacts): MailText {
   const tr = translator('en');
   const { t } = tr;

@@ -19,7 +19,8 @@ export interface PageBrand {
   /** Stylesheets after ours: the colours (`theme.css`, made from the settings), then the operator's CSS. */
   stylesheets: string[];
   footerText: string | null;
-  footerLinks: { label: string; href: string }[];
+  /** The imprint and privacy links; the layout names them in the page's language (`layout.footer.link`). */
+  footerLinks: { kind: 'imprint' | 'privacy'; href: string }[];
 }
 
 export interface Brands {
@@ -61,9 +62,9 @@ function resolve(id: string, brand: BrandSettings): Resolved {
     ...(theme ? [url('theme.css', theme)] : []),
     ...(brand.css ? [url('custom.css', brand.css)] : []),
   ];
-  const footerLinks = [
-    ...(brand.imprintUrl ? [{ label: 'Imprint', href: brand.imprintUrl }] : []),
-    ...(brand.privacyUrl ? [{ label: 'Privacy', href: brand.privacyUrl }] : []),
+  const footerLinks: PageBrand['footerLinks'] = [
+    ...(brand.imprintUrl ? [{ kind: 'imprint' as const, href: brand.imprintUrl }] : []),
+    ...(brand.privacyUrl ? [{ kind: 'privacy' as const, href: brand.privacyUrl }] : []),
   ];
   return {
     page: {

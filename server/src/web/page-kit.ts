@@ -199,8 +199,8 @@ export function signUpClosed(settings: Core['settings']): PageError {
   const gate = settings.oidc?.only ? 'passwordSignIn' : 'signUp';
   return new PageError(
     403,
-    'Sign-up is closed',
-    `This instance does not take new sign-ups. Ask its administrator for an account. ${turnOn(gate, settings.env)}`,
+    { key: 'account.signUpClosed.title' },
+    { key: 'account.signUpClosed.text', values: { howToTurnOn: turnOn(gate, settings.env) } },
   );
 }
 

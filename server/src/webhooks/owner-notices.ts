@@ -9,6 +9,7 @@ import { sql, type Db } from '../db/sql.js';
 import type { QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
 import { mailFooter } from '../mail/messages.js';
+import { translator, type Translator } from '../i18n/i18n.js';
 import type { OwnerNotice } from './push-event-path.js';
 
 const S = {
@@ -23,23 +24,32 @@ const S = {
 const esc = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-/** The message of a notice, from what the job and the database say. */
-function message(notice: OwnerNotice, what: string, instance: string): { subject: string; text: string } {
+/**
+ * The message of a notice, from what the job and the database say, in English: nothing stores the owner's language
+ * yet, and no page of theirs asked for it (the catalogue's `mail.owner.*`, ready for a stored language).
+ */
+function message(
+  notice: OwnerNotice,
+  what: string,
+  instance: string,
+  { t }: Translator,
+): { subject: string; text: string } {
+  const values = { what, instance, at: notice.at };
   switch (notice.kind) {
     case 'viewed':
       return {
-        subject: `Your push ${what} was viewed`,
-        text: `Your push ${what} was viewed for the first time at ${notice.at} (UTC), from ${notice.ip}.\n\nThe audit log of the push on ${instance} has the details.\n`,
+        subject: t('mail.owner.viewed.subject', values),
+        text: `${t('mail.owner.viewed.text', { ...values, ip: notice.ip })}\n\n${t('mail.owner.viewed.audit', values)}\n`,
       };
     case 'expired_unviewed':
       return {
-        subject: `Your push ${what} expired unviewed`,
-        text: `Your push ${what} expired at ${notice.at} (UTC) without being viewed. Its secret is erased.\n`,
+        subject: t('mail.owner.expired.subject', values),
+        text: `${t('mail.owner.expired.text', values)}\n`,
       };
     case 'webhook_disabled':
       return {
-        subject: `A webhook on ${instance} was disabled`,
-        text: `Your webhook to ${what} failed every delivery for 5 days, so ${instance} disabled it at ${notice.at} (UTC). Delete it and register it again once the endpoint answers.\n`,
+        subject: t('mail.owner.webhookDisabled.subject', values),
+        text: `${t('mail.owner.webhookDisabled.text', values)}\n`,
       };
   }
 }
@@ -62,9 +72,10 @@ export function ownerNoticeDelivery(db: Db, settings: Settings, keyring: Keyring
       const name = row.name_ciphertext ? keyring.decryptText(row.name_ciphertext, `pushes.name:${notice.pushId}`) : '';
       what = `${name ? `"${name.slice(0, 200)}" ` : ''}(${notice.pushId})`;
     }
-    const said = message(notice, what, instance);
+    const tr = translator('en');
+    const said = message(notice, what, instance, tr);
     const { subject } = said;
-    const footer = mailFooter(settings.brand);
+    const footer = mailFooter(settings.brand, tr);
     const text = footer.text.length ? `${said.text}\n--\n${footer.text.join('\n')}\n` : said.text;
     const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${said.text
       .trim()

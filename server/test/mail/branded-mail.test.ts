@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandSettings } from '../../src/config/brand-settings.js';
+import { translator } from '../../src/i18n/i18n.js';
 import { startRealApi, type RealApi } from '../api/support/real.js';
 import { startMailbox, type Mailbox } from '../support/mailbox.js';
 
@@ -60,14 +61,20 @@ async function post(path: string, body: unknown) {
   return made.body as { html_url: string };
 }
 
-function expectBranded(mail: Awaited<ReturnType<Mailbox['waitFor']>>[number], link: string) {
+/** The brand's look and footer, its links named in the mail's language. */
+function expectBranded(mail: Awaited<ReturnType<Mailbox['waitFor']>>[number], link: string, locale = 'en') {
   const html = mail.parsed.html as string;
   const text = mail.parsed.text!;
+  const { t } = translator(locale);
+  const imprint = t('layout.footer.link', { kind: 'imprint' });
+  const privacy = t('layout.footer.link', { kind: 'privacy' });
   expect(html).toContain(`href="${link}" style="display:inline-block;padding:.5em 1em;background:#7a1f5c;`);
   expect(html).toContain(
-    `${FOOTER} · <a href="https://acme.example/imprint">Imprint</a> · <a href="https://acme.example/privacy">Privacy</a>`,
+    `${FOOTER} · <a href="https://acme.example/imprint">${imprint}</a> · <a href="https://acme.example/privacy">${privacy}</a>`,
   );
-  expect(text).toContain(`--\n${FOOTER}\nImprint: https://acme.example/imprint\nPrivacy: https://acme.example/privacy`);
+  expect(text).toContain(
+    `--\n${FOOTER}\n${imprint}: https://acme.example/imprint\n${privacy}: https://acme.example/privacy`,
+  );
   expect(text).toContain('Acme Secrets');
 }
 
@@ -79,7 +86,9 @@ describe('a branded instance', () => {
     });
     const [mail] = await mailbox.waitFor(1);
     expect(mail!.to).toEqual(['ana@example.net']);
-    expectBranded(mail!, made.html_url);
+    // Its footer's links in the push's language (notify_emails_to_locale).
+    expectBranded(mail!, made.html_url, 'de');
+    expect(mail!.parsed.text).not.toContain('Imprint:');
     expect(mail!.raw).not.toContain(payload);
   });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { makeSettings } from '../support/db.js';
 import { startMailbox, type Mailbox } from '../support/mailbox.js';
+import { translator } from '../../src/i18n/i18n.js';
 import { launchChromium, startWeb, type WebApp } from './support.js';
 
 const EMAIL = 'carol@example.org';
@@ -175,4 +176,40 @@ describe('account emails in Chromium', () => {
     await app.core.sweep(new Date(Date.now() + 8 * 86_400_000));
     expect(await count()).toBe(0);
   });
+
+  it('writes each mail in the language of the page that asked for it (?locale=, then its cookie)', async () => {
+    const de = translator('de');
+    const context = await chromium.browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    await page.goto(`${app.baseUrl}/users/sign_up?locale=de`);
+    expect(await page.locator('h1').textContent()).toBe(de.t('account.signUp.title'));
+    await page.getByLabel(de.t('account.email')).fill('dora@example.org');
+    await page.getByLabel(de.t('account.password')).fill(FIRST);
+    await page.getByRole('button', { name: de.t('account.signUp.submit') }).click();
+    await page.waitForLoadState();
+    expect(await page.locator('main').innerText()).toContain(de.t('account.checkEmail.signUp'));
+    const [confirm] = await mailTo('dora@example.org', 1);
+    expect(confirm!.subject).toBe(de.t('mail.account.subject', { kind: 'signup', instance: 'Secret Push' }));
+    expect(confirm!.subject).not.toBe('Confirm your email for Secret Push');
+    expect(confirm!.text).toContain(de.t('mail.account.signup.action'));
+    const html = mailbox.messages.find((m) => m.to.includes('dora@example.org'))!.parsed.html;
+    expect(html).toContain('<html lang="de" dir="ltr">');
+
+    // Dora confirms (the link of the German mail), then asks for a reset from a French page: the link comes in French.
+    await page.goto(linkIn(confirm!.text)!);
+    await page.getByRole('button', { name: de.t('account.confirm.submit') }).click();
+    await page.waitForURL(`${app.baseUrl}/`);
+    const fr = translator('fr');
+    const other = await (await chromium.browser.newContext({ locale: 'en-US' })).newPage();
+    await other.goto(`${app.baseUrl}/users/password/new?locale=fr`);
+    await other.getByLabel(fr.t('account.email')).fill('dora@example.org');
+    await other.getByRole('button', { name: fr.t('account.forgot.submit') }).click();
+    await other.waitForLoadState();
+    expect(await other.locator('main').innerText()).toContain(fr.t('account.checkEmail.reset'));
+    const [, reset] = await mailTo('dora@example.org', 2);
+    expect(reset!.subject).toBe(fr.t('mail.account.subject', { kind: 'reset', instance: 'Secret Push' }));
+    expect(reset!.text).toContain(fr.t('mail.account.reset.action'));
+    await other.context().close();
+    await context.close();
+  }, 60_000);
 });

@@ -108,3 +108,31 @@ describe('the recipient page in the visitor’s language', () => {
     expect(pageErrors).toEqual([]);
   });
 });
+
+/** The creator's page (the create form at `/`): its body, and the labels its script (create.js) formats. */
+describe('the creator’s page in the visitor’s language', () => {
+  const english = translator('en').t;
+  for (const { code, accept, dir } of [
+    { code: 'de', accept: 'de-DE', dir: 'ltr' },
+    { code: 'ar', accept: 'ar-EG', dir: 'rtl' },
+  ] as const) {
+    it(`${code} by Accept-Language (${accept}): the form, its labels and the script's`, async () => {
+      const { t } = translator(code);
+      const page = await open(`${app.baseUrl}/`, accept);
+      expect(await page.locator('html').getAttribute('lang')).toBe(code);
+      expect(await page.locator('html').getAttribute('dir')).toBe(dir);
+      expect(await page.title()).toContain(t('create.pageTitle'));
+      // Translated (not English's text), from the language's own catalogue.
+      expect(t('create.title')).not.toBe(english('create.title'));
+      expect(await page.locator('h1').textContent()).toBe(t('create.title'));
+      expect(await page.getByRole('button', { name: t('create.submit') }).count()).toBe(1);
+      expect(await page.locator('label[for="expire_after_views"]').textContent()).toBe(t('create.views.label'));
+      // create.js relabels the secret's field for the chosen kind, from the page's catalogue.
+      await expect.poll(() => page.locator('#payload-label').textContent()).toBe(t('js.create.textLabel'));
+      await page.getByRole('radio', { name: t('pushes.kind', { kind: 'url' }) }).check();
+      await expect.poll(() => page.locator('#payload-label').textContent()).toBe(t('js.create.urlLabel'));
+      expect(await page.locator('#create-form').evaluate((f) => getComputedStyle(f).direction)).toBe(dir);
+      await page.context().close();
+    }, 60_000);
+  }
+});

@@ -33,21 +33,17 @@
   var filesInput = document.getElementById('files');
   var encryptBox = document.getElementById('encrypt_in_browser');
   var encryptError = document.getElementById('encrypt-error');
-  var labels = {
-    text: ['Secret text', 'Up to 1,048,576 characters.'],
-    url: ['URL', 'An http:// or https:// address; the recipient gets it as a link.'],
-    qr: ['Text for the QR code', 'Up to 1,024 characters; the recipient sees it as a QR code.'],
-    file: ['Message (optional)', 'Text that goes with the files.'],
-  };
+  var t = window.SecretPush.t;
+  var KINDS = ['text', 'url', 'qr', 'file'];
   function kindOf() {
     var checked = form.querySelector('input[name="kind"]:checked');
     return checked ? checked.value : 'text';
   }
   function update() {
     var kind = kindOf();
-    var l = labels[kind] || labels.text;
-    payloadLabel.textContent = l[0];
-    payloadHint.textContent = l[1];
+    var k = KINDS.indexOf(kind) === -1 ? 'text' : kind;
+    payloadLabel.textContent = t('js.create.' + k + 'Label');
+    payloadHint.textContent = t('js.create.' + k + 'Hint');
     payload.required = kind !== 'file';
     if (filesField) filesField.hidden = kind !== 'file';
   }
@@ -58,7 +54,6 @@
 
   if (!encryptBox) return;
   var E = window.SecretPushE2E;
-  var FIELD_LABELS = { payload: 'Secret', files: 'Files', kind: 'Kind' };
   var sealing = false;
 
   function showEncryptError(message) {
@@ -75,11 +70,9 @@
   // Without WebCrypto (an http:// address that is not localhost, an old browser) nothing can be encrypted here: say
   // so at once; a submit with the box ticked is then refused by the server instead of storing the plaintext.
   if (!canEncrypt()) {
-    encryptError.textContent =
-      'This browser cannot encrypt here (it needs a current browser on an https:// address).' +
-      (encryptBox.disabled
-        ? ' This site accepts only encrypted secrets.'
-        : ' Untick the box to send the secret without it.');
+    encryptError.textContent = t(
+      encryptBox.disabled ? 'js.create.cannotEncryptRequired' : 'js.create.cannotEncryptUntick',
+    );
     encryptError.hidden = false;
     return;
   }
@@ -88,7 +81,12 @@
     var out = [];
     for (var field in errors) {
       if (Object.prototype.hasOwnProperty.call(errors, field)) {
-        out.push((FIELD_LABELS[field] || field) + ': ' + errors[field].join('; '));
+        out.push(
+          t('js.create.fieldErrors', {
+            field: t('js.create.field', { field: field }),
+            errors: errors[field].join('; '),
+          }),
+        );
       }
     }
     return out.join(' ');
@@ -146,12 +144,13 @@
     if (payload.value !== '' || kind !== 'file') params.payload = payload.value;
     E.sealPush(params).then(submitSealed, function (error) {
       sealing = false;
-      if (error instanceof E.ValidationError && error.errors) showEncryptError('Not sent: ' + messages(error.errors));
+      if (error instanceof E.ValidationError && error.errors)
+        showEncryptError(t('js.create.notSent', { reasons: messages(error.errors) }));
       else
         showEncryptError(
-          'The secret could not be encrypted in this browser, so nothing was sent (' +
-            (error && error.message ? error.message : 'unknown error') +
-            ').',
+          t('js.create.encryptFailed', {
+            reason: error && error.message ? error.message : t('js.create.unknownError'),
+          }),
         );
     });
   });

@@ -12,7 +12,7 @@
       if (svg && svg.nodeName.toLowerCase() === 'svg') holder.appendChild(document.importNode(svg, true));
     },
     function () {
-      holder.textContent = 'The QR code could not be drawn: type the key below into your app.';
+      holder.textContent = window.SecretPush.t('js.twoFactor.qrFailed');
     },
   );
 })();

@@ -6,7 +6,7 @@
  */
 import type { Request, Response, Router } from 'express';
 import { ApiError, turnOn, type ServerEnv } from '@secret-push/rules';
-import { claimSentence, revokedSentence } from '../../account/claim.js';
+import { claimText, revokedText } from '../account-sentences.js';
 import { PASSWORD_MIN } from '../../account/password-strength.js';
 import { actorOf, baseUrlOf } from '../../http/auth.js';
 import { field } from '../forms.js';
@@ -16,22 +16,30 @@ import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { csrfField, describedBy, fieldErrors, messagePage, page, type Viewer } from '../views/layout.js';
 
 /** The answer of "Forgot your password?" without an SMTP relay: what to do now, and the setting that changes it. */
-const noMail = (env: ServerEnv) =>
-  'This instance sends no email, so a password cannot be reset by link. Ask its administrator to set a new one ' +
-  `(npm run users -- set-password). ${turnOn('email', env)}`;
+const noMail = (viewer: Viewer, env: ServerEnv) =>
+  messagePage(
+    viewer,
+    viewer.i18n.t('account.forgot.title'),
+    viewer.i18n.t('account.forgot.noMail', {
+      command: 'npm run users -- set-password',
+      howToTurnOn: turnOn('email', env),
+    }),
+    'notice',
+  );
 
 function forgotPage(viewer: Viewer, state: { email?: string; error?: string } = {}): string {
+  const { t } = viewer.i18n;
   return page({
-    title: 'Forgot your password?',
+    title: t('account.forgot.title'),
     viewer,
-    body: html`<h1>Forgot your password?</h1>
+    body: html`<h1>${t('account.forgot.title')}</h1>
 ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error}</p>` : ''}
 <form method="post" action="/users/password/new" class="card" novalidate>
   ${csrfField(viewer)}
-  <label for="email">Email</label>
+  <label for="email">${t('account.email')}</label>
   <input type="email" id="email" name="email" autocomplete="username" required value="${state.email ?? ''}">
-  <p class="hint">We email a link to choose a new password. It works once, for an hour.</p>
-  <button type="submit">Email me a link</button>
+  <p class="hint">${t('account.forgot.hint')}</p>
+  <button type="submit">${t('account.forgot.submit')}</button>
 </form>`,
   });
 }
@@ -43,34 +51,36 @@ function resetPage(
   error?: string,
   revokeCredentials = true,
 ): string {
+  const { t } = viewer.i18n;
   return page({
-    title: 'Choose a new password',
+    title: t('account.reset.title'),
     viewer,
-    body: html`<h1>Choose a new password</h1>
+    body: html`<h1>${t('account.reset.title')}</h1>
 ${error ? html`<p class="error" role="alert" id="form-error">${error}</p>` : ''}
 <form method="post" action="/users/password/edit" class="card" novalidate>
   ${csrfField(viewer)}
   <input type="hidden" name="token" value="${token}">
-  <label for="password">New password</label>
+  <label for="password">${t('account.reset.password')}</label>
   <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}"${describedBy(fields, 'password', 'password-hint')}>
-  <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters, and not easy to guess.</p>
+  <p class="hint" id="password-hint">${t('account.reset.passwordHint', { min: PASSWORD_MIN })}</p>
   ${fieldErrors(fields, 'password')}
-  <label class="check"><input type="checkbox" name="revoke_credentials" value="on"${revokeCredentials ? html` checked` : ''}> Also revoke my API token and every API key (keep this on if someone else may have used your account)</label>
-  <button type="submit">Set the password</button>
+  <label class="check"><input type="checkbox" name="revoke_credentials" value="on"${revokeCredentials ? html` checked` : ''}> ${t('account.reset.revoke')}</label>
+  <button type="submit">${t('account.reset.submit')}</button>
 </form>`,
   });
 }
 
 function confirmPage(viewer: Viewer, token: string): string {
+  const { t } = viewer.i18n;
   return page({
-    title: 'Confirm your email',
+    title: t('account.confirm.title'),
     viewer,
-    body: html`<h1>Confirm your email</h1>
+    body: html`<h1>${t('account.confirm.title')}</h1>
 <form method="post" action="/users/confirm" class="card">
   ${csrfField(viewer)}
   <input type="hidden" name="token" value="${token}">
-  <p>Confirm this address to finish making your account.</p>
-  <button type="submit">Confirm and sign in</button>
+  <p>${t('account.confirm.text')}</p>
+  <button type="submit">${t('account.confirm.submit')}</button>
 </form>`,
   });
 }
@@ -79,8 +89,8 @@ function confirmPage(viewer: Viewer, token: string): string {
 export function signUpSentPage(viewer: Viewer): string {
   return messagePage(
     viewer,
-    'Check your email',
-    'We sent a message to that address. Open the link in it within 24 hours to finish making your account.',
+    viewer.i18n.t('account.checkEmail.title'),
+    viewer.i18n.t('account.checkEmail.signUp'),
     'notice',
   );
 }
@@ -95,14 +105,13 @@ export function accountMailPages(router: Router, kit: PageKit): void {
     kit.send(
       res,
       404,
-      messagePage(viewer, 'Link not valid', 'This link was used already, has lapsed, or is not complete.'),
+      messagePage(viewer, viewer.i18n.t('account.badLink.title'), viewer.i18n.t('account.badLink.text')),
     );
 
   router.get(
     '/users/password/new',
     kit.pageRoute('/users/password/new', async (_req, res, v) => {
-      if (!kit.web().accountMail)
-        return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', noMail(kit.settings.env), 'notice'));
+      if (!kit.web().accountMail) return kit.send(res, 200, noMail(v.viewer, kit.settings.env));
       kit.send(res, 200, forgotPage(v.viewer));
     }),
   );
@@ -112,22 +121,27 @@ export function accountMailPages(router: Router, kit: PageKit): void {
     kit.pageRoute('/users/password/new', async (req, res, v) => {
       const form = await kit.postedForm(req, v);
       const mail = kit.web().accountMail;
-      if (!mail)
-        return kit.send(res, 200, messagePage(v.viewer, 'Forgot your password?', noMail(kit.settings.env), 'notice'));
+      if (!mail) return kit.send(res, 200, noMail(v.viewer, kit.settings.env));
       const email = field(form, 'email');
       try {
-        await mail.requestReset(email, base(req), actorOf(req, null, kit.settings.trustProxy).ip, now());
+        await mail.requestReset(
+          email,
+          base(req),
+          actorOf(req, null, kit.settings.trustProxy).ip,
+          now(),
+          v.viewer.i18n.locale,
+        );
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
-        return kit.send(res, 422, forgotPage(v.viewer, { email, error: 'Enter an email address.' }));
+        return kit.send(res, 422, forgotPage(v.viewer, { email, error: v.viewer.i18n.t('account.forgot.enterEmail') }));
       }
       kit.send(
         res,
         200,
         messagePage(
           v.viewer,
-          'Check your email',
-          'If an account has that address, we sent it a link to choose a new password. It works once, for an hour.',
+          v.viewer.i18n.t('account.checkEmail.title'),
+          v.viewer.i18n.t('account.checkEmail.reset'),
           'notice',
         ),
       );
@@ -154,7 +168,8 @@ export function accountMailPages(router: Router, kit: PageKit): void {
       const revokeCredentials = field(form, 'revoke_credentials') === 'on';
       let done: Awaited<ReturnType<typeof mail.reset>>;
       try {
-        done = await mail.reset(token, field(form, 'password'), base(req), { revokeCredentials }, now());
+        const options = { revokeCredentials, locale: v.viewer.i18n.locale };
+        done = await mail.reset(token, field(form, 'password'), base(req), options, now());
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         if (error.code === 'validation_failed')
@@ -167,8 +182,12 @@ export function accountMailPages(router: Router, kit: PageKit): void {
         200,
         messagePage(
           v.viewer,
-          'Password changed',
-          `Your password is changed and every session was ended. Sign in with the new one.${done.revoked ? ` ${revokedSentence(done.revoked)}` : ''}${done.claimed ? ` ${claimSentence(done.claimed)}` : ''}`,
+          v.viewer.i18n.t('account.passwordChanged.title'),
+          [
+            v.viewer.i18n.t('account.passwordChanged.text'),
+            ...(done.revoked ? [revokedText(v.viewer.i18n, done.revoked)] : []),
+            ...(done.claimed ? [claimText(v.viewer.i18n, done.claimed)] : []),
+          ].join(' '),
           'notice',
         ),
       );
@@ -196,7 +215,7 @@ export function accountMailPages(router: Router, kit: PageKit): void {
         await afterPassword(kit, steps, req, res, user, '/');
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'not_found') throw error;
-        kit.send(res, 404, messagePage(v.viewer, 'Link not valid', error.message));
+        kit.send(res, 404, messagePage(v.viewer, v.viewer.i18n.t('account.badLink.title'), error.message));
       }
     }),
   );

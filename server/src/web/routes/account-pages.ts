@@ -12,7 +12,7 @@ import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { providerLogout } from './oidc-pages.js';
 import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
 import { messagePage } from '../views/layout.js';
-import { revokedSentence } from '../../account/claim.js';
+import { revokedText } from '../account-sentences.js';
 import { tokenPageState } from './api-key-pages.js';
 import { signUpSentPage } from './account-mail-pages.js';
 
@@ -43,8 +43,11 @@ export function accountPages(router: Router, kit: PageKit): void {
       if (sso.passwordOff)
         throw new PageError(
           403,
-          'Password sign-in is off',
-          `Sign in with ${sso.provider} instead. ${turnOn('passwordSignIn', settings.env)}`,
+          { key: 'account.passwordOff.title' },
+          {
+            key: 'account.passwordOff.text',
+            values: { provider: sso.provider ?? '', howToTurnOn: turnOn('passwordSignIn', settings.env) },
+          },
         );
       const email = field(form, 'email');
       const next = safeNext(field(form, 'next'), '/');
@@ -65,9 +68,11 @@ export function accountPages(router: Router, kit: PageKit): void {
           res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
         const message =
           error.code === 'too_many_attempts'
-            ? `Too many failed sign-ins. Wait ${Math.ceil((error.details.retryAfterSeconds ?? 60) / 60)} minute(s) and try again.`
+            ? v.viewer.i18n.t('account.signIn.tooMany', {
+                minutes: Math.ceil((error.details.retryAfterSeconds ?? 60) / 60),
+              })
             : error.code === 'authentication_required'
-              ? 'That email and password do not match an account.'
+              ? v.viewer.i18n.t('account.signIn.noMatch')
               : error.message;
         if (error.code === 'service_unavailable') throw error;
         kit.send(res, status, signInPage(v.viewer, { email, next, error: message, ...sso }));
@@ -101,6 +106,7 @@ export function accountPages(router: Router, kit: PageKit): void {
             baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
             actorOf(req, null, settings.trustProxy).ip,
             opts.clock?.(),
+            v.viewer.i18n.locale,
           );
           return kit.send(res, 200, signUpSentPage(v.viewer));
         }
@@ -138,7 +144,11 @@ export function accountPages(router: Router, kit: PageKit): void {
       const fresh = await core.users.rotateToken(v.user.email, opts.clock?.());
       await kit
         .web()
-        .accountMail?.tokenChanged(v.user.userId, baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy));
+        .accountMail?.tokenChanged(
+          v.user.userId,
+          baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
+          v.viewer.i18n.locale,
+        );
       const status = await kit.web().accounts.tokenStatus(v.user.userId);
       kit.send(res, 200, tokenPage(v.viewer, { ...status, fresh }));
     }),
@@ -185,11 +195,17 @@ function signOutPages(router: Router, kit: PageKit): void {
       const signedOut = { ...v.viewer, user: null };
       const logout = provider ? await providerLogout(kit, base, signedOut) : null;
       if (logout) return kit.send(res, 200, logout);
-      const said = revoked ? ` ${revokedSentence(revoked)}` : ' Your API token and keys still work.';
+      const { t } = signedOut.i18n;
+      const said = revoked ? revokedText(signedOut.i18n, revoked) : t('account.signedOutEverywhere.kept');
       kit.send(
         res,
         200,
-        messagePage(signedOut, 'Signed out everywhere', `Every session of this account ended.${said}`, 'notice'),
+        messagePage(
+          signedOut,
+          t('account.signedOutEverywhere.title'),
+          t('account.signedOutEverywhere.text', { revoked: said }),
+          'notice',
+        ),
       );
     }),
   );

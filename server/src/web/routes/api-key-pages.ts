@@ -2,6 +2,7 @@
 import type { Router } from 'express';
 import { API_KEY_SCOPES, ApiError, isApiKeyScope } from '@secret-push/rules';
 import { apiKeyRecord } from '../../http/handlers/api-key-handlers.js';
+import type { Translator } from '../../i18n/i18n.js';
 import type { NewApiKey } from '../../user/api-keys.js';
 import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
@@ -10,19 +11,18 @@ import { KEY_LIFETIMES_DAYS, tokenPage } from '../views/accounts.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The key form → a new key, or what is wrong with it (said for people, never echoing what was sent). */
-function keyFromForm(form: FormData, now: Date): NewApiKey | string {
+function keyFromForm(form: FormData, now: Date, t: Translator['t']): NewApiKey | string {
   const name = field(form, 'name').trim();
-  if (name.length < 1 || name.length > 100 || /[\u0000-\u001f\u007f]/.test(name))
-    return 'Give the key a name of 1 to 100 characters.';
+  if (name.length < 1 || name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) return t('apiKeys.error.name');
   const sent = form.getAll('scopes');
-  if (sent.length > API_KEY_SCOPES.length) return 'Choose each scope at most once.';
+  if (sent.length > API_KEY_SCOPES.length) return t('apiKeys.error.scopeTwice');
   const scopes = [...new Set(sent)].filter(isApiKeyScope);
-  if (scopes.length !== sent.length) return 'Choose scopes from the list.';
-  if (scopes.length === 0) return 'Choose at least one scope.';
+  if (scopes.length !== sent.length) return t('apiKeys.error.scopeUnknown');
+  if (scopes.length === 0) return t('apiKeys.error.noScope');
   const days = field(form, 'expires_in_days');
   if (days === 'never') return { name, scopes, expiresAt: null };
   const n = Number(days);
-  if (!(KEY_LIFETIMES_DAYS as readonly number[]).includes(n)) return 'Choose when the key expires.';
+  if (!(KEY_LIFETIMES_DAYS as readonly number[]).includes(n)) return t('apiKeys.error.expiry');
   return { name, scopes, expiresAt: new Date(now.getTime() + n * 86_400_000).toISOString() };
 }
 
@@ -44,7 +44,7 @@ export function apiKeyPages(router: Router, kit: PageKit): void {
       if (!v.user) return kit.redirectToSignIn(req, res);
       const form = await kit.postedForm(req, v);
       const now = opts.clock?.() ?? new Date();
-      const input = keyFromForm(form, now);
+      const input = keyFromForm(form, now, v.viewer.i18n.t);
       if (typeof input === 'string') {
         return kit.send(res, 422, tokenPage(v.viewer, { ...(await tokenState(v.user.userId)), keyError: input }));
       }

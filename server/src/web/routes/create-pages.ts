@@ -97,9 +97,7 @@ export function createPages(router: Router, kit: PageKit): void {
       try {
         if (encrypt && marker === '') {
           throw validationFailed({
-            client_encryption: [
-              'Your browser did not encrypt the secret (this needs JavaScript), so nothing was stored. Turn JavaScript on, or untick “Encrypt in my browser”.',
-            ],
+            client_encryption: [v.viewer.i18n.t('create.error.notEncrypted')],
           });
         }
         const push = await core.pushes.create(input, kit.ctxOf(req, v.user?.userId ?? null));
@@ -124,10 +122,8 @@ export function createPages(router: Router, kit: PageKit): void {
           error: quota
             ? error.message
             : error.code === 'authentication_required'
-              ? 'Sign in to send files.'
-              : marker !== ''
-                ? 'The secret was not stored: check the fields marked below, then enter the secret again (it was encrypted, so this page cannot show it back).'
-                : 'The secret was not stored: check the fields marked below.',
+              ? v.viewer.i18n.t('create.error.signInForFiles')
+              : v.viewer.i18n.t(marker !== '' ? 'create.error.fieldsEncrypted' : 'create.error.fields'),
           fields: error.details.fields,
         };
         kit.send(res, error.status, createPage(v.viewer, settings, state));

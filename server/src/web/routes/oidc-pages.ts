@@ -7,8 +7,7 @@
  */
 import type { Router } from 'express';
 import { turnOn } from '@secret-push/rules';
-import { LOCKED_SENTENCE } from '../../account/account-service.js';
-import { claimSentence } from '../../account/claim.js';
+import { claimText } from '../account-sentences.js';
 import { SignInRefusal } from '../../account/single-sign-on.js';
 import { baseUrlOf } from '../../http/auth.js';
 import { field } from '../forms.js';
@@ -24,7 +23,11 @@ const OIDC_CALLBACK_PATH = '/users/oidc/callback';
 function refusalPage(refusal: SignInRefusal): PageError {
   const forbidden = ['unverified_email', 'domain', 'no_account', 'linked_elsewhere'].includes(refusal.reason);
   const status = refusal.reason === 'unavailable' ? 503 : forbidden ? 403 : 400;
-  return new PageError(status, 'Sign-in refused', `${refusal.message} Nobody was signed in.`);
+  return new PageError(
+    status,
+    { key: 'oidc.refused.title' },
+    { key: 'oidc.refused.text', values: { reason: refusal.message } },
+  );
 }
 
 export function oidcPages(router: Router, kit: PageKit): void {
@@ -35,8 +38,8 @@ export function oidcPages(router: Router, kit: PageKit): void {
     if (!service)
       throw new PageError(
         404,
-        'Not found',
-        `Single sign-on is not set up on this instance. ${turnOn('singleSignOn', settings.env)}`,
+        { key: 'error.notFound.title' },
+        { key: 'oidc.notSetUp', values: { howToTurnOn: turnOn('singleSignOn', settings.env) } },
       );
     return service;
   };
@@ -57,7 +60,16 @@ export function oidcPages(router: Router, kit: PageKit): void {
       }
       steps.startSso(req, res, { ...started.transaction, next });
       const name = sso().providerName;
-      kit.send(res, 200, providerStepPage(v.viewer, `Sign in with ${name}`, name, started.url));
+      kit.send(
+        res,
+        200,
+        providerStepPage(
+          v.viewer,
+          v.viewer.i18n.t('account.signIn.withProvider', { provider: name }),
+          name,
+          started.url,
+        ),
+      );
     }),
   );
 
@@ -68,18 +80,14 @@ export function oidcPages(router: Router, kit: PageKit): void {
       // Taken (and cleared) first: whatever happens next, this answer cannot be used again in this browser.
       const pending = steps.takeSso(req, res);
       try {
-        if (!pending)
-          throw new SignInRefusal(
-            'state',
-            'This sign-in answer was already used, has expired, or was not started in this browser. Start again from the sign-in page.',
-          );
+        if (!pending) throw new SignInRefusal('state', v.viewer.i18n.t('oidc.answerUsed'));
         const callback = new URL(req.originalUrl, `${baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy)}/`);
         const claims = await service.finish(callback, pending);
         const { claimed, ...user } = await service.account(claims, kit.clock?.());
         const next = safeNext(pending.next, '/');
         // A locked account (issue 41) gets no session, from the provider either.
         if (!(await kit.web().accounts.sessionUser(user.userId, user.sessionVersion)))
-          throw new PageError(403, 'Account locked', LOCKED_SENTENCE);
+          throw new PageError(403, { key: 'account.locked.title' }, { key: 'account.locked.text' });
         // The account's own second factor is asked after the provider too: its owner turned it on (issue 45).
         if ((await kit.web().twoFactor.status(user.userId)).enabled) {
           steps.startFactor(req, res, user, 'verify', next, 'oidc');
@@ -89,7 +97,11 @@ export function oidcPages(router: Router, kit: PageKit): void {
         if (!claimed) return res.redirect(303, next);
         // An account nobody had proven the address of became this person's: say what was removed from it.
         const viewer = { ...v.viewer, user: { email: user.email }, csrf: sessions.csrfToken(csrf, user.userId) };
-        kit.send(res, 200, messagePage(viewer, 'Your account', claimSentence(claimed), 'notice'));
+        kit.send(
+          res,
+          200,
+          messagePage(viewer, viewer.i18n.t('account.claim.pageTitle'), claimText(viewer.i18n, claimed), 'notice'),
+        );
       } catch (error) {
         if (error instanceof SignInRefusal) throw refusalPage(error);
         throw error;
@@ -102,5 +114,7 @@ export function oidcPages(router: Router, kit: PageKit): void {
 export async function providerLogout(kit: PageKit, base: string, viewer: Viewer): Promise<string | null> {
   const service = kit.core.web?.singleSignOn;
   const url = service ? await service.logoutUrl(`${base}/`) : null;
-  return service && url ? providerStepPage(viewer, 'Signing out', service.providerName, url) : null;
+  return service && url
+    ? providerStepPage(viewer, viewer.i18n.t('account.providerStep.signingOut'), service.providerName, url)
+    : null;
 }

@@ -9,7 +9,7 @@ export function ownerPages(router: Router, kit: PageKit): void {
     const raw = req.query.page;
     if (raw === undefined) return 1;
     if (typeof raw !== 'string' || !/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 200) {
-      throw new PageError(400, 'No such page', 'The page number must be from 1 to 200.');
+      throw new PageError(400, { key: 'error.noSuchPage.title' }, { key: 'error.noSuchPage.message' });
     }
     return Number(raw);
   };

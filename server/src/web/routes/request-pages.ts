@@ -30,7 +30,7 @@ function pageNumber(req: Request): number {
   const raw = req.query.page;
   if (raw === undefined) return 1;
   if (typeof raw !== 'string' || !/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 200)
-    throw new PageError(400, 'No such page', 'The page number must be from 1 to 200.');
+    throw new PageError(400, { key: 'error.noSuchPage.title' }, { key: 'error.noSuchPage.message' });
   return Number(raw);
 }
 
@@ -62,18 +62,19 @@ export function requestPages(router: Router, kit: PageKit): void {
         else if (form.has('seal'))
           throw new ApiError('validation_failed', 'public_key', {
             fields: {
-              public_key: ['Sealing needs JavaScript: nothing was created. Turn JavaScript on, or untick the box.'],
+              public_key: [v.viewer.i18n.t('requests.error.sealNeedsScript')],
             },
           });
         const created = await core.requests.create(input, kit.ctxOf(req, v.user.userId));
         res.redirect(303, `/requests/${created.url_token}`);
       } catch (error) {
-        if (error instanceof SyntaxError) throw new PageError(400, 'Bad form', 'The public key is not JSON.');
+        if (error instanceof SyntaxError)
+          throw new PageError(400, { key: 'error.badForm.title' }, { key: 'requests.error.publicKeyNotJson' });
         if (!(error instanceof ApiError) || !REFUSALS.has(error.code)) throw error;
         const state = {
           request: input.request,
           // A limit's refusal says which and what to do; a field's, where.
-          error: error.details.fields ? 'Nothing was created: check the fields below.' : error.message,
+          error: error.details.fields ? v.viewer.i18n.t('requests.error.fields') : error.message,
           fields: error.details.fields,
         };
         kit.send(res, error.status, newRequestPage(v.viewer, state));

@@ -9,18 +9,19 @@ import type { Request, Response, Router } from 'express';
 import { ApiError, turnOn } from '@secret-push/rules';
 import type { AccountUser } from '../../account/account-service.js';
 import { actorOf } from '../../http/auth.js';
+import type { Translator } from '../../i18n/i18n.js';
 import { field } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
 import { createSignInSteps, type PendingFactor } from '../sign-in-steps.js';
 import { recoveryCodesPage, setupPage, twoFactorPage, verifyPage } from '../views/two-factor.js';
 
 /** A wrong code's message, or the limit's (with its Retry-After set); other errors go on. */
-function codeRefusal(res: Response, error: unknown): { status: number; message: string } {
+function codeRefusal(res: Response, error: unknown, i18n: Translator): { status: number; message: string } {
   if (!(error instanceof ApiError)) throw error;
   if (error.code === 'too_many_attempts') {
     const seconds = error.details.retryAfterSeconds ?? 60;
     res.setHeader('Retry-After', String(seconds));
-    return { status: 429, message: `Too many wrong codes. Wait ${Math.ceil(seconds / 60)} minute(s) and try again.` };
+    return { status: 429, message: i18n.t('twoFactor.tooMany', { minutes: Math.ceil(seconds / 60) }) };
   }
   if (error.code === 'authentication_required') return { status: 401, message: error.message };
   throw error;
@@ -41,7 +42,8 @@ export function twoFactorPages(router: Router, kit: PageKit): void {
     const step = steps.pendingFactor(req);
     const pending =
       step?.purpose === 'enrol' ? await kit.web().accounts.sessionUser(step.userId, step.sessionVersion) : null;
-    if (!pending || !step) throw new PageError(401, 'Sign in first', 'Sign in to set up two-factor sign-in.');
+    if (!pending || !step)
+      throw new PageError(401, { key: 'twoFactor.signInFirst.title' }, { key: 'twoFactor.signInFirst.text' });
     return { user: pending, step };
   }
 
@@ -91,9 +93,10 @@ export function twoFactorPages(router: Router, kit: PageKit): void {
       try {
         codes = await tf.confirm(user.userId, field(form, 'code'), ipOf(req), now());
       } catch (error) {
-        const refusal = codeRefusal(res, error);
+        const refusal = codeRefusal(res, error, v.viewer.i18n);
         const enrolment = await tf.pending(user.userId, user.email);
-        if (!enrolment) throw new PageError(409, 'Already on', 'Two-factor sign-in is already on for this account.');
+        if (!enrolment)
+          throw new PageError(409, { key: 'twoFactor.alreadyOn.title' }, { key: 'twoFactor.alreadyOn.text' });
         return kit.send(
           res,
           refusal.status,
@@ -129,12 +132,12 @@ export function twoFactorPages(router: Router, kit: PageKit): void {
       const user =
         step?.purpose === 'verify' ? await kit.web().accounts.sessionUser(step.userId, step.sessionVersion) : null;
       if (!step || !user) {
-        throw new PageError(401, 'Sign in again', 'This sign-in has expired. Sign in again with your password.');
+        throw new PageError(401, { key: 'twoFactor.signInAgain.title' }, { key: 'twoFactor.signInAgain.text' });
       }
       try {
         await kit.web().twoFactor.verify(user.userId, field(form, 'code'), ipOf(req), now());
       } catch (error) {
-        const refusal = codeRefusal(res, error);
+        const refusal = codeRefusal(res, error, v.viewer.i18n);
         return kit.send(res, refusal.status, verifyPage(v.viewer, { error: refusal.message }));
       }
       steps.endFactor(req, res);
@@ -164,17 +167,12 @@ function factorChangePages(router: Router, kit: PageKit): void {
       const form = await kit.postedForm(req, v);
       const tf = kit.web().twoFactor;
       const before = await tf.status(v.user.userId);
-      if (!before.enabled)
-        throw new PageError(
-          409,
-          'Two-factor sign-in is off',
-          'Turn two-factor sign-in on first: it comes with its codes.',
-        );
+      if (!before.enabled) throw new PageError(409, { key: 'twoFactor.off.title' }, { key: 'twoFactor.off.onFirst' });
       let codes: string[];
       try {
         codes = await tf.renewRecoveryCodes(v.user.userId, field(form, 'code'), ipOf(req), now());
       } catch (error) {
-        const refusal = codeRefusal(res, error);
+        const refusal = codeRefusal(res, error, v.viewer.i18n);
         const status = await tf.status(v.user.userId);
         const page = twoFactorPage(v.viewer, { ...status, required: settings.require2fa, error: refusal.message });
         return kit.send(res, refusal.status, page);
@@ -191,14 +189,14 @@ function factorChangePages(router: Router, kit: PageKit): void {
       if (settings.require2fa)
         throw new PageError(
           403,
-          'Required',
-          `This instance requires two-factor sign-in: it cannot be turned off. ${turnOn('optionalTwoFactor', settings.env)}`,
+          { key: 'twoFactor.required.title' },
+          { key: 'twoFactor.required.text', values: { howToTurnOn: turnOn('optionalTwoFactor', settings.env) } },
         );
       const tf = kit.web().twoFactor;
       try {
         await tf.disable(v.user.userId, field(form, 'code'), ipOf(req), now());
       } catch (error) {
-        const refusal = codeRefusal(res, error);
+        const refusal = codeRefusal(res, error, v.viewer.i18n);
         const status = await tf.status(v.user.userId);
         return kit.send(
           res,
@@ -207,7 +205,11 @@ function factorChangePages(router: Router, kit: PageKit): void {
         );
       }
       const status = await tf.status(v.user.userId);
-      kit.send(res, 200, twoFactorPage(v.viewer, { ...status, required: false, notice: 'Two-factor sign-in is off.' }));
+      kit.send(
+        res,
+        200,
+        twoFactorPage(v.viewer, { ...status, required: false, notice: v.viewer.i18n.t('twoFactor.off.done') }),
+      );
     }),
   );
 }

@@ -48,10 +48,9 @@ export function webhookPages(router: Router, kit: PageKit): void {
       const description = field(form, 'description').trim();
       const refuse = async (error: string) =>
         kit.send(res, 422, webhooksPage(v.viewer, await stateOf(user.userId, { error })));
-      if (url.length === 0 || url.length > 2048)
-        return refuse('Give the URL of your endpoint (at most 2048 characters).');
-      if (events.length === 0) return refuse('Choose at least one event.');
-      if (description.length > 200) return refuse('Keep the description to 200 characters.');
+      if (url.length === 0 || url.length > 2048) return refuse(v.viewer.i18n.t('webhooks.error.url'));
+      if (events.length === 0) return refuse(v.viewer.i18n.t('webhooks.error.noEvent'));
+      if (description.length > 200) return refuse(v.viewer.i18n.t('webhooks.error.description'));
       try {
         const fresh = await serviceOf(kit).create(user.userId, { url, events, description });
         kit.send(res, 201, webhooksPage(v.viewer, await stateOf(user.userId, { fresh })));

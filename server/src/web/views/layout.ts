@@ -71,10 +71,10 @@ function brandMark(viewer: Viewer): Html {
 }
 
 /** The brand's footer line and links (imprint, privacy), when it has them. */
-function brandFooter(brand: PageBrand): Html {
+function brandFooter(brand: PageBrand, { t }: Translator): Html {
   if (!brand.footerText && brand.footerLinks.length === 0) return html``;
   return html`<p class="brand-footer">${brand.footerText ?? ''}${brand.footerLinks.map(
-    (link) => html` <a href="${link.href}" rel="noopener">${link.label}</a>`,
+    (link) => html` <a href="${link.href}" rel="noopener">${t('layout.footer.link', { kind: link.kind })}</a>`,
   )}</p>`;
 }
 
@@ -126,7 +126,7 @@ ${opts.head ?? ''}
 <main id="main" tabindex="-1">
 ${opts.body}
 </main>
-<footer class="site">${opts.viewer.user ? html`${t('layout.footer.signedInAs', { email: opts.viewer.user.email })} · ` : ''}${opts.viewer.retrieveOnly ? '' : html`<a href="/help/api">${t('layout.footer.apiDocs')}</a>`}${brandFooter(brand)}
+<footer class="site">${opts.viewer.user ? html`${t('layout.footer.signedInAs', { email: opts.viewer.user.email })} · ` : ''}${opts.viewer.retrieveOnly ? '' : html`<a href="/help/api">${t('layout.footer.apiDocs')}</a>`}${brandFooter(brand, opts.viewer.i18n)}
 ${languageMenu(opts.viewer)}</footer>
 <div id="status" class="visually-hidden" role="status" aria-live="polite"></div>
 ${scriptMessages(opts.viewer, opts.messages ?? [])}

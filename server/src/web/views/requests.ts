@@ -1,15 +1,11 @@
 /** The request pages (issue 24): "Request a secret", the requester's list and request, and the responder's page. */
 import type { RequestOwner, RequestView } from '@secret-push/sdk/generated';
+import type { Translator } from '../../i18n/i18n.js';
 import { html, type Html } from '../html.js';
 import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';
 
-const STATES: Record<RequestOwner['state'], string> = {
-  pending: 'Waiting for an answer',
-  fulfilled: 'Answered',
-  collected: 'Answered and opened',
-  expired: 'Expired unanswered',
-  revoked: 'Revoked',
-};
+/** A request's state, in the page's language. */
+const stateLabel = (t: Translator['t'], state: RequestOwner['state']): string => t('requests.state', { state });
 
 export interface NewRequestState {
   request?: string;
@@ -21,39 +17,41 @@ const SCRIPTS = ['vendor/secret-push-e2e.js', 'requests.js'];
 
 export function newRequestPage(viewer: Viewer, state: NewRequestState = {}): string {
   const e = state.fields;
+  const { t } = viewer.i18n;
   return page({
-    title: 'Request a secret',
+    title: t('requests.new.title'),
     viewer,
     scripts: SCRIPTS,
     messages: ['js.requests.'],
-    body: html`<h1>Request a secret</h1>
-<p>Ask someone to send you a secret: they get a link to a page where they type it in, and the answer becomes a push only you can open.</p>
+    body: html`<h1>${t('requests.new.title')}</h1>
+<p>${t('requests.new.intro')}</p>
 ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
 <form method="post" action="/requests" id="request-form">
   ${csrfField(viewer)}
-  <label for="request">What do you need?</label>
+  <label for="request">${t('requests.new.request')}</label>
   <textarea id="request" name="request" rows="4" maxlength="10000" required${describedBy(e, 'request')}>${state.request ?? ''}</textarea>
   ${fieldErrors(e, 'request')}
-  <label for="expire_after_days">Link and answer expire after (days)</label>
+  <label for="expire_after_days">${t('requests.new.days')}</label>
   <input id="expire_after_days" name="expire_after_days" type="number" min="1" max="90" value="7"${describedBy(e, 'expire_after_days')}>
   ${fieldErrors(e, 'expire_after_days')}
-  <label for="expire_after_views">The answer can be viewed (times)</label>
+  <label for="expire_after_views">${t('requests.new.views')}</label>
   <input id="expire_after_views" name="expire_after_views" type="number" min="1" max="100" value="1"${describedBy(e, 'expire_after_views')}>
   ${fieldErrors(e, 'expire_after_views')}
-  <label><input type="checkbox" name="seal" id="seal" value="1"> Seal the answer to this browser (end-to-end: only this browser can open it)</label>
+  <label><input type="checkbox" name="seal" id="seal" value="1"> ${t('requests.new.seal')}</label>
   <input type="hidden" name="public_key" value="">
   ${fieldErrors(e, 'public_key')}
-  <button type="submit">Create the request</button>
+  <button type="submit">${t('requests.new.submit')}</button>
 </form>`,
   });
 }
 
 /** What stands for an empty ask: files only, while pending; erased, once answered, expired or revoked. */
-const emptyAsk = (r: RequestOwner): string => (r.state === 'pending' ? '(a file)' : '(the ask was erased)');
+const emptyAsk = (t: Translator['t'], r: RequestOwner): string =>
+  t(r.state === 'pending' ? 'requests.ask.file' : 'requests.ask.erased');
 
-function requestRow(r: RequestOwner): Html {
+function requestRow(t: Translator['t'], r: RequestOwner): Html {
   const ask = r.request.length > 80 ? `${r.request.slice(0, 80)}…` : r.request;
-  return html`<tr><td><a href="/requests/${r.url_token}">${ask || (r.name !== '' ? r.name : emptyAsk(r))}</a></td><td data-state="${r.state}">${STATES[r.state]}</td><td>${r.sealing ? 'sealed' : ''}</td><td><time datetime="${r.created_at}">${r.created_at.slice(0, 16).replace('T', ' ')}</time></td></tr>`;
+  return html`<tr><td><a href="/requests/${r.url_token}">${ask || (r.name !== '' ? r.name : emptyAsk(t, r))}</a></td><td data-state="${r.state}">${stateLabel(t, r.state)}</td><td>${r.sealing ? t('requests.list.sealed') : ''}</td><td><time datetime="${r.created_at}">${r.created_at.slice(0, 16).replace('T', ' ')}</time></td></tr>`;
 }
 
 export function requestListPage(
@@ -61,46 +59,50 @@ export function requestListPage(
   which: 'active' | 'expired',
   result: { items: RequestOwner[]; total: number; page: number },
 ): string {
+  const { t } = viewer.i18n;
+  const title = t(which === 'active' ? 'requests.list.mine' : 'requests.list.closed');
   return page({
-    title: which === 'active' ? 'My requests' : 'Closed requests',
+    title,
     viewer,
-    body: html`<h1>${which === 'active' ? 'My requests' : 'Closed requests'}</h1>
-<p><a href="/requests/new">Request a secret</a> · ${which === 'active' ? html`<a href="/requests/expired">Closed requests</a>` : html`<a href="/requests/active">Open requests</a>`}</p>
+    body: html`<h1>${title}</h1>
+<p><a href="/requests/new">${t('requests.new.title')}</a> · ${which === 'active' ? html`<a href="/requests/expired">${t('requests.list.closed')}</a>` : html`<a href="/requests/active">${t('requests.list.open')}</a>`}</p>
 ${
   result.items.length === 0
-    ? html`<p>No requests here.</p>`
-    : html`<table><thead><tr><th>Asked</th><th>State</th><th></th><th>Created</th></tr></thead><tbody>${result.items.map(requestRow)}</tbody></table>`
+    ? html`<p>${t('requests.list.none')}</p>`
+    : html`<table><thead><tr><th>${t('requests.list.asked')}</th><th>${t('requests.list.state')}</th><th></th><th>${t('requests.list.created')}</th></tr></thead><tbody>${result.items.map((r) => requestRow(t, r))}</tbody></table>`
 }`,
   });
 }
 
-function answerLink(r: RequestOwner): Html {
+function answerLink(t: Translator['t'], r: RequestOwner): Html {
   if (!r.answer) return html``;
-  if (!r.answer.sealed_key) return html`<p><a id="open-answer" href="${r.answer.html_url}">Open the answer</a></p>`;
-  return html`<p id="sealed-answer">The answer is sealed to the browser that made this request.</p>
-<p><a id="open-answer" hidden href="#" data-token="${r.url_token}" data-sealed-key="${r.answer.sealed_key}" data-answer-url="${r.answer.html_url}" data-public-x="${r.sealing?.public_key.x ?? ''}">Open the answer</a></p>
+  if (!r.answer.sealed_key)
+    return html`<p><a id="open-answer" href="${r.answer.html_url}">${t('requests.owner.open')}</a></p>`;
+  return html`<p id="sealed-answer">${t('requests.owner.sealed')}</p>
+<p><a id="open-answer" hidden href="#" data-token="${r.url_token}" data-sealed-key="${r.answer.sealed_key}" data-answer-url="${r.answer.html_url}" data-public-x="${r.sealing?.public_key.x ?? ''}">${t('requests.owner.open')}</a></p>
 <p id="open-answer-error" class="error" hidden></p>`;
 }
 
 export function requestOwnerPage(viewer: Viewer, r: RequestOwner): string {
+  const { t } = viewer.i18n;
   return page({
-    title: 'Your request',
+    title: t('requests.owner.title'),
     viewer,
     scripts: SCRIPTS,
     messages: ['js.requests.'],
-    body: html`<h1>Your request</h1>
-${r.request !== '' ? html`<p class="ask">${r.request}</p>` : html`<p class="ask" data-empty>${emptyAsk(r)}</p>`}
-${r.state !== 'pending' ? html`<p>Once a request is answered, expires or is revoked, its ask and files are erased: they were for the person answering.</p>` : ''}
-<p>State: <strong id="request-state" data-state="${r.state}">${STATES[r.state]}</strong>${r.sealing ? ' · the answer will be sealed to this browser' : ''}</p>
+    body: html`<h1>${t('requests.owner.title')}</h1>
+${r.request !== '' ? html`<p class="ask">${r.request}</p>` : html`<p class="ask" data-empty>${emptyAsk(t, r)}</p>`}
+${r.state !== 'pending' ? html`<p>${t('requests.owner.erased')}</p>` : ''}
+<p>${t('requests.owner.state')} <strong id="request-state" data-state="${r.state}">${stateLabel(t, r.state)}</strong>${r.sealing ? ` · ${t('requests.owner.willSeal')}` : ''}</p>
 ${
   r.state === 'pending'
-    ? html`<p>Send this link to the person who has the secret:</p>
-<p><input id="request-link" readonly value="${r.html_url}" aria-label="Link to the answer page"></p>
-<form method="post" action="/requests/${r.url_token}/revoke">${csrfField(viewer)}<button type="submit">Revoke</button></form>`
+    ? html`<p>${t('requests.owner.sendLink')}</p>
+<p><input id="request-link" readonly value="${r.html_url}" aria-label="${t('requests.owner.linkLabel')}"></p>
+<form method="post" action="/requests/${r.url_token}/revoke">${csrfField(viewer)}<button type="submit">${t('requests.owner.revoke')}</button></form>`
     : ''
 }
-${answerLink(r)}
-<p><a href="/requests/active">My requests</a></p>`,
+${answerLink(t, r)}
+<p><a href="/requests/active">${t('requests.list.mine')}</a></p>`,
   });
 }
 
