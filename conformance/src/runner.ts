@@ -26,6 +26,7 @@ import { endToEnd } from './requirements/e2e.js';
 import { requests } from './requirements/requests.js';
 import { email } from './requirements/email.js';
 import { webhooks } from './requirements/webhooks.js';
+import { recipientAccess } from './requirements/recipient-access.js';
 import { startWebhookReceiver } from './receiver.js';
 
 export const REQUIREMENTS: Requirement[] = [
@@ -53,6 +54,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...requests,
   ...email,
   ...webhooks,
+  ...recipientAccess,
 ];
 
 export interface RunOutput {
@@ -189,6 +191,18 @@ function gate(
       return f.webhooks?.enabled
         ? null
         : { status: 'skip', reason: 'instance does not report features.webhooks.enabled' };
+    case 'recipientAccess':
+      return p.recipient_access
+        ? null
+        : { status: 'skip', reason: 'instance does not report features.pushes.recipient_access' };
+    case 'recipientNetworks':
+      return p.recipient_access?.networks
+        ? null
+        : { status: 'skip', reason: 'instance does not report recipient_access.networks (allowed_networks)' };
+    case 'accessCodes':
+      return p.recipient_access?.email_codes
+        ? null
+        : { status: 'skip', reason: 'instance does not report recipient_access.email_codes (no codes by email)' };
     case 'webhookReceiver':
       return options.receiver
         ? null
