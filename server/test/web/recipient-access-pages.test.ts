@@ -9,13 +9,15 @@
  * - the same with JavaScript: the code form goes through the page's script (the API with X-Access-Code);
  * - a network left out: a clear page (403), no reveal control, no view spent; from inside the ranges the reveal works
  *   and spends one;
- * - the page in German (`?locale=de`).
+ * - the page in German (`?locale=de`);
+ * - the forms by hand (plain HTTP): without the CSRF token or from another origin, refused before anything is
+ *   recorded; a hostile code (64 KiB, letters) is a wrong code (401), never a 5xx.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { PushInput } from '@secret-push/sdk/generated';
 import { startMailbox, type Mailbox } from '../support/mailbox.js';
-import { launchChromium, startWeb, type WebApp } from './support.js';
+import { launchChromium, startWeb, Visitor, type WebApp } from './support.js';
 
 let app: WebApp;
 let mailbox: Mailbox;
@@ -231,5 +233,51 @@ describe('a push for some networks, on the page', () => {
     } finally {
       await inside.close();
     }
+  });
+});
+
+describe('the forms by hand', () => {
+  it('refuses a form without its CSRF token or from another origin, recording nothing; a hostile code is a wrong one', async () => {
+    const made = await make({
+      payload: 'hand-made-secret-7c1e',
+      expire_after_views: 2,
+      recipient_emails: ['dee@example.net'],
+    });
+    const token = made.push.url_token;
+    const rows = async () =>
+      Number(
+        (
+          await app.db.query<{ n: string }>(
+            'select count(*) as n from push_access_codes c join pushes p on p.id = c.push_id where p.url_token = $1',
+            [token],
+          )
+        )[0]!.n,
+      );
+    const visitor = new Visitor(app.baseUrl);
+    const { csrf } = await visitor.page(`/p/${token}`);
+    expect(csrf).not.toBe('');
+
+    const noToken = await visitor.post(`/p/${token}/access_code`, { email: 'dee@example.net' });
+    expect(noToken.status).toBe(403);
+    const foreign = await visitor.post(
+      `/p/${token}/access_code`,
+      { _csrf: csrf, email: 'dee@example.net' },
+      { origin: 'https://evil.example' },
+    );
+    expect(foreign.status).toBe(403);
+    expect(await rows()).toBe(0);
+
+    const bad = await visitor.post(`/p/${token}/access_code`, { _csrf: csrf, email: 'not an address' });
+    expect(bad.status).toBe(422);
+    expect(await bad.text()).toMatch(/Enter an email address/);
+    expect(await rows()).toBe(0);
+
+    for (const code of ['x'.repeat(60_000), 'letters!', '']) {
+      const answer = await visitor.post(`/p/${token}/open`, { _csrf: csrf, access_code: code });
+      expect(answer.status, code.slice(0, 10)).toBe(code === '' ? 422 : 401);
+      expect(await answer.text()).not.toContain('hand-made-secret-7c1e');
+    }
+    expect(await made.views()).toBe(2);
+    expect((await made.audit()).filter((e) => e.startsWith('failed_passphrase')).length).toBe(2);
   });
 });

@@ -36,10 +36,15 @@ function tokenOf(req: Request): string {
  * Which ways of proof the page offers this visitor: codes (an SMTP relay), the provider (when one is set, the visitor
  * is not signed in there, and the instance signs people in: a retrieve-only gateway has no sign-in pages).
  */
-export function accessOffer(kit: PageKit, req: Request, v: Visit): Pick<AccessFormState, 'codes' | 'provider'> {
+export function accessOffer(
+  kit: PageKit,
+  req: Request,
+  v: Visit,
+): Pick<AccessFormState, 'codes' | 'provider' | 'signedInAs'> {
   const { settings } = kit;
-  const oidc = settings.mode === 'retrieve-only' || signedInEmailOf(kit, req, v) !== null ? null : settings.oidc;
-  return { codes: settings.mail.smtpUrl !== null, provider: oidc ? oidc.providerName : null };
+  const signedInAs = signedInEmailOf(kit, req, v);
+  const oidc = settings.mode === 'retrieve-only' || signedInAs !== null ? null : settings.oidc;
+  return { codes: settings.mail.smtpUrl !== null, provider: oidc ? oidc.providerName : null, signedInAs };
 }
 
 /** The address of a session begun at the single sign-on provider, which the provider verified; else null. */

@@ -19,6 +19,8 @@ export interface AccessFormState {
   codes: boolean;
   /** The single sign-on provider's name, when one is set and the visitor is not signed in there. */
   provider: string | null;
+  /** The address of a visitor signed in at the provider (not one of the push's, or the page would not ask). */
+  signedInAs?: string | null;
   /** A code was asked for (the redirect after the request form). */
   codeSent?: boolean;
   email?: string;
@@ -87,7 +89,11 @@ export function accessForms(viewer: Viewer, push: Push, state: AccessFormState):
   const minutes = ACCESS_CODE_SECONDS / 60;
   return html`<div id="access-step">
   <p id="access-intro">${
-    state.codes ? t('recipient.access.intro') : t('recipient.access.introSso', { provider: state.provider ?? '' })
+    state.codes
+      ? t('recipient.access.intro')
+      : state.provider
+        ? t('recipient.access.introSso', { provider: state.provider })
+        : t('recipient.access.notListed', { email: state.signedInAs ?? '' })
   }</p>
   ${state.error ? html`<p class="error" role="alert" id="access-error">${state.error}</p>` : ''}
   ${state.codeSent ? html`<p class="notice" role="status" id="code-sent">${t('recipient.access.sent', { minutes })}</p>` : ''}
