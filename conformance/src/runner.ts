@@ -66,6 +66,19 @@ export interface RunOutput {
   rateLimited?: string;
 }
 
+/** The RCPT class's gates (issue 42): what the version report says of `features.pushes.recipient_access`. */
+function recipientAccessGate(
+  need: 'recipientAccess' | 'recipientNetworks' | 'accessCodes',
+  r: Features['pushes']['recipient_access'],
+): { status: 'skip'; reason: string } | null {
+  if (!r) return { status: 'skip', reason: 'instance does not report features.pushes.recipient_access' };
+  if (need === 'recipientNetworks' && !r.networks)
+    return { status: 'skip', reason: 'instance does not report recipient_access.networks (allowed_networks)' };
+  if (need === 'accessCodes' && !r.email_codes)
+    return { status: 'skip', reason: 'instance does not report recipient_access.email_codes (no codes by email)' };
+  return null;
+}
+
 /** Why a requirement cannot run here: `not-run` for missing CLI input, `skip` for what the instance reports. */
 function gate(
   need: Need,
@@ -192,17 +205,9 @@ function gate(
         ? null
         : { status: 'skip', reason: 'instance does not report features.webhooks.enabled' };
     case 'recipientAccess':
-      return p.recipient_access
-        ? null
-        : { status: 'skip', reason: 'instance does not report features.pushes.recipient_access' };
     case 'recipientNetworks':
-      return p.recipient_access?.networks
-        ? null
-        : { status: 'skip', reason: 'instance does not report recipient_access.networks (allowed_networks)' };
     case 'accessCodes':
-      return p.recipient_access?.email_codes
-        ? null
-        : { status: 'skip', reason: 'instance does not report recipient_access.email_codes (no codes by email)' };
+      return recipientAccessGate(need, p.recipient_access);
     case 'webhookReceiver':
       return options.receiver
         ? null
