@@ -145,6 +145,14 @@ export interface Features {
       required: boolean;
       schemes: { scheme: string; version: number }[];
     };
+    /** Who may open a push (issue 42); absent on servers without it (the reference). */
+    recipient_access?: {
+      networks: boolean;
+      email_codes: boolean;
+      single_sign_on: boolean;
+      max_emails: number;
+      max_networks: number;
+    };
   };
   /** Requests (`/api/v2/requests`); `enabled: false` (or an older report) turns the REQ class off. */
   requests?: { enabled: boolean; email_auto_dispatch?: boolean };

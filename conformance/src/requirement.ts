@@ -24,6 +24,7 @@ export const AREAS = [
   'REQ',
   'EMAIL',
   'HOOK',
+  'RCPT',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -51,6 +52,7 @@ export const AREA_TITLES: Record<Area, string> = {
   REQ: 'requests',
   EMAIL: 'email of the link',
   HOOK: 'signed webhooks',
+  RCPT: 'who may open a push',
 };
 
 /**
@@ -88,6 +90,9 @@ export type Need =
   | 'requestEmail' // the report says features.requests.email_auto_dispatch (a request's moves are mailed)
   | 'mailbox' // the caller gave a way to read the recipients' mailbox (--mailbox-url, or the mailbox hook)
   | 'webhooks' // the report says features.webhooks.enabled
+  | 'recipientAccess' // the report has features.pushes.recipient_access (issue 42)
+  | 'recipientNetworks' // … and says allowed_networks is honoured (networks)
+  | 'accessCodes' // … and says codes are emailed to recipient_emails (email_codes)
   | 'webhookReceiver'; // the caller gave a receiver the target can reach (--webhook-receiver host:port)
 
 export interface Requirement {

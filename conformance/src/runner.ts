@@ -26,6 +26,7 @@ import { endToEnd } from './requirements/e2e.js';
 import { requests } from './requirements/requests.js';
 import { email } from './requirements/email.js';
 import { webhooks } from './requirements/webhooks.js';
+import { recipientAccess } from './requirements/recipient-access.js';
 import { startWebhookReceiver } from './receiver.js';
 
 export const REQUIREMENTS: Requirement[] = [
@@ -53,6 +54,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...requests,
   ...email,
   ...webhooks,
+  ...recipientAccess,
 ];
 
 export interface RunOutput {
@@ -62,6 +64,19 @@ export interface RunOutput {
   results: Result[];
   /** Set when the run stopped early because the target rate-limited it (what to do about it, in words). */
   rateLimited?: string;
+}
+
+/** The RCPT class's gates (issue 42): what the version report says of `features.pushes.recipient_access`. */
+function recipientAccessGate(
+  need: 'recipientAccess' | 'recipientNetworks' | 'accessCodes',
+  r: Features['pushes']['recipient_access'],
+): { status: 'skip'; reason: string } | null {
+  if (!r) return { status: 'skip', reason: 'instance does not report features.pushes.recipient_access' };
+  if (need === 'recipientNetworks' && !r.networks)
+    return { status: 'skip', reason: 'instance does not report recipient_access.networks (allowed_networks)' };
+  if (need === 'accessCodes' && !r.email_codes)
+    return { status: 'skip', reason: 'instance does not report recipient_access.email_codes (no codes by email)' };
+  return null;
 }
 
 /** Why a requirement cannot run here: `not-run` for missing CLI input, `skip` for what the instance reports. */
@@ -189,6 +204,10 @@ function gate(
       return f.webhooks?.enabled
         ? null
         : { status: 'skip', reason: 'instance does not report features.webhooks.enabled' };
+    case 'recipientAccess':
+    case 'recipientNetworks':
+    case 'accessCodes':
+      return recipientAccessGate(need, p.recipient_access);
     case 'webhookReceiver':
       return options.receiver
         ? null

@@ -164,6 +164,47 @@ describe('the EMAIL class against our server with an SMTP relay', () => {
   });
 });
 
+// The RCPT class (who may open a push, issue 42) on an instance with an SMTP relay, so that codes are emailed (a real
+// SMTP server in this process, its mailbox read through the suite's hook); the instances above have no relay and run
+// the network requirements only (RCPT-001 to RCPT-005), skipping the codes'.
+describe('the RCPT class against our server with an SMTP relay', () => {
+  let instance: Instance;
+  let mailbox: Mailbox;
+  let run: RunOutput;
+
+  beforeAll(async () => {
+    mailbox = await startMailbox();
+    instance = await startOurServer({
+      mail: { ...makeSettings().mail, smtpUrl: mailbox.url, attempts: 3, retrySeconds: 1 },
+    });
+    run = await runSuite({
+      baseUrl: instance.baseUrl,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      profile: 'full',
+      only: ['RCPT'],
+      mailDomain: 'example.net',
+      mailbox: async (address) =>
+        mailbox.messages
+          .filter((m) => m.to.includes(address))
+          .map((m) => ({ subject: m.parsed.subject, text: m.parsed.text, html: m.parsed.html || '' })),
+    });
+    if (process.env.CONFORMANCE_PRINT) console.log(formatTable(run, 140));
+  }, 170_000);
+
+  afterAll(async () => {
+    await instance?.close();
+    await mailbox?.stop();
+  });
+
+  it('passes every requirement: networks refused and allowed with the views counted, codes mailed, wrong, used once', () => {
+    expect(failures(run)).toEqual([]);
+    expect(run.results.map((r) => `${r.id} ${r.status}`)).toEqual(
+      Array.from({ length: 9 }, (_, i) => `RCPT-00${i + 1} pass`),
+    );
+  });
+});
+
 // The HOOK class on an instance with webhooks (allowed to send to this process's receiver on loopback); the default
 // instances above (webhooks off in tests) skip it.
 describe('the HOOK class against our server with webhooks', () => {

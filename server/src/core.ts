@@ -62,6 +62,8 @@ export interface WebServices {
   accountMail?: AccountMail;
   /** A push's record without its secret (a page GET must consume nothing): see PushService.state. */
   pushState(urlToken: string, ctx: RequestContext): Promise<Push | null>;
+  /** The same with what the recipient's page must offer first (issue 42): see PushService.pageState. */
+  pushPage: PushService['pageState'];
 }
 
 /** What `createCore(settings)` returns: the database is connected and migrated. */
@@ -291,7 +293,14 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes })),
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
     ...(hooks?.service ? { webhooks: guarded(hooks.service) } : {}),
-    web: { accounts, twoFactor, singleSignOn, pushState: pushes.state, ...(accountMail ? { accountMail } : {}) },
+    web: {
+      accounts,
+      twoFactor,
+      singleSignOn,
+      pushState: pushes.state,
+      pushPage: pushes.pageState,
+      ...(accountMail ? { accountMail } : {}),
+    },
     version: () => structuredClone(report),
     ping: () => guard(async () => void (await db.query(PING, {}))),
     sweep: async (now?: Date) => {

@@ -6,7 +6,8 @@
  * operation of both contracts and every route of the web router).
  *
  * The retrieval side:
- * - a push's recipient: its pages (`/p/{token}`, `/p/{token}/r`) and their steps (reveal, delete), the API's
+ * - a push's recipient: its pages (`/p/{token}`, `/p/{token}/r`) and their steps (reveal, delete, and issue 42's
+ *   `access_code` and `open` forms of a push for specific people), the API's
  *   retrieval (`getPush`), preview, file downloads and the expiry a viewer may do (`expirePush`: the recipient page
  *   offers "Delete now" when the push is deletable by viewers; it only removes a secret);
  * - a request's responder (issue 24): the responder's page (`/r/{token}`) and `getRequest` / `respondToRequest`. An
@@ -40,7 +41,7 @@ export const RETRIEVAL_OPERATIONS: ReadonlySet<string> = new Set([
 /** The web pages a retrieve-only instance serves: a method (HEAD goes with GET) and the whole path. */
 const RETRIEVAL_PAGES: readonly { method: 'GET' | 'POST'; path: RegExp }[] = [
   { method: 'GET', path: /^\/p\/[^/]+(?:\/r)?\/?$/ },
-  { method: 'POST', path: /^\/p\/[^/]+\/(?:reveal|delete)\/?$/ },
+  { method: 'POST', path: /^\/p\/[^/]+\/(?:reveal|delete|access_code|open)\/?$/ },
   { method: 'GET', path: /^\/r\/[^/]+\/?$/ },
   { method: 'POST', path: /^\/r\/[^/]+\/?$/ },
   { method: 'GET', path: /^\/assets\/.+$/ },

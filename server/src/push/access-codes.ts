@@ -123,6 +123,24 @@ export interface AccessCodes {
   forget(now: Date): Promise<void>;
 }
 
+/** What a recipient's page must offer before its reveal step, decided from the push's row alone (writes nothing). */
+export interface PageAccess {
+  /** The client's address lies outside the push's ranges: the page refuses at once, and nothing is spent. */
+  networkRefused: boolean;
+  /** The push names people and this visitor has not shown to be one: the page asks for a code (or a sign-in). */
+  needsProof: boolean;
+}
+
+/** `PageAccess` of a visitor: the owner passes both gates; `signedInEmail` as `AccessProof.signedInEmail`. */
+export function pageAccessOf(row: PushRow, ctx: RequestContext, signedInEmail: string | null): PageAccess {
+  if (isOwner(row, ctx.actor.userId)) return { networkRefused: false, needsProof: false };
+  return {
+    networkRefused: row.allowedNetworks.length > 0 && !inAllowedNetworks(ctx.actor.ip, row.allowedNetworks),
+    needsProof:
+      row.recipientEmails.length > 0 && !(signedInEmail !== null && isRecipient(signedInEmail, row.recipientEmails)),
+  };
+}
+
 function newCode(): string {
   return String(randomInt(0, 10 ** ACCESS_CODE_DIGITS)).padStart(ACCESS_CODE_DIGITS, '0');
 }

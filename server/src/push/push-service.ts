@@ -45,7 +45,7 @@ import { storeUnavailable, type FileObjects } from '../files/file-objects.js';
 import { StoreUnavailableError } from '../files/object-store.js';
 import type { Actor, RequestContext } from '../request-context.js';
 import type { PushEvents } from './push-followers.js';
-import type { AccessCodes, AccessProof } from './access-codes.js';
+import { pageAccessOf, type AccessCodes, type AccessProof, type PageAccess } from './access-codes.js';
 import type { FileMeta, PushRepository, WithinChange } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import { envelopeContexts, deadlineOf, nowOf } from './push-context.js';
@@ -92,6 +92,15 @@ export interface PushService {
   ): Promise<FileDownload>;
   /** A push's record without its secret, from its real state; null for an unknown token. Counts nothing, logs nothing. */
   state(urlToken: string, ctx: RequestContext): Promise<Push | null>;
+  /**
+   * `state`, and what the recipient's page must offer before its reveal step (issue 42: a network that may not open
+   * it, a code or a sign-in to ask for); `signedInEmail` as a retrieval's proof. Counts nothing, logs nothing.
+   */
+  pageState(
+    urlToken: string,
+    ctx: RequestContext,
+    signedInEmail: string | null,
+  ): Promise<{ push: Push; access: PageAccess } | null>;
   /**
    * The push of a request's answer: `input` already holds the request's expiry settings and passed the PushInput
    * schema; owned by `answer.ownerId`, counted against that user's storage quota, stored in one transaction with the
@@ -423,6 +432,16 @@ class PushOperations implements PushService {
   async state(urlToken: string, ctx: RequestContext): Promise<Push | null> {
     const row = await this.findPush(urlToken);
     return row ? pushRecord(row, nowOf(ctx), this.baseOf(ctx)) : null;
+  }
+
+  async pageState(
+    urlToken: string,
+    ctx: RequestContext,
+    signedInEmail: string | null,
+  ): Promise<{ push: Push; access: PageAccess } | null> {
+    const row = await this.findPush(urlToken);
+    if (!row) return null;
+    return { push: pushRecord(row, nowOf(ctx), this.baseOf(ctx)), access: pageAccessOf(row, ctx, signedInEmail) };
   }
 
   // ---- what they share ----

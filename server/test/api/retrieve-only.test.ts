@@ -236,8 +236,9 @@ describe('a retrieve-only instance (the public gateway)', () => {
         );
       }
     }
-    // /p/{token}, /p/{token}/r, reveal, delete, the responder's page and its answer, the assets, the brand's files.
-    expect(servedPages).toBe(8);
+    // /p/{token}, /p/{token}/r, reveal, delete, the code forms (access_code, open: issue 42), the responder's page and
+    // its answer, the assets, the brand's files.
+    expect(servedPages).toBe(10);
     // Its pages link to nothing it does not serve (the internal instance's pages link home and to the API docs).
     for (const path of [`/p/${push}`, `/r/${request}`, '/p/no-such-push']) {
       const page = await (await fetch(`${gateway.baseUrl}${path}`)).text();

@@ -178,6 +178,13 @@ export function memoryCore(
         const s = pushes.get(token);
         return s ? pushRecord(s.state, new Date(), base(ctx)) : null;
       },
+      async pageState(token, ctx) {
+        const s = pushes.get(token);
+        if (!s) return null;
+        // The double has no gates (a push for specific people opens for none): only whether the page must ask.
+        const access = { networkRefused: false, needsProof: s.state.recipientEmails.length > 0 };
+        return { push: pushRecord(s.state, new Date(), base(ctx)), access };
+      },
       async createAnswer(): Promise<never> {
         throw new Error('not in the double');
       },

@@ -1,6 +1,7 @@
 /**
  * Accessibility (issue 42) in real headless Chromium: axe-core (./chromium.ts `axeViolations`, WCAG 2.1 A and AA
- * rules) on every page a person opens — the recipient's (retrieval step, revealed, passphrase with its error, expired),
+ * rules) on every page a person opens — the recipient's (retrieval step, revealed, passphrase with its error, expired;
+ * a push for specific people: the code forms, the code sent, a wrong code; a network that may not open a push),
  * the request's answer page before and after an answer, create and its result, the lists, the audit log, the account's
  * token and keys, webhooks, two-factor, requests, sign-in, sign-up, password reset, a malformed link — in our default
  * look and in a branded one (every PWPUSH_BRAND_* setting, from files in a temporary folder): zero violations. Then the
@@ -16,6 +17,8 @@ import { brandSettings } from '../../src/config/brand-settings.js';
 import type { Settings } from '../../src/core.js';
 import { axeViolations, type AxeViolation } from './chromium.js';
 import { launchChromium, startWeb, type WebApp } from './support.js';
+import { startMailbox, type Mailbox } from '../support/mailbox.js';
+import { makeSettings } from '../support/db.js';
 
 const PASSWORD = 'a long enough password';
 /** A 1×1 PNG. */
@@ -27,6 +30,8 @@ const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="32" vie
 
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
 let folder: string;
+/** The SMTP relay of both instances: pushes for specific people need one (their codes are mailed). */
+let mailbox: Mailbox;
 const apps: Record<'default' | 'branded', WebApp | undefined> = { default: undefined, branded: undefined };
 
 function brandedSettings(): Partial<Settings> {
@@ -55,7 +60,11 @@ function brandedSettings(): Partial<Settings> {
 
 beforeAll(async () => {
   folder = mkdtempSync(path.join(os.tmpdir(), 'sp-brand-'));
-  const webhooks = { webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] } };
+  mailbox = await startMailbox();
+  const webhooks = {
+    webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] },
+    mail: { ...makeSettings().mail, smtpUrl: mailbox.url, attempts: 3, retrySeconds: 1 },
+  };
   apps.default = await startWeb(webhooks);
   apps.branded = await startWeb({ ...webhooks, ...brandedSettings() });
   chromium = await launchChromium();
@@ -65,6 +74,7 @@ afterAll(async () => {
   await chromium?.close();
   await apps.default?.stop();
   await apps.branded?.stop();
+  await mailbox?.stop();
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
@@ -79,15 +89,20 @@ async function api<T>(app: WebApp, token: string, pathname: string, body?: unkno
   return (await response.json()) as T;
 }
 
-/** Signs up in the page and makes an API token there; returns the token. */
-async function signUpWithToken(app: WebApp, page: Page, email: string): Promise<string> {
-  await page.goto(`${app.baseUrl}/users/sign_up`);
+/**
+ * Signs in in the page (the account made as `npm run users` makes one: with an SMTP relay, a sign-up in the page waits
+ * for its confirmation email) and makes an API token there; returns the token.
+ */
+async function signInWithToken(app: WebApp, page: Page, email: string): Promise<string> {
+  await app.core.users.createUser(email, PASSWORD);
+  await page.goto(`${app.baseUrl}/users/sign_in`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign up' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${app.baseUrl}/`);
   await page.goto(`${app.baseUrl}/users/token`);
-  await page.getByRole('button', { name: 'Make a token' }).click();
+  // The account came with a token: the page makes a new one (shown once, as a fresh one is).
+  await page.getByRole('button', { name: /^Make a new token/ }).click();
   return (await page.locator('#api-token').textContent())!.trim();
 }
 
@@ -111,7 +126,14 @@ async function fixtures(app: WebApp, token: string) {
   const webhook = await api<{ id: string }>(app, token, '/api/v2/webhooks', {
     webhook: { url: 'http://127.0.0.1:9/a11y', events: ['push.viewed'] },
   });
-  return { plain, guarded, spent, request, answered, webhook };
+  // Who may open it (issue 42): specific people (a code by email), and a network no test client comes from.
+  const forPeople = await api<Made>(app, token, '/api/v2/pushes', {
+    push: { payload: 'for ana', recipient_emails: ['ana@example.net'] },
+  });
+  const office = await api<Made>(app, token, '/api/v2/pushes', {
+    push: { payload: 'office only', allowed_networks: ['192.0.2.0/24'] },
+  });
+  return { plain, guarded, spent, request, answered, webhook, forPeople, office };
 }
 
 /** Each page checked, by name, with its violations. */
@@ -184,6 +206,19 @@ async function auditRecipientPages(app: WebApp, stranger: Page, made: Awaited<Re
   await stranger.getByRole('alert').filter({ hasText: 'That passphrase is not correct' }).waitFor();
   await check(findings, stranger, 'passphrase refused');
 
+  await visit(findings, stranger, made.forPeople.html_url, 'code forms', () =>
+    stranger.getByLabel('Your email address').waitFor(),
+  );
+  await stranger.getByLabel('Your email address').fill('ana@example.net');
+  await stranger.getByRole('button', { name: 'Email me a code' }).click();
+  await stranger.locator('#code-sent').waitFor();
+  await check(findings, stranger, 'code sent');
+  await stranger.getByLabel('Code from the email').fill('0000 0000');
+  await stranger.getByRole('button', { name: 'Reveal the secret' }).click();
+  await stranger.getByRole('alert').filter({ hasText: 'That code is not right' }).waitFor();
+  await check(findings, stranger, 'code refused');
+  await visit(findings, stranger, made.office.html_url, 'network refused');
+
   await visit(findings, stranger, made.answered.html_url, 'request answer page');
   await stranger.getByLabel('The secret').fill('hunter2');
   await stranger.getByRole('button', { name: 'Send it' }).click();
@@ -204,7 +239,7 @@ describe.each(['default', 'branded'] as const)('axe-core, WCAG 2.1 AA, the %s lo
     owner = await chromium.browser.newContext();
     stranger = await chromium.browser.newContext({ viewport: { width: 420, height: 800 } });
     ownerPage = await owner.newPage();
-    const token = await signUpWithToken(app, ownerPage, `a11y-${theme}@example.org`);
+    const token = await signInWithToken(app, ownerPage, `a11y-${theme}@example.org`);
     made = await fixtures(app, token);
   }, 120_000);
 
@@ -312,7 +347,7 @@ describe('with the keyboard alone', () => {
     const app = apps.default!;
     context = await chromium.browser.newContext();
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.baseUrl });
-    token = await signUpWithToken(app, await context.newPage(), 'keyboard@example.org');
+    token = await signInWithToken(app, await context.newPage(), 'keyboard@example.org');
   }, 120_000);
 
   afterAll(async () => {

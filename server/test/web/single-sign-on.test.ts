@@ -573,17 +573,17 @@ describe('the key of an end-to-end encrypted link, across the trip to the provid
 });
 
 describe('a push for specific people, opened by single sign-on as a listed address (issue 42)', () => {
-  async function pushFor(recipients: string[], payload: string) {
-    const owner = await closed.core.users.createUser(`sender-${Date.now()}@corp.example`, 'a long enough password');
+  async function pushFor(recipients: string[], payload: string, on: WebApp = closed) {
+    const owner = await on.core.users.createUser(`sender-${Date.now()}@corp.example`, 'a long enough password');
     const ctx = {
       actor: { userId: owner.userId, ip: '127.0.0.1', userAgent: 'test', referrer: '' },
-      baseUrl: closed.baseUrl,
+      baseUrl: on.baseUrl,
     };
-    const push = await closed.core.pushes.create(
+    const push = await on.core.pushes.create(
       { payload, recipient_emails: recipients, expire_after_views: 3, retrieval_step: true },
       ctx,
     );
-    const views = async () => (await closed.core.pushes.state(push.url_token, ctx))!.views_remaining;
+    const views = async () => (await on.core.pushes.state(push.url_token, ctx))!.views_remaining;
     return { push, views };
   }
 
@@ -599,11 +599,38 @@ describe('a push for specific people, opened by single sign-on as a listed addre
     expect(await page.locator('#secret-value').textContent()).toMatch(/^for alice /);
     expect(await mine.views()).toBe(2);
 
+    // Signed in as someone the sender did not name (and no codes on this instance): said so, nothing to reveal.
     await page.goto(theirs.push.html_url);
-    await page.getByRole('button', { name: 'Reveal the secret' }).click();
-    await page.locator('#push-error').waitFor();
-    expect(await page.locator('#push-error').textContent()).toMatch(/people the sender named/);
+    await page.locator('#access-intro').waitFor();
+    expect(await page.locator('#access-intro').textContent()).toMatch(
+      /signed in as alice@corp\.example, which is not one of the people the sender named/,
+    );
+    expect(await page.getByRole('button', { name: 'Reveal the secret' }).count()).toBe(0);
     expect(await page.locator('#secret-value').count()).toBe(0);
     expect(await theirs.views()).toBe(3);
+  });
+
+  it('offers a signed-out visitor "Sign in with …" on the page (no code without a relay), and opens the secret after it', async () => {
+    const mine = await pushFor(['alice@corp.example'], `for alice on an open instance ${Date.now()}`, app);
+    const { page } = await browser();
+    await page.goto(mine.push.html_url);
+    await page.locator('#access-step').waitFor();
+    expect(await page.locator('#access-intro').textContent()).toContain(`Sign in with ${PROVIDER_NAME}`);
+    expect(await page.locator('#code-request-form, #code-form').count()).toBe(0);
+    expect((await page.content()).toLowerCase()).not.toContain('alice@corp.example');
+
+    await page.getByRole('button', { name: `Sign in with ${PROVIDER_NAME}` }).click();
+    await page.waitForURL((url) => url.origin === issuer);
+    await page.locator('input[name="login"]').fill('alice');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    // Back at the link, signed in as a listed address: the ordinary reveal step, and the secret.
+    await page.waitForURL((url) => url.origin === app.baseUrl && url.pathname === `/p/${mine.push.url_token}`);
+    expect(await page.locator('#access-step').count()).toBe(0);
+    await page.getByRole('button', { name: 'Reveal the secret' }).click();
+    await page.locator('#secret-value').waitFor();
+    expect(await page.locator('#secret-value').textContent()).toMatch(/^for alice on an open instance /);
+    expect(await mine.views()).toBe(2);
   });
 });

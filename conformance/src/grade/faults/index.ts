@@ -25,6 +25,14 @@ import {
 } from './e2e.js';
 import { requestFaults } from './requests.js';
 import { hookAuthFaults, hookFaults, hookLeakFaults } from './webhooks.js';
+import {
+  accessAuthFaults,
+  accessHeaderFaults,
+  accessLeakFaults,
+  accessOptionFaults,
+  accessStatusFaults,
+  accessValueFaults,
+} from './recipient-access.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -58,4 +66,10 @@ export const FAULTS: Fault[] = [
   ...hookFaults,
   ...hookLeakFaults,
   ...hookAuthFaults,
+  ...accessOptionFaults,
+  ...accessAuthFaults,
+  ...accessStatusFaults,
+  ...accessHeaderFaults,
+  ...accessLeakFaults,
+  ...accessValueFaults,
 ];

@@ -167,7 +167,7 @@
   function block(message) {
     blocked = true;
     showError(message);
-    ['passphrase-form', 'reveal-step', 'auto-note'].forEach(function (id) {
+    ['passphrase-form', 'reveal-step', 'auto-note', 'access-step'].forEach(function (id) {
       if ($(id)) $(id).hidden = true;
     });
   }
@@ -306,16 +306,32 @@
     return body.error || t('js.recipient.refused', { status: status });
   }
 
-  function retrieve(passphrase) {
+  // A wrong code (issue 42): said, the field emptied and focused for the next one.
+  function codeRefused(message) {
+    showError(message);
+    var input = $('access_code');
+    if (input) {
+      input.value = '';
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+    }
+  }
+
+  // `code`: the access code of a push for specific people (the code form), else undefined.
+  function retrieve(passphrase, code) {
     if (busy || blocked) return;
     clearError();
     setBusy(true);
     var request;
     if (viaWeb) {
-      request = fetch(step + '/reveal', webInit(passphrase !== undefined ? { passphrase: passphrase } : {}));
+      var body = {};
+      if (passphrase !== undefined) body.passphrase = passphrase;
+      if (code !== undefined) body.access_code = code;
+      request = fetch(step + '/reveal', webInit(body));
     } else {
       var headers = { Accept: 'application/json' };
       if (passphrase !== undefined) headers['X-Passphrase'] = passphrase;
+      if (code !== undefined) headers['X-Access-Code'] = code;
       request = fetch(api, { method: 'GET', headers: headers, credentials: 'omit', cache: 'no-store' });
     }
     request
@@ -337,8 +353,11 @@
           if (body.expired) showGone(body.deleted);
           else if (key) E.openPush(body, key).then(showRevealed, decryptFailed);
           else showRevealed(body);
+        } else if (status === 401 && (body.code === 'access_code_incorrect' || body.code === 'access_code_required')) {
+          codeRefused(t('js.recipient.codeWrong'));
         } else if (status === 401 && body.code === 'passphrase_incorrect') {
-          showError(t('js.recipient.passphraseWrong'));
+          // After a right code, which is used up: the next try needs a new one.
+          showError(t(code !== undefined ? 'js.recipient.passphraseWrongNewCode' : 'js.recipient.passphraseWrong'));
           var input = $('passphrase');
           if (input) {
             input.value = '';
@@ -416,6 +435,20 @@
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       retrieve($('passphrase').value);
+    });
+  }
+  // The code form (issue 42) works without this script too (a POST answered with the secret); here it goes through the
+  // same fetch as the reveal, so an end-to-end encrypted secret is decrypted in the page.
+  var codeForm = $('code-form');
+  if (codeForm) {
+    codeForm.addEventListener('submit', function (event) {
+      event.preventDefault();
+      var code = $('access_code').value.trim();
+      if (code === '') {
+        codeRefused(t('js.recipient.codeMissing'));
+        return;
+      }
+      retrieve($('passphrase') ? $('passphrase').value : undefined, code);
     });
   }
   var reveal = $('reveal');

@@ -12,8 +12,9 @@ import { state } from '../../http/middleware.js';
 import { FormError, readJson } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
 import { comesFromOurPages, pageHeaders } from '../security.js';
-import { viaProvider } from '../session.js';
 import { recipientPage, signInRequiredPage } from '../views/recipient.js';
+import { networkRefusedPage } from '../views/recipient-access.js';
+import { accessOffer, recipientAccessPages, signedInEmailOf } from './recipient-access-pages.js';
 
 /** The recipient page's JSON steps: a passphrase (at most 1,024 characters) and nothing else. */
 const STEP_BODY_BYTES = 16 * 1024;
@@ -36,14 +37,22 @@ export function recipientPages(router: Router, kit: PageKit): void {
         return;
       }
       // State only (a SELECT): no view is counted and nothing is written, whoever fetches the page.
-      const push = await kit.web().pushState(urlToken, kit.ctxOf(req, v.user?.userId ?? null));
-      if (!push) throw new PageError(404, { key: 'error.notFound.title' }, { key: 'recipient.notFound' });
+      const ctx = kit.ctxOf(req, v.user?.userId ?? null);
+      const found = await kit.web().pushPage(urlToken, ctx, signedInEmailOf(kit, req, v));
+      if (!found) throw new PageError(404, { key: 'error.notFound.title' }, { key: 'recipient.notFound' });
+      const { push, access } = found;
+      // Who may open it (issue 42): a network the push leaves out is told so at once; specific people prove it first.
+      if (access.networkRefused && !push.expired) return kit.send(res, 403, networkRefusedPage(v.viewer));
+      const codeSent = req.query.code_sent === '1';
+      const form = access.needsProof ? { access: { ...accessOffer(kit, req, v), codeSent } } : {};
       // Signed-in visitors open the secret as themselves (the owner's look is an owner_view, limits and audit as in
       // the API) through the page's own step; anonymous visitors of an open instance through the API, as any client.
-      kit.send(res, 200, recipientPage(v.viewer, push, { retrievalPage, reveal: v.user ? 'web' : 'api' }));
+      kit.send(res, 200, recipientPage(v.viewer, push, { retrievalPage, reveal: v.user ? 'web' : 'api', ...form }));
     });
   router.get('/p/:url_token', recipient(false));
   router.get('/p/:url_token/r', recipient(true));
+  // The code forms of a push for specific people (issue 42), without JavaScript.
+  recipientAccessPages(router, kit);
 
   /**
    * A JSON step of the recipient page. In order: the visitor (a closed instance refuses anonymous visitors with the
@@ -88,7 +97,7 @@ export function recipientPages(router: Router, kit: PageKit): void {
           throw new ApiError('bad_request', 'The request body must be a JSON object.');
         }
         // A session begun at the single sign-on provider stands for its email, which the provider verified (issue 42).
-        const signedInEmail = v.user && viaProvider(sessions.read(req)?.factors) ? v.user.email : null;
+        const signedInEmail = signedInEmailOf(kit, req, v);
         const result = await act(req, kit.ctxOf(req, userId), body as Record<string, unknown>, signedInEmail);
         res.status(200).json(result);
       } catch (error) {

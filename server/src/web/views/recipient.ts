@@ -11,16 +11,19 @@
 import type { Push } from '../../core.js';
 import { html, htmlMessage } from '../html.js';
 import { page, type Viewer } from './layout.js';
+import { accessForms, type AccessFormState } from './recipient-access.js';
 
 export interface RecipientOptions {
   retrievalPage: boolean;
   /** How the script opens and deletes the secret: the API without credentials, or POST /p/{token}/reveal|delete. */
   reveal: 'api' | 'web';
+  /** A push for specific people that this visitor has not shown to be one of (issue 42): the code forms first. */
+  access?: AccessFormState;
 }
 
 export function recipientPage(viewer: Viewer, push: Push, opts: RecipientOptions): string {
   // Fetch on load only when nothing stands between the link and the secret: no retrieval step, no passphrase.
-  const auto = !push.retrieval_step && !push.passphrase_protected && !opts.retrievalPage;
+  const auto = !push.retrieval_step && !push.passphrase_protected && !opts.retrievalPage && !opts.access;
   const { t } = viewer.i18n;
   const gone = html`<section id="gone" class="card"${push.expired ? '' : html` hidden`} aria-labelledby="gone-title">
   <h1 id="gone-title" tabindex="-1">${t('recipient.gone.title')}</h1>
@@ -48,22 +51,27 @@ export function recipientPage(viewer: Viewer, push: Push, opts: RecipientOptions
   ${marker ? html`<p class="muted" id="e2e-note">${t('recipient.e2eNote')}</p>` : ''}
   <p id="push-error" class="error" role="alert" hidden></p>
   ${
-    push.passphrase_protected
-      ? html`<form id="passphrase-form" novalidate>
+    opts.access
+      ? accessForms(viewer, push, opts.access)
+      : push.passphrase_protected
+        ? html`<form id="passphrase-form" novalidate>
     <label for="passphrase">${t('recipient.passphrase.label')}</label>
     <input type="password" id="passphrase" name="passphrase" autocomplete="off" required aria-describedby="passphrase-hint">
     <p class="hint" id="passphrase-hint">${t(marker ? 'recipient.passphrase.hintE2e' : 'recipient.passphrase.hint')}</p>
     <button type="submit">${t('recipient.reveal')}</button>
   </form>`
-      : auto
-        ? html`<p class="muted" id="auto-note">${t('recipient.opening')}</p>`
-        : html`<div id="reveal-step">
+        : auto
+          ? html`<p class="muted" id="auto-note">${t('recipient.opening')}</p>`
+          : html`<div id="reveal-step">
     <p>${t('recipient.revealStep')}</p>
     <button type="button" id="reveal">${t('recipient.reveal')}</button>
   </div>`
   }
   <p id="loading" class="muted" hidden>${t('recipient.loading')}</p>
-  <noscript><p class="error">${t('recipient.noscript')}</p></noscript>
+  ${
+    // The code forms work without a script, except for a secret only the page's script can decrypt.
+    opts.access && !marker ? '' : html`<noscript><p class="error">${t('recipient.noscript')}</p></noscript>`
+  }
 </section>
 <section id="revealed" class="card" hidden aria-labelledby="revealed-title">
   <h1 id="revealed-title" tabindex="-1">${t('recipient.revealed.title')}</h1>
