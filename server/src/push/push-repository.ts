@@ -24,6 +24,7 @@ import { ownerListOperations } from './repository/owner-lists.js';
 import { attemptOperations } from './repository/passphrase-attempts.js';
 import { retrieveOperations, viewByTokenStatement } from './repository/retrieve.js';
 import { sweepOperations } from './repository/sweeping.js';
+import { workspacePushOperations } from './workspace-pushes.js';
 
 // The repository's face to the other files and areas: they import these from here, not from ./repository/.
 export { STORAGE_WINDOW_MS, storageWindowStart, userStorage } from './repository/counted-creates.js';
@@ -63,6 +64,7 @@ export function createPushRepository(db: Db, objectsGone?: (keys: string[]) => v
     ...insertOperations(db),
     ...expiryOperations(db, retrieve.findById, objectsGone),
     ...ownerListOperations(db),
+    ...workspacePushOperations(db),
     ...attemptOperations(db),
     ...keyOperations(db),
     ...storageOperations(db),
