@@ -1,6 +1,6 @@
 /**
  * Every statement about workspaces and their members (tables `workspaces`, `workspace_members`:
- * Migration20270112000000_workspaces). A push's, key's, webhook's or request's workspace is a column of its own row,
+ * Migration20270121000000_workspaces). A push's, key's, webhook's or request's workspace is a column of its own row,
  * written by its own area; this module answers who belongs where, with which role.
  */
 import type { WorkspaceRole } from '@secret-push/sdk/generated';

@@ -52,7 +52,7 @@ export function statementWrites(push: PushRow, writes: CreateWrites): ClaimWrite
 
 /**
  * Which storage quota a create's own statement counts: an address's window, a user's active pushes, a workspace's
- * (`workspace_storage_used`, Migration20270112000000_workspaces), or none.
+ * (`workspace_storage_used`, Migration20270121000000_workspaces), or none.
  */
 type CountedBy = 'address' | 'user' | 'workspace' | null;
 

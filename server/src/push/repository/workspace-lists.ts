@@ -1,7 +1,7 @@
 /**
  * The statements that read a workspace's pushes (issue 41): its lists, every push of it for those who see all
  * (owner, admin, auditor), or one member's own. A push's workspace is its `workspace_id` column
- * (Migration20270112000000_workspaces), written by the create from the row (create.ts); the lists of a
+ * (Migration20270121000000_workspaces), written by the create from the row (create.ts); the lists of a
  * personal space leave the workspaces' pushes out (`workspace_id is null` in owner-lists.ts).
  */
 import { sql, type Db } from '../../db/sql.js';
