@@ -26,7 +26,7 @@ const SERVER_FLOORS = [
     files: ['runtime/compiled.ts', 'runtime/window-counter.ts'],
   },
   { name: 'mail', paths: ['mail/'] },
-  { name: 'accounts', paths: ['user/', 'account/'] },
+  { name: 'accounts', paths: ['user/', 'account/', 'workspace/'] },
   // mail/notify-service.ts emails a push's link: it reads pushes through the push repository, beside the push service
   // that calls it, so it sits on the push floor (its sending, send-each.ts, and its rows, notify-repository.ts, below).
   { name: 'push', paths: ['push/'], files: ['mail/notify-service.ts'] },

@@ -92,6 +92,10 @@ describe('the OpenAPI contract', () => {
         'createApiKey',
         'listApiKeys',
         'revokeApiKey',
+        // Workspaces (issue 41).
+        'listWorkspaces',
+        'listAccounts',
+        'createWorkspace',
         'createWebhook',
         'listWebhooks',
         'getWebhook',
@@ -444,7 +448,11 @@ describe('forms, durations and 422 messages (issue 11)', () => {
     // JSON-only fields (their PushInput descriptions say so): client_encryption (end-to-end encrypted pushes are sent
     // as JSON) and the two lists of who may open a push (forms reach them through push[authenticated_recipients]).
     const jsonOnly = new Set(['files', 'client_encryption', 'recipient_emails', 'allowed_networks']);
-    expect(urlencoded).toEqual(fields.filter((f) => !jsonOnly.has(f)).map((f) => `push[${f}]`));
+    expect(urlencoded.filter((f) => f.startsWith('push['))).toEqual(
+      fields.filter((f) => !jsonOnly.has(f)).map((f) => `push[${f}]`),
+    );
+    // Beside the push[…] fields only the workspace's id, where pwpush-cli and Raycast send it (docs/workspaces.md).
+    expect(urlencoded.filter((f) => !f.startsWith('push['))).toEqual(['workspace_id', 'account_id']);
     const multipart = schemas.CreatePushMultipart.allOf as Json[];
     expect(multipart[0]!.$ref).toBe('#/components/schemas/CreatePushUrlencoded');
     expect(Object.keys(multipart[1]!.properties)).toEqual(['push[files][]']);

@@ -9,6 +9,7 @@
  */
 import * as generated from './generated/schemas.gen.js';
 import { ApiError, validationFailed } from './errors.js';
+import { WORKSPACE_ID_FIELDS } from './workspaces.js';
 import { uploadWithBytes, type FileBytes } from './push-input.js';
 
 /** A file part of a multipart body (its bytes in memory, or already in the server's file store). */
@@ -97,14 +98,15 @@ function fieldOf(name: string, prefix: string): string {
 }
 
 /**
- * `{ [wrapper]: { … } }` from a form, or 400 missing_push when no `<wrapper>[…]` field (nor file) was sent. A field
+ * `{ [wrapper]: { … } }` from a form (with a push's `workspace_id` / `account_id` beside it, as sent), or 400
+ * missing_push when no `<wrapper>[…]` field (nor file) was sent. A field
  * sent twice answers 422 on it; a text value under the files field answers 422 on `files`.
  */
 export function formToInput(
   body: FormBody,
   wrapper: string,
   schema: FormSchema = 'PushInput',
-): Record<string, Record<string, unknown>> {
+): Record<string, unknown> {
   let known: Map<string, FieldKind>;
   if (schema === 'PushInput') known = kinds ??= fieldKinds('PushInput');
   else {
@@ -116,8 +118,16 @@ export function formToInput(
   const seen = new Set<string>();
   const errors: Record<string, string[]> = {};
   let named = false;
+  const beside: Record<string, string> = {};
   for (const [name, raw] of body.fields) {
-    if (!name.startsWith(prefix)) continue;
+    if (!name.startsWith(prefix)) {
+      // The workspace's id beside the wrapper (pwpush-cli's `account_id`, Raycast's `workspace_id`): ./workspaces.ts.
+      if (schema === 'PushInput' && (WORKSPACE_ID_FIELDS as readonly string[]).includes(name)) {
+        if (name in beside) errors[name] = ['must be given once'];
+        else if (raw !== '') beside[name] = raw;
+      }
+      continue;
+    }
     named = true;
     const field = fieldOf(name, prefix);
     const kind = known.get(field);
@@ -148,5 +158,5 @@ export function formToInput(
   }
   if (!named) throw new ApiError('missing_push', `The form has no ${wrapper}[…] field.`);
   if (Object.keys(errors).length > 0) throw validationFailed(errors);
-  return { [wrapper]: push };
+  return { [wrapper]: push, ...beside };
 }

@@ -26,3 +26,4 @@ export * from './routes.js';
 export * from './scopes.js';
 export * from './webhook-events.js';
 export * from './webhook-limits.js';
+export * from './workspaces.js';

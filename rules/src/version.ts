@@ -22,6 +22,8 @@ export interface ImplementationFeatures {
   apiKeys?: boolean;
   /** Whether the link can be emailed to recipients (an SMTP relay configured and the feature on); default false. */
   emailAutoDispatch?: boolean;
+  /** Whether workspaces are served (`/api/v2/workspaces`, `/api/v2/accounts`, ids on creates and lists). */
+  workspaces?: boolean;
   /** Webhooks and read receipts by email; absent when the implementation has none (the mock). */
   webhooks?: { enabled: boolean; readReceipts: boolean };
   /** Who may open a push (issue 42): codes by email (a relay), single sign-on as a listed address; absent: none. */
@@ -51,7 +53,8 @@ export function versionReport(
     features: {
       anonymous_access: settings.allowAnonymous,
       api_token_authentication: true,
-      accounts: { enabled: false },
+      accounts: { enabled: features.workspaces === true },
+      ...(features.workspaces ? { workspaces: { enabled: true } } : {}),
       pushes: {
         enabled: true,
         email_auto_dispatch: features.emailAutoDispatch ?? false,

@@ -108,6 +108,7 @@ const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Prom
       const push: PushRow = {
         ...FIXED,
         id,
+        workspaceId: null,
         urlToken: newUrlToken(),
         payloadCiphertext: keyring.encryptText(payload, `push:${id}:payload`),
         nameCiphertext: null,

@@ -57,6 +57,7 @@ import { formCanCarry, multipartBody } from './upload.js';
 import { createSender, type Send } from './send.js';
 import { type RequestMethods, requestMethods } from './requests.js';
 import { type WebhookMethods, webhookMethods } from './webhook-methods.js';
+import { type WorkspaceMethods, workspaceMethods } from './workspace-methods.js';
 
 export interface SecretPushClientOptions {
   /** The installation's origin, e.g. `https://pwpush.example.org` (without `/api/v2`). */
@@ -142,7 +143,7 @@ export interface NotifyEmailsParams {
   locale?: string | null | undefined;
 }
 
-export interface SecretPushClient extends RequestMethods, WebhookMethods {
+export interface SecretPushClient extends RequestMethods, WebhookMethods, WorkspaceMethods {
   /**
    * Creates a push (201); with `{ endToEnd: true }` encrypts it here first (after one look at the version report,
    * per client, that the instance accepts the scheme). The result's `shareLink` is the link to give the
@@ -435,6 +436,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     ...webhookMethods(send, baseUrl),
     ...apiKeyMethods(send),
     ...accessCodeMethods(send),
+    ...workspaceMethods(send),
   };
 }
 

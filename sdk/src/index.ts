@@ -62,6 +62,7 @@ export {
 } from './e2e/index.js';
 export { type OpenResponseOptions, type RequestAnswerParams, type RequestMethods } from './requests.js';
 export { type WebhookMethods } from './webhook-methods.js';
+export { type WorkspaceMethods } from './workspace-methods.js';
 export { type Page, parseLinkHeader } from './pagination.js';
 // Receiving webhooks: the Standard Webhooks signature checked with WebCrypto, the typed event returned.
 export {

@@ -42,6 +42,8 @@ import { createRequestRepository } from './request/request-repository.js';
 import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
 import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
+import { createWorkspaceRepository } from './workspace/workspace-repository.js';
+import { createWorkspaceService, type WorkspaceService } from './workspace/workspace-service.js';
 import type { Resolver } from './webhooks/targets.js';
 import { startWebhookArea, type WebhookArea } from './webhooks/webhook-area.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
@@ -73,6 +75,8 @@ export interface Core {
   /** Requests (issue 24); their moves' email jobs are written by the move followers (request/request-mail.ts). */
   requests: RequestService;
   users: UserService;
+  /** Workspaces (issue 41): the caller's list, a new one; optional so that HTTP test doubles need not provide it. */
+  workspaces?: WorkspaceService;
   /** Emailing a push's link (`notifyEmails`); optional so that HTTP test doubles need not provide it. */
   notify?: NotifyService;
   /** The webhooks of owners (`createWebhook`, …); absent when PWPUSH_WEBHOOKS is false (the routes answer 404). */
@@ -160,6 +164,7 @@ export function versionReport(settings: Settings, version = applicationVersion()
     emailAutoDispatch: emailAvailable(settings),
     webhooks: { enabled: settings.webhooks.enabled, readReceipts: settings.mail.smtpUrl !== null },
     recipientAccess: { emailCodes: settings.mail.smtpUrl !== null, singleSignOn: settings.oidc !== null },
+    workspaces: true,
   });
 }
 
@@ -227,6 +232,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer });
   // The push service tells the request service when an answer's push is retrieved (the request becomes collected).
   let requests: RequestService | null = null;
+  const workspaces = guarded(createWorkspaceService(createWorkspaceRepository(db)));
   const pushes = guarded(
     createPushService({
       repository,
@@ -237,6 +243,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       access,
       // A push for specific people can be opened by an emailed code, or by single sign-on as a listed address.
       recipientLists: codeMailer !== null || settings.oidc !== null,
+      workspaces,
       ...(hooks ? { events: hooks.events } : {}),
       ...(files ? { files } : {}),
     }),
@@ -291,6 +298,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     requests: requestService,
     users,
     admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes })),
+    workspaces,
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
     ...(hooks?.service ? { webhooks: guarded(hooks.service) } : {}),
     web: {

@@ -214,7 +214,7 @@ export const RequestsFeatureSchema = {
 
 export const ApiKeyScopeSchema = {
     type: 'string',
-    description: 'What an API key may do; each operation declares the one scope it needs in its `security` requirements (see\n"API keys and scopes"). `pushes:create`: create pushes. `pushes:read`: retrieve, preview, list and read audit logs.\n`pushes:delete`: expire pushes. `pushes:notify`: email a push\'s link. `requests:write` / `requests:read`: make and\nread requests for secrets. `webhooks:manage`: webhooks. `api_keys:manage`: create, list and revoke API keys (never\ngranting a scope the caller lacks). The account token holds every scope.\n',
+    description: 'What an API key may do; each operation declares the one scope it needs in its `security` requirements (see\n"API keys and scopes"). `pushes:create`: create pushes. `pushes:read`: retrieve, preview, list and read audit logs.\n`pushes:delete`: expire pushes. `pushes:notify`: email a push\'s link. `requests:write` / `requests:read`: make and\nread requests for secrets. `webhooks:manage`: webhooks. `api_keys:manage`: create, list and revoke API keys (never\ngranting a scope the caller lacks). `workspaces:read`: list the caller\'s workspaces.\n`workspaces:manage`: create workspaces. The account token holds every scope.\n',
     enum: [
         'pushes:create',
         'pushes:read',
@@ -223,7 +223,9 @@ export const ApiKeyScopeSchema = {
         'requests:write',
         'requests:read',
         'webhooks:manage',
-        'api_keys:manage'
+        'api_keys:manage',
+        'workspaces:read',
+        'workspaces:manage'
     ],
     examples: [
         'pushes:create'
@@ -285,7 +287,11 @@ export const VersionReportSchema = {
                     description: 'Whether bearer tokens are accepted (always true here).'
                 },
                 accounts: {
-                    description: 'Password Pusher Pro\'s accounts API (`/api/v2/accounts`, accounts and workspaces), not web sign-up: always\nfalse, as in the reference\'s open-source edition, because this server has no such API. Clients read it to\ndecide whether to call `/api/v2/accounts` (pwpush-cli skips it when false; the Chrome extension probes it),\nso `true` would send them to a 404. Whether visitors may make an account at `/users/sign_up` is an instance\nsetting (`PWPUSH_ENABLE_SIGNUPS`), not reported here.\n',
+                    description: 'Password Pusher Pro\'s accounts API (`GET /api/v2/accounts`: the caller\'s workspaces), not web sign-up: true\nexactly when `workspaces.enabled` is (false in the reference\'s open-source edition, which has no such API).\nClients read it to decide whether to call `/api/v2/accounts` (pwpush-cli 0.16 calls it at `login` only when\ntrue; the Chrome extension probes it). Whether visitors may make an account at `/users/sign_up` is an\ninstance setting (`PWPUSH_ENABLE_SIGNUPS`), not reported here.\n',
+                    $ref: '#/components/schemas/Enabled'
+                },
+                workspaces: {
+                    description: 'Whether workspaces are served (see "Workspaces"): `listWorkspaces`, `listAccounts`, `createWorkspace`, and\n`workspace_id` / `account_id` on creates and lists. Absent: not served (an id given is then ignored, as by\nthe reference\'s open-source edition).\n',
                     $ref: '#/components/schemas/Enabled'
                 },
                 pushes: {
@@ -440,7 +446,7 @@ export const VersionReportSchema = {
                         scopes: {
                             type: 'array',
                             uniqueItems: true,
-                            maxItems: 8,
+                            maxItems: 10,
                             description: 'The scopes a key may be given on this instance.',
                             items: {
                                 $ref: '#/components/schemas/ApiKeyScope'
@@ -608,6 +614,26 @@ export const PushKindSchema = {
     ]
 } as const;
 
+export const WorkspaceRefSchema = {
+    description: 'A workspace\'s id (`Workspace.id`), as the Pro clients send it: a JSON number (Raycast\'s `workspace_id`), or its\ndecimal digits as text (pwpush-cli\'s `account_id` from its config file, the Chrome extension\'s `account_id`, and\nevery form field). Named on a create or a list, it puts the push in that workspace, or lists that workspace\'s\npushes; absent, the caller\'s personal space, as always. A workspace the caller is not a member of (or that does not\nexist) answers 403 `forbidden` and nothing is made. See "Workspaces".\n',
+    oneOf: [
+        {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 2147483647
+        },
+        {
+            type: 'string',
+            pattern: '^[1-9][0-9]{0,9}$',
+            maxLength: 10
+        }
+    ],
+    examples: [
+        42
+    ]
+} as const;
+
 export const PushInputSchema = {
     type: 'object',
     maxProperties: 64,
@@ -723,6 +749,14 @@ export const PushInputSchema = {
                     type: 'null'
                 }
             ]
+        },
+        workspace_id: {
+            description: 'The workspace to make the push in (see "Workspaces"); also accepted beside `push`.',
+            $ref: '#/components/schemas/WorkspaceRef'
+        },
+        account_id: {
+            description: 'Password Pusher Pro\'s name for `workspace_id`; both given must name the same workspace.',
+            $ref: '#/components/schemas/WorkspaceRef'
         }
     },
     allOf: [
@@ -972,6 +1006,14 @@ export const CreatePushRequestSchema = {
     properties: {
         push: {
             $ref: '#/components/schemas/PushInput'
+        },
+        workspace_id: {
+            description: 'The workspace to make the push in, where Raycast and CIPP forks send it (see "Workspaces").',
+            $ref: '#/components/schemas/WorkspaceRef'
+        },
+        account_id: {
+            description: 'Password Pusher Pro\'s name for `workspace_id`, where pwpush-cli 0.16 and the Chrome extension send it.',
+            $ref: '#/components/schemas/WorkspaceRef'
         }
     }
 } as const;
@@ -997,7 +1039,7 @@ export const FormBooleanSchema = {
 export const CreatePushUrlencodedSchema = {
     type: 'object',
     maxProperties: 64,
-    description: '`createPush` as `application/x-www-form-urlencoded`: one field per field of `PushInput`, named `push[<field>]`. The\nserver reads the form into the `push` object a JSON body gives and then applies `PushInput`\'s rules and messages\n(422 `errors` keyed `expire_after_days`, not `push[expire_after_days]`). How values are read:\n- text fields (`payload`, `kind`, `passphrase`, `name`, `note`) as they are; an empty `push[kind]` or\n  `push[passphrase]` is the same as leaving it out (an empty `push[payload]` stays empty: 422 for text, no text for\n  a file push);\n- integers (`FormInteger`: ASCII digits) and booleans (`FormBoolean`: `true`/`false`/`1`/`0`/`on`/`off`/`yes`/`no`\n  in any case), an empty value being the same as leaving the field out; anything else answers 422 on that field;\n- a field given more than once answers 422 on it (`must be given once`);\n- fields with other names (`utf8`, `account_id`, `push[account_id]`, …) are ignored;\n- no `push[…]` field at all → 400 `missing_push`.\nParsed as the WHATWG URL Standard parses this media type (`+` is a space; a `%` not followed by two hex digits\nstays as it is), as UTF-8. Files cannot be sent this way (a `push[files][]` value is text: 422 on `files`); send\nthem as multipart (`CreatePushMultipart`).\n',
+    description: '`createPush` as `application/x-www-form-urlencoded`: one field per field of `PushInput`, named `push[<field>]`. The\nserver reads the form into the `push` object a JSON body gives and then applies `PushInput`\'s rules and messages\n(422 `errors` keyed `expire_after_days`, not `push[expire_after_days]`). How values are read:\n- text fields (`payload`, `kind`, `passphrase`, `name`, `note`) as they are; an empty `push[kind]` or\n  `push[passphrase]` is the same as leaving it out (an empty `push[payload]` stays empty: 422 for text, no text for\n  a file push);\n- integers (`FormInteger`: ASCII digits) and booleans (`FormBoolean`: `true`/`false`/`1`/`0`/`on`/`off`/`yes`/`no`\n  in any case), an empty value being the same as leaving the field out; anything else answers 422 on that field;\n- a field given more than once answers 422 on it (`must be given once`);\n- `workspace_id`, `account_id`, `push[workspace_id]` and `push[account_id]` name the push\'s workspace (digits; see\n  "Workspaces"); fields with other names (`utf8`, …) are ignored;\n- no `push[…]` field at all → 400 `missing_push`.\nParsed as the WHATWG URL Standard parses this media type (`+` is a space; a `%` not followed by two hex digits\nstays as it is), as UTF-8. Files cannot be sent this way (a `push[files][]` value is text: 422 on `files`); send\nthem as multipart (`CreatePushMultipart`).\n',
     properties: {
         'push[payload]': {
             type: 'string',
@@ -1073,6 +1115,30 @@ export const CreatePushUrlencodedSchema = {
         'push[authenticated_recipients]': {
             $ref: '#/components/schemas/FormBoolean',
             description: '`authenticated_recipients` (Pro clients send it in multipart forms).'
+        },
+        'push[workspace_id]': {
+            type: 'string',
+            pattern: '^[1-9][0-9]{0,9}$',
+            maxLength: 10,
+            description: '`workspace_id`, as digits.'
+        },
+        'push[account_id]': {
+            type: 'string',
+            pattern: '^[1-9][0-9]{0,9}$',
+            maxLength: 10,
+            description: '`account_id`, as digits.'
+        },
+        workspace_id: {
+            type: 'string',
+            pattern: '^[1-9][0-9]{0,9}$',
+            maxLength: 10,
+            description: 'The push\'s workspace, as digits, beside the `push[…]` fields (as Raycast sends it with files).'
+        },
+        account_id: {
+            type: 'string',
+            pattern: '^[1-9][0-9]{0,9}$',
+            maxLength: 10,
+            description: 'Password Pusher Pro\'s name for `workspace_id` (pwpush-cli 0.16 sends it beside `push[…]`).'
         }
     }
 } as const;
@@ -2424,7 +2490,7 @@ export const ApiKeyScopesSchema = {
     type: 'array',
     description: 'The key\'s scopes, each at most once (in the order of `ApiKeyScope`\'s list when the server answers).',
     minItems: 1,
-    maxItems: 8,
+    maxItems: 10,
     uniqueItems: true,
     items: {
         $ref: '#/components/schemas/ApiKeyScope'
@@ -2563,6 +2629,92 @@ export const ApiKeyCreatedSchema = {
             }
         }
     ]
+} as const;
+
+export const WorkspaceRoleSchema = {
+    type: 'string',
+    description: 'A member\'s role in a workspace. `owner` (one per workspace) and `admin` see and expire every push of the workspace,\nread its audit logs and manage its API keys, webhooks and requests; `member` creates pushes in it and sees their\nown; `auditor` reads every push\'s record and audit log and changes nothing.\n',
+    enum: [
+        'owner',
+        'admin',
+        'member',
+        'auditor'
+    ],
+    examples: [
+        'member'
+    ]
+} as const;
+
+export const WorkspaceSchema = {
+    type: 'object',
+    maxProperties: 16,
+    description: 'A workspace the caller belongs to, with the caller\'s role in it. The shape the Pro clients read: Raycast reads `id`\n(a number), `name`, `created_at` and `updated_at` from `GET /api/v2/workspaces`; pwpush-cli reads `id`, `name` and\n`role`, and the Chrome extension `id` and `name`, from `GET /api/v2/accounts`.\n',
+    required: [
+        'id',
+        'name',
+        'role',
+        'created_at',
+        'updated_at'
+    ],
+    properties: {
+        id: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 2147483647,
+            description: 'The workspace\'s id, what `workspace_id` / `account_id` name.'
+        },
+        name: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 100
+        },
+        role: {
+            $ref: '#/components/schemas/WorkspaceRole'
+        },
+        created_at: {
+            $ref: '#/components/schemas/Timestamp'
+        },
+        updated_at: {
+            $ref: '#/components/schemas/Timestamp'
+        }
+    }
+} as const;
+
+export const WorkspaceListSchema = {
+    type: 'array',
+    description: 'The workspaces the caller belongs to, oldest first, as a bare array (Raycast casts the answer to `Workspace[]`; the\nChrome extension reads only an array; pwpush-cli takes an array or `{"accounts": […]}`). Empty when the caller\nbelongs to none: the personal space is not listed, it is what no id means.\n',
+    maxItems: 100,
+    items: {
+        $ref: '#/components/schemas/Workspace'
+    }
+} as const;
+
+export const CreateWorkspaceRequestSchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'The body of `createWorkspace`.',
+    required: [
+        'workspace'
+    ],
+    properties: {
+        workspace: {
+            type: 'object',
+            maxProperties: 8,
+            required: [
+                'name'
+            ],
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    maxLength: 100,
+                    pattern: '\\S',
+                    description: 'The workspace\'s name, 1 to 100 characters, not only spaces.'
+                }
+            }
+        }
+    }
 } as const;
 
 export const NotifyEmailsRequestSchema = {

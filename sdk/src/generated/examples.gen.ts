@@ -19,6 +19,10 @@ export function pushKindExample() {
     return 'text';
 }
 
+export function workspaceRefExample() {
+    return 42;
+}
+
 export function timestampExample() {
     return '2026-11-21T08:00:00.000Z';
 }
@@ -33,6 +37,10 @@ export function requestPublicKeyExample() {
 
 export function apiKeyNameExample() {
     return 'CI pushes';
+}
+
+export function workspaceRoleExample() {
+    return 'member';
 }
 
 export function webhookUrlExample() {

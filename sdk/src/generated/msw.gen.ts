@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -564,6 +564,87 @@ export function handleCreateApiKey(response?: HandleCreateApiKeyResponse | HttpR
     }, options);
 }
 
+export type HandleListWorkspacesResponse = {
+    body: ListWorkspacesResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/workspaces` operation.
+ */
+export function handleListWorkspaces(response?: HandleListWorkspacesResponse | HttpResponseResolver<never, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<never, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleCreateWorkspaceResponse = {
+    body: CreateWorkspaceResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/workspaces` operation.
+ */
+export function handleCreateWorkspace(response?: HandleCreateWorkspaceResponse | HttpResponseResolver<never, CreateWorkspaceData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<never, CreateWorkspaceData['body']>(`${options?.baseUrl ?? '*'}/api/v2/workspaces`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleListAccountsResponse = {
+    body: ListAccountsResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/accounts` operation.
+ */
+export function handleListAccounts(response?: HandleListAccountsResponse | HttpResponseResolver<never, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<never, never>(`${options?.baseUrl ?? '*'}/api/v2/accounts`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type HandleRevokeApiKeyResponse = {
     body: RevokeApiKeyResponses[200];
     status?: 200;
@@ -977,6 +1058,18 @@ export type MswHandlerFactories = {
      */
     createApiKey: typeof handleCreateApiKey;
     /**
+     * Handler for the `GET /api/v2/workspaces` operation.
+     */
+    listWorkspaces: typeof handleListWorkspaces;
+    /**
+     * Handler for the `POST /api/v2/workspaces` operation.
+     */
+    createWorkspace: typeof handleCreateWorkspace;
+    /**
+     * Handler for the `GET /api/v2/accounts` operation.
+     */
+    listAccounts: typeof handleListAccounts;
+    /**
      * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
      */
     revokeApiKey: typeof handleRevokeApiKey;
@@ -1056,6 +1149,9 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         getRequestAudit: wrap(handleGetRequestAudit),
         listApiKeys: wrap(handleListApiKeys),
         createApiKey: wrap(handleCreateApiKey),
+        listWorkspaces: wrap(handleListWorkspaces),
+        createWorkspace: wrap(handleCreateWorkspace),
+        listAccounts: wrap(handleListAccounts),
         revokeApiKey: wrap(handleRevokeApiKey),
         notifyEmails: wrap(handleNotifyEmails),
         requestAccessCode: wrap(handleRequestAccessCode),
@@ -1106,6 +1202,9 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.createRequest, overrides.createRequest),
             invoke(pick.listApiKeys, overrides.listApiKeys),
             invoke(pick.createApiKey, overrides.createApiKey),
+            invoke(pick.listWorkspaces, overrides.listWorkspaces),
+            invoke(pick.createWorkspace, overrides.createWorkspace),
+            invoke(pick.listAccounts, overrides.listAccounts),
             invoke(pick.listWebhooks, overrides.listWebhooks),
             invoke(pick.createWebhook, overrides.createWebhook)
         ];

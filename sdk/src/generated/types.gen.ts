@@ -93,10 +93,11 @@ export type RequestsFeature = {
  * "API keys and scopes"). `pushes:create`: create pushes. `pushes:read`: retrieve, preview, list and read audit logs.
  * `pushes:delete`: expire pushes. `pushes:notify`: email a push's link. `requests:write` / `requests:read`: make and
  * read requests for secrets. `webhooks:manage`: webhooks. `api_keys:manage`: create, list and revoke API keys (never
- * granting a scope the caller lacks). The account token holds every scope.
+ * granting a scope the caller lacks). `workspaces:read`: list the caller's workspaces.
+ * `workspaces:manage`: create workspaces. The account token holds every scope.
  *
  */
-export type ApiKeyScope = 'pushes:create' | 'pushes:read' | 'pushes:delete' | 'pushes:notify' | 'requests:write' | 'requests:read' | 'webhooks:manage' | 'api_keys:manage';
+export type ApiKeyScope = 'pushes:create' | 'pushes:read' | 'pushes:delete' | 'pushes:notify' | 'requests:write' | 'requests:read' | 'webhooks:manage' | 'api_keys:manage' | 'workspaces:read' | 'workspaces:manage';
 
 /**
  * What the instance is and which features it enables.
@@ -124,14 +125,21 @@ export type VersionReport = {
          */
         api_token_authentication: boolean;
         /**
-         * Password Pusher Pro's accounts API (`/api/v2/accounts`, accounts and workspaces), not web sign-up: always
-         * false, as in the reference's open-source edition, because this server has no such API. Clients read it to
-         * decide whether to call `/api/v2/accounts` (pwpush-cli skips it when false; the Chrome extension probes it),
-         * so `true` would send them to a 404. Whether visitors may make an account at `/users/sign_up` is an instance
-         * setting (`PWPUSH_ENABLE_SIGNUPS`), not reported here.
+         * Password Pusher Pro's accounts API (`GET /api/v2/accounts`: the caller's workspaces), not web sign-up: true
+         * exactly when `workspaces.enabled` is (false in the reference's open-source edition, which has no such API).
+         * Clients read it to decide whether to call `/api/v2/accounts` (pwpush-cli 0.16 calls it at `login` only when
+         * true; the Chrome extension probes it). Whether visitors may make an account at `/users/sign_up` is an
+         * instance setting (`PWPUSH_ENABLE_SIGNUPS`), not reported here.
          *
          */
         accounts: Enabled;
+        /**
+         * Whether workspaces are served (see "Workspaces"): `listWorkspaces`, `listAccounts`, `createWorkspace`, and
+         * `workspace_id` / `account_id` on creates and lists. Absent: not served (an id given is then ignored, as by
+         * the reference's open-source edition).
+         *
+         */
+        workspaces?: Enabled;
         pushes: {
             /**
              * Push creation and management through the API (always true).
@@ -361,6 +369,16 @@ export type FileUpload = {
 export type PushKind = 'text' | 'file' | 'url' | 'qr';
 
 /**
+ * A workspace's id (`Workspace.id`), as the Pro clients send it: a JSON number (Raycast's `workspace_id`), or its
+ * decimal digits as text (pwpush-cli's `account_id` from its config file, the Chrome extension's `account_id`, and
+ * every form field). Named on a create or a list, it puts the push in that workspace, or lists that workspace's
+ * pushes; absent, the caller's personal space, as always. A workspace the caller is not a member of (or that does not
+ * exist) answers 403 `forbidden` and nothing is made. See "Workspaces".
+ *
+ */
+export type WorkspaceRef = number | string;
+
+/**
  * The push to create. Unknown properties are ignored (clients of other dialects send extra fields). Rules that
  * depend on `kind`:
  * - `text` (the default): `payload` required, 1 to 1,048,576 characters.
@@ -522,6 +540,14 @@ export type PushInput = unknown & {
      *
      */
     client_encryption?: ClientEncryption | null;
+    /**
+     * The workspace to make the push in (see "Workspaces"); also accepted beside `push`.
+     */
+    workspace_id?: WorkspaceRef;
+    /**
+     * Password Pusher Pro's name for `workspace_id`; both given must name the same workspace.
+     */
+    account_id?: WorkspaceRef;
 };
 
 /**
@@ -529,6 +555,14 @@ export type PushInput = unknown & {
  */
 export type CreatePushRequest = {
     push: PushInput;
+    /**
+     * The workspace to make the push in, where Raycast and CIPP forks send it (see "Workspaces").
+     */
+    workspace_id?: WorkspaceRef;
+    /**
+     * Password Pusher Pro's name for `workspace_id`, where pwpush-cli 0.16 and the Chrome extension send it.
+     */
+    account_id?: WorkspaceRef;
 };
 
 /**
@@ -558,7 +592,8 @@ export type FormBoolean = boolean | string;
  * - integers (`FormInteger`: ASCII digits) and booleans (`FormBoolean`: `true`/`false`/`1`/`0`/`on`/`off`/`yes`/`no`
  * in any case), an empty value being the same as leaving the field out; anything else answers 422 on that field;
  * - a field given more than once answers 422 on it (`must be given once`);
- * - fields with other names (`utf8`, `account_id`, `push[account_id]`, …) are ignored;
+ * - `workspace_id`, `account_id`, `push[workspace_id]` and `push[account_id]` name the push's workspace (digits; see
+ * "Workspaces"); fields with other names (`utf8`, …) are ignored;
  * - no `push[…]` field at all → 400 `missing_push`.
  * Parsed as the WHATWG URL Standard parses this media type (`+` is a space; a `%` not followed by two hex digits
  * stays as it is), as UTF-8. Files cannot be sent this way (a `push[files][]` value is text: 422 on `files`); send
@@ -622,6 +657,22 @@ export type CreatePushUrlencoded = {
      * `authenticated_recipients` (Pro clients send it in multipart forms).
      */
     'push[authenticated_recipients]'?: FormBoolean;
+    /**
+     * `workspace_id`, as digits.
+     */
+    'push[workspace_id]'?: string;
+    /**
+     * `account_id`, as digits.
+     */
+    'push[account_id]'?: string;
+    /**
+     * The push's workspace, as digits, beside the `push[…]` fields (as Raycast sends it with files).
+     */
+    workspace_id?: string;
+    /**
+     * Password Pusher Pro's name for `workspace_id` (pwpush-cli 0.16 sends it beside `push[…]`).
+     */
+    account_id?: string;
 };
 
 /**
@@ -1384,6 +1435,51 @@ export type ApiKeyCreated = ApiKey & {
 };
 
 /**
+ * A member's role in a workspace. `owner` (one per workspace) and `admin` see and expire every push of the workspace,
+ * read its audit logs and manage its API keys, webhooks and requests; `member` creates pushes in it and sees their
+ * own; `auditor` reads every push's record and audit log and changes nothing.
+ *
+ */
+export type WorkspaceRole = 'owner' | 'admin' | 'member' | 'auditor';
+
+/**
+ * A workspace the caller belongs to, with the caller's role in it. The shape the Pro clients read: Raycast reads `id`
+ * (a number), `name`, `created_at` and `updated_at` from `GET /api/v2/workspaces`; pwpush-cli reads `id`, `name` and
+ * `role`, and the Chrome extension `id` and `name`, from `GET /api/v2/accounts`.
+ *
+ */
+export type Workspace = {
+    /**
+     * The workspace's id, what `workspace_id` / `account_id` name.
+     */
+    id: number;
+    name: string;
+    role: WorkspaceRole;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
+/**
+ * The workspaces the caller belongs to, oldest first, as a bare array (Raycast casts the answer to `Workspace[]`; the
+ * Chrome extension reads only an array; pwpush-cli takes an array or `{"accounts": […]}`). Empty when the caller
+ * belongs to none: the personal space is not listed, it is what no id means.
+ *
+ */
+export type WorkspaceList = Array<Workspace>;
+
+/**
+ * The body of `createWorkspace`.
+ */
+export type CreateWorkspaceRequest = {
+    workspace: {
+        /**
+         * The workspace's name, 1 to 100 characters, not only spaces.
+         */
+        name: string;
+    };
+};
+
+/**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
  * are ignored.
  *
@@ -1781,6 +1877,18 @@ export type WebhookTestEvent = {
 export type IdempotencyKey = string;
 
 /**
+ * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+ */
+export type WorkspaceIdQuery = string;
+
+/**
+ * Password Pusher Pro's name for `workspace_id` (the Chrome extension adds it to the query of every request when an
+ * account is chosen). Both given must name the same workspace (else 422 on `workspace_id`).
+ *
+ */
+export type AccountIdQuery = string;
+
+/**
  * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
  */
 export type Page = number;
@@ -1920,7 +2028,18 @@ export type CreatePushData = {
         'Idempotency-Key'?: string;
     };
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+         */
+        workspace_id?: string;
+        /**
+         * Password Pusher Pro's name for `workspace_id` (the Chrome extension adds it to the query of every request when an
+         * account is chosen). Both given must name the same workspace (else 422 on `workspace_id`).
+         *
+         */
+        account_id?: string;
+    };
     url: '/api/v2/pushes';
 };
 
@@ -1934,7 +2053,7 @@ export type CreatePushErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -1992,6 +2111,16 @@ export type ListActivePushesData = {
          * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
          */
         page?: number;
+        /**
+         * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+         */
+        workspace_id?: string;
+        /**
+         * Password Pusher Pro's name for `workspace_id` (the Chrome extension adds it to the query of every request when an
+         * account is chosen). Both given must name the same workspace (else 422 on `workspace_id`).
+         *
+         */
+        account_id?: string;
     };
     url: '/api/v2/pushes/active';
 };
@@ -2006,7 +2135,7 @@ export type ListActivePushesErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2047,6 +2176,16 @@ export type ListExpiredPushesData = {
          * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
          */
         page?: number;
+        /**
+         * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+         */
+        workspace_id?: string;
+        /**
+         * Password Pusher Pro's name for `workspace_id` (the Chrome extension adds it to the query of every request when an
+         * account is chosen). Both given must name the same workspace (else 422 on `workspace_id`).
+         *
+         */
+        account_id?: string;
     };
     url: '/api/v2/pushes/expired';
 };
@@ -2061,7 +2200,7 @@ export type ListExpiredPushesErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2119,7 +2258,7 @@ export type ExpirePushErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2325,7 +2464,7 @@ export type GetPushAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2627,7 +2766,7 @@ export type RevokeRequestErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2751,7 +2890,7 @@ export type PreviewRequestErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2895,7 +3034,7 @@ export type GetRequestAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3043,6 +3182,170 @@ export type CreateApiKeyResponses = {
 
 export type CreateApiKeyResponse = CreateApiKeyResponses[keyof CreateApiKeyResponses];
 
+export type ListWorkspacesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v2/workspaces';
+};
+
+export type ListWorkspacesErrors = {
+    /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListWorkspacesError = ListWorkspacesErrors[keyof ListWorkspacesErrors];
+
+export type ListWorkspacesResponses = {
+    /**
+     * The caller's workspaces.
+     */
+    200: WorkspaceList;
+};
+
+export type ListWorkspacesResponse = ListWorkspacesResponses[keyof ListWorkspacesResponses];
+
+export type CreateWorkspaceData = {
+    body: CreateWorkspaceRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v2/workspaces';
+};
+
+export type CreateWorkspaceErrors = {
+    /**
+     * The body is not JSON (`invalid_json`), does not decode as its `Content-Encoding` says (`invalid_encoding`), is sent as another media type than `application/json` (`unsupported_media_type`), or has no `workspace` object (`bad_request`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * A field of `workspace` breaks a rule (`validation_failed`): a name outside 1..100 characters or only spaces, or the caller already owns 100 workspaces. `errors` lists messages per field and `error` names the first.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type CreateWorkspaceError = CreateWorkspaceErrors[keyof CreateWorkspaceErrors];
+
+export type CreateWorkspaceResponses = {
+    /**
+     * The workspace was made; the caller is its owner.
+     */
+    201: Workspace;
+};
+
+export type CreateWorkspaceResponse = CreateWorkspaceResponses[keyof CreateWorkspaceResponses];
+
+export type ListAccountsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v2/accounts';
+};
+
+export type ListAccountsErrors = {
+    /**
+     * The request carries more than one `Host` header, or one that names no host (400 `bad_request`). Every operation
+     * answers it so: links are built from `Host` when the instance has no public base URL, and two of them name no one
+     * origin.
+     *
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListAccountsError = ListAccountsErrors[keyof ListAccountsErrors];
+
+export type ListAccountsResponses = {
+    /**
+     * The caller's workspaces.
+     */
+    200: WorkspaceList;
+};
+
+export type ListAccountsResponse = ListAccountsResponses[keyof ListAccountsResponses];
+
 export type RevokeApiKeyData = {
     body?: never;
     path: {
@@ -3124,7 +3427,7 @@ export type NotifyEmailsErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**

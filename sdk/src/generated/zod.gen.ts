@@ -68,7 +68,8 @@ export const zRequestsFeature = z.object({
  * "API keys and scopes"). `pushes:create`: create pushes. `pushes:read`: retrieve, preview, list and read audit logs.
  * `pushes:delete`: expire pushes. `pushes:notify`: email a push's link. `requests:write` / `requests:read`: make and
  * read requests for secrets. `webhooks:manage`: webhooks. `api_keys:manage`: create, list and revoke API keys (never
- * granting a scope the caller lacks). The account token holds every scope.
+ * granting a scope the caller lacks). `workspaces:read`: list the caller's workspaces.
+ * `workspaces:manage`: create workspaces. The account token holds every scope.
  *
  */
 export const zApiKeyScope = z.enum([
@@ -79,7 +80,9 @@ export const zApiKeyScope = z.enum([
     'requests:write',
     'requests:read',
     'webhooks:manage',
-    'api_keys:manage'
+    'api_keys:manage',
+    'workspaces:read',
+    'workspaces:manage'
 ]);
 
 /**
@@ -93,6 +96,7 @@ export const zVersionReport = z.object({
         anonymous_access: z.boolean(),
         api_token_authentication: z.boolean(),
         accounts: zEnabled,
+        workspaces: zEnabled.optional(),
         pushes: z.object({
             enabled: z.boolean(),
             email_auto_dispatch: z.boolean(),
@@ -123,7 +127,7 @@ export const zVersionReport = z.object({
         requests: zRequestsFeature,
         api_keys: z.object({
             enabled: z.boolean(),
-            scopes: z.array(zApiKeyScope).max(8)
+            scopes: z.array(zApiKeyScope).max(10)
         }).optional(),
         webhooks: z.object({
             enabled: z.boolean(),
@@ -173,6 +177,19 @@ export const zPushKind = z.enum([
     'file',
     'url',
     'qr'
+]);
+
+/**
+ * A workspace's id (`Workspace.id`), as the Pro clients send it: a JSON number (Raycast's `workspace_id`), or its
+ * decimal digits as text (pwpush-cli's `account_id` from its config file, the Chrome extension's `account_id`, and
+ * every form field). Named on a create or a list, it puts the push in that workspace, or lists that workspace's
+ * pushes; absent, the caller's personal space, as always. A workspace the caller is not a member of (or that does not
+ * exist) answers 403 `forbidden` and nothing is made. See "Workspaces".
+ *
+ */
+export const zWorkspaceRef = z.union([
+    z.int().gte(1).lte(2147483647),
+    z.string().max(10).regex(/^[1-9][0-9]{0,9}$/)
 ]);
 
 /**
@@ -229,14 +246,18 @@ export const zPushInput = z.intersection(z.unknown(), z.object({
     authenticated_recipients: z.boolean().optional(),
     recipient_emails: z.array(z.string().min(3).max(254)).max(5).optional(),
     allowed_networks: z.array(z.string().min(1).max(49)).max(20).optional(),
-    client_encryption: zClientEncryption.nullish()
+    client_encryption: zClientEncryption.nullish(),
+    workspace_id: zWorkspaceRef.optional(),
+    account_id: zWorkspaceRef.optional()
 }));
 
 /**
  * The body of `createPush`. A body that is not an object, or has no `push` object, answers 400.
  */
 export const zCreatePushRequest = z.object({
-    push: zPushInput
+    push: zPushInput,
+    workspace_id: zWorkspaceRef.optional(),
+    account_id: zWorkspaceRef.optional()
 });
 
 /**
@@ -269,7 +290,8 @@ export const zFormBoolean = z.union([
  * - integers (`FormInteger`: ASCII digits) and booleans (`FormBoolean`: `true`/`false`/`1`/`0`/`on`/`off`/`yes`/`no`
  * in any case), an empty value being the same as leaving the field out; anything else answers 422 on that field;
  * - a field given more than once answers 422 on it (`must be given once`);
- * - fields with other names (`utf8`, `account_id`, `push[account_id]`, …) are ignored;
+ * - `workspace_id`, `account_id`, `push[workspace_id]` and `push[account_id]` name the push's workspace (digits; see
+ * "Workspaces"); fields with other names (`utf8`, …) are ignored;
  * - no `push[…]` field at all → 400 `missing_push`.
  * Parsed as the WHATWG URL Standard parses this media type (`+` is a space; a `%` not followed by two hex digits
  * stays as it is), as UTF-8. Files cannot be sent this way (a `push[files][]` value is text: 422 on `files`); send
@@ -296,7 +318,11 @@ export const zCreatePushUrlencoded = z.object({
     'push[notify_emails_to]': z.string().max(2048).optional(),
     'push[notify_emails_to_locale]': z.string().max(16).optional(),
     'push[notify_owner_on_view]': zFormBoolean.optional(),
-    'push[authenticated_recipients]': zFormBoolean.optional()
+    'push[authenticated_recipients]': zFormBoolean.optional(),
+    'push[workspace_id]': z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional(),
+    'push[account_id]': z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional(),
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional(),
+    account_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
 });
 
 /**
@@ -747,7 +773,7 @@ export const zApiKeyName = z.string().min(1).max(100);
 /**
  * The key's scopes, each at most once (in the order of `ApiKeyScope`'s list when the server answers).
  */
-export const zApiKeyScopes = z.array(zApiKeyScope).min(1).max(8);
+export const zApiKeyScopes = z.array(zApiKeyScope).min(1).max(10);
 
 /**
  * An API key as its owner sees it (never its token, which only `createApiKey` shows, once).
@@ -790,6 +816,50 @@ export const zCreateApiKeyRequest = z.object({
 export const zApiKeyCreated = zApiKey.and(z.object({
     token: z.string().length(40).regex(/^spk_[A-Za-z0-9]{36}$/)
 }));
+
+/**
+ * A member's role in a workspace. `owner` (one per workspace) and `admin` see and expire every push of the workspace,
+ * read its audit logs and manage its API keys, webhooks and requests; `member` creates pushes in it and sees their
+ * own; `auditor` reads every push's record and audit log and changes nothing.
+ *
+ */
+export const zWorkspaceRole = z.enum([
+    'owner',
+    'admin',
+    'member',
+    'auditor'
+]);
+
+/**
+ * A workspace the caller belongs to, with the caller's role in it. The shape the Pro clients read: Raycast reads `id`
+ * (a number), `name`, `created_at` and `updated_at` from `GET /api/v2/workspaces`; pwpush-cli reads `id`, `name` and
+ * `role`, and the Chrome extension `id` and `name`, from `GET /api/v2/accounts`.
+ *
+ */
+export const zWorkspace = z.object({
+    id: z.int().gte(1).lte(2147483647),
+    name: z.string().min(1).max(100),
+    role: zWorkspaceRole,
+    created_at: zTimestamp,
+    updated_at: zTimestamp
+});
+
+/**
+ * The workspaces the caller belongs to, oldest first, as a bare array (Raycast casts the answer to `Workspace[]`; the
+ * Chrome extension reads only an array; pwpush-cli takes an array or `{"accounts": […]}`). Empty when the caller
+ * belongs to none: the personal space is not listed, it is what no id means.
+ *
+ */
+export const zWorkspaceList = z.array(zWorkspace).max(100);
+
+/**
+ * The body of `createWorkspace`.
+ */
+export const zCreateWorkspaceRequest = z.object({
+    workspace: z.object({
+        name: z.string().min(1).max(100).regex(/\S/)
+    })
+});
 
 /**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
@@ -1139,6 +1209,18 @@ export const zWebhookEvent = z.union([
 export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/);
 
 /**
+ * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+ */
+export const zWorkspaceIdQuery = z.string().max(10).regex(/^[1-9][0-9]{0,9}$/);
+
+/**
+ * Password Pusher Pro's name for `workspace_id` (the Chrome extension adds it to the query of every request when an
+ * account is chosen). Both given must name the same workspace (else 422 on `workspace_id`).
+ *
+ */
+export const zAccountIdQuery = z.string().max(10).regex(/^[1-9][0-9]{0,9}$/);
+
+/**
  * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
  */
 export const zPage = z.int().gte(1).lte(200).default(1);
@@ -1228,13 +1310,20 @@ export const zCreatePushHeaders = z.object({
     'Idempotency-Key': z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/).optional()
 });
 
+export const zCreatePushQuery = z.object({
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional(),
+    account_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
+});
+
 /**
  * The push was created (or, with `Idempotent-Replayed`, the push an earlier request with the same key made).
  */
 export const zCreatePushResponse = zPushOwner;
 
 export const zListActivePushesQuery = z.object({
-    page: z.int().gte(1).lte(200).optional().default(1)
+    page: z.int().gte(1).lte(200).optional().default(1),
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional(),
+    account_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
 });
 
 /**
@@ -1243,7 +1332,9 @@ export const zListActivePushesQuery = z.object({
 export const zListActivePushesResponse = zPushList;
 
 export const zListExpiredPushesQuery = z.object({
-    page: z.int().gte(1).lte(200).optional().default(1)
+    page: z.int().gte(1).lte(200).optional().default(1),
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional(),
+    account_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
 });
 
 /**
@@ -1404,6 +1495,23 @@ export const zCreateApiKeyBody = zCreateApiKeyRequest;
  * The key was made; its `token` is in this answer only.
  */
 export const zCreateApiKeyResponse = zApiKeyCreated;
+
+/**
+ * The caller's workspaces.
+ */
+export const zListWorkspacesResponse = zWorkspaceList;
+
+export const zCreateWorkspaceBody = zCreateWorkspaceRequest;
+
+/**
+ * The workspace was made; the caller is its owner.
+ */
+export const zCreateWorkspaceResponse = zWorkspace;
+
+/**
+ * The caller's workspaces.
+ */
+export const zListAccountsResponse = zWorkspaceList;
 
 export const zRevokeApiKeyPath = z.object({
     id: z.uuid().max(36)

@@ -50,7 +50,7 @@ function readInput(body: unknown, now: number): { name: string; scopes: ApiKeySc
     scopes.length > API_KEY_SCOPES.length ||
     new Set(scopes).size !== scopes.length
   ) {
-    fields.scopes = ['must be 1 to 8 different scopes'];
+    fields.scopes = [`must be 1 to ${API_KEY_SCOPES.length} different scopes`];
   } else {
     const bad = scopes.findIndex((s) => !isApiKeyScope(s));
     if (bad !== -1) fields.scopes = [`item ${bad + 1} must be one of ${API_KEY_SCOPES.join(', ')}`];

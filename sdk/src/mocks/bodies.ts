@@ -3,7 +3,7 @@
  * (multipart/form-data with files as parts, or form-urlencoded) read by the shared form rules (`@secret-push/rules`,
  * form-input.ts) into the same push. Any other media type answers 400 unsupported_media_type.
  */
-import { ApiError, formToInput, mediaTypeOf, type FormBody } from '@secret-push/rules';
+import { ApiError, formToInput, mediaTypeOf, requestedWorkspace, type FormBody } from '@secret-push/rules';
 
 function mediaType(request: Request): string {
   return mediaTypeOf(request.headers.get('Content-Type'));
@@ -30,11 +30,11 @@ async function readJson(request: Request, wrapper = 'push'): Promise<unknown> {
   return push;
 }
 
-async function readForm(
+async function readFormBody(
   request: Request,
-  wrapper = 'push',
-  schema: 'PushInput' | 'RequestInput' = 'PushInput',
-): Promise<unknown> {
+  wrapper: string,
+  schema: 'PushInput' | 'RequestInput',
+): Promise<Record<string, unknown>> {
   let form: FormData;
   try {
     form = await request.formData();
@@ -55,14 +55,37 @@ async function readForm(
       bytes: new Uint8Array(await value.arrayBuffer()),
     });
   }
-  return formToInput(body, wrapper, schema)[wrapper];
+  return formToInput(body, wrapper, schema);
 }
 
-/** The `push` object of a create request, or the 400 the server answers for its body. */
-export async function readCreateBody(request: Request): Promise<unknown> {
+async function readForm(
+  request: Request,
+  wrapper = 'push',
+  schema: 'PushInput' | 'RequestInput' = 'PushInput',
+): Promise<unknown> {
+  return (await readFormBody(request, wrapper, schema))[wrapper];
+}
+
+/**
+ * The `push` object of a create request and the workspace it names (beside `push`, inside it, or in the query: the
+ * shared rule, `requestedWorkspace`), or the 400 the server answers for its body.
+ */
+export async function readCreateBody(request: Request): Promise<{ push: unknown; workspaceId: number | null }> {
   const type = mediaType(request);
-  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return readJson(request);
-  if (type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded') return readForm(request);
+  const query = Object.fromEntries(new URL(request.url).searchParams);
+  const named = (whole: Record<string, unknown>, push: unknown) => ({
+    push,
+    workspaceId: requestedWorkspace(whole, push as Record<string, unknown>, query),
+  });
+  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    const text = await request.text();
+    const push = await readJson(new Request('http://x', { method: 'POST', body: text }));
+    return named(JSON.parse(text) as Record<string, unknown>, push);
+  }
+  if (type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded') {
+    const whole = await readFormBody(request, 'push', 'PushInput');
+    return named(whole, whole.push);
+  }
   throw new ApiError(
     'unsupported_media_type',
     'Send the body as application/json, multipart/form-data or application/x-www-form-urlencoded.',

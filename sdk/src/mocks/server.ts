@@ -21,6 +21,7 @@ import {
   requireCallerAllowed,
   RouteTable,
   requireListCaller,
+  requestedWorkspace,
   type ApiKeyScope,
   validationFailed,
   type ComponentCheck,
@@ -29,6 +30,7 @@ import { MockApiKeys, type MockGrantor } from './api-keys.js';
 import { readCreateBody, readWrappedBody } from './bodies.js';
 import { MockRequests } from './requests.js';
 import { MockWebhooks } from './webhooks.js';
+import { MockWorkspaces } from './workspaces.js';
 import {
   defaultMockSettings,
   defaultMockUsers,
@@ -104,6 +106,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** What the routes share: the store, the settings, and how an answer is checked and shaped. */
 function mockKit(store: MockStore, settings: MockSettings, validate: boolean, keys: MockApiKeys, hooks: MockWebhooks) {
   const requests = new MockRequests(store);
+  const workspaces = new MockWorkspaces();
   function check(schema: string, body: unknown): void {
     if (!validate) return;
     schemas ??= componentChecker();
@@ -149,6 +152,7 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean, ke
     keys,
     hooks,
     requests,
+    workspaces,
     settings,
     json,
     failure,
@@ -339,7 +343,7 @@ function webhookRoutes(kit: MockKit): Route[] {
 
 /** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */
 function mockRoutes(kit: MockKit): Route[] {
-  const { store, keys, json, headersFor, requireKnownCredential, parsePage, paging, owner: keyOwner } = kit;
+  const { store, keys, workspaces, json, headersFor, requireKnownCredential, parsePage, paging, owner: keyOwner } = kit;
   return [
     {
       operationId: 'getVersion',
@@ -355,7 +359,10 @@ function mockRoutes(kit: MockKit): Route[] {
       handle: async (ctx) => {
         requireKnownCredential(ctx);
         // JSON, multipart (files as parts, as the SDK uploads them) or form-urlencoded, as the server reads them.
-        const created = store.create(await readCreateBody(ctx.request), ctx.actor);
+        const { push, workspaceId } = await readCreateBody(ctx.request);
+        const email = ctx.actor.user?.email ?? null;
+        const inWorkspace = workspaceId ? workspaces.membership(workspaceId, email, 'create').workspaceId : null;
+        const created = store.create(push, ctx.actor, undefined, inWorkspace);
         return json(ctx, 'PushOwner', { ...store.ownerRecord(created, ctx.base), ...created.notifyEcho }, 201);
       },
     },
@@ -369,7 +376,9 @@ function mockRoutes(kit: MockKit): Route[] {
         // As on the server: the operation's security (a token) before its parameters.
         requireListCaller(ctx.actor.user?.email ?? null);
         const page = parsePage(ctx.url);
-        const result = store.list(state, page, ctx.actor, ctx.base);
+        const workspaceId = requestedWorkspace(Object.fromEntries(ctx.url.searchParams));
+        const scope = workspaceId ? workspaces.membership(workspaceId, ctx.actor.user?.email ?? null, 'read') : null;
+        const result = store.list(state, page, ctx.actor, ctx.base, scope);
         return json(ctx, 'PushList', result.items, 200, paging(ctx, `/api/v2/pushes/${state}`, page, result.total));
       },
     })),
@@ -478,6 +487,39 @@ function mockRoutes(kit: MockKit): Route[] {
       handle: (ctx, { id }) => json(ctx, 'ApiKey', keys.revoke(keyOwner(ctx), id!)),
     },
     ...requestRoutes(kit),
+    ...workspaceRoutes(kit),
+  ];
+}
+
+/** The workspace operations (issue 41), over ./workspaces.ts. */
+function workspaceRoutes(kit: MockKit): Route[] {
+  const { workspaces, store, json, owner } = kit;
+  const list = (operationId: string, path: string): Route => ({
+    operationId,
+    scope: 'workspaces:read',
+    method: 'GET',
+    path,
+    handle: (ctx) => json(ctx, 'WorkspaceList', workspaces.list(owner(ctx))),
+  });
+  return [
+    list('listWorkspaces', '/api/v2/workspaces'),
+    list('listAccounts', '/api/v2/accounts'),
+    {
+      operationId: 'createWorkspace',
+      scope: 'workspaces:manage',
+      method: 'POST',
+      path: '/api/v2/workspaces',
+      handle: async (ctx) => {
+        const email = owner(ctx);
+        let body: unknown;
+        try {
+          body = await ctx.request.json();
+        } catch {
+          throw new ApiError('invalid_json');
+        }
+        return json(ctx, 'Workspace', workspaces.create(email, body, store.now()), 201);
+      },
+    },
   ];
 }
 
@@ -589,6 +631,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     reset: () => {
       store.reset();
       kit.requests.reset();
+      kit.workspaces.reset();
       keys.reset();
       webhooks.reset();
     },

@@ -117,6 +117,8 @@ interface StoredPush {
   note: string;
   audit: AuditEntry[];
   failedAttempts: Date[];
+  /** The workspace the push was made in, or null: its owner's personal space. */
+  workspaceId: number | null;
   /** What the create asked to email (echoed in its answer only). */
   notifyEcho?: { notify_emails_to: string; notify_emails_to_locale: string | null };
 }
@@ -211,13 +213,14 @@ export class MockStore {
       apiKeys: true,
       emailAutoDispatch: this.settings.emailAutoDispatch,
       recipientAccess: { emailCodes: this.settings.emailAutoDispatch, singleSignOn: false },
+      workspaces: true,
     });
   }
 
   // ---- create -------------------------------------------------------------------------------------------------
 
   /** The contract's schema, then the instance's rules (as the server), then storage. */
-  create(raw: unknown, actor: MockActor, createdAt?: number): StoredPush {
+  create(raw: unknown, actor: MockActor, createdAt?: number, workspaceId: number | null = null): StoredPush {
     requireMayCreate(this.settings, userIdOf(actor), raw);
     const input = checkPushSchema(generatedPushSchema(), raw);
     const valid = normalizePushInput(input, this.settings);
@@ -246,6 +249,7 @@ export class MockStore {
       note: valid.note,
       audit: [],
       failedAttempts: [],
+      workspaceId,
     };
     this.pushes.set(urlToken, push);
     this.log(push, 'creation', actor, at);
@@ -499,10 +503,24 @@ export class MockStore {
     return { items: push.audit.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), total: push.audit.length };
   }
 
-  list(which: 'active' | 'expired', page: number, actor: MockActor, base: string): ListPage<PushOwner> {
+  /**
+   * The caller's personal pushes, or (with `scope`, a membership the caller holds) a workspace's: every push of it,
+   * or the caller's own there, as the server lists them.
+   */
+  list(
+    which: 'active' | 'expired',
+    page: number,
+    actor: MockActor,
+    base: string,
+    scope: { workspaceId: number; seesAll: boolean } | null = null,
+  ): ListPage<PushOwner> {
     const userId = userIdOf(actor);
     requireListCaller(userId);
-    const mine = [...this.pushes.values()].filter((p) => isOwner(p.state, userId));
+    const mine = [...this.pushes.values()].filter((p) =>
+      scope
+        ? p.workspaceId === scope.workspaceId && (scope.seesAll || isOwner(p.state, userId))
+        : p.workspaceId === null && isOwner(p.state, userId),
+    );
     for (const push of mine) this.settle(push);
     const matching = mine
       .filter((p) => (which === 'expired') === p.state.expired)

@@ -47,6 +47,7 @@ import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handle
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
 import { webhookHandlers, webhookValidationError } from './handlers/webhook-handlers.js';
+import { workspaceHandlers, workspaceValidationError } from './handlers/workspace-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
@@ -168,6 +169,7 @@ function allHandlers(core: Core): Handlers {
     ...fileHandlers(core),
     ...requestHandlers(core),
     ...apiKeyHandlers(core),
+    ...workspaceHandlers(core),
     ...notifyHandler(core),
     ...webhookHandlers(core),
   };
@@ -193,11 +195,13 @@ function v2Spec(core: Core): EdgeSpec {
     validationError: (errors, operationId) =>
       operationId === 'createApiKey'
         ? apiKeyValidationError(errors)
-        : operationId === 'createWebhook'
-          ? webhookValidationError(errors)
-          : operationId === 'notifyEmails'
-            ? topLevelValidationError(errors)
-            : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+        : operationId === 'createWorkspace'
+          ? workspaceValidationError(errors)
+          : operationId === 'createWebhook'
+            ? webhookValidationError(errors)
+            : operationId === 'notifyEmails'
+              ? topLevelValidationError(errors)
+              : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
     pushFrame: (operationId) =>
       operationId === 'createPush' || operationId === 'respondToRequest'
         ? { wrapper: 'push', topLevel: false }

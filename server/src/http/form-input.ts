@@ -17,6 +17,6 @@ export function formToInput(
   body: Extract<ParsedBody, { type: 'form' }>,
   wrapper: string,
   schema?: 'PushInput' | 'RequestInput',
-): Record<string, Record<string, unknown>> {
+): Record<string, unknown> {
   return readForm(body, wrapper, schema);
 }

@@ -37,6 +37,9 @@ interface Operations {
   createApiKey: Operation<G.CreateApiKeyData, G.CreateApiKeyResponses>;
   listApiKeys: Operation<G.ListApiKeysData, G.ListApiKeysResponses>;
   revokeApiKey: Operation<G.RevokeApiKeyData, G.RevokeApiKeyResponses>;
+  listWorkspaces: Operation<G.ListWorkspacesData, G.ListWorkspacesResponses>;
+  listAccounts: Operation<G.ListAccountsData, G.ListAccountsResponses>;
+  createWorkspace: Operation<G.CreateWorkspaceData, G.CreateWorkspaceResponses>;
   notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
   requestAccessCode: Operation<G.RequestAccessCodeData, G.RequestAccessCodeResponses>;
   createWebhook: Operation<G.CreateWebhookData, G.CreateWebhookResponses>;

@@ -44,6 +44,8 @@ import {
 
 export interface CreateOptions {
   idempotency?: IdempotencyRequest;
+  /** The workspace the create names (`workspace_id` / `account_id`); absent or null: the caller's personal space. */
+  workspaceId?: number | null;
 }
 
 /**
@@ -180,6 +182,7 @@ export class PushCreates {
     valid: ValidPush,
     ownerId: string | null,
     now: Date,
+    workspaceId: number | null = null,
   ): Promise<{ push: PushRow; files: PushFileRow[]; uploaded: string[] }> {
     const id = randomUUID();
     const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
@@ -193,6 +196,7 @@ export class PushCreates {
       storedBytes:
         Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
       answersRequest: false,
+      workspaceId,
     };
     const uploaded: string[] = [];
     const files: PushFileRow[] = [];
@@ -245,7 +249,12 @@ export class PushCreates {
     };
   }
 
-  async createFrom(input: SchemaValidPushInput, ctx: RequestContext, key?: KeyRef): Promise<Created> {
+  async createFrom(
+    input: SchemaValidPushInput,
+    ctx: RequestContext,
+    key?: KeyRef,
+    workspaceId: number | null = null,
+  ): Promise<Created> {
     const now = nowOf(ctx);
     const valid = normalizePushInput(input, this.settings, decodeBase64);
     if (valid.recipientEmails.length > 0 && !this.recipientLists) {
@@ -255,7 +264,7 @@ export class PushCreates {
     // Checked before anything is written: a refused notification refuses the create (nothing stored, nothing sent).
     const notify = this.notify?.prepareForCreate(input, ctx) ?? null;
     const created = this.events?.prepareCreate(input, ctx);
-    const { push, files, uploaded } = await this.newRows(valid, ctx.actor.userId, now);
+    const { push, files, uploaded } = await this.newRows(valid, ctx.actor.userId, now, workspaceId);
     const mail = notify ? this.mailWithin(notify, ctx) : undefined;
     const after: WithinCreate | undefined =
       mail && created?.after
@@ -315,6 +324,7 @@ export class PushCreates {
     input: SchemaValidPushInput,
     ctx: RequestContext,
     idempotency: IdempotencyRequest,
+    workspaceId: number | null = null,
   ): Promise<Created> {
     const { repo } = this;
     const outcome = await presentKey(repo, idempotency, keyScope(ctx.actor.userId, ctx.actor.ip), nowOf(ctx));
@@ -324,7 +334,7 @@ export class PushCreates {
       return Object.assign(this.ownerView(row, nowOf(ctx), this.baseOf(ctx)), { replayed: true as const });
     }
     try {
-      return await this.createFrom(input, ctx, outcome.ref);
+      return await this.createFrom(input, ctx, outcome.ref, workspaceId);
     } catch (error) {
       // A create that failed made nothing: its key may be used again (a 503 after the deadline made nothing either).
       await repo.releaseKey(outcome.ref).catch(() => undefined);

@@ -24,6 +24,7 @@ import { ownerListOperations } from './repository/owner-lists.js';
 import { attemptOperations } from './repository/passphrase-attempts.js';
 import { retrieveOperations, viewByTokenStatement } from './repository/retrieve.js';
 import { sweepOperations } from './repository/sweeping.js';
+import { workspacePushOperations } from './repository/workspace-lists.js';
 
 // The repository's face to the other files and areas: they import these from here, not from ./repository/.
 export { STORAGE_WINDOW_MS, storageWindowStart, userStorage } from './repository/counted-creates.js';
@@ -36,7 +37,7 @@ export type { AuditActor, ClaimWrites, PageOf, WithinChange } from './repository
  * The repository's statements live in ./repository/, one file per purpose: statement-parts.ts (the guard, the audit
  * columns, the readers every statement shares), create.ts, counted-creates.ts (the storage quotas), retrieve.ts (read,
  * view, claim, files), expiry.ts, owner-lists.ts (the audit log and the owner's lists), passphrase-attempts.ts,
- * idempotency-keys.ts, sweeping.ts. This file puts them together.
+ * idempotency-keys.ts, sweeping.ts, workspace-lists.ts (a workspace's lists). This file puts them together.
  */
 
 /**
@@ -63,6 +64,7 @@ export function createPushRepository(db: Db, objectsGone?: (keys: string[]) => v
     ...insertOperations(db),
     ...expiryOperations(db, retrieve.findById, objectsGone),
     ...ownerListOperations(db),
+    ...workspacePushOperations(db),
     ...attemptOperations(db),
     ...keyOperations(db),
     ...storageOperations(db),

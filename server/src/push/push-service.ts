@@ -45,6 +45,7 @@ import { storeUnavailable, type FileObjects } from '../files/file-objects.js';
 import { StoreUnavailableError } from '../files/object-store.js';
 import type { Actor, RequestContext } from '../request-context.js';
 import type { PushEvents } from './push-followers.js';
+import type { Membership, WorkspaceService } from '../workspace/workspace-service.js';
 import { pageAccessOf, type AccessCodes, type AccessProof, type PageAccess } from './access-codes.js';
 import type { FileMeta, PushRepository, WithinChange } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
@@ -62,7 +63,7 @@ export interface Page<T> {
 
 export interface PushService {
   /** Validates with the contract's PushInput schema, then the instance's rules → validation_failed (422). */
-  create(input: PushInput, ctx: RequestContext): Promise<Created>;
+  create(input: PushInput, ctx: RequestContext, options?: Pick<CreateOptions, 'workspaceId'>): Promise<Created>;
   /** The same for an input a validator running the same schema has already accepted (the API's openapi-backend). */
   createValidated(input: SchemaValidPushInput, ctx: RequestContext, options?: CreateOptions): Promise<Created>;
   /** Counts a view with one atomic claim; expired → record with payload null; passphrase errors per the spec. */
@@ -79,7 +80,13 @@ export interface PushService {
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
   /** One page of the audit log, and the push's non-secret handle (`push_id`). */
   audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<AuditEntry> & { pushId?: string }>;
-  list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>>;
+  /** The caller's personal pushes, or with `workspaceId` that workspace's that the caller may see. */
+  list(
+    state: 'active' | 'expired',
+    page: number,
+    ctx: RequestContext,
+    workspaceId?: number | null,
+  ): Promise<Page<PushOwner>>;
   /**
    * Verifies the signed download token and returns the bytes: in memory (kept in PostgreSQL), or as they stream from
    * the object store (each segment checked before it is given out).
@@ -164,6 +171,8 @@ export interface PushServiceDeps {
   access?: AccessCodes;
   /** Whether a listed person can prove who they are (an SMTP relay for codes, or single sign-on); else 422. */
   recipientLists?: boolean;
+  /** Workspaces' memberships (../workspace/); absent: a create or list naming a workspace is refused (403). */
+  workspaces?: Pick<WorkspaceService, 'membership' | 'governs'>;
 }
 
 /**
@@ -179,12 +188,14 @@ class PushOperations implements PushService {
   private readonly events: PushEvents | undefined;
   private readonly files: FileObjects | undefined;
   private readonly access: AccessCodes | undefined;
+  private readonly workspaces: PushServiceDeps['workspaces'];
   /** The create path (push-creates.ts). */
   private readonly creates: PushCreates;
 
   constructor(deps: PushServiceDeps) {
     const { repository, settings, keyring, notify, answerRetrieved, events, files } = deps;
     this.access = deps.access;
+    this.workspaces = deps.workspaces;
     this.files = files;
     this.repo = repository;
     this.settings = settings;
@@ -209,9 +220,17 @@ class PushOperations implements PushService {
 
   // ---- the operations ----
 
-  async create(input: PushInput, ctx: RequestContext): Promise<Created> {
+  async create(
+    input: PushInput,
+    ctx: RequestContext,
+    options: Pick<CreateOptions, 'workspaceId'> = {},
+  ): Promise<Created> {
     requireMayCreate(this.settings, ctx.actor.userId, input);
-    return this.creates.createFrom(checkPushSchema(pushSchema(), input ?? {}), ctx);
+    const valid = checkPushSchema(pushSchema(), input ?? {});
+    const workspaceId = options.workspaceId
+      ? (await this.member(options.workspaceId, ctx, 'create')).workspaceId
+      : null;
+    return this.creates.createFrom(valid, ctx, undefined, workspaceId);
   }
 
   async createValidated(
@@ -220,9 +239,13 @@ class PushOperations implements PushService {
     options: CreateOptions = {},
   ): Promise<Created> {
     requireMayCreate(this.settings, ctx.actor.userId, input);
+    // Only a create that names a workspace asks who is in it: a personal or anonymous create costs no more than before.
+    const workspaceId = options.workspaceId
+      ? (await this.member(options.workspaceId, ctx, 'create')).workspaceId
+      : null;
     return options.idempotency
-      ? this.creates.createKeyed(input, ctx, options.idempotency)
-      : this.creates.createFrom(input, ctx);
+      ? this.creates.createKeyed(input, ctx, options.idempotency, workspaceId)
+      : this.creates.createFrom(input, ctx, undefined, workspaceId);
   }
 
   async createAnswer(input: SchemaValidPushInput, ctx: RequestContext, answer: AnswerOptions): Promise<PushRow> {
@@ -320,7 +343,7 @@ class PushOperations implements PushService {
     const now = nowOf(ctx);
     const base = this.baseOf(ctx);
     const row = await this.findOrThrow(urlToken);
-    requireMayExpire(row, ctx.actor.userId);
+    if (!(await this.governed(row, ctx, 'expire'))) requireMayExpire(row, ctx.actor.userId);
     if (isExpired(row, now)) {
       return pushRecord(
         row.expired
@@ -361,7 +384,7 @@ class PushOperations implements PushService {
     requireAuditCaller(ctx.actor.userId);
     checkPage(page);
     const row = await this.findOrThrow(urlToken);
-    requireAuditOwner(row, ctx.actor.userId);
+    if (!(await this.governed(row, ctx, 'audit'))) requireAuditOwner(row, ctx.actor.userId);
     const result = await this.repo.auditPage(row.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
     const mailed = result.items.filter((r) => r.kind === 'creation_email_send').map((r) => r.id);
     const details = mailed.length > 0 && this.notify ? await this.notify.details(mailed) : new Map();
@@ -384,12 +407,28 @@ class PushOperations implements PushService {
     };
   }
 
-  async list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<PushOwner>> {
+  async list(
+    state: 'active' | 'expired',
+    page: number,
+    ctx: RequestContext,
+    workspaceId: number | null = null,
+  ): Promise<Page<PushOwner>> {
     requireListCaller(ctx.actor.userId);
     checkPage(page);
     const now = nowOf(ctx);
     const base = this.baseOf(ctx);
-    const result = await this.repo.ownerPage(state, ctx.actor.userId, now, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+    const offset = (page - 1) * PAGE_SIZE;
+    const membership = workspaceId ? await this.member(workspaceId, ctx, 'read') : null;
+    const result = membership
+      ? await this.repo.workspacePage(
+          state,
+          membership.workspaceId,
+          membership.seesAll ? null : ctx.actor.userId,
+          now,
+          PAGE_SIZE,
+          offset,
+        )
+      : await this.repo.ownerPage(state, ctx.actor.userId, now, PAGE_SIZE, offset);
     return {
       items: result.items.map((r) => this.ownerView(r, now, base)),
       total: result.total,
@@ -530,6 +569,21 @@ class PushOperations implements PushService {
   /** The events a change to an owned push queues in its transaction (none for an anonymous push, or without events). */
   private on(row: PushRow, pick: (events: PushEvents) => WithinChange): WithinChange | undefined {
     return this.events && row.ownerId !== null ? pick(this.events) : undefined;
+  }
+
+  /**
+   * A workspace's push, not the caller's own, that the caller's role in its workspace lets them expire or audit. Asked
+   * only for such pushes: the owner's own and personal pushes cost no lookup.
+   */
+  private async governed(row: PushRow, ctx: RequestContext, doing: 'expire' | 'audit'): Promise<boolean> {
+    if (row.workspaceId === null || !this.workspaces || isOwner(row, ctx.actor.userId)) return false;
+    return this.workspaces.governs(row.workspaceId, ctx, doing);
+  }
+
+  /** The caller's membership of a workspace a request names (403 without the workspaces area). */
+  private async member(workspaceId: number, ctx: RequestContext, doing: 'create' | 'read'): Promise<Membership> {
+    if (!this.workspaces) throw new ApiError('forbidden', 'This instance has no workspaces.');
+    return this.workspaces.membership(workspaceId, ctx, doing);
   }
 }
 

@@ -19,6 +19,8 @@ export interface PushRow extends PushState {
   storedBytes: number;
   /** Made from the answer to a request: its first retrieval moves the request to `collected` (../request/). */
   answersRequest: boolean;
+  /** The workspace the push belongs to (Migration20270121000000_workspaces), or null: its owner's personal space. */
+  workspaceId: number | null;
 }
 
 export const PUSHES = defineTable<PushRow>('pushes', {
@@ -48,6 +50,7 @@ export const PUSHES = defineTable<PushRow>('pushes', {
   answersRequest: column.bool('answers_request'),
   allowedNetworks: column.textArray('allowed_networks'),
   recipientEmails: column.textArray('recipient_emails'),
+  workspaceId: column.intOrNull('workspace_id'),
 });
 
 export interface PushFileRow {

@@ -166,6 +166,7 @@ class RequestOperations implements RequestService {
     const id = randomUUID();
     const row: RequestRow = {
       id,
+      workspaceId: null,
       urlToken: newUrlToken(),
       ownerId,
       state: 'pending',

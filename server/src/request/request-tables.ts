@@ -41,6 +41,8 @@ export interface RequestRow {
    * while it is pending (triggers keep `user_storage`: Migration20270111000000_request_storage).
    */
   storedBytes: number;
+  /** The workspace the request belongs to, or null: its requester's personal space. */
+  workspaceId: number | null;
 }
 
 export const REQUESTS = defineTable<RequestRow>('requests', {
@@ -70,6 +72,7 @@ export const REQUESTS = defineTable<RequestRow>('requests', {
   closedAt: column.dateOrNull('closed_at'),
   baseUrl: column.text('base_url'),
   storedBytes: column.int('stored_bytes'),
+  workspaceId: column.intOrNull('workspace_id'),
 });
 
 export interface RequestFileRow {

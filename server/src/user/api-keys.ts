@@ -43,6 +43,8 @@ export interface ApiKeyRecord {
   lastUsedAt: Date | null;
   /** The key that made this one, or null (made by the account itself). */
   parentId: string | null;
+  /** The workspace the key acts for (its creator's membership decides nothing), or null: its creator's own key. */
+  workspaceId: number | null;
 }
 
 /** `text[]` as pg returns it: an array, or its `{a,b}` text when read as text (scopes hold no comma, quote or brace). */
@@ -62,6 +64,7 @@ export const API_KEYS = defineTable<ApiKeyRecord>('api_keys', {
   expiresAt: column.dateOrNull('expires_at'),
   lastUsedAt: column.dateOrNull('last_used_at'),
   parentId: { name: 'parent_id', parse: (raw) => (raw === null || raw === undefined ? null : String(raw)) },
+  workspaceId: column.intOrNull('workspace_id'),
 });
 
 const K = {
@@ -79,8 +82,8 @@ const K = {
   ),
   /** Only while the parent key exists: a key revoked meanwhile makes nothing (no row, and the caller is told). */
   insert: sql<Omit<ApiKeyRecord, 'lastUsedAt'>, { id: string }>(
-    `insert into api_keys (id, user_id, name, digest, scopes, created_at, expires_at, parent_id)
-     select :id, :userId, :name, :digest, :scopes, :createdAt, :expiresAt, :parentId
+    `insert into api_keys (id, user_id, name, digest, scopes, created_at, expires_at, parent_id, workspace_id)
+     select :id, :userId, :name, :digest, :scopes, :createdAt, :expiresAt, :parentId, :workspaceId::integer
      where :parentId::uuid is null or exists (select 1 from api_keys where id = :parentId::uuid and user_id = :userId)
      returning id`,
   ),
@@ -218,6 +221,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
         expiresAt,
         lastUsedAt: null,
         parentId: grantor?.id ?? null,
+        workspaceId: null,
       };
       await db.transaction(async (tx) => {
         // The user's row, locked: two creates at once cannot both pass the count.
@@ -235,6 +239,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
           createdAt: key.createdAt,
           expiresAt: key.expiresAt,
           parentId: key.parentId,
+          workspaceId: key.workspaceId,
         });
         // The asking key was revoked since it authenticated this request: it can make nothing any more.
         if (!made) throw new ApiError('invalid_token');

@@ -95,6 +95,10 @@ describe('the docs', () => {
     const ALLOWED: [RegExp, string][] = [
       [/not yet published on the npm registry/i, 'the packages go to the registry with the first release'],
       [/not yet flagged/i, "the sweeper's own term: a push past its time that the sweeper has not marked expired"],
+      [
+        /Not yet \(issue 41\)/,
+        'issue 41 (workspaces) lands in parts: docs/workspaces.md "Status" lists what is still to come, removed as it lands',
+      ],
     ];
     const pattern = /not (yet|implemented yet)|no such operations? yet|coming soon|\bTODO\b/gi;
     const found: string[] = [];

@@ -164,7 +164,9 @@ describe('core', () => {
       features: {
         anonymous_access: false,
         api_token_authentication: true,
-        accounts: { enabled: false },
+        // Workspaces are served (issue 41): pwpush-cli calls /api/v2/accounts only when accounts are on.
+        accounts: { enabled: true },
+        workspaces: { enabled: true },
         api_keys: { enabled: true, scopes: [...API_KEY_SCOPES] },
         pushes: {
           enabled: true,

@@ -30,6 +30,7 @@ import { Migration20270110000000_file_objects } from './Migration20270110000000_
 import { Migration20270111000000_request_storage } from './Migration20270111000000_request_storage.js';
 import { Migration20270115000000_admin_console } from './Migration20270115000000_admin_console.js';
 import { Migration20270120420000_recipient_access } from './Migration20270120420000_recipient_access.js';
+import { Migration20270121000000_workspaces } from './Migration20270121000000_workspaces.js';
 import { Migration20270125000000_unused_routines } from './Migration20270125000000_unused_routines.js';
 
 export const migrationsList = [
@@ -63,5 +64,6 @@ export const migrationsList = [
   { name: 'Migration20270111000000_request_storage', class: Migration20270111000000_request_storage },
   { name: 'Migration20270115000000_admin_console', class: Migration20270115000000_admin_console },
   { name: 'Migration20270120420000_recipient_access', class: Migration20270120420000_recipient_access },
+  { name: 'Migration20270121000000_workspaces', class: Migration20270121000000_workspaces },
   { name: 'Migration20270125000000_unused_routines', class: Migration20270125000000_unused_routines },
 ];

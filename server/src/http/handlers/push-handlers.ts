@@ -1,7 +1,7 @@
 /** The push operations: thin, typed from the generated operation types (./../operations.ts). */
 import { contract } from '@secret-push/contract';
 import type { PushInput } from '@secret-push/sdk/generated';
-import { pagingHeaders, parsePage, schemaValidated } from '@secret-push/rules';
+import { pagingHeaders, parsePage, requestedWorkspace, schemaValidated } from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
 import { storageFields } from '../../push/storage-quota.js';
 import type { Handlers } from '../operations.js';
@@ -23,8 +23,14 @@ type PushHandlers = Pick<
 export function pushHandlers(core: Core): PushHandlers {
   const list =
     (state: 'active' | 'expired') =>
-    async ({ query, ctx }: { query: { page?: string }; ctx: RequestContext }) => {
-      const page = await core.pushes.list(state, parsePage(query.page), ctx);
+    async ({
+      query,
+      ctx,
+    }: {
+      query: { page?: string; workspace_id?: string; account_id?: string };
+      ctx: RequestContext;
+    }) => {
+      const page = await core.pushes.list(state, parsePage(query.page), ctx, requestedWorkspace(query));
       return {
         status: 200 as const,
         body: page.items,
@@ -32,12 +38,17 @@ export function pushHandlers(core: Core): PushHandlers {
       };
     };
   return {
-    createPush: async ({ body, headers, ctx, bodyDigest }) => {
+    createPush: async ({ body, query, headers, ctx, bodyDigest }) => {
       // openapi-backend has validated the body against the spec's PushInput: the domain applies only instance rules.
       const input = schemaValidated(pickPushInput(body.push as Record<string, unknown>));
       const key = headers['idempotency-key'];
       const idempotency = key === undefined ? undefined : { key, fingerprint: bodyDigest ?? '' };
-      const { replayed, storage, ...push } = await core.pushes.createValidated(input, ctx, { idempotency });
+      // Wherever the client put it: beside `push` (Raycast, pwpush-cli), inside it, or in the query (Chrome).
+      const workspaceId = requestedWorkspace(body, body.push, query);
+      const { replayed, storage, ...push } = await core.pushes.createValidated(input, ctx, {
+        idempotency,
+        workspaceId,
+      });
       const answer: Record<string, string> = {
         ...(storage ? storageFields(storage) : {}),
         ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),

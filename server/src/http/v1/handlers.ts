@@ -2,7 +2,7 @@
  * The v1 operations (openapi/v1): each is the v2 operation of the same name on the same push service (storage, rules,
  * audit, limits, encryption), in v1's wrappers, shapes and texts (./shapes.ts).
  */
-import { ApiError, pagingHeaders, parsePage, trimBase, validationFailed } from '@secret-push/rules';
+import { ApiError, pagingHeaders, parsePage, requestedWorkspace, trimBase, validationFailed } from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
 import type { EdgeReply, EdgeRequest } from '../api.js';
 import {
@@ -53,7 +53,10 @@ export function v1Handlers(core: Core): Record<string, V1Handler> {
     (what: V1Create): V1Handler =>
     async ({ body, ctx }) => {
       // The v2 schema and rules decide (422 names the field as v2 does); only the wrapper and the value forms are v1's.
-      const push = await v1Refusals(() => core.pushes.create(v1PushInput(body, what), ctx));
+      // The workspace, wherever pwpush-cli ≤ 0.13-style and form clients put it (beside or inside the wrapper).
+      const fields = body as Record<string, unknown>;
+      const workspaceId = requestedWorkspace(fields, fields[what.wrapper] as Record<string, unknown> | undefined);
+      const push = await v1Refusals(() => core.pushes.create(v1PushInput(body, what), ctx, { workspaceId }));
       return {
         status: 201,
         body: v1OwnerRecord(push, baseOf(ctx)),

@@ -171,11 +171,13 @@ export function storageOperations(db: Db) {
     ): Promise<CountedInsert> {
       const ownerId = push.ownerId!;
       const inStatement = statementWrites(push, writes);
-      const statement = insertFor(files.length, key, 'user', inStatement);
+      // A workspace's push counts against the workspace's quota, not its creator's.
+      const workspaceId = push.workspaceId;
+      const statement = insertFor(files.length, key, workspaceId === null ? 'user' : 'workspace', inStatement);
       const params = {
         ...insertParams(push, files, by, deadline, key),
         ...inStatement?.params,
-        quotaUser: ownerId,
+        ...(workspaceId === null ? { quotaUser: ownerId } : { quotaWorkspace: workspaceId }),
         quotaNow: now,
         quotaLimit: limit,
       };
@@ -189,7 +191,10 @@ export function storageOperations(db: Db) {
           inStatement?.written(q, rows[0]!.writes_result);
           return { row, usedBytes: used + push.storedBytes };
         }
-        const [free] = await q.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit });
+        const [free] =
+          workspaceId === null
+            ? await q.query(S.userBytesFreeAt, { ownerId, now, need: used + push.storedBytes - limit })
+            : [];
         throw new RefusedCreate({ refused: true, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null });
       };
       try {

@@ -50,8 +50,11 @@ export function statementWrites(push: PushRow, writes: CreateWrites): ClaimWrite
   return writes.inStatement(push);
 }
 
-/** Which storage quota a create's own statement counts: an address's window, a user's active pushes, or none. */
-type CountedBy = 'address' | 'user' | null;
+/**
+ * Which storage quota a create's own statement counts: an address's window, a user's active pushes, a workspace's
+ * (`workspace_storage_used`, Migration20270121000000_workspaces), or none.
+ */
+type CountedBy = 'address' | 'user' | 'workspace' | null;
 
 /**
  * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count).
@@ -96,15 +99,18 @@ function insertStatement(
   const usedCte =
     countedBy === 'user'
       ? `, used as (select user_storage_used(:quotaUser::uuid, :quotaNow::timestamptz, :deadline, :storedBytes::bigint, :quotaLimit::bigint) as bytes where ${IN_TIME})`
-      : '';
+      : countedBy === 'workspace'
+        ? `, used as (select workspace_storage_used(:quotaWorkspace::integer, :quotaNow::timestamptz, :deadline, :storedBytes::bigint, :quotaLimit::bigint) as bytes where ${IN_TIME})`
+        : '';
+  const byUsed = countedBy === 'user' || countedBy === 'workspace';
   const counted = addressQuota
     ? ' and exists (select 1 from quota)'
-    : countedBy === 'user'
+    : byUsed
       ? ' and (select bytes from used) + :storedBytes::bigint <= :quotaLimit::bigint'
       : '';
   const quotaColumn = addressQuota
     ? '(select bytes from quota) as window_bytes, '
-    : countedBy === 'user'
+    : byUsed
       ? '(select bytes from used) as used_bytes, '
       : '';
   return sql(

@@ -12,17 +12,17 @@ const S = {
     `select ${A.list} from audit_entries where push_id = :pushId order by created_at, id limit :limit offset :offset`,
   ),
   activeCount: sql<{ ownerId: string; now: Date }, Total>(
-    'select count(*) as total from pushes where user_id = :ownerId and not expired and expires_at > :now',
+    'select count(*) as total from pushes where user_id = :ownerId and workspace_id is null and not expired and expires_at > :now',
   ),
   activePage: sql<{ ownerId: string; now: Date; limit: number; offset: number }>(
-    `select ${P.list} from pushes where user_id = :ownerId and not expired and expires_at > :now
+    `select ${P.list} from pushes where user_id = :ownerId and workspace_id is null and not expired and expires_at > :now
      order by created_at desc, id desc limit :limit offset :offset`,
   ),
   expiredCount: sql<{ ownerId: string; now: Date }, Total>(
-    'select count(*) as total from pushes where user_id = :ownerId and (expired or expires_at <= :now)',
+    'select count(*) as total from pushes where user_id = :ownerId and workspace_id is null and (expired or expires_at <= :now)',
   ),
   expiredPage: sql<{ ownerId: string; now: Date; limit: number; offset: number }>(
-    `select ${P.list} from pushes where user_id = :ownerId and (expired or expires_at <= :now)
+    `select ${P.list} from pushes where user_id = :ownerId and workspace_id is null and (expired or expires_at <= :now)
      order by created_at desc, id desc limit :limit offset :offset`,
   ),
 };

@@ -1,0 +1,81 @@
+/**
+ * Every statement about workspaces and their members (tables `workspaces`, `workspace_members`:
+ * Migration20270121000000_workspaces). A push's, key's, webhook's or request's workspace is a column of its own row,
+ * written by its own area; this module answers who belongs where, with which role.
+ */
+import type { WorkspaceRole } from '@secret-push/sdk/generated';
+import { sql, type Db } from '../db/sql.js';
+
+/** A workspace as its member sees it: with the member's role. */
+export interface MemberWorkspace {
+  id: number;
+  name: string;
+  role: WorkspaceRole;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Workspaces one user may own at once (and belong to, listed). */
+export const MAX_WORKSPACES_PER_USER = 100;
+
+type WorkspaceRow = { id: number; name: string; role: WorkspaceRole; created_at: Date; updated_at: Date };
+
+const W = {
+  roleOf: sql<{ workspaceId: number; userId: string }, { role: WorkspaceRole }>(
+    'select role from workspace_members where workspace_id = :workspaceId and user_id = :userId',
+    { prepare: true },
+  ),
+  listFor: sql<{ userId: string; limit: number }, WorkspaceRow>(
+    `select w.id, w.name, m.role, w.created_at, w.updated_at
+     from workspace_members m join workspaces w on w.id = m.workspace_id
+     where m.user_id = :userId order by w.created_at, w.id limit :limit`,
+  ),
+  /**
+   * A workspace and its owner's membership, in one statement, while the user owns fewer than the limit (two creates
+   * at once may both pass the count: the limit bounds a user's rows, it is not a business rule).
+   */
+  create: sql<{ userId: string; name: string; now: Date; limit: number }, WorkspaceRow>(
+    `with made as (
+       insert into workspaces (name, created_by, created_at, updated_at)
+       select :name, :userId, :now, :now
+       where (select count(*) from workspace_members where user_id = :userId and role = 'owner') < :limit
+       returning id, name, created_at, updated_at
+     ), owner as (
+       insert into workspace_members (workspace_id, user_id, role, created_at)
+       select id, :userId, 'owner', :now from made
+     )
+     select id, name, 'owner' as role, created_at, updated_at from made`,
+  ),
+};
+
+const fromRow = (r: WorkspaceRow): MemberWorkspace => ({
+  id: Number(r.id),
+  name: r.name,
+  role: r.role,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+});
+
+export interface WorkspaceRepository {
+  /** The user's role in the workspace, or null: not a member (or no such workspace). */
+  roleOf(workspaceId: number, userId: string): Promise<WorkspaceRole | null>;
+  listFor(userId: string): Promise<MemberWorkspace[]>;
+  /** The new workspace, its maker its owner; null when the maker already owns the most there may be. */
+  create(userId: string, name: string, now: Date): Promise<MemberWorkspace | null>;
+}
+
+export function createWorkspaceRepository(db: Db): WorkspaceRepository {
+  return {
+    async roleOf(workspaceId, userId) {
+      const [row] = await db.query(W.roleOf, { workspaceId, userId });
+      return row?.role ?? null;
+    },
+    async listFor(userId) {
+      return (await db.query(W.listFor, { userId, limit: MAX_WORKSPACES_PER_USER })).map(fromRow);
+    },
+    async create(userId, name, now) {
+      const [row] = await db.query(W.create, { userId, name, now, limit: MAX_WORKSPACES_PER_USER });
+      return row ? fromRow(row) : null;
+    },
+  };
+}

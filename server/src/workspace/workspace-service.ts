@@ -1,0 +1,86 @@
+/**
+ * Workspaces (issue 41; the contract's "Workspaces"): the caller's list, a new one, and the membership check every
+ * create or list that names a workspace passes first. The roles' rules are here, once: who may create in a
+ * workspace, and who sees every push of it.
+ */
+import type { Workspace, WorkspaceRole } from '@secret-push/sdk/generated';
+import { ApiError, validationFailed } from '@secret-push/rules';
+import type { RequestContext } from '../request-context.js';
+import { MAX_WORKSPACES_PER_USER, type MemberWorkspace, type WorkspaceRepository } from './workspace-repository.js';
+
+/** What a caller may do in a workspace, by role. */
+const MAY_CREATE: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'member']);
+const SEES_EVERY_PUSH: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'auditor']);
+const EXPIRES_EVERY_PUSH: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin']);
+
+/** A caller's standing in a workspace, once checked. */
+export interface Membership {
+  workspaceId: number;
+  role: WorkspaceRole;
+  /** Sees (lists) every push of the workspace, not only the caller's own. */
+  seesAll: boolean;
+}
+
+export interface WorkspaceService {
+  list(ctx: RequestContext): Promise<Workspace[]>;
+  create(name: string, ctx: RequestContext): Promise<Workspace>;
+  /**
+   * The caller's membership in the workspace, or 401 without a user, 403 `forbidden` when the caller is not a member
+   * (or the workspace does not exist: the same answer, so ids cannot be probed) or the role may not `do` it.
+   */
+  membership(workspaceId: number, ctx: RequestContext, doing: 'create' | 'read'): Promise<Membership>;
+  /**
+   * Whether the caller may `doing` a push of the workspace that is not their own: its owners and admins expire any
+   * and read any audit log, its auditors read any audit log. False for everyone else (no error: the push's own rules
+   * then decide).
+   */
+  governs(workspaceId: number, ctx: RequestContext, doing: 'expire' | 'audit'): Promise<boolean>;
+}
+
+const toWire = (w: MemberWorkspace): Workspace => ({
+  id: w.id,
+  name: w.name,
+  role: w.role,
+  created_at: w.createdAt.toISOString(),
+  updated_at: w.updatedAt.toISOString(),
+});
+
+function requireUser(ctx: RequestContext): string {
+  if (ctx.actor.userId === null) throw new ApiError('authentication_required', 'A workspace needs an API token.');
+  return ctx.actor.userId;
+}
+
+export function createWorkspaceService(repository: WorkspaceRepository): WorkspaceService {
+  return {
+    async list(ctx) {
+      return (await repository.listFor(requireUser(ctx))).map(toWire);
+    },
+
+    async create(name, ctx) {
+      const userId = requireUser(ctx);
+      const trimmed = name.trim();
+      if (trimmed === '') throw validationFailed({ name: ['must not be empty'] });
+      const made = await repository.create(userId, trimmed, ctx.now ?? new Date());
+      if (!made)
+        throw validationFailed({
+          workspace: [`a user owns at most ${MAX_WORKSPACES_PER_USER} workspaces; hand one over first`],
+        });
+      return toWire(made);
+    },
+
+    async membership(workspaceId, ctx, doing) {
+      const userId = requireUser(ctx);
+      const role = await repository.roleOf(workspaceId, userId);
+      if (role === null) throw new ApiError('forbidden', 'You are not a member of this workspace.');
+      if (doing === 'create' && !MAY_CREATE.has(role))
+        throw new ApiError('forbidden', `An ${role} of this workspace may not create in it.`);
+      return { workspaceId, role, seesAll: SEES_EVERY_PUSH.has(role) };
+    },
+
+    async governs(workspaceId, ctx, doing) {
+      if (ctx.actor.userId === null) return false;
+      const role = await repository.roleOf(workspaceId, ctx.actor.userId);
+      return role !== null && (doing === 'expire' ? EXPIRES_EVERY_PUSH : SEES_EVERY_PUSH).has(role);
+    },
+  };
+}
