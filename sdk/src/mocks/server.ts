@@ -21,7 +21,6 @@ import {
   requireCallerAllowed,
   RouteTable,
   requireListCaller,
-  requestedWorkspace,
   type ApiKeyScope,
   validationFailed,
   type ComponentCheck,
@@ -30,7 +29,7 @@ import { MockApiKeys, type MockGrantor } from './api-keys.js';
 import { readCreateBody, readWrappedBody } from './bodies.js';
 import { MockRequests } from './requests.js';
 import { MockWebhooks } from './webhooks.js';
-import { MockWorkspaces } from './workspaces.js';
+import { MockWorkspaces, workspaceRoutes } from './workspaces.js';
 import {
   defaultMockSettings,
   defaultMockUsers,
@@ -106,7 +105,6 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** What the routes share: the store, the settings, and how an answer is checked and shaped. */
 function mockKit(store: MockStore, settings: MockSettings, validate: boolean, keys: MockApiKeys, hooks: MockWebhooks) {
   const requests = new MockRequests(store);
-  const workspaces = new MockWorkspaces();
   function check(schema: string, body: unknown): void {
     if (!validate) return;
     schemas ??= componentChecker();
@@ -152,7 +150,7 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean, ke
     keys,
     hooks,
     requests,
-    workspaces,
+    workspaces: new MockWorkspaces(),
     settings,
     json,
     failure,
@@ -359,10 +357,7 @@ function mockRoutes(kit: MockKit): Route[] {
       handle: async (ctx) => {
         requireKnownCredential(ctx);
         // JSON, multipart (files as parts, as the SDK uploads them) or form-urlencoded, as the server reads them.
-        const { push, workspaceId } = await readCreateBody(ctx.request);
-        const email = ctx.actor.user?.email ?? null;
-        const inWorkspace = workspaceId ? workspaces.membership(workspaceId, email, 'create').workspaceId : null;
-        const created = store.create(push, ctx.actor, undefined, inWorkspace);
+        const created = workspaces.createIn(store, await readCreateBody(ctx.request), ctx.actor);
         return json(ctx, 'PushOwner', { ...store.ownerRecord(created, ctx.base), ...created.notifyEcho }, 201);
       },
     },
@@ -376,9 +371,7 @@ function mockRoutes(kit: MockKit): Route[] {
         // As on the server: the operation's security (a token) before its parameters.
         requireListCaller(ctx.actor.user?.email ?? null);
         const page = parsePage(ctx.url);
-        const workspaceId = requestedWorkspace(Object.fromEntries(ctx.url.searchParams));
-        const scope = workspaceId ? workspaces.membership(workspaceId, ctx.actor.user?.email ?? null, 'read') : null;
-        const result = store.list(state, page, ctx.actor, ctx.base, scope);
+        const result = store.list(state, page, ctx.actor, ctx.base, workspaces.forList(ctx.url, ctx.actor));
         return json(ctx, 'PushList', result.items, 200, paging(ctx, `/api/v2/pushes/${state}`, page, result.total));
       },
     })),
@@ -491,38 +484,6 @@ function mockRoutes(kit: MockKit): Route[] {
   ];
 }
 
-/** The workspace operations (issue 41), over ./workspaces.ts. */
-function workspaceRoutes(kit: MockKit): Route[] {
-  const { workspaces, store, json, owner } = kit;
-  const list = (operationId: string, path: string): Route => ({
-    operationId,
-    scope: 'workspaces:read',
-    method: 'GET',
-    path,
-    handle: (ctx) => json(ctx, 'WorkspaceList', workspaces.list(owner(ctx))),
-  });
-  return [
-    list('listWorkspaces', '/api/v2/workspaces'),
-    list('listAccounts', '/api/v2/accounts'),
-    {
-      operationId: 'createWorkspace',
-      scope: 'workspaces:manage',
-      method: 'POST',
-      path: '/api/v2/workspaces',
-      handle: async (ctx) => {
-        const email = owner(ctx);
-        let body: unknown;
-        try {
-          body = await ctx.request.json();
-        } catch {
-          throw new ApiError('invalid_json');
-        }
-        return json(ctx, 'Workspace', workspaces.create(email, body, store.now()), 201);
-      },
-    },
-  ];
-}
-
 /** The operations of the mock and the scope each needs (the contract's: sdk/test/mocks checks them). */
 export function mockOperationScopes(): Record<string, ApiKeyScope | undefined> {
   const routes = mockRoutes(
@@ -629,11 +590,7 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
     advanceClock: (ms) => store.advanceClock(ms),
     now: () => new Date(store.now()),
     reset: () => {
-      store.reset();
-      kit.requests.reset();
-      kit.workspaces.reset();
-      keys.reset();
-      webhooks.reset();
+      for (const part of [store, kit.requests, kit.workspaces, keys, webhooks]) part.reset();
     },
     sentEmails: () => store.sentEmails(),
   };

@@ -4,7 +4,8 @@
  * workspace the caller is not in, or that does not exist). Kept in memory, per mock; members are known by email.
  */
 import type { Workspace, WorkspaceRole } from '../generated/types.gen.js';
-import { ApiError, validationFailed } from '@secret-push/rules';
+import { ApiError, type ApiKeyScope, requestedWorkspace, validationFailed } from '@secret-push/rules';
+import type { MockActor, MockStore } from './store.js';
 
 const MAX_WORKSPACES_PER_USER = 100;
 const MAY_CREATE: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'member']);
@@ -66,6 +67,21 @@ export class MockWorkspaces {
     return { workspaceId, seesAll: SEES_EVERY_PUSH.has(role) };
   }
 
+  /** A create (`readCreateBody`'s push), in the workspace it names once the caller may create there, else personal. */
+  createIn(store: MockStore, body: { push: unknown; workspaceId: number | null }, actor: MockActor) {
+    const { push, workspaceId } = body;
+    const inWorkspace = workspaceId
+      ? this.membership(workspaceId, actor.user?.email ?? null, 'create').workspaceId
+      : null;
+    return store.create(push, actor, undefined, inWorkspace);
+  }
+
+  /** The workspace a list's query names, once the caller may read it; null: the caller's personal list. */
+  forList(url: URL, actor: MockActor): MockMembership | null {
+    const workspaceId = requestedWorkspace(Object.fromEntries(url.searchParams));
+    return workspaceId ? this.membership(workspaceId, actor.user?.email ?? null, 'read') : null;
+  }
+
   reset(): void {
     this.workspaces.clear();
     this.nextId = 1;
@@ -74,4 +90,52 @@ export class MockWorkspaces {
   private record(w: StoredWorkspace, role: WorkspaceRole): Workspace {
     return { id: w.id, name: w.name, role, created_at: w.createdAt, updated_at: w.createdAt };
   }
+}
+
+/** What the workspace routes need of the mock's kit (server.ts), and the routes they are. */
+interface WorkspaceKit<Ctx extends { request: Request }> {
+  workspaces: MockWorkspaces;
+  store: { now(): number };
+  json(ctx: Ctx, schema: string, body: unknown, status?: number): Response;
+  owner(ctx: Ctx): string;
+}
+
+interface WorkspaceRoute<Ctx> {
+  operationId: string;
+  scope: ApiKeyScope;
+  method: string;
+  path: string;
+  handle: (ctx: Ctx) => Response | Promise<Response>;
+}
+
+/** The workspace operations (issue 41), over MockWorkspaces. */
+export function workspaceRoutes<Ctx extends { request: Request }>(kit: WorkspaceKit<Ctx>): WorkspaceRoute<Ctx>[] {
+  const { workspaces, store, json, owner } = kit;
+  const list = (operationId: string, path: string): WorkspaceRoute<Ctx> => ({
+    operationId,
+    scope: 'workspaces:read',
+    method: 'GET',
+    path,
+    handle: (ctx) => json(ctx, 'WorkspaceList', workspaces.list(owner(ctx))),
+  });
+  return [
+    list('listWorkspaces', '/api/v2/workspaces'),
+    list('listAccounts', '/api/v2/accounts'),
+    {
+      operationId: 'createWorkspace',
+      scope: 'workspaces:manage',
+      method: 'POST',
+      path: '/api/v2/workspaces',
+      handle: async (ctx) => {
+        const email = owner(ctx);
+        let body: unknown;
+        try {
+          body = await ctx.request.json();
+        } catch {
+          throw new ApiError('invalid_json');
+        }
+        return json(ctx, 'Workspace', workspaces.create(email, body, store.now()), 201);
+      },
+    },
+  ];
 }

@@ -75,7 +75,9 @@ export function defineParitySuite(getTarget: () => ParityTarget): void {
       expect(report.api_version).toBe('2.1');
       expect(report.edition).toBe('oss');
       expect(report.features.api_token_authentication).toBe(true);
-      expect(report.features.accounts.enabled).toBe(false);
+      // Workspaces are served (issue 41), so Pro clients may ask /api/v2/accounts.
+      expect(report.features.accounts.enabled).toBe(true);
+      expect(report.features.workspaces?.enabled).toBe(true);
     });
 
     it('ignores an invalid token on version', async () => {

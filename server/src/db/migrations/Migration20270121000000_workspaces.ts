@@ -17,6 +17,7 @@ import { Migration } from '@mikro-orm/migrations';
  *   Migration20270111000000_request_storage, rewritten to route by `workspace_id`), and `workspace_storage_used` is
  *   `user_storage_used` for a workspace: the workspace's lock, then its count (reading the lapsed rows only when a
  *   create does not fit). Rows without a workspace are counted exactly as before.
+ * - An API key may hold up to ten scopes (eight before: `workspaces:read` and `workspaces:manage` are new).
  */
 export class Migration20270121000000_workspaces extends Migration {
   override name = 'Migration20270121000000_workspaces';
@@ -82,9 +83,23 @@ export class Migration20270121000000_workspaces extends Migration {
       execute function user_storage_count();`);
     this.addSql(WORKSPACE_STORAGE_USED);
     this.addSql(userStorageUsed('and workspace_id is null'));
+    // Ten scopes with workspaces:read and workspaces:manage (the contract's ApiKeyScopes, maxItems 10).
+    this.addSql(`alter table "api_keys" drop constraint "api_keys_scopes_check";`);
+    this.addSql(
+      `alter table "api_keys" add constraint "api_keys_scopes_check" check (cardinality("scopes") between 1 and 10);`,
+    );
   }
 
   override down(): void {
+    // The workspace scopes go; a key that held nothing else goes with them (it could do nothing without them).
+    this.addSql(
+      `update "api_keys" set "scopes" = array_remove(array_remove("scopes", 'workspaces:read'), 'workspaces:manage');`,
+    );
+    this.addSql(`delete from "api_keys" where cardinality("scopes") = 0;`);
+    this.addSql(`alter table "api_keys" drop constraint "api_keys_scopes_check";`);
+    this.addSql(
+      `alter table "api_keys" add constraint "api_keys_scopes_check" check (cardinality("scopes") between 1 and 8);`,
+    );
     this.addSql(`drop function if exists "workspace_storage_used"(integer, timestamptz, timestamptz, bigint, bigint);`);
     this.addSql(userStorageUsed(''));
     this.addSql(`drop trigger "pushes_user_storage_insert" on "pushes";`);
