@@ -30,14 +30,17 @@ export const version = define('VER', [
   },
   {
     id: 'VER-002',
-    title: 'The report says edition oss, accounts disabled, requests.enabled a boolean, api_version 2.x',
-    source: 'seed §2.2 (edition, accounts.enabled, requests.enabled); decisions: Version report; issue 24 (requests)',
+    title: 'Edition oss, accounts.enabled = workspaces.enabled, requests.enabled a boolean, api_version 2.x',
+    source:
+      'seed §2.2 (edition, accounts.enabled, requests.enabled); decisions: Version report; issue 24 (requests); issue 41 (accounts: the Pro accounts API of workspaces)',
     stateless: true,
     async run(ctx) {
       const res = await ctx.call('getVersion');
       expectStatus(res, 200);
       expectEqual(res.body.edition, 'oss', 'edition');
-      expectEqual(res.body.features.accounts?.enabled, false, 'features.accounts.enabled');
+      // Pro clients (pwpush-cli, the Chrome extension) call GET /api/v2/accounts only when this is true.
+      const workspaces = res.body.features.workspaces?.enabled === true;
+      expectEqual(res.body.features.accounts?.enabled, workspaces, 'features.accounts.enabled');
       expect(typeof res.body.features.requests?.enabled === 'boolean', 'features.requests.enabled is not a boolean');
       expect(/^2(\.\d+)*$/.test(String(res.body.api_version)), `api_version ${res.body.api_version} is not 2.x`);
     },
@@ -248,13 +251,16 @@ export const create = define('CRE', [
     needs: ['creator'],
     stateless: true,
     async run(ctx) {
-      // Fields of other dialects (Password Pusher Pro's account_id, workspace_id) and plain typos. (notify_emails_to is
-      // no unknown field: the EMAIL class checks it.)
+      // Plain typos, and fields of other dialects: Password Pusher Pro's account_id and workspace_id (in the shapes Pro
+      // clients send, a number and digits) are unknown to an instance that serves no workspaces; one that does gives
+      // them a meaning (the create names a workspace: the TEAM class's matter). (notify_emails_to is no unknown field:
+      // the EMAIL class checks it.)
+      const proIds = ctx.features.workspaces?.enabled ? {} : { account_id: 7, workspace_id: '7' };
       const push = await ctx.create({
         payload: SECRET(),
-        account_id: 7,
-        workspace_id: 'w-1',
+        ...proIds,
         retrieval_step_x: 'y',
+        expire_afer_days: 3,
       });
       expectEqual(push.kind, 'text', 'kind');
     },
