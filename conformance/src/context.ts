@@ -154,6 +154,8 @@ export interface Features {
       max_networks: number;
     };
   };
+  /** Workspaces (`/api/v2/workspaces`, Pro's `/api/v2/accounts`, ids on creates and lists); absent on servers without them. */
+  workspaces?: { enabled: boolean };
   /** Requests (`/api/v2/requests`); `enabled: false` (or an older report) turns the REQ class off. */
   requests?: { enabled: boolean; email_auto_dispatch?: boolean };
 }

@@ -4,7 +4,7 @@
  * and CIPP forks `workspace_id`, top-level in JSON and as a form field beside `push[…]`), as a number or as digits.
  * The server and the stateful mock read them all with this one rule.
  */
-import { validationFailed } from './errors.js';
+import { ApiError, validationFailed } from './errors.js';
 
 /** The names a workspace's id goes by, ours first. */
 export const WORKSPACE_ID_FIELDS = ['workspace_id', 'account_id'] as const;
@@ -40,4 +40,21 @@ export function requestedWorkspace(...places: (Record<string, unknown> | undefin
     }
   }
   return found;
+}
+
+/**
+ * The workspace a list's query names (`workspace_id`, `account_id`), or null: the personal list. On a list the ids
+ * are query parameters, so one that is not an id, or two that disagree, answer 400 `invalid_parameter` (as a bad
+ * `page` does), not a create's 422.
+ */
+export function listedWorkspace(query: Record<string, unknown>): number | null {
+  try {
+    return requestedWorkspace(query);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'validation_failed') {
+      const why = (err.details.fields?.workspace_id ?? []).join('; ');
+      throw new ApiError('invalid_parameter', `workspace_id: ${why}`);
+    }
+    throw err;
+  }
 }

@@ -82,8 +82,8 @@ export const createPush = <ThrowOnError extends boolean = false>(options: Option
  *
  * Without `workspace_id` (or `account_id`), the caller's personal active pushes (those made in no workspace). With
  * one, that workspace's: every active push of it for its `owner`, `admin` and `auditor`, the caller's own for a
- * `member`; a workspace the caller is not in → 403 `forbidden`; an id that is no workspace id (out of range), or `workspace_id` and
- * `account_id` naming two workspaces → 422 on `workspace_id`.
+ * `member`; a workspace the caller is not in → 403 `forbidden`; an id that is no workspace id (out of range), or `workspace_id`
+ * and `account_id` naming two workspaces → 400 `invalid_parameter` (a bad query parameter, as a bad `page` is).
  *
  */
 export const listActivePushes = <ThrowOnError extends boolean = false>(options?: Options<ListActivePushesData, ThrowOnError>): RequestResult<ListActivePushesResponses, ListActivePushesErrors, ThrowOnError> => (options?.client ?? client).get<ListActivePushesResponses, ListActivePushesErrors, ThrowOnError>({
@@ -105,8 +105,8 @@ export const listActivePushes = <ThrowOnError extends boolean = false>(options?:
  *
  * Without `workspace_id` (or `account_id`), the caller's personal expired pushes (those made in no workspace). With
  * one, that workspace's: every expired push of it for its `owner`, `admin` and `auditor`, the caller's own for a
- * `member`; a workspace the caller is not in → 403 `forbidden`; an id that is no workspace id (out of range), or `workspace_id` and
- * `account_id` naming two workspaces → 422 on `workspace_id`.
+ * `member`; a workspace the caller is not in → 403 `forbidden`; an id that is no workspace id (out of range), or `workspace_id`
+ * and `account_id` naming two workspaces → 400 `invalid_parameter` (a bad query parameter, as a bad `page` is).
  *
  */
 export const listExpiredPushes = <ThrowOnError extends boolean = false>(options?: Options<ListExpiredPushesData, ThrowOnError>): RequestResult<ListExpiredPushesResponses, ListExpiredPushesErrors, ThrowOnError> => (options?.client ?? client).get<ListExpiredPushesResponses, ListExpiredPushesErrors, ThrowOnError>({

@@ -2139,10 +2139,6 @@ export type ListActivePushesErrors = {
      */
     403: ErrorResponse;
     /**
-     * A field of `push` breaks a rule (`validation_failed`): `errors` lists messages per field, and `error` names the first failing field and why (`expire_after_views: must be at most 100`, then ` (and N more)` when there are more), because many clients print only `error`.
-     */
-    422: ErrorResponse;
-    /**
      * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */
     429: ErrorResponse;
@@ -2207,10 +2203,6 @@ export type ListExpiredPushesErrors = {
      * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
-    /**
-     * A field of `push` breaks a rule (`validation_failed`): `errors` lists messages per field, and `error` names the first failing field and why (`expire_after_views: must be at most 100`, then ` (and N more)` when there are more), because many clients print only `error`.
-     */
-    422: ErrorResponse;
     /**
      * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
      */

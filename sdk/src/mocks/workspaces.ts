@@ -4,7 +4,7 @@
  * workspace the caller is not in, or that does not exist). Kept in memory, per mock; members are known by email.
  */
 import type { Workspace, WorkspaceRole } from '../generated/types.gen.js';
-import { ApiError, type ApiKeyScope, requestedWorkspace, validationFailed } from '@secret-push/rules';
+import { ApiError, type ApiKeyScope, listedWorkspace, validationFailed } from '@secret-push/rules';
 import type { MockActor, MockStore } from './store.js';
 
 const MAX_WORKSPACES_PER_USER = 100;
@@ -78,7 +78,7 @@ export class MockWorkspaces {
 
   /** The workspace a list's query names, once the caller may read it; null: the caller's personal list. */
   forList(url: URL, actor: MockActor): MockMembership | null {
-    const workspaceId = requestedWorkspace(Object.fromEntries(url.searchParams));
+    const workspaceId = listedWorkspace(Object.fromEntries(url.searchParams));
     return workspaceId ? this.membership(workspaceId, actor.user?.email ?? null, 'read') : null;
   }
 

@@ -249,6 +249,21 @@ describe('refusals', () => {
     expect(await countPushes()).toBe(before);
   });
 
+  it('answers a list whose query names two workspaces, or no id, 400 invalid_parameter (a bad query parameter)', async () => {
+    for (const query of [`workspace_id=${workspaceId}&account_id=${workspaceId + 1}`, 'account_id=9999999999']) {
+      for (const state of ['active', 'expired']) {
+        const listed = await call(`/api/v2/pushes/${state}?${query}`, { token: owner.token });
+        expect(listed.status).toBe(400);
+        expect(listed.body.code).toBe('invalid_parameter');
+        expect(listed.body.error).toMatch(/^workspace_id: /);
+      }
+    }
+    const same = await call(`/api/v2/pushes/active?workspace_id=${workspaceId}&account_id=${workspaceId}`, {
+      token: owner.token,
+    });
+    expect(same.status).toBe(200);
+  });
+
   it('keeps a create without an id in the personal space, counted for the user as before', async () => {
     const [before] = await api.db.query<{ bytes: string }>('select bytes from user_storage where user_id = $1', [
       owner.userId,

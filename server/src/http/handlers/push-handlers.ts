@@ -1,7 +1,7 @@
 /** The push operations: thin, typed from the generated operation types (./../operations.ts). */
 import { contract } from '@secret-push/contract';
 import type { PushInput } from '@secret-push/sdk/generated';
-import { pagingHeaders, parsePage, requestedWorkspace, schemaValidated } from '@secret-push/rules';
+import { listedWorkspace, pagingHeaders, parsePage, requestedWorkspace, schemaValidated } from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
 import { storageFields } from '../../push/storage-quota.js';
 import type { Handlers } from '../operations.js';
@@ -30,7 +30,7 @@ export function pushHandlers(core: Core): PushHandlers {
       query: { page?: string; workspace_id?: string; account_id?: string };
       ctx: RequestContext;
     }) => {
-      const page = await core.pushes.list(state, parsePage(query.page), ctx, requestedWorkspace(query));
+      const page = await core.pushes.list(state, parsePage(query.page), ctx, listedWorkspace(query));
       return {
         status: 200 as const,
         body: page.items,
