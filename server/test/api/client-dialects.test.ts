@@ -171,15 +171,24 @@ for (const [mode, clientEncryption] of [
       expect((expired.body as unknown as Json[]).some((p) => p.url_token === token)).toBe(true);
     });
 
-    it('Chrome extension: reads the edition, probes accounts (404) and requests (405), creates with account_id, previews', async () => {
+    it('Chrome extension: reads the edition, probes accounts (its workspaces) and requests (405), creates with account_id, previews', async () => {
       const auth = { authorization: `Bearer ${user.token}` };
       expect((await call('GET', '/api/v2/version')).body.edition).toBe('oss');
-      expect((await call('GET', '/api/v2/accounts', { headers: auth })).status).toBe(404);
+      // Workspaces are served (issue 41): the probe lists the caller's accounts, and the extension sends the chosen id.
+      const made = await call('POST', '/api/v2/workspaces', { headers: auth, body: { workspace: { name: 'Ext' } } });
+      expect(made.status).toBe(201);
+      const accounts = await call('GET', '/api/v2/accounts', { headers: auth });
+      expect(accounts.status).toBe(200);
+      expect((accounts.body as unknown as Json[]).map((a) => a.id)).toContain(made.body.id);
+      const accountId = made.body.id as number;
       // Requests exist here (issue 24): the probe finds the path (405, it takes POST), not a 404.
       expect((await call('GET', '/api/v2/requests', { headers: auth })).status).toBe(405);
-      const created = await call('POST', '/api/v2/pushes?account_id=7', {
+      const created = await call('POST', `/api/v2/pushes?account_id=${accountId}`, {
         headers: auth,
-        body: { push: { payload: 'from the extension', expire_after_days: 2, expire_after_views: 2 }, account_id: 7 },
+        body: {
+          push: { payload: 'from the extension', expire_after_days: 2, expire_after_views: 2 },
+          account_id: accountId,
+        },
       });
       expect(created.status).toBe(201);
       expect(created.body).toMatchObject({ expire_after_days: 2, expire_after_views: 2, client_encryption: null });
@@ -188,11 +197,21 @@ for (const [mode, clientEncryption] of [
       expect((await recipientReads(created.body.url_token)).payload).toBe('from the extension');
     });
 
-    it("CIPP and Raycast: unknown top-level keys (workspace_id) and Pro fields are ignored; Raycast deletes; email recipients on an instance without email: the reference's 422", async () => {
+    it("CIPP and Raycast: a top-level workspace_id names the workspace, Pro fields are ignored; Raycast deletes; email recipients on an instance without email: the reference's 422", async () => {
       const auth = { authorization: `Bearer ${user.token}` };
+      // CIPP forks and Raycast send a workspace_id; this server reads it as a workspace (issue 41): the user's own.
+      const workspace = await call('POST', '/api/v2/workspaces', {
+        headers: auth,
+        body: { workspace: { name: 'Ops' } },
+      });
+      expect(workspace.status).toBe(201);
+      const workspaceId = workspace.body.id as number;
       const cipp = await call('POST', '/api/v2/pushes', {
         headers: auth,
-        body: { push: { payload: 'cipp secret', expire_after_days: 1, expire_after_views: 1 }, workspace_id: 'w-1' },
+        body: {
+          push: { payload: 'cipp secret', expire_after_days: 1, expire_after_views: 1 },
+          workspace_id: String(workspaceId),
+        },
       });
       expect(cipp.status).toBe(201);
       expect(cipp.body).toMatchObject({ expire_after_days: 1, views_remaining: 1, client_encryption: null });
@@ -206,7 +225,7 @@ for (const [mode, clientEncryption] of [
             expire_after_duration: 3,
             expire_after_views: 4,
           },
-          workspace_id: 'w-2',
+          workspace_id: workspaceId,
         },
       });
       expect(raycast.status).toBe(201);
@@ -215,7 +234,7 @@ for (const [mode, clientEncryption] of [
         headers: auth,
         body: {
           push: { payload: 'raycast secret 2', notify_emails_to: 'a@example.org', notify_emails_to_locale: 'en' },
-          workspace_id: 'w-2',
+          workspace_id: workspaceId,
         },
       });
       expect(notifying.status).toBe(422);
