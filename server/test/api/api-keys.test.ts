@@ -307,6 +307,8 @@ describe('API keys', () => {
         'requests:read',
         'webhooks:manage',
         'api_keys:manage',
+        'workspaces:read',
+        'workspaces:manage',
       ],
     });
   });
