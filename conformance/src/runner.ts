@@ -80,12 +80,9 @@ function recipientAccessGate(
 }
 
 /** Why a requirement cannot run here: `not-run` for missing CLI input, `skip` for what the instance reports. */
-function gate(
-  need: Need,
-  options: Options,
-  f: Features,
-  instance: Instance,
-): { status: 'skip' | 'not-run'; reason: string } | null {
+type Gated = { status: 'skip' | 'not-run'; reason: string };
+
+function gate(need: Need, options: Options, f: Features, instance: Instance): Gated | null {
   const anon = f.anonymous_access;
   const p = f.pushes;
   switch (need) {

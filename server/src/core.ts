@@ -230,7 +230,6 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const codeMailer =
     settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
   const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer });
-  // The push service tells the request service when an answer's push is retrieved (the request becomes collected).
   let requests: RequestService | null = null;
   const workspaces = guarded(createWorkspaceService(createWorkspaceRepository(db)));
   const pushes = guarded(
@@ -265,7 +264,6 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const accountMail =
     jobs?.queue && settings.mail.smtpUrl !== null ? guarded(createAccountMail(db, jobs.queue, accounts)) : undefined;
   const twoFactor = guarded(createTwoFactorService(db, keyring, settings));
-  // A failed call to the provider is logged with its stage and cause (DNS, TLS, discovery, token exchange), in codes.
   const ssoFailure = (failure: object) => opts.logger?.warn({ single_sign_on: failure }, 'single sign-on failed');
   const singleSignOn = settings.oidc ? guarded(createSingleSignOn(settings.oidc, db, ssoFailure)) : null;
   const forgetLoginAttempts = async (now: Date) => {
@@ -290,7 +288,6 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       now,
     ),
   );
-
   const users = guarded(createUserService(orm, db));
   return {
     settings,
