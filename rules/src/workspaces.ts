@@ -21,25 +21,32 @@ function idOf(value: unknown): number | null | 'invalid' {
   return 'invalid';
 }
 
+/** The workspace named in `places`, or null; `refuse` makes the error for an id that is none, or ids that disagree. */
+function namedWorkspace(
+  places: (Record<string, unknown> | undefined | null)[],
+  refuse: (why: string) => ApiError,
+): number | null {
+  let found: number | null = null;
+  for (const place of places) {
+    if (!place) continue;
+    for (const field of WORKSPACE_ID_FIELDS) {
+      const id = idOf(place[field]);
+      if (id === 'invalid') throw refuse(`${field} must be a workspace id`);
+      if (id === null) continue;
+      if (found !== null && found !== id) throw refuse(`names workspace ${found} and workspace ${id}: name one`);
+      found = id;
+    }
+  }
+  return found;
+}
+
 /**
  * The workspace named by any of `places` (each an object that may hold `workspace_id` and `account_id`: the body,
  * the `push` inside it, the query), or null for none: the personal space. Ids that disagree, or one that is not an
  * id, answer 422 on `workspace_id` (the schema already refuses the second; this keeps the mock and forms exact).
  */
 export function requestedWorkspace(...places: (Record<string, unknown> | undefined | null)[]): number | null {
-  let found: number | null = null;
-  for (const place of places) {
-    if (!place) continue;
-    for (const field of WORKSPACE_ID_FIELDS) {
-      const id = idOf(place[field]);
-      if (id === 'invalid') throw validationFailed({ workspace_id: [`${field} must be a workspace id`] });
-      if (id === null) continue;
-      if (found !== null && found !== id)
-        throw validationFailed({ workspace_id: [`names workspace ${found} and workspace ${id}: name one`] });
-      found = id;
-    }
-  }
-  return found;
+  return namedWorkspace(places, (why) => validationFailed({ workspace_id: [why] }));
 }
 
 /**
@@ -48,13 +55,5 @@ export function requestedWorkspace(...places: (Record<string, unknown> | undefin
  * `page` does), not a create's 422.
  */
 export function listedWorkspace(query: Record<string, unknown>): number | null {
-  try {
-    return requestedWorkspace(query);
-  } catch (err) {
-    if (err instanceof ApiError && err.code === 'validation_failed') {
-      const why = (err.details.fields?.workspace_id ?? []).join('; ');
-      throw new ApiError('invalid_parameter', `workspace_id: ${why}`);
-    }
-    throw err;
-  }
+  return namedWorkspace([query], (why) => new ApiError('invalid_parameter', `workspace_id: ${why}`));
 }

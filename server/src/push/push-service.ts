@@ -227,10 +227,7 @@ class PushOperations implements PushService {
   ): Promise<Created> {
     requireMayCreate(this.settings, ctx.actor.userId, input);
     const valid = checkPushSchema(pushSchema(), input ?? {});
-    const workspaceId = options.workspaceId
-      ? (await this.member(options.workspaceId, ctx, 'create')).workspaceId
-      : null;
-    return this.creates.createFrom(valid, ctx, undefined, workspaceId);
+    return this.creates.createFrom(valid, ctx, undefined, await this.createsIn(options.workspaceId, ctx));
   }
 
   async createValidated(
@@ -239,10 +236,7 @@ class PushOperations implements PushService {
     options: CreateOptions = {},
   ): Promise<Created> {
     requireMayCreate(this.settings, ctx.actor.userId, input);
-    // Only a create that names a workspace asks who is in it: a personal or anonymous create costs no more than before.
-    const workspaceId = options.workspaceId
-      ? (await this.member(options.workspaceId, ctx, 'create')).workspaceId
-      : null;
+    const workspaceId = await this.createsIn(options.workspaceId, ctx);
     return options.idempotency
       ? this.creates.createKeyed(input, ctx, options.idempotency, workspaceId)
       : this.creates.createFrom(input, ctx, undefined, workspaceId);
@@ -578,6 +572,14 @@ class PushOperations implements PushService {
   private async governed(row: PushRow, ctx: RequestContext, doing: 'expire' | 'audit'): Promise<boolean> {
     if (row.workspaceId === null || !this.workspaces || isOwner(row, ctx.actor.userId)) return false;
     return this.workspaces.governs(row.workspaceId, ctx, doing);
+  }
+
+  /**
+   * The workspace a create names, once the caller may create in it; null: the personal space. Only a create that names
+   * a workspace asks who is in it: a personal or anonymous create costs no more than before.
+   */
+  private async createsIn(workspaceId: number | null | undefined, ctx: RequestContext): Promise<number | null> {
+    return workspaceId ? (await this.member(workspaceId, ctx, 'create')).workspaceId : null;
   }
 
   /** The caller's membership of a workspace a request names (403 without the workspaces area). */
