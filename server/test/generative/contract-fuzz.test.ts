@@ -36,6 +36,30 @@ type Kind = 'valid' | 'near' | 'hostile';
 type PoolRef = { pool: 'text' | 'passphrase' | 'file' | 'url' | 'request' | 'revocable' };
 type Part = string | PoolRef | { file: true } | { download: true };
 
+/**
+ * A workspace reference a valid request makes names the pool user's workspace (issue 41): a generated id names none,
+ * and with four optional references on a create (`workspace_id` and `account_id`, beside `push` and inside it), a seed
+ * could leave no valid create without one (a create naming a workspace the caller is not in answers 403). Generated as
+ * this sentinel, which the contract accepts (Prism sees it unchanged), and swapped for the real id when sent.
+ */
+const WORKSPACE_SENTINEL = 2_147_480_001;
+const WORKSPACE_FIELDS = /^(?:push\[)?(?:workspace_id|account_id)\]?$/;
+
+/** `value` with each workspace reference (top level, or one object down) made the sentinel, keeping its JSON type. */
+function poolWorkspace(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || depth > 1) return value;
+  return Object.fromEntries(
+    Object.entries(value as Json).map(([k, v]) => [
+      k,
+      WORKSPACE_FIELDS.test(k)
+        ? typeof v === 'number'
+          ? WORKSPACE_SENTINEL
+          : String(WORKSPACE_SENTINEL)
+        : poolWorkspace(v, depth + 1),
+    ]),
+  );
+}
+
 interface Case {
   api: Api;
   operationId: string;
@@ -112,6 +136,8 @@ function parameterValue(p: Json, kind: Kind, operationId?: string): fc.Arbitrary
   if (name === 'file_id') pooled.push(fc.constant({ file: true }));
   if (name === 'token' && p.in === 'query') pooled.push(fc.constant({ download: true }));
   if (name === 'passphrase' || name === 'X-Passphrase') pooled.push(fc.constant('open sesame'));
+  // A query's workspace is the pool's too: a create may name it beside its body's, and two workspaces refuse (422).
+  if (kind === 'valid' && WORKSPACE_FIELDS.test(name)) return fc.constant(String(WORKSPACE_SENTINEL));
   const text = (v: unknown) =>
     v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   if (kind === 'valid') return fc.oneof(...pooled, valid(schema).map(text));
@@ -217,13 +243,13 @@ function bodyArbitrary(op: Operation, kind: Kind): fc.Arbitrary<Case['body']> {
     if (type === 'application/json') {
       const text =
         kind === 'valid'
-          ? valid(schema).map((v) => JSON.stringify(v))
+          ? valid(schema).map((v) => JSON.stringify(poolWorkspace(v)))
           : kind === 'near'
             ? nearValid(schema).map((v) => JSON.stringify(v) ?? '')
             : hostileJson(schema);
       return text.map((t) => ({ type: 'application/json', bytes: Buffer.from(t) }));
     }
-    const value = kind === 'valid' ? valid(schema) : nearValid(schema);
+    const value = kind === 'valid' ? valid(schema).map((v) => poolWorkspace(v)) : nearValid(schema);
     if (type === 'application/x-www-form-urlencoded') {
       if (kind === 'hostile') {
         return fc.constantFrom(
@@ -391,6 +417,8 @@ function hashOf(text: string): number {
 
 interface Pool {
   token: string;
+  /** The pool user's workspace, which the sentinel stands for. */
+  workspace: number;
   email: string;
   pushes: Record<PoolRef['pool'], string>;
   fileId: string;
@@ -403,8 +431,13 @@ interface Answer {
   text: string;
 }
 
+/** The sentinel swapped for the pool's workspace (the mock, without a pool, gets the sentinel as generated). */
+function withWorkspace(text: string, pool: Pool | null): string {
+  return pool ? text.replaceAll(String(WORKSPACE_SENTINEL), String(pool.workspace)) : text;
+}
+
 function resolve(part: Part, pool: Pool | null): string {
-  if (typeof part === 'string') return part;
+  if (typeof part === 'string') return withWorkspace(part, pool);
   if ('pool' in part) return pool ? pool.pushes[part.pool] : 'k7mz4qv2xw5nrt3hbj6ypa2c';
   if ('file' in part) return pool ? pool.fileId : 'f1x9a2';
   return pool ? pool.download : 'token';
@@ -423,7 +456,10 @@ function send(base: string, c: Case, pool: Pool | null): Promise<Answer> {
   if (c.auth === 'legacy') headers.push('X-User-Email', email, 'X-User-Token', token);
   if (c.auth === 'legacy-wrong-email') headers.push('X-User-Email', 'someone@example.org', 'X-User-Token', token);
   if (c.auth === 'two') headers.push('Authorization', `Bearer ${token}`, 'Authorization', 'Bearer other');
-  if (c.body) headers.push('Content-Type', c.body.type, 'Content-Length', String(c.body.bytes.length));
+  // The sentinel is only ever in text parts: a multipart body's file bytes are 64 at most, shorter than it, and a
+  // latin1 round trip keeps every byte.
+  const body = c.body && Buffer.from(withWorkspace(c.body.bytes.toString('latin1'), pool), 'latin1');
+  if (c.body) headers.push('Content-Type', c.body.type, 'Content-Length', String(body!.length));
   for (const [name, value] of c.headers) headers.push(name, value);
   return new Promise((resolvePromise, reject) => {
     const req = http.request({
@@ -447,7 +483,7 @@ function send(base: string, c: Case, pool: Pool | null): Promise<Answer> {
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(c.body?.bytes);
+    req.end(body);
   });
 }
 
@@ -548,8 +584,15 @@ beforeAll(async () => {
     headers: { authorization: `Bearer ${user.token}` },
   });
   const fileUrl = new URL((opened.body as Json).files[0].url as string);
+  const workspace = await api.raw('/api/v2/workspaces', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` },
+    body: JSON.stringify({ workspace: { name: 'fuzz workspace' } }),
+  });
+  expect(workspace.status).toBe(201);
   pool = {
     token: user.token,
+    workspace: (workspace.body as Json).id as number,
     email: user.email,
     pushes: {
       text: (await create({ payload: 'fuzz text' })).url_token,
