@@ -106,6 +106,12 @@ export interface Core {
 export interface CoreOptions {
   /** Run the sweeper every `settings.sweepIntervalSeconds` (and once at start). Default false. */
   sweeper?: boolean;
+  /**
+   * The sweeper's first run (and its interval) waits for this: serve passes its server listening. Building the HTTP
+   * app holds the event loop for seconds on a busy machine, and a sweep started before it found its pooled
+   * connection's 5 s timer fired first ("sweep failed" at every start). Default: at once.
+   */
+  sweepAfter?: Promise<unknown>;
   /** Where the sweeper reports counts and failures (never secrets). Default: silent. */
   logger?: {
     info(obj: object, msg: string): void;
@@ -504,9 +510,12 @@ function startSweeper(
       });
   };
   if (opts.sweeper) {
-    timer = setInterval(tick, settings.sweepIntervalSeconds * 1000);
-    timer.unref();
-    tick();
+    void (opts.sweepAfter ?? Promise.resolve()).then(() => {
+      if (closed) return;
+      timer = setInterval(tick, settings.sweepIntervalSeconds * 1000);
+      timer.unref();
+      tick();
+    });
   }
   return {
     once,

@@ -52,8 +52,11 @@ export async function serve(settings: Settings, opts: ServeOptions): Promise<Ser
   // Metrics only when they are served: their collectors (GC observer, event-loop monitor, per-request series) cost.
   const metrics = settings.metricsEnabled ? createServerMetrics(opts.worker, opts.registry) : undefined;
   const channel = opts.channel?.(async () => (metrics ? metrics.registry.getMetricsAsJSON() : []));
+  let listening!: () => void;
+  const sweepAfter = new Promise<void>((resolve) => (listening = resolve));
   const core = await createCore(settings, {
     sweeper: opts.sweeper,
+    sweepAfter,
     logger,
     poolMax: settings.databasePoolSize,
     metrics,
@@ -104,6 +107,7 @@ export async function serve(settings: Settings, opts: ServeOptions): Promise<Ser
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${address.port}`;
   channel?.listening(url);
+  listening();
 
   let drained: Promise<void> | undefined;
   return {

@@ -39,6 +39,20 @@ afterAll(async () => {
 });
 
 describe('the supervised embedded PostgreSQL', () => {
+  it('runs its first sweep once it serves, and the sweep succeeds (it used to fail at every start on a busy machine)', async () => {
+    const sweeps = async () =>
+      (await (await fetch(new URL('/metrics', server.baseUrl))).text()).match(
+        /^secret_push_sweeper_runs_total\{result="(ok|failed)"\} (\d+)$/gm,
+      );
+    await eventually(
+      async () => (await sweeps())?.some((line) => /"ok"\} [1-9]/.test(line)) ?? false,
+      30_000,
+      'a sweep',
+    );
+    expect((await sweeps())?.filter((line) => /"failed"\} [1-9]/.test(line))).toEqual([]);
+    expect(server.output()).not.toContain('sweep failed');
+  });
+
   it('restarts after the postmaster is killed: /readyz back to 200 on its own, committed pushes readable, new ones written', async () => {
     const made = new Map<string, string>();
     for (let i = 0; i < 20; i++) {
