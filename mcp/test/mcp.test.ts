@@ -217,7 +217,10 @@ describe('the MCP server, driven by the official MCP client over stdio', () => {
         link: link.replace(api.baseUrl, 'https://elsewhere.example'),
       });
       expect(text(other)).toMatch(/that link is of https:\/\/elsewhere\.example; this server talks only to/);
-      expect(reader.log()).toMatch(/retrieve_push ok \d+ms\n.*retrieve_push failed \(other_instance\)/);
+      // The log line goes to stderr, which may reach us after the tool's answer on stdout: wait for it.
+      await expect
+        .poll(() => reader.log())
+        .toMatch(/retrieve_push ok \d+ms\n.*retrieve_push failed \(other_instance\)/);
       for (const secret of secrets) expect(reader.log()).not.toContain(secret);
     } finally {
       await reader.close();
@@ -235,6 +238,8 @@ describe('the MCP server, driven by the official MCP client over stdio', () => {
     const withPassphrase = await call(agent, 'create_push', { payload: 'guarded', passphrase: 'p4ss-phrase-xyz' });
     expect(withPassphrase.isError).toBeFalsy();
     secrets.push('p4ss-phrase-xyz', 'guarded');
+    // Each call's line reaches stderr after its answer (stdout) at times: wait for the last call's before reading all.
+    await expect.poll(() => agent.log()).toMatch(/create_push ok \d+ms\n$/);
     const lines = agent.log().trim().split('\n');
     expect(lines.slice(1).every((l) => /^secret-push-mcp: [a-z_]+ (ok|failed \([a-zA-Z_]+\)) \d+ms$/.test(l))).toBe(
       true,
