@@ -25,6 +25,7 @@ export const AREAS = [
   'EMAIL',
   'HOOK',
   'RCPT',
+  'TEAM',
 ] as const;
 export type Area = (typeof AREAS)[number];
 
@@ -53,6 +54,7 @@ export const AREA_TITLES: Record<Area, string> = {
   EMAIL: 'email of the link',
   HOOK: 'signed webhooks',
   RCPT: 'who may open a push',
+  TEAM: 'workspaces',
 };
 
 /**
@@ -93,6 +95,7 @@ export type Need =
   | 'recipientAccess' // the report has features.pushes.recipient_access (issue 42)
   | 'recipientNetworks' // … and says allowed_networks is honoured (networks)
   | 'accessCodes' // … and says codes are emailed to recipient_emails (email_codes)
+  | 'workspaces' // the report says features.workspaces.enabled (issue 41)
   | 'webhookReceiver'; // the caller gave a receiver the target can reach (--webhook-receiver host:port)
 
 export interface Requirement {

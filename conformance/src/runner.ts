@@ -27,6 +27,7 @@ import { requests } from './requirements/requests.js';
 import { email } from './requirements/email.js';
 import { webhooks } from './requirements/webhooks.js';
 import { recipientAccess } from './requirements/recipient-access.js';
+import { workspaceRequirements } from './requirements/workspaces.js';
 import { startWebhookReceiver } from './receiver.js';
 
 export const REQUIREMENTS: Requirement[] = [
@@ -55,6 +56,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...email,
   ...webhooks,
   ...recipientAccess,
+  ...workspaceRequirements,
 ];
 
 export interface RunOutput {
@@ -205,6 +207,8 @@ function gate(need: Need, options: Options, f: Features, instance: Instance): Ga
     case 'recipientNetworks':
     case 'accessCodes':
       return recipientAccessGate(need, p.recipient_access);
+    case 'workspaces':
+      return f.workspaces?.enabled ? null : { status: 'skip', reason: 'instance does not report features.workspaces' };
     case 'webhookReceiver':
       return options.receiver
         ? null

@@ -46,8 +46,9 @@ const EXPECTED: Record<Fault, string[]> = {
  */
 const SKIPPED = [
   // The fixture reports neither durations, nor v1, nor API keys (features.api_keys), nor webhooks
-  // (features.webhooks), nor recipient access (features.pushes.recipient_access), and requests off.
-  ...REQUIREMENTS.filter((r) => ['DUR', 'V1', 'KEY', 'REQ', 'HOOK', 'RCPT'].includes(r.area)).map((r) => r.id),
+  // (features.webhooks), nor recipient access (features.pushes.recipient_access), nor workspaces (features.workspaces),
+  // and requests off.
+  ...REQUIREMENTS.filter((r) => ['DUR', 'V1', 'KEY', 'REQ', 'HOOK', 'RCPT', 'TEAM'].includes(r.area)).map((r) => r.id),
   ...Array.from({ length: 13 }, (_, i) => `E2E-${String(i + 1).padStart(3, '0')}`),
   // The fixture has no email (email_auto_dispatch false) and no requests: only EMAIL-006 runs.
   ...['EMAIL-001', 'EMAIL-002', 'EMAIL-003', 'EMAIL-004', 'EMAIL-005', 'EMAIL-007', 'EMAIL-008'],

@@ -100,6 +100,14 @@ export function validationError(errors: ErrorObject[], wrapper: 'push' | 'reques
   if (errors.some((e) => e.keyword === 'parse')) {
     return new ApiError('invalid_json');
   }
+  // A workspace named beside the wrapper (Raycast's `workspace_id`, pwpush-cli's `account_id`) or inside it that is no
+  // id: the same 422 on `workspace_id` a form field gets (rules/src/workspaces.ts). Before the envelope's check: beside
+  // `password`, the body's oneOf fails as a whole too, and "needs a push object" would be wrong.
+  const workspace = errors.find((e) =>
+    /^\/requestBody(\/push|\/request)?\/(workspace_id|account_id)$/.test(e.instancePath),
+  );
+  if (workspace)
+    return validationFailed({ workspace_id: [`${workspace.instancePath.split('/').pop()} must be a workspace id`] });
   const envelope = errors.some(
     (e) =>
       e.instancePath === '' || e.instancePath === '/requestBody' || (e.instancePath === path && e.keyword === 'type'),

@@ -246,6 +246,21 @@ describe('refusals', () => {
     });
     expect(disagree.status).toBe(422);
     expect(Object.keys(disagree.body.errors)).toEqual(['workspace_id']);
+    // An id that is no id, in each place a JSON body may carry one: the same 422 a form field gets (it was a bare 400).
+    for (const json of [
+      { push: { payload: 'x' }, workspace_id: 'abc' },
+      { push: { payload: 'x' }, account_id: 0 },
+      { push: { payload: 'x', account_id: '12345678901' } },
+      { password: { payload: 'x' }, workspace_id: -1 },
+    ]) {
+      const bad = await call('/api/v2/pushes', { token: owner.token, json });
+      expect([bad.status, bad.body.code, Object.keys(bad.body.errors ?? {})], JSON.stringify(json)).toEqual([
+        422,
+        'validation_failed',
+        ['workspace_id'],
+      ]);
+      expect(bad.body.error).toMatch(/^workspace_id: (workspace_id|account_id) must be a workspace id$/);
+    }
     expect(await countPushes()).toBe(before);
   });
 

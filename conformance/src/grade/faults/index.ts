@@ -33,6 +33,7 @@ import {
   accessStatusFaults,
   accessValueFaults,
 } from './recipient-access.js';
+import { workspaceAuthFaults, workspaceOptionFaults } from './workspaces.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -72,4 +73,6 @@ export const FAULTS: Fault[] = [
   ...accessHeaderFaults,
   ...accessLeakFaults,
   ...accessValueFaults,
+  ...workspaceOptionFaults,
+  ...workspaceAuthFaults,
 ];
