@@ -209,11 +209,15 @@ export interface RequestNoticeFacts {
 }
 
 /**
- * The message that tells the requester of a move of their request, in English: no page of theirs asks for it, and no
- * account stores a language.
+ * The message that tells the requester of a move of their request, in the requester's language (`locale`: their
+ * `users.locale`, which the pages record; null, English).
  */
-export function requestNoticeMessage(kind: RequestNoticeKind, facts: RequestNoticeFacts): MailText {
-  const tr = translator('en');
+export function requestNoticeMessage(
+  kind: RequestNoticeKind,
+  locale: string | null,
+  facts: RequestNoticeFacts,
+): MailText {
+  const tr = translator(locale);
   const { t } = tr;
   const instance = facts.instanceName;
   const paragraphs = [
