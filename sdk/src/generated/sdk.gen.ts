@@ -163,8 +163,9 @@ export const expirePush = <ThrowOnError extends boolean = false>(options: Option
  * a push with `recipient_emails` needs a one-time code from `requestAccessCode` in `X-Access-Code`: missing →
  * 401 `access_code_required` (not logged), wrong, expired, already used or made for another push → 401
  * `access_code_incorrect` (logged `failed_passphrase`, and counted in the same 5-a-minute limit → 429
- * `too_many_attempts`). A right code is used up by the retrieval that presents it, whatever it answers next. The
- * owner's own retrieval passes both gates.
+ * `too_many_attempts`). A right code is used up by the retrieval that presents it once the passphrase is right
+ * too: with a wrong or missing passphrase it stays good for the next try, within its 10 minutes and the attempts
+ * limit. The owner's own retrieval passes both gates.
  *
  * For an end-to-end encrypted push (`client_encryption` set) `payload` and the file names are the client's
  * envelopes, exactly as sent; the key is in the share link's fragment, never in this request.

@@ -23,6 +23,8 @@ export interface AccountUser {
   sessionVersion: number;
   /** Flagged an administrator (`npm run users -- grant-admin`), as read with a session; PWPUSH_ADMIN_EMAILS aside. */
   admin?: boolean;
+  /** The language the pages recorded (`users.locale`); absent: none yet (English for the mails). */
+  locale?: string;
 }
 
 /**
@@ -41,6 +43,11 @@ export interface AccountService {
   sessionUser(userId: string, sessionVersion: number): Promise<AccountUser | null>;
   /** Ends every session of the user (bumps the session version). */
   endSessions(userId: string, now?: Date): Promise<void>;
+  /**
+   * Records the user's language (`users.locale`, a catalogue's tag: the pages' on sign-in and on an explicit choice),
+   * which their owner mails and requester notices go out in. Writes only when it changes.
+   */
+  rememberLocale(userId: string, locale: string): Promise<void>;
   tokenStatus(userId: string): Promise<{ hasToken: boolean; createdAt: string | null }>;
   /** Forgets failed sign-ins that no longer count (the sweeper calls it). */
   forgetAttempts(now: Date): Promise<void>;
@@ -82,6 +89,9 @@ const S = {
   ),
   clearEmail: sql<{ email: string }>('delete from login_attempts where email = :email'),
   forget: sql<{ before: Date }>('delete from login_attempts where attempted_at < :before'),
+  rememberLocale: sql<{ userId: string; locale: string }>(
+    'update users set locale = :locale where id = :userId and locale is distinct from :locale',
+  ),
   endSessions: sql<{ userId: string; now: Date }>(
     'update users set session_version = session_version + 1, updated_at = :now where id = :userId',
   ),
@@ -98,12 +108,19 @@ const LOCKED_SENTENCE = 'This account is locked. Ask the administrator of this i
 // Verified against when the email is unknown, so that a missing account costs the same time as a wrong password.
 const DUMMY_HASH = hashPassphrase(randomUUID());
 
-function accountOf(user: { id: string; email: string; sessionVersion: number; admin?: boolean }): AccountUser {
+function accountOf(user: {
+  id: string;
+  email: string;
+  sessionVersion: number;
+  admin?: boolean;
+  locale?: string | null;
+}): AccountUser {
   return {
     userId: user.id,
     email: user.email,
     sessionVersion: Number(user.sessionVersion),
     ...(user.admin ? { admin: true } : {}),
+    ...(user.locale ? { locale: user.locale } : {}),
   };
 }
 
@@ -216,6 +233,10 @@ export function createAccountService(
 
     async endSessions(userId: string, now: Date = new Date()) {
       await db.query(S.endSessions, { userId, now });
+    },
+
+    async rememberLocale(userId: string, locale: string) {
+      await db.query(S.rememberLocale, { userId, locale });
     },
 
     async tokenStatus(userId: string) {

@@ -34,6 +34,8 @@ export const User = defineEntity({
     admin: p.boolean().default(false),
     /** An administrator locked the account: no sign-in, and its token, keys and sessions are refused. */
     lockedAt: p.datetime().nullable(),
+    /** The user's language (a catalogue's tag), recorded by the pages; null: English (owner mails, notices). */
+    locale: p.string().length(35).nullable(),
   },
 });
 

@@ -62,12 +62,15 @@ export function mailFooter(brand: MailBrand | undefined, { t }: Translator): { t
   return { text, html };
 }
 
-/** One message in a shared frame: the paragraphs, the link as a button and as text, the brand's footer. */
+/**
+ * One message in a shared frame: the paragraphs, the link as a button and as text (after the first paragraph; a
+ * message without a link, `link` null, has none), the brand's footer.
+ */
 function frame(
   tr: Translator,
   subject: string,
   paragraphs: string[],
-  link: string,
+  link: string | null,
   open: string,
   brand?: MailBrand,
 ): MailText {
@@ -77,8 +80,7 @@ function frame(
   const text = [
     ...paragraphs.slice(0, 1),
     '',
-    link,
-    '',
+    ...(link === null ? [] : [link, '']),
     ...paragraphs.slice(1).flatMap((p) => [p, '']),
     ...(footer.text.length ? ['--', ...footer.text] : []),
   ]
@@ -87,8 +89,7 @@ function frame(
   const html = `<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>
 <body style="font-family:sans-serif;line-height:1.5;max-width:36em">
 <p>${escapeHtml(paragraphs[0]!)}</p>
-<p><a href="${escapeHtml(link)}" style="display:inline-block;padding:.5em 1em;background:${accent};color:#fff;text-decoration:none;border-radius:4px">${escapeHtml(open)}</a></p>
-<p style="word-break:break-all"><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>
+${link === null ? '' : linkHtml(link, open, accent)}
 ${paragraphs
   .slice(1)
   .map((p) => `<p>${escapeHtml(p)}</p>`)
@@ -96,6 +97,12 @@ ${paragraphs
 ${footer.html}
 </body></html>`;
   return { subject, text: `${text}\n`, html };
+}
+
+/** The link as a button, then as text. */
+function linkHtml(link: string, open: string, accent: string): string {
+  return `<p><a href="${escapeHtml(link)}" style="display:inline-block;padding:.5em 1em;background:${accent};color:#fff;text-decoration:none;border-radius:4px">${escapeHtml(open)}</a></p>
+<p style="word-break:break-all"><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`;
 }
 
 /** "3 June 2027 at 14:00 UTC", in the language. */
@@ -126,6 +133,33 @@ export function pushLinkMessage(locale: string | null, facts: PushMailFacts): Ma
     t('mail.push.open'),
     facts.brand,
   );
+}
+
+/** What an access code's message may say (issue 42): the code, nothing of the push (not even its link). */
+export interface AccessCodeFacts {
+  /** The 8 digits, shown in two groups of four. */
+  code: string;
+  instanceName: string;
+  /** How long the code works. */
+  minutes: number;
+  brand?: MailBrand;
+}
+
+/**
+ * The message that carries a one-time access code to a push's listed address (`locale`: the page the recipient asked
+ * from; null, English). It has no link: whoever asked is on the push's page already.
+ */
+export function accessCodeMessage(locale: string | null, facts: AccessCodeFacts): MailText {
+  const tr = translator(locale);
+  const { t } = tr;
+  const instance = facts.instanceName;
+  const shown = `${facts.code.slice(0, 4)} ${facts.code.slice(4)}`;
+  const paragraphs = [
+    t('mail.accessCode.intro', { instance }),
+    t('mail.accessCode.code', { code: shown }),
+    t('mail.accessCode.validity', { minutes: facts.minutes }),
+  ];
+  return frame(tr, t('mail.accessCode.subject', { instance }), paragraphs, null, '', facts.brand);
 }
 
 /** What a request's link message may say (the ask, its name, note and files are secrets: none is passed in). */
@@ -175,11 +209,15 @@ export interface RequestNoticeFacts {
 }
 
 /**
- * The message that tells the requester of a move of their request, in English: no page of theirs asks for it, and no
- * account stores a language.
+ * The message that tells the requester of a move of their request, in the requester's language (`locale`: their
+ * `users.locale`, which the pages record; null, English).
  */
-export function requestNoticeMessage(kind: RequestNoticeKind, facts: RequestNoticeFacts): MailText {
-  const tr = translator('en');
+export function requestNoticeMessage(
+  kind: RequestNoticeKind,
+  locale: string | null,
+  facts: RequestNoticeFacts,
+): MailText {
+  const tr = translator(locale);
   const { t } = tr;
   const instance = facts.instanceName;
   const paragraphs = [

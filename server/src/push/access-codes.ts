@@ -9,7 +9,9 @@
  * - `gate`: before a retrieval spends a view (push-service.ts `retrieve`): the client's address against the push's
  *   ranges (403 `network_not_allowed`, logged `failed_view`), then the code (passphrase-gate.ts `checkAccessCode`:
  *   the passphrase's places and failure count), or a page visitor signed in by single sign-on as a listed address.
- *   A right code is used up at once (a conditional UPDATE: single use, across processes).
+ *   A right code is used up only once every gate has passed, the passphrase's too (`AccessPass.useCode`, a
+ *   conditional UPDATE: single use, across processes): a wrong passphrase leaves the code to the next try, within its
+ *   lifetime and the attempts limit.
  *
  * Its SQL is here, not in push-repository.ts: these statements touch only `push_access_codes`.
  */
@@ -21,6 +23,7 @@ import {
   ACCESS_CODES_PER_CLIENT,
   ACCESS_CODES_PER_PUSH,
   ApiError,
+  ERRORS,
   FAILED_VIEW_DEDUPE_MS,
   inAllowedNetworks,
   isExpired,
@@ -36,6 +39,7 @@ import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
 import { column, defineTable } from '../db/table.js';
 import { sql, type Db } from '../db/sql.js';
 import type { Mailer } from '../mail/mailer.js';
+import { accessCodeMessage } from '../mail/messages.js';
 import type { RequestContext } from '../request-context.js';
 import { checkAccessCode } from './passphrase-gate.js';
 import type { PushRepository } from './push-repository.js';
@@ -115,13 +119,31 @@ export interface AccessProof {
 }
 
 export interface AccessCodes {
-  /** `requestAccessCode`: 202's `expires_in`; 404, 422, 429 or 503 as the contract says. */
-  request(row: PushRow | null, email: string, ctx: RequestContext): Promise<{ expires_in: number }>;
-  /** The gates of a retrieval, before anything is claimed; passes at once for a push without lists and its owner. */
-  gate(row: PushRow, proof: AccessProof, ctx: RequestContext, now: Date, deadline: Date): Promise<void>;
+  /**
+   * `requestAccessCode`: 202's `expires_in`; 404, 422, 429 or 503 as the contract says. `locale`: the language of the
+   * page the recipient asked from (the mail's; null, English).
+   */
+  request(
+    row: PushRow | null,
+    email: string,
+    ctx: RequestContext,
+    locale: string | null,
+  ): Promise<{ expires_in: number }>;
+  /**
+   * The gates of a retrieval, before anything is claimed; passes at once for a push without lists and its owner. A
+   * right code is not used up yet: the caller does so with the pass once the passphrase's gate has passed too.
+   */
+  gate(row: PushRow, proof: AccessProof, ctx: RequestContext, now: Date, deadline: Date): Promise<AccessPass>;
   /** The sweeper's: rows older than a day go. */
   forget(now: Date): Promise<void>;
 }
+
+/** A retrieval through the gates: `useCode` uses up the code it presented, if any (401 when another used it first). */
+interface AccessPass {
+  useCode(): Promise<void>;
+}
+
+const NO_CODE: AccessPass = { useCode: async () => undefined };
 
 /** What a recipient's page must offer before its reveal step, decided from the push's row alone (writes nothing). */
 export interface PageAccess {
@@ -145,20 +167,19 @@ function newCode(): string {
   return String(randomInt(0, 10 ** ACCESS_CODE_DIGITS)).padStart(ACCESS_CODE_DIGITS, '0');
 }
 
-function codeMessage(code: string, settings: Pick<Settings, 'mail'>, id: string) {
+/** The code's message in the recipient's language, with a Message-ID of its own row. */
+function codeMessage(code: string, settings: Pick<Settings, 'mail' | 'brand'>, id: string, locale: string | null) {
   const instance = settings.mail.instanceName;
-  const shown = `${code.slice(0, 4)} ${code.slice(4)}`;
-  const text = [
-    `Someone shared a secret with you on ${instance} and asked that only you open it.`,
-    `Your code: ${shown}`,
-    `It works once, for the next ${ACCESS_CODE_SECONDS / 60} minutes. If you did not ask for it, ignore this email.`,
-  ];
+  const { subject, text, html } = accessCodeMessage(locale, {
+    code,
+    instanceName: instance,
+    minutes: ACCESS_CODE_SECONDS / 60,
+    brand: settings.brand,
+  });
   return {
-    subject: `Your code to open a secret on ${instance}`,
-    text: `${text.join('\n\n')}\n`,
-    html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Your code</title></head><body>${text
-      .map((p) => `<p>${p.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`)
-      .join('')}</body></html>`,
+    subject: subject.replace(/[\r\n]+/g, ' '),
+    text,
+    html,
     messageId: `<${id}@access-code.${instance.replace(/[^A-Za-z0-9]/g, '') || 'secretpush'}>`,
   };
 }
@@ -176,23 +197,32 @@ function limited(resetMs: number | null): ApiError {
 export function createAccessCodes(deps: {
   db: Db;
   repo: PushRepository;
-  settings: Pick<Settings, 'mail' | 'passphraseAttemptsPerMinute'>;
+  settings: Pick<Settings, 'mail' | 'brand' | 'passphraseAttemptsPerMinute'>;
   mailer: Mailer | null;
 }): AccessCodes {
   const { db, repo, settings, mailer } = deps;
 
-  async function verifyCode(row: PushRow, code: string, now: Date): Promise<boolean> {
-    if (code === '') return false;
+  /** The id of the push's live code that `code` is, or null. */
+  async function liveCodeOf(row: PushRow, code: string, now: Date): Promise<string | null> {
+    if (code === '') return null;
     for (const live of await db.query(S.live, { pushId: row.id, now })) {
-      if (await verifyPassphrase(code, live.code_hash)) {
-        return (await db.query(S.use, { id: live.id, now })).length === 1;
-      }
+      if (await verifyPassphrase(code, live.code_hash)) return live.id;
     }
-    return false;
+    return null;
+  }
+
+  /** The pass of a right code: it is used up when the retrieval calls it, if no other retrieval used it first. */
+  function codePass(id: string, now: Date): AccessPass {
+    return {
+      async useCode() {
+        if ((await db.query(S.use, { id, now })).length === 1) return;
+        throw new ApiError('access_code_incorrect', ERRORS.access_code_incorrect.message);
+      },
+    };
   }
 
   return {
-    async request(row, email, ctx) {
+    async request(row, email, ctx, locale) {
       if (!row) throw notFound();
       const now = ctx.now ?? new Date();
       const address = email.trim();
@@ -222,7 +252,7 @@ export function createAccessCodes(deps: {
       // a code above). A code the relay refused is used up at once: nobody can have received it.
       if (code && listed) {
         const id = recorded.id;
-        void mailer.send({ to: listed, ...codeMessage(code, settings, id) }).then(async (sent) => {
+        void mailer.send({ to: listed, ...codeMessage(code, settings, id, locale) }).then(async (sent) => {
           if (!sent.ok) await db.query(S.use, { id, now: new Date() }).catch(() => undefined);
         });
       }
@@ -230,22 +260,25 @@ export function createAccessCodes(deps: {
     },
 
     async gate(row, proof, ctx, now, deadline) {
-      if (isOwner(row, ctx.actor.userId)) return;
+      if (isOwner(row, ctx.actor.userId)) return NO_CODE;
       if (row.allowedNetworks.length > 0 && !inAllowedNetworks(ctx.actor.ip, row.allowedNetworks)) {
         await repo.recordFailedView(row.id, ctx.actor, now, FAILED_VIEW_DEDUPE_MS, deadline);
         throw new ApiError('network_not_allowed', 'This push cannot be opened from your network.');
       }
-      if (row.recipientEmails.length === 0) return;
-      if (proof.signedInEmail && isRecipient(proof.signedInEmail, row.recipientEmails)) return;
+      if (row.recipientEmails.length === 0) return NO_CODE;
+      if (proof.signedInEmail && isRecipient(proof.signedInEmail, row.recipientEmails)) return NO_CODE;
       // A code that cannot be one (letters, too short) is a wrong code, counted as one; none at all is asked for.
       const presented = proof.accessCode ? (readAccessCode(proof.accessCode) ?? '') : null;
-      await checkAccessCode(row, presented, (code) => verifyCode(row, code, now), {
+      const found: { id: string | null } = { id: null };
+      const verify = async (code: string) => (found.id = await liveCodeOf(row, code, now)) !== null;
+      await checkAccessCode(row, presented, verify, {
         repo,
         limit: settings.passphraseAttemptsPerMinute,
         actor: ctx.actor,
         now,
         deadline,
       });
+      return found.id === null ? NO_CODE : codePass(found.id, now);
     },
 
     async forget(now) {

@@ -73,9 +73,9 @@ export interface PushService {
     ctx: RequestContext,
     options?: RetrieveOptions,
   ): Promise<PushRetrieval>;
+  /** `requestAccessCode`: mails a code to a listed address in `lang` (access-codes.ts); the same 202 for any other. */
+  requestAccessCode(token: string, email: string, ctx: RequestContext, lang?: string): Promise<{ expires_in: number }>;
   /** The link and the encryption marker (a client holding a link without a key learns it cannot open the push). */
-  /** `requestAccessCode`: emails a one-time code to a listed address (access-codes.ts); the same 202 for any other. */
-  requestAccessCode(urlToken: string, email: string, ctx: RequestContext): Promise<{ expires_in: number }>;
   preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse>;
   expire(urlToken: string, ctx: RequestContext): Promise<Push>;
   /** One page of the audit log, and the push's non-secret handle (`push_id`). */
@@ -276,9 +276,10 @@ class PushOperations implements PushService {
     if (isExpired(row, now)) return this.expiredAnswer(row, ctx, now);
     // Before the passphrase gate: a caller that could never read the push does not spend passphrase attempts either.
     if (options.plaintextOnly && row.clientEncryption) throw endToEndEncrypted();
-    // Who may open it (issue 42), before the passphrase: a refused caller spends neither a view nor an attempt.
-    if (row.allowedNetworks.length > 0 || row.recipientEmails.length > 0) await this.accessGate(row, options, ctx, now);
+    // Who may open it (issue 42), first: refused, nothing spent; a right code is used up once the passphrase is too.
+    const access = await this.accessGate(row, options, ctx, now);
     if (row.passphraseHash) await this.passphraseGate(row, passphrase, ctx, now);
+    await access?.useCode();
 
     if (isOwner(row, ctx.actor.userId)) {
       // The owner's own look does not count; it is served from the row as read, which was active.
@@ -318,11 +319,11 @@ class PushOperations implements PushService {
     return { ...pushRecord(lastViewAnswer(won), now, base), payload, files };
   }
 
-  async requestAccessCode(urlToken: string, email: string, ctx: RequestContext): Promise<{ expires_in: number }> {
+  async requestAccessCode(urlToken: string, email: string, ctx: RequestContext, lang?: string) {
     requireCallerAllowed(this.settings, ctx.actor.userId);
     const row = validToken(urlToken) ? await this.repo.findByToken(urlToken) : null;
     if (!this.access) throw notFound();
-    return this.access.request(row, email, ctx);
+    return this.access.request(row, email, ctx, lang ?? null);
   }
 
   async preview(urlToken: string, ctx: RequestContext): Promise<PreviewResponse> {
@@ -541,11 +542,11 @@ class PushOperations implements PushService {
     return { ...pushRecord(settled, now, this.baseOf(ctx)), payload: null, files: [] };
   }
 
-  /** The passphrase gate (passphrase-gate.ts), with this request's actor, instant and deadline. */
   /** The gates of who may open a push (access-codes.ts); without them (HTTP test doubles) such a push opens for none. */
-  private async accessGate(row: PushRow, options: RetrieveOptions, ctx: RequestContext, now: Date): Promise<void> {
+  private async accessGate(row: PushRow, options: RetrieveOptions, ctx: RequestContext, now: Date) {
+    if (row.allowedNetworks.length === 0 && row.recipientEmails.length === 0) return null;
     if (!this.access) throw new ApiError('forbidden', 'This push cannot be opened here.');
-    await this.access.gate(row, options.proof ?? {}, ctx, now, deadlineOf(ctx));
+    return this.access.gate(row, options.proof ?? {}, ctx, now, deadlineOf(ctx));
   }
 
   /** The passphrase gate (passphrase-gate.ts), with this request's actor, instant and deadline. */

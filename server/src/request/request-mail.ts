@@ -82,7 +82,9 @@ const S = {
      where id = :id and status in ('pending', 'processing')`,
   ),
   request: sql<{ id: string }>(`select ${REQUESTS.list} from requests where id = :id`),
-  ownerEmail: sql<{ userId: string }, { email: string }>('select email from users where id = :userId'),
+  owner: sql<{ userId: string }, { email: string; locale: string | null }>(
+    'select email, locale from users where id = :userId',
+  ),
 };
 
 function rowOf(r: Record<string, unknown>): MailRow {
@@ -161,7 +163,8 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
     const request = REQUESTS.fromRow(found);
     const now = new Date();
     const base = mailLinkBase(settings);
-    const owner = (await db.query(S.ownerEmail, { userId: request.ownerId }))[0]?.email ?? null;
+    const [requester] = await db.query(S.owner, { userId: request.ownerId });
+    const owner = requester?.email ?? null;
     let message: MailText;
     let recipients = row.recipients;
     if (row.kind === 'created') {
@@ -180,7 +183,8 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
       if (owner === null || !isPlainAddress(owner))
         return void (await finish(row.id, 'failed', "The requester's account has no address to write to."));
       recipients = [owner];
-      message = requestNoticeMessage(row.kind, {
+      // In the requester's language (`users.locale`, recorded by the pages; English when none is).
+      message = requestNoticeMessage(row.kind, requester?.locale ?? null, {
         link: `${base}/requests/${request.urlToken}`,
         instanceName: settings.mail.instanceName,
         at: movedAt(row.kind, request),

@@ -51,7 +51,7 @@ const LOCALE_COOKIE_MS = 365 * 24 * 60 * 60 * 1000;
  */
 function localeOf(req: Request, res: Response, secure: boolean) {
   const i18n = visitorLocale(req);
-  if (typeof req.query.locale === 'string' && i18n.locale === req.query.locale && !res.headersSent) {
+  if (chosen(req, i18n.locale) && !res.headersSent) {
     res.cookie(LOCALE_COOKIE, i18n.locale, {
       path: '/',
       sameSite: 'lax',
@@ -61,6 +61,19 @@ function localeOf(req: Request, res: Response, secure: boolean) {
     });
   }
   return i18n;
+}
+
+/** The visitor chose this language on this request: `?locale=` names it exactly (the language menu's value). */
+function chosen(req: Request, locale: string): boolean {
+  return typeof req.query.locale === 'string' && req.query.locale === locale;
+}
+
+/**
+ * On a sign-in (a session begins): the page's language, as the visitor reads it, becomes the user's (`users.locale`),
+ * which their owner mails and requester notices go out in.
+ */
+export async function rememberSignInLocale(kit: Pick<PageKit, 'web'>, req: Request, userId: string): Promise<void> {
+  await kit.web().accounts.rememberLocale(userId, visitorLocale(req).locale);
 }
 
 /** The visitor's language without setting anything (a page answered before the visit is read, or without one). */
@@ -126,6 +139,10 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
       const user =
         counts && core.web ? await core.web.accounts.sessionUser(claims.userId, claims.sessionVersion) : null;
       const cookie = sessions.csrfCookie(req, res);
+      const i18n = localeOf(req, res, isHttps(req, settings.publicBaseUrl));
+      // A language chosen on a page (the menu's `?locale=`) becomes the signed-in user's: their mails' language.
+      if (user && chosen(req, i18n.locale) && user.locale !== i18n.locale)
+        await core.web!.accounts.rememberLocale(user.userId, i18n.locale);
       return {
         user,
         ...(user && claims ? { session: claims } : {}),
@@ -137,7 +154,7 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
           signupsEnabled: signupsOpen(settings),
           retrieveOnly: settings.mode === 'retrieve-only',
           brand: brands.forRequest(req),
-          i18n: localeOf(req, res, isHttps(req, settings.publicBaseUrl)),
+          i18n,
         },
       };
     },

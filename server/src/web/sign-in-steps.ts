@@ -15,7 +15,7 @@ import jwt from 'jsonwebtoken';
 import type { AccountUser } from '../account/account-service.js';
 import type { SignInTransaction } from '../account/single-sign-on.js';
 import type { Settings } from '../config/settings.js';
-import type { PageKit } from './page-kit.js';
+import { rememberSignInLocale, type PageKit } from './page-kit.js';
 import { isHttps } from './security.js';
 import { parseCookies } from './session.js';
 
@@ -135,6 +135,7 @@ export async function afterPassword(
     steps.startFactor(req, res, user, 'enrol', next);
     return res.redirect(303, '/users/two_factor/setup');
   }
+  await rememberSignInLocale(kit, req, user.userId);
   kit.sessions.start(req, res, user, 'password');
   res.redirect(303, next);
 }

@@ -13,11 +13,16 @@ import { translator, type Translator } from '../i18n/i18n.js';
 import type { OwnerNotice } from './push-event-path.js';
 
 const S = {
-  push: sql<{ id: string }, { user_id: string | null; name_ciphertext: string | null; email: string | null }>(
-    'select p.user_id, p.name_ciphertext, u.email from pushes p left join users u on u.id = p.user_id where p.id = :id',
+  push: sql<
+    { id: string },
+    { user_id: string | null; name_ciphertext: string | null; email: string | null; locale: string | null }
+  >(
+    `select p.user_id, p.name_ciphertext, u.email, u.locale from pushes p left join users u on u.id = p.user_id
+     where p.id = :id`,
   ),
-  webhook: sql<{ id: string; userId: string }, { url: string; email: string }>(
-    'select w.url, u.email from webhooks w join users u on u.id = w.user_id where w.id = :id and w.user_id = :userId',
+  webhook: sql<{ id: string; userId: string }, { url: string; email: string; locale: string | null }>(
+    `select w.url, u.email, u.locale from webhooks w join users u on u.id = w.user_id
+     where w.id = :id and w.user_id = :userId`,
   ),
 };
 
@@ -25,8 +30,8 @@ const esc = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /**
- * The message of a notice, from what the job and the database say, in English: nothing stores the owner's language
- * yet, and no page of theirs asked for it (the catalogue's `mail.owner.*`, ready for a stored language).
+ * The message of a notice, from what the job and the database say, in the owner's language (`users.locale`, recorded
+ * by the pages; English when none is).
  */
 function message(
   notice: OwnerNotice,
@@ -60,24 +65,27 @@ export function ownerNoticeDelivery(db: Db, settings: Settings, keyring: Keyring
     const notice = job.data;
     let to: string;
     let what: string;
+    let locale: string | null;
     if (notice.kind === 'webhook_disabled') {
       const [row] = await db.query(S.webhook, { id: notice.webhookId, userId: notice.userId });
       if (!row) return;
       to = row.email;
       what = row.url;
+      locale = row.locale;
     } else {
       const [row] = await db.query(S.push, { id: notice.pushId });
       if (!row?.email) return;
       to = row.email;
+      locale = row.locale;
       const name = row.name_ciphertext ? keyring.decryptText(row.name_ciphertext, `pushes.name:${notice.pushId}`) : '';
       what = `${name ? `"${name.slice(0, 200)}" ` : ''}(${notice.pushId})`;
     }
-    const tr = translator('en');
+    const tr = translator(locale);
     const said = message(notice, what, instance, tr);
     const { subject } = said;
     const footer = mailFooter(settings.brand, tr);
     const text = footer.text.length ? `${said.text}\n--\n${footer.text.join('\n')}\n` : said.text;
-    const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${said.text
+    const html = `<!doctype html><html lang="${tr.locale}" dir="${tr.dir}"><body style="font-family:sans-serif;line-height:1.5">${said.text
       .trim()
       .split('\n\n')
       .map((p) => `<p>${esc(p)}</p>`)

@@ -281,6 +281,65 @@ describe('recipient_emails', () => {
     expect(opened.payload).toBe('second-push');
   });
 
+  it('keeps a right code through a wrong or missing passphrase, and uses it up once the passphrase is right', async () => {
+    const push = await create({
+      payload: 'both-gates-secret-6b0d',
+      passphrase: 'blue-lantern',
+      expire_after_views: 3,
+      recipient_emails: ['dana@example.net'],
+    });
+    const path = { url_token: push.url_token };
+    const client = '192.0.2.21';
+    const count = mailbox.messages.length;
+    expectData(
+      await requestAccessCode({ client: api.client, path, body: { email: 'dana@example.net' }, headers: from(client) }),
+      202,
+    );
+    const code = await codeMailedTo('dana@example.net', count + 1);
+    // The owner's own look (it counts nothing) needs the passphrase too.
+    const left = async () =>
+      expectData(
+        await getPush({
+          client: api.client,
+          path,
+          auth: bearer(owner.token),
+          headers: { 'X-Passphrase': 'blue-lantern' },
+        }),
+      ).views_remaining;
+    const withCode = (passphrase?: string) => ({
+      ...from(client),
+      'X-Access-Code': code,
+      ...(passphrase === undefined ? {} : { 'X-Passphrase': passphrase }),
+    });
+
+    // The right code with a wrong passphrase, then with none: the passphrase's refusals; the code stays unused.
+    expectError(
+      await getPush({ client: api.client, path, headers: withCode('red-lantern') }),
+      401,
+      'passphrase_incorrect',
+    );
+    expectError(await getPush({ client: api.client, path, headers: withCode() }), 401, 'passphrase_required');
+    const [row] = await api.db.query<{ used_at: Date | null }>(
+      `select c.used_at from push_access_codes c join pushes p on p.id = c.push_id
+       where p.url_token = $1 and c.code_hash is not null`,
+      [push.url_token],
+    );
+    expect(row).toEqual({ used_at: null });
+    expect(await left()).toBe(3);
+    expect((await auditKinds(push.url_token)).filter((k) => k.kind === 'failed_passphrase')).toHaveLength(2);
+
+    // The same code with the right passphrase opens it, and is used up then.
+    const opened = expectData(await getPush({ client: api.client, path, headers: withCode('blue-lantern') }));
+    expect(opened.payload).toBe('both-gates-secret-6b0d');
+    expect(await left()).toBe(2);
+    expectError(
+      await getPush({ client: api.client, path, headers: withCode('blue-lantern') }),
+      401,
+      'access_code_incorrect',
+    );
+    expect(await left()).toBe(2);
+  });
+
   it('limits code requests per push and per client address (429 with Retry-After)', async () => {
     const push = await create({ payload: 'x', recipient_emails: ['dee@example.net'] });
     const path = { url_token: push.url_token };

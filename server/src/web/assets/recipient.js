@@ -356,8 +356,8 @@
         } else if (status === 401 && (body.code === 'access_code_incorrect' || body.code === 'access_code_required')) {
           codeRefused(t('js.recipient.codeWrong'));
         } else if (status === 401 && body.code === 'passphrase_incorrect') {
-          // After a right code, which is used up: the next try needs a new one.
-          showError(t(code !== undefined ? 'js.recipient.passphraseWrongNewCode' : 'js.recipient.passphraseWrong'));
+          // A right code is not used up by a wrong passphrase: it stays in its field for the next try.
+          showError(t('js.recipient.passphraseWrong'));
           var input = $('passphrase');
           if (input) {
             input.value = '';

@@ -11,7 +11,7 @@ import { claimText } from '../account-sentences.js';
 import { SignInRefusal } from '../../account/single-sign-on.js';
 import { baseUrlOf } from '../../http/auth.js';
 import { field } from '../forms.js';
-import { PageError, type PageKit } from '../page-kit.js';
+import { PageError, rememberSignInLocale, type PageKit } from '../page-kit.js';
 import { safeNext } from '../security.js';
 import { createSignInSteps } from '../sign-in-steps.js';
 import { providerStepPage } from '../views/accounts.js';
@@ -93,6 +93,7 @@ export function oidcPages(router: Router, kit: PageKit): void {
           steps.startFactor(req, res, user, 'verify', next, 'oidc');
           return res.redirect(303, '/users/two_factor/verify');
         }
+        await rememberSignInLocale(kit, req, user.userId);
         const csrf = sessions.start(req, res, user, 'oidc');
         if (!claimed) return res.redirect(303, next);
         // An account nobody had proven the address of became this person's: say what was removed from it.

@@ -7,7 +7,7 @@
  * - `POST /p/{token}/open` (the code, and the passphrase when there is one): the retrieval with that code, answered
  *   with the secret itself (`openedPage`), since a spent view cannot be fetched again by a GET. A wrong code or
  *   passphrase shows the page again with the reason (401, as the API's; the code's failures are the passphrase's
- *   attempts, audited `failed_passphrase`); a network the push leaves out gets its own page (403). Nothing is spent
+ *   attempts, audited `failed_passphrase`; after a wrong passphrase the right code stays, not used up); a network the push leaves out gets its own page (403). Nothing is spent
  *   before every gate has passed. An end-to-end encrypted push is refused before anything is fetched: only the
  *   page's script can decrypt it.
  *
@@ -86,7 +86,9 @@ export function recipientAccessPages(router: Router, kit: PageKit): void {
       const email = field(form, 'email').trim();
       const { t } = v.viewer.i18n;
       try {
-        await core.pushes.requestAccessCode(tokenOf(req), email, kit.ctxOf(req, v.user?.userId ?? null));
+        // The code's mail is written in this page's language.
+        const ctx = kit.ctxOf(req, v.user?.userId ?? null);
+        await core.pushes.requestAccessCode(tokenOf(req), email, ctx, v.viewer.i18n.locale);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         if (error.code === 'validation_failed')
@@ -127,9 +129,12 @@ export function recipientAccessPages(router: Router, kit: PageKit): void {
         if (error.code === 'network_not_allowed') return kit.send(res, 403, networkRefusedPage(v.viewer));
         if (CODE_ERRORS.has(error.code))
           return again(req, res, v, 401, { fields: { access_code: [t('js.recipient.codeWrong')] } });
-        // The code was right, and is used up: the next try needs a new one.
+        // The code was right, and is not used up by a wrong passphrase: it stays in its field for the next try.
         if (PASSPHRASE_ERRORS.has(error.code))
-          return again(req, res, v, 401, { fields: { passphrase: [t('js.recipient.passphraseWrongNewCode')] } });
+          return again(req, res, v, 401, {
+            code: code.trim(),
+            fields: { passphrase: [t('js.recipient.passphraseWrong')] },
+          });
         if (error.code !== 'too_many_attempts') throw error;
         const seconds = error.details.retryAfterSeconds ?? 60;
         res.setHeader('Retry-After', String(seconds));

@@ -11,7 +11,7 @@ import type { AccountUser } from '../../account/account-service.js';
 import { actorOf } from '../../http/auth.js';
 import type { Translator } from '../../i18n/i18n.js';
 import { field } from '../forms.js';
-import { PageError, type PageKit } from '../page-kit.js';
+import { PageError, rememberSignInLocale, type PageKit } from '../page-kit.js';
 import { createSignInSteps, type PendingFactor } from '../sign-in-steps.js';
 import { recoveryCodesPage, setupPage, twoFactorPage, verifyPage } from '../views/two-factor.js';
 
@@ -109,6 +109,7 @@ export function twoFactorPages(router: Router, kit: PageKit): void {
       steps.endFactor(req, res);
       let viewer = v.viewer;
       if (fresh) {
+        await rememberSignInLocale(kit, req, fresh.userId);
         const csrf = sessions.start(req, res, fresh, 'password+totp');
         viewer = { ...v.viewer, user: { email: fresh.email }, csrf: sessions.csrfToken(csrf, fresh.userId) };
       }
@@ -141,6 +142,7 @@ export function twoFactorPages(router: Router, kit: PageKit): void {
         return kit.send(res, refusal.status, verifyPage(v.viewer, { error: refusal.message }));
       }
       steps.endFactor(req, res);
+      await rememberSignInLocale(kit, req, user.userId);
       sessions.start(req, res, user, step.via === 'oidc' ? 'oidc+totp' : 'password+totp');
       res.redirect(303, step.next);
     }),

@@ -24,6 +24,8 @@ export interface AccessFormState {
   /** A code was asked for (the redirect after the request form). */
   codeSent?: boolean;
   email?: string;
+  /** The code the visitor typed, kept when only the passphrase was wrong (the code is not used up then). */
+  code?: string;
   /** Errors of the fields (`email`, `access_code`, `passphrase`), shown next to them. */
   fields?: Record<string, string[]>;
   /** An error of the whole step (too many attempts), shown at the top. */
@@ -58,7 +60,7 @@ function codeForm(viewer: Viewer, push: Push, state: AccessFormState): Html {
   return html`<form method="post" action="${secretPath(push)}/open" id="code-form" data-keep-fragment novalidate>
     ${hidden(viewer, push)}
     <label for="access_code">${t('recipient.access.codeLabel')}</label>
-    <input type="text" id="access_code" name="access_code" inputmode="numeric" autocomplete="one-time-code" required maxlength="32"${describedBy(errors, 'access_code', 'access-code-hint')}>
+    <input type="text" id="access_code" name="access_code" inputmode="numeric" autocomplete="one-time-code" required maxlength="32" value="${state.code ?? ''}"${describedBy(errors, 'access_code', 'access-code-hint')}>
     ${fieldErrors(errors, 'access_code')}
     <p class="hint" id="access-code-hint">${t('recipient.access.codeHint')}</p>
     ${
