@@ -96,6 +96,11 @@ describe('the OpenAPI contract', () => {
         'listWorkspaces',
         'listAccounts',
         'createWorkspace',
+        'listWorkspaceMembers',
+        'updateWorkspaceMember',
+        'removeWorkspaceMember',
+        'leaveWorkspace',
+        'transferWorkspace',
         'createWebhook',
         'listWebhooks',
         'getWebhook',
@@ -129,6 +134,22 @@ describe('the OpenAPI contract', () => {
     ]);
     for (const id of ['listActivePushes', 'listExpiredPushes'])
       expect(statuses(id)).toEqual(['200', '400', '401', '403', '429', '500', '503']);
+    // A workspace's members: 404 for a workspace the caller is not in (never 403, which says it exists).
+    expect(statuses('listWorkspaceMembers')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
+    for (const id of ['removeWorkspaceMember', 'leaveWorkspace', 'transferWorkspace'])
+      expect(statuses(id), id).toEqual(['200', '400', '401', '403', '404', '422', '429', '500', '503']);
+    expect(statuses('updateWorkspaceMember')).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '413',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
     // active and expired are matched before {url_token}: they are their own paths.
     expect(byId.listActivePushes!.path).toBe('/api/v2/pushes/active');
     // A second answer is a conflict, an answer to a closed request is gone; neither stores anything.

@@ -5,6 +5,7 @@
  * The server and the stateful mock read them all with this one rule.
  */
 import { ApiError, validationFailed } from './errors.js';
+import type { AssignableRole, WorkspaceRole } from './generated/types.gen.js';
 
 /** The names a workspace's id goes by, ours first. */
 export const WORKSPACE_ID_FIELDS = ['workspace_id', 'account_id'] as const;
@@ -56,4 +57,52 @@ export function requestedWorkspace(...places: (Record<string, unknown> | undefin
  */
 export function listedWorkspace(query: Record<string, unknown>): number | null {
   return namedWorkspace([query], (why) => new ApiError('invalid_parameter', `workspace_id: ${why}`));
+}
+
+/** A change to a workspace's membership (the contract's member operations). */
+export type MemberChange =
+  { kind: 'role'; role: AssignableRole } | { kind: 'remove' } | { kind: 'leave' } | { kind: 'transfer' };
+
+/** A member as the rules see them: who, with which role. */
+export interface MemberStanding {
+  userId: string;
+  role: WorkspaceRole;
+}
+
+/** Members a workspace may have (the list is one page). */
+export const MAX_MEMBERS_PER_WORKSPACE = 100;
+
+/** The answer for a workspace the caller is not in, or that does not exist: the same, so ids cannot be probed. */
+export const workspaceNotFound = (): ApiError => new ApiError('not_found', 'No workspace of yours has this id.');
+
+const memberNotFound = (): ApiError => new ApiError('not_found', 'This workspace has no member with this id.');
+
+/**
+ * Whether `actor` may make `change` to `subject` (null: no such member), by the workspace's rules; throws the refusal.
+ * The actor's role is judged first (403 `forbidden`), so a member without the role learns nothing of who is in it.
+ * Role changes and removals: the owner and admins; an admin never touches the owner (403), and the owner's own role
+ * moves only by a hand-over (422). Leaving: anyone but the owner (422: hand it over first). A hand-over: the owner
+ * only, to another member. The server and the stateful mock both decide with this.
+ */
+export function judgeMemberChange(change: MemberChange, actor: MemberStanding, subject: MemberStanding | null): void {
+  if (change.kind === 'leave') {
+    if (actor.role === 'owner')
+      throw validationFailed({ workspace: ['the owner hands the workspace over (transferWorkspace) before leaving'] });
+    return;
+  }
+  if (change.kind === 'transfer') {
+    if (actor.role !== 'owner') throw new ApiError('forbidden', 'Only the owner hands a workspace over.');
+    if (!subject) throw memberNotFound();
+    if (subject.userId === actor.userId) throw validationFailed({ user_id: ['is already the owner'] });
+    return;
+  }
+  if (actor.role !== 'owner' && actor.role !== 'admin')
+    throw new ApiError('forbidden', `An ${actor.role} of this workspace may not manage its members.`);
+  if (!subject) throw memberNotFound();
+  if (subject.role !== 'owner') return;
+  if (actor.role !== 'owner')
+    throw new ApiError('forbidden', "An admin may not change or remove the workspace's owner.");
+  throw change.kind === 'role'
+    ? validationFailed({ role: ["the owner's role changes only by transferWorkspace"] })
+    : validationFailed({ user_id: ['the owner is not removed; hand the workspace over (transferWorkspace) first'] });
 }

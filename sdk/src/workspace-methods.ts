@@ -5,10 +5,21 @@
  */
 import {
   createWorkspace as genCreateWorkspace,
+  leaveWorkspace as genLeaveWorkspace,
   listAccounts as genListAccounts,
+  listWorkspaceMembers as genListWorkspaceMembers,
   listWorkspaces as genListWorkspaces,
+  removeWorkspaceMember as genRemoveWorkspaceMember,
+  transferWorkspace as genTransferWorkspace,
+  updateWorkspaceMember as genUpdateWorkspaceMember,
 } from './generated/sdk.gen.js';
-import type { Workspace, WorkspaceList } from './generated/types.gen.js';
+import type {
+  AssignableRole,
+  Workspace,
+  WorkspaceList,
+  WorkspaceMember,
+  WorkspaceMemberList,
+} from './generated/types.gen.js';
 import type { GeneratedCall, RequestOptions, Retry } from './calls.js';
 
 type Send = <T>(
@@ -24,6 +35,21 @@ export interface WorkspaceMethods {
   listAccounts(options?: RequestOptions): Promise<Workspace[]>;
   /** Makes a workspace; the caller is its owner. Not retried automatically (a retry could make a second one). */
   createWorkspace(name: string, options?: RequestOptions): Promise<Workspace>;
+  /** The workspace's members, the owner first (any member may read them; 404 for a workspace the caller is not in). */
+  listWorkspaceMembers(workspaceId: number, options?: RequestOptions): Promise<WorkspaceMember[]>;
+  /** Gives a member another role (the owner and admins; never `owner`: see transferWorkspace). */
+  updateWorkspaceMember(
+    workspaceId: number,
+    userId: string,
+    role: AssignableRole,
+    options?: RequestOptions,
+  ): Promise<WorkspaceMember>;
+  /** Takes a member out (the owner and admins; never the owner). Their pushes stay in the workspace. */
+  removeWorkspaceMember(workspaceId: number, userId: string, options?: RequestOptions): Promise<WorkspaceMember>;
+  /** The caller leaves the workspace (anyone but the owner). */
+  leaveWorkspace(workspaceId: number, options?: RequestOptions): Promise<WorkspaceMember>;
+  /** The owner hands the workspace to another member and becomes an admin. */
+  transferWorkspace(workspaceId: number, userId: string, options?: RequestOptions): Promise<WorkspaceMember>;
 }
 
 export function workspaceMethods(send: Send): WorkspaceMethods {
@@ -37,6 +63,28 @@ export function workspaceMethods(send: Send): WorkspaceMethods {
     async createWorkspace(name, opts) {
       return (await send<Workspace>((x) => genCreateWorkspace({ ...x, body: { workspace: { name } } }), opts, 'never'))
         .data;
+    },
+    async listWorkspaceMembers(workspaceId, opts) {
+      const path = { workspace_id: workspaceId };
+      return (await send<WorkspaceMemberList>((x) => genListWorkspaceMembers({ ...x, path }), opts, 'safe')).data;
+    },
+    // Not retried automatically: a retried removal would answer 404, a retried hand-over 403.
+    async updateWorkspaceMember(workspaceId, userId, role, opts) {
+      const path = { workspace_id: workspaceId, user_id: userId };
+      const body = { member: { role } };
+      return (await send<WorkspaceMember>((x) => genUpdateWorkspaceMember({ ...x, path, body }), opts, 'never')).data;
+    },
+    async removeWorkspaceMember(workspaceId, userId, opts) {
+      const path = { workspace_id: workspaceId, user_id: userId };
+      return (await send<WorkspaceMember>((x) => genRemoveWorkspaceMember({ ...x, path }), opts, 'never')).data;
+    },
+    async leaveWorkspace(workspaceId, opts) {
+      const path = { workspace_id: workspaceId };
+      return (await send<WorkspaceMember>((x) => genLeaveWorkspace({ ...x, path }), opts, 'never')).data;
+    },
+    async transferWorkspace(workspaceId, userId, opts) {
+      const path = { workspace_id: workspaceId, user_id: userId };
+      return (await send<WorkspaceMember>((x) => genTransferWorkspace({ ...x, path }), opts, 'never')).data;
     },
   };
 }

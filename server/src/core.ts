@@ -42,6 +42,7 @@ import { createRequestRepository } from './request/request-repository.js';
 import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
 import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
+import { createMemberRepository } from './workspace/member-repository.js';
 import { createWorkspaceRepository } from './workspace/workspace-repository.js';
 import { createWorkspaceService, type WorkspaceService } from './workspace/workspace-service.js';
 import type { Resolver } from './webhooks/targets.js';
@@ -237,7 +238,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
   const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer });
   let requests: RequestService | null = null;
-  const workspaces = guarded(createWorkspaceService(createWorkspaceRepository(db)));
+  const workspaces = guarded(createWorkspaceService(createWorkspaceRepository(db), createMemberRepository(db)));
   const pushes = guarded(
     createPushService({
       repository,

@@ -43,6 +43,10 @@ export function workspaceRoleExample() {
     return 'member';
 }
 
+export function assignableRoleExample() {
+    return 'admin';
+}
+
 export function webhookUrlExample() {
     return 'https://hooks.example.org/secret-push';
 }

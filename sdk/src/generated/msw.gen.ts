@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -645,6 +645,167 @@ export function handleListAccounts(response?: HandleListAccountsResponse | HttpR
     }, options);
 }
 
+export type HandleListWorkspaceMembersResponse = {
+    body: ListWorkspaceMembersResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/workspaces/{workspace_id}/members` operation.
+ */
+export function handleListWorkspaceMembers(response?: HandleListWorkspaceMembersResponse | HttpResponseResolver<{
+    workspace_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<{
+        workspace_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/members`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleRemoveWorkspaceMemberResponse = {
+    body: RemoveWorkspaceMemberResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `DELETE /api/v2/workspaces/{workspace_id}/members/{user_id}` operation.
+ */
+export function handleRemoveWorkspaceMember(response?: HandleRemoveWorkspaceMemberResponse | HttpResponseResolver<{
+    workspace_id: string;
+    user_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.delete<{
+        workspace_id: string;
+        user_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/members/:user_id`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleUpdateWorkspaceMemberResponse = {
+    body: UpdateWorkspaceMemberResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `POST /api/v2/workspaces/{workspace_id}/members/{user_id}/role` operation.
+ */
+export function handleUpdateWorkspaceMember(response?: HandleUpdateWorkspaceMemberResponse | HttpResponseResolver<{
+    workspace_id: string;
+    user_id: string;
+}, UpdateWorkspaceMemberData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        workspace_id: string;
+        user_id: string;
+    }, UpdateWorkspaceMemberData['body']>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/members/:user_id/role`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleTransferWorkspaceResponse = {
+    body: TransferWorkspaceResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `POST /api/v2/workspaces/{workspace_id}/members/{user_id}/ownership` operation.
+ */
+export function handleTransferWorkspace(response?: HandleTransferWorkspaceResponse | HttpResponseResolver<{
+    workspace_id: string;
+    user_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        workspace_id: string;
+        user_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/members/:user_id/ownership`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleLeaveWorkspaceResponse = {
+    body: LeaveWorkspaceResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `POST /api/v2/workspaces/{workspace_id}/leave` operation.
+ */
+export function handleLeaveWorkspace(response?: HandleLeaveWorkspaceResponse | HttpResponseResolver<{
+    workspace_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        workspace_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/leave`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type HandleRevokeApiKeyResponse = {
     body: RevokeApiKeyResponses[200];
     status?: 200;
@@ -1070,6 +1231,26 @@ export type MswHandlerFactories = {
      */
     listAccounts: typeof handleListAccounts;
     /**
+     * Handler for the `GET /api/v2/workspaces/{workspace_id}/members` operation.
+     */
+    listWorkspaceMembers: typeof handleListWorkspaceMembers;
+    /**
+     * Handler for the `DELETE /api/v2/workspaces/{workspace_id}/members/{user_id}` operation.
+     */
+    removeWorkspaceMember: typeof handleRemoveWorkspaceMember;
+    /**
+     * Handler for the `POST /api/v2/workspaces/{workspace_id}/members/{user_id}/role` operation.
+     */
+    updateWorkspaceMember: typeof handleUpdateWorkspaceMember;
+    /**
+     * Handler for the `POST /api/v2/workspaces/{workspace_id}/members/{user_id}/ownership` operation.
+     */
+    transferWorkspace: typeof handleTransferWorkspace;
+    /**
+     * Handler for the `POST /api/v2/workspaces/{workspace_id}/leave` operation.
+     */
+    leaveWorkspace: typeof handleLeaveWorkspace;
+    /**
      * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
      */
     revokeApiKey: typeof handleRevokeApiKey;
@@ -1152,6 +1333,11 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         listWorkspaces: wrap(handleListWorkspaces),
         createWorkspace: wrap(handleCreateWorkspace),
         listAccounts: wrap(handleListAccounts),
+        listWorkspaceMembers: wrap(handleListWorkspaceMembers),
+        removeWorkspaceMember: wrap(handleRemoveWorkspaceMember),
+        updateWorkspaceMember: wrap(handleUpdateWorkspaceMember),
+        transferWorkspace: wrap(handleTransferWorkspace),
+        leaveWorkspace: wrap(handleLeaveWorkspace),
         revokeApiKey: wrap(handleRevokeApiKey),
         notifyEmails: wrap(handleNotifyEmails),
         requestAccessCode: wrap(handleRequestAccessCode),
@@ -1174,13 +1360,18 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         }
         const overrides = options.pick ?? {};
         return [
+            invoke(pick.updateWorkspaceMember, overrides.updateWorkspaceMember),
+            invoke(pick.transferWorkspace, overrides.transferWorkspace),
             invoke(pick.retryWebhookDelivery, overrides.retryWebhookDelivery),
             invoke(pick.downloadPushFile, overrides.downloadPushFile),
+            invoke(pick.removeWorkspaceMember, overrides.removeWorkspaceMember),
             invoke(pick.previewPush, overrides.previewPush),
             invoke(pick.getPushAudit, overrides.getPushAudit),
             invoke(pick.previewRequest, overrides.previewRequest),
             invoke(pick.respondToRequest, overrides.respondToRequest),
             invoke(pick.getRequestAudit, overrides.getRequestAudit),
+            invoke(pick.listWorkspaceMembers, overrides.listWorkspaceMembers),
+            invoke(pick.leaveWorkspace, overrides.leaveWorkspace),
             invoke(pick.notifyEmails, overrides.notifyEmails),
             invoke(pick.requestAccessCode, overrides.requestAccessCode),
             invoke(pick.rotateWebhookSecret, overrides.rotateWebhookSecret),

@@ -2717,6 +2717,82 @@ export const CreateWorkspaceRequestSchema = {
     }
 } as const;
 
+export const WorkspaceMemberSchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'A member of a workspace, as every member of it sees them.',
+    required: [
+        'user_id',
+        'email',
+        'role',
+        'joined_at'
+    ],
+    properties: {
+        user_id: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'The member\'s account id; what the member operations name in their path.'
+        },
+        email: {
+            type: 'string',
+            maxLength: 320,
+            description: 'The member\'s sign-in email.'
+        },
+        role: {
+            $ref: '#/components/schemas/WorkspaceRole'
+        },
+        joined_at: {
+            $ref: '#/components/schemas/Timestamp'
+        }
+    }
+} as const;
+
+export const WorkspaceMemberListSchema = {
+    type: 'array',
+    maxItems: 100,
+    description: 'A workspace\'s members, the owner first, then by when they joined (at most 100 members per workspace).',
+    items: {
+        $ref: '#/components/schemas/WorkspaceMember'
+    }
+} as const;
+
+export const AssignableRoleSchema = {
+    type: 'string',
+    description: 'A role an owner or admin may give a member. `owner` is handed over only by `transferWorkspace`.',
+    enum: [
+        'admin',
+        'member',
+        'auditor'
+    ],
+    examples: [
+        'admin'
+    ]
+} as const;
+
+export const UpdateWorkspaceMemberRequestSchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'The body of `updateWorkspaceMember`.',
+    required: [
+        'member'
+    ],
+    properties: {
+        member: {
+            type: 'object',
+            maxProperties: 8,
+            required: [
+                'role'
+            ],
+            properties: {
+                role: {
+                    $ref: '#/components/schemas/AssignableRole'
+                }
+            }
+        }
+    }
+} as const;
+
 export const NotifyEmailsRequestSchema = {
     type: 'object',
     maxProperties: 64,

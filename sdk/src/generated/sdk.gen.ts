@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsErrors, NotifyEmailsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RequestAccessCodeData, RequestAccessCodeErrors, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RetryWebhookDeliveryData, RetryWebhookDeliveryErrors, RetryWebhookDeliveryResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookData, TestWebhookErrors, TestWebhookResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, LeaveWorkspaceData, LeaveWorkspaceErrors, LeaveWorkspaceResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ListWorkspaceMembersData, ListWorkspaceMembersErrors, ListWorkspaceMembersResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsErrors, NotifyEmailsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RemoveWorkspaceMemberData, RemoveWorkspaceMemberErrors, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeErrors, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RetryWebhookDeliveryData, RetryWebhookDeliveryErrors, RetryWebhookDeliveryResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookData, TestWebhookErrors, TestWebhookResponses, TransferWorkspaceData, TransferWorkspaceErrors, TransferWorkspaceResponses, UpdateWorkspaceMemberData, UpdateWorkspaceMemberErrors, UpdateWorkspaceMemberResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -509,6 +509,101 @@ export const listAccounts = <ThrowOnError extends boolean = false>(options?: Opt
         { name: 'X-User-Token', type: 'apiKey' }
     ],
     url: '/api/v2/accounts',
+    ...options
+});
+
+/**
+ * List a workspace's members
+ *
+ * The workspace's members with their roles, the owner first, then by when they joined; any member may read it,
+ * auditors too. A workspace the caller is not a member of, or that does not exist, → 404 (the same answer, so ids
+ * cannot be probed).
+ *
+ */
+export const listWorkspaceMembers = <ThrowOnError extends boolean = false>(options: Options<ListWorkspaceMembersData, ThrowOnError>): RequestResult<ListWorkspaceMembersResponses, ListWorkspaceMembersErrors, ThrowOnError> => (options.client ?? client).get<ListWorkspaceMembersResponses, ListWorkspaceMembersErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/workspaces/{workspace_id}/members',
+    ...options
+});
+
+/**
+ * Remove a member
+ *
+ * Takes a member out of the workspace. The owner and admins may (other members → 403); nobody removes the owner
+ * (an admin → 403, the owner themself → 422: hand the workspace over first). The pushes the member made in the
+ * workspace stay in it. Answers the member as they were; the removal is in the workspace's audit trail.
+ *
+ */
+export const removeWorkspaceMember = <ThrowOnError extends boolean = false>(options: Options<RemoveWorkspaceMemberData, ThrowOnError>): RequestResult<RemoveWorkspaceMemberResponses, RemoveWorkspaceMemberErrors, ThrowOnError> => (options.client ?? client).delete<RemoveWorkspaceMemberResponses, RemoveWorkspaceMemberErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/workspaces/{workspace_id}/members/{user_id}',
+    ...options
+});
+
+/**
+ * Change a member's role
+ *
+ * Gives a member another role: `admin`, `member` or `auditor` (ownership moves only by `transferWorkspace`). The
+ * workspace's owner and admins may; an admin may not change the owner's role (403). Other members → 403. Answers the
+ * member with the new role; the change is in the workspace's audit trail. Not a member of the workspace (or no such
+ * workspace), or no member of this `user_id` → 404. The owner's role → 422.
+ *
+ */
+export const updateWorkspaceMember = <ThrowOnError extends boolean = false>(options: Options<UpdateWorkspaceMemberData, ThrowOnError>): RequestResult<UpdateWorkspaceMemberResponses, UpdateWorkspaceMemberErrors, ThrowOnError> => (options.client ?? client).post<UpdateWorkspaceMemberResponses, UpdateWorkspaceMemberErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/workspaces/{workspace_id}/members/{user_id}/role',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Hand a workspace to another member
+ *
+ * The owner makes another member the owner, and becomes an admin, in one transaction: a workspace always has
+ * exactly one owner. Only the owner may (others → 403). Answers the new owner; the hand-over is in the workspace's
+ * audit trail. Handing it to oneself → 422.
+ *
+ */
+export const transferWorkspace = <ThrowOnError extends boolean = false>(options: Options<TransferWorkspaceData, ThrowOnError>): RequestResult<TransferWorkspaceResponses, TransferWorkspaceErrors, ThrowOnError> => (options.client ?? client).post<TransferWorkspaceResponses, TransferWorkspaceErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/workspaces/{workspace_id}/members/{user_id}/ownership',
+    ...options
+});
+
+/**
+ * Leave a workspace
+ *
+ * The caller leaves the workspace: any member but the owner, who hands it over first (`transferWorkspace`; 422).
+ * The pushes the caller made in it stay in it. Answers the caller's membership as it was; the departure is in the
+ * workspace's audit trail.
+ *
+ */
+export const leaveWorkspace = <ThrowOnError extends boolean = false>(options: Options<LeaveWorkspaceData, ThrowOnError>): RequestResult<LeaveWorkspaceResponses, LeaveWorkspaceErrors, ThrowOnError> => (options.client ?? client).post<LeaveWorkspaceResponses, LeaveWorkspaceErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/workspaces/{workspace_id}/leave',
     ...options
 });
 

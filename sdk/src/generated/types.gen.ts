@@ -1480,6 +1480,41 @@ export type CreateWorkspaceRequest = {
 };
 
 /**
+ * A member of a workspace, as every member of it sees them.
+ */
+export type WorkspaceMember = {
+    /**
+     * The member's account id; what the member operations name in their path.
+     */
+    user_id: string;
+    /**
+     * The member's sign-in email.
+     */
+    email: string;
+    role: WorkspaceRole;
+    joined_at: Timestamp;
+};
+
+/**
+ * A workspace's members, the owner first, then by when they joined (at most 100 members per workspace).
+ */
+export type WorkspaceMemberList = Array<WorkspaceMember>;
+
+/**
+ * A role an owner or admin may give a member. `owner` is handed over only by `transferWorkspace`.
+ */
+export type AssignableRole = 'admin' | 'member' | 'auditor';
+
+/**
+ * The body of `updateWorkspaceMember`.
+ */
+export type UpdateWorkspaceMemberRequest = {
+    member: {
+        role: AssignableRole;
+    };
+};
+
+/**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
  * are ignored.
  *
@@ -1933,6 +1968,16 @@ export type DownloadToken = string;
  * The request's `url_token`. Any unknown value answers 404 (`not_found`).
  */
 export type RequestToken = string;
+
+/**
+ * The workspace's `id` (from `listWorkspaces`).
+ */
+export type WorkspaceIdPath = number;
+
+/**
+ * The member's `user_id` (from `listWorkspaceMembers`).
+ */
+export type MemberUserId = string;
 
 /**
  * The key's `id`.
@@ -3345,6 +3390,333 @@ export type ListAccountsResponses = {
 };
 
 export type ListAccountsResponse = ListAccountsResponses[keyof ListAccountsResponses];
+
+export type ListWorkspaceMembersData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/members';
+};
+
+export type ListWorkspaceMembersErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListWorkspaceMembersError = ListWorkspaceMembersErrors[keyof ListWorkspaceMembersErrors];
+
+export type ListWorkspaceMembersResponses = {
+    /**
+     * The workspace's members.
+     */
+    200: WorkspaceMemberList;
+};
+
+export type ListWorkspaceMembersResponse = ListWorkspaceMembersResponses[keyof ListWorkspaceMembersResponses];
+
+export type RemoveWorkspaceMemberData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+        /**
+         * The member's `user_id` (from `listWorkspaceMembers`).
+         */
+        user_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/members/{user_id}';
+};
+
+export type RemoveWorkspaceMemberErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The change breaks a rule of the workspace (`validation_failed`): a role outside admin, member and auditor, the owner's role changed or the owner removed (ownership moves only by `transferWorkspace`), the owner leaving before handing over, or ownership handed to oneself. `errors` lists messages per field.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type RemoveWorkspaceMemberError = RemoveWorkspaceMemberErrors[keyof RemoveWorkspaceMemberErrors];
+
+export type RemoveWorkspaceMemberResponses = {
+    /**
+     * The member as they were, now removed.
+     */
+    200: WorkspaceMember;
+};
+
+export type RemoveWorkspaceMemberResponse = RemoveWorkspaceMemberResponses[keyof RemoveWorkspaceMemberResponses];
+
+export type UpdateWorkspaceMemberData = {
+    body: UpdateWorkspaceMemberRequest;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+        /**
+         * The member's `user_id` (from `listWorkspaceMembers`).
+         */
+        user_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/members/{user_id}/role';
+};
+
+export type UpdateWorkspaceMemberErrors = {
+    /**
+     * A path parameter is malformed (`invalid_parameter`), or the body is not JSON (`invalid_json`), does not decode as its `Content-Encoding` says (`invalid_encoding`), is sent as another media type than `application/json` (`unsupported_media_type`), or has no `member` object (`bad_request`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * The change breaks a rule of the workspace (`validation_failed`): a role outside admin, member and auditor, the owner's role changed or the owner removed (ownership moves only by `transferWorkspace`), the owner leaving before handing over, or ownership handed to oneself. `errors` lists messages per field.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type UpdateWorkspaceMemberError = UpdateWorkspaceMemberErrors[keyof UpdateWorkspaceMemberErrors];
+
+export type UpdateWorkspaceMemberResponses = {
+    /**
+     * The member, with the new role.
+     */
+    200: WorkspaceMember;
+};
+
+export type UpdateWorkspaceMemberResponse = UpdateWorkspaceMemberResponses[keyof UpdateWorkspaceMemberResponses];
+
+export type TransferWorkspaceData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+        /**
+         * The member's `user_id` (from `listWorkspaceMembers`).
+         */
+        user_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/members/{user_id}/ownership';
+};
+
+export type TransferWorkspaceErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The change breaks a rule of the workspace (`validation_failed`): a role outside admin, member and auditor, the owner's role changed or the owner removed (ownership moves only by `transferWorkspace`), the owner leaving before handing over, or ownership handed to oneself. `errors` lists messages per field.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type TransferWorkspaceError = TransferWorkspaceErrors[keyof TransferWorkspaceErrors];
+
+export type TransferWorkspaceResponses = {
+    /**
+     * The new owner.
+     */
+    200: WorkspaceMember;
+};
+
+export type TransferWorkspaceResponse = TransferWorkspaceResponses[keyof TransferWorkspaceResponses];
+
+export type LeaveWorkspaceData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/leave';
+};
+
+export type LeaveWorkspaceErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The change breaks a rule of the workspace (`validation_failed`): a role outside admin, member and auditor, the owner's role changed or the owner removed (ownership moves only by `transferWorkspace`), the owner leaving before handing over, or ownership handed to oneself. `errors` lists messages per field.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type LeaveWorkspaceError = LeaveWorkspaceErrors[keyof LeaveWorkspaceErrors];
+
+export type LeaveWorkspaceResponses = {
+    /**
+     * The caller's membership as it was, now ended.
+     */
+    200: WorkspaceMember;
+};
+
+export type LeaveWorkspaceResponse = LeaveWorkspaceResponses[keyof LeaveWorkspaceResponses];
 
 export type RevokeApiKeyData = {
     body?: never;

@@ -862,6 +862,39 @@ export const zCreateWorkspaceRequest = z.object({
 });
 
 /**
+ * A member of a workspace, as every member of it sees them.
+ */
+export const zWorkspaceMember = z.object({
+    user_id: z.uuid().max(36),
+    email: z.string().max(320),
+    role: zWorkspaceRole,
+    joined_at: zTimestamp
+});
+
+/**
+ * A workspace's members, the owner first, then by when they joined (at most 100 members per workspace).
+ */
+export const zWorkspaceMemberList = z.array(zWorkspaceMember).max(100);
+
+/**
+ * A role an owner or admin may give a member. `owner` is handed over only by `transferWorkspace`.
+ */
+export const zAssignableRole = z.enum([
+    'admin',
+    'member',
+    'auditor'
+]);
+
+/**
+ * The body of `updateWorkspaceMember`.
+ */
+export const zUpdateWorkspaceMemberRequest = z.object({
+    member: z.object({
+        role: zAssignableRole
+    })
+});
+
+/**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
  * are ignored.
  *
@@ -1267,6 +1300,16 @@ export const zDownloadToken = z.string().min(1).max(4096);
 export const zRequestToken = z.string().min(1).max(64);
 
 /**
+ * The workspace's `id` (from `listWorkspaces`).
+ */
+export const zWorkspaceIdPath = z.int().gte(1).lte(2147483647);
+
+/**
+ * The member's `user_id` (from `listWorkspaceMembers`).
+ */
+export const zMemberUserId = z.uuid().length(36);
+
+/**
  * The key's `id`.
  */
 export const zApiKeyId = z.uuid().max(36);
@@ -1512,6 +1555,56 @@ export const zCreateWorkspaceResponse = zWorkspace;
  * The caller's workspaces.
  */
 export const zListAccountsResponse = zWorkspaceList;
+
+export const zListWorkspaceMembersPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+/**
+ * The workspace's members.
+ */
+export const zListWorkspaceMembersResponse = zWorkspaceMemberList;
+
+export const zRemoveWorkspaceMemberPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647),
+    user_id: z.uuid().length(36)
+});
+
+/**
+ * The member as they were, now removed.
+ */
+export const zRemoveWorkspaceMemberResponse = zWorkspaceMember;
+
+export const zUpdateWorkspaceMemberBody = zUpdateWorkspaceMemberRequest;
+
+export const zUpdateWorkspaceMemberPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647),
+    user_id: z.uuid().length(36)
+});
+
+/**
+ * The member, with the new role.
+ */
+export const zUpdateWorkspaceMemberResponse = zWorkspaceMember;
+
+export const zTransferWorkspacePath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647),
+    user_id: z.uuid().length(36)
+});
+
+/**
+ * The new owner.
+ */
+export const zTransferWorkspaceResponse = zWorkspaceMember;
+
+export const zLeaveWorkspacePath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+/**
+ * The caller's membership as it was, now ended.
+ */
+export const zLeaveWorkspaceResponse = zWorkspaceMember;
 
 export const zRevokeApiKeyPath = z.object({
     id: z.uuid().max(36)

@@ -3,8 +3,16 @@
  * new one owned by its maker, and the membership a create or list naming a workspace needs (403 `forbidden` for a
  * workspace the caller is not in, or that does not exist). Kept in memory, per mock; members are known by email.
  */
-import type { Workspace, WorkspaceRole } from '../generated/types.gen.js';
-import { ApiError, type ApiKeyScope, listedWorkspace, validationFailed } from '@secret-push/rules';
+import type { Workspace, WorkspaceMember, WorkspaceRole } from '../generated/types.gen.js';
+import {
+  ApiError,
+  type ApiKeyScope,
+  judgeMemberChange,
+  listedWorkspace,
+  type MemberChange,
+  validationFailed,
+  workspaceNotFound,
+} from '@secret-push/rules';
 import type { MockActor, MockStore } from './store.js';
 
 const MAX_WORKSPACES_PER_USER = 100;
@@ -16,6 +24,8 @@ interface StoredWorkspace {
   name: string;
   createdAt: string;
   members: Map<string, WorkspaceRole>;
+  /** When each member joined (the list's order after the owner). */
+  joined: Map<string, string>;
 }
 
 /** A caller's standing in a workspace, once checked. */
@@ -27,6 +37,8 @@ export interface MockMembership {
 
 export class MockWorkspaces {
   private readonly workspaces = new Map<number, StoredWorkspace>();
+  /** Each user's id (mock users are known by email; an id is made the first time one is needed). */
+  private readonly userIds = new Map<string, string>();
   private nextId = 1;
 
   list(email: string): Workspace[] {
@@ -52,6 +64,7 @@ export class MockWorkspaces {
       name: name.trim(),
       createdAt: new Date(now).toISOString(),
       members: new Map([[email, 'owner']]),
+      joined: new Map([[email, new Date(now).toISOString()]]),
     };
     this.workspaces.set(made.id, made);
     return this.record(made, 'owner');
@@ -82,9 +95,54 @@ export class MockWorkspaces {
     return workspaceId ? this.membership(workspaceId, actor.user?.email ?? null, 'read') : null;
   }
 
+  /** The workspace's members, the owner first (404 for anyone not in it, as the server). */
+  members(workspaceId: number, email: string): WorkspaceMember[] {
+    const w = this.workspaces.get(workspaceId);
+    if (!w?.members.has(email)) throw workspaceNotFound();
+    return [...w.members.keys()]
+      .map((m) => this.member(w, m))
+      .sort(
+        (a, b) => Number(b.role === 'owner') - Number(a.role === 'owner') || a.joined_at.localeCompare(b.joined_at),
+      );
+  }
+
+  /** A change to a membership, by the server's rule (`judgeMemberChange`); answers the subject as changed. */
+  change(workspaceId: number, email: string, subjectId: string, change: MemberChange): WorkspaceMember {
+    const w = this.workspaces.get(workspaceId);
+    const actorRole = w?.members.get(email);
+    if (!w || !actorRole) throw workspaceNotFound();
+    const actor = { userId: this.userId(email), role: actorRole };
+    const subjectEmail =
+      change.kind === 'leave' ? email : [...w.members.keys()].find((m) => this.userId(m) === subjectId);
+    const subject = subjectEmail ? { userId: this.userId(subjectEmail), role: w.members.get(subjectEmail)! } : null;
+    judgeMemberChange(change, actor, subject);
+    const target = this.member(w, subjectEmail!);
+    if (change.kind === 'role') w.members.set(subjectEmail!, change.role);
+    else if (change.kind === 'transfer') {
+      w.members.set(email, 'admin');
+      w.members.set(subjectEmail!, 'owner');
+    } else {
+      w.members.delete(subjectEmail!);
+      w.joined.delete(subjectEmail!);
+      return target;
+    }
+    return this.member(w, subjectEmail!);
+  }
+
   reset(): void {
     this.workspaces.clear();
+    this.userIds.clear();
     this.nextId = 1;
+  }
+
+  private userId(email: string): string {
+    let id = this.userIds.get(email);
+    if (!id) this.userIds.set(email, (id = crypto.randomUUID()));
+    return id;
+  }
+
+  private member(w: StoredWorkspace, email: string): WorkspaceMember {
+    return { user_id: this.userId(email), email, role: w.members.get(email)!, joined_at: w.joined.get(email)! };
   }
 
   private record(w: StoredWorkspace, role: WorkspaceRole): Workspace {
@@ -105,7 +163,7 @@ interface WorkspaceRoute<Ctx> {
   scope: ApiKeyScope;
   method: string;
   path: string;
-  handle: (ctx: Ctx) => Response | Promise<Response>;
+  handle: (ctx: Ctx, params: Record<string, string>) => Response | Promise<Response>;
 }
 
 /** The workspace operations (issue 41), over MockWorkspaces. */
@@ -137,5 +195,67 @@ export function workspaceRoutes<Ctx extends { request: Request }>(kit: Workspace
         return json(ctx, 'Workspace', workspaces.create(email, body, store.now()), 201);
       },
     },
+    {
+      operationId: 'listWorkspaceMembers',
+      scope: 'workspaces:read',
+      method: 'GET',
+      path: '/api/v2/workspaces/{workspace_id}/members',
+      handle: (ctx, p) => json(ctx, 'WorkspaceMemberList', workspaces.members(workspaceIdOf(p), owner(ctx))),
+    },
+    memberRoute('updateWorkspaceMember', 'POST', '/members/{user_id}/role', async (ctx) => ({
+      kind: 'role',
+      role: await roleOf(ctx.request),
+    })),
+    memberRoute('removeWorkspaceMember', 'DELETE', '/members/{user_id}', () => ({ kind: 'remove' })),
+    memberRoute('leaveWorkspace', 'POST', '/leave', () => ({ kind: 'leave' })),
+    memberRoute('transferWorkspace', 'POST', '/members/{user_id}/ownership', () => ({ kind: 'transfer' })),
   ];
+
+  function memberRoute(
+    operationId: string,
+    method: string,
+    path: string,
+    changeOf: (ctx: Ctx) => MemberChange | Promise<MemberChange>,
+  ): WorkspaceRoute<Ctx> {
+    return {
+      operationId,
+      scope: 'workspaces:manage',
+      method,
+      path: `/api/v2/workspaces/{workspace_id}${path}`,
+      handle: async (ctx, p) => {
+        const email = owner(ctx);
+        const id = workspaceIdOf(p);
+        if (p.user_id !== undefined && !UUID.test(p.user_id))
+          throw new ApiError('invalid_parameter', 'Invalid or missing parameter: user_id.');
+        return json(ctx, 'WorkspaceMember', workspaces.change(id, email, p.user_id ?? '', await changeOf(ctx)));
+      },
+    };
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The path's workspace id (the contract's integer 1..2^31-1), else 400 as the server. */
+function workspaceIdOf(params: Record<string, string>): number {
+  const raw = params.workspace_id ?? '';
+  const id = /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(id <= 2_147_483_647)) throw new ApiError('invalid_parameter', 'Invalid or missing parameter: workspace_id.');
+  return id;
+}
+
+/** updateWorkspaceMember's body: `{member: {role}}`, a role an owner or admin may give (as the server's schema). */
+async function roleOf(request: Request): Promise<'admin' | 'member' | 'auditor'> {
+  let body: unknown;
+  try {
+    body = await request.json();
+  } catch {
+    throw new ApiError('invalid_json');
+  }
+  const member = (body as { member?: unknown } | null)?.member;
+  if (!member || typeof member !== 'object' || Array.isArray(member))
+    throw new ApiError('bad_request', 'The request body must be a JSON object with a "member" object.');
+  const role = (member as { role?: unknown }).role;
+  if (role !== 'admin' && role !== 'member' && role !== 'auditor')
+    throw validationFailed({ role: ['must be admin, member or auditor (ownership moves by transferWorkspace)'] });
+  return role;
 }

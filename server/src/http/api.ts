@@ -47,7 +47,7 @@ import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handle
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
 import { webhookHandlers, webhookValidationError } from './handlers/webhook-handlers.js';
-import { workspaceHandlers, workspaceValidationError } from './handlers/workspace-handlers.js';
+import { memberValidationError, workspaceHandlers, workspaceValidationError } from './handlers/workspace-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
@@ -197,11 +197,13 @@ function v2Spec(core: Core): EdgeSpec {
         ? apiKeyValidationError(errors)
         : operationId === 'createWorkspace'
           ? workspaceValidationError(errors)
-          : operationId === 'createWebhook'
-            ? webhookValidationError(errors)
-            : operationId === 'notifyEmails'
-              ? topLevelValidationError(errors)
-              : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+          : operationId === 'updateWorkspaceMember'
+            ? memberValidationError(errors)
+            : operationId === 'createWebhook'
+              ? webhookValidationError(errors)
+              : operationId === 'notifyEmails'
+                ? topLevelValidationError(errors)
+                : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
     pushFrame: (operationId) =>
       operationId === 'createPush' || operationId === 'respondToRequest'
         ? { wrapper: 'push', topLevel: false }

@@ -40,6 +40,11 @@ interface Operations {
   listWorkspaces: Operation<G.ListWorkspacesData, G.ListWorkspacesResponses>;
   listAccounts: Operation<G.ListAccountsData, G.ListAccountsResponses>;
   createWorkspace: Operation<G.CreateWorkspaceData, G.CreateWorkspaceResponses>;
+  listWorkspaceMembers: Operation<G.ListWorkspaceMembersData, G.ListWorkspaceMembersResponses>;
+  updateWorkspaceMember: Operation<G.UpdateWorkspaceMemberData, G.UpdateWorkspaceMemberResponses>;
+  removeWorkspaceMember: Operation<G.RemoveWorkspaceMemberData, G.RemoveWorkspaceMemberResponses>;
+  leaveWorkspace: Operation<G.LeaveWorkspaceData, G.LeaveWorkspaceResponses>;
+  transferWorkspace: Operation<G.TransferWorkspaceData, G.TransferWorkspaceResponses>;
   notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
   requestAccessCode: Operation<G.RequestAccessCodeData, G.RequestAccessCodeResponses>;
   createWebhook: Operation<G.CreateWebhookData, G.CreateWebhookResponses>;

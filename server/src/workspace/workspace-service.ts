@@ -3,9 +3,16 @@
  * create or list that names a workspace passes first. The roles' rules are here, once: who may create in a
  * workspace, and who sees every push of it.
  */
-import type { Workspace, WorkspaceRole } from '@secret-push/sdk/generated';
-import { ApiError, validationFailed } from '@secret-push/rules';
+import type { Workspace, WorkspaceMember, WorkspaceRole } from '@secret-push/sdk/generated';
+import {
+  ApiError,
+  judgeMemberChange,
+  type MemberChange,
+  validationFailed,
+  workspaceNotFound,
+} from '@secret-push/rules';
 import type { RequestContext } from '../request-context.js';
+import type { MemberRecord, MemberRepository } from './member-repository.js';
 import { MAX_WORKSPACES_PER_USER, type MemberWorkspace, type WorkspaceRepository } from './workspace-repository.js';
 
 /** What a caller may do in a workspace, by role. */
@@ -35,7 +42,26 @@ export interface WorkspaceService {
    * then decide).
    */
   governs(workspaceId: number, ctx: RequestContext, doing: 'expire' | 'audit'): Promise<boolean>;
+  /** The workspace's members, for any member of it; 404 for anyone else (or no such workspace). */
+  members(workspaceId: number, ctx: RequestContext): Promise<WorkspaceMember[]>;
+  /**
+   * Makes a change to the membership of `subjectId` (ignored for `leave`: the caller leaves), by the workspace's
+   * rules (`judgeMemberChange`); 404 when the caller is not a member, 403/422 when the rules refuse. Audited.
+   */
+  changeMember(
+    workspaceId: number,
+    subjectId: string,
+    change: MemberChange,
+    ctx: RequestContext,
+  ): Promise<WorkspaceMember>;
 }
+
+const memberToWire = (m: MemberRecord): WorkspaceMember => ({
+  user_id: m.userId,
+  email: m.email,
+  role: m.role,
+  joined_at: m.joinedAt.toISOString(),
+});
 
 const toWire = (w: MemberWorkspace): Workspace => ({
   id: w.id,
@@ -50,7 +76,7 @@ function requireUser(ctx: RequestContext): string {
   return ctx.actor.userId;
 }
 
-export function createWorkspaceService(repository: WorkspaceRepository): WorkspaceService {
+export function createWorkspaceService(repository: WorkspaceRepository, members: MemberRepository): WorkspaceService {
   return {
     async list(ctx) {
       return (await repository.listFor(requireUser(ctx))).map(toWire);
@@ -81,6 +107,21 @@ export function createWorkspaceService(repository: WorkspaceRepository): Workspa
       if (ctx.actor.userId === null) return false;
       const role = await repository.roleOf(workspaceId, ctx.actor.userId);
       return role !== null && (doing === 'expire' ? EXPIRES_EVERY_PUSH : SEES_EVERY_PUSH).has(role);
+    },
+
+    async members(workspaceId, ctx) {
+      const listed = await members.list(workspaceId, requireUser(ctx));
+      if (!listed) throw workspaceNotFound();
+      return listed.map(memberToWire);
+    },
+
+    async changeMember(workspaceId, subjectId, change, ctx) {
+      const userId = requireUser(ctx);
+      const subject = change.kind === 'leave' ? userId : subjectId;
+      const judge = judgeMemberChange.bind(null, change);
+      const changed = await members.change(workspaceId, userId, subject, change, judge, ctx.now ?? new Date());
+      if (!changed) throw workspaceNotFound();
+      return memberToWire(changed);
     },
   };
 }

@@ -112,6 +112,29 @@ async function ownDelivery(webhookId: string): Promise<string> {
   return (made.body as { id: string }).id;
 }
 
+let people = 0;
+
+/**
+ * A workspace for a member operation, with a second member (rows as an invitation writes them): the account owns it,
+ * or, for a departure (an owner does not leave), is its member.
+ */
+async function ownWorkspace(operationId: string): Promise<{ workspaceId: string; memberId: string }> {
+  const other = await api.user(`scopes-member-${++people}@example.org`);
+  const [owner, member] = operationId === 'leaveWorkspace' ? [other, account] : [account, other];
+  const made = await api.raw('/api/v2/workspaces', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ workspace: { name: 'scopes' } }),
+  });
+  expect(made.status).toBe(201);
+  const workspaceId = (made.body as { id: number }).id;
+  await api.db.query(
+    `insert into workspace_members (workspace_id, user_id, role, created_at) values ($1, $2, 'member', now())`,
+    [workspaceId, member.userId],
+  );
+  return { workspaceId: String(workspaceId), memberId: other.userId };
+}
+
 /** The operation's example request: its path with parameters filled in, and its first JSON body example. */
 async function exampleRequest(
   c: Contract,
@@ -121,20 +144,25 @@ async function exampleRequest(
   const op = c.operation(operationId);
   let path = op.path;
   let webhookId = '';
+  const workspace = op.path.includes('{workspace_id}') ? await ownWorkspace(operationId) : null;
   for (const parameter of c.parameters(operationId).filter((p) => p.in === 'path')) {
     const name = String(parameter.name);
     const value =
-      name === 'url_token'
-        ? op.path.startsWith('/api/v2/requests/')
-          ? await ownRequest()
-          : await ownPush(operationId === 'requestAccessCode' ? ['ana@example.org'] : undefined)
-        : name === 'id' && op.path.startsWith('/api/v2/webhooks/')
-          ? (webhookId = await ownWebhook(operationId))
-          : name === 'delivery_id'
-            ? await ownDelivery(webhookId)
-            : name === 'id'
-              ? (await newKey(['pushes:read'])).id
-              : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
+      workspace && name === 'workspace_id'
+        ? workspace.workspaceId
+        : workspace && name === 'user_id'
+          ? workspace.memberId
+          : name === 'url_token'
+            ? op.path.startsWith('/api/v2/requests/')
+              ? await ownRequest()
+              : await ownPush(operationId === 'requestAccessCode' ? ['ana@example.org'] : undefined)
+            : name === 'id' && op.path.startsWith('/api/v2/webhooks/')
+              ? (webhookId = await ownWebhook(operationId))
+              : name === 'delivery_id'
+                ? await ownDelivery(webhookId)
+                : name === 'id'
+                  ? (await newKey(['pushes:read'])).id
+                  : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
   const content = (c.deref<Json>(op.object.requestBody ?? {}).content ?? {}) as Json;

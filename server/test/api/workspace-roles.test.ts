@@ -2,7 +2,8 @@
  * What each role of a workspace may do with a push of the workspace that is not their own (issue 41): its owners
  * and admins expire it and read its audit log, its auditors read the audit log, its members and everyone outside get
  * 403 and change nothing; and a second workspace's owner gets nothing of the first. The matrix over every workspace
- * operation (generated from the contract) is still to come; this covers the push operations that roles widen.
+ * operation (generated from the contract) is ./workspace-role-matrix.test.ts; this covers the push operations that
+ * roles widen.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPush, createWorkspace, expirePush, getPushAudit } from '@secret-push/sdk/generated';

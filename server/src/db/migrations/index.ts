@@ -32,6 +32,7 @@ import { Migration20270115000000_admin_console } from './Migration20270115000000
 import { Migration20270120420000_recipient_access } from './Migration20270120420000_recipient_access.js';
 import { Migration20270121000000_workspaces } from './Migration20270121000000_workspaces.js';
 import { Migration20270125000000_unused_routines } from './Migration20270125000000_unused_routines.js';
+import { Migration20270201000000_workspace_members } from './Migration20270201000000_workspace_members.js';
 import { Migration20270203000000_user_locale } from './Migration20270203000000_user_locale.js';
 
 export const migrationsList = [
@@ -67,5 +68,6 @@ export const migrationsList = [
   { name: 'Migration20270120420000_recipient_access', class: Migration20270120420000_recipient_access },
   { name: 'Migration20270121000000_workspaces', class: Migration20270121000000_workspaces },
   { name: 'Migration20270125000000_unused_routines', class: Migration20270125000000_unused_routines },
+  { name: 'Migration20270201000000_workspace_members', class: Migration20270201000000_workspace_members },
   { name: 'Migration20270203000000_user_locale', class: Migration20270203000000_user_locale },
 ];

@@ -8,7 +8,17 @@ import type { Core } from '../../core.js';
 import type { WorkspaceService } from '../../workspace/workspace-service.js';
 import type { Handlers } from '../operations.js';
 
-type WorkspaceHandlers = Pick<Handlers, 'listWorkspaces' | 'listAccounts' | 'createWorkspace'>;
+type WorkspaceHandlers = Pick<
+  Handlers,
+  | 'listWorkspaces'
+  | 'listAccounts'
+  | 'createWorkspace'
+  | 'listWorkspaceMembers'
+  | 'updateWorkspaceMember'
+  | 'removeWorkspaceMember'
+  | 'leaveWorkspace'
+  | 'transferWorkspace'
+>;
 
 export function workspaceHandlers(core: Core): WorkspaceHandlers {
   // HTTP test doubles may have no workspaces: their routes then answer 404, as any route an instance does not serve.
@@ -22,6 +32,31 @@ export function workspaceHandlers(core: Core): WorkspaceHandlers {
     createWorkspace: async ({ body, ctx }) => ({
       status: 201,
       body: await service().create(body.workspace.name, ctx),
+    }),
+    listWorkspaceMembers: async ({ params, ctx }) => ({
+      status: 200,
+      body: await service().members(Number(params.workspace_id), ctx),
+    }),
+    updateWorkspaceMember: async ({ params, body, ctx }) => ({
+      status: 200,
+      body: await service().changeMember(
+        Number(params.workspace_id),
+        params.user_id,
+        { kind: 'role', role: body.member.role },
+        ctx,
+      ),
+    }),
+    removeWorkspaceMember: async ({ params, ctx }) => ({
+      status: 200,
+      body: await service().changeMember(Number(params.workspace_id), params.user_id, { kind: 'remove' }, ctx),
+    }),
+    leaveWorkspace: async ({ params, ctx }) => ({
+      status: 200,
+      body: await service().changeMember(Number(params.workspace_id), '', { kind: 'leave' }, ctx),
+    }),
+    transferWorkspace: async ({ params, ctx }) => ({
+      status: 200,
+      body: await service().changeMember(Number(params.workspace_id), params.user_id, { kind: 'transfer' }, ctx),
     }),
   };
 }
@@ -37,4 +72,21 @@ export function workspaceValidationError(errors: ErrorObject[]): ApiError {
   if (errors.every((e) => e.instancePath.startsWith(WRAPPER) && !(e.instancePath === WRAPPER && e.keyword === 'type')))
     return validationFailed({ name: ['must be 1 to 100 characters, not only spaces'] });
   return new ApiError('bad_request', 'The request body must be a JSON object with a "workspace" object.');
+}
+
+/**
+ * updateWorkspaceMember's schema failures: a body without a `member` object → 400 `bad_request`; a role outside
+ * admin, member and auditor → 422 on `role` (the contract's MemberUnprocessable).
+ */
+export function memberValidationError(errors: ErrorObject[]): ApiError {
+  if (errors.some((e) => e.keyword === 'parse')) return new ApiError('invalid_json');
+  const parameters = new Set(errors.filter((e) => e.instancePath.startsWith('/path/')).map((e) => e.instancePath));
+  if (parameters.size > 0)
+    return new ApiError(
+      'invalid_parameter',
+      `Invalid or missing parameter: ${[...parameters].map((p) => p.slice('/path/'.length)).join(', ')}.`,
+    );
+  if (errors.every((e) => e.instancePath.startsWith('/requestBody/member/')))
+    return validationFailed({ role: ['must be admin, member or auditor (ownership moves by transferWorkspace)'] });
+  return new ApiError('bad_request', 'The request body must be a JSON object with a "member" object.');
 }

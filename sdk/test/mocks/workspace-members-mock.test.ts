@@ -1,0 +1,51 @@
+/**
+ * A workspace's members in the stateful mock, through the SDK facade, every answer checked against the contract:
+ * the list (the owner first), 404 for a user outside the workspace, and the rules the server applies (the same
+ * `judgeMemberChange`): the owner neither leaves, nor is removed, nor hands the workspace to themself (422); a member
+ * the workspace does not have is 404; a role outside admin, member and auditor is 422. The mock has no invitations
+ * yet, so a workspace there has its owner only.
+ */
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretPushClient, NotFoundError, ValidationError } from '../../src/index.js';
+import { createMockServerHandlers } from '../../src/mocks/index.js';
+import { specCheckingFetch } from '../support/spec-fetch.js';
+
+const server = setupServer();
+const checker = specCheckingFetch();
+beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
+afterEach(() => {
+  server.resetHandlers();
+  const violations = [...checker.violations];
+  checker.clear();
+  expect(violations, 'answers that break the spec').toEqual([]);
+});
+afterAll(() => server.close());
+
+describe('stateful mock: workspace members', () => {
+  it('lists the owner, hides the workspace from others, and keeps the owner', async () => {
+    const baseUrl = 'http://mock-members.test';
+    const mock = createMockServerHandlers({ baseUrl });
+    server.use(...mock.handlers);
+    const as = (token: string) => createSecretPushClient({ baseUrl, token, fetch: checker.fetch, maxRetries: 0 });
+    const owner = as(mock.users[0]!.token);
+    const other = as(mock.users[1]!.token);
+
+    const { id } = await owner.createWorkspace('Acme');
+    const [me, ...rest] = await owner.listWorkspaceMembers(id);
+    expect(rest).toEqual([]);
+    expect(me).toMatchObject({ email: mock.users[0]!.email, role: 'owner' });
+
+    await expect(other.listWorkspaceMembers(id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(other.leaveWorkspace(id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(owner.listWorkspaceMembers(id + 1)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(owner.leaveWorkspace(id)).rejects.toBeInstanceOf(ValidationError);
+    await expect(owner.removeWorkspaceMember(id, me!.user_id)).rejects.toBeInstanceOf(ValidationError);
+    await expect(owner.transferWorkspace(id, me!.user_id)).rejects.toBeInstanceOf(ValidationError);
+    await expect(owner.updateWorkspaceMember(id, me!.user_id, 'admin')).rejects.toBeInstanceOf(ValidationError);
+    const stranger = '0b5e8c3a-2f4d-4a1b-9e7c-6d5f4a3b2c1d';
+    await expect(owner.updateWorkspaceMember(id, stranger, 'member')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(owner.updateWorkspaceMember(id, stranger, 'owner' as 'admin')).rejects.toBeInstanceOf(ValidationError);
+    expect(await owner.listWorkspaceMembers(id)).toEqual([me]);
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * The role matrix of issue 41, driven from the contract: every v2 operation that names a workspace (a
+ * `workspace_id` parameter, in the path or the query, or a `workspace_id` field of its JSON body), for every role
+ * (owner, admin, member, auditor), an outsider, a second workspace's owner and no token at all, answers the status
+ * below; a refusal changes nothing (the memberships of both workspaces, the audit trail and the pushes are read
+ * before and after), a change changes something. A second workspace's user ids are probed on every path that names
+ * a member, by the first workspace's owner: 404, and nothing changes. An operation the contract gains that names a
+ * workspace fails this test until its row is written here.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { contract } from '@secret-push/contract';
+import { createWorkspace } from '@secret-push/sdk/generated';
+import { startRealApi, type RealApi } from './support/real.js';
+import { bearer, expectData } from './support/sdk.js';
+
+const ACTORS = ['owner', 'admin', 'member', 'auditor', 'outsider', 'otherOwner', 'anonymous'] as const;
+type Actor = (typeof ACTORS)[number];
+type User = { token: string; email: string; userId: string };
+
+/** What each operation is sent: the subject of a member operation is `target`, a second member. */
+interface Probe {
+  path: (workspaceId: number, subject: string) => string;
+  body?: (workspaceId: number) => unknown;
+  /** The status each actor gets. */
+  expect: Record<Actor, number>;
+}
+
+const everyMember = { owner: 200, admin: 200, member: 200, auditor: 200 };
+const outside = { outsider: 404, otherOwner: 404, anonymous: 401 };
+const members = (id: number) => `/api/v2/workspaces/${id}/members`;
+
+const PROBES: Record<string, Probe> = {
+  listWorkspaceMembers: { path: (id) => members(id), expect: { ...everyMember, ...outside } },
+  updateWorkspaceMember: {
+    path: (id, subject) => `${members(id)}/${subject}/role`,
+    body: () => ({ member: { role: 'auditor' } }),
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside },
+  },
+  removeWorkspaceMember: {
+    path: (id, subject) => `${members(id)}/${subject}`,
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside },
+  },
+  leaveWorkspace: {
+    path: (id) => `/api/v2/workspaces/${id}/leave`,
+    expect: { owner: 422, admin: 200, member: 200, auditor: 200, ...outside },
+  },
+  transferWorkspace: {
+    path: (id, subject) => `${members(id)}/${subject}/ownership`,
+    expect: { owner: 200, admin: 403, member: 403, auditor: 403, ...outside },
+  },
+  // The Pro wire: a workspace the caller is not in answers 403 there (docs/workspaces.md), as Pro's clients expect.
+  listActivePushes: {
+    path: (id) => `/api/v2/pushes/active?workspace_id=${id}`,
+    expect: { ...everyMember, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
+  listExpiredPushes: {
+    path: (id) => `/api/v2/pushes/expired?workspace_id=${id}`,
+    expect: { ...everyMember, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
+  createPush: {
+    path: () => '/api/v2/pushes',
+    body: (id) => ({ push: { payload: 'matrix' }, workspace_id: id }),
+    expect: { owner: 201, admin: 201, member: 201, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
+};
+
+/** The v2 operations that name a workspace, read from the bundled contract. */
+function workspaceOperations(): { operationId: string; method: string }[] {
+  const c = contract();
+  const namesWorkspace = (operationId: string, requestBody: unknown) => {
+    if (c.parameters(operationId).some((p) => p.name === 'workspace_id')) return true;
+    const media = c.deref<{ content?: Record<string, { schema?: unknown }> }>(requestBody ?? {}).content;
+    const schema = c.deref<{ properties?: Record<string, unknown> }>(media?.['application/json']?.schema ?? {});
+    return 'workspace_id' in (schema.properties ?? {});
+  };
+  return c
+    .operations()
+    .filter((op) => namesWorkspace(op.operationId, op.object.requestBody))
+    .map((op) => ({ operationId: op.operationId, method: op.method.toUpperCase() }));
+}
+
+let api: RealApi;
+const people = {} as Record<Exclude<Actor, 'anonymous'> | 'target', User>;
+let otherWorkspace: number;
+
+beforeAll(async () => {
+  api = await startRealApi();
+  for (const who of ['owner', 'admin', 'member', 'auditor', 'target', 'outsider', 'otherOwner'] as const)
+    people[who] = await api.user(`matrix-${who}@example.org`);
+  otherWorkspace = await workspaceOf('otherOwner');
+});
+
+afterEach(() => {
+  expect(api.checker.violations).toEqual([]);
+});
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+async function workspaceOf(owner: 'owner' | 'otherOwner'): Promise<number> {
+  return expectData(
+    await createWorkspace({
+      client: api.client,
+      auth: bearer(people[owner].token),
+      body: { workspace: { name: 'M' } },
+    }),
+    201,
+  ).id;
+}
+
+/** A fresh workspace with one member of each role, and `target` a second member (rows as an invitation writes). */
+async function workspace(): Promise<number> {
+  const id = await workspaceOf('owner');
+  for (const [who, role] of [
+    ['admin', 'admin'],
+    ['member', 'member'],
+    ['auditor', 'auditor'],
+    ['target', 'member'],
+  ] as const)
+    await api.db.query(
+      'insert into workspace_members (workspace_id, user_id, role, created_at) values ($1, $2, $3, now())',
+      [id, people[who].userId, role],
+    );
+  return id;
+}
+
+/** Everything a workspace operation could change, in both workspaces. */
+async function state(ids: number[]): Promise<unknown> {
+  const q = (text: string) => api.db.query(text, [ids]);
+  return {
+    members: await q(
+      'select workspace_id, user_id, role from workspace_members where workspace_id = any($1) order by 1, 2',
+    ),
+    audit: await q('select count(*)::int as n from workspace_audit where workspace_id = any($1)'),
+    pushes: await q(
+      'select workspace_id, count(*)::int as n, bool_or(expired) as x from pushes where workspace_id = any($1) group by 1 order by 1',
+    ),
+  };
+}
+
+async function send(method: string, path: string, who: Actor, body: unknown): Promise<number> {
+  const headers: Record<string, string> = {};
+  if (who !== 'anonymous') headers.authorization = `Bearer ${people[who].token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${api.baseUrl}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+describe('the workspace role matrix, from the contract', () => {
+  const operations = workspaceOperations();
+
+  it('has a row for every operation that names a workspace', () => {
+    expect(operations.map((o) => o.operationId).sort()).toEqual(Object.keys(PROBES).sort());
+  });
+
+  for (const { operationId, method } of operations) {
+    const probe = PROBES[operationId];
+    if (!probe) continue;
+    for (const who of ACTORS) {
+      const want = probe.expect[who];
+      it(`${operationId} as ${who}: ${want}`, async () => {
+        const id = await workspace();
+        const before = await state([id, otherWorkspace]);
+        const status = await send(method, probe.path(id, people.target.userId), who, probe.body?.(id));
+        expect(status).toBe(want);
+        const after = await state([id, otherWorkspace]);
+        if (status >= 400 || method === 'GET') expect(after).toEqual(before);
+        else expect(after).not.toEqual(before);
+      });
+    }
+  }
+
+  it("probes the second workspace's user ids on every member path: 404, nothing changed", async () => {
+    const id = await workspace();
+    const stranger = people.otherOwner.userId;
+    for (const { operationId, method } of operations) {
+      const probe = PROBES[operationId]!;
+      if (!probe.path(id, '{user}').includes('{user}')) continue;
+      const before = await state([id, otherWorkspace]);
+      expect(await send(method, probe.path(id, stranger), 'owner', probe.body?.(id)), operationId).toBe(404);
+      expect(await state([id, otherWorkspace])).toEqual(before);
+    }
+  });
+});
