@@ -274,4 +274,55 @@ export const workspaceRequirements = define('TEAM', [
       expectEqual(await counted(ctx, await workspace(ctx)), before, "the workspace's count after the refused creates");
     },
   },
+  {
+    id: 'TEAM-010',
+    title: 'listWorkspaceMembers shows a member the owner first; an outsider or an id no workspace has gets 404',
+    source: 'spec: paths/workspaces-{workspace_id}-members.yaml (listWorkspaceMembers; 404 alike, ids not probed)',
+    needs: ['workspaces', 'token', 'tokenB'],
+    async run(ctx) {
+      const id = await workspace(ctx);
+      const res = await ctx.call('listWorkspaceMembers', { as: 'a', params: { workspace_id: String(id) } });
+      expectStatus(res, 200);
+      const members = res.body as { email: string; role: string }[];
+      expect(Array.isArray(members) && members.length >= 1, 'listWorkspaceMembers is not a list with its owner');
+      expectEqual(members[0]!.role, 'owner', "the first member's role");
+      if (ctx.options.email)
+        expectEqual(members[0]!.email.toLowerCase(), ctx.options.email.toLowerCase(), "the owner's email");
+      for (const [as, target] of [
+        ['b', id],
+        ['a', 2_147_483_000],
+      ] as const) {
+        const refused = await ctx.call('listWorkspaceMembers', { as, params: { workspace_id: String(target) } });
+        expectStatus(refused, 404);
+        expectCode(refused, 'not_found');
+      }
+    },
+  },
+  {
+    id: 'TEAM-011',
+    title: 'The owner cannot leave (422); an outsider cannot leave or remove the owner (404); the owner stays',
+    source: 'spec: paths/workspaces-{workspace_id}-leave.yaml, workspaces-{workspace_id}-members-{user_id}.yaml',
+    needs: ['workspaces', 'token', 'tokenB'],
+    async run(ctx) {
+      const id = await workspace(ctx);
+      const params = { workspace_id: String(id) };
+      const owner = async () => {
+        const res = await ctx.call('listWorkspaceMembers', { as: 'a', params });
+        expectStatus(res, 200);
+        return (res.body as { user_id: string; role: string }[])[0]!;
+      };
+      const before = await owner();
+      expectEqual(before.role, 'owner', "the first member's role");
+      const leaves = await ctx.call('leaveWorkspace', { as: 'a', params });
+      expectStatus(leaves, 422);
+      for (const [operation, extra] of [
+        ['leaveWorkspace', {}],
+        ['removeWorkspaceMember', { user_id: before.user_id }],
+      ] as const) {
+        const res = await ctx.call(operation, { as: 'b', params: { ...params, ...extra } });
+        expectStatus(res, 404);
+      }
+      expectEqual(await owner(), before, 'the owner after the refused changes');
+    },
+  },
 ]);

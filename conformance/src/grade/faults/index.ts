@@ -33,7 +33,7 @@ import {
   accessStatusFaults,
   accessValueFaults,
 } from './recipient-access.js';
-import { workspaceAuthFaults, workspaceOptionFaults } from './workspaces.js';
+import { workspaceAuthFaults, workspaceOptionFaults, workspaceStatusFaults } from './workspaces.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -75,4 +75,5 @@ export const FAULTS: Fault[] = [
   ...accessValueFaults,
   ...workspaceOptionFaults,
   ...workspaceAuthFaults,
+  ...workspaceStatusFaults,
 ];

@@ -93,4 +93,32 @@ export const workspaceAuthFaults = define('auth', [
       },
     }),
   },
+  {
+    name: 'members-list-unchecked',
+    models:
+      "listWorkspaceMembers answers anyone's request: an outsider gets the members (here: an empty list), not 404",
+    killers: ['TEAM-010'],
+    start: () => ({
+      response(ex) {
+        if (ex.op !== 'listWorkspaceMembers' || ex.status !== 404) return;
+        ex.status = 200;
+        ex.headers['content-type'] = 'application/json; charset=utf-8';
+        ex.json = [];
+      },
+    }),
+  },
+]);
+
+export const workspaceStatusFaults = define('status', [
+  {
+    name: 'owner-leave-accepted',
+    models: "the owner's leaveWorkspace answers 200 instead of 422 (a workspace left without its owner)",
+    killers: ['TEAM-011'],
+    start: () => ({
+      response(ex) {
+        if (ex.op !== 'leaveWorkspace' || ex.status !== 422) return;
+        ex.status = 200;
+      },
+    }),
+  },
 ]);
