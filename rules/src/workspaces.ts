@@ -106,3 +106,48 @@ export function judgeMemberChange(change: MemberChange, actor: MemberStanding, s
     ? validationFailed({ role: ["the owner's role changes only by transferWorkspace"] })
     : validationFailed({ user_id: ['the owner is not removed; hand the workspace over (transferWorkspace) first'] });
 }
+
+/**
+ * What a workspace's API key may call (issue 41): the operations that act in a workspace (pushes, its keys, the
+ * workspaces list, which shows it its own) and those anyone may call about a push. Every other operation acts in a
+ * personal space (requests, webhooks, notification emails, a new workspace) and answers 403 `forbidden` to such a
+ * key, whatever its scopes: the key acts for the workspace, never for the person who made it. A new operation is
+ * refused to such keys until it is listed here. The server's edge and the stateful mock both ask it.
+ */
+const ACTS_IN_A_WORKSPACE: ReadonlySet<string> = new Set([
+  'createPush',
+  'listActivePushes',
+  'listExpiredPushes',
+  'getPush',
+  'previewPush',
+  'expirePush',
+  'getPushAudit',
+  'downloadPushFile',
+  'requestAccessCode',
+  'getVersion',
+  'listWorkspaces',
+  'listAccounts',
+  'createApiKey',
+  'listApiKeys',
+  'revokeApiKey',
+  // v1: pushes only.
+  'createPasswordV1',
+  'createUrlPushV1',
+  'createFilePushV1',
+  'listActivePushesV1',
+  'listExpiredPushesV1',
+  'getPushV1',
+  'previewPushV1',
+  'expirePushV1',
+  'getPushAuditV1',
+  'getVersionV1',
+]);
+
+/** 403 `forbidden` when a workspace's key (`keyWorkspace` not null) calls an operation that acts in a personal space. */
+export function requireWorkspaceKeyOperation(operationId: string, keyWorkspace: number | null | undefined): void {
+  if (keyWorkspace === null || keyWorkspace === undefined || ACTS_IN_A_WORKSPACE.has(operationId)) return;
+  throw new ApiError(
+    'forbidden',
+    `A workspace's API key acts only in its workspace; ${operationId} acts in a personal space.`,
+  );
+}

@@ -13,10 +13,20 @@ export interface Actor {
   referrer: string;
 }
 
-/** The API key a request came with: its id and expiry (what a key it makes must stay inside). */
+/** The API key a request came with: its id and expiry (what a key it makes must stay inside), and its workspace. */
 export interface CallerKey {
   id: string;
   expiresAt: Date | null;
+  /**
+   * The workspace the key acts for (issue 41), or null: a personal key. A workspace's key acts there with an owner's
+   * or admin's rights whoever made it, and nowhere else (../workspace/workspace-service.ts).
+   */
+  workspaceId: number | null;
+}
+
+/** The workspace the caller's key acts for, or null: a personal key, the account token, or anonymous. */
+export function keyWorkspace(ctx: Pick<RequestContext, 'key'>): number | null {
+  return ctx.key?.workspaceId ?? null;
 }
 
 /** What a service call needs of its request: the caller, `{base}` for URLs, and the instant (tests move it). */

@@ -1391,6 +1391,10 @@ export type ApiKey = {
      * When the key last authenticated a request, within a minute (written at most once a minute); null when never.
      */
     last_used_at: Timestamp | null;
+    /**
+     * The workspace the key acts for (`Workspace.id`); null for a personal key.
+     */
+    workspace_id: number | null;
 };
 
 /**
@@ -1413,6 +1417,15 @@ export type ApiKeyInput = {
      *
      */
     expires_at?: Timestamp | null;
+    /**
+     * The workspace the key acts for (`WorkspaceRef`: only its `owner` or an `admin` may make one, else 403
+     * `forbidden`, as for a workspace the caller is not in or that does not exist). Absent: a personal key. Such a
+     * key creates and lists in that workspace without naming it, cannot act in its creator's personal space or
+     * another workspace, and keeps working after its creator leaves. A personal key's rights in a workspace are its creator's, checked on every
+     * request. A key made by a workspace's key belongs to the same workspace.
+     *
+     */
+    workspace_id?: WorkspaceRef;
 };
 
 /**
@@ -3119,7 +3132,12 @@ export type GetRequestAuditResponse = GetRequestAuditResponses[keyof GetRequestA
 export type ListApiKeysData = {
     body?: never;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+         */
+        workspace_id?: string;
+    };
     url: '/api/v2/api_keys';
 };
 
@@ -3136,7 +3154,7 @@ export type ListApiKeysErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3186,7 +3204,7 @@ export type CreateApiKeyErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**

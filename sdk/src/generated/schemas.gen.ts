@@ -2506,7 +2506,8 @@ export const ApiKeySchema = {
         'scopes',
         'created_at',
         'expires_at',
-        'last_used_at'
+        'last_used_at',
+        'workspace_id'
     ],
     properties: {
         id: {
@@ -2540,6 +2541,20 @@ export const ApiKeySchema = {
             oneOf: [
                 {
                     $ref: '#/components/schemas/Timestamp'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        workspace_id: {
+            description: 'The workspace the key acts for (`Workspace.id`); null for a personal key.',
+            oneOf: [
+                {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 2147483647
                 },
                 {
                     type: 'null'
@@ -2590,6 +2605,10 @@ export const ApiKeyInputSchema = {
                     type: 'null'
                 }
             ]
+        },
+        workspace_id: {
+            description: 'The workspace the key acts for (`WorkspaceRef`: only its `owner` or an `admin` may make one, else 403\n`forbidden`, as for a workspace the caller is not in or that does not exist). Absent: a personal key. Such a\nkey creates and lists in that workspace without naming it, cannot act in its creator\'s personal space or\nanother workspace, and keeps working after its creator leaves. A personal key\'s rights in a workspace are its creator\'s, checked on every\nrequest. A key made by a workspace\'s key belongs to the same workspace.\n',
+            $ref: '#/components/schemas/WorkspaceRef'
         }
     }
 } as const;

@@ -413,8 +413,10 @@ export const getRequestAudit = <ThrowOnError extends boolean = false>(options: O
 /**
  * List the caller's API keys
  *
- * Every API key of the caller's account, newest first, without their tokens (the server does not have them).
- * Expired keys are listed until they are revoked; revoked keys are gone.
+ * Every personal API key of the caller's account, newest first, without their tokens (the server does not have
+ * them). Expired keys are listed until they are revoked; revoked keys are gone. With `workspace_id` (or with a
+ * workspace's key), that workspace's keys instead, whoever made them: for its `owner` and `admins` (anyone else, or
+ * a workspace that does not exist → 403 `forbidden`; a malformed id → 400 `invalid_parameter`).
  *
  */
 export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Options<ListApiKeysData, ThrowOnError>): RequestResult<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError> => (options?.client ?? client).get<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError>({
@@ -439,6 +441,13 @@ export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Opti
  * **A key made by a key stays inside it**: it expires no later than the key that makes it (without `expires_at`
  * it takes that key's expiry; a later `expires_at` → 422), and revoking that key revokes it too, and the keys it
  * made in turn. A key made with the account token (or on the token page) has no parent.
+ *
+ * **A workspace's key** (`workspace_id`, its `owner` or an `admin` only; anyone else, or a workspace that does not
+ * exist → 403 `forbidden`, nothing made) acts for the workspace: its creates go there without naming it, its lists
+ * list the workspace's pushes (all of them), it expires and audits the workspace's pushes, and it keeps working when
+ * its creator leaves the workspace. It answers 403 `forbidden` in its creator's personal space, in another
+ * workspace, and on operations that only act in a personal space (requests, webhooks, notification emails, a new
+ * workspace). A key made by a workspace's key belongs to the same workspace (naming another → 403).
  *
  */
 export const createApiKey = <ThrowOnError extends boolean = false>(options: Options<CreateApiKeyData, ThrowOnError>): RequestResult<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError> => (options.client ?? client).post<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError>({
@@ -612,7 +621,9 @@ export const leaveWorkspace = <ThrowOnError extends boolean = false>(options: Op
  *
  * Revokes one of the caller's API keys at once: the next request with its token answers 401 `invalid_token`, on
  * every server process. Answers the key as it was. The keys this key made (with `createApiKey`), and theirs, are
- * revoked with it. Another account's key, or an id no key has → 404; an id that is not a UUID → 400.
+ * revoked with it. A workspace's key is revoked by the workspace's `owner` or an `admin` (or by a key of that
+ * workspace), whoever made it; its creator no longer can once they are neither. Another account's key, a
+ * workspace's key the caller does not manage, or an id no key has → 404; an id that is not a UUID → 400.
  *
  */
 export const revokeApiKey = <ThrowOnError extends boolean = false>(options: Options<RevokeApiKeyData, ThrowOnError>): RequestResult<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError> => (options.client ?? client).delete<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError>({

@@ -784,7 +784,8 @@ export const zApiKey = z.object({
     scopes: zApiKeyScopes,
     created_at: zTimestamp,
     expires_at: zTimestamp.nullable(),
-    last_used_at: zTimestamp.nullable()
+    last_used_at: zTimestamp.nullable(),
+    workspace_id: z.int().gte(1).lte(2147483647).nullable()
 });
 
 /**
@@ -800,7 +801,8 @@ export const zApiKeyList = z.object({
 export const zApiKeyInput = z.object({
     name: zApiKeyName,
     scopes: zApiKeyScopes,
-    expires_at: zTimestamp.nullish()
+    expires_at: zTimestamp.nullish(),
+    workspace_id: zWorkspaceRef.optional()
 });
 
 /**
@@ -1526,6 +1528,10 @@ export const zGetRequestAuditQuery = z.object({
  * One page of the audit log.
  */
 export const zGetRequestAuditResponse = zRequestAuditLog;
+
+export const zListApiKeysQuery = z.object({
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
+});
 
 /**
  * The caller's keys.

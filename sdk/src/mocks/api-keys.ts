@@ -31,6 +31,8 @@ export interface MockGrantor {
   id: string;
   scopes: readonly ApiKeyScope[];
   expiresAt: string | null;
+  /** The workspace the key acts for, or null: a personal key. */
+  workspaceId: number | null;
 }
 
 const randomBytes = (n: number) => globalThis.crypto.getRandomValues(new Uint8Array(n));
@@ -77,7 +79,14 @@ export class MockApiKeys {
   private readonly keys = new Map<string, StoredKey>();
 
   /** `grantor`: the caller's key, or null for the account token (every scope, no expiry to stay inside). */
-  create(email: string, body: unknown, grantor: MockGrantor | null, now: number): ApiKeyCreated {
+  /** `workspaceId`: the workspace the key acts for (the caller's right to make it checked first), or null. */
+  create(
+    email: string,
+    body: unknown,
+    grantor: MockGrantor | null,
+    now: number,
+    workspaceId: number | null = null,
+  ): ApiKeyCreated {
     const input = readInput(body, now);
     const missing = grantor === null ? [] : input.scopes.filter((s) => !grantor.scopes.includes(s));
     if (missing.length > 0) {
@@ -94,7 +103,7 @@ export class MockApiKeys {
       grantor?.expiresAt ? Date.parse(grantor.expiresAt) : null,
     );
     if ('problem' in expiry) throw validationFailed({ expires_at: [expiry.problem] });
-    if (this.list(email).length >= MAX_KEYS_PER_USER) {
+    if ([...this.keys.values()].filter((k) => k.email === email).length >= MAX_KEYS_PER_USER) {
       throw validationFailed({ api_key: [`an account holds at most ${MAX_KEYS_PER_USER} keys; revoke one first`] });
     }
     const key: StoredKey = {
@@ -104,6 +113,7 @@ export class MockApiKeys {
       created_at: new Date(now).toISOString(),
       expires_at: expiry.at === null ? null : new Date(expiry.at).toISOString(),
       last_used_at: null,
+      workspace_id: workspaceId,
       email,
       token: newApiKeyTokenFrom(randomBytes),
       parentId: grantor?.id ?? null,
@@ -112,19 +122,33 @@ export class MockApiKeys {
     return { ...record(key), token: key.token };
   }
 
-  list(email: string): ApiKey[] {
+  /** The user's personal keys, or with `workspaceId` that workspace's (whoever made them), newest first. */
+  list(email: string, workspaceId: number | null = null): ApiKey[] {
     return [...this.keys.values()]
-      .filter((k) => k.email === email)
+      .filter((k) =>
+        workspaceId === null ? k.email === email && k.workspace_id === null : k.workspace_id === workspaceId,
+      )
       .sort((a, b) => b.created_at.localeCompare(a.created_at))
       .map(record);
   }
 
-  revoke(email: string, id: string): ApiKey {
+  /** The workspace the key `id` acts for (null: personal); 404 for an id no key has. */
+  workspaceOf(id: string): number | null {
     const key = this.keys.get(id);
-    if (!key || key.email !== email) throw new ApiError('not_found', 'No API key of yours has this id.');
+    if (!key) throw new ApiError('not_found', 'No API key of yours has this id.');
+    return key.workspace_id;
+  }
+
+  /** One of the user's personal keys, or with `workspaceId` one of that workspace's keys. */
+  revoke(email: string, id: string, workspaceId: number | null = null): ApiKey {
+    const key = this.keys.get(id);
+    const yours =
+      workspaceId === null ? key?.email === email && key.workspace_id === null : key?.workspace_id === workspaceId;
+    if (!key || !yours) throw new ApiError('not_found', 'No API key of yours has this id.');
     this.keys.delete(id);
-    // The keys it made go with it, and theirs.
-    for (const child of [...this.keys.values()].filter((k) => k.parentId === id)) this.revoke(email, child.id);
+    // The keys it made go with it, and theirs (a workspace's key makes keys of its workspace only).
+    for (const child of [...this.keys.values()].filter((k) => k.parentId === id))
+      this.revoke(child.email, child.id, child.workspace_id);
     return record(key);
   }
 
@@ -137,7 +161,7 @@ export class MockApiKeys {
     return {
       email: key.email,
       scopes: key.scopes,
-      grantor: { id: key.id, scopes: key.scopes, expiresAt: key.expires_at },
+      grantor: { id: key.id, scopes: key.scopes, expiresAt: key.expires_at, workspaceId: key.workspace_id },
     };
   }
 

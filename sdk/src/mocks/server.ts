@@ -21,11 +21,13 @@ import {
   requireCallerAllowed,
   RouteTable,
   requireListCaller,
+  requireWorkspaceKeyOperation,
   type ApiKeyScope,
   validationFailed,
   type ComponentCheck,
 } from '@secret-push/rules';
 import { MockApiKeys, type MockGrantor } from './api-keys.js';
+import { apiKeyRoutes } from './api-key-routes.js';
 import { readCreateBody, readWrappedBody } from './bodies.js';
 import { MockRequests } from './requests.js';
 import { MockWebhooks } from './webhooks.js';
@@ -341,7 +343,7 @@ function webhookRoutes(kit: MockKit): Route[] {
 
 /** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */
 function mockRoutes(kit: MockKit): Route[] {
-  const { store, keys, workspaces, json, headersFor, requireKnownCredential, parsePage, paging, owner: keyOwner } = kit;
+  const { store, workspaces, json, headersFor, requireKnownCredential, parsePage, paging } = kit;
   return [
     {
       operationId: 'getVersion',
@@ -449,36 +451,7 @@ function mockRoutes(kit: MockKit): Route[] {
         return json(ctx, 'Push', store.expireByRequest(token!, ctx.actor, ctx.base));
       },
     },
-    {
-      operationId: 'createApiKey',
-      scope: 'api_keys:manage',
-      method: 'POST',
-      path: '/api/v2/api_keys',
-      handle: async (ctx) => {
-        const email = keyOwner(ctx);
-        let body: unknown;
-        try {
-          body = await ctx.request.json();
-        } catch {
-          throw new ApiError('invalid_json');
-        }
-        return json(ctx, 'ApiKeyCreated', keys.create(email, body, ctx.actor.grantor ?? null, store.now()), 201);
-      },
-    },
-    {
-      operationId: 'listApiKeys',
-      scope: 'api_keys:manage',
-      method: 'GET',
-      path: '/api/v2/api_keys',
-      handle: (ctx) => json(ctx, 'ApiKeyList', { api_keys: keys.list(keyOwner(ctx)) }),
-    },
-    {
-      operationId: 'revokeApiKey',
-      scope: 'api_keys:manage',
-      method: 'DELETE',
-      path: '/api/v2/api_keys/{id}',
-      handle: (ctx, { id }) => json(ctx, 'ApiKey', keys.revoke(keyOwner(ctx), id!)),
-    },
+    ...apiKeyRoutes(kit),
     ...requestRoutes(kit),
     ...workspaceRoutes(kit),
   ];
@@ -549,6 +522,8 @@ export function createMockServerHandlers(options: MockServerOptions = {}): MockS
         if (scope && !invalidCredential && actor.scopes && !actor.scopes.includes(scope)) {
           throw new ApiError('insufficient_scope', `This API key lacks the scope ${scope}.`, { scopes: [scope] });
         }
+        // As the server: a workspace's key acts only in its workspace.
+        if (!invalidCredential) requireWorkspaceKeyOperation(match.operation.operationId, actor.grantor?.workspaceId);
         return await match.operation.handle(ctx, match.params);
       }
       if (match.kind === 'method_not_allowed') {

@@ -18,6 +18,9 @@ import type { MockActor, MockStore } from './store.js';
 const MAX_WORKSPACES_PER_USER = 100;
 const MAY_CREATE: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'member']);
 const SEES_EVERY_PUSH: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'auditor']);
+const MANAGES: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin']);
+/** A workspace's API key acts there with an admin's rights, whoever made it. */
+const KEY_ROLE: WorkspaceRole = 'admin';
 
 interface StoredWorkspace {
   id: number;
@@ -41,7 +44,12 @@ export class MockWorkspaces {
   private readonly userIds = new Map<string, string>();
   private nextId = 1;
 
-  list(email: string): Workspace[] {
+  /** The user's workspaces; a workspace's key (`keyWorkspace`) sees its own alone. */
+  list(email: string, keyWorkspace: number | null = null): Workspace[] {
+    if (keyWorkspace !== null) {
+      const own = this.workspaces.get(keyWorkspace);
+      return own ? [this.record(own, KEY_ROLE)] : [];
+    }
     return [...this.workspaces.values()]
       .filter((w) => w.members.has(email))
       .map((w) => this.record(w, w.members.get(email)!));
@@ -70,29 +78,57 @@ export class MockWorkspaces {
     return this.record(made, 'owner');
   }
 
-  /** The caller's membership (401 without a user, 403 when not a member or the role may not `doing`). */
-  membership(workspaceId: number, email: string | null, doing: 'create' | 'read'): MockMembership {
+  /**
+   * The caller's membership (401 without a user, 403 when not a member or the role may not `doing`); a workspace's key
+   * (`keyWorkspace`) is in its own workspace with an admin's rights and in no other.
+   */
+  membership(
+    workspaceId: number,
+    email: string | null,
+    doing: 'create' | 'read' | 'manage',
+    keyWorkspace: number | null = null,
+  ): MockMembership {
     if (email === null) throw new ApiError('authentication_required', 'A workspace needs an API token.');
+    if (keyWorkspace !== null) {
+      if (keyWorkspace !== workspaceId)
+        throw new ApiError('forbidden', "A workspace's API key acts only in its workspace.");
+      return { workspaceId, seesAll: true };
+    }
     const role = this.workspaces.get(workspaceId)?.members.get(email);
     if (!role) throw new ApiError('forbidden', 'You are not a member of this workspace.');
     if (doing === 'create' && !MAY_CREATE.has(role))
       throw new ApiError('forbidden', `An ${role} of this workspace may not create in it.`);
+    if (doing === 'manage' && !MANAGES.has(role))
+      throw new ApiError('forbidden', `Only the workspace's owner and admins manage it; you are its ${role}.`);
     return { workspaceId, seesAll: SEES_EVERY_PUSH.has(role) };
   }
 
   /** A create (`readCreateBody`'s push), in the workspace it names once the caller may create there, else personal. */
   createIn(store: MockStore, body: { push: unknown; workspaceId: number | null }, actor: MockActor) {
-    const { push, workspaceId } = body;
-    const inWorkspace = workspaceId
-      ? this.membership(workspaceId, actor.user?.email ?? null, 'create').workspaceId
+    const keyWorkspace = actor.grantor?.workspaceId ?? null;
+    const named = body.workspaceId ?? keyWorkspace;
+    const inWorkspace = named
+      ? this.membership(named, actor.user?.email ?? null, 'create', keyWorkspace).workspaceId
       : null;
+    const { push } = body;
     return store.create(push, actor, undefined, inWorkspace);
   }
 
   /** The workspace a list's query names, once the caller may read it; null: the caller's personal list. */
   forList(url: URL, actor: MockActor): MockMembership | null {
-    const workspaceId = listedWorkspace(Object.fromEntries(url.searchParams));
-    return workspaceId ? this.membership(workspaceId, actor.user?.email ?? null, 'read') : null;
+    const keyWorkspace = actor.grantor?.workspaceId ?? null;
+    const workspaceId = listedWorkspace(Object.fromEntries(url.searchParams)) ?? keyWorkspace;
+    return workspaceId ? this.membership(workspaceId, actor.user?.email ?? null, 'read', keyWorkspace) : null;
+  }
+
+  /**
+   * The workspace an API-key operation acts on once the caller manages it (owner, admin, or its own key): the one
+   * named, else the caller key's; null: the personal space.
+   */
+  managed(named: number | null, email: string, actor: MockActor): number | null {
+    const keyWorkspace = actor.grantor?.workspaceId ?? null;
+    const workspaceId = named ?? keyWorkspace;
+    return workspaceId === null ? null : this.membership(workspaceId, email, 'manage', keyWorkspace).workspaceId;
   }
 
   /** The workspace's members, the owner first (404 for anyone not in it, as the server). */
@@ -150,8 +186,10 @@ export class MockWorkspaces {
   }
 }
 
+const keyWorkspaceOf = (ctx: { actor: MockActor }): number | null => ctx.actor.grantor?.workspaceId ?? null;
+
 /** What the workspace routes need of the mock's kit (server.ts), and the routes they are. */
-interface WorkspaceKit<Ctx extends { request: Request }> {
+interface WorkspaceKit<Ctx extends { request: Request; actor: MockActor }> {
   workspaces: MockWorkspaces;
   store: { now(): number };
   json(ctx: Ctx, schema: string, body: unknown, status?: number): Response;
@@ -167,14 +205,16 @@ interface WorkspaceRoute<Ctx> {
 }
 
 /** The workspace operations (issue 41), over MockWorkspaces. */
-export function workspaceRoutes<Ctx extends { request: Request }>(kit: WorkspaceKit<Ctx>): WorkspaceRoute<Ctx>[] {
+export function workspaceRoutes<Ctx extends { request: Request; actor: MockActor }>(
+  kit: WorkspaceKit<Ctx>,
+): WorkspaceRoute<Ctx>[] {
   const { workspaces, store, json, owner } = kit;
   const list = (operationId: string, path: string): WorkspaceRoute<Ctx> => ({
     operationId,
     scope: 'workspaces:read',
     method: 'GET',
     path,
-    handle: (ctx) => json(ctx, 'WorkspaceList', workspaces.list(owner(ctx))),
+    handle: (ctx) => json(ctx, 'WorkspaceList', workspaces.list(owner(ctx), keyWorkspaceOf(ctx))),
   });
   return [
     list('listWorkspaces', '/api/v2/workspaces'),

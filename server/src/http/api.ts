@@ -29,6 +29,7 @@ import {
   isJsonMediaType,
   mediaTypeOf,
   requireCallerAllowed,
+  requireWorkspaceKeyOperation,
   type ApiKeyScope,
 } from '@secret-push/rules';
 import type { Core, RequestContext } from '../core.js';
@@ -400,7 +401,8 @@ export class Edge {
 
   /**
    * The token's validity, the instance's anonymous rule and the operation's security requirements: 401 without a
-   * credential they accept, 403 insufficient_scope for an API key without the scope they list.
+   * credential they accept, 403 insufficient_scope for an API key without the scope they list, 403 forbidden for a
+   * workspace's key outside its workspace's operations (`requireWorkspaceKeyOperation`, rules/src/workspaces.ts).
    */
   authorize(x: Exchange): void {
     const op = x.routed!.operation;
@@ -422,9 +424,11 @@ export class Edge {
       ...(auth.scopes ? { scopes: [...auth.scopes] } : {}),
       ...(auth.key ? { key: auth.key } : {}),
     };
-    if (authorized) return;
-    if (auth.user) throw insufficientScope(op, auth);
-    throw new ApiError('authentication_required', 'This operation needs an API token.');
+    if (!authorized) {
+      if (auth.user) throw insufficientScope(op, auth);
+      throw new ApiError('authentication_required', 'This operation needs an API token.');
+    }
+    requireWorkspaceKeyOperation(op.operationId, auth.key?.workspaceId);
   }
 
   /** The request against the operation's compiled validators (400 for parameters and envelopes, 422 per field). */

@@ -43,13 +43,13 @@ import { signDownloadToken, verifyDownloadToken } from '../crypto/tokens.js';
 import type { NotifyService } from '../mail/notify-service.js';
 import { storeUnavailable, type FileObjects } from '../files/file-objects.js';
 import { StoreUnavailableError } from '../files/object-store.js';
-import type { Actor, RequestContext } from '../request-context.js';
+import { keyWorkspace, type Actor, type RequestContext } from '../request-context.js';
 import type { PushEvents } from './push-followers.js';
-import type { Membership, WorkspaceService } from '../workspace/workspace-service.js';
+import type { WorkspaceService } from '../workspace/workspace-service.js';
 import { pageAccessOf, type AccessCodes, type AccessProof, type PageAccess } from './access-codes.js';
 import type { FileMeta, PushRepository, WithinChange } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
-import { envelopeContexts, deadlineOf, nowOf } from './push-context.js';
+import { envelopeContexts, deadlineOf, nowOf, ownerAsked, ownerAsking } from './push-context.js';
 import { PushCreates, type AnswerOptions, type CreateOptions, type Created } from './push-creates.js';
 import type { PushRow } from './push-tables.js';
 
@@ -281,7 +281,7 @@ class PushOperations implements PushService {
     if (row.passphraseHash) await this.passphraseGate(row, passphrase, ctx, now);
     await access?.useCode();
 
-    if (isOwner(row, ctx.actor.userId)) {
+    if (isOwner(row, ownerAsked(row, ctx))) {
       // The owner's own look does not count; it is served from the row as read, which was active.
       await repo.recordAudit(row.id, 'owner_view', ctx.actor, now, deadlineOf(ctx));
       const files = row.kind === 'file' ? this.fileLinks(await repo.filesOf(row.id), row.urlToken, base, now) : [];
@@ -338,7 +338,7 @@ class PushOperations implements PushService {
     const now = nowOf(ctx);
     const base = this.baseOf(ctx);
     const row = await this.findOrThrow(urlToken);
-    if (!(await this.governed(row, ctx, 'expire'))) requireMayExpire(row, ctx.actor.userId);
+    if (!(await this.governed(row, ctx, 'expire'))) requireMayExpire(row, ownerAsking(row, ctx));
     if (isExpired(row, now)) {
       return pushRecord(
         row.expired
@@ -379,7 +379,7 @@ class PushOperations implements PushService {
     requireAuditCaller(ctx.actor.userId);
     checkPage(page);
     const row = await this.findOrThrow(urlToken);
-    if (!(await this.governed(row, ctx, 'audit'))) requireAuditOwner(row, ctx.actor.userId);
+    if (!(await this.governed(row, ctx, 'audit'))) requireAuditOwner(row, ownerAsking(row, ctx) ?? ctx.actor.userId);
     const result = await this.repo.auditPage(row.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
     const mailed = result.items.filter((r) => r.kind === 'creation_email_send').map((r) => r.id);
     const details = mailed.length > 0 && this.notify ? await this.notify.details(mailed) : new Map();
@@ -413,7 +413,7 @@ class PushOperations implements PushService {
     const now = nowOf(ctx);
     const base = this.baseOf(ctx);
     const offset = (page - 1) * PAGE_SIZE;
-    const membership = workspaceId ? await this.member(workspaceId, ctx, 'read') : null;
+    const membership = await this.member(workspaceId, ctx, 'read');
     const result = membership
       ? await this.repo.workspacePage(
           state,
@@ -571,20 +571,19 @@ class PushOperations implements PushService {
    * only for such pushes: the owner's own and personal pushes cost no lookup.
    */
   private async governed(row: PushRow, ctx: RequestContext, doing: 'expire' | 'audit'): Promise<boolean> {
-    if (row.workspaceId === null || !this.workspaces || isOwner(row, ctx.actor.userId)) return false;
+    if (row.workspaceId === null || !this.workspaces || isOwner(row, ownerAsked(row, ctx))) return false;
     return this.workspaces.governs(row.workspaceId, ctx, doing);
   }
 
-  /**
-   * The workspace a create names, once the caller may create in it; null: the personal space. Only a create that names
-   * a workspace asks who is in it: a personal or anonymous create costs no more than before.
-   */
+  /** The workspace a create names (or its key acts for), once the caller may create in it; null: the personal space. */
   private async createsIn(workspaceId: number | null | undefined, ctx: RequestContext): Promise<number | null> {
-    return workspaceId ? (await this.member(workspaceId, ctx, 'create')).workspaceId : null;
+    return (await this.member(workspaceId ?? null, ctx, 'create'))?.workspaceId ?? null;
   }
 
-  /** The caller's membership of a workspace a request names (403 without the workspaces area). */
-  private async member(workspaceId: number, ctx: RequestContext, doing: 'create' | 'read'): Promise<Membership> {
+  /** The caller's membership of the workspace named, or its key's (403 without workspaces); null: none, no lookup. */
+  private async member(named: number | null, ctx: RequestContext, doing: 'create' | 'read') {
+    const workspaceId = named ?? keyWorkspace(ctx);
+    if (!workspaceId) return null;
     if (!this.workspaces) throw new ApiError('forbidden', 'This instance has no workspaces.');
     return this.workspaces.membership(workspaceId, ctx, doing);
   }

@@ -24,8 +24,10 @@ import { sql, type Db } from '../db/sql.js';
 import type { CallerKey } from '../request-context.js';
 import { column, defineTable } from '../db/table.js';
 
-/** Keys one account may hold at once. */
+/** Keys one account may hold at once (its personal keys and the workspaces' keys it made). */
 const MAX_KEYS_PER_USER = 100;
+/** Keys one workspace may hold at once (listed in one answer). */
+const MAX_KEYS_PER_WORKSPACE = 100;
 /** The furthest expiry a key may be given. */
 const MAX_LIFETIME_MS = 366 * 24 * 3_600_000;
 /** How often one server process writes a key's last use (at most). */
@@ -70,9 +72,9 @@ export const API_KEYS = defineTable<ApiKeyRecord>('api_keys', {
 const K = {
   byDigest: sql<
     { digest: string },
-    { id: string; scopes: unknown; expires_at: unknown; user_id: string; email: string }
+    { id: string; scopes: unknown; expires_at: unknown; workspace_id: unknown; user_id: string; email: string }
   >(
-    `select k.id, k.scopes, k.expires_at, u.id as user_id, u.email
+    `select k.id, k.scopes, k.expires_at, k.workspace_id, u.id as user_id, u.email
      from api_keys k join users u on u.id = k.user_id where k.digest = :digest and u.locked_at is null`,
     { prepare: true },
   ),
@@ -87,11 +89,26 @@ const K = {
      where :parentId::uuid is null or exists (select 1 from api_keys where id = :parentId::uuid and user_id = :userId)
      returning id`,
   ),
+  /** The user's personal keys (a workspace's keys are the workspace's, listed by `listOfWorkspace`). */
   list: sql<{ userId: string }>(
-    `select ${API_KEYS.list} from api_keys where user_id = :userId order by created_at desc, id limit ${MAX_KEYS_PER_USER}`,
+    `select ${API_KEYS.list} from api_keys where user_id = :userId and workspace_id is null
+     order by created_at desc, id limit ${MAX_KEYS_PER_USER}`,
+  ),
+  listOfWorkspace: sql<{ workspaceId: number }>(
+    `select ${API_KEYS.list} from api_keys where workspace_id = :workspaceId
+     order by created_at desc, id limit ${MAX_KEYS_PER_WORKSPACE}`,
+  ),
+  workspaceOf: sql<{ id: string }, { workspace_id: unknown; user_id: string }>(
+    'select workspace_id, user_id from api_keys where id = :id',
   ),
   revoke: sql<{ userId: string; id: string }>(
-    `delete from api_keys where user_id = :userId and id = :id returning ${API_KEYS.list}`,
+    `delete from api_keys where user_id = :userId and id = :id and workspace_id is null returning ${API_KEYS.list}`,
+  ),
+  revokeOfWorkspace: sql<{ workspaceId: number; id: string }>(
+    `delete from api_keys where workspace_id = :workspaceId and id = :id returning ${API_KEYS.list}`,
+  ),
+  countOfWorkspace: sql<{ workspaceId: number }, { n: string }>(
+    'select count(*) as n from api_keys where workspace_id = :workspaceId',
   ),
 };
 
@@ -126,6 +143,8 @@ export interface NewApiKey {
   scopes: readonly ApiKeyScope[];
   /** ISO-8601, or null/undefined for a key that works until revoked. */
   expiresAt?: string | null;
+  /** The workspace the key acts for, its creator's right to make it checked by the caller; null: a personal key. */
+  workspaceId?: number | null;
 }
 
 export interface ApiKeyService {
@@ -142,13 +161,17 @@ export interface ApiKeyService {
     grantor: KeyGrantor,
     now?: Date,
   ): Promise<{ key: ApiKeyRecord; token: string }>;
-  /** The user's keys, newest first. */
+  /** The user's personal keys, newest first. */
   list(userId: string): Promise<ApiKeyRecord[]>;
+  /** The workspace's keys, whoever made them, newest first (the caller's right to see them checked first). */
+  listOfWorkspace(workspaceId: number): Promise<ApiKeyRecord[]>;
+  /** The workspace a key acts for (null: personal) and its maker; null for an id no key has. */
+  ownerOf(id: string): Promise<{ workspaceId: number | null; userId: string } | null>;
   /**
-   * Deletes one of the user's keys (and the keys it made, and theirs) and answers it as it was; not_found for another
-   * user's key or an unknown id.
+   * Deletes one of the user's personal keys, or with `workspaceId` one of that workspace's keys (and the keys it made,
+   * and theirs) and answers it as it was; not_found for another user's or workspace's key or an unknown id.
    */
-  revoke(userId: string, id: string): Promise<ApiKeyRecord>;
+  revoke(userId: string, id: string, workspaceId?: number | null): Promise<ApiKeyRecord>;
 }
 
 /** Scopes in the contract's order, each once. */
@@ -193,7 +216,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
         userId: row.user_id,
         email: row.email,
         scopes: textList(row.scopes) as ApiKeyScope[],
-        key: { id: row.id, expiresAt },
+        key: { id: row.id, expiresAt, workspaceId: API_KEYS.columns.workspaceId.parse(row.workspace_id) },
       };
     },
 
@@ -221,7 +244,7 @@ export function createApiKeyService(db: Db): ApiKeyService {
         expiresAt,
         lastUsedAt: null,
         parentId: grantor?.id ?? null,
-        workspaceId: null,
+        workspaceId: input.workspaceId ?? null,
       };
       await db.transaction(async (tx) => {
         // The user's row, locked: two creates at once cannot both pass the count.
@@ -229,6 +252,13 @@ export function createApiKeyService(db: Db): ApiKeyService {
         if (!held) throw new ApiError('invalid_token');
         if (Number(held.n) >= MAX_KEYS_PER_USER) {
           throw validationFailed({ api_key: [`an account holds at most ${MAX_KEYS_PER_USER} keys; revoke one first`] });
+        }
+        if (key.workspaceId !== null) {
+          const [ws] = await tx.query(K.countOfWorkspace, { workspaceId: key.workspaceId });
+          if (Number(ws?.n ?? 0) >= MAX_KEYS_PER_WORKSPACE)
+            throw validationFailed({
+              api_key: [`a workspace holds at most ${MAX_KEYS_PER_WORKSPACE} keys; revoke one first`],
+            });
         }
         const [made] = await tx.query(K.insert, {
           id: key.id,
@@ -251,8 +281,20 @@ export function createApiKeyService(db: Db): ApiKeyService {
       return (await db.query(K.list, { userId })).map((r) => API_KEYS.fromRow(r));
     },
 
-    async revoke(userId, id) {
-      const [row] = await db.query(K.revoke, { userId, id });
+    async listOfWorkspace(workspaceId) {
+      return (await db.query(K.listOfWorkspace, { workspaceId })).map((r) => API_KEYS.fromRow(r));
+    },
+
+    async ownerOf(id) {
+      const [row] = await db.query(K.workspaceOf, { id });
+      return row ? { workspaceId: API_KEYS.columns.workspaceId.parse(row.workspace_id), userId: row.user_id } : null;
+    },
+
+    async revoke(userId, id, workspaceId = null) {
+      const [row] =
+        workspaceId === null
+          ? await db.query(K.revoke, { userId, id })
+          : await db.query(K.revokeOfWorkspace, { workspaceId, id });
       if (!row) throw new ApiError('not_found', 'No API key of yours has this id.');
       lastUsedWritten.delete(id);
       return API_KEYS.fromRow(row);

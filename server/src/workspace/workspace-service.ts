@@ -11,7 +11,7 @@ import {
   validationFailed,
   workspaceNotFound,
 } from '@secret-push/rules';
-import type { RequestContext } from '../request-context.js';
+import { keyWorkspace, type RequestContext } from '../request-context.js';
 import type { MemberRecord, MemberRepository } from './member-repository.js';
 import { MAX_WORKSPACES_PER_USER, type MemberWorkspace, type WorkspaceRepository } from './workspace-repository.js';
 
@@ -19,9 +19,16 @@ import { MAX_WORKSPACES_PER_USER, type MemberWorkspace, type WorkspaceRepository
 const MAY_CREATE: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'member']);
 const SEES_EVERY_PUSH: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'auditor']);
 const EXPIRES_EVERY_PUSH: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin']);
+/** Who manages a workspace's API keys (and makes them). */
+const MANAGES_KEYS: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin']);
+/**
+ * The role a workspace's API key acts with: only owners and admins make one, and it acts with their rights whoever
+ * made it (and whether they are still a member).
+ */
+const KEY_ROLE: WorkspaceRole = 'admin';
 
 /** A caller's standing in a workspace, once checked. */
-export interface Membership {
+interface Membership {
   workspaceId: number;
   role: WorkspaceRole;
   /** Sees (lists) every push of the workspace, not only the caller's own. */
@@ -33,9 +40,11 @@ export interface WorkspaceService {
   create(name: string, ctx: RequestContext): Promise<Workspace>;
   /**
    * The caller's membership in the workspace, or 401 without a user, 403 `forbidden` when the caller is not a member
-   * (or the workspace does not exist: the same answer, so ids cannot be probed) or the role may not `do` it.
+   * (or the workspace does not exist: the same answer, so ids cannot be probed) or the role may not `do` it
+   * (`manage`: its API keys, for its owner and admins). A workspace's API key is in its own workspace with an admin's
+   * rights, and in no other; a personal key's membership is its user's, read on every call.
    */
-  membership(workspaceId: number, ctx: RequestContext, doing: 'create' | 'read'): Promise<Membership>;
+  membership(workspaceId: number, ctx: RequestContext, doing: 'create' | 'read' | 'manage'): Promise<Membership>;
   /**
    * Whether the caller may `doing` a push of the workspace that is not their own: its owners and admins expire any
    * and read any audit log, its auditors read any audit log. False for everyone else (no error: the push's own rules
@@ -54,6 +63,11 @@ export interface WorkspaceService {
     change: MemberChange,
     ctx: RequestContext,
   ): Promise<WorkspaceMember>;
+  /**
+   * Ends a user's membership: their personal keys stop acting in the workspace at once, its keys and pushes stay.
+   * A stand-in for the members operations (branch `members`, `removeMember`), reconciled when they land.
+   */
+  endMembership(workspaceId: number, userId: string): Promise<boolean>;
 }
 
 const memberToWire = (m: MemberRecord): WorkspaceMember => ({
@@ -79,11 +93,19 @@ function requireUser(ctx: RequestContext): string {
 export function createWorkspaceService(repository: WorkspaceRepository, members: MemberRepository): WorkspaceService {
   return {
     async list(ctx) {
+      const own = keyWorkspace(ctx);
+      if (own !== null) {
+        // A workspace's key sees its workspace alone, not its creator's others.
+        const workspace = await repository.byId(own, KEY_ROLE);
+        return workspace ? [toWire(workspace)] : [];
+      }
       return (await repository.listFor(requireUser(ctx))).map(toWire);
     },
 
     async create(name, ctx) {
       const userId = requireUser(ctx);
+      if (keyWorkspace(ctx) !== null)
+        throw new ApiError('forbidden', "A workspace's API key acts only in its workspace: it makes no other.");
       const trimmed = name.trim();
       if (trimmed === '') throw validationFailed({ name: ['must not be empty'] });
       const made = await repository.create(userId, trimmed, ctx.now ?? new Date());
@@ -96,15 +118,29 @@ export function createWorkspaceService(repository: WorkspaceRepository, members:
 
     async membership(workspaceId, ctx, doing) {
       const userId = requireUser(ctx);
+      const own = keyWorkspace(ctx);
+      if (own !== null) {
+        if (own !== workspaceId) throw new ApiError('forbidden', "A workspace's API key acts only in its workspace.");
+        return { workspaceId, role: KEY_ROLE, seesAll: true };
+      }
+      // Asked on every request: a membership that ends ends its personal keys' rights here at once.
       const role = await repository.roleOf(workspaceId, userId);
       if (role === null) throw new ApiError('forbidden', 'You are not a member of this workspace.');
       if (doing === 'create' && !MAY_CREATE.has(role))
         throw new ApiError('forbidden', `An ${role} of this workspace may not create in it.`);
+      if (doing === 'manage' && !MANAGES_KEYS.has(role))
+        throw new ApiError('forbidden', `Only the workspace's owner and admins manage it; you are its ${role}.`);
       return { workspaceId, role, seesAll: SEES_EVERY_PUSH.has(role) };
+    },
+
+    endMembership(workspaceId, userId) {
+      return repository.endMembership(workspaceId, userId);
     },
 
     async governs(workspaceId, ctx, doing) {
       if (ctx.actor.userId === null) return false;
+      const own = keyWorkspace(ctx);
+      if (own !== null) return own === workspaceId;
       const role = await repository.roleOf(workspaceId, ctx.actor.userId);
       return role !== null && (doing === 'expire' ? EXPIRES_EVERY_PUSH : SEES_EVERY_PUSH).has(role);
     },

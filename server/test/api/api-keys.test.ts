@@ -234,6 +234,7 @@ describe('API keys', () => {
         {
           id: parent.id,
           expiresAt: null,
+          workspaceId: null,
           scopes: ['api_keys:manage', 'pushes:create'],
         },
       )
@@ -247,6 +248,7 @@ describe('API keys', () => {
         {
           id: parent.id,
           expiresAt: null,
+          workspaceId: null,
           scopes: ['api_keys:manage', 'pushes:create'],
         },
       ),

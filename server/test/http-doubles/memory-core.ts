@@ -227,6 +227,12 @@ export function memoryCore(
         async create(): Promise<never> {
           throw new Error('not in the double');
         },
+        async listOfWorkspace(): Promise<never> {
+          throw new Error('not in the double');
+        },
+        async ownerOf(): Promise<never> {
+          throw new Error('not in the double');
+        },
         async list(): Promise<never> {
           throw new Error('not in the double');
         },
