@@ -28,9 +28,6 @@ const W = {
   byId: sql<{ workspaceId: number }, Omit<WorkspaceRow, 'role'>>(
     'select id, name, created_at, updated_at from workspaces where id = :workspaceId',
   ),
-  endMembership: sql<{ workspaceId: number; userId: string }, { role: WorkspaceRole }>(
-    'delete from workspace_members where workspace_id = :workspaceId and user_id = :userId returning role',
-  ),
   listFor: sql<{ userId: string; limit: number }, WorkspaceRow>(
     `select w.id, w.name, m.role, w.created_at, w.updated_at
      from workspace_members m join workspaces w on w.id = m.workspace_id
@@ -70,12 +67,6 @@ export interface WorkspaceRepository {
   create(userId: string, name: string, now: Date): Promise<MemberWorkspace | null>;
   /** The workspace seen with `role` (a workspace's API key sees its own workspace so), or null: no such workspace. */
   byId(workspaceId: number, role: WorkspaceRole): Promise<MemberWorkspace | null>;
-  /**
-   * Ends the user's membership (whether the workspace's personal keys of theirs act there is asked per request, so
-   * they stop at once; the workspace's keys and pushes stay). True when there was one. A stand-in until the members
-   * operations (branch `members`, `removeMember`) land: the lead reconciles the two.
-   */
-  endMembership(workspaceId: number, userId: string): Promise<boolean>;
 }
 
 export function createWorkspaceRepository(db: Db): WorkspaceRepository {
@@ -90,9 +81,6 @@ export function createWorkspaceRepository(db: Db): WorkspaceRepository {
     async byId(workspaceId, role) {
       const [row] = await db.query(W.byId, { workspaceId });
       return row ? fromRow({ ...row, role }) : null;
-    },
-    async endMembership(workspaceId, userId) {
-      return (await db.query(W.endMembership, { workspaceId, userId })).length > 0;
     },
     async create(userId, name, now) {
       const [row] = await db.query(W.create, { userId, name, now, limit: MAX_WORKSPACES_PER_USER });

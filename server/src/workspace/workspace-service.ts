@@ -63,11 +63,6 @@ export interface WorkspaceService {
     change: MemberChange,
     ctx: RequestContext,
   ): Promise<WorkspaceMember>;
-  /**
-   * Ends a user's membership: their personal keys stop acting in the workspace at once, its keys and pushes stay.
-   * A stand-in for the members operations (branch `members`, `removeMember`), reconciled when they land.
-   */
-  endMembership(workspaceId: number, userId: string): Promise<boolean>;
 }
 
 const memberToWire = (m: MemberRecord): WorkspaceMember => ({
@@ -131,10 +126,6 @@ export function createWorkspaceService(repository: WorkspaceRepository, members:
       if (doing === 'manage' && !MANAGES_KEYS.has(role))
         throw new ApiError('forbidden', `Only the workspace's owner and admins manage it; you are its ${role}.`);
       return { workspaceId, role, seesAll: SEES_EVERY_PUSH.has(role) };
-    },
-
-    endMembership(workspaceId, userId) {
-      return repository.endMembership(workspaceId, userId);
     },
 
     async governs(workspaceId, ctx, doing) {

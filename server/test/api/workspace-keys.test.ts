@@ -6,8 +6,7 @@
  * operation); and the leaver: when its creator's membership ends the workspace's key keeps working, while the
  * creator's personal key stops acting there at once and the pushes it made stay in the workspace.
  *
- * The membership ends through `WorkspaceService.endMembership`, a stand-in until the members operations
- * (branch `members`) land.
+ * The membership ends as a leaver's does: the owner removes them (`removeWorkspaceMember`).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,6 +17,7 @@ import {
   expirePush,
   getPushAudit,
   listActivePushes,
+  removeWorkspaceMember,
   listApiKeys,
   listWorkspaces,
   revokeApiKey,
@@ -292,7 +292,13 @@ describe('a leaver', () => {
     expect(await workspaceOf(made)).toBe(workspaceId);
     expect(await activeTokens(personalKey.token, workspaceId)).toContain(made);
 
-    expect(await api.core.workspaces!.endMembership(workspaceId, leaver.userId)).toBe(true);
+    expectData(
+      await removeWorkspaceMember({
+        client: api.client,
+        auth: bearer(owner.token),
+        path: { workspace_id: workspaceId, user_id: leaver.userId },
+      }),
+    );
 
     const auth = bearer(personalKey.token);
     expectError(

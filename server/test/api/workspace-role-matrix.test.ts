@@ -57,6 +57,11 @@ const PROBES: Record<string, Probe> = {
     path: (id) => `/api/v2/pushes/expired?workspace_id=${id}`,
     expect: { ...everyMember, outsider: 403, otherOwner: 403, anonymous: 401 },
   },
+  // A workspace's API keys (docs/api-keys.md): its owner and admins list them; anyone else 403, as on the Pro wire.
+  listApiKeys: {
+    path: (id) => `/api/v2/api_keys?workspace_id=${id}`,
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
   createPush: {
     path: () => '/api/v2/pushes',
     body: (id) => ({ push: { payload: 'matrix' }, workspace_id: id }),
