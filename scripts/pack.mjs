@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withPackLock } from './pack-lock.mjs';
 
 /** The published workspaces, in dependency order (a new package is one more line here). */
 export const PUBLISHED = ['sdk', 'openapi', 'conformance', 'cli', 'mcp'];
@@ -26,11 +27,15 @@ for (const [i, workspace] of PUBLISHED.entries()) {
   process.stderr.write(`${step}: building (ESM, CommonJS, types) and packing…\n`);
   // A line every 15 s while it builds: a busy machine can take minutes per package.
   const beat = setInterval(() => process.stderr.write(`${step}: still building (${seconds(since)})\n`), 15_000);
-  const code = await new Promise((resolve) =>
-    spawn('npm', ['pack', '-w', workspace, '--pack-destination', out, '--silent'], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }).once('exit', (exit) => resolve(exit)),
+  const code = await withPackLock(
+    root,
+    () =>
+      new Promise((resolve) =>
+        spawn('npm', ['pack', '-w', workspace, '--pack-destination', out, '--silent'], {
+          cwd: root,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        }).once('exit', (exit) => resolve(exit)),
+      ),
   );
   clearInterval(beat);
   if (code !== 0) {

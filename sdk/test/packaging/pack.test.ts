@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withPackLock } from '../../../scripts/pack-lock.mjs';
 import { type RealServer, startRealServer } from '../support/real-server.js';
 
 const run = promisify(execFile);
@@ -108,13 +109,17 @@ describe('packaging', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'sdk-pack-'));
     real = await startRealServer();
-    await run('npm', ['pack', '-w', 'sdk', '--pack-destination', dir, '--silent'], {
-      cwd: root,
-      env,
-      timeout: 120_000,
-    });
+    // One pack at a time in the tree (packages.test.ts packs the SDK too, maybe at the same moment); a busy machine
+    // takes minutes to build it.
+    await withPackLock(root, () =>
+      run('npm', ['pack', '-w', 'sdk', '--pack-destination', dir, '--silent'], {
+        cwd: root,
+        env,
+        timeout: 600_000,
+      }),
+    );
     tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
-  }, 240_000);
+  }, 1_500_000);
   afterAll(async () => {
     await real?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
