@@ -96,6 +96,7 @@ describe('the OpenAPI contract', () => {
         'listWorkspaces',
         'listAccounts',
         'createWorkspace',
+        'updateWorkspace',
         'listWorkspaceMembers',
         'updateWorkspaceMember',
         'removeWorkspaceMember',
@@ -138,6 +139,7 @@ describe('the OpenAPI contract', () => {
     expect(statuses('listWorkspaceMembers')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     for (const id of ['removeWorkspaceMember', 'leaveWorkspace', 'transferWorkspace'])
       expect(statuses(id), id).toEqual(['200', '400', '401', '403', '404', '422', '429', '500', '503']);
+    expect(statuses('updateWorkspace')).toEqual(['200', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
     expect(statuses('updateWorkspaceMember')).toEqual([
       '200',
       '400',

@@ -38,6 +38,11 @@ export const ERRORS = {
   forbidden: { status: 403, message: 'You may not do this.' },
   /** An API key without the scope the operation declares; `details.scopes` names it (message and challenge). */
   insufficient_scope: { status: 403, message: 'This API key lacks the scope this operation needs.' },
+  /** A member without two-factor sign-in, in a workspace that requires it (`require_two_factor`). */
+  two_factor_required: {
+    status: 403,
+    message: 'This workspace requires two-factor sign-in: turn it on for your account, then try again.',
+  },
   invalid_link: { status: 403, message: 'This download link is not valid for this file.' },
   link_expired: { status: 403, message: 'This download link has expired; retrieve the push again for a new one.' },
   network_not_allowed: { status: 403, message: 'This push cannot be opened from your network.' },

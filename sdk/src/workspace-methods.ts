@@ -11,10 +11,12 @@ import {
   listWorkspaces as genListWorkspaces,
   removeWorkspaceMember as genRemoveWorkspaceMember,
   transferWorkspace as genTransferWorkspace,
+  updateWorkspace as genUpdateWorkspace,
   updateWorkspaceMember as genUpdateWorkspaceMember,
 } from './generated/sdk.gen.js';
 import type {
   AssignableRole,
+  UpdateWorkspaceRequest,
   Workspace,
   WorkspaceList,
   WorkspaceMember,
@@ -35,6 +37,15 @@ export interface WorkspaceMethods {
   listAccounts(options?: RequestOptions): Promise<Workspace[]>;
   /** Makes a workspace; the caller is its owner. Not retried automatically (a retry could make a second one). */
   createWorkspace(name: string, options?: RequestOptions): Promise<Workspace>;
+  /**
+   * Changes the workspace's name and sign-in rules (`require_two_factor`, `sso_domain`): its owner and admins, signed
+   * in as themselves. Answers the workspace as the caller now sees it.
+   */
+  updateWorkspace(
+    workspaceId: number,
+    settings: UpdateWorkspaceRequest['workspace'],
+    options?: RequestOptions,
+  ): Promise<Workspace>;
   /** The workspace's members, the owner first (any member may read them; 404 for a workspace the caller is not in). */
   listWorkspaceMembers(workspaceId: number, options?: RequestOptions): Promise<WorkspaceMember[]>;
   /** Gives a member another role (the owner and admins; never `owner`: see transferWorkspace). */
@@ -63,6 +74,12 @@ export function workspaceMethods(send: Send): WorkspaceMethods {
     async createWorkspace(name, opts) {
       return (await send<Workspace>((x) => genCreateWorkspace({ ...x, body: { workspace: { name } } }), opts, 'never'))
         .data;
+    },
+    // Safe to repeat: the same settings again leave the workspace as the first call left it.
+    async updateWorkspace(workspaceId, settings, opts) {
+      const path = { workspace_id: workspaceId };
+      const body = { workspace: settings };
+      return (await send<Workspace>((x) => genUpdateWorkspace({ ...x, path, body }), opts, 'safe')).data;
     },
     async listWorkspaceMembers(workspaceId, opts) {
       const path = { workspace_id: workspaceId };

@@ -238,7 +238,13 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
   const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer });
   let requests: RequestService | null = null;
-  const workspaces = guarded(createWorkspaceService(createWorkspaceRepository(db), createMemberRepository(db)));
+  const workspaces = guarded(
+    createWorkspaceService(
+      createWorkspaceRepository(db),
+      createMemberRepository(db),
+      settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
+    ),
+  );
   const pushes = guarded(
     createPushService({
       repository,

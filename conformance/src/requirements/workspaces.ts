@@ -325,4 +325,36 @@ export const workspaceRequirements = define('TEAM', [
       expectEqual(await owner(), before, 'the owner after the refused changes');
     },
   },
+  {
+    id: 'TEAM-012',
+    title: "updateWorkspace: the owner's change answers the workspace with its sign-in rules; an outsider's is 404",
+    source: 'spec: paths/workspaces-{workspace_id}-settings.yaml, components/schemas/Workspace.yaml',
+    needs: ['workspaces', 'token', 'tokenB'],
+    async run(ctx) {
+      const id = await workspace(ctx);
+      const params = { workspace_id: String(id) };
+      // The shared workspace keeps its name (later runs find it by it): the owner sets it again, rules unchanged.
+      const own = await ctx.call('updateWorkspace', {
+        as: 'a',
+        params,
+        body: { workspace: { name: SHARED_NAME, require_two_factor: false } },
+      });
+      expectStatus(own, 200);
+      const answered = own.body as Workspace & { require_two_factor?: unknown; sso_domain?: unknown };
+      expectEqual([answered.id, answered.name, answered.role], [id, SHARED_NAME, 'owner'], 'the answer');
+      expectEqual(answered.require_two_factor, false, 'require_two_factor');
+      expect(
+        answered.sso_domain === null || typeof answered.sso_domain === 'string',
+        'sso_domain is neither null nor a string',
+      );
+      const outsider = await ctx.call('updateWorkspace', {
+        as: 'b',
+        params,
+        body: { workspace: { name: `taken over ${unique('team')}` } },
+      });
+      expectStatus(outsider, 404);
+      const mine = (await workspacesOf(ctx, 'listWorkspaces')).find((w) => w.id === id);
+      expectEqual(mine?.name, SHARED_NAME, "the workspace's name after the outsider's change");
+    },
+  },
 ]);

@@ -296,7 +296,7 @@ export type VersionReport = {
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);
- * `forbidden`, `insufficient_scope`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
+ * `forbidden`, `insufficient_scope`, `two_factor_required`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -1468,6 +1468,19 @@ export type Workspace = {
     id: number;
     name: string;
     role: WorkspaceRole;
+    /**
+     * Whether the workspace requires two-factor sign-in of its members: a member whose account has no two-factor
+     * authentication turned on is refused (403 `two_factor_required`) in everything the workspace holds until they
+     * turn it on. The workspace's own API keys are not affected. Set by `updateWorkspace`.
+     *
+     */
+    require_two_factor: boolean;
+    /**
+     * The email domain tied to the workspace (lower case), or null: a person of that domain who signs in by the
+     * instance's single sign-on for the first time joins the workspace as a `member`. Set by `updateWorkspace`.
+     *
+     */
+    sso_domain: string | null;
     created_at: Timestamp;
     updated_at: Timestamp;
 };
@@ -1489,6 +1502,31 @@ export type CreateWorkspaceRequest = {
          * The workspace's name, 1 to 100 characters, not only spaces.
          */
         name: string;
+    };
+};
+
+/**
+ * The body of `updateWorkspace`; each field given is changed, the others are kept.
+ */
+export type UpdateWorkspaceRequest = {
+    workspace: {
+        /**
+         * The workspace's new name, 1 to 100 characters, not only spaces.
+         */
+        name?: string;
+        /**
+         * Require two-factor sign-in of every member. Turning it on needs two-factor authentication on the caller's own
+         * account (422 otherwise: nobody locks themselves out).
+         *
+         */
+        require_two_factor?: boolean;
+        /**
+         * The email domain whose people join the workspace at their first single sign-on (null: none). Needs single
+         * sign-on on the instance (allowing that domain), an address of that domain on the caller's own account, and
+         * no other workspace tied to it (422 otherwise).
+         *
+         */
+        sso_domain?: string | null;
     };
 };
 
@@ -2111,7 +2149,7 @@ export type CreatePushErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2193,7 +2231,7 @@ export type ListActivePushesErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2258,7 +2296,7 @@ export type ListExpiredPushesErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2316,7 +2354,7 @@ export type ExpirePushErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2522,7 +2560,7 @@ export type GetPushAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2824,7 +2862,7 @@ export type RevokeRequestErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2948,7 +2986,7 @@ export type PreviewRequestErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3092,7 +3130,7 @@ export type GetRequestAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3154,7 +3192,7 @@ export type ListApiKeysErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3204,7 +3242,7 @@ export type CreateApiKeyErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3409,6 +3447,73 @@ export type ListAccountsResponses = {
 
 export type ListAccountsResponse = ListAccountsResponses[keyof ListAccountsResponses];
 
+export type UpdateWorkspaceData = {
+    body: UpdateWorkspaceRequest;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/settings';
+};
+
+export type UpdateWorkspaceErrors = {
+    /**
+     * The body is not JSON (`invalid_json`), does not decode as its `Content-Encoding` says (`invalid_encoding`), is sent as another media type than `application/json` (`unsupported_media_type`), or has no `workspace` object (`bad_request`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * A field of `workspace` breaks a rule (`validation_failed`): a name outside 1..100 characters or only spaces; `require_two_factor` turned on by a caller without two-factor sign-in; an `sso_domain` on an instance without single sign-on (or one it does not allow), not of the caller's own address, or tied to another workspace. `errors` lists messages per field and `error` names the first.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type UpdateWorkspaceError = UpdateWorkspaceErrors[keyof UpdateWorkspaceErrors];
+
+export type UpdateWorkspaceResponses = {
+    /**
+     * The workspace, changed.
+     */
+    200: Workspace;
+};
+
+export type UpdateWorkspaceResponse = UpdateWorkspaceResponses[keyof UpdateWorkspaceResponses];
+
 export type ListWorkspaceMembersData = {
     body?: never;
     path: {
@@ -3431,7 +3536,7 @@ export type ListWorkspaceMembersErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3494,7 +3599,7 @@ export type RemoveWorkspaceMemberErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3561,7 +3666,7 @@ export type UpdateWorkspaceMemberErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3632,7 +3737,7 @@ export type TransferWorkspaceErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3695,7 +3800,7 @@ export type LeaveWorkspaceErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3817,7 +3922,7 @@ export type NotifyEmailsErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**

@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceData, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -645,6 +645,37 @@ export function handleListAccounts(response?: HandleListAccountsResponse | HttpR
     }, options);
 }
 
+export type HandleUpdateWorkspaceResponse = {
+    body: UpdateWorkspaceResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `POST /api/v2/workspaces/{workspace_id}/settings` operation.
+ */
+export function handleUpdateWorkspace(response?: HandleUpdateWorkspaceResponse | HttpResponseResolver<{
+    workspace_id: string;
+}, UpdateWorkspaceData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        workspace_id: string;
+    }, UpdateWorkspaceData['body']>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/settings`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type HandleListWorkspaceMembersResponse = {
     body: ListWorkspaceMembersResponses[200];
     status?: 200;
@@ -1231,6 +1262,10 @@ export type MswHandlerFactories = {
      */
     listAccounts: typeof handleListAccounts;
     /**
+     * Handler for the `POST /api/v2/workspaces/{workspace_id}/settings` operation.
+     */
+    updateWorkspace: typeof handleUpdateWorkspace;
+    /**
      * Handler for the `GET /api/v2/workspaces/{workspace_id}/members` operation.
      */
     listWorkspaceMembers: typeof handleListWorkspaceMembers;
@@ -1333,6 +1368,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         listWorkspaces: wrap(handleListWorkspaces),
         createWorkspace: wrap(handleCreateWorkspace),
         listAccounts: wrap(handleListAccounts),
+        updateWorkspace: wrap(handleUpdateWorkspace),
         listWorkspaceMembers: wrap(handleListWorkspaceMembers),
         removeWorkspaceMember: wrap(handleRemoveWorkspaceMember),
         updateWorkspaceMember: wrap(handleUpdateWorkspaceMember),
@@ -1370,6 +1406,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.previewRequest, overrides.previewRequest),
             invoke(pick.respondToRequest, overrides.respondToRequest),
             invoke(pick.getRequestAudit, overrides.getRequestAudit),
+            invoke(pick.updateWorkspace, overrides.updateWorkspace),
             invoke(pick.listWorkspaceMembers, overrides.listWorkspaceMembers),
             invoke(pick.leaveWorkspace, overrides.leaveWorkspace),
             invoke(pick.notifyEmails, overrides.notifyEmails),

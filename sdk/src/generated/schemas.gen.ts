@@ -515,7 +515,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);\n`forbidden`, `insufficient_scope`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);\n`forbidden`, `insufficient_scope`, `two_factor_required`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -2672,6 +2672,8 @@ export const WorkspaceSchema = {
         'id',
         'name',
         'role',
+        'require_two_factor',
+        'sso_domain',
         'created_at',
         'updated_at'
     ],
@@ -2690,6 +2692,18 @@ export const WorkspaceSchema = {
         },
         role: {
             $ref: '#/components/schemas/WorkspaceRole'
+        },
+        require_two_factor: {
+            type: 'boolean',
+            description: 'Whether the workspace requires two-factor sign-in of its members: a member whose account has no two-factor\nauthentication turned on is refused (403 `two_factor_required`) in everything the workspace holds until they\nturn it on. The workspace\'s own API keys are not affected. Set by `updateWorkspace`.\n'
+        },
+        sso_domain: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 253,
+            description: 'The email domain tied to the workspace (lower case), or null: a person of that domain who signs in by the\ninstance\'s single sign-on for the first time joins the workspace as a `member`. Set by `updateWorkspace`.\n'
         },
         created_at: {
             $ref: '#/components/schemas/Timestamp'
@@ -2730,6 +2744,45 @@ export const CreateWorkspaceRequestSchema = {
                     maxLength: 100,
                     pattern: '\\S',
                     description: 'The workspace\'s name, 1 to 100 characters, not only spaces.'
+                }
+            }
+        }
+    }
+} as const;
+
+export const UpdateWorkspaceRequestSchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'The body of `updateWorkspace`; each field given is changed, the others are kept.',
+    required: [
+        'workspace'
+    ],
+    properties: {
+        workspace: {
+            type: 'object',
+            maxProperties: 8,
+            minProperties: 1,
+            properties: {
+                name: {
+                    type: 'string',
+                    minLength: 1,
+                    maxLength: 100,
+                    pattern: '\\S',
+                    description: 'The workspace\'s new name, 1 to 100 characters, not only spaces.'
+                },
+                require_two_factor: {
+                    type: 'boolean',
+                    description: 'Require two-factor sign-in of every member. Turning it on needs two-factor authentication on the caller\'s own\naccount (422 otherwise: nobody locks themselves out).\n'
+                },
+                sso_domain: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    minLength: 3,
+                    maxLength: 253,
+                    pattern: '^[A-Za-z0-9][A-Za-z0-9.-]*\\.[A-Za-z]{2,63}$',
+                    description: 'The email domain whose people join the workspace at their first single sign-on (null: none). Needs single\nsign-on on the instance (allowing that domain), an address of that domain on the caller\'s own account, and\nno other workspace tied to it (422 otherwise).\n'
                 }
             }
         }

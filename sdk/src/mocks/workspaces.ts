@@ -26,6 +26,7 @@ interface StoredWorkspace {
   id: number;
   name: string;
   createdAt: string;
+  updatedAt: string;
   members: Map<string, WorkspaceRole>;
   /** When each member joined (the list's order after the owner). */
   joined: Map<string, string>;
@@ -71,6 +72,7 @@ export class MockWorkspaces {
       id: this.nextId++,
       name: name.trim(),
       createdAt: new Date(now).toISOString(),
+      updatedAt: new Date(now).toISOString(),
       members: new Map([[email, 'owner']]),
       joined: new Map([[email, new Date(now).toISOString()]]),
     };
@@ -165,6 +167,31 @@ export class MockWorkspaces {
     return this.member(w, subjectEmail!);
   }
 
+  /**
+   * `updateWorkspace`, by the server's rules: its owner and admins rename it. The mock's accounts have no two-factor
+   * sign-in and it has no single sign-on, so turning `require_two_factor` on or tying an `sso_domain` is refused as
+   * the server refuses them for such a caller and instance (422).
+   */
+  update(workspaceId: number, email: string, body: unknown, now: number, keyWorkspace: number | null): Workspace {
+    const change = settingsOf(body);
+    const w = this.workspaces.get(workspaceId);
+    const role = w?.members.get(email);
+    if (!w || !role) throw workspaceNotFound();
+    if (keyWorkspace !== null)
+      throw new ApiError('forbidden', "A workspace's API key may not change the workspace's settings.");
+    if (!MANAGES.has(role))
+      throw new ApiError('forbidden', "Only the workspace's owner and admins change its settings.");
+    if (change.require_two_factor === true)
+      throw validationFailed({
+        require_two_factor: ['turn on two-factor sign-in for your own account first (nobody locks themselves out)'],
+      });
+    if (typeof change.sso_domain === 'string')
+      throw validationFailed({ sso_domain: ['this instance has no single sign-on'] });
+    if (change.name !== undefined) w.name = change.name.trim();
+    w.updatedAt = new Date(now).toISOString();
+    return this.record(w, role);
+  }
+
   reset(): void {
     this.workspaces.clear();
     this.userIds.clear();
@@ -182,7 +209,9 @@ export class MockWorkspaces {
   }
 
   private record(w: StoredWorkspace, role: WorkspaceRole): Workspace {
-    return { id: w.id, name: w.name, role, created_at: w.createdAt, updated_at: w.createdAt };
+    // The mock's accounts have no two-factor sign-in and it has no single sign-on: neither rule is ever on.
+    const rules = { require_two_factor: false, sso_domain: null };
+    return { id: w.id, name: w.name, role, ...rules, created_at: w.createdAt, updated_at: w.updatedAt };
   }
 }
 
@@ -236,6 +265,23 @@ export function workspaceRoutes<Ctx extends { request: Request; actor: MockActor
       },
     },
     {
+      operationId: 'updateWorkspace',
+      scope: 'workspaces:manage',
+      method: 'POST',
+      path: '/api/v2/workspaces/{workspace_id}/settings',
+      handle: async (ctx, p) => {
+        const email = owner(ctx);
+        const id = workspaceIdOf(p);
+        let body: unknown;
+        try {
+          body = await ctx.request.json();
+        } catch {
+          throw new ApiError('invalid_json');
+        }
+        return json(ctx, 'Workspace', workspaces.update(id, email, body, store.now(), keyWorkspaceOf(ctx)));
+      },
+    },
+    {
       operationId: 'listWorkspaceMembers',
       scope: 'workspaces:read',
       method: 'GET',
@@ -271,6 +317,31 @@ export function workspaceRoutes<Ctx extends { request: Request; actor: MockActor
       },
     };
   }
+}
+
+const DOMAIN = /^[A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,63}$/;
+
+/** updateWorkspace's body, by the contract's UpdateWorkspaceRequest (400 without a `workspace` object, else 422). */
+function settingsOf(body: unknown): { name?: string; require_two_factor?: boolean; sso_domain?: string | null } {
+  const input = (body as { workspace?: unknown } | null)?.workspace;
+  if (!input || typeof input !== 'object' || Array.isArray(input))
+    throw new ApiError('bad_request', 'The request body must be a JSON object with a "workspace" object.');
+  const { name, require_two_factor, sso_domain } = input as Record<string, unknown>;
+  if (name === undefined && require_two_factor === undefined && sso_domain === undefined)
+    throw validationFailed({ workspace: ['must name at least one of name, require_two_factor, sso_domain'] });
+  if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || name.length > 100))
+    throw validationFailed({ name: ['must be 1 to 100 characters, not only spaces'] });
+  if (require_two_factor !== undefined && typeof require_two_factor !== 'boolean')
+    throw validationFailed({ require_two_factor: ['must be true or false'] });
+  if (
+    sso_domain !== undefined &&
+    sso_domain !== null &&
+    (typeof sso_domain !== 'string' || sso_domain.length > 253 || !DOMAIN.test(sso_domain))
+  )
+    throw validationFailed({
+      sso_domain: ['must be a domain name such as example.com (at most 253 characters), or null'],
+    });
+  return input as { name?: string; require_two_factor?: boolean; sso_domain?: string | null };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

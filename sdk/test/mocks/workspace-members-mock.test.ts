@@ -3,7 +3,8 @@
  * the list (the owner first), 404 for a user outside the workspace, and the rules the server applies (the same
  * `judgeMemberChange`): the owner neither leaves, nor is removed, nor hands the workspace to themself (422); a member
  * the workspace does not have is 404; a role outside admin, member and auditor is 422. The mock has no invitations
- * yet, so a workspace there has its owner only.
+ * yet, so a workspace there has its owner only. Its settings (updateWorkspace): renamed by the owner; the two sign-in
+ * rules refused as the server refuses them where no account has two-factor sign-in and no single sign-on is set.
  */
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -47,5 +48,31 @@ describe('stateful mock: workspace members', () => {
     await expect(owner.updateWorkspaceMember(id, stranger, 'member')).rejects.toBeInstanceOf(NotFoundError);
     await expect(owner.updateWorkspaceMember(id, stranger, 'owner' as 'admin')).rejects.toBeInstanceOf(ValidationError);
     expect(await owner.listWorkspaceMembers(id)).toEqual([me]);
+  });
+
+  it('renames a workspace for its owner, refuses the rules it cannot keep (422) and outsiders (404)', async () => {
+    const baseUrl = 'http://mock-settings.test';
+    const mock = createMockServerHandlers({ baseUrl });
+    server.use(...mock.handlers);
+    const as = (token: string) => createSecretPushClient({ baseUrl, token, fetch: checker.fetch, maxRetries: 0 });
+    const owner = as(mock.users[0]!.token);
+    const other = as(mock.users[1]!.token);
+    const { id } = await owner.createWorkspace('Acme');
+
+    const renamed = await owner.updateWorkspace(id, { name: '  Acme support ', require_two_factor: false });
+    expect(renamed).toMatchObject({
+      id,
+      name: 'Acme support',
+      role: 'owner',
+      require_two_factor: false,
+      sso_domain: null,
+    });
+    expect((await owner.listWorkspaces()).map((w) => w.name)).toEqual(['Acme support']);
+    // The mock's accounts have no two-factor sign-in and it has no single sign-on: the server's 422s.
+    await expect(owner.updateWorkspace(id, { require_two_factor: true })).rejects.toBeInstanceOf(ValidationError);
+    await expect(owner.updateWorkspace(id, { sso_domain: 'example.com' })).rejects.toBeInstanceOf(ValidationError);
+    await expect(owner.updateWorkspace(id, {})).rejects.toBeInstanceOf(ValidationError);
+    await expect(other.updateWorkspace(id, { name: 'Taken' })).rejects.toBeInstanceOf(NotFoundError);
+    expect((await owner.listWorkspaces())[0]).toMatchObject({ name: 'Acme support', require_two_factor: false });
   });
 });

@@ -41,6 +41,7 @@ const FACADE: Record<string, keyof SecretPushClient> = {
   removeWorkspaceMember: 'removeWorkspaceMember',
   leaveWorkspace: 'leaveWorkspace',
   transferWorkspace: 'transferWorkspace',
+  updateWorkspace: 'updateWorkspace',
   createWebhook: 'createWebhook',
   listWebhooks: 'listWebhooks',
   getWebhook: 'getWebhook',

@@ -15,6 +15,7 @@ import { column, defineTable } from '../db/table.js';
 import { clientAddressKey } from '../client-address.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import { securityEvents } from './security-events.js';
+import { isUniqueViolation } from '../db/database-errors.js';
 
 /** A web-page session's user: `sessionVersion` changes on sign-out, which ends every session made before. */
 export interface AccountUser {
@@ -122,11 +123,6 @@ function accountOf(user: {
     ...(user.admin ? { admin: true } : {}),
     ...(user.locale ? { locale: user.locale } : {}),
   };
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; name?: string; cause?: { code?: string } };
-  return e?.name === 'UniqueConstraintViolationException' || e?.code === '23505' || e?.cause?.code === '23505';
 }
 
 export function createAccountService(

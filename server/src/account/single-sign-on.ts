@@ -24,6 +24,7 @@ import { column, defineTable } from '../db/table.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import type { AccountUser } from './account-service.js';
 import { claimUnproven, type Claimed } from './claim.js';
+import { joinByEmailDomain } from '../workspace/workspace-rules.js';
 import { providerFailure, type ProviderFailure, type ProviderStage } from './provider-failure.js';
 
 /** Where a failed call to the provider is reported (the server's log): its stage and cause, in codes, never a secret. */
@@ -296,8 +297,10 @@ export function createSingleSignOn(
 
     async account(claims, now = new Date()) {
       const [linked] = await db.query(S.linked, { issuer: claims.issuer, subject: claims.subject, now });
-      if (linked) return accountOf(linked);
-      return linkOrCreate(claims, now);
+      const user = linked ? accountOf(linked) : await linkOrCreate(claims, now);
+      // A workspace tied to the person's email domain takes them in as a member (issue 41; ../workspace/).
+      await joinByEmailDomain(db, user.userId, user.email, now);
+      return user;
     },
 
     async logoutUrl(postLogoutRedirectUri) {

@@ -89,3 +89,9 @@ export function guarded<T extends object>(service: T): T {
   }
   return out as T;
 }
+
+/** A unique constraint refused the write (SQLSTATE 23505), as pg or MikroORM reports it. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; cause?: { code?: string } };
+  return e?.name === 'UniqueConstraintViolationException' || e?.code === '23505' || e?.cause?.code === '23505';
+}

@@ -48,7 +48,12 @@ import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handle
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
 import { webhookHandlers, webhookValidationError } from './handlers/webhook-handlers.js';
-import { memberValidationError, workspaceHandlers, workspaceValidationError } from './handlers/workspace-handlers.js';
+import {
+  memberValidationError,
+  workspaceHandlers,
+  workspaceSettingsValidationError,
+  workspaceValidationError,
+} from './handlers/workspace-handlers.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
@@ -198,13 +203,15 @@ function v2Spec(core: Core): EdgeSpec {
         ? apiKeyValidationError(errors)
         : operationId === 'createWorkspace'
           ? workspaceValidationError(errors)
-          : operationId === 'updateWorkspaceMember'
-            ? memberValidationError(errors)
-            : operationId === 'createWebhook'
-              ? webhookValidationError(errors)
-              : operationId === 'notifyEmails'
-                ? topLevelValidationError(errors)
-                : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+          : operationId === 'updateWorkspace'
+            ? workspaceSettingsValidationError(errors)
+            : operationId === 'updateWorkspaceMember'
+              ? memberValidationError(errors)
+              : operationId === 'createWebhook'
+                ? webhookValidationError(errors)
+                : operationId === 'notifyEmails'
+                  ? topLevelValidationError(errors)
+                  : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
     pushFrame: (operationId) =>
       operationId === 'createPush' || operationId === 'respondToRequest'
         ? { wrapper: 'push', topLevel: false }
@@ -212,9 +219,11 @@ function v2Spec(core: Core): EdgeSpec {
           ? { wrapper: 'api_key', topLevel: false }
           : operationId === 'createWebhook'
             ? { wrapper: 'webhook', topLevel: false }
-            : operationId === 'notifyEmails'
-              ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
-              : undefined,
+            : operationId === 'updateWorkspace'
+              ? { wrapper: 'workspace', topLevel: false }
+              : operationId === 'notifyEmails'
+                ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
+                : undefined,
     routingPath: stripJsonSuffix,
   };
 }

@@ -40,6 +40,7 @@ interface Operations {
   listWorkspaces: Operation<G.ListWorkspacesData, G.ListWorkspacesResponses>;
   listAccounts: Operation<G.ListAccountsData, G.ListAccountsResponses>;
   createWorkspace: Operation<G.CreateWorkspaceData, G.CreateWorkspaceResponses>;
+  updateWorkspace: Operation<G.UpdateWorkspaceData, G.UpdateWorkspaceResponses>;
   listWorkspaceMembers: Operation<G.ListWorkspaceMembersData, G.ListWorkspaceMembersResponses>;
   updateWorkspaceMember: Operation<G.UpdateWorkspaceMemberData, G.UpdateWorkspaceMemberResponses>;
   removeWorkspaceMember: Operation<G.RemoveWorkspaceMemberData, G.RemoveWorkspaceMemberResponses>;

@@ -13,6 +13,7 @@ import { API_KEY_PREFIX, ApiError, type ApiKeyScope } from '@secret-push/rules';
 import type { CallerKey } from '../request-context.js';
 import { createApiKeyService, revokeEveryCredential, type ApiKeyService } from './api-keys.js';
 import { sql, type Db } from '../db/sql.js';
+import { isUniqueViolation } from '../db/database-errors.js';
 
 export interface UserService {
   /**
@@ -71,11 +72,6 @@ export const EMAIL = /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; name?: string; cause?: { code?: string } };
-  return e?.name === 'UniqueConstraintViolationException' || e?.code === '23505' || e?.cause?.code === '23505';
 }
 
 const U = {

@@ -7,6 +7,7 @@
 import type { WorkspaceRole } from '@secret-push/sdk/generated';
 import { MAX_MEMBERS_PER_WORKSPACE, type MemberChange, type MemberStanding } from '@secret-push/rules';
 import { sql, type Db } from '../db/sql.js';
+import { WORKSPACE_AUDIT, type WorkspaceAuditAction } from './workspace-audit.js';
 
 /** A member with their sign-in email. */
 export interface MemberRecord {
@@ -38,18 +39,6 @@ const M = {
   remove: sql<{ workspaceId: number; userId: string }>(
     'delete from workspace_members where workspace_id = :workspaceId and user_id = :userId',
   ),
-  audit: sql<{
-    workspaceId: number;
-    action: string;
-    actorId: string;
-    subjectId: string;
-    subjectEmail: string;
-    role: WorkspaceRole | null;
-    now: Date;
-  }>(
-    `insert into workspace_audit (workspace_id, action, actor_id, subject_id, subject_email, role, at)
-     values (:workspaceId, :action, :actorId, :subjectId, :subjectEmail, :role, :now)`,
-  ),
 };
 
 const fromRow = (r: MemberRow): MemberRecord => ({
@@ -59,7 +48,7 @@ const fromRow = (r: MemberRow): MemberRecord => ({
   joinedAt: new Date(r.created_at),
 });
 
-const ACTION: Record<MemberChange['kind'], string> = {
+const ACTION: Record<MemberChange['kind'], WorkspaceAuditAction> = {
   role: 'role_changed',
   remove: 'member_removed',
   leave: 'member_left',
@@ -111,7 +100,7 @@ export function createMemberRepository(db: Db): MemberRepository {
         } else {
           await tx.query(M.remove, { workspaceId, userId: target.userId });
         }
-        await tx.query(M.audit, {
+        await tx.query(WORKSPACE_AUDIT.insert, {
           workspaceId,
           action: ACTION[change.kind],
           actorId,

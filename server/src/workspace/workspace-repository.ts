@@ -5,31 +5,53 @@
  */
 import type { WorkspaceRole } from '@secret-push/sdk/generated';
 import { sql, type Db } from '../db/sql.js';
+import { changeSettings, type SettingsRefusal, type WorkspaceSettingsChange } from './workspace-rules.js';
 
 /** A workspace as its member sees it: with the member's role. */
 export interface MemberWorkspace {
   id: number;
   name: string;
   role: WorkspaceRole;
+  /** Its members need two-factor sign-in (`require_two_factor`). */
+  requireTwoFactor: boolean;
+  /** The email domain whose people join it at single sign-on, or null. */
+  ssoDomain: string | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A user's standing in a workspace: the role, and whether the workspace's two-factor rule shuts them out now. */
+interface Standing {
+  role: WorkspaceRole;
+  /** The workspace requires two-factor sign-in and the user's account has none. */
+  blocked: boolean;
 }
 
 /** Workspaces one user may own at once (and belong to, listed). */
 export const MAX_WORKSPACES_PER_USER = 100;
 
-type WorkspaceRow = { id: number; name: string; role: WorkspaceRole; created_at: Date; updated_at: Date };
+type WorkspaceRow = {
+  id: number;
+  name: string;
+  role: WorkspaceRole;
+  require_two_factor: boolean;
+  sso_domain: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
 
 const W = {
-  roleOf: sql<{ workspaceId: number; userId: string }, { role: WorkspaceRole }>(
-    'select role from workspace_members where workspace_id = :workspaceId and user_id = :userId',
+  roleOf: sql<{ workspaceId: number; userId: string }, { role: WorkspaceRole; blocked: boolean }>(
+    `select m.role, w.require_two_factor and u.totp_enabled_at is null as blocked
+     from workspace_members m join workspaces w on w.id = m.workspace_id join users u on u.id = m.user_id
+     where m.workspace_id = :workspaceId and m.user_id = :userId`,
     { prepare: true },
   ),
   byId: sql<{ workspaceId: number }, Omit<WorkspaceRow, 'role'>>(
-    'select id, name, created_at, updated_at from workspaces where id = :workspaceId',
+    'select id, name, require_two_factor, sso_domain, created_at, updated_at from workspaces where id = :workspaceId',
   ),
   listFor: sql<{ userId: string; limit: number }, WorkspaceRow>(
-    `select w.id, w.name, m.role, w.created_at, w.updated_at
+    `select w.id, w.name, m.role, w.require_two_factor, w.sso_domain, w.created_at, w.updated_at
      from workspace_members m join workspaces w on w.id = m.workspace_id
      where m.user_id = :userId order by w.created_at, w.id limit :limit`,
   ),
@@ -42,12 +64,12 @@ const W = {
        insert into workspaces (name, created_by, created_at, updated_at)
        select :name, :userId, :now, :now
        where (select count(*) from workspace_members where user_id = :userId and role = 'owner') < :limit
-       returning id, name, created_at, updated_at
+       returning id, name, require_two_factor, sso_domain, created_at, updated_at
      ), owner as (
        insert into workspace_members (workspace_id, user_id, role, created_at)
        select id, :userId, 'owner', :now from made
      )
-     select id, name, 'owner' as role, created_at, updated_at from made`,
+     select id, name, 'owner' as role, require_two_factor, sso_domain, created_at, updated_at from made`,
   ),
 };
 
@@ -55,25 +77,34 @@ const fromRow = (r: WorkspaceRow): MemberWorkspace => ({
   id: Number(r.id),
   name: r.name,
   role: r.role,
+  requireTwoFactor: r.require_two_factor,
+  ssoDomain: r.sso_domain,
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
 });
 
 export interface WorkspaceRepository {
-  /** The user's role in the workspace, or null: not a member (or no such workspace). */
-  roleOf(workspaceId: number, userId: string): Promise<WorkspaceRole | null>;
+  /** The user's standing in the workspace, or null: not a member (or no such workspace). */
+  roleOf(workspaceId: number, userId: string): Promise<Standing | null>;
   listFor(userId: string): Promise<MemberWorkspace[]>;
   /** The new workspace, its maker its owner; null when the maker already owns the most there may be. */
   create(userId: string, name: string, now: Date): Promise<MemberWorkspace | null>;
   /** The workspace seen with `role` (a workspace's API key sees its own workspace so), or null: no such workspace. */
   byId(workspaceId: number, role: WorkspaceRole): Promise<MemberWorkspace | null>;
+  /** `updateWorkspace`'s change by `userId` (./workspace-rules.ts), or why nothing changed. */
+  update(
+    workspaceId: number,
+    userId: string,
+    change: WorkspaceSettingsChange,
+    now: Date,
+  ): Promise<MemberWorkspace | SettingsRefusal>;
 }
 
 export function createWorkspaceRepository(db: Db): WorkspaceRepository {
   return {
     async roleOf(workspaceId, userId) {
       const [row] = await db.query(W.roleOf, { workspaceId, userId });
-      return row?.role ?? null;
+      return row ? { role: row.role, blocked: row.blocked } : null;
     },
     async listFor(userId) {
       return (await db.query(W.listFor, { userId, limit: MAX_WORKSPACES_PER_USER })).map(fromRow);
@@ -81,6 +112,10 @@ export function createWorkspaceRepository(db: Db): WorkspaceRepository {
     async byId(workspaceId, role) {
       const [row] = await db.query(W.byId, { workspaceId });
       return row ? fromRow({ ...row, role }) : null;
+    },
+    async update(workspaceId, userId, change, now) {
+      const changed = await changeSettings(db, workspaceId, userId, change, now);
+      return typeof changed === 'string' ? changed : fromRow(changed);
     },
     async create(userId, name, now) {
       const [row] = await db.query(W.create, { userId, name, now, limit: MAX_WORKSPACES_PER_USER });

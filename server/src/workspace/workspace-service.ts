@@ -14,6 +14,7 @@ import {
 import { keyWorkspace, type RequestContext } from '../request-context.js';
 import type { MemberRecord, MemberRepository } from './member-repository.js';
 import { MAX_WORKSPACES_PER_USER, type MemberWorkspace, type WorkspaceRepository } from './workspace-repository.js';
+import type { SettingsRefusal, WorkspaceSettingsChange } from './workspace-rules.js';
 
 /** What a caller may do in a workspace, by role. */
 const MAY_CREATE: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'member']);
@@ -63,6 +64,17 @@ export interface WorkspaceService {
     change: MemberChange,
     ctx: RequestContext,
   ): Promise<WorkspaceMember>;
+  /**
+   * `updateWorkspace`: the workspace's name and sign-in rules, changed by its owner or an admin signed in as
+   * themselves (a workspace's key → 403); 404 for a non-member, 422 for a field that breaks its rule. Audited.
+   */
+  update(workspaceId: number, change: WorkspaceSettingsChange, ctx: RequestContext): Promise<Workspace>;
+}
+
+/** What the instance's single sign-on allows, for `sso_domain` (null: no single sign-on). */
+export interface WorkspaceSignOn {
+  /** The email domains that may sign in (PWPUSH_OIDC_ALLOWED_DOMAINS); empty: any. */
+  allowedDomains: readonly string[];
 }
 
 const memberToWire = (m: MemberRecord): WorkspaceMember => ({
@@ -76,6 +88,8 @@ const toWire = (w: MemberWorkspace): Workspace => ({
   id: w.id,
   name: w.name,
   role: w.role,
+  require_two_factor: w.requireTwoFactor,
+  sso_domain: w.ssoDomain,
   created_at: w.createdAt.toISOString(),
   updated_at: w.updatedAt.toISOString(),
 });
@@ -85,7 +99,44 @@ function requireUser(ctx: RequestContext): string {
   return ctx.actor.userId;
 }
 
-export function createWorkspaceService(repository: WorkspaceRepository, members: MemberRepository): WorkspaceService {
+/** The refusal a member shut out by the workspace's two-factor rule gets, wherever they act in it. */
+const twoFactorRequired = () =>
+  new ApiError(
+    'two_factor_required',
+    'This workspace requires two-factor sign-in: turn it on for your account (the page /users/two_factor), then try again.',
+  );
+
+const SETTINGS_REFUSALS: Record<Exclude<SettingsRefusal, 'not_member'>, () => ApiError> = {
+  blocked: twoFactorRequired,
+  role: () => new ApiError('forbidden', "Only the workspace's owner and admins change its settings."),
+  own_two_factor: () =>
+    validationFailed({
+      require_two_factor: ['turn on two-factor sign-in for your own account first (nobody locks themselves out)'],
+    }),
+  domain_not_own: () => validationFailed({ sso_domain: ['must be the domain of your own email address'] }),
+  domain_taken: () => validationFailed({ sso_domain: ['another workspace is tied to this domain'] }),
+};
+
+/** Why the instance's single sign-on could never sign anyone of `domain` in, or null (or no domain: nothing to say). */
+function domainProblem(domain: string | null | undefined, signOn: WorkspaceSignOn | null): string | null {
+  if (domain == null) return null;
+  if (!signOn) return 'this instance has no single sign-on';
+  if (signOn.allowedDomains.length > 0 && !signOn.allowedDomains.includes(domain))
+    return "this instance's single sign-on does not allow this domain";
+  return null;
+}
+
+export function createWorkspaceService(
+  repository: WorkspaceRepository,
+  members: MemberRepository,
+  signOn: WorkspaceSignOn | null = null,
+): WorkspaceService {
+  /** A member's standing, once the workspace's two-factor rule lets them in; null: not a member. */
+  const standing = async (workspaceId: number, userId: string) => {
+    const found = await repository.roleOf(workspaceId, userId);
+    if (found?.blocked) throw twoFactorRequired();
+    return found;
+  };
   return {
     async list(ctx) {
       const own = keyWorkspace(ctx);
@@ -119,7 +170,7 @@ export function createWorkspaceService(repository: WorkspaceRepository, members:
         return { workspaceId, role: KEY_ROLE, seesAll: true };
       }
       // Asked on every request: a membership that ends ends its personal keys' rights here at once.
-      const role = await repository.roleOf(workspaceId, userId);
+      const role = (await standing(workspaceId, userId))?.role ?? null;
       if (role === null) throw new ApiError('forbidden', 'You are not a member of this workspace.');
       if (doing === 'create' && !MAY_CREATE.has(role))
         throw new ApiError('forbidden', `An ${role} of this workspace may not create in it.`);
@@ -132,23 +183,51 @@ export function createWorkspaceService(repository: WorkspaceRepository, members:
       if (ctx.actor.userId === null) return false;
       const own = keyWorkspace(ctx);
       if (own !== null) return own === workspaceId;
-      const role = await repository.roleOf(workspaceId, ctx.actor.userId);
-      return role !== null && (doing === 'expire' ? EXPIRES_EVERY_PUSH : SEES_EVERY_PUSH).has(role);
+      const found = await repository.roleOf(workspaceId, ctx.actor.userId);
+      return !!found && !found.blocked && (doing === 'expire' ? EXPIRES_EVERY_PUSH : SEES_EVERY_PUSH).has(found.role);
     },
 
     async members(workspaceId, ctx) {
-      const listed = await members.list(workspaceId, requireUser(ctx));
+      const userId = requireUser(ctx);
+      await standing(workspaceId, userId);
+      const listed = await members.list(workspaceId, userId);
       if (!listed) throw workspaceNotFound();
       return listed.map(memberToWire);
     },
 
     async changeMember(workspaceId, subjectId, change, ctx) {
       const userId = requireUser(ctx);
+      // Leaving stays open to a member the two-factor rule shuts out; every other change needs them let in.
+      if (change.kind !== 'leave') await standing(workspaceId, userId);
       const subject = change.kind === 'leave' ? userId : subjectId;
       const judge = judgeMemberChange.bind(null, change);
       const changed = await members.change(workspaceId, userId, subject, change, judge, ctx.now ?? new Date());
       if (!changed) throw workspaceNotFound();
       return memberToWire(changed);
+    },
+
+    async update(workspaceId, change, ctx) {
+      const userId = requireUser(ctx);
+      if (keyWorkspace(ctx) !== null)
+        throw new ApiError('forbidden', "A workspace's API key may not change the workspace's settings.");
+      const name = change.name?.trim();
+      if (name === '') throw validationFailed({ name: ['must not be empty'] });
+      const ssoDomain = change.ssoDomain == null ? change.ssoDomain : change.ssoDomain.toLowerCase();
+      const domainRefusal = domainProblem(ssoDomain, signOn);
+      if (domainRefusal) {
+        // A non-member learns nothing of the instance's rules: 404 first, as for every other refusal.
+        if (!(await repository.roleOf(workspaceId, userId))) throw workspaceNotFound();
+        throw validationFailed({ sso_domain: [domainRefusal] });
+      }
+      const changed = await repository.update(
+        workspaceId,
+        userId,
+        { ...change, ...(name === undefined ? {} : { name }), ...(ssoDomain === undefined ? {} : { ssoDomain }) },
+        ctx.now ?? new Date(),
+      );
+      if (changed === 'not_member') throw workspaceNotFound();
+      if (typeof changed === 'string') throw SETTINGS_REFUSALS[changed]();
+      return toWire(changed);
     },
   };
 }

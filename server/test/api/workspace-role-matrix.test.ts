@@ -44,6 +44,11 @@ const PROBES: Record<string, Probe> = {
     path: (id) => `/api/v2/workspaces/${id}/leave`,
     expect: { owner: 422, admin: 200, member: 200, auditor: 200, ...outside },
   },
+  updateWorkspace: {
+    path: (id) => `/api/v2/workspaces/${id}/settings`,
+    body: () => ({ workspace: { name: 'Renamed' } }),
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside },
+  },
   transferWorkspace: {
     path: (id, subject) => `${members(id)}/${subject}/ownership`,
     expect: { owner: 200, admin: 403, member: 403, auditor: 403, ...outside },
@@ -134,6 +139,9 @@ async function workspace(): Promise<number> {
 async function state(ids: number[]): Promise<unknown> {
   const q = (text: string) => api.db.query(text, [ids]);
   return {
+    workspaces: await q(
+      'select id, name, require_two_factor, sso_domain, updated_at from workspaces where id = any($1) order by 1',
+    ),
     members: await q(
       'select workspace_id, user_id, role from workspace_members where workspace_id = any($1) order by 1, 2',
     ),

@@ -94,6 +94,24 @@ export const workspaceAuthFaults = define('auth', [
     }),
   },
   {
+    name: 'workspace-settings-unchecked',
+    models: "updateWorkspace does not check the caller's membership: an outsider's change is made as its owner's",
+    killers: ['TEAM-012'],
+    start: () => {
+      // The credentials of the last caller whose updateWorkspace went through: a server that never checks who asks.
+      let accepted: string | undefined;
+      return {
+        request(ex) {
+          if (ex.op !== 'updateWorkspace' || accepted === undefined) return;
+          ex.requestHeaders = { ...ex.requestHeaders, authorization: accepted };
+        },
+        response(ex) {
+          if (ex.op === 'updateWorkspace' && ex.status === 200) accepted = ex.requestHeaders.authorization;
+        },
+      };
+    },
+  },
+  {
     name: 'members-list-unchecked',
     models:
       "listWorkspaceMembers answers anyone's request: an outsider gets the members (here: an empty list), not 404",

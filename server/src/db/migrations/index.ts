@@ -34,6 +34,7 @@ import { Migration20270121000000_workspaces } from './Migration20270121000000_wo
 import { Migration20270125000000_unused_routines } from './Migration20270125000000_unused_routines.js';
 import { Migration20270201000000_workspace_members } from './Migration20270201000000_workspace_members.js';
 import { Migration20270203000000_user_locale } from './Migration20270203000000_user_locale.js';
+import { Migration20270204000000_workspace_rules } from './Migration20270204000000_workspace_rules.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -70,4 +71,5 @@ export const migrationsList = [
   { name: 'Migration20270125000000_unused_routines', class: Migration20270125000000_unused_routines },
   { name: 'Migration20270201000000_workspace_members', class: Migration20270201000000_workspace_members },
   { name: 'Migration20270203000000_user_locale', class: Migration20270203000000_user_locale },
+  { name: 'Migration20270204000000_workspace_rules', class: Migration20270204000000_workspace_rules },
 ];

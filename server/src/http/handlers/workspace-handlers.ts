@@ -13,6 +13,7 @@ type WorkspaceHandlers = Pick<
   | 'listWorkspaces'
   | 'listAccounts'
   | 'createWorkspace'
+  | 'updateWorkspace'
   | 'listWorkspaceMembers'
   | 'updateWorkspaceMember'
   | 'removeWorkspaceMember'
@@ -33,6 +34,15 @@ export function workspaceHandlers(core: Core): WorkspaceHandlers {
       status: 201,
       body: await service().create(body.workspace.name, ctx),
     }),
+    updateWorkspace: async ({ params, body, ctx }) => {
+      const { name, require_two_factor, sso_domain } = body.workspace;
+      const change = {
+        ...(name === undefined ? {} : { name }),
+        ...(require_two_factor === undefined ? {} : { requireTwoFactor: require_two_factor }),
+        ...(sso_domain === undefined ? {} : { ssoDomain: sso_domain }),
+      };
+      return { status: 200, body: await service().update(Number(params.workspace_id), change, ctx) };
+    },
     listWorkspaceMembers: async ({ params, ctx }) => ({
       status: 200,
       body: await service().members(Number(params.workspace_id), ctx),
@@ -89,4 +99,36 @@ export function memberValidationError(errors: ErrorObject[]): ApiError {
   if (errors.every((e) => e.instancePath.startsWith('/requestBody/member/')))
     return validationFailed({ role: ['must be admin, member or auditor (ownership moves by transferWorkspace)'] });
   return new ApiError('bad_request', 'The request body must be a JSON object with a "member" object.');
+}
+
+const SETTING_RULES: Record<string, string> = {
+  name: 'must be 1 to 100 characters, not only spaces',
+  require_two_factor: 'must be true or false',
+  sso_domain: 'must be a domain name such as example.com (at most 253 characters), or null',
+};
+
+/**
+ * updateWorkspace's schema failures: a bad `workspace_id` → 400 `invalid_parameter`; a body without a `workspace`
+ * object → 400 `bad_request`; a field that breaks its rule, or none at all → 422 on that field
+ * (the contract's WorkspaceSettingsUnprocessable).
+ */
+export function workspaceSettingsValidationError(errors: ErrorObject[]): ApiError {
+  if (errors.some((e) => e.keyword === 'parse')) return new ApiError('invalid_json');
+  const parameter = errors.find((e) => e.instancePath.startsWith('/path/'));
+  if (parameter)
+    return new ApiError('invalid_parameter', `Invalid or missing parameter: ${parameter.instancePath.slice(6)}.`);
+  const inside = errors.filter(
+    (e) => e.instancePath.startsWith(WRAPPER) && !(e.instancePath === WRAPPER && e.keyword === 'type'),
+  );
+  if (inside.length === 0 || inside.length < errors.length)
+    return new ApiError('bad_request', 'The request body must be a JSON object with a "workspace" object.');
+  const fields: Record<string, string[]> = {};
+  for (const e of inside) {
+    const field = e.instancePath.slice(WRAPPER.length + 1).split('/')[0] ?? '';
+    if (field in SETTING_RULES) fields[field] = [SETTING_RULES[field]!];
+    else if (e.keyword === 'minProperties')
+      fields.workspace = ['must name at least one of name, require_two_factor, sso_domain'];
+    else fields.workspace = ['has too many fields'];
+  }
+  return validationFailed(fields);
 }
