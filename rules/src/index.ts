@@ -27,3 +27,4 @@ export * from './scopes.js';
 export * from './webhook-events.js';
 export * from './webhook-limits.js';
 export * from './workspaces.js';
+export * from './workspace-brand.js';

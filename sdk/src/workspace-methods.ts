@@ -5,6 +5,7 @@
  */
 import {
   createWorkspace as genCreateWorkspace,
+  getWorkspaceBrand as genGetWorkspaceBrand,
   leaveWorkspace as genLeaveWorkspace,
   listAccounts as genListAccounts,
   listWorkspaceMembers as genListWorkspaceMembers,
@@ -12,12 +13,15 @@ import {
   removeWorkspaceMember as genRemoveWorkspaceMember,
   transferWorkspace as genTransferWorkspace,
   updateWorkspace as genUpdateWorkspace,
+  updateWorkspaceBrand as genUpdateWorkspaceBrand,
   updateWorkspaceMember as genUpdateWorkspaceMember,
 } from './generated/sdk.gen.js';
 import type {
   AssignableRole,
   UpdateWorkspaceRequest,
+  UpdateWorkspaceBrandRequest,
   Workspace,
+  WorkspaceBrand,
   WorkspaceList,
   WorkspaceMember,
   WorkspaceMemberList,
@@ -61,6 +65,18 @@ export interface WorkspaceMethods {
   leaveWorkspace(workspaceId: number, options?: RequestOptions): Promise<WorkspaceMember>;
   /** The owner hands the workspace to another member and becomes an admin. */
   transferWorkspace(workspaceId: number, userId: string, options?: RequestOptions): Promise<WorkspaceMember>;
+  /** The brand the workspace's recipients see (any member; `configured` false: the instance's). */
+  getWorkspaceBrand(workspaceId: number, options?: RequestOptions): Promise<WorkspaceBrand>;
+  /**
+   * Replaces the workspace's brand (the owner and admins): fields left out are unset, except `logo` (base64; left
+   * out keeps the stored one, null removes it). 422 on a colour too light, a link that is not https, a logo of
+   * another kind or an SVG that could run script.
+   */
+  updateWorkspaceBrand(
+    workspaceId: number,
+    brand: UpdateWorkspaceBrandRequest['brand'],
+    options?: RequestOptions,
+  ): Promise<WorkspaceBrand>;
 }
 
 export function workspaceMethods(send: Send): WorkspaceMethods {
@@ -102,6 +118,16 @@ export function workspaceMethods(send: Send): WorkspaceMethods {
     async transferWorkspace(workspaceId, userId, opts) {
       const path = { workspace_id: workspaceId, user_id: userId };
       return (await send<WorkspaceMember>((x) => genTransferWorkspace({ ...x, path }), opts, 'never')).data;
+    },
+    async getWorkspaceBrand(workspaceId, opts) {
+      const path = { workspace_id: workspaceId };
+      return (await send<WorkspaceBrand>((x) => genGetWorkspaceBrand({ ...x, path }), opts, 'safe')).data;
+    },
+    // Not retried automatically, as the other changes of a workspace: each one is an entry of its audit trail.
+    async updateWorkspaceBrand(workspaceId, brand, opts) {
+      const path = { workspace_id: workspaceId };
+      const body = { brand };
+      return (await send<WorkspaceBrand>((x) => genUpdateWorkspaceBrand({ ...x, path, body }), opts, 'never')).data;
     },
   };
 }

@@ -27,6 +27,7 @@ import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
 import { poolDb, sql } from './db/sql.js';
 import { startJobQueue, type JobQueue, type QueueDepth, type QueueOptions } from './jobs/queue.js';
 import { createMailer } from './mail/mailer.js';
+import type { MailBrandOf } from './mail/messages.js';
 import { createNotifyService, notifyDelivery, NOTIFY_QUEUE, type NotifyService } from './mail/notify-service.js';
 import type { MailMetrics } from './mail/send-each.js';
 import { FileObjects } from './files/file-objects.js';
@@ -42,6 +43,12 @@ import { createRequestRepository } from './request/request-repository.js';
 import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
 import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
+import { createBrandRepository } from './workspace/brand-repository.js';
+import {
+  createWorkspaceBrandService,
+  mailBrandResolver,
+  type WorkspaceBrandService,
+} from './workspace/brand-service.js';
 import { createMemberRepository } from './workspace/member-repository.js';
 import { createWorkspaceRepository } from './workspace/workspace-repository.js';
 import { createWorkspaceService, type WorkspaceService } from './workspace/workspace-service.js';
@@ -78,6 +85,8 @@ export interface Core {
   users: UserService;
   /** Workspaces (issue 41): the caller's list, a new one; optional so that HTTP test doubles need not provide it. */
   workspaces?: WorkspaceService;
+  /** A workspace's brand (issue 42): its operations, and what its recipients' pages and mails carry; optional too. */
+  workspaceBrands?: WorkspaceBrandService;
   /** Emailing a push's link (`notifyEmails`); optional so that HTTP test doubles need not provide it. */
   notify?: NotifyService;
   /** The webhooks of owners (`createWebhook`, …); absent when PWPUSH_WEBHOOKS is false (the routes answer 404). */
@@ -229,22 +238,15 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const files = await openFiles(settings, keyring, opts);
   const repository = createPushRepository(db, files ? (keys) => void files.remove(keys) : undefined);
   const accounts = guarded(createAccountService(orm, db, settings));
-  const jobs = await startJobs(settings, opts, db, repository, keyring);
+  const { workspaces, workspaceBrands, mailBrandOf } = workspaceServices(db, settings);
+  const jobs = await startJobs(settings, opts, db, repository, keyring, mailBrandOf);
   const hooks = jobs?.webhooks ?? null;
   // Not guarded as a whole: its synchronous checks run inside the push service's own (guarded) create.
   const notify = createNotifyService({ db, settings, pushes: repository, queue: jobs?.queue ?? null });
   // Who may open a push (issue 42): codes go out at once through a mailer of their own (the recipient is waiting).
-  const codeMailer =
-    settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
-  const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer });
+  const codeMailer = await mailerOf(settings);
+  const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer, mailBrandOf });
   let requests: RequestService | null = null;
-  const workspaces = guarded(
-    createWorkspaceService(
-      createWorkspaceRepository(db),
-      createMemberRepository(db),
-      settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
-    ),
-  );
   const pushes = guarded(
     createPushService({
       repository,
@@ -309,6 +311,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     users,
     admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes })),
     workspaces,
+    workspaceBrands,
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
     ...(hooks?.service ? { webhooks: guarded(hooks.service) } : {}),
     web: {
@@ -346,17 +349,43 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
  * enqueued then). A server with webhooks but no relay does not start (or load) the job queue: webhook deliveries are
  * sent from their own table (webhooks/dispatcher.ts).
  */
+/** A mailer on the SMTP relay of PWPUSH_SMTP_URL, or null without one. */
+async function mailerOf(settings: Settings) {
+  return settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
+}
+
+/**
+ * Workspaces (issue 41) and their brands (issue 42), with the brand of the mails of a workspace's pushes and
+ * requests (`mailBrandOf`, which the mail jobs and the access codes take).
+ */
+function workspaceServices(db: ReturnType<typeof poolDb>, settings: Settings) {
+  const repository = createWorkspaceRepository(db);
+  const brands = createBrandRepository(db);
+  return {
+    workspaces: guarded(
+      createWorkspaceService(
+        repository,
+        createMemberRepository(db),
+        settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
+      ),
+    ),
+    workspaceBrands: guarded(createWorkspaceBrandService(repository, brands)),
+    mailBrandOf: mailBrandResolver(brands, settings.brand),
+  };
+}
+
 async function startJobs(
   settings: Settings,
   opts: CoreOptions,
   db: ReturnType<typeof poolDb>,
   pushes: ReturnType<typeof createPushRepository>,
   keyring: ReturnType<typeof createKeyring>,
+  mailBrandOf: MailBrandOf,
 ): Promise<{ queue: JobQueue | null; webhooks: WebhookArea | null; stop(): Promise<void> } | null> {
   // Anything that sends mail needs the relay: pushes' links (when PWPUSH_NOTIFY_BY_EMAIL allows) and account emails.
   if (settings.mail.smtpUrl === null && !settings.webhooks.enabled) return null;
   if (settings.mail.smtpUrl !== null) mailLinkBase(settings); // refuses a relay without PWPUSH_PUBLIC_BASE_URL
-  const mailer = settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
+  const mailer = await mailerOf(settings);
   const queue = mailer
     ? await startJobQueue(settings.databaseUrl!, {
         ...opts.queue,
@@ -377,9 +406,9 @@ async function startJobs(
       // 2 s, between messages).
       const batch = { batchSize: 4 };
       const metrics = opts.metrics?.mail;
-      await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics }), batch);
+      await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics, mailBrandOf }), batch);
       await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer), batch);
-      await queue.work(REQUEST_MAIL_QUEUE, requestMailDelivery({ db, settings, mailer, metrics }), batch);
+      await queue.work(REQUEST_MAIL_QUEUE, requestMailDelivery({ db, settings, mailer, metrics, mailBrandOf }), batch);
     }
   }
   const webhooks =

@@ -357,4 +357,53 @@ export const workspaceRequirements = define('TEAM', [
       expectEqual(mine?.name, SHARED_NAME, "the workspace's name after the outsider's change");
     },
   },
+  {
+    id: 'TEAM-013',
+    title:
+      "A workspace's brand refuses a light accent and a javascript: link (422 per field), keeps it, hides it (404)",
+    source: 'spec: paths/workspaces-{workspace_id}-brand.yaml (updateWorkspaceBrand 422; getWorkspaceBrand 404 alike)',
+    needs: ['workspaces', 'token', 'tokenB'],
+    async run(ctx) {
+      const params = { workspace_id: String(await workspace(ctx)) };
+      const set = await ctx.call('updateWorkspaceBrand', {
+        as: 'a',
+        params,
+        body: { brand: { name: 'Conformance', accent_color: '#0B5CAD', imprint_url: 'https://example.org/imprint' } },
+      });
+      expectStatus(set, 200);
+      expectEqual((set.body as { accent_color: string }).accent_color, '#0b5cad', 'the stored accent colour');
+      const read = async () => {
+        const res = await ctx.call('getWorkspaceBrand', { as: 'a', params });
+        expectStatus(res, 200);
+        return res.body;
+      };
+      const before = await read();
+      for (const [field, value] of [
+        ['accent_color', '#77bbff'],
+        ['imprint_url', 'javascript:alert(1)'],
+      ] as const) {
+        const refused = await ctx.call('updateWorkspaceBrand', {
+          as: 'a',
+          params,
+          body: { brand: { [field]: value } },
+        });
+        expectStatus(refused, 422);
+        expectCode(refused, 'validation_failed');
+        expect(
+          Object.keys((refused.body as { errors?: object }).errors ?? {}).includes(field),
+          `the 422 names no error on ${field}: ${refused.text.slice(0, 200)}`,
+        );
+      }
+      expectEqual(await read(), before, 'the brand after the refused changes');
+      for (const operation of ['getWorkspaceBrand', 'updateWorkspaceBrand'] as const) {
+        const outsider = await ctx.call(operation, {
+          as: 'b',
+          params,
+          ...(operation === 'updateWorkspaceBrand' ? { body: { brand: { name: 'Hijacked' } } } : {}),
+        });
+        expectStatus(outsider, 404);
+      }
+      expectEqual(await read(), before, "the brand after the outsider's change");
+    },
+  },
 ]);

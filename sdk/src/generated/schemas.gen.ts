@@ -2865,6 +2865,214 @@ export const UpdateWorkspaceMemberRequestSchema = {
     }
 } as const;
 
+export const WorkspaceBrandLogoSchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'The workspace\'s logo, as stored and served by this server.',
+    required: [
+        'url',
+        'content_type',
+        'bytes'
+    ],
+    properties: {
+        url: {
+            type: 'string',
+            maxLength: 200,
+            description: 'Where this server serves it: `/brand/ws-<workspace_id>/logo.<ext>?v=<version>` (relative to the instance\'s base URL), with an ETag.'
+        },
+        content_type: {
+            type: 'string',
+            enum: [
+                'image/png',
+                'image/jpeg',
+                'image/webp',
+                'image/svg+xml'
+            ],
+            description: 'Its kind, as its content says (not the name it was sent under).'
+        },
+        bytes: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 262144
+        }
+    }
+} as const;
+
+export const WorkspaceBrandSchema = {
+    type: 'object',
+    maxProperties: 16,
+    description: 'A workspace\'s brand (`getWorkspaceBrand`, `updateWorkspaceBrand`): what the recipients of its pushes and requests\nsee on their pages and in their mails instead of the instance\'s brand. `configured` false: the workspace has none,\nand its recipients see the instance\'s. There is no custom CSS per workspace (only the instance operator\'s).\n',
+    required: [
+        'workspace_id',
+        'configured',
+        'name',
+        'accent_color',
+        'header_color',
+        'footer_text',
+        'imprint_url',
+        'privacy_url',
+        'logo',
+        'updated_at'
+    ],
+    properties: {
+        workspace_id: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 2147483647
+        },
+        configured: {
+            type: 'boolean',
+            description: 'Whether the workspace has a brand (its recipients see it) or not (they see the instance\'s).'
+        },
+        name: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 100,
+            description: 'The name the recipients see; null with a brand set means the workspace\'s own name.'
+        },
+        accent_color: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 7,
+            description: 'Links and buttons (`#rrggbb`); null means the instance\'s.'
+        },
+        header_color: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 7,
+            description: 'The page header\'s background (`#rrggbb`); its text is black or white, whichever reads better.'
+        },
+        footer_text: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 300
+        },
+        imprint_url: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 2048,
+            format: 'uri'
+        },
+        privacy_url: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 2048,
+            format: 'uri'
+        },
+        logo: {
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    $ref: '#/components/schemas/WorkspaceBrandLogo'
+                }
+            ]
+        },
+        updated_at: {
+            description: 'When the brand was last set; null when it never was.',
+            oneOf: [
+                {
+                    type: 'null'
+                },
+                {
+                    $ref: '#/components/schemas/Timestamp'
+                }
+            ]
+        }
+    }
+} as const;
+
+export const UpdateWorkspaceBrandRequestSchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'The body of `updateWorkspaceBrand`: the whole brand, replacing the one stored. A field absent or null is unset\n(the instance\'s look for it), except `logo`: absent keeps the stored logo, null removes it, a base64 string sets it.\n',
+    required: [
+        'brand'
+    ],
+    properties: {
+        brand: {
+            type: 'object',
+            maxProperties: 16,
+            properties: {
+                name: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 100,
+                    description: 'The name the recipients see (one line); unset, the workspace\'s own name.'
+                },
+                accent_color: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 7,
+                    pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$',
+                    description: '`#rrggbb` or `#rgb`, dark enough for 4.5:1 (WCAG 2.1 AA) on the pages\' light backgrounds and under white text, the instance\'s own rule (else 422).'
+                },
+                header_color: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 7,
+                    pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$',
+                    description: '`#rrggbb` or `#rgb`; its text is black or white, whichever contrasts more.'
+                },
+                footer_text: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 300,
+                    description: 'One line of plain text at the foot of the pages and mails.'
+                },
+                imprint_url: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 2048,
+                    description: 'An absolute `https://` URL without credentials (else 422).'
+                },
+                privacy_url: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 2048,
+                    description: 'An absolute `https://` URL without credentials (else 422).'
+                },
+                logo: {
+                    type: [
+                        'string',
+                        'null'
+                    ],
+                    maxLength: 349528,
+                    contentEncoding: 'base64',
+                    description: 'The logo\'s bytes in base64, at most 256 KiB decoded: PNG, JPEG, WebP or SVG, judged by its content. An SVG with script, event handlers, `javascript:` links, `foreignObject` or entities is refused (422); every logo is served with a policy that runs nothing.'
+                }
+            }
+        }
+    }
+} as const;
+
 export const NotifyEmailsRequestSchema = {
     type: 'object',
     maxProperties: 64,

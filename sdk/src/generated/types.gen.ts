@@ -1566,6 +1566,93 @@ export type UpdateWorkspaceMemberRequest = {
 };
 
 /**
+ * The workspace's logo, as stored and served by this server.
+ */
+export type WorkspaceBrandLogo = {
+    /**
+     * Where this server serves it: `/brand/ws-<workspace_id>/logo.<ext>?v=<version>` (relative to the instance's base URL), with an ETag.
+     */
+    url: string;
+    /**
+     * Its kind, as its content says (not the name it was sent under).
+     */
+    content_type: 'image/png' | 'image/jpeg' | 'image/webp' | 'image/svg+xml';
+    bytes: number;
+};
+
+/**
+ * A workspace's brand (`getWorkspaceBrand`, `updateWorkspaceBrand`): what the recipients of its pushes and requests
+ * see on their pages and in their mails instead of the instance's brand. `configured` false: the workspace has none,
+ * and its recipients see the instance's. There is no custom CSS per workspace (only the instance operator's).
+ *
+ */
+export type WorkspaceBrand = {
+    workspace_id: number;
+    /**
+     * Whether the workspace has a brand (its recipients see it) or not (they see the instance's).
+     */
+    configured: boolean;
+    /**
+     * The name the recipients see; null with a brand set means the workspace's own name.
+     */
+    name: string | null;
+    /**
+     * Links and buttons (`#rrggbb`); null means the instance's.
+     */
+    accent_color: string | null;
+    /**
+     * The page header's background (`#rrggbb`); its text is black or white, whichever reads better.
+     */
+    header_color: string | null;
+    footer_text: string | null;
+    imprint_url: string | null;
+    privacy_url: string | null;
+    logo: null | WorkspaceBrandLogo;
+    /**
+     * When the brand was last set; null when it never was.
+     */
+    updated_at: null | Timestamp;
+};
+
+/**
+ * The body of `updateWorkspaceBrand`: the whole brand, replacing the one stored. A field absent or null is unset
+ * (the instance's look for it), except `logo`: absent keeps the stored logo, null removes it, a base64 string sets it.
+ *
+ */
+export type UpdateWorkspaceBrandRequest = {
+    brand: {
+        /**
+         * The name the recipients see (one line); unset, the workspace's own name.
+         */
+        name?: string | null;
+        /**
+         * `#rrggbb` or `#rgb`, dark enough for 4.5:1 (WCAG 2.1 AA) on the pages' light backgrounds and under white text, the instance's own rule (else 422).
+         */
+        accent_color?: string | null;
+        /**
+         * `#rrggbb` or `#rgb`; its text is black or white, whichever contrasts more.
+         */
+        header_color?: string | null;
+        /**
+         * One line of plain text at the foot of the pages and mails.
+         */
+        footer_text?: string | null;
+        /**
+         * An absolute `https://` URL without credentials (else 422).
+         */
+        imprint_url?: string | null;
+        /**
+         * An absolute `https://` URL without credentials (else 422).
+         */
+        privacy_url?: string | null;
+        /**
+         * The logo's bytes in base64, at most 256 KiB decoded: PNG, JPEG, WebP or SVG, judged by its content. An SVG with script, event handlers, `javascript:` links, `foreignObject` or entities is refused (422); every logo is served with a policy that runs nothing.
+         */
+        logo?: string | null;
+    };
+};
+
+/**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
  * are ignored.
  *
@@ -3840,6 +3927,132 @@ export type LeaveWorkspaceResponses = {
 };
 
 export type LeaveWorkspaceResponse = LeaveWorkspaceResponses[keyof LeaveWorkspaceResponses];
+
+export type GetWorkspaceBrandData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/brand';
+};
+
+export type GetWorkspaceBrandErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type GetWorkspaceBrandError = GetWorkspaceBrandErrors[keyof GetWorkspaceBrandErrors];
+
+export type GetWorkspaceBrandResponses = {
+    /**
+     * The workspace's brand.
+     */
+    200: WorkspaceBrand;
+};
+
+export type GetWorkspaceBrandResponse = GetWorkspaceBrandResponses[keyof GetWorkspaceBrandResponses];
+
+export type UpdateWorkspaceBrandData = {
+    body: UpdateWorkspaceBrandRequest;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/brand';
+};
+
+export type UpdateWorkspaceBrandErrors = {
+    /**
+     * A path parameter is malformed (`invalid_parameter`), or the body is not JSON (`invalid_json`), does not decode as its `Content-Encoding` says (`invalid_encoding`), is sent as another media type than `application/json` (`unsupported_media_type`), or has no `brand` object, or holds a value past a bound of the contract, such as a logo longer than 349,528 base64 characters, refused while the body streams, before it is read whole (`bad_request`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * The brand breaks a rule (`validation_failed`): a colour that is no `#rrggbb`, an accent colour below 4.5:1 contrast, a link that is no absolute `https://` URL, a name or footer of more than one line, a logo that is not base64, is empty or over 256 KiB, is of no accepted kind by its content, or an SVG that could run script. `errors` lists messages per field; nothing is stored.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type UpdateWorkspaceBrandError = UpdateWorkspaceBrandErrors[keyof UpdateWorkspaceBrandErrors];
+
+export type UpdateWorkspaceBrandResponses = {
+    /**
+     * The workspace's brand as stored.
+     */
+    200: WorkspaceBrand;
+};
+
+export type UpdateWorkspaceBrandResponse = UpdateWorkspaceBrandResponses[keyof UpdateWorkspaceBrandResponses];
 
 export type RevokeApiKeyData = {
     body?: never;

@@ -910,6 +910,56 @@ export const zUpdateWorkspaceMemberRequest = z.object({
 });
 
 /**
+ * The workspace's logo, as stored and served by this server.
+ */
+export const zWorkspaceBrandLogo = z.object({
+    url: z.string().max(200),
+    content_type: z.enum([
+        'image/png',
+        'image/jpeg',
+        'image/webp',
+        'image/svg+xml'
+    ]),
+    bytes: z.int().gte(1).lte(262144)
+});
+
+/**
+ * A workspace's brand (`getWorkspaceBrand`, `updateWorkspaceBrand`): what the recipients of its pushes and requests
+ * see on their pages and in their mails instead of the instance's brand. `configured` false: the workspace has none,
+ * and its recipients see the instance's. There is no custom CSS per workspace (only the instance operator's).
+ *
+ */
+export const zWorkspaceBrand = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647),
+    configured: z.boolean(),
+    name: z.string().max(100).nullable(),
+    accent_color: z.string().max(7).nullable(),
+    header_color: z.string().max(7).nullable(),
+    footer_text: z.string().max(300).nullable(),
+    imprint_url: z.url().max(2048).nullable(),
+    privacy_url: z.url().max(2048).nullable(),
+    logo: zWorkspaceBrandLogo.nullable(),
+    updated_at: zTimestamp.nullable()
+});
+
+/**
+ * The body of `updateWorkspaceBrand`: the whole brand, replacing the one stored. A field absent or null is unset
+ * (the instance's look for it), except `logo`: absent keeps the stored logo, null removes it, a base64 string sets it.
+ *
+ */
+export const zUpdateWorkspaceBrandRequest = z.object({
+    brand: z.object({
+        name: z.string().max(100).nullish(),
+        accent_color: z.string().max(7).regex(/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/).nullish(),
+        header_color: z.string().max(7).regex(/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/).nullish(),
+        footer_text: z.string().max(300).nullish(),
+        imprint_url: z.string().max(2048).nullish(),
+        privacy_url: z.string().max(2048).nullish(),
+        logo: z.string().max(349528).nullish()
+    })
+});
+
+/**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
  * are ignored.
  *
@@ -1635,6 +1685,26 @@ export const zLeaveWorkspacePath = z.object({
  * The caller's membership as it was, now ended.
  */
 export const zLeaveWorkspaceResponse = zWorkspaceMember;
+
+export const zGetWorkspaceBrandPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+/**
+ * The workspace's brand.
+ */
+export const zGetWorkspaceBrandResponse = zWorkspaceBrand;
+
+export const zUpdateWorkspaceBrandBody = zUpdateWorkspaceBrandRequest;
+
+export const zUpdateWorkspaceBrandPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+/**
+ * The workspace's brand as stored.
+ */
+export const zUpdateWorkspaceBrandResponse = zWorkspaceBrand;
 
 export const zRevokeApiKeyPath = z.object({
     id: z.uuid().max(36)

@@ -14,6 +14,7 @@ import {
   workspaceNotFound,
 } from '@secret-push/rules';
 import type { MockActor, MockStore } from './store.js';
+import { MockWorkspaceBrands } from './workspace-brand.js';
 
 const MAX_WORKSPACES_PER_USER = 100;
 const MAY_CREATE: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'member']);
@@ -44,6 +45,8 @@ export class MockWorkspaces {
   /** Each user's id (mock users are known by email; an id is made the first time one is needed). */
   private readonly userIds = new Map<string, string>();
   private nextId = 1;
+  /** Their brands (issue 42, ./workspace-brand.ts). */
+  readonly brands = new MockWorkspaceBrands();
 
   /** The user's workspaces; a workspace's key (`keyWorkspace`) sees its own alone. */
   list(email: string, keyWorkspace: number | null = null): Workspace[] {
@@ -192,7 +195,14 @@ export class MockWorkspaces {
     return this.record(w, role);
   }
 
+  /** The user's role in the workspace, or null: not a member (or no such workspace); a workspace's key: none. */
+  roleOf(workspaceId: number, email: string, keyWorkspace: number | null): WorkspaceRole | null {
+    if (keyWorkspace !== null) return null;
+    return this.workspaces.get(workspaceId)?.members.get(email) ?? null;
+  }
+
   reset(): void {
+    this.brands.reset();
     this.workspaces.clear();
     this.userIds.clear();
     this.nextId = 1;
@@ -287,6 +297,34 @@ export function workspaceRoutes<Ctx extends { request: Request; actor: MockActor
       method: 'GET',
       path: '/api/v2/workspaces/{workspace_id}/members',
       handle: (ctx, p) => json(ctx, 'WorkspaceMemberList', workspaces.members(workspaceIdOf(p), owner(ctx))),
+    },
+    {
+      operationId: 'getWorkspaceBrand',
+      scope: 'workspaces:read',
+      method: 'GET',
+      path: '/api/v2/workspaces/{workspace_id}/brand',
+      handle: (ctx, p) => {
+        const id = workspaceIdOf(p);
+        const role = workspaces.roleOf(id, owner(ctx), keyWorkspaceOf(ctx));
+        return json(ctx, 'WorkspaceBrand', workspaces.brands.get(id, role));
+      },
+    },
+    {
+      operationId: 'updateWorkspaceBrand',
+      scope: 'workspaces:manage',
+      method: 'POST',
+      path: '/api/v2/workspaces/{workspace_id}/brand',
+      handle: async (ctx, p) => {
+        const id = workspaceIdOf(p);
+        const role = workspaces.roleOf(id, owner(ctx), keyWorkspaceOf(ctx));
+        let body: unknown;
+        try {
+          body = await ctx.request.json();
+        } catch {
+          throw new ApiError('invalid_json');
+        }
+        return json(ctx, 'WorkspaceBrand', workspaces.brands.update(id, role, body, store.now()));
+      },
     },
     memberRoute('updateWorkspaceMember', 'POST', '/members/{user_id}/role', async (ctx) => ({
       kind: 'role',

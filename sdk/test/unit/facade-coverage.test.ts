@@ -42,6 +42,8 @@ const FACADE: Record<string, keyof SecretPushClient> = {
   leaveWorkspace: 'leaveWorkspace',
   transferWorkspace: 'transferWorkspace',
   updateWorkspace: 'updateWorkspace',
+  getWorkspaceBrand: 'getWorkspaceBrand',
+  updateWorkspaceBrand: 'updateWorkspaceBrand',
   createWebhook: 'createWebhook',
   listWebhooks: 'listWebhooks',
   getWebhook: 'getWebhook',

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { contrastRatio, textOn } from './brand-settings.js';
+import { contrastRatio, textOn } from '@secret-push/rules';
 import { loadSettings, SettingsError } from './settings.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sp-brand-settings-'));

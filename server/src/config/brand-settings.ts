@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { accentContrast, AA_CONTRAST, normalHex } from '@secret-push/rules';
 import { declared, type Env, raw, SettingsError } from './setting.js';
 
 /** A file of the brand, served by us under /brand/ (web/brand.ts). */
@@ -56,54 +57,25 @@ export function defaultBrand(name = 'Secret Push'): BrandSettings {
   };
 }
 
-/**
- * The light backgrounds our stylesheet puts links and accent-coloured text on (page, card, notice, error, success,
- * the secret's box); an accent colour must reach 4.5:1 (WCAG 2.1 AA, normal text) on each, and white text on it.
- */
-const LIGHT_BACKGROUNDS = ['#ffffff', '#f6f8fa', '#ddf4ff', '#ffebe9', '#dafbe1', '#fff8c5'];
-const AA_CONTRAST = 4.5;
-
-function channel(hex: string, i: number): number {
-  const c = parseInt(hex.slice(1 + 2 * i, 3 + 2 * i), 16) / 255;
-  return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-}
-
-/** WCAG 2.1 relative luminance of `#rrggbb`. */
-function luminance(hex: string): number {
-  return 0.2126 * channel(hex, 0) + 0.7152 * channel(hex, 1) + 0.0722 * channel(hex, 2);
-}
-
-/** WCAG 2.1 contrast ratio of two `#rrggbb` colours (1 to 21). */
-export function contrastRatio(a: string, b: string): number {
-  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
-  return (hi + 0.05) / (lo + 0.05);
-}
-
-/** Black or white text on `background`, whichever contrasts more (at least 4.58:1 for any colour). */
-export function textOn(background: string): '#000000' | '#ffffff' {
-  return contrastRatio(background, '#000000') >= contrastRatio(background, '#ffffff') ? '#000000' : '#ffffff';
-}
-
 const read = raw;
 
 /** `#rgb` or `#rrggbb`, as `#rrggbb` lower case. */
 function hexColor(env: Env, name: string): string | null {
   const value = read(env, name);
   if (value === undefined) return null;
-  const short = /^#([0-9a-f])([0-9a-f])([0-9a-f])$/i.exec(value);
-  const hex = short ? `#${short[1]}${short[1]}${short[2]}${short[2]}${short[3]}${short[3]}` : value;
-  if (!/^#[0-9a-f]{6}$/i.test(hex)) {
+  const hex = normalHex(value);
+  if (hex === null) {
     throw new SettingsError(name, `${name} must be a hex colour, #rrggbb or #rgb (got "${value.slice(0, 40)}")`);
   }
-  return hex.toLowerCase();
+  return hex;
 }
 
 function accentColor(env: Env): string | null {
   const name = 'PWPUSH_BRAND_ACCENT_COLOR';
   const color = hexColor(env, name);
   if (color === null) return null;
-  const worst = Math.min(...LIGHT_BACKGROUNDS.map((bg) => contrastRatio(color, bg)));
-  if (worst < AA_CONTRAST) {
+  const { worst, ok } = accentContrast(color);
+  if (!ok) {
     throw new SettingsError(
       name,
       `${name} ${color} is too light: links in it and white text on it reach only ${worst.toFixed(2)}:1 on our backgrounds, and WCAG 2.1 AA needs ${AA_CONTRAST}:1. Choose a darker colour.`,
@@ -186,6 +158,11 @@ const CSS_KINDS: Record<string, FileKind> = {
 
 const KIB = 1024;
 
+/** A strong ETag of a brand file's bytes (quoted). */
+export function strongEtag(body: Buffer): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+}
+
 /** A file the operator mounted: an absolute path to a regular file of an allowed kind and size, read now. */
 function brandFile(env: Env, name: string, kinds: Record<string, FileKind>, maxBytes: number) {
   const file = read(env, name);
@@ -212,8 +189,7 @@ function brandFile(env: Env, name: string, kinds: Record<string, FileKind>, maxB
   if (!kind.looks(body)) {
     throw new SettingsError(name, `${name}: ${file} is not a ${kind.ext} file (its content says otherwise)`);
   }
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, type: kind.type, ext: kind.ext, etag } satisfies BrandFile;
+  return { body, type: kind.type, ext: kind.ext, etag: strongEtag(body) } satisfies BrandFile;
 }
 
 const LOGO = declared(

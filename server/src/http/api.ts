@@ -43,17 +43,14 @@ import { hasBody, isBoundsError, readBody, type BodyLimits, type ParsedBody } fr
 import { formBounds, jsonBounds } from './body-bounds.js';
 import { boundsRefusal, type PushFrame } from './body-refusal.js';
 import { formToInput } from './form-input.js';
-import { answerFailure, topLevelValidationError, validationError, type ErrorShape } from './errors.js';
-import { apiKeyHandlers, apiKeyValidationError } from './handlers/api-key-handlers.js';
+import { answerFailure, validationError, type ErrorShape } from './errors.js';
+import { apiKeyHandlers } from './handlers/api-key-handlers.js';
 import { fileHandlers } from './handlers/file-handlers.js';
 import { notifyHandler } from './handlers/notify-handler.js';
-import { webhookHandlers, webhookValidationError } from './handlers/webhook-handlers.js';
-import {
-  memberValidationError,
-  workspaceHandlers,
-  workspaceSettingsValidationError,
-  workspaceValidationError,
-} from './handlers/workspace-handlers.js';
+import { webhookHandlers } from './handlers/webhook-handlers.js';
+import { workspaceHandlers } from './handlers/workspace-handlers.js';
+import { workspaceBrandHandlers } from './handlers/workspace-brand-handlers.js';
+import { OWN_VALIDATION_ERRORS } from './handlers/validation-errors.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
@@ -176,6 +173,7 @@ function allHandlers(core: Core): Handlers {
     ...requestHandlers(core),
     ...apiKeyHandlers(core),
     ...workspaceHandlers(core),
+    ...workspaceBrandHandlers(core),
     ...notifyHandler(core),
     ...webhookHandlers(core),
   };
@@ -199,19 +197,8 @@ function v2Spec(core: Core): EdgeSpec {
             : formToInput(body, 'push')
           : undefined,
     validationError: (errors, operationId) =>
-      operationId === 'createApiKey'
-        ? apiKeyValidationError(errors)
-        : operationId === 'createWorkspace'
-          ? workspaceValidationError(errors)
-          : operationId === 'updateWorkspace'
-            ? workspaceSettingsValidationError(errors)
-            : operationId === 'updateWorkspaceMember'
-              ? memberValidationError(errors)
-              : operationId === 'createWebhook'
-                ? webhookValidationError(errors)
-                : operationId === 'notifyEmails'
-                  ? topLevelValidationError(errors)
-                  : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+      OWN_VALIDATION_ERRORS[operationId]?.(errors) ??
+      validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
     pushFrame: (operationId) =>
       operationId === 'createPush' || operationId === 'respondToRequest'
         ? { wrapper: 'push', topLevel: false }

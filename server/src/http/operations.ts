@@ -46,6 +46,8 @@ interface Operations {
   removeWorkspaceMember: Operation<G.RemoveWorkspaceMemberData, G.RemoveWorkspaceMemberResponses>;
   leaveWorkspace: Operation<G.LeaveWorkspaceData, G.LeaveWorkspaceResponses>;
   transferWorkspace: Operation<G.TransferWorkspaceData, G.TransferWorkspaceResponses>;
+  getWorkspaceBrand: Operation<G.GetWorkspaceBrandData, G.GetWorkspaceBrandResponses>;
+  updateWorkspaceBrand: Operation<G.UpdateWorkspaceBrandData, G.UpdateWorkspaceBrandResponses>;
   notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
   requestAccessCode: Operation<G.RequestAccessCodeData, G.RequestAccessCodeResponses>;
   createWebhook: Operation<G.CreateWebhookData, G.CreateWebhookResponses>;

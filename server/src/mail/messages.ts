@@ -8,10 +8,16 @@ import { translator, type Translator } from '../i18n/i18n.js';
 import type { BrandSettings } from '../config/brand-settings.js';
 
 /**
- * What a message shows of the brand (PWPUSH_BRAND_*, the instance's today; a workspace's once the caller resolves it):
- * its accent on the button, its footer line and links. Unset, the message looks as it always did.
+ * What a message shows of the brand (PWPUSH_BRAND_*, or a workspace's for the mails of its pushes and requests:
+ * `MailBrandOf`): its accent on the button, its footer line and links, and a workspace's name at the top (the text
+ * still names the instance that carries it). Unset, the message looks as it always did.
  */
-export type MailBrand = Pick<BrandSettings, 'accentColor' | 'footerText' | 'imprintUrl' | 'privacyUrl'>;
+export type MailBrand = Pick<BrandSettings, 'accentColor' | 'footerText' | 'imprintUrl' | 'privacyUrl'> & {
+  workspaceName?: string;
+};
+
+/** The brand of the mails of a push or request of this workspace (null: none, the instance's). */
+export type MailBrandOf = (workspaceId: number | null) => Promise<MailBrand>;
 
 /** Our mail button's colour, when the brand sets none. */
 const MAIL_ACCENT = '#1f4fa3';
@@ -77,7 +83,9 @@ function frame(
   const { locale, dir } = tr;
   const footer = mailFooter(brand, tr);
   const accent = brand?.accentColor ?? MAIL_ACCENT;
+  const heading = brand?.workspaceName;
   const text = [
+    ...(heading ? [heading, ''] : []),
     ...paragraphs.slice(0, 1),
     '',
     ...(link === null ? [] : [link, '']),
@@ -88,7 +96,7 @@ function frame(
     .trimEnd();
   const html = `<!doctype html><html lang="${locale}" dir="${dir}"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>
 <body style="font-family:sans-serif;line-height:1.5;max-width:36em">
-<p>${escapeHtml(paragraphs[0]!)}</p>
+${heading ? `<p style="font-weight:bold;font-size:1.2em">${escapeHtml(heading)}</p>\n` : ''}<p>${escapeHtml(paragraphs[0]!)}</p>
 ${link === null ? '' : linkHtml(link, open, accent)}
 ${paragraphs
   .slice(1)

@@ -35,7 +35,7 @@ import type { PushRepository } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
 import type { RequestContext } from '../request-context.js';
 import type { Mailer } from './mailer.js';
-import { pushLinkMessage } from './messages.js';
+import { pushLinkMessage, type MailBrandOf } from './messages.js';
 import { createNotifyRepository, type NotificationRow, type NotifyStatus } from './notify-repository.js';
 import { sendEach, type MailMetrics } from './send-each.js';
 
@@ -181,10 +181,12 @@ export interface DeliveryDeps {
   pushes: PushRepository;
   mailer: Mailer;
   metrics?: MailMetrics;
+  /** The brand of the push's mails: its workspace's, else the instance's (absent: the instance's). */
+  mailBrandOf?: MailBrandOf;
 }
 
 /** The job handler of NOTIFY_QUEUE: one try of one notification's delivery. */
-export function notifyDelivery({ db, settings, pushes, mailer, metrics }: DeliveryDeps) {
+export function notifyDelivery({ db, settings, pushes, mailer, metrics, mailBrandOf }: DeliveryDeps) {
   const repo = createNotifyRepository(db);
   const finish = async (row: NotificationRow, status: NotifyStatus, reason: string | null) => {
     await repo.finish(row.id, status, reason);
@@ -209,7 +211,7 @@ export function notifyDelivery({ db, settings, pushes, mailer, metrics }: Delive
       viewsRemaining: record.views_remaining,
       passphraseProtected: record.passphrase_protected,
       now,
-      brand: settings.brand,
+      brand: mailBrandOf ? await mailBrandOf(push.workspaceId) : settings.brand,
     });
     const { outcome, reason } = await sendEach(row, message, job.lastAttempt, {
       mailer,

@@ -16,6 +16,7 @@
  * Its SQL is here, not in push-repository.ts: these statements touch only `push_access_codes`.
  */
 import { randomInt } from 'node:crypto';
+import type { Push } from '@secret-push/sdk/generated';
 import {
   ACCESS_CODE_DIGITS,
   ACCESS_CODE_SECONDS,
@@ -39,7 +40,7 @@ import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
 import { column, defineTable } from '../db/table.js';
 import { sql, type Db } from '../db/sql.js';
 import type { Mailer } from '../mail/mailer.js';
-import { accessCodeMessage } from '../mail/messages.js';
+import { accessCodeMessage, type MailBrand, type MailBrandOf } from '../mail/messages.js';
 import type { RequestContext } from '../request-context.js';
 import { checkAccessCode } from './passphrase-gate.js';
 import type { PushRepository } from './push-repository.js';
@@ -153,6 +154,13 @@ export interface PageAccess {
   needsProof: boolean;
 }
 
+/** A push as its recipient's page sees it: its record, what to ask first, its workspace (whose brand it carries). */
+export interface PageState {
+  push: Push;
+  access: PageAccess;
+  workspaceId: number | null;
+}
+
 /** `PageAccess` of a visitor: the owner passes both gates; `signedInEmail` as `AccessProof.signedInEmail`. */
 export function pageAccessOf(row: PushRow, ctx: RequestContext, signedInEmail: string | null): PageAccess {
   if (isOwner(row, ctx.actor.userId)) return { networkRefused: false, needsProof: false };
@@ -168,13 +176,19 @@ function newCode(): string {
 }
 
 /** The code's message in the recipient's language, with a Message-ID of its own row. */
-function codeMessage(code: string, settings: Pick<Settings, 'mail' | 'brand'>, id: string, locale: string | null) {
+function codeMessage(
+  code: string,
+  settings: Pick<Settings, 'mail'>,
+  id: string,
+  locale: string | null,
+  brand: MailBrand,
+) {
   const instance = settings.mail.instanceName;
   const { subject, text, html } = accessCodeMessage(locale, {
     code,
     instanceName: instance,
     minutes: ACCESS_CODE_SECONDS / 60,
-    brand: settings.brand,
+    brand,
   });
   return {
     subject: subject.replace(/[\r\n]+/g, ' '),
@@ -199,8 +213,11 @@ export function createAccessCodes(deps: {
   repo: PushRepository;
   settings: Pick<Settings, 'mail' | 'brand' | 'passphraseAttemptsPerMinute'>;
   mailer: Mailer | null;
+  /** The brand of the code's mail: the push's workspace's, else the instance's (absent: the instance's). */
+  mailBrandOf?: MailBrandOf;
 }): AccessCodes {
   const { db, repo, settings, mailer } = deps;
+  const mailBrandOf: MailBrandOf = deps.mailBrandOf ?? (() => Promise.resolve(settings.brand));
 
   /** The id of the push's live code that `code` is, or null. */
   async function liveCodeOf(row: PushRow, code: string, now: Date): Promise<string | null> {
@@ -252,9 +269,11 @@ export function createAccessCodes(deps: {
       // a code above). A code the relay refused is used up at once: nobody can have received it.
       if (code && listed) {
         const id = recorded.id;
-        void mailer.send({ to: listed, ...codeMessage(code, settings, id, locale) }).then(async (sent) => {
-          if (!sent.ok) await db.query(S.use, { id, now: new Date() }).catch(() => undefined);
-        });
+        void mailBrandOf(row.workspaceId)
+          .then((brand) => mailer.send({ to: listed, ...codeMessage(code, settings, id, locale, brand) }))
+          .then(async (sent) => {
+            if (!sent.ok) await db.query(S.use, { id, now: new Date() }).catch(() => undefined);
+          });
       }
       return { expires_in: ACCESS_CODE_SECONDS };
     },

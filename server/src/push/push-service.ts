@@ -46,7 +46,7 @@ import { StoreUnavailableError } from '../files/object-store.js';
 import { keyWorkspace, type Actor, type RequestContext } from '../request-context.js';
 import type { PushEvents } from './push-followers.js';
 import type { WorkspaceService } from '../workspace/workspace-service.js';
-import { pageAccessOf, type AccessCodes, type AccessProof, type PageAccess } from './access-codes.js';
+import { pageAccessOf, type AccessCodes, type AccessProof, type PageState } from './access-codes.js';
 import type { FileMeta, PushRepository, WithinChange } from './push-repository.js';
 import { pushSchema } from './push-schema.js';
 import { envelopeContexts, deadlineOf, nowOf, ownerAsked, ownerAsking } from './push-context.js';
@@ -103,11 +103,7 @@ export interface PushService {
    * `state`, and what the recipient's page must offer before its reveal step (issue 42: a network that may not open
    * it, a code or a sign-in to ask for); `signedInEmail` as a retrieval's proof. Counts nothing, logs nothing.
    */
-  pageState(
-    urlToken: string,
-    ctx: RequestContext,
-    signedInEmail: string | null,
-  ): Promise<{ push: Push; access: PageAccess } | null>;
+  pageState(urlToken: string, ctx: RequestContext, signedInEmail: string | null): Promise<PageState | null>;
   /**
    * The push of a request's answer: `input` already holds the request's expiry settings and passed the PushInput
    * schema; owned by `answer.ownerId`, counted against that user's storage quota, stored in one transaction with the
@@ -468,14 +464,11 @@ class PushOperations implements PushService {
     return row ? pushRecord(row, nowOf(ctx), this.baseOf(ctx)) : null;
   }
 
-  async pageState(
-    urlToken: string,
-    ctx: RequestContext,
-    signedInEmail: string | null,
-  ): Promise<{ push: Push; access: PageAccess } | null> {
+  async pageState(urlToken: string, ctx: RequestContext, signedInEmail: string | null): Promise<PageState | null> {
     const row = await this.findPush(urlToken);
     if (!row) return null;
-    return { push: pushRecord(row, nowOf(ctx), this.baseOf(ctx)), access: pageAccessOf(row, ctx, signedInEmail) };
+    const push = pushRecord(row, nowOf(ctx), this.baseOf(ctx));
+    return { push, access: pageAccessOf(row, ctx, signedInEmail), workspaceId: row.workspaceId };
   }
 
   // ---- what they share ----

@@ -21,7 +21,7 @@ import { emailAvailable, mailLinkBase, type Settings } from '../config/settings.
 import { sql, type Db } from '../db/sql.js';
 import type { JobQueue, QueuedJob } from '../jobs/queue.js';
 import type { Mailer } from '../mail/mailer.js';
-import { requestLinkMessage, requestNoticeMessage, type MailText } from '../mail/messages.js';
+import { requestLinkMessage, requestNoticeMessage, type MailBrandOf, type MailText } from '../mail/messages.js';
 import { createNotifyRepository } from '../mail/notify-repository.js';
 import { sendEach, type MailMetrics } from '../mail/send-each.js';
 import type { MoveFollower, RequestMove } from './request-service.js';
@@ -142,6 +142,8 @@ export interface RequestMailDeps {
   settings: Settings;
   mailer: Mailer;
   metrics?: MailMetrics;
+  /** The brand of the request's mails: its workspace's, else the instance's (absent: the instance's). */
+  mailBrandOf?: MailBrandOf;
 }
 
 /** When the move happened, as the request records it (the notices say so). */
@@ -152,7 +154,7 @@ function movedAt(kind: Exclude<MailKind, 'created'>, r: RequestRow): Date {
 }
 
 /** The job handler of REQUEST_MAIL_QUEUE: one try of one message row's delivery. */
-export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMailDeps) {
+export function requestMailDelivery({ db, settings, mailer, metrics, mailBrandOf }: RequestMailDeps) {
   const finish = (id: string, status: MailStatus, reason: string | null) => db.query(S.finish, { id, status, reason });
   return async (job: QueuedJob<{ mail: string }>): Promise<void> => {
     const [started] = await db.query(S.start, { id: job.data.mail });
@@ -165,6 +167,7 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
     const base = mailLinkBase(settings);
     const [requester] = await db.query(S.owner, { userId: request.ownerId });
     const owner = requester?.email ?? null;
+    const brand = mailBrandOf ? await mailBrandOf(request.workspaceId) : settings.brand;
     let message: MailText;
     let recipients = row.recipients;
     if (row.kind === 'created') {
@@ -177,7 +180,7 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
         instanceName: settings.mail.instanceName,
         expiresAt: request.expiresAt,
         now,
-        brand: settings.brand,
+        brand,
       });
     } else {
       if (owner === null || !isPlainAddress(owner))
@@ -188,7 +191,7 @@ export function requestMailDelivery({ db, settings, mailer, metrics }: RequestMa
         link: `${base}/requests/${request.urlToken}`,
         instanceName: settings.mail.instanceName,
         at: movedAt(row.kind, request),
-        brand: settings.brand,
+        brand,
       });
     }
     const { outcome, reason } = await sendEach({ ...row, recipients }, message, job.lastAttempt, {

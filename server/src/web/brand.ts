@@ -1,14 +1,18 @@
 /**
- * The brand a page carries, resolved per request by one function (`Brands.forRequest`), and the files of every brand
- * (`Brands.file`), served by ./routes/brand-files.ts under `/brand/<brand id>/<file>`. Today there is one brand, the
- * instance's (`PWPUSH_INSTANCE_NAME`, `PWPUSH_BRAND_*`, read at start-up by config/brand-settings.ts); a workspace's
- * own brand plugs in at `forRequest` (the request names the push or request, hence its workspace) and at `file` (its
- * id), with no change to the layout, the stylesheet or the route. Nothing here fetches a URL: every file is one the
- * operator mounted, read at start-up.
+ * The brand a page carries, resolved per request (`Brands.forRequest`: the instance's), and the files of every brand
+ * (`Brands.file`), served by ./routes/brand-files.ts under `/brand/<brand id>/<file>`. The instance's brand
+ * (`PWPUSH_INSTANCE_NAME`, `PWPUSH_BRAND_*`) is read at start-up by config/brand-settings.ts; a workspace's (issue 42,
+ * workspace/brand-service.ts) is read from the database when a page of one of its live pushes or requests is
+ * rendered (`forWorkspace`, which the page's route calls once it knows the workspace), its files (`workspaceFile`:
+ * the logo, the colours' stylesheet) under `/brand/ws-<id>/`. A workspace's brand keeps the instance's favicon and
+ * the operator's CSS, and names the instance (`sentThrough`). Nothing here fetches a URL.
  */
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-import { textOn, type BrandFile, type BrandSettings } from '../config/brand-settings.js';
+import { logoUrl, type WorkspaceBrandService } from '../workspace/brand-service.js';
+import type { StoredBrand } from '../workspace/brand-repository.js';
+import { textOn } from '@secret-push/rules';
+import type { BrandFile, BrandSettings } from '../config/brand-settings.js';
 
 /** What the layout needs of a brand: its name, the URLs of its files, its footer. */
 export interface PageBrand {
@@ -21,6 +25,8 @@ export interface PageBrand {
   footerText: string | null;
   /** The imprint and privacy links; the layout names them in the page's language (`layout.footer.link`). */
   footerLinks: { kind: 'imprint' | 'privacy'; href: string }[];
+  /** A workspace's brand: the instance's name, said in the footer ("Sent through …"); null for the instance's. */
+  sentThrough: string | null;
 }
 
 export interface Brands {
@@ -28,13 +34,17 @@ export interface Brands {
   forRequest(req: Request): PageBrand;
   /** A file of a brand by its id and name (`logo.png`, `favicon.ico`, `theme.css`, `custom.css`), or null. */
   file(brandId: string, name: string): BrandFile | null;
+  /** The brand of a workspace's pages, or null: it has none (its pages carry the instance's). */
+  forWorkspace(workspaceId: number): Promise<PageBrand | null>;
+  /** A file of a workspace's brand (`logo.<ext>`, `theme.css`), or null. */
+  workspaceFile(workspaceId: number, name: string): Promise<BrandFile | null>;
 }
 
 /** The instance's brand id in URLs. */
 const INSTANCE = 'instance';
 
 /** The stylesheet of the brand's colours: custom properties our stylesheet reads (style.css). */
-function themeCss(brand: BrandSettings): BrandFile | null {
+function themeCss(brand: Pick<BrandSettings, 'accentColor' | 'headerColor'>): BrandFile | null {
   const lines: string[] = [];
   if (brand.accentColor) lines.push(`  --accent: ${brand.accentColor};`, '  --accent-fg: #ffffff;');
   if (brand.headerColor)
@@ -74,17 +84,57 @@ function resolve(id: string, brand: BrandSettings): Resolved {
       stylesheets,
       footerText: brand.footerText,
       footerLinks,
+      sentThrough: null,
     },
     files,
   };
 }
 
-export function createBrands(settings: { brand: BrandSettings }): Brands {
+/** A workspace's colours over the instance's (a colour it leaves unset is the instance's). */
+const workspaceColours = (instance: BrandSettings, brand: StoredBrand) => ({
+  accentColor: brand.accentColor ?? instance.accentColor,
+  headerColor: brand.headerColor ?? instance.headerColor,
+});
+
+export function createBrands(
+  settings: { brand: BrandSettings },
+  workspaces?: Pick<WorkspaceBrandService, 'forPages' | 'logo'>,
+): Brands {
   const instance = resolve(INSTANCE, settings.brand);
+  const custom = instance.page.stylesheets.filter((href) => href.startsWith(`/brand/${INSTANCE}/custom.css`));
   return {
-    // A workspace's brand: look up the workspace of the push or request this path names, and return its resolved
-    // brand (kept by id like the instance's), falling back to the instance's.
     forRequest: () => instance.page,
     file: (brandId, name) => (brandId === INSTANCE ? (instance.files.get(name) ?? null) : null),
+
+    async forWorkspace(workspaceId) {
+      const brand = await workspaces?.forPages(workspaceId);
+      if (!brand) return null;
+      const theme = themeCss(workspaceColours(settings.brand, brand));
+      const id = `ws-${workspaceId}`;
+      return {
+        name: brand.name ?? brand.workspaceName,
+        logoUrl: brand.logo ? logoUrl(workspaceId, brand.logo) : null,
+        faviconUrl: instance.page.faviconUrl,
+        // The workspace's colours, then the operator's CSS (a workspace has none of its own: docs/branding.md).
+        stylesheets: [...(theme ? [`/brand/${id}/theme.css?v=${theme.etag.slice(1, 13)}`] : []), ...custom],
+        footerText: brand.footerText,
+        footerLinks: [
+          ...(brand.imprintUrl ? [{ kind: 'imprint' as const, href: brand.imprintUrl }] : []),
+          ...(brand.privacyUrl ? [{ kind: 'privacy' as const, href: brand.privacyUrl }] : []),
+        ],
+        sentThrough: settings.brand.name,
+      };
+    },
+
+    async workspaceFile(workspaceId, name) {
+      if (!workspaces) return null;
+      if (name === 'theme.css') {
+        const brand = await workspaces.forPages(workspaceId);
+        return brand ? themeCss(workspaceColours(settings.brand, brand)) : null;
+      }
+      const logo = /^logo\.(png|jpg|webp|svg)$/.test(name) ? await workspaces.logo(workspaceId) : null;
+      if (!logo || name !== logoUrl(workspaceId, logo).split('/').pop()!.split('?')[0]) return null;
+      return { body: logo.body, type: logo.type, ext: name.slice(5), etag: logo.etag };
+    },
   };
 }

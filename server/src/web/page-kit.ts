@@ -20,7 +20,7 @@ import { messagePage, type Viewer } from './views/layout.js';
 /** Forms without files: sign-in, sign-up, token, expire. */
 const SMALL_FORM_BYTES = 64 * 1024;
 
-interface Visit {
+export interface Visit {
   user: AccountUser | null;
   viewer: Viewer;
   /** The session's claims (how and when it signed in), when it counts. */
@@ -113,7 +113,7 @@ export interface PageKit {
 export function createPageKit(core: Core, clock?: () => Date): PageKit {
   const { settings } = core;
   const sessions = createSessions(settings);
-  const brands = createBrands(settings);
+  const brands = createBrands(settings, core.workspaceBrands);
   const send = (res: Response, status: number, body: string) => void res.status(status).type('html').send(body);
 
   const kit: PageKit = {

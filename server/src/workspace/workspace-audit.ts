@@ -16,6 +16,8 @@ export const WORKSPACE_AUDIT_ACTIONS = [
   'settings_changed',
   /** A person of the workspace's `sso_domain` joined it at a single sign-on; actor and subject are that person. */
   'member_joined_by_domain',
+  /** The workspace's brand was set (`updateWorkspaceBrand`, issue 42); the subject is the actor. */
+  'brand_changed',
 ] as const;
 
 export type WorkspaceAuditAction = (typeof WORKSPACE_AUDIT_ACTIONS)[number];

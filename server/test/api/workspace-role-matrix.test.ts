@@ -67,6 +67,13 @@ const PROBES: Record<string, Probe> = {
     path: (id) => `/api/v2/api_keys?workspace_id=${id}`,
     expect: { owner: 200, admin: 200, member: 403, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
   },
+  // A workspace's brand (docs/branding.md): any member reads it, its owner and admins set it.
+  getWorkspaceBrand: { path: (id) => `/api/v2/workspaces/${id}/brand`, expect: { ...everyMember, ...outside } },
+  updateWorkspaceBrand: {
+    path: (id) => `/api/v2/workspaces/${id}/brand`,
+    body: () => ({ brand: { name: 'Matrix', accent_color: '#0b5cad' } }),
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside },
+  },
   createPush: {
     path: () => '/api/v2/pushes',
     body: (id) => ({ push: { payload: 'matrix' }, workspace_id: id }),
@@ -146,6 +153,7 @@ async function state(ids: number[]): Promise<unknown> {
       'select workspace_id, user_id, role from workspace_members where workspace_id = any($1) order by 1, 2',
     ),
     audit: await q('select count(*)::int as n from workspace_audit where workspace_id = any($1)'),
+    brands: await q('select workspace_id, name, accent_color from workspace_brands where workspace_id = any($1)'),
     pushes: await q(
       'select workspace_id, count(*)::int as n, bool_or(expired) as x from pushes where workspace_id = any($1) group by 1 order by 1',
     ),

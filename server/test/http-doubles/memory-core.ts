@@ -183,7 +183,7 @@ export function memoryCore(
         if (!s) return null;
         // The double has no gates (a push for specific people opens for none): only whether the page must ask.
         const access = { networkRefused: false, needsProof: s.state.recipientEmails.length > 0 };
-        return { push: pushRecord(s.state, new Date(), base(ctx)), access };
+        return { push: pushRecord(s.state, new Date(), base(ctx)), access, workspaceId: null };
       },
       async createAnswer(): Promise<never> {
         throw new Error('not in the double');

@@ -139,4 +139,15 @@ export const workspaceStatusFaults = define('status', [
       },
     }),
   },
+  {
+    name: 'brand-contrast-unchecked',
+    models: 'updateWorkspaceBrand takes an accent colour below 4.5:1 or a javascript: link: 200 instead of 422',
+    killers: ['TEAM-013'],
+    start: () => ({
+      response(ex) {
+        if (ex.op !== 'updateWorkspaceBrand' || ex.status !== 422) return;
+        ex.status = 200;
+      },
+    }),
+  },
 ]);

@@ -15,6 +15,7 @@ import { comesFromOurPages, pageHeaders } from '../security.js';
 import { recipientPage, signInRequiredPage } from '../views/recipient.js';
 import { networkRefusedPage } from '../views/recipient-access.js';
 import { accessOffer, recipientAccessPages, signedInEmailOf } from './recipient-access-pages.js';
+import { workspaceBrand } from '../workspace-brand.js';
 
 /** The recipient page's JSON steps: a passphrase (at most 1,024 characters) and nothing else. */
 const STEP_BODY_BYTES = 16 * 1024;
@@ -43,6 +44,8 @@ export function recipientPages(router: Router, kit: PageKit): void {
       const { push, access } = found;
       // Who may open it (issue 42): a network the push leaves out is told so at once; specific people prove it first.
       if (access.networkRefused && !push.expired) return kit.send(res, 403, networkRefusedPage(v.viewer));
+      // A live push of a workspace carries its brand; an expired one the instance's (a dead link names no workspace).
+      if (!push.expired) await workspaceBrand(kit, v, found.workspaceId);
       const codeSent = req.query.code_sent === '1';
       const form = access.needsProof ? { access: { ...accessOffer(kit, req, v), codeSent } } : {};
       // Signed-in visitors open the secret as themselves (the owner's look is an owner_view, limits and audit as in

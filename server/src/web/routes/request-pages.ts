@@ -8,6 +8,7 @@ import { ApiError } from '@secret-push/rules';
 import type { RequestInput, RequestOwner, RequestView } from '@secret-push/sdk/generated';
 import { field } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
+import { workspaceBrand } from '../workspace-brand.js';
 import { answeredPage, answerPage, newRequestPage, requestListPage, requestOwnerPage } from '../views/requests.js';
 
 const REFUSALS: ReadonlySet<string> = new Set([
@@ -120,6 +121,9 @@ export function requestPages(router: Router, kit: PageKit): void {
       // As the API: an instance without anonymous access takes answers from its users only.
       if (!v.user && !core.settings.allowAnonymous) return kit.redirectToSignIn(req, res);
       const record = await core.requests.get(tokenOf(req), kit.ctxOf(req, null));
+      // An open request of a workspace carries its brand (issue 42); a closed one the instance's.
+      if (record.state === 'pending')
+        await workspaceBrand(kit, v, (await core.workspaceBrands?.requestWorkspace(tokenOf(req))) ?? null);
       kit.send(res, 200, answerPage(v.viewer, record as RequestView));
     }),
   );
@@ -137,6 +141,7 @@ export function requestPages(router: Router, kit: PageKit): void {
           { push: { payload: field(form, 'payload'), ...(passphrase !== '' ? { passphrase } : {}) } },
           ctx,
         );
+        await workspaceBrand(kit, v, (await core.workspaceBrands?.requestWorkspace(tokenOf(req))) ?? null);
         kit.send(res, 201, answeredPage(v.viewer));
       } catch (error) {
         if (!(error instanceof ApiError) || !(REFUSALS.has(error.code) || CLOSED.has(error.code))) throw error;

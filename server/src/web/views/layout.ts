@@ -72,10 +72,14 @@ function brandMark(viewer: Viewer): Html {
 
 /** The brand's footer line and links (imprint, privacy), when it has them. */
 function brandFooter(brand: PageBrand, { t }: Translator): Html {
-  if (!brand.footerText && brand.footerLinks.length === 0) return html``;
+  // A workspace's brand keeps the instance's name in sight: the recipient still sees which service carries it.
+  const through = brand.sentThrough
+    ? html`<p class="sent-through">${t('layout.footer.sentThrough', { instance: brand.sentThrough })}</p>`
+    : '';
+  if (!brand.footerText && brand.footerLinks.length === 0) return html`${through}`;
   return html`<p class="brand-footer">${brand.footerText ?? ''}${brand.footerLinks.map(
     (link) => html` <a href="${link.href}" rel="noopener">${t('layout.footer.link', { kind: link.kind })}</a>`,
-  )}</p>`;
+  )}</p>${through}`;
 }
 
 /** The language menu: a plain GET form (no script), which reloads the page with `?locale=` (kept in a cookie). */
