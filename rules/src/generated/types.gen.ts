@@ -1660,6 +1660,13 @@ export type Webhook = {
      */
     disabled_at: Timestamp | null;
     created_at: Timestamp;
+    /**
+     * The workspace the webhook belongs to (`Workspace.id`): it receives the events of every push of that workspace,
+     * whoever made it, and its owner and admins manage it. Null for a personal webhook (its owner's personal pushes
+     * and requests only).
+     *
+     */
+    workspace_id: number | null;
 };
 
 /**
@@ -1679,6 +1686,15 @@ export type WebhookInput = {
      * The owner's label; `""` when absent.
      */
     description?: string;
+    /**
+     * The workspace the webhook belongs to (`WorkspaceRef`): only its `owner` or an `admin` may register one (anyone
+     * else, or a workspace that does not exist → 403 `forbidden`, nothing made). It then receives the events of every
+     * push made in that workspace, by any member, and keeps working when its creator leaves or is removed. Absent: a
+     * personal webhook (the caller's personal pushes and requests, as always); with a workspace's API key, absent
+     * means the key's workspace.
+     *
+     */
+    workspace_id?: WorkspaceRef;
 };
 
 /**
@@ -4037,7 +4053,12 @@ export type RequestAccessCodeResponse = RequestAccessCodeResponses[keyof Request
 export type ListWebhooksData = {
     body?: never;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+         */
+        workspace_id?: string;
+    };
     url: '/api/v2/webhooks';
 };
 
@@ -4054,7 +4075,7 @@ export type ListWebhooksErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4104,7 +4125,7 @@ export type CreateWebhookErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**

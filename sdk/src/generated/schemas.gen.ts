@@ -2995,7 +2995,8 @@ export const WebhookSchema = {
         'enabled',
         'failing_since',
         'disabled_at',
-        'created_at'
+        'created_at',
+        'workspace_id'
     ],
     properties: {
         id: {
@@ -3042,6 +3043,20 @@ export const WebhookSchema = {
         },
         created_at: {
             $ref: '#/components/schemas/Timestamp'
+        },
+        workspace_id: {
+            description: 'The workspace the webhook belongs to (`Workspace.id`): it receives the events of every push of that workspace,\nwhoever made it, and its owner and admins manage it. Null for a personal webhook (its owner\'s personal pushes\nand requests only).\n',
+            oneOf: [
+                {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 2147483647
+                },
+                {
+                    type: 'null'
+                }
+            ]
         }
     }
 } as const;
@@ -3081,6 +3096,10 @@ export const WebhookInputSchema = {
             type: 'string',
             maxLength: 200,
             description: 'The owner\'s label; `""` when absent.'
+        },
+        workspace_id: {
+            description: 'The workspace the webhook belongs to (`WorkspaceRef`): only its `owner` or an `admin` may register one (anyone\nelse, or a workspace that does not exist → 403 `forbidden`, nothing made). It then receives the events of every\npush made in that workspace, by any member, and keeps working when its creator leaves or is removed. Absent: a\npersonal webhook (the caller\'s personal pushes and requests, as always); with a workspace\'s API key, absent\nmeans the key\'s workspace.\n',
+            $ref: '#/components/schemas/WorkspaceRef'
         }
     }
 } as const;

@@ -446,8 +446,8 @@ export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Opti
  * exist → 403 `forbidden`, nothing made) acts for the workspace: its creates go there without naming it, its lists
  * list the workspace's pushes (all of them), it expires and audits the workspace's pushes, and it keeps working when
  * its creator leaves the workspace. It answers 403 `forbidden` in its creator's personal space, in another
- * workspace, and on operations that only act in a personal space (requests, webhooks, notification emails, a new
- * workspace). A key made by a workspace's key belongs to the same workspace (naming another → 403).
+ * workspace, and on operations that only act in a personal space (requests, notification emails, a new workspace);
+ * with `webhooks:manage` it manages its workspace's webhooks (`createWebhook`, `listWebhooks` without naming it). A key made by a workspace's key belongs to the same workspace (naming another → 403).
  *
  */
 export const createApiKey = <ThrowOnError extends boolean = false>(options: Options<CreateApiKeyData, ThrowOnError>): RequestResult<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError> => (options.client ?? client).post<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError>({
@@ -722,7 +722,10 @@ export const requestAccessCode = <ThrowOnError extends boolean = false>(options:
 /**
  * List the caller's webhooks
  *
- * Every webhook of the caller's account, newest first, without their secrets.
+ * Every personal webhook of the caller's account, newest first, without their secrets. With `workspace_id` (or
+ * with a workspace's API key), that workspace's webhooks instead, whoever registered them: for its `owner` and
+ * `admins` (anyone else, or a workspace that does not exist → 403 `forbidden`; a malformed id → 400
+ * `invalid_parameter`).
  *
  */
 export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Options<ListWebhooksData, ThrowOnError>): RequestResult<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError> => (options?.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
@@ -742,6 +745,11 @@ export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Opt
  * `url`, signed by the Standard Webhooks specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`; see
  * the document's `webhooks`). Answers 201 with the webhook and its `secret`, shown this once. The URL is checked now
  * and again at every delivery (see `WebhookUrl`). At most 10 webhooks per account (422).
+ *
+ * **A workspace's webhook** (`workspace_id` in `webhook`; its `owner` or an `admin` only, anyone else or a
+ * workspace that does not exist → 403 `forbidden`, nothing made) receives the events of every push made in that
+ * workspace, by any member, and survives its creator leaving or being removed. At most 10 per workspace (422). A
+ * personal webhook receives only its owner's personal pushes' and requests' events.
  *
  */
 export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>): RequestResult<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
@@ -779,6 +787,9 @@ export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Opt
  * Show a webhook
  *
  * One webhook of the caller's, without its secret. Another account's webhook, or an id no webhook has → 404.
+ * A workspace's webhook serves its owner and admins (and the workspace's API keys); to anyone else, its creator
+ * once no longer an owner or admin included, it is as unknown as another account's (404). So for every operation
+ * on one webhook.
  *
  */
 export const getWebhook = <ThrowOnError extends boolean = false>(options: Options<GetWebhookData, ThrowOnError>): RequestResult<GetWebhookResponses, GetWebhookErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({

@@ -989,7 +989,8 @@ export const zWebhook = z.object({
     enabled: z.boolean(),
     failing_since: zTimestamp.nullable(),
     disabled_at: zTimestamp.nullable(),
-    created_at: zTimestamp
+    created_at: zTimestamp,
+    workspace_id: z.int().gte(1).lte(2147483647).nullable()
 });
 
 /**
@@ -1005,7 +1006,8 @@ export const zWebhookList = z.object({
 export const zWebhookInput = z.object({
     url: zWebhookUrl,
     events: zWebhookEvents,
-    description: z.string().max(200).optional()
+    description: z.string().max(200).optional(),
+    workspace_id: zWorkspaceRef.optional()
 });
 
 /**
@@ -1666,6 +1668,10 @@ export const zRequestAccessCodePath = z.object({
  * When the address is one of the push's, a code is on its way to it.
  */
 export const zRequestAccessCodeResponse = zAccessCodeSent;
+
+export const zListWebhooksQuery = z.object({
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
+});
 
 /**
  * The caller's webhooks.

@@ -67,6 +67,11 @@ const PROBES: Record<string, Probe> = {
     path: (id) => `/api/v2/api_keys?workspace_id=${id}`,
     expect: { owner: 200, admin: 200, member: 403, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
   },
+  // A workspace's webhooks (docs/workspaces.md): its owner and admins list them; anyone else 403, as listApiKeys.
+  listWebhooks: {
+    path: (id) => `/api/v2/webhooks?workspace_id=${id}`,
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
   createPush: {
     path: () => '/api/v2/pushes',
     body: (id) => ({ push: { payload: 'matrix' }, workspace_id: id }),
@@ -94,7 +99,7 @@ const people = {} as Record<Exclude<Actor, 'anonymous'> | 'target', User>;
 let otherWorkspace: number;
 
 beforeAll(async () => {
-  api = await startRealApi();
+  api = await startRealApi({ webhooks: { enabled: true, allowPrivate: false, retrySchedule: [1, 1] } });
   for (const who of ['owner', 'admin', 'member', 'auditor', 'target', 'outsider', 'otherOwner'] as const)
     people[who] = await api.user(`matrix-${who}@example.org`);
   otherWorkspace = await workspaceOf('otherOwner');
@@ -148,6 +153,9 @@ async function state(ids: number[]): Promise<unknown> {
     audit: await q('select count(*)::int as n from workspace_audit where workspace_id = any($1)'),
     pushes: await q(
       'select workspace_id, count(*)::int as n, bool_or(expired) as x from pushes where workspace_id = any($1) group by 1 order by 1',
+    ),
+    webhooks: await q(
+      'select workspace_id, count(*)::int as n from webhooks where workspace_id = any($1) group by 1 order by 1',
     ),
   };
 }
