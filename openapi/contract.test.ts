@@ -102,6 +102,7 @@ describe('the OpenAPI contract', () => {
         'removeWorkspaceMember',
         'leaveWorkspace',
         'transferWorkspace',
+        'listWorkspaceAudit',
         'createWebhook',
         'listWebhooks',
         'getWebhook',
@@ -137,6 +138,7 @@ describe('the OpenAPI contract', () => {
       expect(statuses(id)).toEqual(['200', '400', '401', '403', '429', '500', '503']);
     // A workspace's members: 404 for a workspace the caller is not in (never 403, which says it exists).
     expect(statuses('listWorkspaceMembers')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
+    expect(statuses('listWorkspaceAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     for (const id of ['removeWorkspaceMember', 'leaveWorkspace', 'transferWorkspace'])
       expect(statuses(id), id).toEqual(['200', '400', '401', '403', '404', '422', '429', '500', '503']);
     expect(statuses('updateWorkspace')).toEqual(['200', '400', '401', '403', '404', '413', '422', '429', '500', '503']);

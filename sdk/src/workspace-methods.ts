@@ -7,6 +7,7 @@ import {
   createWorkspace as genCreateWorkspace,
   leaveWorkspace as genLeaveWorkspace,
   listAccounts as genListAccounts,
+  listWorkspaceAudit as genListWorkspaceAudit,
   listWorkspaceMembers as genListWorkspaceMembers,
   listWorkspaces as genListWorkspaces,
   removeWorkspaceMember as genRemoveWorkspaceMember,
@@ -18,11 +19,14 @@ import type {
   AssignableRole,
   UpdateWorkspaceRequest,
   Workspace,
+  WorkspaceAuditEntry,
+  WorkspaceAuditList,
   WorkspaceList,
   WorkspaceMember,
   WorkspaceMemberList,
 } from './generated/types.gen.js';
-import type { GeneratedCall, RequestOptions, Retry } from './calls.js';
+import { iteratePages, type Page, pageFromResponse } from './pagination.js';
+import type { GeneratedCall, PagedList, RequestOptions, Retry } from './calls.js';
 
 type Send = <T>(
   call: GeneratedCall,
@@ -61,10 +65,26 @@ export interface WorkspaceMethods {
   leaveWorkspace(workspaceId: number, options?: RequestOptions): Promise<WorkspaceMember>;
   /** The owner hands the workspace to another member and becomes an admin. */
   transferWorkspace(workspaceId: number, userId: string, options?: RequestOptions): Promise<WorkspaceMember>;
+  /**
+   * The workspace's audit trail (role changes, removals, departures, hand-overs), newest first, over all pages; for
+   * its owner, admins and auditors (a member: `ForbiddenError`). `workspaceAudit.page(id, n)` reads one page.
+   */
+  workspaceAudit: PagedList<WorkspaceAuditEntry, [workspaceId: number]>;
 }
 
-export function workspaceMethods(send: Send): WorkspaceMethods {
+export function workspaceMethods(send: Send, baseUrl: string): WorkspaceMethods {
+  const auditPage = async (id: number, n: number, opts?: RequestOptions): Promise<Page<WorkspaceAuditEntry>> => {
+    const { data, response } = await send<WorkspaceAuditList>(
+      (x) => genListWorkspaceAudit({ ...x, path: { workspace_id: id }, query: { page: n } }),
+      opts,
+      'safe',
+    );
+    return pageFromResponse(data.entries, n, response.headers, baseUrl);
+  };
   return {
+    workspaceAudit: Object.assign((id: number, opts?: RequestOptions) => iteratePages((n) => auditPage(id, n, opts)), {
+      page: auditPage,
+    }),
     async listWorkspaces(opts) {
       return (await send<WorkspaceList>((x) => genListWorkspaces(x), opts, 'safe')).data;
     },

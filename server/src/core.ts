@@ -24,7 +24,7 @@ import { verifyMasterKeys } from './crypto/key-check.js';
 import { guard, guarded } from './db/database-errors.js';
 import { migrateDatabase, nativePool, openOrm } from './db/orm.js';
 import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
-import { poolDb, sql } from './db/sql.js';
+import { poolDb, sql, type Db } from './db/sql.js';
 import { startJobQueue, type JobQueue, type QueueDepth, type QueueOptions } from './jobs/queue.js';
 import { createMailer } from './mail/mailer.js';
 import { createNotifyService, notifyDelivery, NOTIFY_QUEUE, type NotifyService } from './mail/notify-service.js';
@@ -42,6 +42,7 @@ import { createRequestRepository } from './request/request-repository.js';
 import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
 import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
+import { createAuditTrail } from './workspace/audit-trail.js';
 import { createMemberRepository } from './workspace/member-repository.js';
 import { createWorkspaceRepository } from './workspace/workspace-repository.js';
 import { createWorkspaceService, type WorkspaceService } from './workspace/workspace-service.js';
@@ -158,6 +159,15 @@ function applicationVersion(): string {
   return pkg.version ?? '0.0.0';
 }
 
+/** The workspaces' service on its repositories. */
+const workspaceServiceOf = (db: Db, settings: Settings) =>
+  createWorkspaceService(
+    createWorkspaceRepository(db),
+    createMemberRepository(db),
+    createAuditTrail(db),
+    settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
+  );
+
 /** The version report of an instance with these settings. */
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
   return reportOf(settings, version, {
@@ -238,13 +248,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
   const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer });
   let requests: RequestService | null = null;
-  const workspaces = guarded(
-    createWorkspaceService(
-      createWorkspaceRepository(db),
-      createMemberRepository(db),
-      settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
-    ),
-  );
+  const workspaces = guarded(workspaceServiceOf(db, settings));
   const pushes = guarded(
     createPushService({
       repository,

@@ -3,7 +3,8 @@
  * `features.webhooks`): user A, the owner of the shared `conformance suite` workspace (./workspaces.ts), registers a
  * webhook for it (`webhook.workspace_id`), which `listWebhooks?workspace_id=` lists and the personal list does not;
  * user B, an outsider, can neither register one for it nor list its webhooks (403), and finds none of them (404),
- * nothing changed. Each webhook made is deleted again. Nothing needs to arrive: no receiver is needed.
+ * nothing changed. Each webhook made is deleted again. Nothing needs to arrive: no receiver is needed. TEAM-015: the
+ * workspace's audit trail (`listWorkspaceAudit`) read by its owner, and refused (404) to an outsider.
  */
 import { define } from '../requirement.js';
 import { expect, expectCode, expectEqual, expectStatus, type Ctx } from '../context.js';
@@ -88,6 +89,29 @@ export const workspaceWebhookRequirements = define('TEAM', [
           "the workspace's webhooks after the outsider's calls",
         );
       });
+    },
+  },
+  {
+    id: 'TEAM-015',
+    title: "listWorkspaceAudit pages the workspace's trail for its owner; an outsider or an unknown id gets 404",
+    source: 'spec: paths/workspaces-{workspace_id}-audit.yaml (listWorkspaceAudit; 404 alike, ids not probed)',
+    needs: ['workspaces', 'token', 'tokenB'],
+    async run(ctx) {
+      const id = await workspace(ctx);
+      const res = await ctx.call('listWorkspaceAudit', { as: 'a', params: { workspace_id: String(id) } });
+      expectStatus(res, 200);
+      const entries = (res.body as { entries?: unknown }).entries;
+      expect(Array.isArray(entries) && entries.length <= 50, 'listWorkspaceAudit has no entries array of 50 at most');
+      const total = res.headers.get('x-total-count');
+      expect(total !== null && /^\d+$/.test(total), `X-Total-Count is ${JSON.stringify(total)}, not a count`);
+      for (const [as, target] of [
+        ['b', id],
+        ['a', 2_147_483_000],
+      ] as const) {
+        const refused = await ctx.call('listWorkspaceAudit', { as, params: { workspace_id: String(target) } });
+        expectStatus(refused, 404);
+        expectCode(refused, 'not_found');
+      }
     },
   },
 ]);

@@ -2865,6 +2865,103 @@ export const UpdateWorkspaceMemberRequestSchema = {
     }
 } as const;
 
+export const WorkspaceAuditEntrySchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'One change to a workspace\'s membership, as its trail keeps it: who made it (`actor_id`), whom it was about\n(`subject_id`, with their email at the time) and, for a role change or a hand-over, the role it gave. Never a\nsecret: no push, token, key or payload is named. An account deleted since is null, its email kept.\n',
+    required: [
+        'id',
+        'action',
+        'actor_id',
+        'subject_id',
+        'subject_email',
+        'role',
+        'at'
+    ],
+    properties: {
+        id: {
+            type: 'integer',
+            format: 'int64',
+            minimum: 1,
+            description: 'The entry\'s id, growing with time.'
+        },
+        action: {
+            type: 'string',
+            enum: [
+                'role_changed',
+                'member_removed',
+                'member_left',
+                'ownership_transferred',
+                'settings_changed',
+                'member_joined_by_domain'
+            ],
+            description: '`role_changed` (a new `role`), `member_removed` (by an owner or admin), `member_left`, `ownership_transferred`\n(the subject is the new owner), `settings_changed` (`updateWorkspace`; the subject is the actor),\n`member_joined_by_domain` (joined at single sign-on by the workspace\'s `sso_domain`).\n'
+        },
+        actor_id: {
+            description: 'The account that made the change; null once deleted.',
+            oneOf: [
+                {
+                    type: 'string',
+                    format: 'uuid',
+                    maxLength: 36
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        subject_id: {
+            description: 'The account the change was about; null once deleted.',
+            oneOf: [
+                {
+                    type: 'string',
+                    format: 'uuid',
+                    maxLength: 36
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        subject_email: {
+            type: 'string',
+            maxLength: 320,
+            description: 'The subject\'s sign-in email when the change was made.'
+        },
+        role: {
+            description: 'The role the change gave (a role change, a hand-over\'s new owner); null for the others.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/WorkspaceRole'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        at: {
+            $ref: '#/components/schemas/Timestamp'
+        }
+    }
+} as const;
+
+export const WorkspaceAuditListSchema = {
+    type: 'object',
+    description: 'One page of a workspace\'s trail, newest first, 50 per page.',
+    required: [
+        'entries'
+    ],
+    properties: {
+        entries: {
+            type: 'array',
+            maxItems: 50,
+            items: {
+                $ref: '#/components/schemas/WorkspaceAuditEntry'
+            }
+        }
+    }
+} as const;
+
 export const NotifyEmailsRequestSchema = {
     type: 'object',
     maxProperties: 64,

@@ -910,6 +910,36 @@ export const zUpdateWorkspaceMemberRequest = z.object({
 });
 
 /**
+ * One change to a workspace's membership, as its trail keeps it: who made it (`actor_id`), whom it was about
+ * (`subject_id`, with their email at the time) and, for a role change or a hand-over, the role it gave. Never a
+ * secret: no push, token, key or payload is named. An account deleted since is null, its email kept.
+ *
+ */
+export const zWorkspaceAuditEntry = z.object({
+    id: z.coerce.bigint().gte(BigInt(1)).max(BigInt('9223372036854775807'), { error: 'Invalid value: Expected int64 to be <= 9223372036854775807' }),
+    action: z.enum([
+        'role_changed',
+        'member_removed',
+        'member_left',
+        'ownership_transferred',
+        'settings_changed',
+        'member_joined_by_domain'
+    ]),
+    actor_id: z.uuid().max(36).nullable(),
+    subject_id: z.uuid().max(36).nullable(),
+    subject_email: z.string().max(320),
+    role: zWorkspaceRole.nullable(),
+    at: zTimestamp
+});
+
+/**
+ * One page of a workspace's trail, newest first, 50 per page.
+ */
+export const zWorkspaceAuditList = z.object({
+    entries: z.array(zWorkspaceAuditEntry).max(50)
+});
+
+/**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
  * are ignored.
  *
@@ -1637,6 +1667,19 @@ export const zLeaveWorkspacePath = z.object({
  * The caller's membership as it was, now ended.
  */
 export const zLeaveWorkspaceResponse = zWorkspaceMember;
+
+export const zListWorkspaceAuditPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+export const zListWorkspaceAuditQuery = z.object({
+    page: z.int().gte(1).lte(200).optional().default(1)
+});
+
+/**
+ * One page of the trail.
+ */
+export const zListWorkspaceAuditResponse = zWorkspaceAuditList;
 
 export const zRevokeApiKeyPath = z.object({
     id: z.uuid().max(36)

@@ -395,7 +395,8 @@ const S = {
 
 export type WebhookRepository = ReturnType<typeof createWebhookRepository>;
 
-export function createWebhookRepository(db: Db) {
+/** The statements on webhooks in a scope (HookScope): a user's personal ones, or a workspace's. */
+function scopedHooks(db: Db) {
   return {
     /**
      * In `tx`: the scope's webhooks counted under its lock (the 10-per-account, and per-workspace, limit on any
@@ -453,6 +454,12 @@ export function createWebhookRepository(db: Db) {
       const [row] = await db.query(S.rotate, { id, ...scope, secret, until });
       return row ? webhookOf(row) : null;
     },
+  };
+}
+
+export function createWebhookRepository(db: Db) {
+  return {
+    ...scopedHooks(db),
     async addOwner(tx: Db, userId: string): Promise<void> {
       await tx.query(S.addOwner, { userId });
     },

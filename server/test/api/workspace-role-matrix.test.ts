@@ -53,6 +53,11 @@ const PROBES: Record<string, Probe> = {
     path: (id, subject) => `${members(id)}/${subject}/ownership`,
     expect: { owner: 200, admin: 403, member: 403, auditor: 403, ...outside },
   },
+  // The workspace's audit trail: its owner, admins and auditors; a member 403; anyone else 404, as the members' list.
+  listWorkspaceAudit: {
+    path: (id) => `/api/v2/workspaces/${id}/audit`,
+    expect: { owner: 200, admin: 200, member: 403, auditor: 200, ...outside },
+  },
   // The Pro wire: a workspace the caller is not in answers 403 there (docs/workspaces.md), as Pro's clients expect.
   listActivePushes: {
     path: (id) => `/api/v2/pushes/active?workspace_id=${id}`,

@@ -153,6 +153,20 @@ export const workspaceAuthFaults = define('auth', [
       },
     }),
   },
+  {
+    name: 'workspace-audit-unchecked',
+    models: "listWorkspaceAudit answers anyone's request: an outsider gets a trail (here: an empty one), not 404",
+    killers: ['TEAM-015'],
+    start: () => ({
+      response(ex) {
+        if (ex.op !== 'listWorkspaceAudit' || ex.status !== 404) return;
+        ex.status = 200;
+        ex.headers['content-type'] = 'application/json; charset=utf-8';
+        ex.headers['x-total-count'] = '0';
+        ex.json = { entries: [] };
+      },
+    }),
+  },
 ]);
 
 export const workspaceStatusFaults = define('status', [
