@@ -2883,6 +2883,7 @@ export const WorkspaceAuditEntrySchema = {
             type: 'integer',
             format: 'int64',
             minimum: 1,
+            maximum: 9007199254740991,
             description: 'The entry\'s id, growing with time.'
         },
         action: {

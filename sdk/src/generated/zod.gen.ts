@@ -916,7 +916,7 @@ export const zUpdateWorkspaceMemberRequest = z.object({
  *
  */
 export const zWorkspaceAuditEntry = z.object({
-    id: z.coerce.bigint().gte(BigInt(1)).max(BigInt('9223372036854775807'), { error: 'Invalid value: Expected int64 to be <= 9223372036854775807' }),
+    id: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(9007199254740991)),
     action: z.enum([
         'role_changed',
         'member_removed',
