@@ -105,6 +105,7 @@ describe('the OpenAPI contract', () => {
         // A workspace's brand (issue 42).
         'getWorkspaceBrand',
         'updateWorkspaceBrand',
+        'listWorkspaceAudit',
         'createWebhook',
         'listWebhooks',
         'getWebhook',
@@ -154,6 +155,7 @@ describe('the OpenAPI contract', () => {
       '500',
       '503',
     ]);
+    expect(statuses('listWorkspaceAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     for (const id of ['removeWorkspaceMember', 'leaveWorkspace', 'transferWorkspace'])
       expect(statuses(id), id).toEqual(['200', '400', '401', '403', '404', '422', '429', '500', '503']);
     expect(statuses('updateWorkspace')).toEqual(['200', '400', '401', '403', '404', '413', '422', '429', '500', '503']);

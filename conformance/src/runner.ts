@@ -28,6 +28,7 @@ import { email } from './requirements/email.js';
 import { webhooks } from './requirements/webhooks.js';
 import { recipientAccess } from './requirements/recipient-access.js';
 import { workspaceRequirements } from './requirements/workspaces.js';
+import { workspaceWebhookRequirements } from './requirements/workspace-webhooks.js';
 import { startWebhookReceiver } from './receiver.js';
 
 export const REQUIREMENTS: Requirement[] = [
@@ -57,6 +58,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...webhooks,
   ...recipientAccess,
   ...workspaceRequirements,
+  ...workspaceWebhookRequirements,
 ];
 
 export interface RunOutput {

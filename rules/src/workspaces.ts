@@ -108,9 +108,9 @@ export function judgeMemberChange(change: MemberChange, actor: MemberStanding, s
 }
 
 /**
- * What a workspace's API key may call (issue 41): the operations that act in a workspace (pushes, its keys, the
- * workspaces list, which shows it its own) and those anyone may call about a push. Every other operation acts in a
- * personal space (requests, webhooks, notification emails, a new workspace) and answers 403 `forbidden` to such a
+ * What a workspace's API key may call (issue 41): the operations that act in a workspace (pushes, its keys, its
+ * webhooks, the workspaces list, which shows it its own) and those anyone may call about a push. Every other operation
+ * acts in a personal space (requests, notification emails, a new workspace) and answers 403 `forbidden` to such a
  * key, whatever its scopes: the key acts for the workspace, never for the person who made it. A new operation is
  * refused to such keys until it is listed here. The server's edge and the stateful mock both ask it.
  */
@@ -130,6 +130,15 @@ const ACTS_IN_A_WORKSPACE: ReadonlySet<string> = new Set([
   'createApiKey',
   'listApiKeys',
   'revokeApiKey',
+  // Its webhooks (a personal webhook is as unknown to it as another account's: 404).
+  'createWebhook',
+  'listWebhooks',
+  'getWebhook',
+  'deleteWebhook',
+  'rotateWebhookSecret',
+  'testWebhook',
+  'listWebhookDeliveries',
+  'retryWebhookDelivery',
   // v1: pushes only.
   'createPasswordV1',
   'createUrlPushV1',

@@ -436,7 +436,7 @@ export function createSecretPushClient(options: SecretPushClientOptions): Secret
     ...webhookMethods(send, baseUrl),
     ...apiKeyMethods(send),
     ...accessCodeMethods(send),
-    ...workspaceMethods(send),
+    ...workspaceMethods(send, baseUrl),
   };
 }
 

@@ -36,12 +36,16 @@ export interface WebhookMethods {
   /**
    * Registers an HTTPS endpoint for `events` of the caller's pushes and requests (at most 10 per account). The result's
    * `secret` (`whsec_…`) is shown this once: give it to `verifyWebhook` at the receiver. Not retried automatically (a
-   * retry could register a second webhook).
+   * retry could register a second webhook). With `workspace_id` (its owner or an admin), a workspace's webhook: the
+   * events of every push made in that workspace, by any member.
    */
   createWebhook(input: WebhookInput, options?: RequestOptions): Promise<WebhookCreated>;
-  /** The caller's webhooks, newest first, never their secrets. */
-  listWebhooks(options?: RequestOptions): Promise<Webhook[]>;
-  /** One of the caller's webhooks (404 `NotFoundError` for anyone else's). */
+  /**
+   * The caller's personal webhooks, newest first, never their secrets; with `workspaceId`, that workspace's (for its
+   * owner and admins).
+   */
+  listWebhooks(options?: RequestOptions & { workspaceId?: number }): Promise<Webhook[]>;
+  /** One of the caller's webhooks, or of a workspace they manage (404 `NotFoundError` for anyone else's). */
   getWebhook(id: string, options?: RequestOptions): Promise<Webhook>;
   /** Deletes a webhook at once with its delivery log; answers it as it was. */
   deleteWebhook(id: string, options?: RequestOptions): Promise<Webhook>;
@@ -73,7 +77,9 @@ export function webhookMethods(send: Send, baseUrl: string): WebhookMethods {
         .data;
     },
     async listWebhooks(opts) {
-      return (await send<WebhookList>((x) => genListWebhooks(x), opts, 'safe')).data.webhooks;
+      const { workspaceId, ...rest } = opts ?? {};
+      const query = workspaceId === undefined ? undefined : { workspace_id: String(workspaceId) };
+      return (await send<WebhookList>((x) => genListWebhooks({ ...x, query }), rest, 'safe')).data.webhooks;
     },
     async getWebhook(id, opts) {
       return (await send<Webhook>((x) => genGetWebhook({ ...x, path: { id } }), opts, 'safe')).data;

@@ -8,6 +8,7 @@ import {
   getWorkspaceBrand as genGetWorkspaceBrand,
   leaveWorkspace as genLeaveWorkspace,
   listAccounts as genListAccounts,
+  listWorkspaceAudit as genListWorkspaceAudit,
   listWorkspaceMembers as genListWorkspaceMembers,
   listWorkspaces as genListWorkspaces,
   removeWorkspaceMember as genRemoveWorkspaceMember,
@@ -22,11 +23,14 @@ import type {
   UpdateWorkspaceBrandRequest,
   Workspace,
   WorkspaceBrand,
+  WorkspaceAuditEntry,
+  WorkspaceAuditList,
   WorkspaceList,
   WorkspaceMember,
   WorkspaceMemberList,
 } from './generated/types.gen.js';
-import type { GeneratedCall, RequestOptions, Retry } from './calls.js';
+import { iteratePages, type Page, pageFromResponse } from './pagination.js';
+import type { GeneratedCall, PagedList, RequestOptions, Retry } from './calls.js';
 
 type Send = <T>(
   call: GeneratedCall,
@@ -77,10 +81,26 @@ export interface WorkspaceMethods {
     brand: UpdateWorkspaceBrandRequest['brand'],
     options?: RequestOptions,
   ): Promise<WorkspaceBrand>;
+  /**
+   * The workspace's audit trail (role changes, removals, departures, hand-overs), newest first, over all pages; for
+   * its owner, admins and auditors (a member: `ForbiddenError`). `workspaceAudit.page(id, n)` reads one page.
+   */
+  workspaceAudit: PagedList<WorkspaceAuditEntry, [workspaceId: number]>;
 }
 
-export function workspaceMethods(send: Send): WorkspaceMethods {
+export function workspaceMethods(send: Send, baseUrl: string): WorkspaceMethods {
+  const auditPage = async (id: number, n: number, opts?: RequestOptions): Promise<Page<WorkspaceAuditEntry>> => {
+    const { data, response } = await send<WorkspaceAuditList>(
+      (x) => genListWorkspaceAudit({ ...x, path: { workspace_id: id }, query: { page: n } }),
+      opts,
+      'safe',
+    );
+    return pageFromResponse(data.entries, n, response.headers, baseUrl);
+  };
   return {
+    workspaceAudit: Object.assign((id: number, opts?: RequestOptions) => iteratePages((n) => auditPage(id, n, opts)), {
+      page: auditPage,
+    }),
     async listWorkspaces(opts) {
       return (await send<WorkspaceList>((x) => genListWorkspaces(x), opts, 'safe')).data;
     },

@@ -24,7 +24,7 @@ import { verifyMasterKeys } from './crypto/key-check.js';
 import { guard, guarded } from './db/database-errors.js';
 import { migrateDatabase, nativePool, openOrm } from './db/orm.js';
 import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
-import { poolDb, sql } from './db/sql.js';
+import { poolDb, sql, type Db } from './db/sql.js';
 import { startJobQueue, type JobQueue, type QueueDepth, type QueueOptions } from './jobs/queue.js';
 import { createMailer } from './mail/mailer.js';
 import type { MailBrandOf } from './mail/messages.js';
@@ -49,6 +49,7 @@ import {
   mailBrandResolver,
   type WorkspaceBrandService,
 } from './workspace/brand-service.js';
+import { createAuditTrail } from './workspace/audit-trail.js';
 import { createMemberRepository } from './workspace/member-repository.js';
 import { createWorkspaceRepository } from './workspace/workspace-repository.js';
 import { createWorkspaceService, type WorkspaceService } from './workspace/workspace-service.js';
@@ -167,6 +168,7 @@ function applicationVersion(): string {
   return pkg.version ?? '0.0.0';
 }
 
+/** The workspaces' service on its repositories. */
 /** The version report of an instance with these settings. */
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
   return reportOf(settings, version, {
@@ -366,6 +368,7 @@ function workspaceServices(db: ReturnType<typeof poolDb>, settings: Settings) {
       createWorkspaceService(
         repository,
         createMemberRepository(db),
+        createAuditTrail(db),
         settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
       ),
     ),

@@ -30,7 +30,7 @@ const RETRY_WAIT_MS = 90_000;
  * A URL to register when nothing needs to arrive: the receiver's, when there is one (an instance resolves the host at
  * registration, and the receiver's is one it may send to), else a public example host.
  */
-function someUrl(ctx: Ctx, label: string): string {
+export function someUrl(ctx: Ctx, label: string): string {
   return ctx.options.receiver?.url(unique(label)) ?? `https://hooks.example.org/${unique(label)}`;
 }
 
@@ -45,7 +45,7 @@ function receiverOf(ctx: Ctx): WebhookReceiver {
  * host (it resolves a target's host at registration, and this machine may have no outside DNS). Not the target's
  * fault: the requirement is not run, and the reason says what to add.
  */
-function refusedExampleUrl(ctx: Ctx, res: Res): void {
+export function refusedExampleUrl(ctx: Ctx, res: Res): void {
   const fields = res.body && typeof res.body === 'object' ? (res.body as { errors?: unknown }).errors : undefined;
   if (ctx.options.receiver || res.status !== 422 || !fields || typeof fields !== 'object' || !('url' in fields)) return;
   throw new NotRunHere(

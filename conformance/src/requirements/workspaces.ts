@@ -31,7 +31,7 @@ async function workspacesOf(ctx: Ctx, operation: 'listWorkspaces' | 'listAccount
 const shared = new WeakMap<Ctx, Promise<number>>();
 
 /** The id of A's shared workspace, made on the first run against this target. */
-function workspace(ctx: Ctx): Promise<number> {
+export function workspace(ctx: Ctx): Promise<number> {
   let found = shared.get(ctx);
   if (!found) {
     found = (async () => {

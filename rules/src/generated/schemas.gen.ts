@@ -3073,6 +3073,105 @@ export const UpdateWorkspaceBrandRequestSchema = {
     }
 } as const;
 
+export const WorkspaceAuditEntrySchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'One change to a workspace\'s membership, as its trail keeps it: who made it (`actor_id`), whom it was about\n(`subject_id`, with their email at the time) and, for a role change or a hand-over, the role it gave. Never a\nsecret: no push, token, key or payload is named. An account deleted since is null, its email kept.\n',
+    required: [
+        'id',
+        'action',
+        'actor_id',
+        'subject_id',
+        'subject_email',
+        'role',
+        'at'
+    ],
+    properties: {
+        id: {
+            type: 'integer',
+            format: 'int64',
+            minimum: 1,
+            maximum: 9007199254740991,
+            description: 'The entry\'s id, growing with time.'
+        },
+        action: {
+            type: 'string',
+            enum: [
+                'role_changed',
+                'member_removed',
+                'member_left',
+                'ownership_transferred',
+                'settings_changed',
+                'member_joined_by_domain',
+                'brand_changed'
+            ],
+            description: '`role_changed` (a new `role`), `member_removed` (by an owner or admin), `member_left`, `ownership_transferred`\n(the subject is the new owner), `settings_changed` (`updateWorkspace`; the subject is the actor),\n`member_joined_by_domain` (joined at single sign-on by the workspace\'s `sso_domain`), `brand_changed`\n(`updateWorkspaceBrand`; the subject is the actor).\n'
+        },
+        actor_id: {
+            description: 'The account that made the change; null once deleted.',
+            oneOf: [
+                {
+                    type: 'string',
+                    format: 'uuid',
+                    maxLength: 36
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        subject_id: {
+            description: 'The account the change was about; null once deleted.',
+            oneOf: [
+                {
+                    type: 'string',
+                    format: 'uuid',
+                    maxLength: 36
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        subject_email: {
+            type: 'string',
+            maxLength: 320,
+            description: 'The subject\'s sign-in email when the change was made.'
+        },
+        role: {
+            description: 'The role the change gave (a role change, a hand-over\'s new owner); null for the others.',
+            oneOf: [
+                {
+                    $ref: '#/components/schemas/WorkspaceRole'
+                },
+                {
+                    type: 'null'
+                }
+            ]
+        },
+        at: {
+            $ref: '#/components/schemas/Timestamp'
+        }
+    }
+} as const;
+
+export const WorkspaceAuditListSchema = {
+    type: 'object',
+    description: 'One page of a workspace\'s trail, newest first, 50 per page.',
+    required: [
+        'entries'
+    ],
+    properties: {
+        entries: {
+            type: 'array',
+            maxItems: 50,
+            items: {
+                $ref: '#/components/schemas/WorkspaceAuditEntry'
+            }
+        }
+    }
+} as const;
+
 export const NotifyEmailsRequestSchema = {
     type: 'object',
     maxProperties: 64,
@@ -3203,7 +3302,8 @@ export const WebhookSchema = {
         'enabled',
         'failing_since',
         'disabled_at',
-        'created_at'
+        'created_at',
+        'workspace_id'
     ],
     properties: {
         id: {
@@ -3250,6 +3350,20 @@ export const WebhookSchema = {
         },
         created_at: {
             $ref: '#/components/schemas/Timestamp'
+        },
+        workspace_id: {
+            description: 'The workspace the webhook belongs to (`Workspace.id`): it receives the events of every push of that workspace,\nwhoever made it, and its owner and admins manage it. Null for a personal webhook (its owner\'s personal pushes\nand requests only).\n',
+            oneOf: [
+                {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 2147483647
+                },
+                {
+                    type: 'null'
+                }
+            ]
         }
     }
 } as const;
@@ -3289,6 +3403,10 @@ export const WebhookInputSchema = {
             type: 'string',
             maxLength: 200,
             description: 'The owner\'s label; `""` when absent.'
+        },
+        workspace_id: {
+            description: 'The workspace the webhook belongs to (`WorkspaceRef`): only its `owner` or an `admin` may register one (anyone\nelse, or a workspace that does not exist → 403 `forbidden`, nothing made). It then receives the events of every\npush made in that workspace, by any member, and keeps working when its creator leaves or is removed. Absent: a\npersonal webhook (the caller\'s personal pushes and requests, as always); with a workspace\'s API key, absent\nmeans the key\'s workspace.\n',
+            $ref: '#/components/schemas/WorkspaceRef'
         }
     }
 } as const;

@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, GetWorkspaceBrandResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceBrandData, UpdateWorkspaceBrandResponses, UpdateWorkspaceData, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
+import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, GetWorkspaceBrandResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceAuditResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceBrandData, UpdateWorkspaceBrandResponses, UpdateWorkspaceData, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -899,6 +899,37 @@ export function handleUpdateWorkspaceBrand(response?: HandleUpdateWorkspaceBrand
     }, options);
 }
 
+export type HandleListWorkspaceAuditResponse = {
+    body: ListWorkspaceAuditResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/workspaces/{workspace_id}/audit` operation.
+ */
+export function handleListWorkspaceAudit(response?: HandleListWorkspaceAuditResponse | HttpResponseResolver<{
+    workspace_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<{
+        workspace_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/audit`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type HandleRevokeApiKeyResponse = {
     body: RevokeApiKeyResponses[200];
     status?: 200;
@@ -1356,6 +1387,10 @@ export type MswHandlerFactories = {
      */
     updateWorkspaceBrand: typeof handleUpdateWorkspaceBrand;
     /**
+     * Handler for the `GET /api/v2/workspaces/{workspace_id}/audit` operation.
+     */
+    listWorkspaceAudit: typeof handleListWorkspaceAudit;
+    /**
      * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
      */
     revokeApiKey: typeof handleRevokeApiKey;
@@ -1446,6 +1481,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         leaveWorkspace: wrap(handleLeaveWorkspace),
         getWorkspaceBrand: wrap(handleGetWorkspaceBrand),
         updateWorkspaceBrand: wrap(handleUpdateWorkspaceBrand),
+        listWorkspaceAudit: wrap(handleListWorkspaceAudit),
         revokeApiKey: wrap(handleRevokeApiKey),
         notifyEmails: wrap(handleNotifyEmails),
         requestAccessCode: wrap(handleRequestAccessCode),
@@ -1483,6 +1519,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.leaveWorkspace, overrides.leaveWorkspace),
             invoke(pick.getWorkspaceBrand, overrides.getWorkspaceBrand),
             invoke(pick.updateWorkspaceBrand, overrides.updateWorkspaceBrand),
+            invoke(pick.listWorkspaceAudit, overrides.listWorkspaceAudit),
             invoke(pick.notifyEmails, overrides.notifyEmails),
             invoke(pick.requestAccessCode, overrides.requestAccessCode),
             invoke(pick.rotateWebhookSecret, overrides.rotateWebhookSecret),

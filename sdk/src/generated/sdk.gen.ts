@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, GetWorkspaceBrandData, GetWorkspaceBrandErrors, GetWorkspaceBrandResponses, LeaveWorkspaceData, LeaveWorkspaceErrors, LeaveWorkspaceResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ListWorkspaceMembersData, ListWorkspaceMembersErrors, ListWorkspaceMembersResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsErrors, NotifyEmailsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RemoveWorkspaceMemberData, RemoveWorkspaceMemberErrors, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeErrors, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RetryWebhookDeliveryData, RetryWebhookDeliveryErrors, RetryWebhookDeliveryResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookData, TestWebhookErrors, TestWebhookResponses, TransferWorkspaceData, TransferWorkspaceErrors, TransferWorkspaceResponses, UpdateWorkspaceBrandData, UpdateWorkspaceBrandErrors, UpdateWorkspaceBrandResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceMemberData, UpdateWorkspaceMemberErrors, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreatePushData, CreatePushErrors, CreatePushResponses, CreateRequestData, CreateRequestErrors, CreateRequestResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, DownloadPushFileData, DownloadPushFileErrors, DownloadPushFileResponses, ExpirePushData, ExpirePushErrors, ExpirePushResponses, GetPushAuditData, GetPushAuditErrors, GetPushAuditResponses, GetPushData, GetPushErrors, GetPushResponses, GetRequestAuditData, GetRequestAuditErrors, GetRequestAuditResponses, GetRequestData, GetRequestErrors, GetRequestResponses, GetVersionData, GetVersionErrors, GetVersionResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, GetWorkspaceBrandData, GetWorkspaceBrandErrors, GetWorkspaceBrandResponses, LeaveWorkspaceData, LeaveWorkspaceErrors, LeaveWorkspaceResponses, ListAccountsData, ListAccountsErrors, ListAccountsResponses, ListActivePushesData, ListActivePushesErrors, ListActivePushesResponses, ListActiveRequestsData, ListActiveRequestsErrors, ListActiveRequestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListExpiredPushesData, ListExpiredPushesErrors, ListExpiredPushesResponses, ListExpiredRequestsData, ListExpiredRequestsErrors, ListExpiredRequestsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ListWorkspaceAuditData, ListWorkspaceAuditErrors, ListWorkspaceAuditResponses, ListWorkspaceMembersData, ListWorkspaceMembersErrors, ListWorkspaceMembersResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsErrors, NotifyEmailsResponses, PreviewPushData, PreviewPushErrors, PreviewPushResponses, PreviewRequestData, PreviewRequestErrors, PreviewRequestResponses, RemoveWorkspaceMemberData, RemoveWorkspaceMemberErrors, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeErrors, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestErrors, RespondToRequestResponses, RetryWebhookDeliveryData, RetryWebhookDeliveryErrors, RetryWebhookDeliveryResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeRequestData, RevokeRequestErrors, RevokeRequestResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, TestWebhookData, TestWebhookErrors, TestWebhookResponses, TransferWorkspaceData, TransferWorkspaceErrors, TransferWorkspaceResponses, UpdateWorkspaceBrandData, UpdateWorkspaceBrandErrors, UpdateWorkspaceBrandResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceMemberData, UpdateWorkspaceMemberErrors, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -446,8 +446,8 @@ export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Opti
  * exist → 403 `forbidden`, nothing made) acts for the workspace: its creates go there without naming it, its lists
  * list the workspace's pushes (all of them), it expires and audits the workspace's pushes, and it keeps working when
  * its creator leaves the workspace. It answers 403 `forbidden` in its creator's personal space, in another
- * workspace, and on operations that only act in a personal space (requests, webhooks, notification emails, a new
- * workspace). A key made by a workspace's key belongs to the same workspace (naming another → 403).
+ * workspace, and on operations that only act in a personal space (requests, notification emails, a new workspace);
+ * with `webhooks:manage` it manages its workspace's webhooks (`createWebhook`, `listWebhooks` without naming it). A key made by a workspace's key belongs to the same workspace (naming another → 403).
  *
  */
 export const createApiKey = <ThrowOnError extends boolean = false>(options: Options<CreateApiKeyData, ThrowOnError>): RequestResult<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError> => (options.client ?? client).post<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError>({
@@ -687,6 +687,25 @@ export const updateWorkspaceBrand = <ThrowOnError extends boolean = false>(optio
 });
 
 /**
+ * Read a workspace's audit trail
+ *
+ * The workspace's own trail of changes to its membership (role changes, removals, departures, hand-overs), newest
+ * first, 50 per page; pagination also in headers (`Link`, `X-Total-Count`). For its `owner`, `admins` and
+ * `auditors`; a `member` → 403 `forbidden`. A workspace the caller is not a member of, or that does not exist, → 404
+ * (the same answer, so ids cannot be probed). Never a secret: entries name accounts and roles only.
+ *
+ */
+export const listWorkspaceAudit = <ThrowOnError extends boolean = false>(options: Options<ListWorkspaceAuditData, ThrowOnError>): RequestResult<ListWorkspaceAuditResponses, ListWorkspaceAuditErrors, ThrowOnError> => (options.client ?? client).get<ListWorkspaceAuditResponses, ListWorkspaceAuditErrors, ThrowOnError>({
+    security: [
+        { scheme: 'bearer', type: 'http' },
+        { name: 'X-User-Email', type: 'apiKey' },
+        { name: 'X-User-Token', type: 'apiKey' }
+    ],
+    url: '/api/v2/workspaces/{workspace_id}/audit',
+    ...options
+});
+
+/**
  * Revoke an API key
  *
  * Revokes one of the caller's API keys at once: the next request with its token answers 401 `invalid_token`, on
@@ -767,7 +786,10 @@ export const requestAccessCode = <ThrowOnError extends boolean = false>(options:
 /**
  * List the caller's webhooks
  *
- * Every webhook of the caller's account, newest first, without their secrets.
+ * Every personal webhook of the caller's account, newest first, without their secrets. With `workspace_id` (or
+ * with a workspace's API key), that workspace's webhooks instead, whoever registered them: for its `owner` and
+ * `admins` (anyone else, or a workspace that does not exist → 403 `forbidden`; a malformed id → 400
+ * `invalid_parameter`).
  *
  */
 export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Options<ListWebhooksData, ThrowOnError>): RequestResult<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError> => (options?.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
@@ -787,6 +809,11 @@ export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Opt
  * `url`, signed by the Standard Webhooks specification (`webhook-id`, `webhook-timestamp`, `webhook-signature`; see
  * the document's `webhooks`). Answers 201 with the webhook and its `secret`, shown this once. The URL is checked now
  * and again at every delivery (see `WebhookUrl`). At most 10 webhooks per account (422).
+ *
+ * **A workspace's webhook** (`workspace_id` in `webhook`; its `owner` or an `admin` only, anyone else or a
+ * workspace that does not exist → 403 `forbidden`, nothing made) receives the events of every push made in that
+ * workspace, by any member, and survives its creator leaving or being removed. At most 10 per workspace (422). A
+ * personal webhook receives only its owner's personal pushes' and requests' events.
  *
  */
 export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>): RequestResult<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
@@ -824,6 +851,9 @@ export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Opt
  * Show a webhook
  *
  * One webhook of the caller's, without its secret. Another account's webhook, or an id no webhook has → 404.
+ * A workspace's webhook serves its owner and admins (and the workspace's API keys); to anyone else, its creator
+ * once no longer an owner or admin included, it is as unknown as another account's (404). So for every operation
+ * on one webhook.
  *
  */
 export const getWebhook = <ThrowOnError extends boolean = false>(options: Options<GetWebhookData, ThrowOnError>): RequestResult<GetWebhookResponses, GetWebhookErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({

@@ -1653,6 +1653,51 @@ export type UpdateWorkspaceBrandRequest = {
 };
 
 /**
+ * One change to a workspace's membership, as its trail keeps it: who made it (`actor_id`), whom it was about
+ * (`subject_id`, with their email at the time) and, for a role change or a hand-over, the role it gave. Never a
+ * secret: no push, token, key or payload is named. An account deleted since is null, its email kept.
+ *
+ */
+export type WorkspaceAuditEntry = {
+    /**
+     * The entry's id, growing with time.
+     */
+    id: number;
+    /**
+     * `role_changed` (a new `role`), `member_removed` (by an owner or admin), `member_left`, `ownership_transferred`
+     * (the subject is the new owner), `settings_changed` (`updateWorkspace`; the subject is the actor),
+     * `member_joined_by_domain` (joined at single sign-on by the workspace's `sso_domain`), `brand_changed`
+     * (`updateWorkspaceBrand`; the subject is the actor).
+     *
+     */
+    action: 'role_changed' | 'member_removed' | 'member_left' | 'ownership_transferred' | 'settings_changed' | 'member_joined_by_domain' | 'brand_changed';
+    /**
+     * The account that made the change; null once deleted.
+     */
+    actor_id: string | null;
+    /**
+     * The account the change was about; null once deleted.
+     */
+    subject_id: string | null;
+    /**
+     * The subject's sign-in email when the change was made.
+     */
+    subject_email: string;
+    /**
+     * The role the change gave (a role change, a hand-over's new owner); null for the others.
+     */
+    role: WorkspaceRole | null;
+    at: Timestamp;
+};
+
+/**
+ * One page of a workspace's trail, newest first, 50 per page.
+ */
+export type WorkspaceAuditList = {
+    entries: Array<WorkspaceAuditEntry>;
+};
+
+/**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
  * are ignored.
  *
@@ -1747,6 +1792,13 @@ export type Webhook = {
      */
     disabled_at: Timestamp | null;
     created_at: Timestamp;
+    /**
+     * The workspace the webhook belongs to (`Workspace.id`): it receives the events of every push of that workspace,
+     * whoever made it, and its owner and admins manage it. Null for a personal webhook (its owner's personal pushes
+     * and requests only).
+     *
+     */
+    workspace_id: number | null;
 };
 
 /**
@@ -1766,6 +1818,15 @@ export type WebhookInput = {
      * The owner's label; `""` when absent.
      */
     description?: string;
+    /**
+     * The workspace the webhook belongs to (`WorkspaceRef`): only its `owner` or an `admin` may register one (anyone
+     * else, or a workspace that does not exist → 403 `forbidden`, nothing made). It then receives the events of every
+     * push made in that workspace, by any member, and keeps working when its creator leaves or is removed. Absent: a
+     * personal webhook (the caller's personal pushes and requests, as always); with a workspace's API key, absent
+     * means the key's workspace.
+     *
+     */
+    workspace_id?: WorkspaceRef;
 };
 
 /**
@@ -4054,6 +4115,70 @@ export type UpdateWorkspaceBrandResponses = {
 
 export type UpdateWorkspaceBrandResponse = UpdateWorkspaceBrandResponses[keyof UpdateWorkspaceBrandResponses];
 
+export type ListWorkspaceAuditData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query?: {
+        /**
+         * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
+         */
+        page?: number;
+    };
+    url: '/api/v2/workspaces/{workspace_id}/audit';
+};
+
+export type ListWorkspaceAuditErrors = {
+    /**
+     * The `page` parameter is not an integer from 1 to 200 (400, `invalid_page`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListWorkspaceAuditError = ListWorkspaceAuditErrors[keyof ListWorkspaceAuditErrors];
+
+export type ListWorkspaceAuditResponses = {
+    /**
+     * One page of the trail.
+     */
+    200: WorkspaceAuditList;
+};
+
+export type ListWorkspaceAuditResponse = ListWorkspaceAuditResponses[keyof ListWorkspaceAuditResponses];
+
 export type RevokeApiKeyData = {
     body?: never;
     path: {
@@ -4250,7 +4375,12 @@ export type RequestAccessCodeResponse = RequestAccessCodeResponses[keyof Request
 export type ListWebhooksData = {
     body?: never;
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+         */
+        workspace_id?: string;
+    };
     url: '/api/v2/webhooks';
 };
 
@@ -4267,7 +4397,7 @@ export type ListWebhooksErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4317,7 +4447,7 @@ export type CreateWebhookErrors = {
      */
     401: ErrorResponse;
     /**
-     * An API key without the scope this operation needs (`insufficient_scope`); the `error` names the scope and `WWW-Authenticate` carries it (RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**

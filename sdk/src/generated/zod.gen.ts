@@ -960,6 +960,37 @@ export const zUpdateWorkspaceBrandRequest = z.object({
 });
 
 /**
+ * One change to a workspace's membership, as its trail keeps it: who made it (`actor_id`), whom it was about
+ * (`subject_id`, with their email at the time) and, for a role change or a hand-over, the role it gave. Never a
+ * secret: no push, token, key or payload is named. An account deleted since is null, its email kept.
+ *
+ */
+export const zWorkspaceAuditEntry = z.object({
+    id: z.coerce.bigint().gte(BigInt(1)).lte(BigInt(9007199254740991)),
+    action: z.enum([
+        'role_changed',
+        'member_removed',
+        'member_left',
+        'ownership_transferred',
+        'settings_changed',
+        'member_joined_by_domain',
+        'brand_changed'
+    ]),
+    actor_id: z.uuid().max(36).nullable(),
+    subject_id: z.uuid().max(36).nullable(),
+    subject_email: z.string().max(320),
+    role: zWorkspaceRole.nullable(),
+    at: zTimestamp
+});
+
+/**
+ * One page of a workspace's trail, newest first, 50 per page.
+ */
+export const zWorkspaceAuditList = z.object({
+    entries: z.array(zWorkspaceAuditEntry).max(50)
+});
+
+/**
  * The body of `notifyEmails`: the fields stand at the top level, as Password Pusher takes them. Unknown properties
  * are ignored.
  *
@@ -1039,7 +1070,8 @@ export const zWebhook = z.object({
     enabled: z.boolean(),
     failing_since: zTimestamp.nullable(),
     disabled_at: zTimestamp.nullable(),
-    created_at: zTimestamp
+    created_at: zTimestamp,
+    workspace_id: z.int().gte(1).lte(2147483647).nullable()
 });
 
 /**
@@ -1055,7 +1087,8 @@ export const zWebhookList = z.object({
 export const zWebhookInput = z.object({
     url: zWebhookUrl,
     events: zWebhookEvents,
-    description: z.string().max(200).optional()
+    description: z.string().max(200).optional(),
+    workspace_id: zWorkspaceRef.optional()
 });
 
 /**
@@ -1706,6 +1739,19 @@ export const zUpdateWorkspaceBrandPath = z.object({
  */
 export const zUpdateWorkspaceBrandResponse = zWorkspaceBrand;
 
+export const zListWorkspaceAuditPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+export const zListWorkspaceAuditQuery = z.object({
+    page: z.int().gte(1).lte(200).optional().default(1)
+});
+
+/**
+ * One page of the trail.
+ */
+export const zListWorkspaceAuditResponse = zWorkspaceAuditList;
+
 export const zRevokeApiKeyPath = z.object({
     id: z.uuid().max(36)
 });
@@ -1736,6 +1782,10 @@ export const zRequestAccessCodePath = z.object({
  * When the address is one of the push's, a code is on its way to it.
  */
 export const zRequestAccessCodeResponse = zAccessCodeSent;
+
+export const zListWebhooksQuery = z.object({
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
+});
 
 /**
  * The caller's webhooks.

@@ -30,6 +30,7 @@ import { MockApiKeys, type MockGrantor } from './api-keys.js';
 import { apiKeyRoutes } from './api-key-routes.js';
 import { readCreateBody, readWrappedBody } from './bodies.js';
 import { MockRequests } from './requests.js';
+import { webhookRoutes } from './webhook-routes.js';
 import { MockWebhooks } from './webhooks.js';
 import { MockWorkspaces, workspaceRoutes } from './workspaces.js';
 import {
@@ -297,48 +298,6 @@ async function jsonBody(ctx: RouteContext): Promise<unknown> {
   } catch {
     throw new ApiError('invalid_json');
   }
-}
-
-/** The webhook operations (their own function: mockRoutes stays readable). The mock sends nothing. */
-function webhookRoutes(kit: MockKit): Route[] {
-  const { store, hooks, json, owner, parsePage, paging } = kit;
-  const at = (path: string) => `/api/v2/webhooks${path}`;
-  const route = (operationId: string, method: string, path: string, handle: Route['handle']): Route => ({
-    operationId,
-    scope: 'webhooks:manage',
-    method,
-    path: at(path),
-    handle,
-  });
-  return [
-    route('createWebhook', 'POST', '', async (ctx) =>
-      json(ctx, 'WebhookCreated', hooks.create(owner(ctx), await jsonBody(ctx), store.now()), 201),
-    ),
-    route('listWebhooks', 'GET', '', (ctx) => json(ctx, 'WebhookList', { webhooks: hooks.list(owner(ctx)) })),
-    route('getWebhook', 'GET', '/{id}', (ctx, { id }) => json(ctx, 'Webhook', hooks.get(owner(ctx), id!))),
-    route('deleteWebhook', 'DELETE', '/{id}', (ctx, { id }) => json(ctx, 'Webhook', hooks.remove(owner(ctx), id!))),
-    route('rotateWebhookSecret', 'POST', '/{id}/rotate_secret', (ctx, { id }) =>
-      json(ctx, 'WebhookRotated', hooks.rotate(owner(ctx), id!, store.now())),
-    ),
-    route('testWebhook', 'POST', '/{id}/test', (ctx, { id }) =>
-      json(ctx, 'WebhookDelivery', hooks.test(owner(ctx), id!, store.now()), 202),
-    ),
-    route('listWebhookDeliveries', 'GET', '/{id}/deliveries', (ctx, { id }) => {
-      const page = parsePage(ctx.url);
-      const all = hooks.deliveries(owner(ctx), id!);
-      const items = all.slice((page - 1) * 50, page * 50);
-      return json(
-        ctx,
-        'WebhookDeliveryList',
-        { deliveries: items },
-        200,
-        paging(ctx, at(`/${id}/deliveries`), page, all.length),
-      );
-    }),
-    route('retryWebhookDelivery', 'POST', '/{id}/deliveries/{delivery_id}/retry', (ctx, { id, delivery_id: d }) =>
-      json(ctx, 'WebhookDelivery', hooks.retry(owner(ctx), id!, d!, store.now()), 202),
-    ),
-  ];
 }
 
 /** The operations of the API, as the contract names them (sdk/test checks them against it), each with its handler. */

@@ -3,7 +3,8 @@
  * credentials, 1 to 11 different events, a `whsec_` secret shown once, a rotation, another user's webhook answered
  * 404, test events and redeliveries limited per account and clock minute (429, `WEBHOOK_CALL_LIMITS`). The mock
  * sends nothing over the network: a test event or a retry is recorded as a `pending` delivery, so an app can show its
- * delivery log. Kept in memory, per mock.
+ * delivery log. Kept in memory, per mock. A webhook is a user's (personal) or a workspace's (issue 41: at most 10 per
+ * workspace, managed by whoever manages the workspace; ./webhook-routes.ts checks who that is).
  */
 import type { Webhook, WebhookCreated, WebhookDelivery, WebhookEventType } from '../generated/types.gen.js';
 import {
@@ -30,6 +31,15 @@ const newSecret = () => `whsec_${btoa(String.fromCharCode(...bytes(32)))}`;
 const newMessageId = () => `msg_${[...bytes(26)].map((b) => BASE62[b % 62]).join('')}`;
 const notFound = () => new ApiError('not_found', 'No webhook of yours has this id.');
 const record = ({ email: _email, deliveries: _deliveries, ...hook }: Stored): Webhook => hook;
+
+/** Whose webhooks a call acts on: a user's personal ones (`workspaceId` null) or a workspace's. */
+export interface MockHookScope {
+  email: string;
+  workspaceId: number | null;
+}
+
+const inScope = (hook: Stored, { email, workspaceId }: MockHookScope) =>
+  workspaceId === null ? hook.workspace_id === null && hook.email === email : hook.workspace_id === workspaceId;
 
 /** The new webhook's fields from a request body (400 without `webhook`, else 422 per field). */
 function readInput(body: unknown): { url: string; events: WebhookEventType[]; description: string } {
@@ -80,10 +90,11 @@ export class MockWebhooks {
     this.calls.set(key, { minute, used: used + 1 });
   }
 
-  create(email: string, body: unknown, now: number): WebhookCreated {
+  create(scope: MockHookScope, body: unknown, now: number): WebhookCreated {
     const input = readInput(body);
-    if (this.list(email).length >= MAX_WEBHOOKS) {
-      throw validationFailed({ base: [`an account may have at most ${MAX_WEBHOOKS} webhooks`] });
+    if (this.list(scope).length >= MAX_WEBHOOKS) {
+      const whose = scope.workspaceId === null ? 'an account' : 'a workspace';
+      throw validationFailed({ base: [`${whose} may have at most ${MAX_WEBHOOKS} webhooks`] });
     }
     const hook: Stored = {
       id: globalThis.crypto.randomUUID(),
@@ -92,38 +103,45 @@ export class MockWebhooks {
       failing_since: null,
       disabled_at: null,
       created_at: new Date(now).toISOString(),
-      email,
+      workspace_id: scope.workspaceId,
+      email: scope.email,
       deliveries: [],
     };
     this.hooks.set(hook.id, hook);
     return { ...record(hook), secret: newSecret() };
   }
 
-  list(email: string): Webhook[] {
+  list(scope: MockHookScope): Webhook[] {
     return [...this.hooks.values()]
-      .filter((h) => h.email === email)
+      .filter((h) => inScope(h, scope))
       .sort((a, b) => b.created_at.localeCompare(a.created_at))
       .map(record);
   }
 
-  private owned(email: string, id: string): Stored {
+  /** Who the webhook `id` belongs to, or null: no webhook has this id. */
+  ownerOf(id: string): MockHookScope | null {
     const hook = this.hooks.get(id);
-    if (!hook || hook.email !== email) throw notFound();
+    return hook ? { email: hook.email, workspaceId: hook.workspace_id } : null;
+  }
+
+  private owned(scope: MockHookScope, id: string): Stored {
+    const hook = this.hooks.get(id);
+    if (!hook || !inScope(hook, scope)) throw notFound();
     return hook;
   }
 
-  get(email: string, id: string): Webhook {
-    return record(this.owned(email, id));
+  get(scope: MockHookScope, id: string): Webhook {
+    return record(this.owned(scope, id));
   }
 
-  remove(email: string, id: string): Webhook {
-    const hook = this.owned(email, id);
+  remove(scope: MockHookScope, id: string): Webhook {
+    const hook = this.owned(scope, id);
     this.hooks.delete(id);
     return record(hook);
   }
 
-  rotate(email: string, id: string, now: number) {
-    const hook = this.owned(email, id);
+  rotate(scope: MockHookScope, id: string, now: number) {
+    const hook = this.owned(scope, id);
     return {
       ...record(hook),
       secret: newSecret(),
@@ -131,9 +149,9 @@ export class MockWebhooks {
     };
   }
 
-  test(email: string, id: string, now: number): WebhookDelivery {
-    const hook = this.owned(email, id);
-    this.count('test', email, now);
+  test(scope: MockHookScope, id: string, now: number): WebhookDelivery {
+    const hook = this.owned(scope, id);
+    this.count('test', scope.email, now);
     const at = new Date(now).toISOString();
     const delivery: WebhookDelivery = {
       id: newMessageId(),
@@ -150,14 +168,14 @@ export class MockWebhooks {
     return { ...delivery };
   }
 
-  deliveries(email: string, id: string): WebhookDelivery[] {
-    return this.owned(email, id).deliveries.map((d) => ({ ...d }));
+  deliveries(scope: MockHookScope, id: string): WebhookDelivery[] {
+    return this.owned(scope, id).deliveries.map((d) => ({ ...d }));
   }
 
-  retry(email: string, id: string, deliveryId: string, now: number): WebhookDelivery {
-    const delivery = this.owned(email, id).deliveries.find((d) => d.id === deliveryId);
+  retry(scope: MockHookScope, id: string, deliveryId: string, now: number): WebhookDelivery {
+    const delivery = this.owned(scope, id).deliveries.find((d) => d.id === deliveryId);
     if (!delivery) throw new ApiError('not_found', 'This webhook has no delivery with this id.');
-    this.count('redeliver', email, now);
+    this.count('redeliver', scope.email, now);
     Object.assign(delivery, { status: 'pending', next_attempt_at: new Date(now).toISOString() });
     return { ...delivery };
   }

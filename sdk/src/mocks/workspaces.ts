@@ -3,7 +3,7 @@
  * new one owned by its maker, and the membership a create or list naming a workspace needs (403 `forbidden` for a
  * workspace the caller is not in, or that does not exist). Kept in memory, per mock; members are known by email.
  */
-import type { Workspace, WorkspaceMember, WorkspaceRole } from '../generated/types.gen.js';
+import type { Workspace, WorkspaceAuditEntry, WorkspaceMember, WorkspaceRole } from '../generated/types.gen.js';
 import {
   ApiError,
   type ApiKeyScope,
@@ -31,7 +31,13 @@ interface StoredWorkspace {
   members: Map<string, WorkspaceRole>;
   /** When each member joined (the list's order after the owner). */
   joined: Map<string, string>;
+  /** Its audit trail, oldest first (each member change, as the server's `workspace_audit`). */
+  trail?: WorkspaceAuditEntry[];
 }
+
+/** Who reads a workspace's audit trail. */
+const READS_TRAIL: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'auditor']);
+let trailIds = 0;
 
 /** A caller's standing in a workspace, once checked. */
 export interface MockMembership {
@@ -158,6 +164,21 @@ export class MockWorkspaces {
     const subject = subjectEmail ? { userId: this.userId(subjectEmail), role: w.members.get(subjectEmail)! } : null;
     judgeMemberChange(change, actor, subject);
     const target = this.member(w, subjectEmail!);
+    const action = {
+      role: 'role_changed',
+      remove: 'member_removed',
+      leave: 'member_left',
+      transfer: 'ownership_transferred',
+    } as const;
+    (w.trail ??= []).push({
+      id: ++trailIds,
+      action: action[change.kind],
+      actor_id: actor.userId,
+      subject_id: target.user_id,
+      subject_email: target.email,
+      role: change.kind === 'role' ? change.role : change.kind === 'transfer' ? 'owner' : null,
+      at: new Date().toISOString(),
+    });
     if (change.kind === 'role') w.members.set(subjectEmail!, change.role);
     else if (change.kind === 'transfer') {
       w.members.set(email, 'admin');
@@ -201,6 +222,15 @@ export class MockWorkspaces {
     return this.workspaces.get(workspaceId)?.members.get(email) ?? null;
   }
 
+  /** The workspace's trail, newest first, for its owner, admins and auditors (403 a member, 404 anyone else). */
+  audit(workspaceId: number, email: string): WorkspaceAuditEntry[] {
+    const role = this.workspaces.get(workspaceId)?.members.get(email);
+    if (!role) throw workspaceNotFound();
+    if (!READS_TRAIL.has(role))
+      throw new ApiError('forbidden', `A ${role} of this workspace does not read its audit trail.`);
+    return [...(this.workspaces.get(workspaceId)!.trail ?? [])].reverse();
+  }
+
   reset(): void {
     this.brands.reset();
     this.workspaces.clear();
@@ -228,11 +258,13 @@ export class MockWorkspaces {
 const keyWorkspaceOf = (ctx: { actor: MockActor }): number | null => ctx.actor.grantor?.workspaceId ?? null;
 
 /** What the workspace routes need of the mock's kit (server.ts), and the routes they are. */
-interface WorkspaceKit<Ctx extends { request: Request; actor: MockActor }> {
+interface WorkspaceKit<Ctx extends { request: Request; url: URL; actor: MockActor }> {
   workspaces: MockWorkspaces;
   store: { now(): number };
-  json(ctx: Ctx, schema: string, body: unknown, status?: number): Response;
+  json(ctx: Ctx, schema: string, body: unknown, status?: number, extra?: Record<string, string>): Response;
   owner(ctx: Ctx): string;
+  parsePage(url: URL): number;
+  paging(ctx: Ctx, path: string, page: number, total: number): Record<string, string>;
 }
 
 interface WorkspaceRoute<Ctx> {
@@ -244,10 +276,10 @@ interface WorkspaceRoute<Ctx> {
 }
 
 /** The workspace operations (issue 41), over MockWorkspaces. */
-export function workspaceRoutes<Ctx extends { request: Request; actor: MockActor }>(
+export function workspaceRoutes<Ctx extends { request: Request; url: URL; actor: MockActor }>(
   kit: WorkspaceKit<Ctx>,
 ): WorkspaceRoute<Ctx>[] {
-  const { workspaces, store, json, owner } = kit;
+  const { workspaces, store, json, owner, parsePage, paging } = kit;
   const list = (operationId: string, path: string): WorkspaceRoute<Ctx> => ({
     operationId,
     scope: 'workspaces:read',
@@ -333,6 +365,20 @@ export function workspaceRoutes<Ctx extends { request: Request; actor: MockActor
     memberRoute('removeWorkspaceMember', 'DELETE', '/members/{user_id}', () => ({ kind: 'remove' })),
     memberRoute('leaveWorkspace', 'POST', '/leave', () => ({ kind: 'leave' })),
     memberRoute('transferWorkspace', 'POST', '/members/{user_id}/ownership', () => ({ kind: 'transfer' })),
+    {
+      operationId: 'listWorkspaceAudit',
+      scope: 'workspaces:read',
+      method: 'GET',
+      path: '/api/v2/workspaces/{workspace_id}/audit',
+      handle: (ctx, p) => {
+        const id = workspaceIdOf(p);
+        const page = parsePage(ctx.url);
+        const all = workspaces.audit(id, owner(ctx));
+        const items = all.slice((page - 1) * 50, page * 50);
+        const headers = paging(ctx, `/api/v2/workspaces/${id}/audit`, page, all.length);
+        return json(ctx, 'WorkspaceAuditList', { entries: items }, 200, headers);
+      },
+    },
   ];
 
   function memberRoute(

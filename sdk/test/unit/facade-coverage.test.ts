@@ -37,6 +37,7 @@ const FACADE: Record<string, keyof SecretPushClient> = {
   listAccounts: 'listAccounts',
   createWorkspace: 'createWorkspace',
   listWorkspaceMembers: 'listWorkspaceMembers',
+  listWorkspaceAudit: 'workspaceAudit',
   updateWorkspaceMember: 'updateWorkspaceMember',
   removeWorkspaceMember: 'removeWorkspaceMember',
   leaveWorkspace: 'leaveWorkspace',

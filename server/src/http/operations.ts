@@ -42,6 +42,7 @@ interface Operations {
   createWorkspace: Operation<G.CreateWorkspaceData, G.CreateWorkspaceResponses>;
   updateWorkspace: Operation<G.UpdateWorkspaceData, G.UpdateWorkspaceResponses>;
   listWorkspaceMembers: Operation<G.ListWorkspaceMembersData, G.ListWorkspaceMembersResponses>;
+  listWorkspaceAudit: Operation<G.ListWorkspaceAuditData, G.ListWorkspaceAuditResponses>;
   updateWorkspaceMember: Operation<G.UpdateWorkspaceMemberData, G.UpdateWorkspaceMemberResponses>;
   removeWorkspaceMember: Operation<G.RemoveWorkspaceMemberData, G.RemoveWorkspaceMemberResponses>;
   leaveWorkspace: Operation<G.LeaveWorkspaceData, G.LeaveWorkspaceResponses>;

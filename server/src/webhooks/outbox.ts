@@ -23,11 +23,23 @@ import { sql, type Db } from '../db/sql.js';
 import type { ClaimWrites } from '../push/push-repository.js';
 import type { PushRow } from '../push/push-tables.js';
 import { made, viewerOf, type EventPush } from './push-event-facts.js';
-import { enabledWebhooksOf, webhooksAnswered, type ClaimedDelivery, type DeliveryRow } from './webhook-repository.js';
+import {
+  enabledWebhooksOf,
+  hookListens,
+  webhooksAnswered,
+  type ClaimedDelivery,
+  type DeliveryRow,
+} from './webhook-repository.js';
 
-/** ClaimWrites.outbox: an entry is marked when its push's owner has an enabled webhook. */
-const outboxTx = (owner: string) =>
-  `case when ${owner} is not null and exists (select 1 from webhooks w where w.user_id = ${owner} and w.enabled)
+/**
+ * ClaimWrites.outbox: an entry is marked when a webhook listens to its push: for a personal push an enabled personal
+ * webhook of its owner, for a push of a workspace an enabled webhook of the workspace (webhook-repository.ts
+ * `hookListens`).
+ */
+const outboxTx = (owner: string, workspace: string) =>
+  `case when ${owner} is not null and (case when ${workspace} is null
+       then exists (select 1 from webhooks w where w.user_id = ${owner} and w.workspace_id is null and w.enabled)
+       else exists (select 1 from webhooks w where w.workspace_id = ${workspace} and w.enabled) end)
      then pg_current_xact_id() end`;
 
 /**
@@ -65,7 +77,7 @@ const HOLD = sql<Record<string, never>, { tx: string; entry_id: string; xmin: st
 const ENTRIES = sql<{ tx: string; entryId: string; xmin: string; limit: number }>(
   `select a.id as entry_id, a.tx as entry_tx, a.kind as entry_kind, a.ip as entry_ip,
      a.user_agent as entry_user_agent, a.referrer as entry_referrer, a.created_at as entry_at,
-     coalesce(a.views_used, 0) as entry_views, p.id, p.user_id, p.kind, p.name_ciphertext, p.passphrase_protected,
+     coalesce(a.views_used, 0) as entry_views, p.id, p.user_id, p.workspace_id, p.kind, p.name_ciphertext, p.passphrase_protected,
      p.expire_after_views, p.expires_at, p.created_at
    from (
      select * from audit_entries
@@ -126,6 +138,7 @@ type EntryRow = {
   entry_views: number;
   id: string | null;
   user_id: string | null;
+  workspace_id: number | null;
   kind: PushRow['kind'];
   name_ciphertext: string | null;
   passphrase_protected: boolean;
@@ -167,7 +180,8 @@ function eventsOf(entry: EntryRow) {
     events.push(made('push.viewed', then, at, { viewer }));
     if (then.expired) events.push(made('push.expired', then, at, { reason: 'views' }));
   }
-  return events.map((e) => ({ ...e, userId: owner, at, entryId: entry.entry_id }));
+  const workspaceId = entry.workspace_id === null ? null : Number(entry.workspace_id);
+  return events.map((e) => ({ ...e, userId: owner, workspaceId, at, entryId: entry.entry_id }));
 }
 
 const BACKLOG = sql<Record<string, never>, { n: string }>(
@@ -212,7 +226,7 @@ export interface FanOut {
 
 /**
  * One fan-out of up to `limit` entries, in one transaction: the outbox's row locked, the entries read with their
- * pushes, their events made (in this process), the owners' enabled webhooks read, then with `firstTry` each delivery
+ * pushes, their events made (in this process), the enabled webhooks listening to them read, then with `firstTry` each delivery
  * tried once, and in one statement the deliveries written (those answered delivered, the others leased until
  * `leaseUntil`) and the outbox moved past the entries. An answer reaches the endpoint before the commit: a fan-out
  * that then fails sends its events again (at least once, under the same ids: outboxDeliveryId).
@@ -230,9 +244,9 @@ export async function fanOut(db: Db, limit: number, leaseUntil: Date, firstTry?:
     })) as EntryRow[];
     if (entries.length === 0) return { ...none, retry: held.waiting };
     const events = entries.flatMap(eventsOf);
-    const hooks = events.length > 0 ? await enabledWebhooksOf(tx, [...new Set(events.map((e) => e.userId))]) : [];
+    const hooks = events.length > 0 ? await enabledWebhooksOf(tx, events) : [];
     const pairs = events.flatMap((event) =>
-      hooks.filter((h) => h.userId === event.userId && h.events.includes(event.type)).map((hook) => ({ event, hook })),
+      hooks.filter((h) => hookListens(h, event) && h.events.includes(event.type)).map((hook) => ({ event, hook })),
     );
     const deliveries: ClaimedDelivery[] = pairs.map(({ event, hook }) => {
       const delivery: DeliveryRow = {

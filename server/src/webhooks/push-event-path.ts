@@ -40,6 +40,8 @@ export interface PushEvent {
   eventId: string;
   pushId: string;
   ownerId: string;
+  /** The push's workspace (its webhooks receive the event), or null: the owner's personal webhooks. */
+  workspaceId: number | null;
   /** When it happened (ISO 8601): its deliveries' `created_at`. */
   at: string;
   facts: string;
@@ -56,13 +58,16 @@ export interface DeliveryDeps {
 }
 
 /**
- * In `tx`: the event's deliveries, one per enabled webhook of the owner subscribed to it. `again`: the event may
+ * In `tx`: the event's deliveries, one per enabled webhook listening to the push (its owner's personal ones, or its
+ * workspace's) subscribed to it. `again`: the event may
  * have been fanned out before (a job run again), and a webhook that has its delivery gets none.
  */
 export async function writeDeliveries(tx: Db, deps: DeliveryDeps, event: PushEvent, again: boolean): Promise<void> {
   if (!deps.webhooks) return;
   const values = {
     userId: event.ownerId,
+    // A job queued before workspaces' webhooks has none: a personal push.
+    workspaceId: event.workspaceId ?? null,
     event: event.type,
     eventId: event.eventId,
     body: null,

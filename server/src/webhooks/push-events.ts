@@ -115,6 +115,7 @@ export function createPushEvents({
       eventId,
       pushId: row.id,
       ownerId: row.ownerId,
+      workspaceId: row.workspaceId,
       at: at.toISOString(),
       facts,
       nameCiphertext,

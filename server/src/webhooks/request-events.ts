@@ -1,7 +1,7 @@
 /**
  * The `request.*` events (issue 24 with the webhooks of issue 23): a move follower of the request service
  * (request/request-service.ts runs it in each move's transaction), which writes, like the push events
- * (./push-events.ts), one delivery row per enabled webhook of the requester that subscribes to the event, in one
+ * (./push-events.ts), one delivery row per enabled webhook of the requester (or of the request's workspace) that subscribes to the event, in one
  * statement (the dispatcher sends them). A body names the request by its non-secret `request_id` (and, once
  * answered, the answer push by its `push_id`) and holds nothing that opens it or was written into it: no url_token or
  * link (the request's opens the responder's page; the answer's opens the secret), no ask, note, file name, public key,
@@ -47,6 +47,7 @@ export function requestEventsFollower({ repo, keyring, wake }: RequestEventDeps)
     const { eventId, body } = sealEvent(keyring, event);
     await queueDeliveries(tx, repo, wake, {
       userId: row.ownerId,
+      workspaceId: row.workspaceId ?? null,
       event: move.type,
       eventId,
       body,

@@ -20,6 +20,31 @@ export interface WebhookRow {
   failingSince: Date | null;
   disabledAt: Date | null;
   createdAt: Date;
+  /** The workspace it belongs to (its pushes' events), or null: its owner's personal pushes and requests. */
+  workspaceId: number | null;
+}
+
+/**
+ * Whose webhooks an operation acts on: a user's personal ones (`workspaceId` null), or a workspace's (`userId` is
+ * then the caller, who made it or manages it).
+ */
+export interface HookScope {
+  userId: string;
+  workspaceId: number | null;
+}
+
+/**
+ * Whether `hook` receives the events of a push or request of `owner` in `workspaceId`: a personal webhook its owner's
+ * personal ones only, a workspace's webhook every one of its workspace (whoever made it). The SQL of every fan-out
+ * says the same (PERSONAL_HOOKS, WORKSPACE_HOOKS, EVENT_DELIVERY_CTES, outbox.ts `outboxTx`).
+ */
+export function hookListens(
+  hook: Pick<WebhookRow, 'userId' | 'workspaceId'>,
+  owner: { userId: string; workspaceId: number | null },
+): boolean {
+  return owner.workspaceId === null
+    ? hook.workspaceId === null && hook.userId === owner.userId
+    : hook.workspaceId === owner.workspaceId;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -51,7 +76,7 @@ export interface DeliveryRow {
 }
 
 const W_COLUMNS =
-  'id, user_id, url, events, description, secret, previous_secret, previous_secret_until, enabled, failing_since, disabled_at, created_at';
+  'id, user_id, url, events, description, secret, previous_secret, previous_secret_until, enabled, failing_since, disabled_at, created_at, workspace_id';
 const D_COLUMNS =
   'id, webhook_id, event, event_id, body, facts, name_ciphertext, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at, budget_window';
 
@@ -71,6 +96,7 @@ function webhookOf(r: Record<string, unknown>): WebhookRow {
     failingSince: date(r.failing_since),
     disabledAt: date(r.disabled_at),
     createdAt: date(r.created_at)!,
+    workspaceId: r.workspace_id === null || r.workspace_id === undefined ? null : Number(r.workspace_id),
   };
 }
 
@@ -112,19 +138,31 @@ export function writtenDeliveries(result: unknown): ClaimedDelivery[] {
 export const webhooksAnswered = (ids: string) =>
   `update webhooks set failing_since = null where id = any(${ids}::uuid[]) and failing_since is not null`;
 
-const ENABLED_OF = sql<{ userIds: string[] }>(
-  `select ${W_COLUMNS} from webhooks where user_id = any(:userIds::uuid[]) and enabled`,
+const ENABLED_OF = sql<{ userIds: string[]; workspaceIds: number[] }>(
+  `select ${W_COLUMNS} from webhooks where enabled
+     and ((user_id = any(:userIds::uuid[]) and workspace_id is null) or workspace_id = any(:workspaceIds::int[]))`,
 );
 
-/** In `tx`: the enabled webhooks of these users (the outbox's fan-out, outbox.ts). Not prepared: planned as the table is. */
-export async function enabledWebhooksOf(tx: Db, userIds: string[]): Promise<WebhookRow[]> {
-  return (await tx.query(ENABLED_OF, { userIds })).map(webhookOf);
+/**
+ * In `tx`: the enabled webhooks that may listen to these owners' events (the outbox's fan-out, outbox.ts): the
+ * personal ones of the owners of personal pushes, and those of the workspaces (`hookListens` picks per event). Not
+ * prepared: planned as the table is.
+ */
+export async function enabledWebhooksOf(
+  tx: Db,
+  owners: { userId: string; workspaceId: number | null }[],
+): Promise<WebhookRow[]> {
+  const userIds = [...new Set(owners.filter((o) => o.workspaceId === null).map((o) => o.userId))];
+  const workspaceIds = [...new Set(owners.flatMap((o) => (o.workspaceId === null ? [] : [o.workspaceId])))];
+  return (await tx.query(ENABLED_OF, { userIds, workspaceIds })).map(webhookOf);
 }
 
 type Id = { id: string };
 /** One event's deliveries: its body sealed (`body`), or its facts and the name's envelope (DeliveryRow). */
 export type DeliveryValues = {
   userId: string;
+  /** The workspace of the push or request (its webhooks receive it), or null: the owner's personal webhooks. */
+  workspaceId: number | null;
   event: string;
   eventId: string;
   body: string | null;
@@ -133,11 +171,15 @@ export type DeliveryValues = {
   now: Date;
 };
 
-const INSERT_DELIVERIES = `insert into webhook_deliveries
+/** The webhooks an event of a personal push or request reaches, and those an event of a workspace's reaches. */
+const PERSONAL_HOOKS = 'w.user_id = :userId and w.workspace_id is null';
+const WORKSPACE_HOOKS = 'w.workspace_id = :workspaceId::int';
+
+const insertDeliveriesTo = (hooks: string) => `insert into webhook_deliveries
     (id, webhook_id, event, event_id, body, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
   select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
     w.id, :event, :eventId, :body::text, :facts::text, :nameCiphertext::text, 'pending', 0, :now, :now
-  from webhooks w where w.user_id = :userId and w.enabled and :event = any(w.events)`;
+  from webhooks w where ${hooks} and w.enabled and :event = any(w.events)`;
 
 /**
  * The CTE that writes events' deliveries inside a statement that changes a push: for the row of the CTE `won` (the
@@ -151,7 +193,8 @@ export const EVENT_DELIVERY_CTES = `d as (
       (id, webhook_id, event, event_id, facts, name_ciphertext, status, attempts, next_attempt_at, created_at)
     select 'msg_' || left(replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''), 26),
       w.id, e.event, e.event_id, e.facts, :eventName::text, 'pending', 0, :leaseUntil, :now
-    from won join webhooks w on w.user_id = won.user_id and w.enabled
+    from won join webhooks w on w.enabled and ((won.workspace_id is null and w.user_id = won.user_id
+        and w.workspace_id is null) or w.workspace_id = won.workspace_id)
     join unnest(:eventTypes::text[], :eventIds::uuid[], :eventFacts::text[]) as e(event, event_id, facts)
       on e.event = any(w.events)
     returning ${D_COLUMNS}
@@ -166,29 +209,47 @@ const W_PREFIXED = W_COLUMNS.split(', ')
   .map((c) => `w.${c} as w_${c}`)
   .join(', ');
 
-type Owned = { id: string; userId: string };
+type Owned = { id: string; userId: string; workspaceId: number | null };
+/** A statement's webhook of the scope (HookScope): by its id, then its owner's or its workspace's. */
+const IN_SCOPE = `(case when :workspaceId::int is null then user_id = :userId::uuid and workspace_id is null
+  else workspace_id = :workspaceId::int end)`;
+const insertDeliveriesOnce = (hooks: string) =>
+  `${insertDeliveriesTo(hooks)} and not exists (select 1 from webhook_deliveries d
+       where d.webhook_id = w.id and d.created_at = :now and d.event_id = :eventId) returning id`;
 
 const S = {
   lockUser: sql<{ lockKey: string }>('select pg_advisory_xact_lock(hashtextextended(:lockKey, 0))'),
-  countByUser: sql<{ userId: string }, { n: string }>('select count(*) as n from webhooks where user_id = :userId'),
+  countByUser: sql<{ userId: string }, { n: string }>(
+    'select count(*) as n from webhooks where user_id = :userId and workspace_id is null',
+  ),
+  countByWorkspace: sql<{ workspaceId: number }, { n: string }>(
+    'select count(*) as n from webhooks where workspace_id = :workspaceId',
+  ),
   insert: sql<Record<string, unknown>>(
-    `insert into webhooks (id, user_id, url, events, description, secret, enabled, created_at)
-     values (:id, :userId, :url, :events::text[], :description, :secret, true, :now)
+    `insert into webhooks (id, user_id, url, events, description, secret, enabled, created_at, workspace_id)
+     values (:id, :userId, :url, :events::text[], :description, :secret, true, :now, :workspaceId::int)
      returning ${W_COLUMNS}`,
   ),
   listByUser: sql<{ userId: string }>(
-    `select ${W_COLUMNS} from webhooks where user_id = :userId order by created_at desc, id desc`,
+    `select ${W_COLUMNS} from webhooks where user_id = :userId and workspace_id is null
+     order by created_at desc, id desc`,
   ),
-  find: sql<Owned>(`select ${W_COLUMNS} from webhooks where id = :id and user_id = :userId`),
-  remove: sql<Owned>(`delete from webhooks where id = :id and user_id = :userId returning ${W_COLUMNS}`),
+  listByWorkspace: sql<{ workspaceId: number }>(
+    `select ${W_COLUMNS} from webhooks where workspace_id = :workspaceId order by created_at desc, id desc`,
+  ),
+  ownerOf: sql<{ id: string }, { user_id: string; workspace_id: number | null }>(
+    'select user_id, workspace_id from webhooks where id = :id',
+  ),
+  find: sql<Owned>(`select ${W_COLUMNS} from webhooks where id = :id and ${IN_SCOPE}`),
+  remove: sql<Owned>(`delete from webhooks where id = :id and ${IN_SCOPE} returning ${W_COLUMNS}`),
   rotate: sql<Owned & { secret: string; until: Date }>(
     `update webhooks set previous_secret = secret, previous_secret_until = :until, secret = :secret
-     where id = :id and user_id = :userId returning ${W_COLUMNS}`,
+     where id = :id and ${IN_SCOPE} returning ${W_COLUMNS}`,
   ),
   addOwner: sql<{ userId: string }>('insert into event_owners (user_id) values (:userId) on conflict do nothing'),
   dropIdleOwner: sql<{ userId: string }>(
     `delete from event_owners where user_id = :userId
-       and not exists (select 1 from webhooks where user_id = :userId)
+       and not exists (select 1 from webhooks where user_id = :userId and workspace_id is null)
        and not coalesce((select notify_owner_on_view from users where id = :userId), false)
        and not exists (select 1 from push_receipts r join pushes p on p.id = r.push_id
                        where p.user_id = :userId and r.on_view and not p.expired)`,
@@ -215,16 +276,21 @@ const S = {
    * One event's deliveries, one per enabled webhook of the owner subscribed to it, in one statement (none: nothing
    * written). The ids (`webhook-id`) are `msg_` and 26 hex digits of two random UUIDs (104 random bits).
    */
-  insertDeliveries: sql<DeliveryValues, { id: string }>(`${INSERT_DELIVERIES} returning id`, { prepare: true }),
+  insertDeliveries: sql<DeliveryValues, { id: string }>(`${insertDeliveriesTo(PERSONAL_HOOKS)} returning id`, {
+    prepare: true,
+  }),
+  /** The same for an event of a workspace's push or request: one per enabled webhook of the workspace. */
+  insertWorkspaceDeliveries: sql<DeliveryValues, { id: string }>(
+    `${insertDeliveriesTo(WORKSPACE_HOOKS)} returning id`,
+    { prepare: true },
+  ),
   /**
    * The same, but none for a webhook that already has the event's delivery (an event fanned out again: its job run
    * again after its transaction committed, push-event-path.ts). The check reads the deliveries' webhook index at the
    * event's own `created_at`.
    */
-  insertDeliveriesOnce: sql<DeliveryValues, { id: string }>(
-    `${INSERT_DELIVERIES} and not exists (select 1 from webhook_deliveries d
-       where d.webhook_id = w.id and d.created_at = :now and d.event_id = :eventId) returning id`,
-  ),
+  insertDeliveriesOnce: sql<DeliveryValues, { id: string }>(insertDeliveriesOnce(PERSONAL_HOOKS)),
+  insertWorkspaceDeliveriesOnce: sql<DeliveryValues, { id: string }>(insertDeliveriesOnce(WORKSPACE_HOOKS)),
   deliveryCount: sql<{ webhookId: string }, { n: string }>(
     'select count(*) as n from webhook_deliveries where webhook_id = :webhookId',
   ),
@@ -329,10 +395,18 @@ const S = {
 
 export type WebhookRepository = ReturnType<typeof createWebhookRepository>;
 
-export function createWebhookRepository(db: Db) {
+/** The statements on webhooks in a scope (HookScope): a user's personal ones, or a workspace's. */
+function scopedHooks(db: Db) {
   return {
-    /** In `tx`: the user's webhooks counted under the user's lock (the 10-per-account limit on any instance). */
-    async lockAndCount(tx: Db, userId: string): Promise<number> {
+    /**
+     * In `tx`: the scope's webhooks counted under its lock (the 10-per-account, and per-workspace, limit on any
+     * instance).
+     */
+    async lockAndCount(tx: Db, { userId, workspaceId }: HookScope): Promise<number> {
+      if (workspaceId !== null) {
+        await tx.query(S.lockUser, { lockKey: `webhooks:workspace:${workspaceId}` });
+        return Number((await tx.query(S.countByWorkspace, { workspaceId }))[0]!.n);
+      }
       await tx.query(S.lockUser, { lockKey: `webhooks:${userId}` });
       return Number((await tx.query(S.countByUser, { userId }))[0]!.n);
     },
@@ -346,28 +420,46 @@ export function createWebhookRepository(db: Db) {
         description: string;
         secret: string;
         now: Date;
+        workspaceId: number | null;
       },
     ): Promise<WebhookRow> {
       return webhookOf((await tx.query(S.insert, values))[0]!);
     },
-    async list(userId: string): Promise<WebhookRow[]> {
-      return (await db.query(S.listByUser, { userId })).map(webhookOf);
+    async list({ userId, workspaceId }: HookScope): Promise<WebhookRow[]> {
+      const rows =
+        workspaceId === null
+          ? await db.query(S.listByUser, { userId })
+          : await db.query(S.listByWorkspace, { workspaceId });
+      return rows.map(webhookOf);
     },
-    async find(id: string, userId: string): Promise<WebhookRow | null> {
-      const [row] = await db.query(S.find, { id, userId });
+    /** Who a webhook belongs to (its creator, and its workspace or null), or null: no webhook has this id. */
+    async ownerOf(id: string): Promise<HookScope | null> {
+      const [row] = await db.query(S.ownerOf, { id });
+      return row
+        ? { userId: row.user_id, workspaceId: row.workspace_id === null ? null : Number(row.workspace_id) }
+        : null;
+    },
+    async find(id: string, scope: HookScope): Promise<WebhookRow | null> {
+      const [row] = await db.query(S.find, { id, ...scope });
       return row ? webhookOf(row) : null;
     },
-    async remove(id: string, userId: string): Promise<WebhookRow | null> {
+    async remove(id: string, scope: HookScope): Promise<WebhookRow | null> {
       return db.transaction(async (tx) => {
-        const [row] = await tx.query(S.remove, { id, userId });
-        if (row) await tx.query(S.dropIdleOwner, { userId });
+        const [row] = await tx.query(S.remove, { id, ...scope });
+        if (row) await tx.query(S.dropIdleOwner, { userId: String(row.user_id) });
         return row ? webhookOf(row) : null;
       });
     },
-    async rotate(id: string, userId: string, secret: string, until: Date): Promise<WebhookRow | null> {
-      const [row] = await db.query(S.rotate, { id, userId, secret, until });
+    async rotate(id: string, scope: HookScope, secret: string, until: Date): Promise<WebhookRow | null> {
+      const [row] = await db.query(S.rotate, { id, ...scope, secret, until });
       return row ? webhookOf(row) : null;
     },
+  };
+}
+
+export function createWebhookRepository(db: Db) {
+  return {
+    ...scopedHooks(db),
     async addOwner(tx: Db, userId: string): Promise<void> {
       await tx.query(S.addOwner, { userId });
     },
@@ -435,12 +527,17 @@ export function createWebhookRepository(db: Db) {
         now,
       });
     },
-    /** In `tx`: the deliveries of one event to the owner's subscribed webhooks, in one statement; their ids. */
+    /**
+     * In `tx`: the deliveries of one event to the subscribed webhooks listening to it (the owner's personal ones, or
+     * its workspace's: `hookListens`), in one statement; their ids.
+     */
     async insertDeliveries(tx: Db, values: DeliveryValues): Promise<string[]> {
-      return (await tx.query(S.insertDeliveries, values)).map((r) => r.id);
+      const statement = values.workspaceId === null ? S.insertDeliveries : S.insertWorkspaceDeliveries;
+      return (await tx.query(statement, values)).map((r) => r.id);
     },
     async insertDeliveriesOnce(tx: Db, values: DeliveryValues): Promise<string[]> {
-      return (await tx.query(S.insertDeliveriesOnce, values)).map((r) => r.id);
+      const statement = values.workspaceId === null ? S.insertDeliveriesOnce : S.insertWorkspaceDeliveriesOnce;
+      return (await tx.query(statement, values)).map((r) => r.id);
     },
     /** Deliveries the send budget put off, each due at its window (not an attempt). */
     async putOff(deliveries: { id: string; until: Date }[]): Promise<void> {

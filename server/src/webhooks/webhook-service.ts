@@ -3,7 +3,9 @@
  * server-side request forgery, at most 10 per account, the secret shown once and kept as an envelope), list, show,
  * delete, rotate the secret (the old one signs too for 24 hours), send a test event, list the deliveries and queue
  * one again (those two limited per account and minute, counted in PostgreSQL: 429 past them). Another account's
- * webhook is answered as an unknown one (404).
+ * webhook is answered as an unknown one (404). Each operation acts in a scope: a user's personal webhooks (given as
+ * the user's id), or a workspace's (`HookScope`, once the caller's right to manage them was checked: the webhook
+ * handlers, http/handlers/webhook-scope.ts).
  */
 import type {
   Webhook,
@@ -28,24 +30,32 @@ import { sealEvent } from './push-events.js';
 import { secretContext } from './delivery.js';
 import { newMessageId, newWebhookSecret } from './signing.js';
 import { checkTarget, TargetRefused, type TargetRules } from './targets.js';
-import type { DeliveryRow, LimitRepository, WebhookRepository, WebhookRow } from './webhook-repository.js';
+import type { DeliveryRow, HookScope, LimitRepository, WebhookRepository, WebhookRow } from './webhook-repository.js';
 
 const MAX_WEBHOOKS = 10;
+
+/** Whose webhooks: a user's personal ones (the user's id), or a scope (HookScope, a workspace's). */
+type HookOwner = string | HookScope;
+const scopeOf = (owner: HookOwner): HookScope =>
+  typeof owner === 'string' ? { userId: owner, workspaceId: null } : owner;
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 export interface WebhookService {
-  create(userId: string, input: WebhookInput, now?: Date): Promise<Webhook & { secret: string }>;
-  list(userId: string): Promise<Webhook[]>;
-  get(userId: string, id: string): Promise<Webhook>;
-  remove(userId: string, id: string): Promise<Webhook>;
+  /** Registers a webhook in the scope (its `workspace_id` field is the handler's to read: the scope says it). */
+  create(owner: HookOwner, input: WebhookInput, now?: Date): Promise<Webhook & { secret: string }>;
+  list(owner: HookOwner): Promise<Webhook[]>;
+  get(owner: HookOwner, id: string): Promise<Webhook>;
+  remove(owner: HookOwner, id: string): Promise<Webhook>;
   rotate(
-    userId: string,
+    owner: HookOwner,
     id: string,
     now?: Date,
   ): Promise<Webhook & { secret: string; previous_secret_expires_at: string }>;
-  test(userId: string, id: string, now?: Date): Promise<WebhookDelivery>;
-  deliveries(userId: string, id: string, page: number): Promise<{ items: WebhookDelivery[]; total: number }>;
-  retry(userId: string, id: string, deliveryId: string, now?: Date): Promise<WebhookDelivery>;
+  test(owner: HookOwner, id: string, now?: Date): Promise<WebhookDelivery>;
+  deliveries(owner: HookOwner, id: string, page: number): Promise<{ items: WebhookDelivery[]; total: number }>;
+  retry(owner: HookOwner, id: string, deliveryId: string, now?: Date): Promise<WebhookDelivery>;
+  /** Who the webhook `id` belongs to (its creator and workspace), or null: none has this id (or it is no id). */
+  ownerOf(id: string): Promise<HookScope | null>;
   /** The account's read-receipt setting (the account page). */
   receipts(userId: string): Promise<boolean>;
   setReceipts(userId: string, on: boolean): Promise<void>;
@@ -61,6 +71,7 @@ function webhookRecord(row: WebhookRow): Webhook {
     failing_since: row.failingSince?.toISOString() ?? null,
     disabled_at: row.disabledAt?.toISOString() ?? null,
     created_at: row.createdAt.toISOString(),
+    workspace_id: row.workspaceId,
   };
 }
 
@@ -113,8 +124,8 @@ export function createWebhookService({
   callLimits,
   env,
 }: WebhookServiceDeps): WebhookService {
-  async function owned(userId: string, id: string): Promise<WebhookRow> {
-    const row = UUID.test(id) ? await repo.find(id, userId) : null;
+  async function owned(owner: HookOwner, id: string): Promise<WebhookRow> {
+    const row = UUID.test(id) ? await repo.find(id, scopeOf(owner)) : null;
     if (!row) throw notFound();
     return row;
   }
@@ -130,7 +141,9 @@ export function createWebhookService({
   }
 
   return {
-    async create(userId, input, now = new Date()) {
+    async create(owner, input, now = new Date()) {
+      const scope = scopeOf(owner);
+      const { userId } = scope;
       const events = [...new Set(input.events)];
       const description = (input.description ?? '').trim();
       try {
@@ -142,8 +155,9 @@ export function createWebhookService({
       const id = randomUUID();
       const secret = newWebhookSecret();
       const row = await db.transaction(async (tx) => {
-        if ((await repo.lockAndCount(tx, userId)) >= MAX_WEBHOOKS) {
-          throw invalid('base', `an account may have at most ${MAX_WEBHOOKS} webhooks`);
+        if ((await repo.lockAndCount(tx, scope)) >= MAX_WEBHOOKS) {
+          const whose = scope.workspaceId === null ? 'an account' : 'a workspace';
+          throw invalid('base', `${whose} may have at most ${MAX_WEBHOOKS} webhooks`);
         }
         const made = await repo.insert(tx, {
           id,
@@ -153,39 +167,41 @@ export function createWebhookService({
           description,
           secret: keyring.encryptText(secret, secretContext(id)),
           now,
+          workspaceId: scope.workspaceId,
         });
-        await repo.addOwner(tx, userId);
+        // A workspace's webhooks are found by its pushes' views themselves (push/repository/retrieve.ts).
+        if (scope.workspaceId === null) await repo.addOwner(tx, userId);
         return made;
       });
       return { ...webhookRecord(row), secret };
     },
 
-    async list(userId) {
-      return (await repo.list(userId)).map(webhookRecord);
+    async list(owner) {
+      return (await repo.list(scopeOf(owner))).map(webhookRecord);
     },
 
-    async get(userId, id) {
-      return webhookRecord(await owned(userId, id));
+    async get(owner, id) {
+      return webhookRecord(await owned(owner, id));
     },
 
-    async remove(userId, id) {
-      const row = UUID.test(id) ? await repo.remove(id, userId) : null;
+    async remove(owner, id) {
+      const row = UUID.test(id) ? await repo.remove(id, scopeOf(owner)) : null;
       if (!row) throw notFound();
       return webhookRecord(row);
     },
 
-    async rotate(userId, id, now = new Date()) {
-      await owned(userId, id);
+    async rotate(owner, id, now = new Date()) {
+      await owned(owner, id);
       const secret = newWebhookSecret();
       const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
-      const row = await repo.rotate(id, userId, keyring.encryptText(secret, secretContext(id)), until);
+      const row = await repo.rotate(id, scopeOf(owner), keyring.encryptText(secret, secretContext(id)), until);
       if (!row) throw notFound();
       return { ...webhookRecord(row), secret, previous_secret_expires_at: until.toISOString() };
     },
 
-    async test(userId, id, now = new Date()) {
-      const hook = await owned(userId, id);
-      await counted('test', userId, now);
+    async test(owner, id, now = new Date()) {
+      const hook = await owned(owner, id);
+      await counted('test', scopeOf(owner).userId, now);
       const deliveryId = newMessageId();
       const { eventId, body } = sealEvent(keyring, {
         type: 'webhook.test',
@@ -197,21 +213,23 @@ export function createWebhookService({
       return deliveryRecord((await repo.findDelivery(deliveryId, hook.id))!);
     },
 
-    async deliveries(userId, id, page) {
-      const hook = await owned(userId, id);
+    async deliveries(owner, id, page) {
+      const hook = await owned(owner, id);
       const result = await repo.deliveryPage(hook.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
       return { items: result.items.map(deliveryRecord), total: result.total };
     },
 
-    async retry(userId, id, deliveryId, now = new Date()) {
-      const hook = await owned(userId, id);
+    async retry(owner, id, deliveryId, now = new Date()) {
+      const hook = await owned(owner, id);
       const found = /^msg_[A-Za-z0-9]{26}$/.test(deliveryId) ? await repo.findDelivery(deliveryId, hook.id) : null;
       if (!found) throw new ApiError('not_found', 'This webhook has no delivery with this id.');
-      await counted('redeliver', userId, now);
+      await counted('redeliver', scopeOf(owner).userId, now);
       const row = await repo.retryDelivery(db, found.id, now);
       wake();
       return deliveryRecord(row);
     },
+
+    ownerOf: async (id) => (UUID.test(id) ? repo.ownerOf(id) : null),
 
     receipts: (userId) => repo.accountReceipts(userId),
 

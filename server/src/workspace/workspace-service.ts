@@ -3,15 +3,17 @@
  * create or list that names a workspace passes first. The roles' rules are here, once: who may create in a
  * workspace, and who sees every push of it.
  */
-import type { Workspace, WorkspaceMember, WorkspaceRole } from '@secret-push/sdk/generated';
+import type { Workspace, WorkspaceAuditEntry, WorkspaceMember, WorkspaceRole } from '@secret-push/sdk/generated';
 import {
   ApiError,
   judgeMemberChange,
   type MemberChange,
+  PAGE_SIZE,
   validationFailed,
   workspaceNotFound,
 } from '@secret-push/rules';
 import { keyWorkspace, type RequestContext } from '../request-context.js';
+import type { AuditTrail } from './audit-trail.js';
 import type { MemberRecord, MemberRepository } from './member-repository.js';
 import { MAX_WORKSPACES_PER_USER, type MemberWorkspace, type WorkspaceRepository } from './workspace-repository.js';
 import type { SettingsRefusal, WorkspaceSettingsChange } from './workspace-rules.js';
@@ -20,6 +22,8 @@ import type { SettingsRefusal, WorkspaceSettingsChange } from './workspace-rules
 const MAY_CREATE: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'member']);
 const SEES_EVERY_PUSH: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'auditor']);
 const EXPIRES_EVERY_PUSH: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin']);
+/** Who reads a workspace's audit trail (`workspace_audit`). */
+const READS_TRAIL: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'auditor']);
 /** Who manages a workspace's API keys (and makes them). */
 const MANAGES_KEYS: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin']);
 /**
@@ -69,6 +73,15 @@ export interface WorkspaceService {
    * themselves (a workspace's key → 403); 404 for a non-member, 422 for a field that breaks its rule. Audited.
    */
   update(workspaceId: number, change: WorkspaceSettingsChange, ctx: RequestContext): Promise<Workspace>;
+  /**
+   * One page of the workspace's audit trail, newest first, for its owner, admins and auditors; 403 for a member, 404
+   * for anyone not in it (or no such workspace).
+   */
+  audit(
+    workspaceId: number,
+    ctx: RequestContext,
+    page: number,
+  ): Promise<{ items: WorkspaceAuditEntry[]; total: number }>;
 }
 
 /** What the instance's single sign-on allows, for `sso_domain` (null: no single sign-on). */
@@ -129,6 +142,7 @@ function domainProblem(domain: string | null | undefined, signOn: WorkspaceSignO
 export function createWorkspaceService(
   repository: WorkspaceRepository,
   members: MemberRepository,
+  trail: AuditTrail,
   signOn: WorkspaceSignOn | null = null,
 ): WorkspaceService {
   /** A member's standing, once the workspace's two-factor rule lets them in; null: not a member. */
@@ -228,6 +242,14 @@ export function createWorkspaceService(
       if (changed === 'not_member') throw workspaceNotFound();
       if (typeof changed === 'string') throw SETTINGS_REFUSALS[changed]();
       return toWire(changed);
+    },
+
+    async audit(workspaceId, ctx, page) {
+      const role = (await standing(workspaceId, requireUser(ctx)))?.role ?? null;
+      if (role === null) throw workspaceNotFound();
+      if (!READS_TRAIL.has(role))
+        throw new ApiError('forbidden', `A ${role} of this workspace does not read its audit trail.`);
+      return trail.page(workspaceId, PAGE_SIZE, (page - 1) * PAGE_SIZE);
     },
   };
 }

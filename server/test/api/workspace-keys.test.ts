@@ -101,7 +101,7 @@ async function activeTokens(token: string, workspace?: number): Promise<string[]
 }
 
 beforeAll(async () => {
-  api = await startRealApi();
+  api = await startRealApi({ webhooks: { enabled: true, allowPrivate: false, retrySchedule: [1, 1] } });
   const user = (who: string) => api.user(`wskeys-${who}@example.org`);
   owner = await user('owner');
   admin = await user('admin');
@@ -246,7 +246,9 @@ describe('what a workspace key does', () => {
       await createWebhook({
         client: api.client,
         auth,
-        body: { webhook: { url: 'https://hooks.example.org/x', events: ['push.created'] } },
+        body: {
+          webhook: { url: 'https://hooks.example.org/x', events: ['push.created'], workspace_id: otherWorkspaceId },
+        },
       }),
       403,
       'forbidden',

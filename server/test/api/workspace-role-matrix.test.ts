@@ -53,6 +53,11 @@ const PROBES: Record<string, Probe> = {
     path: (id, subject) => `${members(id)}/${subject}/ownership`,
     expect: { owner: 200, admin: 403, member: 403, auditor: 403, ...outside },
   },
+  // The workspace's audit trail: its owner, admins and auditors; a member 403; anyone else 404, as the members' list.
+  listWorkspaceAudit: {
+    path: (id) => `/api/v2/workspaces/${id}/audit`,
+    expect: { owner: 200, admin: 200, member: 403, auditor: 200, ...outside },
+  },
   // The Pro wire: a workspace the caller is not in answers 403 there (docs/workspaces.md), as Pro's clients expect.
   listActivePushes: {
     path: (id) => `/api/v2/pushes/active?workspace_id=${id}`,
@@ -73,6 +78,11 @@ const PROBES: Record<string, Probe> = {
     path: (id) => `/api/v2/workspaces/${id}/brand`,
     body: () => ({ brand: { name: 'Matrix', accent_color: '#0b5cad' } }),
     expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside },
+  },
+  // A workspace's webhooks (docs/workspaces.md): its owner and admins list them; anyone else 403, as listApiKeys.
+  listWebhooks: {
+    path: (id) => `/api/v2/webhooks?workspace_id=${id}`,
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
   },
   createPush: {
     path: () => '/api/v2/pushes',
@@ -101,7 +111,7 @@ const people = {} as Record<Exclude<Actor, 'anonymous'> | 'target', User>;
 let otherWorkspace: number;
 
 beforeAll(async () => {
-  api = await startRealApi();
+  api = await startRealApi({ webhooks: { enabled: true, allowPrivate: false, retrySchedule: [1, 1] } });
   for (const who of ['owner', 'admin', 'member', 'auditor', 'target', 'outsider', 'otherOwner'] as const)
     people[who] = await api.user(`matrix-${who}@example.org`);
   otherWorkspace = await workspaceOf('otherOwner');
@@ -156,6 +166,9 @@ async function state(ids: number[]): Promise<unknown> {
     brands: await q('select workspace_id, name, accent_color from workspace_brands where workspace_id = any($1)'),
     pushes: await q(
       'select workspace_id, count(*)::int as n, bool_or(expired) as x from pushes where workspace_id = any($1) group by 1 order by 1',
+    ),
+    webhooks: await q(
+      'select workspace_id, count(*)::int as n from webhooks where workspace_id = any($1) group by 1 order by 1',
     ),
   };
 }

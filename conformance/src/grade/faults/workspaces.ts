@@ -125,6 +125,48 @@ export const workspaceAuthFaults = define('auth', [
       },
     }),
   },
+  {
+    name: 'workspace-webhook-made-personal',
+    models: "createWebhook's workspace_id is ignored: the webhook is the caller's personal one, not the workspace's",
+    killers: ['TEAM-014'],
+    start: () => ({
+      request(ex) {
+        if (ex.op !== 'createWebhook') return;
+        const body = ex.requestJson;
+        const input = body?.webhook;
+        if (!input || typeof input !== 'object' || !('workspace_id' in input)) return;
+        delete input.workspace_id;
+        ex.requestJson = body;
+      },
+    }),
+  },
+  {
+    name: 'workspace-webhooks-unchecked',
+    models: 'listWebhooks naming a workspace the caller is not in answers 200 with an empty list, not 403',
+    killers: ['TEAM-015'],
+    start: () => ({
+      response(ex) {
+        if (ex.op !== 'listWebhooks' || ex.status !== 403 || !ex.url.searchParams.has('workspace_id')) return;
+        ex.status = 200;
+        ex.headers['content-type'] = 'application/json; charset=utf-8';
+        ex.json = { webhooks: [] };
+      },
+    }),
+  },
+  {
+    name: 'workspace-audit-unchecked',
+    models: "listWorkspaceAudit answers anyone's request: an outsider gets a trail (here: an empty one), not 404",
+    killers: ['TEAM-016'],
+    start: () => ({
+      response(ex) {
+        if (ex.op !== 'listWorkspaceAudit' || ex.status !== 404) return;
+        ex.status = 200;
+        ex.headers['content-type'] = 'application/json; charset=utf-8';
+        ex.headers['x-total-count'] = '0';
+        ex.json = { entries: [] };
+      },
+    }),
+  },
 ]);
 
 export const workspaceStatusFaults = define('status', [

@@ -1,12 +1,23 @@
 /**
- * The webhook operations (createWebhook … retryWebhookDelivery): the caller's own webhooks
- * (server/src/webhooks/webhook-service.ts). With webhooks off (PWPUSH_WEBHOOKS=false) the routes do not exist (404).
+ * The webhook operations (createWebhook … retryWebhookDelivery): the caller's own webhooks, or a workspace's for its
+ * owner and admins (./webhook-scope.ts; server/src/webhooks/webhook-service.ts). With webhooks off
+ * (PWPUSH_WEBHOOKS=false) the routes do not exist (404).
  */
 import type { ErrorObject } from 'ajv';
-import { ApiError, pagingHeaders, parsePage, turnOn, validationFailed, type FieldErrors } from '@secret-push/rules';
+import {
+  ApiError,
+  listedWorkspace,
+  pagingHeaders,
+  parsePage,
+  requestedWorkspace,
+  turnOn,
+  validationFailed,
+  type FieldErrors,
+} from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
 import type { WebhookService } from '../../webhooks/webhook-service.js';
 import type { Handlers } from '../operations.js';
+import { webhookScopes } from './webhook-scope.js';
 
 type WebhookHandlers = Pick<
   Handlers,
@@ -21,48 +32,56 @@ type WebhookHandlers = Pick<
 >;
 
 export function webhookHandlers(core: Core): WebhookHandlers {
-  /** The service and the caller (these operations require a credential: the security step answered 401 otherwise). */
-  const on = (ctx: RequestContext): [WebhookService, string] => {
+  const scopes = webhookScopes(core);
+  /** The service (these operations require a credential: the security step answered 401 otherwise). */
+  const on = (ctx: RequestContext): WebhookService => {
     if (!core.webhooks)
       throw new ApiError('no_route', `Webhooks are off on this instance. ${turnOn('webhooks', core.settings.env)}`);
     if (!ctx.actor.userId) throw new ApiError('authentication_required');
-    return [core.webhooks, ctx.actor.userId];
+    return core.webhooks;
+  };
+  /** The service and the scope of the webhook `id` (404 when the caller may not act on it). */
+  const onHook = async (id: string, ctx: RequestContext) => {
+    const hooks = on(ctx);
+    return [hooks, await scopes.ofHook(hooks, id, ctx)] as const;
   };
   return {
     createWebhook: async ({ body, ctx }) => {
-      const [hooks, user] = on(ctx);
-      return { status: 201, body: await hooks.create(user, body.webhook, ctx.now) };
+      const hooks = on(ctx);
+      const scope = await scopes.named(requestedWorkspace(body.webhook as Record<string, unknown>), ctx);
+      return { status: 201, body: await hooks.create(scope, body.webhook, ctx.now) };
     },
-    listWebhooks: async ({ ctx }) => {
-      const [hooks, user] = on(ctx);
-      return { status: 200, body: { webhooks: await hooks.list(user) } };
+    listWebhooks: async ({ query, ctx }) => {
+      const hooks = on(ctx);
+      const scope = await scopes.named(listedWorkspace(query), ctx);
+      return { status: 200, body: { webhooks: await hooks.list(scope) } };
     },
     getWebhook: async ({ params, ctx }) => {
-      const [hooks, user] = on(ctx);
-      return { status: 200, body: await hooks.get(user, params.id) };
+      const [hooks, scope] = await onHook(params.id, ctx);
+      return { status: 200, body: await hooks.get(scope, params.id) };
     },
     deleteWebhook: async ({ params, ctx }) => {
-      const [hooks, user] = on(ctx);
-      return { status: 200, body: await hooks.remove(user, params.id) };
+      const [hooks, scope] = await onHook(params.id, ctx);
+      return { status: 200, body: await hooks.remove(scope, params.id) };
     },
     rotateWebhookSecret: async ({ params, ctx }) => {
-      const [hooks, user] = on(ctx);
-      return { status: 200, body: await hooks.rotate(user, params.id, ctx.now) };
+      const [hooks, scope] = await onHook(params.id, ctx);
+      return { status: 200, body: await hooks.rotate(scope, params.id, ctx.now) };
     },
     testWebhook: async ({ params, ctx }) => {
-      const [hooks, user] = on(ctx);
-      return { status: 202, body: await hooks.test(user, params.id, ctx.now) };
+      const [hooks, scope] = await onHook(params.id, ctx);
+      return { status: 202, body: await hooks.test(scope, params.id, ctx.now) };
     },
     listWebhookDeliveries: async ({ params, query, ctx }) => {
-      const [hooks, user] = on(ctx);
+      const [hooks, scope] = await onHook(params.id, ctx);
       const page = parsePage(query.page);
-      const result = await hooks.deliveries(user, params.id, page);
+      const result = await hooks.deliveries(scope, params.id, page);
       const url = `${ctx.baseUrl}/api/v2/webhooks/${encodeURIComponent(params.id)}/deliveries`;
       return { status: 200, body: { deliveries: result.items }, headers: pagingHeaders(url, page, result.total) };
     },
     retryWebhookDelivery: async ({ params, ctx }) => {
-      const [hooks, user] = on(ctx);
-      return { status: 202, body: await hooks.retry(user, params.id, params.delivery_id, ctx.now) };
+      const [hooks, scope] = await onHook(params.id, ctx);
+      return { status: 202, body: await hooks.retry(scope, params.id, params.delivery_id, ctx.now) };
     },
   };
 }
@@ -74,6 +93,7 @@ function fieldMessage(field: string, error: ErrorObject): string {
   if (field === 'events')
     return 'must list 1 to 11 different events of push.created, push.viewed, push.failed_passphrase, push.expired, push.deleted, request.created, request.fulfilled, request.collected, request.expired, request.revoked, webhook.test';
   if (field === 'description') return 'must be a text of at most 200 characters';
+  if (field === 'workspace_id') return 'must be a workspace id: a positive integer, or its digits';
   if (error.keyword === 'additionalProperties') return 'is not a field of webhook';
   return error.message ?? 'is invalid';
 }

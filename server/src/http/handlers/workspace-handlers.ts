@@ -3,7 +3,7 @@
  * with the caller's role, as the Pro clients read them (a bare array; docs/workspaces.md says which client reads what).
  */
 import type { ErrorObject } from 'ajv';
-import { ApiError, validationFailed } from '@secret-push/rules';
+import { ApiError, pagingHeaders, parsePage, validationFailed } from '@secret-push/rules';
 import type { Core } from '../../core.js';
 import type { WorkspaceService } from '../../workspace/workspace-service.js';
 import type { Handlers } from '../operations.js';
@@ -19,6 +19,7 @@ type WorkspaceHandlers = Pick<
   | 'removeWorkspaceMember'
   | 'leaveWorkspace'
   | 'transferWorkspace'
+  | 'listWorkspaceAudit'
 >;
 
 export function workspaceHandlers(core: Core): WorkspaceHandlers {
@@ -68,6 +69,13 @@ export function workspaceHandlers(core: Core): WorkspaceHandlers {
       status: 200,
       body: await service().changeMember(Number(params.workspace_id), params.user_id, { kind: 'transfer' }, ctx),
     }),
+    listWorkspaceAudit: async ({ params, query, ctx }) => {
+      const page = parsePage(query.page);
+      const id = Number(params.workspace_id);
+      const result = await service().audit(id, ctx, page);
+      const url = `${ctx.baseUrl}/api/v2/workspaces/${id}/audit`;
+      return { status: 200, body: { entries: result.items }, headers: pagingHeaders(url, page, result.total) };
+    },
   };
 }
 

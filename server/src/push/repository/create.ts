@@ -77,8 +77,8 @@ function insertStatement(
   more: ClaimWrites | null,
 ): Statement<Record<string, unknown>, InTime & Record<string, unknown>> {
   const addressQuota = countedBy === 'address';
-  const writes = more?.ctes ? `, won as (select id, user_id from push), ${more.ctes}` : '';
-  const outbox = outboxAudit(more, 'push.user_id', '0');
+  const writes = more?.ctes ? `, won as (select id, user_id, workspace_id from push), ${more.ctes}` : '';
+  const outbox = outboxAudit(more, 'push.user_id', 'push.workspace_id', '0');
   const fileCtes = Array.from(
     { length: files },
     (_, i) =>
@@ -115,7 +115,7 @@ function insertStatement(
       : '';
   return sql(
     `with ${GUARD}${quotaCte}${usedCte}, push as (
-       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning id, user_id
+       insert into pushes (${P.list}) select ${P.placeholders} where ${IN_TIME}${counted} returning id, user_id, workspace_id
      ), creation as (
        insert into audit_entries (${AUDIT_COLUMNS}${outbox.columns})
        select id, 'creation', :ip, :userAgent, :referrer, :userId, :now${outbox.values} from push${outbox.returning}

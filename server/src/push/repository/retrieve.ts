@@ -47,12 +47,14 @@ const VIEW_SET = (row: string) => {
          passphrase_hash = case when ${last} then null else ${row}.passphrase_hash end`;
 };
 /**
- * Nobody listens to the events of the owner's pushes (webhooks, read receipts: `event_owners`). The one-statement
- * view claims only then; a listened-to owner's view is claimed by `claimView` in the transaction that queues its
- * events. An anonymous push never has listeners.
+ * Nobody listens to the events of the owner's pushes (webhooks, read receipts: `event_owners`), nor, for a push of a
+ * workspace, to the workspace's (its enabled webhooks, by `webhooks_workspace_idx`). The one-statement view claims
+ * only then; a listened-to push's view is claimed by `claimView` in the transaction that queues its events. An
+ * anonymous push never has listeners.
  */
-const NOBODY_LISTENS =
-  '(cur.user_id is null or not exists (select 1 from event_owners e where e.user_id = cur.user_id))';
+const NOBODY_LISTENS = `(cur.user_id is null or not exists (select 1 from event_owners e where e.user_id = cur.user_id))
+  and (cur.workspace_id is null
+    or not exists (select 1 from webhooks w where w.workspace_id = cur.workspace_id and w.enabled))`;
 /**
  * The key id of an envelope in its base64 text form (../crypto/envelope.ts: version, id length, id, …), read from
  * its first 344 characters (258 bytes: room for the longest id), so a view is claimed only when it can be opened.
@@ -128,7 +130,7 @@ const viewsWith = new Map<string, ViewByToken>();
 export function viewByTokenStatement(more: ClaimWrites | null): ViewByToken {
   let statement = more ? viewsWith.get(writesKey(more)) : undefined;
   if (statement) return statement;
-  const outbox = outboxAudit(more, 'cur.user_id', 'won.views_used');
+  const outbox = outboxAudit(more, 'cur.user_id', 'cur.workspace_id', 'won.views_used');
   statement = sql(
     `with ${GUARD}, cur as (
        select ${P.list} from pushes where url_token = :urlToken

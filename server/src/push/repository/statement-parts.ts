@@ -28,18 +28,25 @@ export interface ClaimWrites {
   result?: string;
   /**
    * The audit entry the statement writes (`creation`, `view`) joins the webhooks' outbox (webhooks/outbox.ts): given
-   * the SQL of the push owner's id, the expression of its `tx` (the transaction's id, or null: not marked); a marked
-   * view entry keeps the push's count of views after it. Without `result`, `written` is then given whether the entry
-   * was marked.
+   * the SQL of the push owner's id and of its workspace's, the expression of its `tx` (the transaction's id, or null:
+   * not marked); a marked view entry keeps the push's count of views after it. Without `result`, `written` is then
+   * given whether the entry was marked.
    */
-  outbox?: (owner: string) => string;
+  outbox?: (owner: string, workspace: string) => string;
   written(db: Db, result: unknown): void;
 }
 
-/** The columns and values an audit entry adds for the outbox (ClaimWrites.outbox), given its push's owner and views. */
-export function outboxAudit(more: ClaimWrites | null, owner: string, viewsUsed: string) {
+/**
+ * The columns and values an audit entry adds for the outbox (ClaimWrites.outbox), given its push's owner, workspace
+ * and views.
+ */
+export function outboxAudit(more: ClaimWrites | null, owner: string, workspace: string, viewsUsed: string) {
   if (!more?.outbox) return { columns: '', values: '', returning: '' };
-  return { columns: ', tx, views_used', values: `, ${more.outbox(owner)}, ${viewsUsed}`, returning: ' returning tx' };
+  return {
+    columns: ', tx, views_used',
+    values: `, ${more.outbox(owner, workspace)}, ${viewsUsed}`,
+    returning: ' returning tx',
+  };
 }
 
 /** What a statement answers as `writes_result`: `more`'s result, or (outbox) whether its audit entry `cte` was marked. */
