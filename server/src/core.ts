@@ -42,9 +42,10 @@ import { createRequestRepository } from './request/request-repository.js';
 import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
 import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
-import { createMemberRepository } from './workspace/member-repository.js';
-import { createWorkspaceRepository } from './workspace/workspace-repository.js';
-import { createWorkspaceService, type WorkspaceService } from './workspace/workspace-service.js';
+import { INVITATION_QUEUE, invitationMailDelivery } from './workspace/invitation-mail.js';
+import type { InvitationService } from './workspace/invitation-service.js';
+import { workspaceArea } from './workspace/workspace-area.js';
+import type { WorkspaceService } from './workspace/workspace-service.js';
 import type { Resolver } from './webhooks/targets.js';
 import { startWebhookArea, type WebhookArea } from './webhooks/webhook-area.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
@@ -78,6 +79,8 @@ export interface Core {
   users: UserService;
   /** Workspaces (issue 41): the caller's list, a new one; optional so that HTTP test doubles need not provide it. */
   workspaces?: WorkspaceService;
+  /** A workspace's invitations (issue 41); optional so that HTTP test doubles need not provide it. */
+  invitations?: InvitationService;
   /** Emailing a push's link (`notifyEmails`); optional so that HTTP test doubles need not provide it. */
   notify?: NotifyService;
   /** The webhooks of owners (`createWebhook`, …); absent when PWPUSH_WEBHOOKS is false (the routes answer 404). */
@@ -238,13 +241,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     settings.mail.smtpUrl === null ? null : await createMailer(settings.mail.smtpUrl, settings.mail.from);
   const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer });
   let requests: RequestService | null = null;
-  const workspaces = guarded(
-    createWorkspaceService(
-      createWorkspaceRepository(db),
-      createMemberRepository(db),
-      settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
-    ),
-  );
+  const area = workspaceArea(db, settings, jobs?.queue ?? null);
   const pushes = guarded(
     createPushService({
       repository,
@@ -255,7 +252,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
       access,
       // A push for specific people can be opened by an emailed code, or by single sign-on as a listed address.
       recipientLists: codeMailer !== null || settings.oidc !== null,
-      workspaces,
+      workspaces: area.workspaces,
       ...(hooks ? { events: hooks.events } : {}),
       ...(files ? { files } : {}),
     }),
@@ -308,7 +305,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     requests: requestService,
     users,
     admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes })),
-    workspaces,
+    ...area,
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
     ...(hooks?.service ? { webhooks: guarded(hooks.service) } : {}),
     web: {
@@ -364,7 +361,7 @@ async function startJobs(
       })
     : null;
   if (mailer && queue) {
-    for (const name of [NOTIFY_QUEUE, ACCOUNT_QUEUE, REQUEST_MAIL_QUEUE]) {
+    for (const name of [NOTIFY_QUEUE, ACCOUNT_QUEUE, REQUEST_MAIL_QUEUE, INVITATION_QUEUE]) {
       await queue.define(name, {
         attempts: settings.mail.attempts,
         retryDelaySeconds: settings.mail.retrySeconds,
@@ -380,6 +377,7 @@ async function startJobs(
       await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics }), batch);
       await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer), batch);
       await queue.work(REQUEST_MAIL_QUEUE, requestMailDelivery({ db, settings, mailer, metrics }), batch);
+      await queue.work(INVITATION_QUEUE, invitationMailDelivery(db, settings, mailer), batch);
     }
   }
   const webhooks =

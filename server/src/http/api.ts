@@ -54,6 +54,13 @@ import {
   workspaceSettingsValidationError,
   workspaceValidationError,
 } from './handlers/workspace-handlers.js';
+import {
+  INVITATION_OPERATIONS,
+  invitationHandlers,
+  invitationValidationError,
+} from './handlers/invitation-handlers.js';
+import { declaredQueries } from './declared-queries.js';
+import { answerChecker, type AnswerCheck } from './answer-check.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
@@ -153,21 +160,6 @@ export interface EdgeSpec {
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
 const TOKEN_IGNORED = new Set<string>(['getVersion', 'downloadPushFile']);
 
-/** The query parameter names each operation declares (its own and its path's). */
-function declaredQueries(c: Contract): Map<string, Set<string>> {
-  return new Map(
-    c.operations().map((op) => [
-      op.operationId,
-      new Set(
-        c
-          .parameters(op.operationId)
-          .filter((p) => p.in === 'query')
-          .map((p) => String(p.name)),
-      ),
-    ]),
-  );
-}
-
 function allHandlers(core: Core): Handlers {
   return {
     ...versionHandler(core),
@@ -176,6 +168,7 @@ function allHandlers(core: Core): Handlers {
     ...requestHandlers(core),
     ...apiKeyHandlers(core),
     ...workspaceHandlers(core),
+    ...invitationHandlers(core),
     ...notifyHandler(core),
     ...webhookHandlers(core),
   };
@@ -207,23 +200,27 @@ function v2Spec(core: Core): EdgeSpec {
             ? workspaceSettingsValidationError(errors)
             : operationId === 'updateWorkspaceMember'
               ? memberValidationError(errors)
-              : operationId === 'createWebhook'
-                ? webhookValidationError(errors)
-                : operationId === 'notifyEmails'
-                  ? topLevelValidationError(errors)
-                  : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
+              : INVITATION_OPERATIONS.has(operationId)
+                ? invitationValidationError(errors)
+                : operationId === 'createWebhook'
+                  ? webhookValidationError(errors)
+                  : operationId === 'notifyEmails'
+                    ? topLevelValidationError(errors)
+                    : validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
     pushFrame: (operationId) =>
       operationId === 'createPush' || operationId === 'respondToRequest'
         ? { wrapper: 'push', topLevel: false }
         : operationId === 'createApiKey'
           ? { wrapper: 'api_key', topLevel: false }
-          : operationId === 'createWebhook'
-            ? { wrapper: 'webhook', topLevel: false }
-            : operationId === 'updateWorkspace'
-              ? { wrapper: 'workspace', topLevel: false }
-              : operationId === 'notifyEmails'
-                ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
-                : undefined,
+          : INVITATION_OPERATIONS.has(operationId)
+            ? { wrapper: 'invitation', topLevel: false }
+            : operationId === 'createWebhook'
+              ? { wrapper: 'webhook', topLevel: false }
+              : operationId === 'updateWorkspace'
+                ? { wrapper: 'workspace', topLevel: false }
+                : operationId === 'notifyEmails'
+                  ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
+                  : undefined,
     routingPath: stripJsonSuffix,
   };
 }
@@ -571,33 +568,6 @@ function bodyBounds(t: OperationTable, spec: EdgeSpec): Map<string, BodyBounds> 
     out.set(op.operationId, entry);
   }
   return out;
-}
-
-/** Checks one JSON answer of a routed operation against the contract (`status`, the body as sent). */
-type AnswerCheck = (s: RequestState, status: number, body: unknown) => void;
-
-/** The check of answers against the contract; mismatches are logged (never exposed). */
-function answerChecker(logger: Logger, against: Contract): AnswerCheck {
-  return (s, status, body) => {
-    const operationId = s.operationId;
-    if (!operationId) return;
-    const violations = against.checkResponse(
-      operationId,
-      { status, headers: { 'content-type': 'application/json' }, body },
-      { requiredHeaders: false },
-    );
-    if (violations.length > 0) {
-      logger.error(
-        {
-          request_id: s.requestId,
-          operation: operationId,
-          status,
-          violations: violations.map((v) => `${v.path} ${v.message}`),
-        },
-        'response does not match the contract',
-      );
-    }
-  };
 }
 
 /** Clients send `.json` on any v2 path: `/api/v2/pushes/abc.json` is `/api/v2/pushes/abc`. */

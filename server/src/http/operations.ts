@@ -46,6 +46,10 @@ interface Operations {
   removeWorkspaceMember: Operation<G.RemoveWorkspaceMemberData, G.RemoveWorkspaceMemberResponses>;
   leaveWorkspace: Operation<G.LeaveWorkspaceData, G.LeaveWorkspaceResponses>;
   transferWorkspace: Operation<G.TransferWorkspaceData, G.TransferWorkspaceResponses>;
+  createWorkspaceInvitation: Operation<G.CreateWorkspaceInvitationData, G.CreateWorkspaceInvitationResponses>;
+  listWorkspaceInvitations: Operation<G.ListWorkspaceInvitationsData, G.ListWorkspaceInvitationsResponses>;
+  revokeWorkspaceInvitation: Operation<G.RevokeWorkspaceInvitationData, G.RevokeWorkspaceInvitationResponses>;
+  acceptWorkspaceInvitation: Operation<G.AcceptWorkspaceInvitationData, G.AcceptWorkspaceInvitationResponses>;
   notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
   requestAccessCode: Operation<G.RequestAccessCodeData, G.RequestAccessCodeResponses>;
   createWebhook: Operation<G.CreateWebhookData, G.CreateWebhookResponses>;

@@ -16,6 +16,13 @@ export const WORKSPACE_AUDIT_ACTIONS = [
   'settings_changed',
   /** A person of the workspace's `sso_domain` joined it at a single sign-on; actor and subject are that person. */
   'member_joined_by_domain',
+  /**
+   * An invitation made, revoked or accepted (./invitation-repository.ts, which writes `invitation_id` beside): the
+   * subject's email is the invited address ('' for a link until it is accepted).
+   */
+  'invitation_created',
+  'invitation_revoked',
+  'invitation_accepted',
 ] as const;
 
 export type WorkspaceAuditAction = (typeof WORKSPACE_AUDIT_ACTIONS)[number];

@@ -35,6 +35,7 @@ import { Migration20270125000000_unused_routines } from './Migration202701250000
 import { Migration20270201000000_workspace_members } from './Migration20270201000000_workspace_members.js';
 import { Migration20270203000000_user_locale } from './Migration20270203000000_user_locale.js';
 import { Migration20270204000000_workspace_rules } from './Migration20270204000000_workspace_rules.js';
+import { Migration20270205000000_workspace_invitations } from './Migration20270205000000_workspace_invitations.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -72,4 +73,8 @@ export const migrationsList = [
   { name: 'Migration20270201000000_workspace_members', class: Migration20270201000000_workspace_members },
   { name: 'Migration20270203000000_user_locale', class: Migration20270203000000_user_locale },
   { name: 'Migration20270204000000_workspace_rules', class: Migration20270204000000_workspace_rules },
+  {
+    name: 'Migration20270205000000_workspace_invitations',
+    class: Migration20270205000000_workspace_invitations,
+  },
 ];
