@@ -288,6 +288,58 @@ describe('an invitation by email', () => {
   });
 });
 
+describe('what stays out of reach', () => {
+  it('keeps every token out of the server’s log lines', async () => {
+    const id = await workspace();
+    const made = await linkInvitation(id);
+    expectData(await accept('invitee', made.token));
+    expectError(await accept('stranger', made.token), 404, 'not_found');
+    expect(api.logs.length).toBeGreaterThan(0);
+    expect(api.logs.filter((line) => line.includes(made.token))).toEqual([]);
+    await api.db.query('delete from workspace_members where workspace_id = $1 and user_id = $2', [
+      id,
+      people.invitee.userId,
+    ]);
+  });
+
+  it('refuses a workspace’s API key on every invitation operation (403): a person invites and joins', async () => {
+    const id = await workspace();
+    const made = await linkInvitation(id);
+    const key = await fetch(`${api.baseUrl}/api/v2/api_keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${people.owner.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        api_key: { name: 'team key', scopes: ['workspaces:manage', 'workspaces:read'], workspace_id: id },
+      }),
+    });
+    expect(key.status).toBe(201);
+    const token = ((await key.json()) as { token: string }).token;
+    const before = await state(id);
+    const byKey = { client: api.client, auth: bearer(token) };
+    expectError(
+      await createWorkspaceInvitation({
+        ...byKey,
+        path: { workspace_id: id },
+        body: { invitation: { role: 'member' } },
+      }),
+      403,
+      'forbidden',
+    );
+    expectError(await listWorkspaceInvitations({ ...byKey, path: { workspace_id: id } }), 403, 'forbidden');
+    expectError(
+      await revokeWorkspaceInvitation({ ...byKey, path: { workspace_id: id, invitation_id: made.id } }),
+      403,
+      'forbidden',
+    );
+    expectError(
+      await acceptWorkspaceInvitation({ ...byKey, body: { invitation: { token: made.token } } }),
+      403,
+      'forbidden',
+    );
+    expect(await state(id)).toEqual(before);
+  });
+});
+
 describe('who may invite, list and revoke', () => {
   it('lets the owner and admins invite with any role but owner; members and auditors 403; outsiders 404', async () => {
     const id = await workspace();
