@@ -155,6 +155,8 @@ export function createInvitationService(deps: {
         id: workspace.id,
         name: workspace.name,
         role: workspace.role,
+        require_two_factor: workspace.requireTwoFactor,
+        sso_domain: workspace.ssoDomain,
         created_at: workspace.createdAt.toISOString(),
         updated_at: workspace.updatedAt.toISOString(),
       };
