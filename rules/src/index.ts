@@ -12,6 +12,7 @@ export * from './errors.js';
 export * from './feature-gates.js';
 export * from './field-errors.js';
 export * from './form-input.js';
+export * from './invitations.js';
 export * from './limits.js';
 export * from './notify.js';
 export * from './media-type.js';

@@ -4,14 +4,18 @@
  * one sender in ./client.ts.
  */
 import {
+  acceptWorkspaceInvitation as genAcceptWorkspaceInvitation,
   createWorkspace as genCreateWorkspace,
   getWorkspaceBrand as genGetWorkspaceBrand,
+  createWorkspaceInvitation as genCreateWorkspaceInvitation,
   leaveWorkspace as genLeaveWorkspace,
   listAccounts as genListAccounts,
   listWorkspaceAudit as genListWorkspaceAudit,
+  listWorkspaceInvitations as genListWorkspaceInvitations,
   listWorkspaceMembers as genListWorkspaceMembers,
   listWorkspaces as genListWorkspaces,
   removeWorkspaceMember as genRemoveWorkspaceMember,
+  revokeWorkspaceInvitation as genRevokeWorkspaceInvitation,
   transferWorkspace as genTransferWorkspace,
   updateWorkspace as genUpdateWorkspace,
   updateWorkspaceBrand as genUpdateWorkspaceBrand,
@@ -25,6 +29,8 @@ import type {
   WorkspaceBrand,
   WorkspaceAuditEntry,
   WorkspaceAuditList,
+  WorkspaceInvitation,
+  WorkspaceInvitationList,
   WorkspaceList,
   WorkspaceMember,
   WorkspaceMemberList,
@@ -86,6 +92,28 @@ export interface WorkspaceMethods {
    * its owner, admins and auditors (a member: `ForbiddenError`). `workspaceAudit.page(id, n)` reads one page.
    */
   workspaceAudit: PagedList<WorkspaceAuditEntry, [workspaceId: number]>;
+  /**
+   * Invites someone with a role (the owner and admins): with `email`, a mail carries the link; without, the answer's
+   * `url` is the link, shown this once. Not retried automatically (a retry would make a second invitation).
+   */
+  createWorkspaceInvitation(
+    workspaceId: number,
+    invitation: { role: AssignableRole; email?: string; expires_in_days?: number },
+    options?: RequestOptions,
+  ): Promise<WorkspaceInvitation>;
+  /** The pending invitations, newest first (the owner and admins; never their tokens). */
+  listWorkspaceInvitations(workspaceId: number, options?: RequestOptions): Promise<WorkspaceInvitation[]>;
+  /** Revokes a pending invitation: its link stops working. */
+  revokeWorkspaceInvitation(
+    workspaceId: number,
+    invitationId: string,
+    options?: RequestOptions,
+  ): Promise<WorkspaceInvitation>;
+  /**
+   * Joins the workspace of an invitation (the token: what follows `#` in its link, or the whole link); answers the
+   * workspace with the caller's role. Safe to retry: a member gets the same answer.
+   */
+  acceptWorkspaceInvitation(token: string, options?: RequestOptions): Promise<Workspace>;
 }
 
 export function workspaceMethods(send: Send, baseUrl: string): WorkspaceMethods {
@@ -134,6 +162,25 @@ export function workspaceMethods(send: Send, baseUrl: string): WorkspaceMethods 
     async leaveWorkspace(workspaceId, opts) {
       const path = { workspace_id: workspaceId };
       return (await send<WorkspaceMember>((x) => genLeaveWorkspace({ ...x, path }), opts, 'never')).data;
+    },
+    async createWorkspaceInvitation(workspaceId, invitation, opts) {
+      const path = { workspace_id: workspaceId };
+      const body = { invitation };
+      return (await send<WorkspaceInvitation>((x) => genCreateWorkspaceInvitation({ ...x, path, body }), opts, 'never'))
+        .data;
+    },
+    async listWorkspaceInvitations(workspaceId, opts) {
+      const path = { workspace_id: workspaceId };
+      return (await send<WorkspaceInvitationList>((x) => genListWorkspaceInvitations({ ...x, path }), opts, 'safe'))
+        .data;
+    },
+    async revokeWorkspaceInvitation(workspaceId, invitationId, opts) {
+      const path = { workspace_id: workspaceId, invitation_id: invitationId };
+      return (await send<WorkspaceInvitation>((x) => genRevokeWorkspaceInvitation({ ...x, path }), opts, 'never')).data;
+    },
+    async acceptWorkspaceInvitation(token, opts) {
+      const body = { invitation: { token: token.includes('#') ? token.slice(token.lastIndexOf('#') + 1) : token } };
+      return (await send<Workspace>((x) => genAcceptWorkspaceInvitation({ ...x, body }), opts, 'safe')).data;
     },
     async transferWorkspace(workspaceId, userId, opts) {
       const path = { workspace_id: workspaceId, user_id: userId };

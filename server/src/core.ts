@@ -43,16 +43,11 @@ import { createRequestRepository } from './request/request-repository.js';
 import { REQUEST_MAIL_QUEUE, requestMailDelivery, requestMailFollower } from './request/request-mail.js';
 import { createRequestService, type RequestService } from './request/request-service.js';
 import { createUserService, type UserService } from './user/user-service.js';
-import { createBrandRepository } from './workspace/brand-repository.js';
-import {
-  createWorkspaceBrandService,
-  mailBrandResolver,
-  type WorkspaceBrandService,
-} from './workspace/brand-service.js';
-import { createAuditTrail } from './workspace/audit-trail.js';
-import { createMemberRepository } from './workspace/member-repository.js';
-import { createWorkspaceRepository } from './workspace/workspace-repository.js';
-import { createWorkspaceService, type WorkspaceService } from './workspace/workspace-service.js';
+import { INVITATION_QUEUE, invitationMailDelivery } from './workspace/invitation-mail.js';
+import { invitationArea, workspaceArea } from './workspace/workspace-area.js';
+import type { WorkspaceService } from './workspace/workspace-service.js';
+import type { WorkspaceBrandService } from './workspace/brand-service.js';
+import type { InvitationService } from './workspace/invitation-service.js';
 import type { Resolver } from './webhooks/targets.js';
 import { startWebhookArea, type WebhookArea } from './webhooks/webhook-area.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
@@ -88,6 +83,8 @@ export interface Core {
   workspaces?: WorkspaceService;
   /** A workspace's brand (issue 42): its operations, and what its recipients' pages and mails carry; optional too. */
   workspaceBrands?: WorkspaceBrandService;
+  /** A workspace's invitations (issue 41); optional so that HTTP test doubles need not provide it. */
+  invitations?: InvitationService;
   /** Emailing a push's link (`notifyEmails`); optional so that HTTP test doubles need not provide it. */
   notify?: NotifyService;
   /** The webhooks of owners (`createWebhook`, …); absent when PWPUSH_WEBHOOKS is false (the routes answer 404). */
@@ -240,7 +237,8 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const files = await openFiles(settings, keyring, opts);
   const repository = createPushRepository(db, files ? (keys) => void files.remove(keys) : undefined);
   const accounts = guarded(createAccountService(orm, db, settings));
-  const { workspaces, workspaceBrands, mailBrandOf } = workspaceServices(db, settings);
+  const area = workspaceArea(db, settings);
+  const { workspaces, workspaceBrands, mailBrandOf } = area;
   const jobs = await startJobs(settings, opts, db, repository, keyring, mailBrandOf);
   const hooks = jobs?.webhooks ?? null;
   // Not guarded as a whole: its synchronous checks run inside the push service's own (guarded) create.
@@ -249,6 +247,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const codeMailer = await mailerOf(settings);
   const access = createAccessCodes({ db, repo: repository, settings, mailer: codeMailer, mailBrandOf });
   let requests: RequestService | null = null;
+  const invitations = invitationArea(db, settings, area.repository, jobs?.queue ?? null);
   const pushes = guarded(
     createPushService({
       repository,
@@ -314,6 +313,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes })),
     workspaces,
     workspaceBrands,
+    invitations,
     notify: { ...notify, notify: (...args) => guard(() => notify.notify(...args)) },
     ...(hooks?.service ? { webhooks: guarded(hooks.service) } : {}),
     web: {
@@ -360,23 +360,6 @@ async function mailerOf(settings: Settings) {
  * Workspaces (issue 41) and their brands (issue 42), with the brand of the mails of a workspace's pushes and
  * requests (`mailBrandOf`, which the mail jobs and the access codes take).
  */
-function workspaceServices(db: ReturnType<typeof poolDb>, settings: Settings) {
-  const repository = createWorkspaceRepository(db);
-  const brands = createBrandRepository(db);
-  return {
-    workspaces: guarded(
-      createWorkspaceService(
-        repository,
-        createMemberRepository(db),
-        createAuditTrail(db),
-        settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
-      ),
-    ),
-    workspaceBrands: guarded(createWorkspaceBrandService(repository, brands)),
-    mailBrandOf: mailBrandResolver(brands, settings.brand),
-  };
-}
-
 async function startJobs(
   settings: Settings,
   opts: CoreOptions,
@@ -396,7 +379,7 @@ async function startJobs(
       })
     : null;
   if (mailer && queue) {
-    for (const name of [NOTIFY_QUEUE, ACCOUNT_QUEUE, REQUEST_MAIL_QUEUE]) {
+    for (const name of [NOTIFY_QUEUE, ACCOUNT_QUEUE, REQUEST_MAIL_QUEUE, INVITATION_QUEUE]) {
       await queue.define(name, {
         attempts: settings.mail.attempts,
         retryDelaySeconds: settings.mail.retrySeconds,
@@ -412,6 +395,7 @@ async function startJobs(
       await queue.work(NOTIFY_QUEUE, notifyDelivery({ db, settings, pushes, mailer, metrics, mailBrandOf }), batch);
       await queue.work(ACCOUNT_QUEUE, accountMailDelivery(db, settings, mailer), batch);
       await queue.work(REQUEST_MAIL_QUEUE, requestMailDelivery({ db, settings, mailer, metrics, mailBrandOf }), batch);
+      await queue.work(INVITATION_QUEUE, invitationMailDelivery(db, settings, mailer), batch);
     }
   }
   const webhooks =

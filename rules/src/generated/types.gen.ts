@@ -1667,10 +1667,12 @@ export type WorkspaceAuditEntry = {
      * `role_changed` (a new `role`), `member_removed` (by an owner or admin), `member_left`, `ownership_transferred`
      * (the subject is the new owner), `settings_changed` (`updateWorkspace`; the subject is the actor),
      * `member_joined_by_domain` (joined at single sign-on by the workspace's `sso_domain`), `brand_changed`
-     * (`updateWorkspaceBrand`; the subject is the actor).
+     * (`updateWorkspaceBrand`; the subject is the actor), `invitation_created`, `invitation_revoked`,
+     * `invitation_accepted` (the subject's email is the invited address, empty for an invitation by link until it is
+     * accepted, when the subject is the person who accepted).
      *
      */
-    action: 'role_changed' | 'member_removed' | 'member_left' | 'ownership_transferred' | 'settings_changed' | 'member_joined_by_domain' | 'brand_changed';
+    action: 'role_changed' | 'member_removed' | 'member_left' | 'ownership_transferred' | 'settings_changed' | 'member_joined_by_domain' | 'brand_changed' | 'invitation_created' | 'invitation_revoked' | 'invitation_accepted';
     /**
      * The account that made the change; null once deleted.
      */
@@ -1680,7 +1682,7 @@ export type WorkspaceAuditEntry = {
      */
     subject_id: string | null;
     /**
-     * The subject's sign-in email when the change was made.
+     * The subject's sign-in email when the change was made (for an invitation, the invited address; empty for one by link).
      */
     subject_email: string;
     /**
@@ -1695,6 +1697,75 @@ export type WorkspaceAuditEntry = {
  */
 export type WorkspaceAuditList = {
     entries: Array<WorkspaceAuditEntry>;
+};
+
+/**
+ * An invitation to join a workspace with a role, by email (`email` set: a mail carries the link, and only a user whose
+ * verified address is that one accepts it) or by link (`email` null: whoever has the link and is signed in accepts
+ * it). Single use; pending until accepted, revoked or expired. Its token is never listed: the link of a link
+ * invitation is in `createWorkspaceInvitation`'s answer once (`url`), the link of an email invitation only in its mail.
+ *
+ */
+export type WorkspaceInvitation = {
+    /**
+     * What `revokeWorkspaceInvitation` names in its path.
+     */
+    id: string;
+    workspace_id: number;
+    /**
+     * The address invited (lower-cased), or null for an invitation by link.
+     */
+    email: string | null;
+    role: AssignableRole;
+    /**
+     * The inviter's sign-in email (null once their account is deleted).
+     */
+    invited_by: string | null;
+    created_at: Timestamp;
+    expires_at: Timestamp;
+    /**
+     * Only in `createWorkspaceInvitation`'s answer for an invitation by link, and only then: the page that accepts
+     * it (`/workspaces/join#<token>`; the token is in the fragment, which browsers never send to the server). Keep it
+     * as a secret until it is used.
+     *
+     */
+    url?: string;
+};
+
+/**
+ * A workspace's pending invitations (not accepted, revoked or expired), newest first; at most 100.
+ */
+export type WorkspaceInvitationList = Array<WorkspaceInvitation>;
+
+/**
+ * The body of `createWorkspaceInvitation`.
+ */
+export type CreateWorkspaceInvitationRequest = {
+    invitation: {
+        role: AssignableRole;
+        /**
+         * The address to invite: a mail with the link goes to it, and only a user whose verified sign-in address is
+         * this one accepts it. Absent: an invitation by link, answered once with its `url`.
+         *
+         */
+        email?: string;
+        /**
+         * Days until the invitation lapses (1 to 30; 7 when absent).
+         */
+        expires_in_days?: number;
+    };
+};
+
+/**
+ * The body of `acceptWorkspaceInvitation`. The token travels in the body, never in a path or a query, so it stays out of logs.
+ */
+export type AcceptWorkspaceInvitationRequest = {
+    invitation: {
+        /**
+         * The token of the invitation's link (what follows `#` in `/workspaces/join#…`).
+         */
+        token: string;
+    };
 };
 
 /**
@@ -2177,6 +2248,11 @@ export type WorkspaceIdPath = number;
  * The member's `user_id` (from `listWorkspaceMembers`).
  */
 export type MemberUserId = string;
+
+/**
+ * The invitation's `id` (from `listWorkspaceInvitations` or `createWorkspaceInvitation`).
+ */
+export type InvitationId = string;
 
 /**
  * The key's `id`.
@@ -4178,6 +4254,257 @@ export type ListWorkspaceAuditResponses = {
 };
 
 export type ListWorkspaceAuditResponse = ListWorkspaceAuditResponses[keyof ListWorkspaceAuditResponses];
+
+export type ListWorkspaceInvitationsData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/invitations';
+};
+
+export type ListWorkspaceInvitationsErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type ListWorkspaceInvitationsError = ListWorkspaceInvitationsErrors[keyof ListWorkspaceInvitationsErrors];
+
+export type ListWorkspaceInvitationsResponses = {
+    /**
+     * The pending invitations.
+     */
+    200: WorkspaceInvitationList;
+};
+
+export type ListWorkspaceInvitationsResponse = ListWorkspaceInvitationsResponses[keyof ListWorkspaceInvitationsResponses];
+
+export type CreateWorkspaceInvitationData = {
+    body: CreateWorkspaceInvitationRequest;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/invitations';
+};
+
+export type CreateWorkspaceInvitationErrors = {
+    /**
+     * A path parameter is malformed (`invalid_parameter`), or the body is not JSON (`invalid_json`), does not decode as its `Content-Encoding` says (`invalid_encoding`), is sent as another media type than `application/json` (`unsupported_media_type`), or has no `invitation` object (`bad_request`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * The invitation breaks a rule (`validation_failed`): a role outside admin, member and auditor, an address that is none, `expires_in_days` outside 1 to 30, an invitation by email on an instance that sends no mail, the workspace's 100 pending invitations or 100 members reached. `errors` lists messages per field.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type CreateWorkspaceInvitationError = CreateWorkspaceInvitationErrors[keyof CreateWorkspaceInvitationErrors];
+
+export type CreateWorkspaceInvitationResponses = {
+    /**
+     * The invitation; for an invitation by link, with its `url` (shown this once).
+     */
+    201: WorkspaceInvitation;
+};
+
+export type CreateWorkspaceInvitationResponse = CreateWorkspaceInvitationResponses[keyof CreateWorkspaceInvitationResponses];
+
+export type RevokeWorkspaceInvitationData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+        /**
+         * The invitation's `id` (from `listWorkspaceInvitations` or `createWorkspaceInvitation`).
+         */
+        invitation_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/invitations/{invitation_id}';
+};
+
+export type RevokeWorkspaceInvitationErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no pending invitation of this `invitation_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type RevokeWorkspaceInvitationError = RevokeWorkspaceInvitationErrors[keyof RevokeWorkspaceInvitationErrors];
+
+export type RevokeWorkspaceInvitationResponses = {
+    /**
+     * The invitation as it was, now revoked.
+     */
+    200: WorkspaceInvitation;
+};
+
+export type RevokeWorkspaceInvitationResponse = RevokeWorkspaceInvitationResponses[keyof RevokeWorkspaceInvitationResponses];
+
+export type AcceptWorkspaceInvitationData = {
+    body: AcceptWorkspaceInvitationRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v2/invitations/accept';
+};
+
+export type AcceptWorkspaceInvitationErrors = {
+    /**
+     * A path parameter is malformed (`invalid_parameter`), or the body is not JSON (`invalid_json`), does not decode as its `Content-Encoding` says (`invalid_encoding`), is sent as another media type than `application/json` (`unsupported_media_type`), or has no `invitation` object (`bad_request`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * No pending invitation has this token: unknown, already used, revoked or expired (`not_found`; the same answer for each, so tokens cannot be probed).
+     */
+    404: ErrorResponse;
+    /**
+     * The body is larger than the instance accepts (`payload_too_large`). The limit follows the file limits: files × per-file size in base64, plus room for the other fields; it is the same for every encoding (a multipart body, which carries the bytes without base64, is checked while it streams).
+     */
+    413: ErrorResponse;
+    /**
+     * The invitation breaks a rule (`validation_failed`): a role outside admin, member and auditor, an address that is none, `expires_in_days` outside 1 to 30, an invitation by email on an instance that sends no mail, the workspace's 100 pending invitations or 100 members reached. `errors` lists messages per field.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type AcceptWorkspaceInvitationError = AcceptWorkspaceInvitationErrors[keyof AcceptWorkspaceInvitationErrors];
+
+export type AcceptWorkspaceInvitationResponses = {
+    /**
+     * The workspace joined, with the caller's role in it.
+     */
+    200: Workspace;
+};
+
+export type AcceptWorkspaceInvitationResponse = AcceptWorkspaceInvitationResponses[keyof AcceptWorkspaceInvitationResponses];
 
 export type RevokeApiKeyData = {
     body?: never;

@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, GetWorkspaceBrandResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceAuditResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceBrandData, UpdateWorkspaceBrandResponses, UpdateWorkspaceData, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
+import type { AcceptWorkspaceInvitationData, AcceptWorkspaceInvitationResponses, ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceInvitationData, CreateWorkspaceInvitationResponses, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, GetWorkspaceBrandResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceAuditResponses, ListWorkspaceInvitationsResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RevokeWorkspaceInvitationResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceBrandData, UpdateWorkspaceBrandResponses, UpdateWorkspaceData, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -930,6 +930,128 @@ export function handleListWorkspaceAudit(response?: HandleListWorkspaceAuditResp
     }, options);
 }
 
+export type HandleListWorkspaceInvitationsResponse = {
+    body: ListWorkspaceInvitationsResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `GET /api/v2/workspaces/{workspace_id}/invitations` operation.
+ */
+export function handleListWorkspaceInvitations(response?: HandleListWorkspaceInvitationsResponse | HttpResponseResolver<{
+    workspace_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.get<{
+        workspace_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/invitations`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleCreateWorkspaceInvitationResponse = {
+    body: CreateWorkspaceInvitationResponses[201];
+    status?: 201;
+};
+
+/**
+ * Handler for the `POST /api/v2/workspaces/{workspace_id}/invitations` operation.
+ */
+export function handleCreateWorkspaceInvitation(response?: HandleCreateWorkspaceInvitationResponse | HttpResponseResolver<{
+    workspace_id: string;
+}, CreateWorkspaceInvitationData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<{
+        workspace_id: string;
+    }, CreateWorkspaceInvitationData['body']>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/invitations`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 201 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleRevokeWorkspaceInvitationResponse = {
+    body: RevokeWorkspaceInvitationResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `DELETE /api/v2/workspaces/{workspace_id}/invitations/{invitation_id}` operation.
+ */
+export function handleRevokeWorkspaceInvitation(response?: HandleRevokeWorkspaceInvitationResponse | HttpResponseResolver<{
+    workspace_id: string;
+    invitation_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.delete<{
+        workspace_id: string;
+        invitation_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id/invitations/:invitation_id`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleAcceptWorkspaceInvitationResponse = {
+    body: AcceptWorkspaceInvitationResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `POST /api/v2/invitations/accept` operation.
+ */
+export function handleAcceptWorkspaceInvitation(response?: HandleAcceptWorkspaceInvitationResponse | HttpResponseResolver<never, AcceptWorkspaceInvitationData['body']>, options?: RequestHandlerOptions): HttpHandler {
+    return http.post<never, AcceptWorkspaceInvitationData['body']>(`${options?.baseUrl ?? '*'}/api/v2/invitations/accept`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
 export type HandleRevokeApiKeyResponse = {
     body: RevokeApiKeyResponses[200];
     status?: 200;
@@ -1391,6 +1513,22 @@ export type MswHandlerFactories = {
      */
     listWorkspaceAudit: typeof handleListWorkspaceAudit;
     /**
+     * Handler for the `GET /api/v2/workspaces/{workspace_id}/invitations` operation.
+     */
+    listWorkspaceInvitations: typeof handleListWorkspaceInvitations;
+    /**
+     * Handler for the `POST /api/v2/workspaces/{workspace_id}/invitations` operation.
+     */
+    createWorkspaceInvitation: typeof handleCreateWorkspaceInvitation;
+    /**
+     * Handler for the `DELETE /api/v2/workspaces/{workspace_id}/invitations/{invitation_id}` operation.
+     */
+    revokeWorkspaceInvitation: typeof handleRevokeWorkspaceInvitation;
+    /**
+     * Handler for the `POST /api/v2/invitations/accept` operation.
+     */
+    acceptWorkspaceInvitation: typeof handleAcceptWorkspaceInvitation;
+    /**
      * Handler for the `DELETE /api/v2/api_keys/{id}` operation.
      */
     revokeApiKey: typeof handleRevokeApiKey;
@@ -1482,6 +1620,10 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         getWorkspaceBrand: wrap(handleGetWorkspaceBrand),
         updateWorkspaceBrand: wrap(handleUpdateWorkspaceBrand),
         listWorkspaceAudit: wrap(handleListWorkspaceAudit),
+        listWorkspaceInvitations: wrap(handleListWorkspaceInvitations),
+        createWorkspaceInvitation: wrap(handleCreateWorkspaceInvitation),
+        revokeWorkspaceInvitation: wrap(handleRevokeWorkspaceInvitation),
+        acceptWorkspaceInvitation: wrap(handleAcceptWorkspaceInvitation),
         revokeApiKey: wrap(handleRevokeApiKey),
         notifyEmails: wrap(handleNotifyEmails),
         requestAccessCode: wrap(handleRequestAccessCode),
@@ -1509,6 +1651,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.retryWebhookDelivery, overrides.retryWebhookDelivery),
             invoke(pick.downloadPushFile, overrides.downloadPushFile),
             invoke(pick.removeWorkspaceMember, overrides.removeWorkspaceMember),
+            invoke(pick.revokeWorkspaceInvitation, overrides.revokeWorkspaceInvitation),
             invoke(pick.previewPush, overrides.previewPush),
             invoke(pick.getPushAudit, overrides.getPushAudit),
             invoke(pick.previewRequest, overrides.previewRequest),
@@ -1520,6 +1663,8 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.getWorkspaceBrand, overrides.getWorkspaceBrand),
             invoke(pick.updateWorkspaceBrand, overrides.updateWorkspaceBrand),
             invoke(pick.listWorkspaceAudit, overrides.listWorkspaceAudit),
+            invoke(pick.listWorkspaceInvitations, overrides.listWorkspaceInvitations),
+            invoke(pick.createWorkspaceInvitation, overrides.createWorkspaceInvitation),
             invoke(pick.notifyEmails, overrides.notifyEmails),
             invoke(pick.requestAccessCode, overrides.requestAccessCode),
             invoke(pick.rotateWebhookSecret, overrides.rotateWebhookSecret),
@@ -1529,6 +1674,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.listExpiredPushes, overrides.listExpiredPushes),
             invoke(pick.listActiveRequests, overrides.listActiveRequests),
             invoke(pick.listExpiredRequests, overrides.listExpiredRequests),
+            invoke(pick.acceptWorkspaceInvitation, overrides.acceptWorkspaceInvitation),
             invoke(pick.expirePush, overrides.expirePush),
             invoke(pick.getPush, overrides.getPush),
             invoke(pick.revokeRequest, overrides.revokeRequest),

@@ -3103,9 +3103,12 @@ export const WorkspaceAuditEntrySchema = {
                 'ownership_transferred',
                 'settings_changed',
                 'member_joined_by_domain',
-                'brand_changed'
+                'brand_changed',
+                'invitation_created',
+                'invitation_revoked',
+                'invitation_accepted'
             ],
-            description: '`role_changed` (a new `role`), `member_removed` (by an owner or admin), `member_left`, `ownership_transferred`\n(the subject is the new owner), `settings_changed` (`updateWorkspace`; the subject is the actor),\n`member_joined_by_domain` (joined at single sign-on by the workspace\'s `sso_domain`), `brand_changed`\n(`updateWorkspaceBrand`; the subject is the actor).\n'
+            description: '`role_changed` (a new `role`), `member_removed` (by an owner or admin), `member_left`, `ownership_transferred`\n(the subject is the new owner), `settings_changed` (`updateWorkspace`; the subject is the actor),\n`member_joined_by_domain` (joined at single sign-on by the workspace\'s `sso_domain`), `brand_changed`\n(`updateWorkspaceBrand`; the subject is the actor), `invitation_created`, `invitation_revoked`,\n`invitation_accepted` (the subject\'s email is the invited address, empty for an invitation by link until it is\naccepted, when the subject is the person who accepted).\n'
         },
         actor_id: {
             description: 'The account that made the change; null once deleted.',
@@ -3136,7 +3139,7 @@ export const WorkspaceAuditEntrySchema = {
         subject_email: {
             type: 'string',
             maxLength: 320,
-            description: 'The subject\'s sign-in email when the change was made.'
+            description: 'The subject\'s sign-in email when the change was made (for an invitation, the invited address; empty for one by link).'
         },
         role: {
             description: 'The role the change gave (a role change, a hand-over\'s new owner); null for the others.',
@@ -3167,6 +3170,139 @@ export const WorkspaceAuditListSchema = {
             maxItems: 50,
             items: {
                 $ref: '#/components/schemas/WorkspaceAuditEntry'
+            }
+        }
+    }
+} as const;
+
+export const WorkspaceInvitationSchema = {
+    type: 'object',
+    maxProperties: 12,
+    description: 'An invitation to join a workspace with a role, by email (`email` set: a mail carries the link, and only a user whose\nverified address is that one accepts it) or by link (`email` null: whoever has the link and is signed in accepts\nit). Single use; pending until accepted, revoked or expired. Its token is never listed: the link of a link\ninvitation is in `createWorkspaceInvitation`\'s answer once (`url`), the link of an email invitation only in its mail.\n',
+    required: [
+        'id',
+        'workspace_id',
+        'email',
+        'role',
+        'invited_by',
+        'created_at',
+        'expires_at'
+    ],
+    properties: {
+        id: {
+            type: 'string',
+            format: 'uuid',
+            maxLength: 36,
+            description: 'What `revokeWorkspaceInvitation` names in its path.'
+        },
+        workspace_id: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 2147483647
+        },
+        email: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 320,
+            description: 'The address invited (lower-cased), or null for an invitation by link.'
+        },
+        role: {
+            $ref: '#/components/schemas/AssignableRole'
+        },
+        invited_by: {
+            type: [
+                'string',
+                'null'
+            ],
+            maxLength: 320,
+            description: 'The inviter\'s sign-in email (null once their account is deleted).'
+        },
+        created_at: {
+            $ref: '#/components/schemas/Timestamp'
+        },
+        expires_at: {
+            $ref: '#/components/schemas/Timestamp'
+        },
+        url: {
+            type: 'string',
+            format: 'uri',
+            maxLength: 2048,
+            description: 'Only in `createWorkspaceInvitation`\'s answer for an invitation by link, and only then: the page that accepts\nit (`/workspaces/join#<token>`; the token is in the fragment, which browsers never send to the server). Keep it\nas a secret until it is used.\n'
+        }
+    }
+} as const;
+
+export const WorkspaceInvitationListSchema = {
+    type: 'array',
+    maxItems: 100,
+    description: 'A workspace\'s pending invitations (not accepted, revoked or expired), newest first; at most 100.',
+    items: {
+        $ref: '#/components/schemas/WorkspaceInvitation'
+    }
+} as const;
+
+export const CreateWorkspaceInvitationRequestSchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'The body of `createWorkspaceInvitation`.',
+    required: [
+        'invitation'
+    ],
+    properties: {
+        invitation: {
+            type: 'object',
+            maxProperties: 8,
+            required: [
+                'role'
+            ],
+            properties: {
+                role: {
+                    $ref: '#/components/schemas/AssignableRole'
+                },
+                email: {
+                    type: 'string',
+                    minLength: 3,
+                    maxLength: 320,
+                    description: 'The address to invite: a mail with the link goes to it, and only a user whose verified sign-in address is\nthis one accepts it. Absent: an invitation by link, answered once with its `url`.\n'
+                },
+                expires_in_days: {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 30,
+                    default: 7,
+                    description: 'Days until the invitation lapses (1 to 30; 7 when absent).'
+                }
+            }
+        }
+    }
+} as const;
+
+export const AcceptWorkspaceInvitationRequestSchema = {
+    type: 'object',
+    maxProperties: 8,
+    description: 'The body of `acceptWorkspaceInvitation`. The token travels in the body, never in a path or a query, so it stays out of logs.',
+    required: [
+        'invitation'
+    ],
+    properties: {
+        invitation: {
+            type: 'object',
+            maxProperties: 8,
+            required: [
+                'token'
+            ],
+            properties: {
+                token: {
+                    type: 'string',
+                    minLength: 43,
+                    maxLength: 43,
+                    pattern: '^[A-Za-z0-9_-]{43}$',
+                    description: 'The token of the invitation\'s link (what follows `#` in `/workspaces/join#…`).'
+                }
             }
         }
     }

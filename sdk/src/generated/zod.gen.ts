@@ -974,7 +974,10 @@ export const zWorkspaceAuditEntry = z.object({
         'ownership_transferred',
         'settings_changed',
         'member_joined_by_domain',
-        'brand_changed'
+        'brand_changed',
+        'invitation_created',
+        'invitation_revoked',
+        'invitation_accepted'
     ]),
     actor_id: z.uuid().max(36).nullable(),
     subject_id: z.uuid().max(36).nullable(),
@@ -988,6 +991,49 @@ export const zWorkspaceAuditEntry = z.object({
  */
 export const zWorkspaceAuditList = z.object({
     entries: z.array(zWorkspaceAuditEntry).max(50)
+});
+
+/**
+ * An invitation to join a workspace with a role, by email (`email` set: a mail carries the link, and only a user whose
+ * verified address is that one accepts it) or by link (`email` null: whoever has the link and is signed in accepts
+ * it). Single use; pending until accepted, revoked or expired. Its token is never listed: the link of a link
+ * invitation is in `createWorkspaceInvitation`'s answer once (`url`), the link of an email invitation only in its mail.
+ *
+ */
+export const zWorkspaceInvitation = z.object({
+    id: z.uuid().max(36),
+    workspace_id: z.int().gte(1).lte(2147483647),
+    email: z.string().max(320).nullable(),
+    role: zAssignableRole,
+    invited_by: z.string().max(320).nullable(),
+    created_at: zTimestamp,
+    expires_at: zTimestamp,
+    url: z.url().max(2048).optional()
+});
+
+/**
+ * A workspace's pending invitations (not accepted, revoked or expired), newest first; at most 100.
+ */
+export const zWorkspaceInvitationList = z.array(zWorkspaceInvitation).max(100);
+
+/**
+ * The body of `createWorkspaceInvitation`.
+ */
+export const zCreateWorkspaceInvitationRequest = z.object({
+    invitation: z.object({
+        role: zAssignableRole,
+        email: z.string().min(3).max(320).optional(),
+        expires_in_days: z.int().gte(1).lte(30).optional().default(7)
+    })
+});
+
+/**
+ * The body of `acceptWorkspaceInvitation`. The token travels in the body, never in a path or a query, so it stays out of logs.
+ */
+export const zAcceptWorkspaceInvitationRequest = z.object({
+    invitation: z.object({
+        token: z.string().length(43).regex(/^[A-Za-z0-9_-]{43}$/)
+    })
 });
 
 /**
@@ -1408,6 +1454,11 @@ export const zWorkspaceIdPath = z.int().gte(1).lte(2147483647);
 export const zMemberUserId = z.uuid().length(36);
 
 /**
+ * The invitation's `id` (from `listWorkspaceInvitations` or `createWorkspaceInvitation`).
+ */
+export const zInvitationId = z.uuid().length(36);
+
+/**
  * The key's `id`.
  */
 export const zApiKeyId = z.uuid().max(36);
@@ -1751,6 +1802,43 @@ export const zListWorkspaceAuditQuery = z.object({
  * One page of the trail.
  */
 export const zListWorkspaceAuditResponse = zWorkspaceAuditList;
+
+export const zListWorkspaceInvitationsPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+/**
+ * The pending invitations.
+ */
+export const zListWorkspaceInvitationsResponse = zWorkspaceInvitationList;
+
+export const zCreateWorkspaceInvitationBody = zCreateWorkspaceInvitationRequest;
+
+export const zCreateWorkspaceInvitationPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+/**
+ * The invitation; for an invitation by link, with its `url` (shown this once).
+ */
+export const zCreateWorkspaceInvitationResponse = zWorkspaceInvitation;
+
+export const zRevokeWorkspaceInvitationPath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647),
+    invitation_id: z.uuid().length(36)
+});
+
+/**
+ * The invitation as it was, now revoked.
+ */
+export const zRevokeWorkspaceInvitationResponse = zWorkspaceInvitation;
+
+export const zAcceptWorkspaceInvitationBody = zAcceptWorkspaceInvitationRequest;
+
+/**
+ * The workspace joined, with the caller's role in it.
+ */
+export const zAcceptWorkspaceInvitationResponse = zWorkspace;
 
 export const zRevokeApiKeyPath = z.object({
     id: z.uuid().max(36)

@@ -10,9 +10,11 @@ import {
   judgeMemberChange,
   listedWorkspace,
   type MemberChange,
+  type MemberStanding,
   validationFailed,
   workspaceNotFound,
 } from '@secret-push/rules';
+import { type InvitationWorkspaces, MockInvitations } from './invitations.js';
 import type { MockActor, MockStore } from './store.js';
 import { MockWorkspaceBrands } from './workspace-brand.js';
 
@@ -46,8 +48,10 @@ export interface MockMembership {
   seesAll: boolean;
 }
 
-export class MockWorkspaces {
+export class MockWorkspaces implements InvitationWorkspaces {
   private readonly workspaces = new Map<number, StoredWorkspace>();
+  /** Their invitations (./invitations.ts). */
+  readonly invitations = new MockInvitations(this);
   /** Each user's id (mock users are known by email; an id is made the first time one is needed). */
   private readonly userIds = new Map<string, string>();
   private nextId = 1;
@@ -231,8 +235,28 @@ export class MockWorkspaces {
     return [...(this.workspaces.get(workspaceId)!.trail ?? [])].reverse();
   }
 
+  standing(workspaceId: number, email: string): { actor: MemberStanding | null; members: number } {
+    const w = this.workspaces.get(workspaceId);
+    const role = w?.members.get(email);
+    return { actor: role ? { userId: this.userId(email), role } : null, members: w?.members.size ?? 0 };
+  }
+
+  join(workspaceId: number, email: string, role: WorkspaceRole, now: number): Workspace {
+    const w = this.workspaces.get(workspaceId)!;
+    w.members.set(email, role);
+    w.joined.set(email, new Date(now).toISOString());
+    return this.record(w, role);
+  }
+
+  seenBy(workspaceId: number, email: string): Workspace | null {
+    const w = this.workspaces.get(workspaceId);
+    const role = w?.members.get(email);
+    return w && role ? this.record(w, role) : null;
+  }
+
   reset(): void {
     this.brands.reset();
+    this.invitations.reset();
     this.workspaces.clear();
     this.userIds.clear();
     this.nextId = 1;
@@ -276,7 +300,7 @@ interface WorkspaceRoute<Ctx> {
 }
 
 /** The workspace operations (issue 41), over MockWorkspaces. */
-export function workspaceRoutes<Ctx extends { request: Request; url: URL; actor: MockActor }>(
+export function workspaceRoutes<Ctx extends { request: Request; url: URL; actor: MockActor; base: string }>(
   kit: WorkspaceKit<Ctx>,
 ): WorkspaceRoute<Ctx>[] {
   const { workspaces, store, json, owner, parsePage, paging } = kit;
@@ -379,6 +403,7 @@ export function workspaceRoutes<Ctx extends { request: Request; url: URL; actor:
         return json(ctx, 'WorkspaceAuditList', { entries: items }, 200, headers);
       },
     },
+    ...invitationRoutes(kit),
   ];
 
   function memberRoute(
@@ -426,6 +451,71 @@ function settingsOf(body: unknown): { name?: string; require_two_factor?: boolea
       sso_domain: ['must be a domain name such as example.com (at most 253 characters), or null'],
     });
   return input as { name?: string; require_two_factor?: boolean; sso_domain?: string | null };
+}
+
+/** The invitation operations (issue 41), over MockInvitations. */
+function invitationRoutes<Ctx extends { request: Request; url: URL; actor: MockActor; base: string }>(
+  kit: WorkspaceKit<Ctx>,
+): WorkspaceRoute<Ctx>[] {
+  const { workspaces, store, json, owner } = kit;
+  const path = '/api/v2/workspaces/{workspace_id}/invitations';
+  return [
+    {
+      operationId: 'createWorkspaceInvitation',
+      scope: 'workspaces:manage',
+      method: 'POST',
+      path,
+      handle: async (ctx, p) => {
+        const email = owner(ctx);
+        const id = workspaceIdOf(p);
+        const made = workspaces.invitations.create(id, email, await bodyOf(ctx.request), ctx.base, store.now());
+        return json(ctx, 'WorkspaceInvitation', made, 201);
+      },
+    },
+    {
+      operationId: 'listWorkspaceInvitations',
+      scope: 'workspaces:read',
+      method: 'GET',
+      path,
+      handle: (ctx, p) =>
+        json(ctx, 'WorkspaceInvitationList', workspaces.invitations.list(workspaceIdOf(p), owner(ctx), store.now())),
+    },
+    {
+      operationId: 'revokeWorkspaceInvitation',
+      scope: 'workspaces:manage',
+      method: 'DELETE',
+      path: `${path}/{invitation_id}`,
+      handle: (ctx, p) => {
+        const email = owner(ctx);
+        const id = workspaceIdOf(p);
+        if (!UUID.test(p.invitation_id ?? ''))
+          throw new ApiError('invalid_parameter', 'Invalid or missing parameter: invitation_id.');
+        return json(
+          ctx,
+          'WorkspaceInvitation',
+          workspaces.invitations.revoke(id, email, p.invitation_id!, store.now()),
+        );
+      },
+    },
+    {
+      operationId: 'acceptWorkspaceInvitation',
+      scope: 'workspaces:manage',
+      method: 'POST',
+      path: '/api/v2/invitations/accept',
+      handle: async (ctx) => {
+        const email = owner(ctx);
+        return json(ctx, 'Workspace', workspaces.invitations.accept(email, await bodyOf(ctx.request), store.now()));
+      },
+    },
+  ];
+}
+
+async function bodyOf(request: Request): Promise<unknown> {
+  try {
+    return await request.json();
+  } catch {
+    throw new ApiError('invalid_json');
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

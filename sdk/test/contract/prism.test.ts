@@ -190,7 +190,8 @@ describe('the Prism mock serves every documented error example', () => {
         .replace('{id}', '4d1c9a0e-3b7f-4a52-9e61-0c8d2f5b7a13')
         .replace('{delivery_id}', 'msg_2Kq9vXbT4mWz7RcN1pLd8sYh3F')
         .replace('{workspace_id}', '42')
-        .replace('{user_id}', '0b6a4e7c-2f1d-4c3b-9a8e-5d7f6c1b2a30');
+        .replace('{user_id}', '0b6a4e7c-2f1d-4c3b-9a8e-5d7f6c1b2a30')
+        .replace('{invitation_id}', '3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c');
       const query = op.operationId === 'downloadPushFile' ? '?token=t' : '';
       const security = (op.object.security ?? spec.document.security) as Record<string, unknown>[];
       const usesBearer = security.some((s) => 'bearerAuth' in s);

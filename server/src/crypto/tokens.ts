@@ -76,3 +76,8 @@ export function verifyDownloadToken(
   }
   return { ok: true };
 }
+
+/** A workspace invitation's token: 43 characters of base64url (256 bits). Shown once; only its digest is stored. */
+export function newInvitationToken(): string {
+  return randomBytes(32).toString('base64url');
+}

@@ -50,7 +50,10 @@ import { notifyHandler } from './handlers/notify-handler.js';
 import { webhookHandlers } from './handlers/webhook-handlers.js';
 import { workspaceHandlers } from './handlers/workspace-handlers.js';
 import { workspaceBrandHandlers } from './handlers/workspace-brand-handlers.js';
-import { OWN_VALIDATION_ERRORS } from './handlers/validation-errors.js';
+import { OWN_VALIDATION_ERRORS, PUSH_FRAMES } from './handlers/validation-errors.js';
+import { invitationHandlers } from './handlers/invitation-handlers.js';
+import { declaredQueries } from './declared-queries.js';
+import { answerChecker, type AnswerCheck } from './answer-check.js';
 import { pushHandlers } from './handlers/push-handlers.js';
 import { requestHandlers } from './handlers/request-handlers.js';
 import { versionHandler } from './handlers/version-handler.js';
@@ -150,21 +153,6 @@ export interface EdgeSpec {
 /** Operations that ignore the caller's token: the version report is public and a download link is its own credential. */
 const TOKEN_IGNORED = new Set<string>(['getVersion', 'downloadPushFile']);
 
-/** The query parameter names each operation declares (its own and its path's). */
-function declaredQueries(c: Contract): Map<string, Set<string>> {
-  return new Map(
-    c.operations().map((op) => [
-      op.operationId,
-      new Set(
-        c
-          .parameters(op.operationId)
-          .filter((p) => p.in === 'query')
-          .map((p) => String(p.name)),
-      ),
-    ]),
-  );
-}
-
 function allHandlers(core: Core): Handlers {
   return {
     ...versionHandler(core),
@@ -174,6 +162,7 @@ function allHandlers(core: Core): Handlers {
     ...apiKeyHandlers(core),
     ...workspaceHandlers(core),
     ...workspaceBrandHandlers(core),
+    ...invitationHandlers(core),
     ...notifyHandler(core),
     ...webhookHandlers(core),
   };
@@ -199,18 +188,7 @@ function v2Spec(core: Core): EdgeSpec {
     validationError: (errors, operationId) =>
       OWN_VALIDATION_ERRORS[operationId]?.(errors) ??
       validationError(errors, operationId === 'createRequest' ? 'request' : 'push'),
-    pushFrame: (operationId) =>
-      operationId === 'createPush' || operationId === 'respondToRequest'
-        ? { wrapper: 'push', topLevel: false }
-        : operationId === 'createApiKey'
-          ? { wrapper: 'api_key', topLevel: false }
-          : operationId === 'createWebhook'
-            ? { wrapper: 'webhook', topLevel: false }
-            : operationId === 'updateWorkspace'
-              ? { wrapper: 'workspace', topLevel: false }
-              : operationId === 'notifyEmails'
-                ? { wrapper: '', topLevel: true } // its fields stand at the top level: a bound passed there is a 422 on the field
-                : undefined,
+    pushFrame: (operationId) => PUSH_FRAMES[operationId],
     routingPath: stripJsonSuffix,
   };
 }
@@ -558,33 +536,6 @@ function bodyBounds(t: OperationTable, spec: EdgeSpec): Map<string, BodyBounds> 
     out.set(op.operationId, entry);
   }
   return out;
-}
-
-/** Checks one JSON answer of a routed operation against the contract (`status`, the body as sent). */
-type AnswerCheck = (s: RequestState, status: number, body: unknown) => void;
-
-/** The check of answers against the contract; mismatches are logged (never exposed). */
-function answerChecker(logger: Logger, against: Contract): AnswerCheck {
-  return (s, status, body) => {
-    const operationId = s.operationId;
-    if (!operationId) return;
-    const violations = against.checkResponse(
-      operationId,
-      { status, headers: { 'content-type': 'application/json' }, body },
-      { requiredHeaders: false },
-    );
-    if (violations.length > 0) {
-      logger.error(
-        {
-          request_id: s.requestId,
-          operation: operationId,
-          status,
-          violations: violations.map((v) => `${v.path} ${v.message}`),
-        },
-        'response does not match the contract',
-      );
-    }
-  };
 }
 
 /** Clients send `.json` on any v2 path: `/api/v2/pushes/abc.json` is `/api/v2/pushes/abc`. */

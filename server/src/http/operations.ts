@@ -49,6 +49,10 @@ interface Operations {
   transferWorkspace: Operation<G.TransferWorkspaceData, G.TransferWorkspaceResponses>;
   getWorkspaceBrand: Operation<G.GetWorkspaceBrandData, G.GetWorkspaceBrandResponses>;
   updateWorkspaceBrand: Operation<G.UpdateWorkspaceBrandData, G.UpdateWorkspaceBrandResponses>;
+  createWorkspaceInvitation: Operation<G.CreateWorkspaceInvitationData, G.CreateWorkspaceInvitationResponses>;
+  listWorkspaceInvitations: Operation<G.ListWorkspaceInvitationsData, G.ListWorkspaceInvitationsResponses>;
+  revokeWorkspaceInvitation: Operation<G.RevokeWorkspaceInvitationData, G.RevokeWorkspaceInvitationResponses>;
+  acceptWorkspaceInvitation: Operation<G.AcceptWorkspaceInvitationData, G.AcceptWorkspaceInvitationResponses>;
   notifyEmails: Operation<G.NotifyEmailsData, G.NotifyEmailsResponses>;
   requestAccessCode: Operation<G.RequestAccessCodeData, G.RequestAccessCodeResponses>;
   createWebhook: Operation<G.CreateWebhookData, G.CreateWebhookResponses>;

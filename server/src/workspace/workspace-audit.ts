@@ -18,6 +18,13 @@ export const WORKSPACE_AUDIT_ACTIONS = [
   'member_joined_by_domain',
   /** The workspace's brand was set (`updateWorkspaceBrand`, issue 42); the subject is the actor. */
   'brand_changed',
+  /**
+   * An invitation made, revoked or accepted (./invitation-repository.ts, which writes `invitation_id` beside): the
+   * subject's email is the invited address ('' for a link until it is accepted).
+   */
+  'invitation_created',
+  'invitation_revoked',
+  'invitation_accepted',
 ] as const;
 
 export type WorkspaceAuditAction = (typeof WORKSPACE_AUDIT_ACTIONS)[number];

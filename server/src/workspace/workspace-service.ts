@@ -113,7 +113,7 @@ function requireUser(ctx: RequestContext): string {
 }
 
 /** The refusal a member shut out by the workspace's two-factor rule gets, wherever they act in it. */
-const twoFactorRequired = () =>
+export const twoFactorRequired = () =>
   new ApiError(
     'two_factor_required',
     'This workspace requires two-factor sign-in: turn it on for your account (the page /users/two_factor), then try again.',

@@ -51,6 +51,13 @@ afterAll(async () => {
 });
 
 async function newKey(scopes: readonly ApiKeyScope[]): Promise<{ id: string; token: string }> {
+  // Each test makes its keys and is done with them: the account's oldest go before it holds the most there may be
+  // (100), which the operations of the contract, two keys each, would pass.
+  await api.db.query(
+    `delete from api_keys where user_id = $1 and id not in
+       (select id from api_keys where user_id = $1 order by created_at desc limit 20)`,
+    [account.userId],
+  );
   const made = await api.raw('/api/v2/api_keys', {
     method: 'POST',
     headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json' },
@@ -135,6 +142,30 @@ async function ownWorkspace(operationId: string): Promise<{ workspaceId: string;
   return { workspaceId: String(workspaceId), memberId: other.userId };
 }
 
+/** A pending invitation by link in a workspace of the account's (made by the account): its id and its token. */
+async function ownInvitation(workspaceId: string, token = account.token): Promise<{ id: string; token: string }> {
+  const made = await api.raw(`/api/v2/workspaces/${workspaceId}/invitations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ invitation: { role: 'member' } }),
+  });
+  expect(made.status).toBe(201);
+  const { id, url } = made.body as { id: string; url: string };
+  return { id, token: new URL(url).hash.slice(1) };
+}
+
+/** The token of an invitation by link to another user's workspace, for the account to accept. */
+async function othersInvitation(): Promise<string> {
+  const other = await api.user(`scopes-inviter-${++people}@example.org`);
+  const made = await api.raw('/api/v2/workspaces', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${other.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ workspace: { name: 'theirs' } }),
+  });
+  expect(made.status).toBe(201);
+  return (await ownInvitation(String((made.body as { id: number }).id), other.token)).token;
+}
+
 /** The operation's example request: its path with parameters filled in, and its first JSON body example. */
 async function exampleRequest(
   c: Contract,
@@ -152,17 +183,19 @@ async function exampleRequest(
         ? workspace.workspaceId
         : workspace && name === 'user_id'
           ? workspace.memberId
-          : name === 'url_token'
-            ? op.path.startsWith('/api/v2/requests/')
-              ? await ownRequest()
-              : await ownPush(operationId === 'requestAccessCode' ? ['ana@example.org'] : undefined)
-            : name === 'id' && op.path.startsWith('/api/v2/webhooks/')
-              ? (webhookId = await ownWebhook(operationId))
-              : name === 'delivery_id'
-                ? await ownDelivery(webhookId)
-                : name === 'id'
-                  ? (await newKey(['pushes:read'])).id
-                  : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
+          : workspace && name === 'invitation_id'
+            ? (await ownInvitation(workspace.workspaceId)).id
+            : name === 'url_token'
+              ? op.path.startsWith('/api/v2/requests/')
+                ? await ownRequest()
+                : await ownPush(operationId === 'requestAccessCode' ? ['ana@example.org'] : undefined)
+              : name === 'id' && op.path.startsWith('/api/v2/webhooks/')
+                ? (webhookId = await ownWebhook(operationId))
+                : name === 'delivery_id'
+                  ? await ownDelivery(webhookId)
+                  : name === 'id'
+                    ? (await newKey(['pushes:read'])).id
+                    : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
   const content = (c.deref<Json>(op.object.requestBody ?? {}).content ?? {}) as Json;
@@ -172,6 +205,8 @@ async function exampleRequest(
   const body = structuredClone(c.deref<Json>(first).value) as Json;
   // A new key's example: a day from now (the example's date is fixed), and only the scope the caller holds (a key
   // grants no scope it lacks).
+  // An invitation's token: a live one (the example's is no invitation's).
+  if (body.invitation?.token) body.invitation.token = await othersInvitation();
   if (body.api_key) {
     body.api_key.expires_at = new Date(Date.now() + 86_400_000).toISOString();
     body.api_key.scopes = [scope];

@@ -21,6 +21,8 @@ type User = { token: string; email: string; userId: string };
 interface Probe {
   path: (workspaceId: number, subject: string) => string;
   body?: (workspaceId: number) => unknown;
+  /** Makes the subject in the fresh workspace (default: `target`'s user id), e.g. a pending invitation. */
+  subject?: (workspaceId: number) => Promise<string>;
   /** The status each actor gets. */
   expect: Record<Actor, number>;
 }
@@ -83,6 +85,21 @@ const PROBES: Record<string, Probe> = {
   listWebhooks: {
     path: (id) => `/api/v2/webhooks?workspace_id=${id}`,
     expect: { owner: 200, admin: 200, member: 403, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
+  // Invitations (docs/workspaces.md): its owner and admins; members without the role 403, outsiders 404.
+  createWorkspaceInvitation: {
+    path: (id) => `/api/v2/workspaces/${id}/invitations`,
+    body: () => ({ invitation: { role: 'member' } }),
+    expect: { owner: 201, admin: 201, member: 403, auditor: 403, ...outside },
+  },
+  listWorkspaceInvitations: {
+    path: (id) => `/api/v2/workspaces/${id}/invitations`,
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside },
+  },
+  revokeWorkspaceInvitation: {
+    path: (id, subject) => `/api/v2/workspaces/${id}/invitations/${subject}`,
+    subject: (id) => pendingInvitation(id),
+    expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside },
   },
   createPush: {
     path: () => '/api/v2/pushes',
@@ -152,6 +169,17 @@ async function workspace(): Promise<number> {
   return id;
 }
 
+/** A pending invitation by link in the workspace, made by its owner; its id. */
+async function pendingInvitation(id: number): Promise<string> {
+  const response = await fetch(`${api.baseUrl}/api/v2/workspaces/${id}/invitations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${people.owner.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ invitation: { role: 'member' } }),
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { id: string }).id;
+}
+
 /** Everything a workspace operation could change, in both workspaces. */
 async function state(ids: number[]): Promise<unknown> {
   const q = (text: string) => api.db.query(text, [ids]);
@@ -164,6 +192,9 @@ async function state(ids: number[]): Promise<unknown> {
     ),
     audit: await q('select count(*)::int as n from workspace_audit where workspace_id = any($1)'),
     brands: await q('select workspace_id, name, accent_color from workspace_brands where workspace_id = any($1)'),
+    invitations: await q(
+      'select id, accepted_at, revoked_at from workspace_invitations where workspace_id = any($1) order by id',
+    ),
     pushes: await q(
       'select workspace_id, count(*)::int as n, bool_or(expired) as x from pushes where workspace_id = any($1) group by 1 order by 1',
     ),
@@ -200,8 +231,9 @@ describe('the workspace role matrix, from the contract', () => {
       const want = probe.expect[who];
       it(`${operationId} as ${who}: ${want}`, async () => {
         const id = await workspace();
+        const subject = probe.subject ? await probe.subject(id) : people.target.userId;
         const before = await state([id, otherWorkspace]);
-        const status = await send(method, probe.path(id, people.target.userId), who, probe.body?.(id));
+        const status = await send(method, probe.path(id, subject), who, probe.body?.(id));
         expect(status).toBe(want);
         const after = await state([id, otherWorkspace]);
         if (status >= 400 || method === 'GET') expect(after).toEqual(before);

@@ -14,6 +14,7 @@ import {
   createApiKey,
   createPush,
   createWorkspace,
+  createWorkspaceInvitation,
   leaveWorkspace,
   listActivePushes,
   listWorkspaceMembers,
@@ -222,6 +223,25 @@ describe('require_two_factor', () => {
       'two_factor_required',
     );
     expect(await api.db.query('select count(*)::int as n from pushes where workspace_id = $1', [id])).toEqual(before);
+    // An admin without it may not manage invitations either (a person invites: the rule is theirs too).
+    const freshAdmin = await api.user(`admin-2fa-${Date.now()}@acme.example`);
+    await api.db.query(
+      `insert into workspace_members (workspace_id, user_id, role, created_at) values ($1, $2, 'admin', now())`,
+      [id, freshAdmin.userId],
+    );
+    expectError(
+      await createWorkspaceInvitation({
+        client: api.client,
+        auth: bearer(freshAdmin.token),
+        path: { workspace_id: id },
+        body: { invitation: { role: 'member' } },
+      }),
+      403,
+      'two_factor_required',
+    );
+    expect(
+      await api.db.query('select count(*)::int as n from workspace_invitations where workspace_id = $1', [id]),
+    ).toEqual([{ n: 0 }]);
     // The member's personal space is not the workspace's: it keeps working.
     expectData(await create(freshMember.token), 201);
     // The workspace's own key acts for the workspace, not for a person: unaffected.

@@ -17,7 +17,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-const BEFORE = 'Migration20270204000000_workspace_rules';
+const BEFORE = 'Migration20270205000000_workspace_invitations';
 
 const table = async () =>
   (await db.query<{ t: string | null }>(`select to_regclass('workspace_brands')::text as t`))[0]!.t;

@@ -723,7 +723,9 @@ describe('generative requests from the contract', () => {
     // updateWorkspace changes a workspace's settings and makes no push: a generated `workspace_id` names no workspace
     // of the pool's user (404); server/test/api/workspace-sign-in-rules and the role matrix cover it.
     // updateWorkspaceBrand makes no push either: a generated `workspace_id` names no workspace of the pool's user (404),
-    // and a generated logo is no image (422); server/test/api/workspace-brand and the role matrix cover it.)
+    // and a generated logo is no image (422); server/test/api/workspace-brand and the role matrix cover it.
+    // acceptWorkspaceInvitation joins a workspace and makes no push: a generated token names no invitation (404);
+    // server/test/api/workspace-invitations covers it.)
     // An answer (respondToRequest) goes to the pool's one pending request, which takes the first answer the server
     // accepts, valid or not (a near-valid body may be one it takes): a valid answer after it is refused 409 as already
     // answered, which shows it reached the operation too (seed 454739858: a near-valid answer came first).
@@ -736,6 +738,7 @@ describe('generative requests from the contract', () => {
           'updateWorkspaceMember',
           'updateWorkspace',
           'updateWorkspaceBrand',
+          'acceptWorkspaceInvitation',
         ].includes(o.operationId),
     )) {
       const reached = op.operationId === 'respondToRequest' ? [201, 409] : [201];

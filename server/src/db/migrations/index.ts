@@ -36,6 +36,7 @@ import { Migration20270201000000_workspace_members } from './Migration2027020100
 import { Migration20270203000000_user_locale } from './Migration20270203000000_user_locale.js';
 import { Migration20270204000000_workspace_rules } from './Migration20270204000000_workspace_rules.js';
 import { Migration20270207000000_workspace_brand } from './Migration20270207000000_workspace_brand.js';
+import { Migration20270205000000_workspace_invitations } from './Migration20270205000000_workspace_invitations.js';
 
 export const migrationsList = [
   { name: 'Migration20260101000000_initial', class: Migration20260101000000_initial },
@@ -73,5 +74,9 @@ export const migrationsList = [
   { name: 'Migration20270201000000_workspace_members', class: Migration20270201000000_workspace_members },
   { name: 'Migration20270203000000_user_locale', class: Migration20270203000000_user_locale },
   { name: 'Migration20270204000000_workspace_rules', class: Migration20270204000000_workspace_rules },
+  {
+    name: 'Migration20270205000000_workspace_invitations',
+    class: Migration20270205000000_workspace_invitations,
+  },
   { name: 'Migration20270207000000_workspace_brand', class: Migration20270207000000_workspace_brand },
 ];
