@@ -24,7 +24,7 @@ import { verifyMasterKeys } from './crypto/key-check.js';
 import { guard, guarded } from './db/database-errors.js';
 import { migrateDatabase, nativePool, openOrm } from './db/orm.js';
 import { CLOCK_SKEW_WARN_MS, databaseClockSkewMs } from './db/deadlines.js';
-import { poolDb, sql, type Db } from './db/sql.js';
+import { poolDb, sql } from './db/sql.js';
 import { startJobQueue, type JobQueue, type QueueDepth, type QueueOptions } from './jobs/queue.js';
 import { createMailer } from './mail/mailer.js';
 import type { MailBrandOf } from './mail/messages.js';
