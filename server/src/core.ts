@@ -165,7 +165,50 @@ function applicationVersion(): string {
   return pkg.version ?? '0.0.0';
 }
 
-/** The workspaces' service on its repositories. */
+/**
+ * What start-up checks of the database before anything is served: the configured keys open what it holds
+ * (MasterKeyMismatch otherwise, the ORM closed), and warnings for a superuser connection and a clock apart from ours.
+ */
+async function checkDatabase(
+  db: ReturnType<typeof poolDb>,
+  orm: Awaited<ReturnType<typeof openOrm>>,
+  keyring: ReturnType<typeof createKeyring>,
+  settings: Settings,
+  opts: CoreOptions,
+): Promise<void> {
+  const skewMs = await databaseClockSkewMs(async () => Number((await db.query(CLOCK, {}))[0]!.ms));
+  try {
+    // Before anything is served: the configured keys must open what the database holds (MasterKeyMismatch otherwise).
+    const { unopened } = await verifyMasterKeys(
+      db,
+      keyring,
+      settings.masterKeys.map((k) => k.id),
+    );
+    if (unopened.length > 0) {
+      opts.logger?.warn(
+        { key_ids: unopened },
+        'data written under these master key ids cannot be read with the configured keys: add the old key to PWPUSH_MASTER_KEY_PREVIOUS if any of it is still needed',
+      );
+    }
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
+  if ((await db.query(SUPERUSER, {}))[0]?.superuser) {
+    // Names the fix, never the URL or its password.
+    opts.logger?.warn(
+      { database_role_superuser: true },
+      'the server connects to PostgreSQL as a superuser: anything that reaches its connection could run programs and read files on the database host. Connect as a role with only the grants listed in docs/operations.md ("The database role")',
+    );
+  }
+  if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) {
+    opts.logger?.warn(
+      { skew_ms: skewMs },
+      "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit",
+    );
+  }
+}
+
 /** The version report of an instance with these settings. */
 export function versionReport(settings: Settings, version = applicationVersion()): VersionReport {
   return reportOf(settings, version, {
@@ -203,37 +246,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const pool = await nativePool(orm);
   opts.metrics?.observePool(pool);
   const db = poolDb(pool);
-  const skewMs = await databaseClockSkewMs(async () => Number((await db.query(CLOCK, {}))[0]!.ms));
-  try {
-    // Before anything is served: the configured keys must open what the database holds (MasterKeyMismatch otherwise).
-    const { unopened } = await verifyMasterKeys(
-      db,
-      keyring,
-      settings.masterKeys.map((k) => k.id),
-    );
-    if (unopened.length > 0) {
-      opts.logger?.warn(
-        { key_ids: unopened },
-        'data written under these master key ids cannot be read with the configured keys: add the old key to PWPUSH_MASTER_KEY_PREVIOUS if any of it is still needed',
-      );
-    }
-  } catch (error) {
-    await orm.close(true);
-    throw error;
-  }
-  if ((await db.query(SUPERUSER, {}))[0]?.superuser) {
-    // Names the fix, never the URL or its password.
-    opts.logger?.warn(
-      { database_role_superuser: true },
-      'the server connects to PostgreSQL as a superuser: anything that reaches its connection could run programs and read files on the database host. Connect as a role with only the grants listed in docs/operations.md ("The database role")',
-    );
-  }
-  if (Math.abs(skewMs) > CLOCK_SKEW_WARN_MS) {
-    opts.logger?.warn(
-      { skew_ms: skewMs },
-      "the database's clock differs from this host's: synchronize them (NTP), or a 503 may hide a commit",
-    );
-  }
+  await checkDatabase(db, orm, keyring, settings, opts);
   const files = await openFiles(settings, keyring, opts);
   const repository = createPushRepository(db, files ? (keys) => void files.remove(keys) : undefined);
   const accounts = guarded(createAccountService(orm, db, settings));
