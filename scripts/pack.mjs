@@ -18,6 +18,10 @@ mkdirSync(out, { recursive: true });
 for (const name of readdirSync(out)) if (/^secret-push-.*\.tgz$/.test(name)) rmSync(path.join(out, name));
 // Each package takes a while (its prepack builds ESM and CommonJS with types): say which one, and how long it took,
 // on stderr, so a long run shows progress and stdout stays the list of tarballs.
+// The declarations' bundle of a package that inlines the contract toolkit (conformance: the generated types of both
+// contracts) peaks above 4.5 GB, past Node's default heap limit on a 16 GB+ machine (measured: 4.6 GB resident, and
+// out of memory once the workspace operations of issue 41 came): its build gets 8 GB. One package builds at a time.
+const buildEnv = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=8192`.trim() };
 const started = Date.now();
 const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 for (const [i, workspace] of PUBLISHED.entries()) {
@@ -33,6 +37,7 @@ for (const [i, workspace] of PUBLISHED.entries()) {
       new Promise((resolve) =>
         spawn('npm', ['pack', '-w', workspace, '--pack-destination', out, '--silent'], {
           cwd: root,
+          env: buildEnv,
           stdio: ['ignore', 'ignore', 'inherit'],
         }).once('exit', (exit) => resolve(exit)),
       ),
