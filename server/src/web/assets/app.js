@@ -7,7 +7,7 @@
 
   var catalogue = null;
 
-  function t(key, values) {
+  function load() {
     if (!catalogue) {
       var node = document.getElementById('sp-messages');
       try {
@@ -16,6 +16,11 @@
         catalogue = {};
       }
     }
+    return catalogue;
+  }
+
+  function t(key, values) {
+    load();
     var message = catalogue.messages && catalogue.messages[key];
     if (typeof message !== 'string') return key;
     var intl = window.SecretPushIntl;
@@ -75,5 +80,20 @@
     );
   });
 
-  window.SecretPush = { announce: announce, t: t };
+  // A refusal's text (issue 42), as the server's pages say it (server/src/web/error-text.ts): the API's own `error` in
+  // English, else the catalogue's sentence for its `code` (js.apiError.<code in camel case>), else the API's text,
+  // else `fallback`.
+  function apiError(body, fallback) {
+    var english = body && typeof body.error === 'string' && body.error !== '' ? body.error : fallback;
+    if (!body || typeof body.code !== 'string' || load().locale === 'en') return english;
+    var key =
+      'js.apiError.' +
+      body.code.replace(/_([a-z0-9])/g, function (_m, c) {
+        return c.toUpperCase();
+      });
+    var text = t(key);
+    return text === key ? english : text;
+  }
+
+  window.SecretPush = { announce: announce, t: t, apiError: apiError };
 })();

@@ -33,6 +33,12 @@
   function t(key, values) {
     return window.SecretPush ? window.SecretPush.t(key, values) : key;
   }
+
+  // A refusal's text in the page's language (app.js).
+  function apiError(body, fallback) {
+    if (window.SecretPush) return window.SecretPush.apiError(body, fallback);
+    return (body && body.error) || fallback;
+  }
   function announce(message) {
     if (window.SecretPush) window.SecretPush.announce(message);
   }
@@ -212,7 +218,7 @@
     if (status === 0) return t('js.recipient.unreachableShort');
     if (body && body.code === 'link_expired') return t('js.recipient.fileLinkExpired');
     return t('js.recipient.fileFailedReason', {
-      reason: (body && body.error) || t('js.recipient.status', { status: status }),
+      reason: apiError(body, t('js.recipient.status', { status: status })),
     });
   }
 
@@ -303,7 +309,7 @@
       return t('js.recipient.pageExpired');
     }
     if (status === 403) return t('js.recipient.notAllowed');
-    return body.error || t('js.recipient.refused', { status: status });
+    return apiError(body, t('js.recipient.refused', { status: status }));
   }
 
   // A wrong code (issue 42): said, the field emptied and focused for the next one.
@@ -381,7 +387,7 @@
         } else {
           showError(
             t('js.recipient.fetchFailed', {
-              reason: body.error || t('js.recipient.errorStatus', { status: status }),
+              reason: apiError(body, t('js.recipient.errorStatus', { status: status })),
             }),
           );
         }

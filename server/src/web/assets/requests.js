@@ -60,7 +60,12 @@
           body: JSON.stringify({ push: sealed.push, sealed_key: sealedKey }),
         });
         if (response.status !== 201)
-          throw new Error((await response.json()).error || t('js.requests.errorStatus', { status: response.status }));
+          throw new Error(
+            window.SecretPush.apiError(
+              await response.json().catch(() => null),
+              t('js.requests.errorStatus', { status: response.status }),
+            ),
+          );
         answerForm.hidden = true;
         $('answer-sent').hidden = false;
       } catch (e) {

@@ -13,6 +13,7 @@ import { field } from '../forms.js';
 import { html } from '../html.js';
 import type { PageKit } from '../page-kit.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
+import { errorText } from '../error-text.js';
 import { csrfField, describedBy, fieldErrors, messagePage, page, type Viewer } from '../views/layout.js';
 
 /** The answer of "Forgot your password?" without an SMTP relay: what to do now, and the setting that changes it. */
@@ -215,7 +216,11 @@ export function accountMailPages(router: Router, kit: PageKit): void {
         await afterPassword(kit, steps, req, res, user, '/');
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'not_found') throw error;
-        kit.send(res, 404, messagePage(v.viewer, v.viewer.i18n.t('account.badLink.title'), error.message));
+        kit.send(
+          res,
+          404,
+          messagePage(v.viewer, v.viewer.i18n.t('account.badLink.title'), errorText(v.viewer.i18n, error)),
+        );
       }
     }),
   );

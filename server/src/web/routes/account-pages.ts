@@ -10,6 +10,7 @@ import { safeNext } from '../security.js';
 import { viaProvider } from '../session.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { providerLogout } from './oidc-pages.js';
+import { errorText } from '../error-text.js';
 import { signInPage, signUpPage, tokenPage } from '../views/accounts.js';
 import { messagePage } from '../views/layout.js';
 import { revokedText } from '../account-sentences.js';
@@ -73,7 +74,7 @@ export function accountPages(router: Router, kit: PageKit): void {
               })
             : error.code === 'authentication_required'
               ? v.viewer.i18n.t('account.signIn.noMatch')
-              : error.message;
+              : errorText(v.viewer.i18n, error);
         if (error.code === 'service_unavailable') throw error;
         kit.send(res, status, signInPage(v.viewer, { email, next, error: message, ...sso }));
       }

@@ -14,6 +14,7 @@ const FORM_REFUSALS: ReadonlySet<string> = new Set([
   'storage_quota_exceeded',
   'payload_too_large',
 ]);
+import { errorText } from '../error-text.js';
 import { createdPage, createPage, type CreateFormState } from '../views/pushes.js';
 
 /**
@@ -120,7 +121,7 @@ export function createPages(router: Router, kit: PageKit): void {
           retrievalStep: input.retrieval_step,
           deletableByViewer: input.deletable_by_viewer,
           error: quota
-            ? error.message
+            ? errorText(v.viewer.i18n, error)
             : error.code === 'authentication_required'
               ? v.viewer.i18n.t('create.error.signInForFiles')
               : v.viewer.i18n.t(marker !== '' ? 'create.error.fieldsEncrypted' : 'create.error.fields'),

@@ -9,6 +9,7 @@ import type { RequestInput, RequestOwner, RequestView } from '@secret-push/sdk/g
 import { field } from '../forms.js';
 import { PageError, type PageKit } from '../page-kit.js';
 import { workspaceBrand } from '../workspace-brand.js';
+import { errorText } from '../error-text.js';
 import { answeredPage, answerPage, newRequestPage, requestListPage, requestOwnerPage } from '../views/requests.js';
 
 const REFUSALS: ReadonlySet<string> = new Set([
@@ -75,7 +76,7 @@ export function requestPages(router: Router, kit: PageKit): void {
         const state = {
           request: input.request,
           // A limit's refusal says which and what to do; a field's, where.
-          error: error.details.fields ? v.viewer.i18n.t('requests.error.fields') : error.message,
+          error: error.details.fields ? v.viewer.i18n.t('requests.error.fields') : errorText(v.viewer.i18n, error),
           fields: error.details.fields,
         };
         kit.send(res, error.status, newRequestPage(v.viewer, state));
@@ -146,7 +147,11 @@ export function requestPages(router: Router, kit: PageKit): void {
       } catch (error) {
         if (!(error instanceof ApiError) || !(REFUSALS.has(error.code) || CLOSED.has(error.code))) throw error;
         const view = (await core.requests.get(tokenOf(req), kit.ctxOf(req, null))) as RequestView;
-        kit.send(res, error.status, answerPage(v.viewer, view, { error: error.message, fields: error.details.fields }));
+        kit.send(
+          res,
+          error.status,
+          answerPage(v.viewer, view, { error: errorText(v.viewer.i18n, error), fields: error.details.fields }),
+        );
       }
     }),
   );

@@ -13,6 +13,7 @@ import type { Translator } from '../../i18n/i18n.js';
 import { field } from '../forms.js';
 import { PageError, rememberSignInLocale, type PageKit } from '../page-kit.js';
 import { createSignInSteps, type PendingFactor } from '../sign-in-steps.js';
+import { errorText } from '../error-text.js';
 import { recoveryCodesPage, setupPage, twoFactorPage, verifyPage } from '../views/two-factor.js';
 
 /** A wrong code's message, or the limit's (with its Retry-After set); other errors go on. */
@@ -23,7 +24,7 @@ function codeRefusal(res: Response, error: unknown, i18n: Translator): { status:
     res.setHeader('Retry-After', String(seconds));
     return { status: 429, message: i18n.t('twoFactor.tooMany', { minutes: Math.ceil(seconds / 60) }) };
   }
-  if (error.code === 'authentication_required') return { status: 401, message: error.message };
+  if (error.code === 'authentication_required') return { status: 401, message: errorText(i18n, error) };
   throw error;
 }
 

@@ -45,7 +45,7 @@ export function recipientPage(viewer: Viewer, push: Push, opts: RecipientOptions
     viewer,
     bare: true,
     scripts,
-    messages: ['js.recipient.'],
+    messages: ['js.recipient.', 'js.apiError.'],
     body: html`<section id="push" class="card" data-token="${push.url_token}" data-auto="${auto ? 'true' : 'false'}" data-reveal="${opts.reveal}"${opts.reveal === 'web' ? html` data-csrf="${viewer.csrf}"` : ''}${marker ? html` data-e2e="${marker.scheme}:${marker.version}"` : ''} aria-labelledby="push-title">
   <h1 id="push-title">${t('recipient.title')}</h1>
   ${marker ? html`<p class="muted" id="e2e-note">${t('recipient.e2eNote')}</p>` : ''}

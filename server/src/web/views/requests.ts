@@ -22,7 +22,7 @@ export function newRequestPage(viewer: Viewer, state: NewRequestState = {}): str
     title: t('requests.new.title'),
     viewer,
     scripts: SCRIPTS,
-    messages: ['js.requests.'],
+    messages: ['js.requests.', 'js.apiError.'],
     body: html`<h1>${t('requests.new.title')}</h1>
 <p>${t('requests.new.intro')}</p>
 ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
@@ -89,7 +89,7 @@ export function requestOwnerPage(viewer: Viewer, r: RequestOwner): string {
     title: t('requests.owner.title'),
     viewer,
     scripts: SCRIPTS,
-    messages: ['js.requests.'],
+    messages: ['js.requests.', 'js.apiError.'],
     body: html`<h1>${t('requests.owner.title')}</h1>
 ${r.request !== '' ? html`<p class="ask">${r.request}</p>` : html`<p class="ask" data-empty>${emptyAsk(t, r)}</p>`}
 ${r.state !== 'pending' ? html`<p>${t('requests.owner.erased')}</p>` : ''}
@@ -130,7 +130,7 @@ export function answerPage(viewer: Viewer, r: RequestView, state: AnswerState = 
     viewer,
     bare: true,
     scripts: SCRIPTS,
-    messages: ['js.requests.'],
+    messages: ['js.requests.', 'js.apiError.'],
     body: html`<h1>${t('answer.title')}</h1>
 <blockquote class="ask" id="ask">${r.request}</blockquote>
 ${r.files.length > 0 ? html`<p>${t('answer.attached')} ${r.files.map((f) => html`<span class="file">${t('answer.file', { name: f.filename, size: f.size })}</span> `)}</p>` : ''}
