@@ -36,6 +36,8 @@ export interface PushState {
   createdAt: Date;
   updatedAt: Date;
   expiresAt: Date;
+  /** The workspace it was made in (issue 41); null: its owner's personal space (and every anonymous push). */
+  workspaceId: number | null;
   /** Who may open it (issue 42): the ranges a retrieval must come from, and the addresses (empty: no limit). */
   allowedNetworks: string[];
   recipientEmails: string[];
@@ -44,7 +46,7 @@ export interface PushState {
 /** The state of a push created now from a validated input. */
 export function newPushState(
   valid: ValidPush,
-  ids: { urlToken: string; ownerId: string | null },
+  ids: { urlToken: string; ownerId: string | null; workspaceId?: number | null },
   now: Date,
 ): PushState {
   return {
@@ -65,6 +67,7 @@ export function newPushState(
     createdAt: now,
     updatedAt: now,
     expiresAt: new Date(now.getTime() + valid.expireAfterSeconds * 1000),
+    workspaceId: ids.workspaceId ?? null,
     allowedNetworks: valid.allowedNetworks,
     recipientEmails: valid.recipientEmails,
   };
@@ -151,5 +154,7 @@ export function ownerRecord(
     note: record.expired ? '' : secrets.note,
     ...(state.recipientEmails.length > 0 ? { recipient_emails: [...state.recipientEmails] } : {}),
     ...(state.allowedNetworks.length > 0 ? { allowed_networks: [...state.allowedNetworks] } : {}),
+    // The workspace, by our name and by Pro's (issue 41); absent outside one, as before workspaces.
+    ...(state.workspaceId !== null ? { workspace_id: state.workspaceId, account_id: state.workspaceId } : {}),
   };
 }

@@ -849,6 +849,18 @@ export type PushOwner = Push & {
      */
     allowed_networks?: Array<string>;
     /**
+     * The workspace the push was made in (`Workspace.id`); absent for a push of its owner's personal space, so a
+     * record outside workspaces is what it always was.
+     *
+     */
+    workspace_id?: number;
+    /**
+     * Password Pusher Pro's name for `workspace_id`, the same number, beside it (the Raycast extension reads
+     * `account_id` from the created push); absent with it.
+     *
+     */
+    account_id?: number;
+    /**
      * Only in the answer to a create that asked for email notification (as the reference echoes it).
      */
     notify_emails_to?: string;

@@ -1387,6 +1387,20 @@ export const PushOwnerSchema = {
                     },
                     description: 'The ranges a retrieval must come from (`PushInput.allowed_networks`), normalized; absent when any.'
                 },
+                workspace_id: {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 2147483647,
+                    description: 'The workspace the push was made in (`Workspace.id`); absent for a push of its owner\'s personal space, so a\nrecord outside workspaces is what it always was.\n'
+                },
+                account_id: {
+                    type: 'integer',
+                    format: 'int32',
+                    minimum: 1,
+                    maximum: 2147483647,
+                    description: 'Password Pusher Pro\'s name for `workspace_id`, the same number, beside it (the Raycast extension reads\n`account_id` from the created push); absent with it.\n'
+                },
                 notify_emails_to: {
                     type: 'string',
                     maxLength: 2048,

@@ -393,6 +393,8 @@ export const zPushOwner = zPush.and(z.object({
     push_id: z.uuid().max(36).optional(),
     recipient_emails: z.array(z.string().max(254)).max(5).optional(),
     allowed_networks: z.array(z.string().max(49)).max(20).optional(),
+    workspace_id: z.int().gte(1).lte(2147483647).optional(),
+    account_id: z.int().gte(1).lte(2147483647).optional(),
     notify_emails_to: z.string().max(2048).optional(),
     notify_emails_to_locale: z.string().max(16).nullish()
 }));

@@ -235,7 +235,7 @@ export class MockStore {
     do urlToken = randomString(24, 'abcdefghijklmnopqrstuvwxyz234567');
     while (this.pushes.has(urlToken));
     const push: StoredPush = {
-      state: newPushState(valid, { urlToken, ownerId: userIdOf(actor) }, at),
+      state: newPushState(valid, { urlToken, ownerId: userIdOf(actor), workspaceId }, at),
       seq: ++this.seq,
       payload: valid.payload,
       files: valid.files.map((f) => ({

@@ -48,6 +48,13 @@ describe('stateful mock: workspace members', () => {
     await expect(owner.updateWorkspaceMember(id, stranger, 'member')).rejects.toBeInstanceOf(NotFoundError);
     await expect(owner.updateWorkspaceMember(id, stranger, 'owner' as 'admin')).rejects.toBeInstanceOf(ValidationError);
     expect(await owner.listWorkspaceMembers(id)).toEqual([me]);
+
+    // A push made in the workspace names it, by our name and Pro's (issue 41); a personal one names none.
+    const inWorkspace = await owner.createPush({ payload: 'team secret', workspace_id: id });
+    expect(inWorkspace).toMatchObject({ workspace_id: id, account_id: id });
+    const personal = await owner.createPush({ payload: 'mine' });
+    expect(personal).not.toHaveProperty('workspace_id');
+    expect(personal).not.toHaveProperty('account_id');
   });
 
   it('renames a workspace for its owner, refuses the rules it cannot keep (422) and outsiders (404)', async () => {

@@ -187,7 +187,7 @@ export class PushCreates {
     const id = randomUUID();
     const passphraseHash = valid.passphrase !== null ? await hashPassphrase(valid.passphrase) : null;
     const push: PushRow = {
-      ...newPushState(valid, { urlToken: newUrlToken(), ownerId }, now),
+      ...newPushState(valid, { urlToken: newUrlToken(), ownerId, workspaceId }, now),
       id,
       payloadCiphertext: this.encryptOptional(valid.payload, aad.payload(id)),
       nameCiphertext: this.encryptOptional(valid.name, aad.name(id)),
@@ -196,7 +196,6 @@ export class PushCreates {
       storedBytes:
         Buffer.byteLength(valid.payload, 'utf8') + valid.files.reduce((sum, file) => sum + file.bytes.length, 0),
       answersRequest: false,
-      workspaceId,
     };
     const uploaded: string[] = [];
     const files: PushFileRow[] = [];

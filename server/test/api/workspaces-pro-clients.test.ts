@@ -181,7 +181,8 @@ describe('the Raycast extension with a workspace', () => {
       },
     });
     expect(json.status).toBe(201);
-    expect(json.body).toMatchObject({ expire_after_views: 10 });
+    // The created push names its workspace, by Pro's name too (Raycast reads `account_id` from it).
+    expect(json.body).toMatchObject({ expire_after_views: 10, workspace_id: workspaceId, account_id: workspaceId });
     const form = new FormData();
     form.append('push[payload]', '');
     form.append('push[kind]', 'file');
@@ -199,6 +200,15 @@ describe('the Raycast extension with a workspace', () => {
       }),
     );
     expect(listed.map((p) => p.url_token)).toEqual(expect.arrayContaining([json.body.url_token, file.body.url_token]));
+    expect(file.body).toMatchObject({ workspace_id: workspaceId, account_id: workspaceId });
+    for (const p of listed) expect(p).toMatchObject({ workspace_id: workspaceId, account_id: workspaceId });
+    // A personal push's record is what it was before workspaces: neither field.
+    const personal = await call('/api/v2/pushes', { token: owner.token, json: { push: { payload: 'mine alone' } } });
+    expect(personal.status).toBe(201);
+    expect(personal.body).not.toHaveProperty('workspace_id');
+    expect(personal.body).not.toHaveProperty('account_id');
+    const mine = expectData(await listActivePushes({ client: api.client, auth: bearer(owner.token) }));
+    expect(mine.find((p) => p.url_token === personal.body.url_token)).not.toHaveProperty('account_id');
   });
 });
 
