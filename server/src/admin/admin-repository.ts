@@ -36,6 +36,9 @@ export interface AdminAuditEntry {
   adminEmail: string;
   action: string;
   targetEmail: string | null;
+  /** The workspace acted on (its id and name then), or null: an action on a user. */
+  workspaceId: number | null;
+  workspaceName: string | null;
   ip: string;
   userAgent: string;
   at: Date;
@@ -47,6 +50,8 @@ export const ADMIN_AUDIT = defineTable<AdminAuditEntry & { adminId: string | nul
   adminEmail: column.text('admin_email'),
   action: column.text('action'),
   targetEmail: column.textOrNull('target_email'),
+  workspaceId: column.intOrNull('workspace_id'),
+  workspaceName: column.textOrNull('workspace_name'),
   ip: column.text('ip'),
   userAgent: column.text('user_agent'),
   at: column.date('at'),
@@ -90,13 +95,16 @@ const A = {
     adminEmail: string;
     action: string;
     targetEmail: string | null;
+    workspaceId: number | null;
+    workspaceName: string | null;
     ip: string;
     userAgent: string;
     now: Date;
   }>(
-    `insert into admin_audit (admin_id, admin_email, action, target_email, ip, user_agent, at)
-     values ((select id from users where id = cast(:adminId as uuid)), :adminEmail, :action, :targetEmail, :ip,
-       :userAgent, :now)`,
+    `insert into admin_audit (admin_id, admin_email, action, target_email, workspace_id, workspace_name, ip,
+       user_agent, at)
+     values ((select id from users where id = cast(:adminId as uuid)), :adminEmail, :action, :targetEmail,
+       cast(:workspaceId as integer), :workspaceName, :ip, :userAgent, :now)`,
   ),
   auditPage: sql<{ limit: number; offset: number }>(
     `select ${ADMIN_AUDIT.list} from admin_audit order by at desc, id desc limit :limit offset :offset`,
@@ -133,6 +141,8 @@ export interface AuditFacts {
   admin: { userId: string; email: string };
   action: string;
   targetEmail: string | null;
+  /** The workspace acted on, for an action on a workspace. */
+  workspace?: { id: number; name: string };
   ip: string;
   userAgent: string;
 }
@@ -175,6 +185,8 @@ export function createAdminRepository(db: Db) {
         adminEmail: facts.admin.email,
         action: facts.action,
         targetEmail: facts.targetEmail,
+        workspaceId: facts.workspace?.id ?? null,
+        workspaceName: facts.workspace?.name ?? null,
         ip: facts.ip.slice(0, 255),
         userAgent: facts.userAgent.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255),
         now,

@@ -22,6 +22,7 @@ import {
   type AdminRepository,
   type AdminUserRow,
 } from './admin-repository.js';
+import { createAdminWorkspaces, type AdminWorkspaces } from './admin-workspaces.js';
 import { settingsInForce, type SettingInForce } from './settings-in-force.js';
 
 /** Who acts in the console, and from where (the audit's "who" and "from where"). */
@@ -70,6 +71,8 @@ export interface AdminService {
    * their owner, so webhooks and files follow), then every push and the user erased.
    */
   deleteUser(userId: string, userAgent: string): Promise<{ expired: number; pushes: number }>;
+  /** The workspaces: found, shown, and acted on (./admin-workspaces.ts). */
+  workspaces: AdminWorkspaces;
 }
 
 export interface AdminDeps {
@@ -102,12 +105,13 @@ export function createAdminService(deps: AdminDeps): AdminService {
     return facts !== null && !facts.locked && (facts.admin || listed(facts.email));
   };
   /** The caller, checked again: an administrator whose flag was just revoked can do nothing more. */
-  const admin = async (by: AdminActor) => {
-    const facts = await repo.adminFacts(by.userId);
+  const requireAdmin = async (userId: string) => {
+    const facts = await repo.adminFacts(userId);
     if (!facts || facts.locked || !(facts.admin || listed(facts.email)))
       throw new ApiError('forbidden', 'Only an administrator of this instance may do this.');
-    return { userId: by.userId, email: facts.email };
+    return { userId, email: facts.email };
   };
+  const admin = (by: AdminActor) => requireAdmin(by.userId);
   const target = async (userId: string) => {
     const row = /^[0-9a-f-]{36}$/i.test(userId) ? await repo.user(userId) : null;
     if (!row) throw new ApiError('not_found', 'No user has this id.');
@@ -210,5 +214,6 @@ export function createAdminService(deps: AdminDeps): AdminService {
         throw new ApiError('not_found', 'No user has this email.');
     },
     deleteUser,
+    workspaces: createAdminWorkspaces({ db, keys: deps.users.keys, requireAdmin, audit: repo.audit }),
   };
 }

@@ -14,6 +14,7 @@ import { createPageKit, visitorLocale } from './page-kit.js';
 import { accountMailPages } from './routes/account-mail-pages.js';
 import { accountPages } from './routes/account-pages.js';
 import { adminPages } from './routes/admin-pages.js';
+import { adminWorkspacePages } from './routes/admin-workspace-pages.js';
 import { brandFiles } from './routes/brand-files.js';
 import { apiKeyPages } from './routes/api-key-pages.js';
 import { createPages } from './routes/create-pages.js';
@@ -52,6 +53,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   ownerPages(router, kit);
   requestPages(router, kit);
   adminPages(router, kit);
+  adminWorkspacePages(router, kit);
 
   // A path whose percent-escapes do not decode (`/p/%ZZ`) fails while the router matches a route with a parameter:
   // a client error, not a server failure. API paths go on to the API unchanged (it answers from the raw path); page

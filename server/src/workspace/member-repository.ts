@@ -55,6 +55,43 @@ const ACTION: Record<MemberChange['kind'], WorkspaceAuditAction> = {
   transfer: 'ownership_transferred',
 };
 
+/**
+ * Applies a change the rules allowed (`judgeMemberChange`, called first under the locks) to `target`, with its audit
+ * entry, in `tx`: a role set, a hand-over (`formerOwnerId`, the owner then, steps down to admin first: the partial
+ * unique index allows one owner at any moment; null when the workspace has none), or a removal. `actorId` is who the
+ * trail names: the member who acted, or an instance administrator (the admin console, ../admin/).
+ */
+export async function applyMemberChange(
+  tx: Db,
+  workspaceId: number,
+  change: MemberChange,
+  target: MemberRecord,
+  by: { actorId: string; formerOwnerId: string | null },
+  now: Date,
+): Promise<MemberRecord> {
+  let changed: MemberRecord = target;
+  if (change.kind === 'role') {
+    await tx.query(M.setRole, { workspaceId, userId: target.userId, role: change.role });
+    changed = { ...target, role: change.role };
+  } else if (change.kind === 'transfer') {
+    if (by.formerOwnerId !== null) await tx.query(M.setRole, { workspaceId, userId: by.formerOwnerId, role: 'admin' });
+    await tx.query(M.setRole, { workspaceId, userId: target.userId, role: 'owner' });
+    changed = { ...target, role: 'owner' };
+  } else {
+    await tx.query(M.remove, { workspaceId, userId: target.userId });
+  }
+  await tx.query(WORKSPACE_AUDIT.insert, {
+    workspaceId,
+    action: ACTION[change.kind],
+    actorId: by.actorId,
+    subjectId: target.userId,
+    subjectEmail: target.email,
+    role: change.kind === 'role' || change.kind === 'transfer' ? changed.role : null,
+    now,
+  });
+  return changed;
+}
+
 export interface MemberRepository {
   /** The workspace's members, the owner first; null when `userId` is not one of them (or no such workspace). */
   list(workspaceId: number, userId: string): Promise<MemberRecord[] | null>;
@@ -87,29 +124,7 @@ export function createMemberRepository(db: Db): MemberRepository {
         if (!actor) return null;
         const subject = rows.find((r) => r.userId === subjectId) ?? null;
         judge(actor, subject);
-        const target = subject!;
-        let changed: MemberRecord = target;
-        if (change.kind === 'role') {
-          await tx.query(M.setRole, { workspaceId, userId: target.userId, role: change.role });
-          changed = { ...target, role: change.role };
-        } else if (change.kind === 'transfer') {
-          // The old owner steps down first: the partial unique index allows one owner at any moment.
-          await tx.query(M.setRole, { workspaceId, userId: actor.userId, role: 'admin' });
-          await tx.query(M.setRole, { workspaceId, userId: target.userId, role: 'owner' });
-          changed = { ...target, role: 'owner' };
-        } else {
-          await tx.query(M.remove, { workspaceId, userId: target.userId });
-        }
-        await tx.query(WORKSPACE_AUDIT.insert, {
-          workspaceId,
-          action: ACTION[change.kind],
-          actorId,
-          subjectId: target.userId,
-          subjectEmail: target.email,
-          role: change.kind === 'role' || change.kind === 'transfer' ? changed.role : null,
-          now,
-        });
-        return changed;
+        return applyMemberChange(tx, workspaceId, change, subject!, { actorId, formerOwnerId: actorId }, now);
       });
     },
   };

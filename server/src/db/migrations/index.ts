@@ -36,6 +36,7 @@ import { Migration20270201000000_workspace_members } from './Migration2027020100
 import { Migration20270203000000_user_locale } from './Migration20270203000000_user_locale.js';
 import { Migration20270204000000_workspace_rules } from './Migration20270204000000_workspace_rules.js';
 import { Migration20270207000000_workspace_brand } from './Migration20270207000000_workspace_brand.js';
+import { Migration20270209000000_admin_workspace_audit } from './Migration20270209000000_admin_workspace_audit.js';
 import { Migration20270205000000_workspace_invitations } from './Migration20270205000000_workspace_invitations.js';
 
 export const migrationsList = [
@@ -79,4 +80,5 @@ export const migrationsList = [
     class: Migration20270205000000_workspace_invitations,
   },
   { name: 'Migration20270207000000_workspace_brand', class: Migration20270207000000_workspace_brand },
+  { name: 'Migration20270209000000_admin_workspace_audit', class: Migration20270209000000_admin_workspace_audit },
 ];

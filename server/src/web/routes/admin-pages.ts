@@ -27,6 +27,7 @@ import {
   adminUserPage,
   adminUsersPage,
 } from '../views/admin.js';
+import { workspaceStorage } from '../views/admin-workspaces.js';
 
 /** How recent a sign-in an admin action needs. */
 const FRESH_SIGN_IN_MS = 60 * 60_000;
@@ -47,7 +48,7 @@ type Visit = Parameters<Parameters<PageKit['pageRoute']>[1]>[2];
 type AdminHandler = (req: Request, res: Response, v: Visit, by: AdminActor, admin: AdminService) => Promise<void>;
 
 /** `?page=`: absent is 1; anything but 1..MAX_PAGE is a 400. */
-function pageOf(req: Request): number {
+export function pageOf(req: Request): number {
   const raw = req.query.page;
   if (raw === undefined) return 1;
   const n = typeof raw === 'string' && /^\d{1,5}$/.test(raw) ? Number(raw) : 0;
@@ -63,7 +64,7 @@ function doneOf(req: Request): string | undefined {
 }
 
 /** A page of the console: sign-in first, then the administrator check (403 for anyone else). */
-function adminRoute(kit: PageKit, route: string, handler: AdminHandler) {
+export function adminRoute(kit: PageKit, route: string, handler: AdminHandler) {
   return kit.pageRoute(route, async (req, res, v) => {
     if (!v.user) return kit.redirectToSignIn(req, res);
     const admin = kit.core.admin;
@@ -76,7 +77,7 @@ function adminRoute(kit: PageKit, route: string, handler: AdminHandler) {
 }
 
 /** Why this session may not act (no second factor used, or signed in too long ago), or null. */
-async function sessionRefusal(kit: PageKit, v: Visit): Promise<string | null> {
+export async function sessionRefusal(kit: PageKit, v: Visit): Promise<string | null> {
   const session = v.session;
   if (!session || !v.user) return 'Sign in again to act.';
   if ((await kit.web().twoFactor.status(v.user.userId)).enabled && !session.factors.endsWith('+totp'))
@@ -113,7 +114,8 @@ function readPages(router: Router, kit: PageKit): void {
       const id = String(req.params.id);
       if (!UUID.test(id)) throw new ApiError('not_found', 'No user has this id.');
       const user = await admin.user(by, id);
-      kit.send(res, 200, adminUserPage(v.viewer, user, id === by.userId, doneOf(req)));
+      const workspaces = await admin.workspaces.ofUser(by, id);
+      kit.send(res, 200, adminUserPage(v.viewer, user, id === by.userId, doneOf(req), workspaces));
     }),
   );
   router.get(
@@ -123,7 +125,8 @@ function readPages(router: Router, kit: PageKit): void {
         userBytes: kit.settings.userStorageBytes,
         anonymousBytesPerHour: kit.settings.anonymousStoragePerHour,
       };
-      kit.send(res, 200, adminStoragePage(v.viewer, await admin.storage(by, kit.clock?.()), quotas));
+      const workspaces = workspaceStorage(await admin.workspaces.storage(by), quotas.userBytes);
+      kit.send(res, 200, adminStoragePage(v.viewer, await admin.storage(by, kit.clock?.()), quotas, workspaces));
     }),
   );
   router.get(
@@ -171,7 +174,8 @@ export function adminPages(router: Router, kit: PageKit): void {
         const user = await admin.user(by, id);
         if (field(form, 'confirm').trim().toLowerCase() !== user.email) {
           const notice = 'Nothing was deleted: type the user’s email exactly to confirm.';
-          return kit.send(res, 422, adminUserPage(v.viewer, user, id === by.userId, notice));
+          const workspaces = await admin.workspaces.ofUser(by, id);
+          return kit.send(res, 422, adminUserPage(v.viewer, user, id === by.userId, notice, workspaces));
         }
       }
       await admin.act(by, action, id, kit.clock?.());

@@ -10,12 +10,12 @@ import { html, type Html } from '../html.js';
 import { csrfField, page, type Viewer } from './layout.js';
 
 /**
- * The console's sections, in the order of its navigation. The workspaces engineer adds
- * `{ path: '/admin/workspaces', title: 'Workspaces' }` here and its routes beside web/routes/admin-pages.ts (the seam
- * of issue 41's workspaces: the page guard there, `adminRoute`, is what its routes use too).
+ * The console's sections, in the order of its navigation. The workspaces' pages are ./admin-workspaces.ts, their
+ * routes web/routes/admin-workspace-pages.ts (behind the same guard, `adminRoute`).
  */
 const ADMIN_SECTIONS: readonly { path: string; title: string }[] = [
   { path: '/admin/users', title: 'Users' },
+  { path: '/admin/workspaces', title: 'Workspaces' },
   { path: '/admin/storage', title: 'Storage' },
   { path: '/admin/queues', title: 'Queues' },
   { path: '/admin/settings', title: 'Settings' },
@@ -23,13 +23,13 @@ const ADMIN_SECTIONS: readonly { path: string; title: string }[] = [
   { path: '/admin/audit', title: 'Admin audit' },
 ];
 
-const when = (at: Date | null) =>
+export const when = (at: Date | null) =>
   at
     ? html`<time datetime="${at.toISOString()}">${at.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>`
     : html`–`;
 
 /** Bytes for people: 1.5 MiB. */
-function bytesText(bytes: number): string {
+export function bytesText(bytes: number): string {
   const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;
@@ -40,7 +40,7 @@ function bytesText(bytes: number): string {
   return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
-function frame(viewer: Viewer, current: string, title: string, body: Html, notice?: string): string {
+export function frame(viewer: Viewer, current: string, title: string, body: Html, notice?: string): string {
   return page({
     title: `Admin · ${title}`,
     viewer,
@@ -63,7 +63,7 @@ export function adminHomePage(viewer: Viewer): string {
   );
 }
 
-function pager(base: string, query: Record<string, string>, page: number, total: number, size: number): Html {
+export function pager(base: string, query: Record<string, string>, page: number, total: number, size: number): Html {
   const last = Math.max(1, Math.ceil(total / size));
   const link = (p: number) => `${base}?${new URLSearchParams({ ...query, page: String(p) }).toString()}`;
   return html`<p class="pager">Page ${page} of ${last} (${total})
@@ -117,7 +117,27 @@ function actionForm(viewer: Viewer, user: AdminUser, action: string, label: stri
 </form>`;
 }
 
-export function adminUserPage(viewer: Viewer, user: AdminUser, self: boolean, notice?: string): string {
+/** A user's workspaces and roles, as the user's page lists them. */
+export type UserWorkspaces = readonly { id: number; name: string; role: string }[];
+
+function userWorkspaces(workspaces: UserWorkspaces): Html {
+  return html`<h2>Workspaces</h2>
+${
+  workspaces.length > 0
+    ? html`<table class="admin-user-workspaces"><thead><tr><th>Workspace</th><th>Role</th></tr></thead><tbody>
+${workspaces.map((w) => html`<tr><td><a href="/admin/workspaces/${w.id}">${w.name}</a></td><td>${w.role}</td></tr>`)}
+</tbody></table>`
+    : html`<p>No workspace.</p>`
+}`;
+}
+
+export function adminUserPage(
+  viewer: Viewer,
+  user: AdminUser,
+  self: boolean,
+  notice?: string,
+  workspaces: UserWorkspaces = [],
+): string {
   const actions = self
     ? html`<p>This is your own account: lock, reset and delete it with <code>npm run users</code>, not here.</p>`
     : html`${user.lockedAt ? actionForm(viewer, user, 'unlock', 'Unlock') : actionForm(viewer, user, 'lock', 'Lock: no sign-in, token, keys or sessions')}
@@ -143,6 +163,7 @@ ${actionForm(
   <dt>Storage in use</dt><dd>${bytesText(user.storedBytes)}</dd>
   <dt>API keys</dt><dd>${user.apiKeys}</dd>
 </dl>
+${userWorkspaces(workspaces)}
 ${actions}
 <p><a href="/admin/users">All users</a></p>`,
     notice,
@@ -153,6 +174,7 @@ export function adminStoragePage(
   viewer: Viewer,
   s: Awaited<ReturnType<AdminService['storage']>>,
   quotas: { userBytes: number; anonymousBytesPerHour: number },
+  workspaces: Html = html``,
 ): string {
   const quota = (n: number) => (n > 0 ? bytesText(n) : 'no quota');
   return frame(
@@ -172,7 +194,8 @@ ${
 ${s.topUsers.map((u) => html`<tr><td>${u.email}</td><td>${bytesText(u.bytes)}</td><td>${quotas.userBytes > 0 ? `${Math.round((100 * u.bytes) / quotas.userBytes)}%` : '–'}</td></tr>`)}
 </tbody></table>`
     : html`<p>No user stores anything.</p>`
-}`,
+}
+${workspaces}`,
   );
 }
 
@@ -248,8 +271,8 @@ export function adminAuditPage(
     'Admin audit',
     html`${
       state.entries.length > 0
-        ? html`<table class="admin-audit"><thead><tr><th>When</th><th>Administrator</th><th>Action</th><th>User</th><th>From</th></tr></thead><tbody>
-${state.entries.map((e) => html`<tr><td>${when(e.at)}</td><td>${e.adminEmail}</td><td><code>${e.action}</code></td><td>${e.targetEmail ?? '–'}</td><td>${e.ip}<br><small>${e.userAgent}</small></td></tr>`)}
+        ? html`<table class="admin-audit"><thead><tr><th>When</th><th>Administrator</th><th>Action</th><th>User</th><th>Workspace</th><th>From</th></tr></thead><tbody>
+${state.entries.map((e) => html`<tr><td>${when(e.at)}</td><td>${e.adminEmail}</td><td><code>${e.action}</code></td><td>${e.targetEmail ?? '–'}</td><td>${e.workspaceId === null ? '–' : html`#${e.workspaceId} ${e.workspaceName ?? ''}`}</td><td>${e.ip}<br><small>${e.userAgent}</small></td></tr>`)}
 </tbody></table>`
         : html`<p>No admin action yet.</p>`
     }
