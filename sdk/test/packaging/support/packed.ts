@@ -96,11 +96,12 @@ export async function packAll(): Promise<Packed> {
   if (!cache) throw new Error('packAll: no packCacheDir (run the packaging tests through vitest.config.ts)');
   const hash = await treeHash();
   if (existsSync(path.join(cache, hash))) return tarballsIn(path.join(cache, hash));
+  // A pack that failed (or ran past its limit) fails the worker's other packaging files too, at once: packing the
+  // same tree again would cost as long and most likely fail the same way.
   let packing = packs.get(hash);
   if (!packing) {
     packing = pack(cache, hash);
     packs.set(hash, packing);
-    void packing.catch(() => packs.delete(hash));
   }
   return packing;
 }
