@@ -8,6 +8,7 @@
  * run) under the hash of every file git does not ignore (tracked or not: contents and paths) and of the Node version:
  * any change of a source, a config or the lock file makes another hash, hence a fresh pack, never a stale one. The
  * hash is taken again after packing; a tree that changed meanwhile leaves its pack uncached.
+ * Why and what it saved: docs/decisions/0009-one-pack-per-test-run.md.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
