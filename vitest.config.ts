@@ -54,7 +54,8 @@ export default defineConfig({
           name: 'sdk',
           include: ['sdk/test/**/*.test.ts'],
           exclude: ['sdk/test/contract/**'],
-          globalSetup: ['server/test/global-setup.ts'],
+          // The run's one pack of the published packages, shared by the packaging tests (issue 40).
+          globalSetup: ['server/test/global-setup.ts', 'sdk/test/packaging/support/pack-cache-setup.ts'],
           testTimeout: 60_000,
         },
       },

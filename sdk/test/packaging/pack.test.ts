@@ -1,5 +1,6 @@
 /**
- * The consumer test: `npm pack -w sdk` makes a package that installs on its own into fresh projects of every kind and
+ * The consumer test: `npm pack -w sdk` (as `npm run pack` runs it: the run's one pack, support/packed.ts, shared with
+ * packages.test.ts) makes a package that installs on its own into fresh projects of every kind and
  * works in each against the real server:
  * - CommonJS JavaScript with `require` (type-checked with `checkJs` against the `.d.cts` declarations), run on this
  *   Node and on the machine's older one;
@@ -13,14 +14,14 @@
  * TypeScript, so they need nothing from the registry.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withPackLock } from '../../../scripts/pack-lock.mjs';
 import { type RealServer, startRealServer } from '../support/real-server.js';
+import { packAll } from './support/packed.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -105,21 +106,15 @@ describe('packaging', () => {
   let dir: string;
   let real: RealServer;
   let tarball: string;
+  let tarballPath: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'sdk-pack-'));
     real = await startRealServer();
-    // One pack at a time in the tree (packages.test.ts packs the SDK too, maybe at the same moment); a busy machine
-    // takes minutes to build it.
-    await withPackLock(root, () =>
-      run('npm', ['pack', '-w', 'sdk', '--pack-destination', dir, '--silent'], {
-        cwd: root,
-        env,
-        timeout: 600_000,
-      }),
-    );
-    tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
-  }, 1_500_000);
+    // The SDK's tarball of the run's one pack (a busy machine takes minutes to build the packages).
+    tarballPath = (await packAll()).tarballs['@secret-push/sdk']!;
+    tarball = path.basename(tarballPath);
+  }, 960_000);
   afterAll(async () => {
     await real?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -128,7 +123,7 @@ describe('packaging', () => {
   it('packs, installs into a fresh strict TypeScript project, type-checks and runs against the server and the mock', async () => {
     expect(tarball).toMatch(/^secret-push-sdk-\d+\.\d+\.\d+\.tgz$/);
 
-    const { stdout: listing } = await run('tar', ['-tzf', path.join(dir, tarball)], { env });
+    const { stdout: listing } = await run('tar', ['-tzf', tarballPath], { env });
     const files = listing.split('\n').filter(Boolean);
     expect(files).toEqual(
       expect.arrayContaining(
@@ -168,7 +163,7 @@ describe('packaging', () => {
       'npm',
       [
         'install',
-        path.join(dir, tarball),
+        tarballPath,
         'typescript@6.0.3',
         '@types/node@24.19.2',
         'msw@3.0.5',
@@ -322,7 +317,7 @@ describe('packaging', () => {
       writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify(project.tsconfig));
       writeFileSync(path.join(app, project.file), project.source);
       // Only the tarball: the SDK has no dependency, so nothing comes from the registry.
-      await run('npm', ['install', path.join(dir, tarball), '--offline', '--no-audit', '--no-fund', '--silent'], {
+      await run('npm', ['install', tarballPath, '--offline', '--no-audit', '--no-fund', '--silent'], {
         cwd: app,
         env,
         timeout: 120_000,

@@ -28,12 +28,10 @@ const PACKAGES = [
 
 let packed: Packed;
 
+// The run's one pack (support/packed.ts), shared with pack.test.ts; the run removes it.
 beforeAll(async () => {
   packed = await packAll();
 }, 960_000);
-afterAll(() => {
-  if (packed) rmSync(packed.dir, { recursive: true, force: true });
-});
 
 describe.each(PACKAGES)('$name', ({ name, folder, node, inlined }) => {
   const manifest = () =>

@@ -143,10 +143,21 @@ let unlisted: string;
 
 beforeAll(async () => {
   // The SDK's browser build: its ESM build as published (tsdown, scripts/library-build.ts), into a folder of this test.
+  // Only what the page loads: the ESM files, without the CommonJS build and the declarations (the packaging tests
+  // check those), which took most of this file's time and gigabytes of memory (issue 40).
   sdkDist = mkdtempSync(path.join(os.tmpdir(), 'sp-sdk-dist-'));
   await run(
     process.execPath,
-    [path.join(repoRoot, 'node_modules/tsdown/dist/run.mjs'), '--config-loader', 'tsx', '--out-dir', sdkDist],
+    [
+      path.join(repoRoot, 'node_modules/tsdown/dist/run.mjs'),
+      '--config-loader',
+      'tsx',
+      '--format',
+      'esm',
+      '--no-dts',
+      '--out-dir',
+      sdkDist,
+    ],
     {
       cwd: path.join(repoRoot, 'sdk'),
       timeout: 120_000,
