@@ -63,6 +63,7 @@ const TABLE: Record<string, { type: string; load: Loader }> = {
   'create.js': { type: JS, load: own('create.js') },
   'requests.js': { type: JS, load: own('requests.js') },
   'keep-fragment.js': { type: JS, load: own('keep-fragment.js') },
+  'join.js': { type: JS, load: own('join.js') },
   'two-factor.js': { type: JS, load: own('two-factor.js') },
   'api-docs.js': { type: JS, load: own('api-docs.js') },
   'vendor/qrcode.js': { type: JS, load: browserBundle('vendor/qrcode.js') },

@@ -20,11 +20,13 @@ import { apiKeyPages } from './routes/api-key-pages.js';
 import { createPages } from './routes/create-pages.js';
 import { docsPages } from './routes/docs-pages.js';
 import { oidcPages } from './routes/oidc-pages.js';
+import { joinPages } from './routes/join-pages.js';
 import { ownerPages } from './routes/owner-pages.js';
 import { recipientPages } from './routes/recipient-pages.js';
 import { requestPages } from './routes/request-pages.js';
 import { twoFactorPages } from './routes/two-factor-pages.js';
 import { webhookPages } from './routes/webhook-pages.js';
+import { workspacePages } from './routes/workspace-pages.js';
 import { pageHeaders } from './security.js';
 import { messagePage } from './views/layout.js';
 
@@ -54,6 +56,9 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   requestPages(router, kit);
   adminPages(router, kit);
   adminWorkspacePages(router, kit);
+  // The join page before the workspace's page: `/workspaces/join` is no workspace id.
+  joinPages(router, kit);
+  workspacePages(router, kit);
 
   // A path whose percent-escapes do not decode (`/p/%ZZ`) fails while the router matches a route with a parameter:
   // a client error, not a server failure. API paths go on to the API unchanged (it answers from the raw path); page

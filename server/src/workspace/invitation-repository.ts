@@ -117,6 +117,29 @@ const I = {
     `insert into workspace_audit (workspace_id, action, actor_id, subject_id, subject_email, role, invitation_id, at)
      values (:workspaceId, :action, :actorId, :subjectId, :subjectEmail, :role, :invitationId, :now)`,
   ),
+  /**
+   * What a token offers, read without changing anything (the join page shows it before the button): the workspace,
+   * the role, the invited address, the caller's role there now (null: not a member) and the caller's own address.
+   */
+  preview: sql<
+    { digest: string; userId: string; now: Date },
+    {
+      workspace_id: number;
+      name: string;
+      role: AssignableRole;
+      email: string | null;
+      member_role: WorkspaceRole | null;
+      user_email: string;
+      verified: boolean;
+    }
+  >(
+    `select i.workspace_id, w.name, i.role, i.email, m.role as member_role, u.email as user_email,
+            u.email_confirmed_at is not null as verified
+     from workspace_invitations i join workspaces w on w.id = i.workspace_id join users u on u.id = :userId
+     left join workspace_members m on m.workspace_id = i.workspace_id and m.user_id = :userId
+     where i.token_digest = :digest and i.revoked_at is null
+       and ((i.accepted_at is null and i.expires_at > :now) or i.accepted_by = :userId)`,
+  ),
   /** The mail job's: a pending invitation by email, its workspace's name and the languages to write in. */
   forMail: sql<
     { id: string; now: Date },
@@ -162,6 +185,18 @@ interface NewInvitation {
   enqueue?: (tx: Db) => Promise<void>;
 }
 
+/** What a token offers its holder (InvitationRepository.preview). */
+interface InvitationOffer {
+  workspaceId: number;
+  name: string;
+  role: AssignableRole;
+  /** The invited address (null: an invitation by link). */
+  email: string | null;
+  /** The holder's role in the workspace now, or null: not a member. */
+  memberRole: WorkspaceRole | null;
+  user: { email: string; verified: boolean };
+}
+
 /** The workspace and role an acceptance ended in, and whether it changed anything. */
 interface Joined {
   workspaceId: number;
@@ -204,6 +239,8 @@ export interface InvitationRepository {
    * the members' count); null when no pending invitation has it. A user already a member joins nothing (changed
    * false); the invitation stays pending then, unless this user accepted it before.
    */
+  /** What the pending invitation of `digest` offers `userId` (or one this user accepted); null: none. Reads only. */
+  preview(digest: string, userId: string, now: Date): Promise<InvitationOffer | null>;
   accept(
     digest: string,
     userId: string,
@@ -276,6 +313,19 @@ export function createInvitationRepository(db: Db): InvitationRepository {
         });
         return fromRow(row);
       });
+    },
+
+    async preview(digest, userId, now) {
+      const [row] = await db.query(I.preview, { digest, userId, now });
+      if (!row) return null;
+      return {
+        workspaceId: Number(row.workspace_id),
+        name: row.name,
+        role: row.role,
+        email: row.email,
+        memberRole: row.member_role,
+        user: { email: row.user_email, verified: row.verified },
+      };
     },
 
     async accept(digest, userId, judge, now) {

@@ -5,7 +5,7 @@
  * and lapse; the rules are rules/src/invitations.ts, judged under the workspace's lock (./invitation-repository.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { AssignableRole, Workspace, WorkspaceInvitation } from '@secret-push/sdk/generated';
+import type { AssignableRole, Workspace, WorkspaceInvitation, WorkspaceRole } from '@secret-push/sdk/generated';
 import {
   ApiError,
   DAY_MS,
@@ -38,8 +38,21 @@ export interface InvitationService {
   create(workspaceId: number, input: InvitationInput, ctx: RequestContext): Promise<WorkspaceInvitation>;
   list(workspaceId: number, ctx: RequestContext): Promise<WorkspaceInvitation[]>;
   revoke(workspaceId: number, invitationId: string, ctx: RequestContext): Promise<WorkspaceInvitation>;
+  /**
+   * What a token offers the caller, changing nothing (the join page's step before its button): the workspace's id,
+   * name and the role offered, and the caller's role there now (null: not a member). Refused as `accept` would refuse
+   * it: 404 for an unknown, used, revoked or expired token, 403 for an invitation by email to another address.
+   */
+  preview(token: string, ctx: RequestContext): Promise<InvitationPreview>;
   /** The caller joins (or, already a member, stays as they are); the workspace with the caller's role. */
   accept(token: string, ctx: RequestContext): Promise<Workspace>;
+}
+
+interface InvitationPreview {
+  workspaceId: number;
+  name: string;
+  role: AssignableRole;
+  memberRole: WorkspaceRole | null;
 }
 
 const toWire = (r: InvitationRecord, url?: string): WorkspaceInvitation => ({
@@ -135,6 +148,15 @@ export function createInvitationService(deps: {
       if (done === null) throw workspaceNotFound();
       if (done === 'none') throw new ApiError('not_found', 'This workspace has no pending invitation with this id.');
       return toWire(done);
+    },
+
+    async preview(token, ctx) {
+      const userId = requirePerson(ctx);
+      const offer = await invitations.preview(tokenDigest(token), userId, ctx.now ?? new Date());
+      if (!offer) throw invitationNotFound();
+      // A member already is one (accept answers their role as it is); anyone else is judged as accept judges them.
+      if (offer.memberRole === null) judgeAcceptance(offer.email, offer.user.email, offer.user.verified);
+      return { workspaceId: offer.workspaceId, name: offer.name, role: offer.role, memberRole: offer.memberRole };
     },
 
     async accept(token, ctx) {

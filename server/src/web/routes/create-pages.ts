@@ -6,6 +6,8 @@ import { maxBodyBytes } from '../../config/settings.js';
 import { FORM_LIMITS } from '../../http/body-bounds.js';
 import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
+import { createWorkspacesOf, workspaceOfForm } from './create-workspaces.js';
+import { refusalText } from './workspace-refusals.js';
 
 /** Refusals the create form answers by showing itself again, with what to do. */
 const FORM_REFUSALS: ReadonlySet<string> = new Set([
@@ -13,6 +15,8 @@ const FORM_REFUSALS: ReadonlySet<string> = new Set([
   'authentication_required',
   'storage_quota_exceeded',
   'payload_too_large',
+  'forbidden',
+  'two_factor_required',
 ]);
 import { errorText } from '../error-text.js';
 import { createdPage, createPage, type CreateFormState } from '../views/pushes.js';
@@ -39,7 +43,8 @@ export function createPages(router: Router, kit: PageKit): void {
     '/',
     kit.pageRoute('/', async (req, res, v) => {
       if (!v.user && !settings.allowAnonymous) return kit.redirectToSignIn(req, res);
-      kit.send(res, 200, createPage(v.viewer, settings));
+      const workspaces = await createWorkspacesOf(kit, req, v.user?.userId ?? null);
+      kit.send(res, 200, createPage(v.viewer, settings, { workspaces }));
     }),
   );
 
@@ -95,18 +100,23 @@ export function createPages(router: Router, kit: PageKit): void {
           })),
         );
       }
+      let workspaceId: number | undefined;
       try {
+        // The "Where" chooser: a workspace, through the create service's workspaceId (its rules apply as on the API).
+        if (v.user) workspaceId = workspaceOfForm(form);
         if (encrypt && marker === '') {
           throw validationFailed({
             client_encryption: [v.viewer.i18n.t('create.error.notEncrypted')],
           });
         }
-        const push = await core.pushes.create(input, kit.ctxOf(req, v.user?.userId ?? null));
+        const ctx = kit.ctxOf(req, v.user?.userId ?? null);
+        const push = await core.pushes.create(input, ctx, workspaceId === undefined ? {} : { workspaceId });
         kit.send(res, 201, createdPage(v.viewer, push));
       } catch (error) {
         if (!(error instanceof ApiError) || !FORM_REFUSALS.has(error.code)) throw error;
         // Over a storage quota (or larger than it): the form comes back with the message that names the quota.
         const quota = error.code === 'storage_quota_exceeded' || error.code === 'payload_too_large';
+        const refused = error.code === 'forbidden' || error.code === 'two_factor_required';
         if (error.details.retryAfterSeconds !== undefined)
           res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
         const state: CreateFormState = {
@@ -120,11 +130,15 @@ export function createPages(router: Router, kit: PageKit): void {
           expireAfterViews: Number.isFinite(views) ? views : undefined,
           retrievalStep: input.retrieval_step,
           deletableByViewer: input.deletable_by_viewer,
+          workspaces: await createWorkspacesOf(kit, req, v.user?.userId ?? null),
+          workspaceId,
           error: quota
             ? errorText(v.viewer.i18n, error)
-            : error.code === 'authentication_required'
-              ? v.viewer.i18n.t('create.error.signInForFiles')
-              : v.viewer.i18n.t(marker !== '' ? 'create.error.fieldsEncrypted' : 'create.error.fields'),
+            : refused
+              ? refusalText(v.viewer, error)
+              : error.code === 'authentication_required'
+                ? v.viewer.i18n.t('create.error.signInForFiles')
+                : v.viewer.i18n.t(marker !== '' ? 'create.error.fieldsEncrypted' : 'create.error.fields'),
           fields: error.details.fields,
         };
         kit.send(res, error.status, createPage(v.viewer, settings, state));

@@ -49,6 +49,7 @@ function nav(viewer: Viewer): Html {
       <li><a href="/">${t('layout.nav.newPush')}</a></li>
       <li><a href="/pushes/active">${t('layout.nav.myPushes')}</a></li>
       <li><a href="/requests/active">${t('layout.nav.requests')}</a></li>
+      <li><a href="/workspaces">${t('layout.nav.workspaces')}</a></li>
       <li><a href="/users/token">${t('layout.nav.apiToken')}</a></li>
       <li><a href="/users/webhooks">${t('layout.nav.webhooks')}</a></li>
       <li><a href="/users/two_factor">${t('layout.nav.twoFactor')}</a></li>

@@ -4,6 +4,7 @@ import type { Translator } from '../../i18n/i18n.js';
 import type { AuditEntry, Page, PushOwner, Settings } from '../../core.js';
 import { html, htmlMessage, type Html } from '../html.js';
 import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';
+import { whereChooser, type CreateWorkspace } from './workspace-chooser.js';
 
 export interface CreateFormState {
   kind?: string;
@@ -19,6 +20,9 @@ export interface CreateFormState {
   encrypt?: boolean;
   error?: string;
   fields?: Record<string, string[]>;
+  /** The workspaces the person may create in ("Where"; none: no chooser), and the one chosen. */
+  workspaces?: readonly CreateWorkspace[];
+  workspaceId?: number;
 }
 
 type Kinds = Pick<Settings, 'enableUrlPushes' | 'enableQrPushes' | 'enableFilePushes' | 'filesRequireAuth'>;
@@ -71,6 +75,7 @@ ${state.error ? html`<p class="error" role="alert" id="form-error">${state.error
     </div>
     ${fieldErrors(f, 'kind')}
   </fieldset>
+  ${whereChooser(viewer, state.workspaces, state.workspaceId)}${fieldErrors(f, 'workspace_id')}
   <label for="payload" id="payload-label">${t('create.payload.label')}</label>
   <textarea id="payload" name="payload" autocomplete="off" spellcheck="false"${describedBy(f, 'payload', 'payload-hint')}>${state.payload ?? ''}</textarea>
   <p class="hint" id="payload-hint">${t('create.payload.hint')}</p>

@@ -1,0 +1,27 @@
+/**
+ * The API's refusals of a workspace change, said in the page's language (the pages call the API's services, so
+ * these are the API's own errors: docs/workspaces.md lists them). A rule's reason that has no sentence of its own here
+ * is shown as the API says it.
+ */
+import type { ApiError } from '@secret-push/rules';
+import type { Viewer } from '../views/layout.js';
+
+export function refusalText(viewer: Viewer, error: ApiError, leaving = false): string {
+  const { t } = viewer.i18n;
+  const fields = error.details.fields ?? {};
+  switch (error.code) {
+    case 'two_factor_required':
+      return t('workspaces.refused.twoFactor');
+    case 'forbidden':
+      return t('workspaces.refused.forbidden');
+    case 'not_found':
+      return t('workspaces.refused.gone');
+    case 'validation_failed':
+      if (leaving && 'workspace' in fields) return t('workspaces.refused.ownerLeaves');
+      if ('invitation' in fields) return t('workspaces.refused.full');
+      if ('email' in fields) return t('workspaces.refused.email');
+      return t('workspaces.refused.invalid', { reason: Object.values(fields).flat().join('; ') || error.message });
+    default:
+      return error.message;
+  }
+}
