@@ -1,9 +1,10 @@
 /**
  * The API's refusals of a workspace change, said in the page's language (the pages call the API's services, so
- * these are the API's own errors: docs/workspaces.md lists them). A rule's reason that has no sentence of its own here
- * is shown as the API says it.
+ * these are the API's own errors: docs/workspaces.md lists them). Any other code is said as every page says a refusal
+ * (error-text.ts); a rule's field reason that has no sentence of its own here is shown as the API says it.
  */
 import type { ApiError } from '@secret-push/rules';
+import { errorText } from '../error-text.js';
 import type { Viewer } from '../views/layout.js';
 
 export function refusalText(viewer: Viewer, error: ApiError, leaving = false): string {
@@ -22,6 +23,6 @@ export function refusalText(viewer: Viewer, error: ApiError, leaving = false): s
       if ('email' in fields) return t('workspaces.refused.email');
       return t('workspaces.refused.invalid', { reason: Object.values(fields).flat().join('; ') || error.message });
     default:
-      return error.message;
+      return errorText(viewer.i18n, error);
   }
 }
