@@ -3968,7 +3968,7 @@ export const PushExpiredEventSchema = {
 
 export const PushDeletedEventSchema = {
     type: 'object',
-    description: '`push.deleted`: the owner, or a viewer of a push `deletable_by_viewer`, deleted it (`expirePush`).',
+    description: '`push.deleted`: the owner, a viewer of a push `deletable_by_viewer`, or an owner or admin of the push\'s workspace\n(or its API key) deleted it (`expirePush`).\n',
     required: [
         'type',
         'timestamp',
@@ -3998,8 +3998,10 @@ export const PushDeletedEventSchema = {
                             type: 'string',
                             enum: [
                                 'owner',
-                                'viewer'
-                            ]
+                                'viewer',
+                                'workspace_admin'
+                            ],
+                            description: 'Who deleted it: `owner` its owner; `workspace_admin` an owner or admin of the push\'s workspace (or the\nworkspace\'s API key) who is not its owner (issue 41; only pushes made in a workspace); `viewer` anyone\nelse allowed to (a push `deletable_by_viewer`). Receivers should treat an unknown value as `viewer`.\n'
                         },
                         viewer: {
                             $ref: '#/components/schemas/WebhookViewer'

@@ -2093,13 +2093,21 @@ export type PushExpiredEvent = {
 };
 
 /**
- * `push.deleted`: the owner, or a viewer of a push `deletable_by_viewer`, deleted it (`expirePush`).
+ * `push.deleted`: the owner, a viewer of a push `deletable_by_viewer`, or an owner or admin of the push's workspace
+ * (or its API key) deleted it (`expirePush`).
+ *
  */
 export type PushDeletedEvent = {
     type: 'push.deleted';
     timestamp: Timestamp;
     data: WebhookPushData & {
-        deleted_by: 'owner' | 'viewer';
+        /**
+         * Who deleted it: `owner` its owner; `workspace_admin` an owner or admin of the push's workspace (or the
+         * workspace's API key) who is not its owner (issue 41; only pushes made in a workspace); `viewer` anyone
+         * else allowed to (a push `deletable_by_viewer`). Receivers should treat an unknown value as `viewer`.
+         *
+         */
+        deleted_by: 'owner' | 'viewer' | 'workspace_admin';
         viewer: WebhookViewer;
     };
 };

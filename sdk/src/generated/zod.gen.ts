@@ -1270,13 +1270,19 @@ export const zPushExpiredEvent = z.object({
 });
 
 /**
- * `push.deleted`: the owner, or a viewer of a push `deletable_by_viewer`, deleted it (`expirePush`).
+ * `push.deleted`: the owner, a viewer of a push `deletable_by_viewer`, or an owner or admin of the push's workspace
+ * (or its API key) deleted it (`expirePush`).
+ *
  */
 export const zPushDeletedEvent = z.object({
     type: z.literal('push.deleted'),
     timestamp: zTimestamp,
     data: zWebhookPushData.and(z.object({
-        deleted_by: z.enum(['owner', 'viewer']),
+        deleted_by: z.enum([
+            'owner',
+            'viewer',
+            'workspace_admin'
+        ]),
         viewer: zWebhookViewer
     }))
 });
