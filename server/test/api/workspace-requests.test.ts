@@ -260,6 +260,9 @@ describe("a workspace's API key and a leaver", () => {
       }),
       201,
     );
+    // The facade lists the workspace's keys by `workspaceId`; the admin's personal list leaves it out.
+    expect((await client(admin.token).listApiKeys({ workspaceId })).map((k) => k.id)).toContain(made.id);
+    expect((await client(admin.token).listApiKeys()).map((k) => k.id)).not.toContain(made.id);
     const key = client(made.token);
     const byKey = await key.createRequest({ request: 'the VPN secret' });
     const [row] = await api.db.query<{ workspace_id: number }>(
