@@ -29,6 +29,7 @@ import { webhooks } from './requirements/webhooks.js';
 import { recipientAccess } from './requirements/recipient-access.js';
 import { workspaceRequirements } from './requirements/workspaces.js';
 import { workspaceWebhookRequirements } from './requirements/workspace-webhooks.js';
+import { workspaceRequestRequirements } from './requirements/workspace-requests.js';
 import { startWebhookReceiver } from './receiver.js';
 
 export const REQUIREMENTS: Requirement[] = [
@@ -59,6 +60,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...recipientAccess,
   ...workspaceRequirements,
   ...workspaceWebhookRequirements,
+  ...workspaceRequestRequirements,
 ];
 
 export interface RunOutput {

@@ -109,8 +109,8 @@ export function judgeMemberChange(change: MemberChange, actor: MemberStanding, s
 
 /**
  * What a workspace's API key may call (issue 41): the operations that act in a workspace (pushes, its keys, its
- * webhooks, the workspaces list, which shows it its own) and those anyone may call about a push. Every other operation
- * acts in a personal space (requests, notification emails, a new workspace) and answers 403 `forbidden` to such a
+ * webhooks, its requests, the workspaces list, which shows it its own) and those anyone may call about a push. Every
+ * other operation acts in a personal space (a request's own view and audit, notification emails, a new workspace) and answers 403 `forbidden` to such a
  * key, whatever its scopes: the key acts for the workspace, never for the person who made it. A new operation is
  * refused to such keys until it is listed here. The server's edge and the stateful mock both ask it.
  */
@@ -127,6 +127,11 @@ const ACTS_IN_A_WORKSPACE: ReadonlySet<string> = new Set([
   'getVersion',
   'listWorkspaces',
   'listAccounts',
+  // Its requests (a personal request of its creator's is not its: 403).
+  'createRequest',
+  'listActiveRequests',
+  'listExpiredRequests',
+  'revokeRequest',
   'createApiKey',
   'listApiKeys',
   'revokeApiKey',

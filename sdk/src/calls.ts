@@ -14,9 +14,9 @@ export interface RequestOptions {
 }
 
 /** An async iterable list whose `page(n)` reads one page. */
-export interface PagedList<T, Args extends unknown[] = []> {
-  (...args: [...Args, options?: RequestOptions]): AsyncIterable<T>;
-  page(...args: [...Args, page: number, options?: RequestOptions]): Promise<Page<T>>;
+export interface PagedList<T, Args extends unknown[] = [], Options = RequestOptions> {
+  (...args: [...Args, options?: Options]): AsyncIterable<T>;
+  page(...args: [...Args, page: number, options?: Options]): Promise<Page<T>>;
 }
 
 export interface GeneratedResult {

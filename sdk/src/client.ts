@@ -200,11 +200,14 @@ export interface SecretPushClient extends RequestMethods, WebhookMethods, Worksp
   /**
    * Makes an API key of the caller's account with these scopes (and an optional `expires_at`); the result's `token`
    * is shown this once. A key may grant only scopes it holds. Not retried automatically (a retry could make a
-   * second key).
+   * second key). With `workspace_id`, a key of that workspace (its owner and admins only), acting for it.
    */
   createApiKey(input: ApiKeyInput, options?: RequestOptions): Promise<ApiKeyCreated>;
-  /** The caller's API keys, newest first, never their tokens. */
-  listApiKeys(options?: RequestOptions): Promise<ApiKey[]>;
+  /**
+   * The caller's personal API keys, newest first, never their tokens; with `workspaceId`, that workspace's keys,
+   * whoever made them (for its owner and admins, and its keys).
+   */
+  listApiKeys(options?: RequestOptions & { workspaceId?: number }): Promise<ApiKey[]>;
   /** Revokes one of the caller's keys at once; answers the key as it was. */
   revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKey>;
   /** The generated hey-api client underneath (the facade has a method for every operation of the contract). */
@@ -473,8 +476,14 @@ function apiKeyMethods(send: Send): Pick<SecretPushClient, 'createApiKey' | 'lis
       );
       return data;
     },
-    async listApiKeys(opts?: RequestOptions) {
-      const { data } = await send<ApiKeyList>((x) => genListApiKeys(x), opts, 'safe');
+    async listApiKeys(opts?: RequestOptions & { workspaceId?: number }) {
+      const { workspaceId, ...rest } = opts ?? {};
+      const query = workspaceId === undefined ? undefined : { workspace_id: String(workspaceId) };
+      const { data } = await send<ApiKeyList>(
+        (x) => genListApiKeys({ ...x, ...(query ? { query } : {}) }),
+        rest,
+        'safe',
+      );
       return data.api_keys;
     },
     async revokeApiKey(id: string, opts?: RequestOptions) {

@@ -69,11 +69,18 @@ export interface RequestMethods {
   openResponse(urlToken: string, options?: OpenResponseOptions): Promise<PushRetrieval>;
   /** The request's audit log, oldest first, over all pages. */
   requestAudit: PagedList<RequestAuditEntry, [urlToken: string]>;
-  /** The caller's pending and fulfilled requests, newest first. */
-  activeRequests: PagedList<RequestOwner>;
-  /** The caller's collected, expired and revoked requests, newest first. */
-  expiredRequests: PagedList<RequestOwner>;
+  /**
+   * The caller's pending and fulfilled requests, newest first; with `workspaceId`, that workspace's (every one for its
+   * owner, admins and auditors, a member's own for a member). A request of a workspace: `createRequest({ …,
+   * workspace_id })`.
+   */
+  activeRequests: PagedList<RequestOwner, [], WorkspaceListOptions>;
+  /** The caller's collected, expired and revoked requests, newest first; `workspaceId` as `activeRequests`. */
+  expiredRequests: PagedList<RequestOwner, [], WorkspaceListOptions>;
 }
+
+/** A list's options: with `workspaceId`, that workspace's requests instead of the caller's personal ones. */
+type WorkspaceListOptions = RequestOptions & { workspaceId?: number };
 
 /** The push retrieval the client already has (with its key handling). */
 type Retrieve = (
@@ -105,12 +112,14 @@ export function requestMethods(send: Send, baseUrl: string, retrieve: Retrieve):
   const get = async (urlToken: string, opts?: RequestOptions): Promise<RequestRecord> =>
     (await send<RequestRecord>((x) => genGetRequest({ ...x, path: { url_token: urlToken } }), opts, 'safe')).data;
 
-  function listOf(gen: typeof genListActiveRequests): PagedList<RequestOwner> {
-    const page = async (n: number, opts?: RequestOptions): Promise<Page<RequestOwner>> => {
-      const { data, response } = await send<RequestOwner[]>((x) => gen({ ...x, query: { page: n } }), opts, 'safe');
+  function listOf(gen: typeof genListActiveRequests): PagedList<RequestOwner, [], WorkspaceListOptions> {
+    const page = async (n: number, opts?: WorkspaceListOptions): Promise<Page<RequestOwner>> => {
+      const { workspaceId, ...rest } = opts ?? {};
+      const query = { page: n, ...(workspaceId === undefined ? {} : { workspace_id: String(workspaceId) }) };
+      const { data, response } = await send<RequestOwner[]>((x) => gen({ ...x, query }), rest, 'safe');
       return pageFromResponse(data, n, response.headers, baseUrl);
     };
-    return Object.assign((opts?: RequestOptions) => iteratePages((n) => page(n, opts)), { page });
+    return Object.assign((opts?: WorkspaceListOptions) => iteratePages((n) => page(n, opts)), { page });
   }
 
   const auditPage = async (urlToken: string, n: number, opts?: RequestOptions): Promise<Page<RequestAuditEntry>> => {

@@ -287,6 +287,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
         (f) => f !== null,
       ),
       ...(files ? { files } : {}),
+      ...(workspaces ? { workspaces } : {}),
     }),
   );
   const requestService = requests;

@@ -1786,6 +1786,10 @@ export const RequestInputSchema = {
             pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$',
             description: 'The language of those emails (`en`, `de`, `es`, `fr`, … one of Password Pusher\'s locale codes, as\n`PushInput.notify_emails_to_locale`; other known codes are written in English). An unknown code → 422.\n'
         },
+        workspace_id: {
+            description: 'The workspace the request belongs to (`WorkspaceRef`): any member but an auditor may make one in their\nworkspace (an auditor, a caller who is not a member, or a workspace that does not exist → 403 `forbidden`,\nnothing made, as `createPush` answers). Its owner and admins then see it in `listActiveRequests` /\n`listExpiredRequests` with `workspace_id` and may revoke it; its answer is a push of the workspace (its owner\nand admins see it, its webhooks receive its events) counted against the workspace\'s storage, as are the ask\'s\nfiles; it stays when its creator leaves. Absent: the caller\'s personal space, as always; with a workspace\'s API\nkey, absent means the key\'s workspace.\n',
+            $ref: '#/components/schemas/WorkspaceRef'
+        },
         public_key: {
             description: 'Set to ask for a **sealed** answer: the responder\'s client seals the answer to this key before it leaves the\nbrowser, and only the holder of the private key opens it. Needs `features.pushes.client_encryption.enabled`\n(422 on `public_key` otherwise). JSON bodies only.\n',
             oneOf: [
@@ -1853,6 +1857,12 @@ export const CreateRequestFormSchema = {
         'request[notify_emails_to_locale]': {
             type: 'string',
             maxLength: 16
+        },
+        'request[workspace_id]': {
+            type: 'string',
+            pattern: '^[1-9][0-9]{0,9}$',
+            maxLength: 10,
+            description: '`workspace_id`, as digits.'
         },
         'request[files][]': {
             type: 'array',
@@ -3958,7 +3968,7 @@ export const PushExpiredEventSchema = {
 
 export const PushDeletedEventSchema = {
     type: 'object',
-    description: '`push.deleted`: the owner, or a viewer of a push `deletable_by_viewer`, deleted it (`expirePush`).',
+    description: '`push.deleted`: the owner, a viewer of a push `deletable_by_viewer`, or an owner or admin of the push\'s workspace\n(or its API key) deleted it (`expirePush`).\n',
     required: [
         'type',
         'timestamp',
@@ -3988,8 +3998,10 @@ export const PushDeletedEventSchema = {
                             type: 'string',
                             enum: [
                                 'owner',
-                                'viewer'
-                            ]
+                                'viewer',
+                                'workspace_admin'
+                            ],
+                            description: 'Who deleted it: `owner` its owner; `workspace_admin` an owner or admin of the push\'s workspace (or the\nworkspace\'s API key) who is not its owner (issue 41; only pushes made in a workspace); `viewer` anyone\nelse allowed to (a push `deletable_by_viewer`). Receivers should treat an unknown value as `viewer`.\n'
                         },
                         viewer: {
                             $ref: '#/components/schemas/WebhookViewer'

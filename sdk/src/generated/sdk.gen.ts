@@ -271,6 +271,10 @@ export const createRequest = <ThrowOnError extends boolean = false>(options: Opt
  * The caller's requests that are pending or fulfilled (not yet collected), newest first, 50 per page, decided from each request's real state (a
  * pending request past its time is expired). Paged as the push lists: `Link` and `X-Total-Count`; a page past the
  * end answers `[]`. Scope `requests:read`.
+ * With `workspace_id` (or with a workspace's API key), that workspace's requests instead: every one for its
+ * `owner`, `admins` and `auditors` (and its keys), a member's own for a `member`; anyone else, or a workspace that
+ * does not exist → 403 `forbidden`; a malformed id → 400 `invalid_parameter`. The personal list leaves a
+ * workspace's requests out.
  *
  */
 export const listActiveRequests = <ThrowOnError extends boolean = false>(options?: Options<ListActiveRequestsData, ThrowOnError>): RequestResult<ListActiveRequestsResponses, ListActiveRequestsErrors, ThrowOnError> => (options?.client ?? client).get<ListActiveRequestsResponses, ListActiveRequestsErrors, ThrowOnError>({
@@ -289,6 +293,10 @@ export const listActiveRequests = <ThrowOnError extends boolean = false>(options
  * The caller's requests that are collected, expired or revoked, newest first, 50 per page, decided from each request's real state (a
  * pending request past its time is expired). Paged as the push lists: `Link` and `X-Total-Count`; a page past the
  * end answers `[]`. Scope `requests:read`.
+ * With `workspace_id` (or with a workspace's API key), that workspace's requests instead: every one for its
+ * `owner`, `admins` and `auditors` (and its keys), a member's own for a `member`; anyone else, or a workspace that
+ * does not exist → 403 `forbidden`; a malformed id → 400 `invalid_parameter`. The personal list leaves a
+ * workspace's requests out.
  *
  */
 export const listExpiredRequests = <ThrowOnError extends boolean = false>(options?: Options<ListExpiredRequestsData, ThrowOnError>): RequestResult<ListExpiredRequestsResponses, ListExpiredRequestsErrors, ThrowOnError> => (options?.client ?? client).get<ListExpiredRequestsResponses, ListExpiredRequestsErrors, ThrowOnError>({
@@ -306,8 +314,9 @@ export const listExpiredRequests = <ThrowOnError extends boolean = false>(option
  *
  * The requester withdraws a pending request: it becomes `revoked` (audit `revoked`), its ask and files are erased,
  * and an answer is refused from then on (410 `request_closed`). A request no longer pending is answered as it is
- * (revoking twice changes nothing; an answer already given stays the requester's push). Only the requester: no token
- * → 401, another user → 403. Scope `requests:write`.
+ * (revoking twice changes nothing; an answer already given stays the requester's push). Only the requester (while
+ * still a member of the request's workspace, for a workspace's request), or the `owner` and `admins` of the
+ * request's workspace (and its API keys): no token → 401, anyone else → 403. Scope `requests:write`.
  *
  */
 export const revokeRequest = <ThrowOnError extends boolean = false>(options: Options<RevokeRequestData, ThrowOnError>): RequestResult<RevokeRequestResponses, RevokeRequestErrors, ThrowOnError> => (options.client ?? client).delete<RevokeRequestResponses, RevokeRequestErrors, ThrowOnError>({

@@ -1093,6 +1093,17 @@ export type RequestInput = {
      */
     notify_emails_to_locale?: string;
     /**
+     * The workspace the request belongs to (`WorkspaceRef`): any member but an auditor may make one in their
+     * workspace (an auditor, a caller who is not a member, or a workspace that does not exist → 403 `forbidden`,
+     * nothing made, as `createPush` answers). Its owner and admins then see it in `listActiveRequests` /
+     * `listExpiredRequests` with `workspace_id` and may revoke it; its answer is a push of the workspace (its owner
+     * and admins see it, its webhooks receive its events) counted against the workspace's storage, as are the ask's
+     * files; it stays when its creator leaves. Absent: the caller's personal space, as always; with a workspace's API
+     * key, absent means the key's workspace.
+     *
+     */
+    workspace_id?: WorkspaceRef;
+    /**
      * Set to ask for a **sealed** answer: the responder's client seals the answer to this key before it leaves the
      * browser, and only the holder of the private key opens it. Needs `features.pushes.client_encryption.enabled`
      * (422 on `public_key` otherwise). JSON bodies only.
@@ -1129,6 +1140,10 @@ export type CreateRequestForm = {
     'request[retrieval_step]'?: FormBoolean;
     'request[notify_emails_to]'?: string;
     'request[notify_emails_to_locale]'?: string;
+    /**
+     * `workspace_id`, as digits.
+     */
+    'request[workspace_id]'?: string;
     /**
      * One file part per attached file.
      */
@@ -2078,13 +2093,21 @@ export type PushExpiredEvent = {
 };
 
 /**
- * `push.deleted`: the owner, or a viewer of a push `deletable_by_viewer`, deleted it (`expirePush`).
+ * `push.deleted`: the owner, a viewer of a push `deletable_by_viewer`, or an owner or admin of the push's workspace
+ * (or its API key) deleted it (`expirePush`).
+ *
  */
 export type PushDeletedEvent = {
     type: 'push.deleted';
     timestamp: Timestamp;
     data: WebhookPushData & {
-        deleted_by: 'owner' | 'viewer';
+        /**
+         * Who deleted it: `owner` its owner; `workspace_admin` an owner or admin of the push's workspace (or the
+         * workspace's API key) who is not its owner (issue 41; only pushes made in a workspace); `viewer` anyone
+         * else allowed to (a push `deletable_by_viewer`). Receivers should treat an unknown value as `viewer`.
+         *
+         */
+        deleted_by: 'owner' | 'viewer' | 'workspace_admin';
         viewer: WebhookViewer;
     };
 };
@@ -2971,6 +2994,10 @@ export type ListActiveRequestsData = {
          * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
          */
         page?: number;
+        /**
+         * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+         */
+        workspace_id?: string;
     };
     url: '/api/v2/requests/active';
 };
@@ -3026,6 +3053,10 @@ export type ListExpiredRequestsData = {
          * Page number, 1 to 200 (default 1). Anything else (0, negative, over 200, not an integer) answers 400 `invalid_page`.
          */
         page?: number;
+        /**
+         * The workspace to act in (`WorkspaceRef`); absent, the caller's personal space.
+         */
+        workspace_id?: string;
     };
     url: '/api/v2/requests/expired';
 };

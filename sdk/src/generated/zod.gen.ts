@@ -524,6 +524,7 @@ export const zRequestInput = z.object({
     retrieval_step: z.boolean().optional(),
     notify_emails_to: z.string().max(2048).optional(),
     notify_emails_to_locale: z.string().max(16).regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/).optional(),
+    workspace_id: zWorkspaceRef.optional(),
     public_key: zRequestPublicKey.nullish()
 });
 
@@ -555,6 +556,7 @@ export const zCreateRequestForm = z.object({
     'request[retrieval_step]': zFormBoolean.optional(),
     'request[notify_emails_to]': z.string().max(2048).optional(),
     'request[notify_emails_to_locale]': z.string().max(16).optional(),
+    'request[workspace_id]': z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional(),
     'request[files][]': z.array(z.string().max(1048576)).max(5).optional()
 });
 
@@ -1268,13 +1270,19 @@ export const zPushExpiredEvent = z.object({
 });
 
 /**
- * `push.deleted`: the owner, or a viewer of a push `deletable_by_viewer`, deleted it (`expirePush`).
+ * `push.deleted`: the owner, a viewer of a push `deletable_by_viewer`, or an owner or admin of the push's workspace
+ * (or its API key) deleted it (`expirePush`).
+ *
  */
 export const zPushDeletedEvent = z.object({
     type: z.literal('push.deleted'),
     timestamp: zTimestamp,
     data: zWebhookPushData.and(z.object({
-        deleted_by: z.enum(['owner', 'viewer']),
+        deleted_by: z.enum([
+            'owner',
+            'viewer',
+            'workspace_admin'
+        ]),
         viewer: zWebhookViewer
     }))
 });
@@ -1610,7 +1618,8 @@ export const zCreateRequestBody = zCreateRequestRequest;
 export const zCreateRequestResponse = zRequestOwner;
 
 export const zListActiveRequestsQuery = z.object({
-    page: z.int().gte(1).lte(200).optional().default(1)
+    page: z.int().gte(1).lte(200).optional().default(1),
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
 });
 
 /**
@@ -1619,7 +1628,8 @@ export const zListActiveRequestsQuery = z.object({
 export const zListActiveRequestsResponse = zRequestList;
 
 export const zListExpiredRequestsQuery = z.object({
-    page: z.int().gte(1).lte(200).optional().default(1)
+    page: z.int().gte(1).lte(200).optional().default(1),
+    workspace_id: z.string().max(10).regex(/^[1-9][0-9]{0,9}$/).optional()
 });
 
 /**

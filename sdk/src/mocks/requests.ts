@@ -22,15 +22,19 @@ import {
   normalizePushInput,
   PAGE_SIZE,
   readNotifyRequest,
+  requestedWorkspace,
   requireNotifyScope,
   SEALING_SCHEME,
   validationFailed,
 } from '@secret-push/rules';
 import type { ListPage, MockActor, MockStore, MockUser } from './store.js';
+import type { MockWorkspaces } from './workspaces.js';
 
 interface StoredRequest {
   record: Omit<RequestOwner, 'state' | 'html_url' | 'json_url' | 'answer' | 'closed_at'>;
   owner: MockUser;
+  /** The workspace it belongs to (its answer is a push of it), or null: the requester's personal space. */
+  workspaceId: number | null;
   state: RequestOwner['state'];
   answer: { urlToken: string; sealedKey: string | null } | null;
   closedAt: string | null;
@@ -65,7 +69,10 @@ export class MockRequests {
   private requests = new Map<string, StoredRequest>();
   private seq = 0;
 
-  constructor(private readonly store: MockStore) {
+  constructor(
+    private readonly store: MockStore,
+    private readonly workspaces: MockWorkspaces,
+  ) {
     store.onRetrieved = (urlToken, actor) => {
       for (const r of this.requests.values())
         if (r.answer?.urlToken === urlToken && r.state === 'fulfilled') this.move(r, 'collected', actor);
@@ -79,6 +86,12 @@ export class MockRequests {
   create(raw: Record<string, unknown>, actor: MockActor, base: string): RequestOwner {
     const owner = this.requireUser(actor);
     const input = raw as RequestInput;
+    // The workspace named (or the key's), once the caller may create there (the server's rule: 403 otherwise).
+    const keyWorkspace = actor.grantor?.workspaceId ?? null;
+    const named = requestedWorkspace(raw) ?? keyWorkspace;
+    const workspaceId = named
+      ? this.workspaces.membership(named, owner.email, 'create', keyWorkspace).workspaceId
+      : null;
     if (typeof input.notify_emails_to === 'string' && input.notify_emails_to.trim() !== '')
       requireNotifyScope(actor.scopes);
     const ask = typeof input.request === 'string' ? input.request : '';
@@ -139,6 +152,7 @@ export class MockRequests {
         collected_at: null,
       },
       owner,
+      workspaceId,
       state: 'pending',
       answer: null,
       closedAt: null,
@@ -195,7 +209,7 @@ export class MockRequests {
       name: record.name,
       note: record.note,
     };
-    const push = this.store.create(input, { ...actor, user: r.owner });
+    const push = this.store.create(input, { ...actor, user: r.owner }, undefined, r.workspaceId);
     const at = new Date(this.store.now());
     r.answer = { urlToken: push.state.urlToken, sealedKey: sealedKey ?? null };
     r.record.fulfilled_at = at.toISOString();
@@ -204,7 +218,7 @@ export class MockRequests {
   }
 
   revoke(urlToken: string, actor: MockActor, base: string): RequestOwner {
-    const r = this.owned(urlToken, actor);
+    const r = this.managed(urlToken, actor);
     if (r.state === 'pending') {
       const at = new Date(this.store.now());
       r.closedAt = at.toISOString();
@@ -213,10 +227,16 @@ export class MockRequests {
     return this.ownerView(r, base);
   }
 
-  list(which: 'active' | 'expired', page: number, actor: MockActor, base: string): ListPage<RequestOwner> {
+  list(which: 'active' | 'expired', page: number, actor: MockActor, base: string, url: URL): ListPage<RequestOwner> {
     const owner = this.requireUser(actor);
+    // With `workspace_id` (or a workspace's key): that workspace's, every one or a member's own (the server's rule).
+    const scope = this.workspaces.forList(url, actor);
     const mine = [...this.requests.values()]
-      .filter((r) => r.owner.email === owner.email)
+      .filter((r) =>
+        scope
+          ? r.workspaceId === scope.workspaceId && (scope.seesAll || r.owner.email === owner.email)
+          : r.workspaceId === null && r.owner.email === owner.email,
+      )
       .map((r) => this.settled(r))
       .filter((r) => (r.state === 'pending' || r.state === 'fulfilled') === (which === 'active'))
       .sort((a, b) => b.record.created_at.localeCompare(a.record.created_at) || b.seq - a.seq);
@@ -249,6 +269,26 @@ export class MockRequests {
     const r = this.find(urlToken);
     if (r.owner.email !== user.email) throw new ApiError('forbidden', 'Only the requester may do this.');
     return r;
+  }
+
+  /**
+   * A request the caller may revoke: their own (a workspace's while they are still in it), or any of a workspace they
+   * manage (owner, admin, its key); 403 otherwise, as the server.
+   */
+  private managed(urlToken: string, actor: MockActor): StoredRequest {
+    const user = this.requireUser(actor);
+    const r = this.find(urlToken);
+    const keyWorkspace = actor.grantor?.workspaceId ?? null;
+    const refused = () => new ApiError('forbidden', 'Only the requester may do this.');
+    if (keyWorkspace !== null && r.workspaceId !== keyWorkspace) throw refused();
+    if (r.workspaceId === null) {
+      if (r.owner.email !== user.email) throw refused();
+      return r;
+    }
+    if (keyWorkspace !== null) return r;
+    const role = this.workspaces.roleOf(r.workspaceId, user.email, null);
+    if (role === 'owner' || role === 'admin' || (role !== null && r.owner.email === user.email)) return r;
+    throw refused();
   }
 
   /** A pending request past its time is expired, as of its expires_at. */

@@ -107,7 +107,8 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** What the routes share: the store, the settings, and how an answer is checked and shaped. */
 function mockKit(store: MockStore, settings: MockSettings, validate: boolean, keys: MockApiKeys, hooks: MockWebhooks) {
-  const requests = new MockRequests(store);
+  const workspaces = new MockWorkspaces();
+  const requests = new MockRequests(store, workspaces);
   function check(schema: string, body: unknown): void {
     if (!validate) return;
     schemas ??= componentChecker();
@@ -153,7 +154,7 @@ function mockKit(store: MockStore, settings: MockSettings, validate: boolean, ke
     keys,
     hooks,
     requests,
-    workspaces: new MockWorkspaces(),
+    workspaces,
     settings,
     json,
     failure,
@@ -207,7 +208,7 @@ function requestRoutes(kit: MockKit): Route[] {
         (ctx) => {
           if (!ctx.actor.user) throw new ApiError('authentication_required', 'This operation needs an API token.');
           const page = parsePage(ctx.url);
-          const result = requests.list(state, page, ctx.actor, ctx.base);
+          const result = requests.list(state, page, ctx.actor, ctx.base, ctx.url);
           return json(
             ctx,
             'RequestList',

@@ -58,7 +58,12 @@ export type Created = PushOwner & { readonly replayed?: true; readonly storage?:
 export interface AnswerOptions {
   /** The requester, who owns the push (and whose storage quota counts its bytes). */
   ownerId: string;
-  /** Bytes of the owner's quota that `claim.after` frees in the same transaction (the request's ask, erased). */
+  /**
+   * The request's workspace (issue 41), or null: the requester's personal space. The answer is a push of that
+   * workspace, counted against the workspace's storage quota (its owners and admins see it, its webhooks get its events).
+   */
+  workspaceId: number | null;
+  /** Bytes of the quota that `claim.after` frees in the same transaction (the request's ask, erased). */
   releases: number;
   /** Inside the create's transaction: before the push is stored (lock and check the request), and after (link it). */
   claim: AnswerClaim;
@@ -95,7 +100,7 @@ export class PushCreates {
   async createAnswer(input: SchemaValidPushInput, ctx: RequestContext, answer: AnswerOptions): Promise<PushRow> {
     const now = nowOf(ctx);
     const valid = normalizePushInput(input, this.settings, decodeBase64);
-    const { push, files, uploaded } = await this.newRows(valid, answer.ownerId, now);
+    const { push, files, uploaded } = await this.newRows(valid, answer.ownerId, now, answer.workspaceId);
     push.answersRequest = true;
     return this.storingObjects(valid, uploaded, async () => {
       const limit = governingQuota(this.settings, answer.ownerId) ? this.settings.userStorageBytes : null;

@@ -33,7 +33,8 @@ export interface PushEvents {
    */
   viewedInClaim(ctx: EventContext, before: PushRow, now: Date): ClaimWrites | null;
   failedPassphrase(ctx: EventContext): WithinChange;
-  deleted(ctx: EventContext): WithinChange;
+  /** `governor`: deleted by a manager of the push's workspace who is not its owner (`deleted_by: workspace_admin`). */
+  deleted(ctx: EventContext, governor?: boolean): WithinChange;
   /** By time: noticed by a request, or by the sweeper. */
   expired(by?: 'time' | 'sweeper'): WithinChange;
 }

@@ -334,7 +334,8 @@ class PushOperations implements PushService {
     const now = nowOf(ctx);
     const base = this.baseOf(ctx);
     const row = await this.findOrThrow(urlToken);
-    if (!(await this.governed(row, ctx, 'expire'))) requireMayExpire(row, ownerAsking(row, ctx));
+    const governed = await this.governed(row, ctx, 'expire');
+    if (!governed) requireMayExpire(row, ownerAsking(row, ctx));
     if (isExpired(row, now)) {
       return pushRecord(
         row.expired
@@ -353,7 +354,7 @@ class PushOperations implements PushService {
       ctx.actor,
       now,
       deadlineOf(ctx),
-      this.on(row, (e) => e.deleted(ctx)),
+      this.on(row, (e) => e.deleted(ctx, governed)),
     );
     if (done) return pushRecord(done, now, base);
     // Expired concurrently (or just ran out of time): unchanged, no audit.

@@ -51,6 +51,10 @@ const NO_QUOTA = Number.MAX_SAFE_INTEGER;
 /** The states a list of active requests shows (a pending request past its time is expired). */
 const ACTIVE = `(state = 'fulfilled' or (${OPEN}))`;
 
+/** A workspace's requests, or one member's of them (`ownerId` null: every one). */
+const IN_WORKSPACE = 'workspace_id = :workspaceId::int and (:ownerId::uuid is null or user_id = :ownerId::uuid)';
+type WorkspaceScope = { workspaceId: number; ownerId: string | null; now: Date };
+
 const cut = (value: string | null | undefined): string =>
   !value ? '' : value.length > FIELD_MAX ? value.slice(0, FIELD_MAX) : value;
 
@@ -159,17 +163,32 @@ const S = {
      where user_id = :ownerId and state = 'pending' and expires_at > :now`,
   ),
   activeCount: sql<{ ownerId: string; now: Date }, Total>(
-    `select count(*) as total from requests where user_id = :ownerId and ${ACTIVE}`,
+    `select count(*) as total from requests where user_id = :ownerId and workspace_id is null and ${ACTIVE}`,
   ),
   activePage: sql<{ ownerId: string; now: Date; limit: number; offset: number }>(
-    `select ${R.list} from requests where user_id = :ownerId and ${ACTIVE}
+    `select ${R.list} from requests where user_id = :ownerId and workspace_id is null and ${ACTIVE}
      order by created_at desc, id desc limit :limit offset :offset`,
   ),
   expiredCount: sql<{ ownerId: string; now: Date }, Total>(
-    `select count(*) as total from requests where user_id = :ownerId and not ${ACTIVE}`,
+    `select count(*) as total from requests where user_id = :ownerId and workspace_id is null and not ${ACTIVE}`,
   ),
   expiredPage: sql<{ ownerId: string; now: Date; limit: number; offset: number }>(
-    `select ${R.list} from requests where user_id = :ownerId and not ${ACTIVE}
+    `select ${R.list} from requests where user_id = :ownerId and workspace_id is null and not ${ACTIVE}
+     order by created_at desc, id desc limit :limit offset :offset`,
+  ),
+  /** A workspace's requests (every one, or one member's when `ownerId` is set), as the personal lists above. */
+  workspaceActiveCount: sql<WorkspaceScope, Total>(
+    `select count(*) as total from requests where ${IN_WORKSPACE} and ${ACTIVE}`,
+  ),
+  workspaceActivePage: sql<WorkspaceScope & { limit: number; offset: number }>(
+    `select ${R.list} from requests where ${IN_WORKSPACE} and ${ACTIVE}
+     order by created_at desc, id desc limit :limit offset :offset`,
+  ),
+  workspaceExpiredCount: sql<WorkspaceScope, Total>(
+    `select count(*) as total from requests where ${IN_WORKSPACE} and not ${ACTIVE}`,
+  ),
+  workspaceExpiredPage: sql<WorkspaceScope & { limit: number; offset: number }>(
+    `select ${R.list} from requests where ${IN_WORKSPACE} and not ${ACTIVE}
      order by created_at desc, id desc limit :limit offset :offset`,
   ),
   auditCount: sql<{ requestId: string }, Total>(
@@ -264,15 +283,21 @@ export function createRequestRepository(db: Db) {
       deadline: Date,
       limits: CreateLimits,
     ): Promise<CountedCreate> {
-      const { ownerId, createdAt: now, storedBytes } = request;
+      const { ownerId, createdAt: now, storedBytes, workspaceId } = request;
       let usedBytes = 0;
       let open = 0;
       if (limits.bytes !== null || limits.open !== null) {
-        const used = await userStorage.lock(tx, ownerId, now, deadline, storedBytes, limits.bytes ?? NO_QUOTA);
+        // A workspace's request counts against the workspace's storage (its lock), a personal one its requester's.
+        const quota = limits.bytes ?? NO_QUOTA;
+        const used =
+          workspaceId === null
+            ? await userStorage.lock(tx, ownerId, now, deadline, storedBytes, quota)
+            : await userStorage.lockWorkspace(tx, workspaceId, now, deadline, storedBytes, quota);
         if (used === null) throw tooLate();
         usedBytes = used;
         if (limits.bytes !== null && used + storedBytes > limits.bytes) {
-          const freeAt = await userStorage.freeAt(tx, ownerId, now, used + storedBytes - limits.bytes);
+          const freeAt =
+            workspaceId === null ? await userStorage.freeAt(tx, ownerId, now, used + storedBytes - limits.bytes) : null;
           return { stored: false, refusedBy: 'bytes', usedBytes: used, freeAt };
         }
       }
@@ -343,6 +368,27 @@ export function createRequestRepository(db: Db) {
       const [total, items] = await Promise.all([
         count(db.query(countOf, { ownerId, now })),
         rows(db.query(pageOf, { ownerId, now, limit, offset })),
+      ]);
+      return { items, total };
+    },
+
+    /** One page of a workspace's requests: every one, or those of `ownerId` (a member sees their own). */
+    async workspacePage(
+      state: 'active' | 'expired',
+      workspaceId: number,
+      ownerId: string | null,
+      now: Date,
+      limit: number,
+      offset: number,
+    ): Promise<PageOf<RequestRow>> {
+      const [countOf, pageOf] =
+        state === 'active'
+          ? [S.workspaceActiveCount, S.workspaceActivePage]
+          : [S.workspaceExpiredCount, S.workspaceExpiredPage];
+      const scope = { workspaceId, ownerId, now };
+      const [total, items] = await Promise.all([
+        count(db.query(countOf, scope)),
+        rows(db.query(pageOf, { ...scope, limit, offset })),
       ]);
       return { items, total };
     },

@@ -23,11 +23,9 @@ import type {
 import {
   ApiError,
   checkPushSchema,
-  readNotifyRequest,
   requireNotifyScope,
   durationOfSeconds,
   htmlUrl,
-  MAX_PAGE,
   normalizePushInput,
   bytesInMemory,
   PAGE_SIZE,
@@ -51,8 +49,11 @@ import type { Actor, RequestContext } from '../request-context.js';
 import { pushSchema } from '../push/push-schema.js';
 import { checkFits, countedOrRefused, createLimits, type RequestLimitsState } from './request-limits.js';
 import { SWEEP_BATCH, type RequestRepository } from './request-repository.js';
-import type { RequestAuditRow, RequestFileRow, RequestRow } from './request-tables.js';
+import type { RequestFileRow, RequestRow } from './request-tables.js';
 import { type MoveFollower, refusal, type RequestMove, stateAt } from './request-moves.js';
+import { requestSpaces, type RequestSpaces } from './request-workspaces.js';
+import { auditEntry, checkPage, notifyList, pick } from './request-input.js';
+import type { WorkspaceService } from '../workspace/workspace-service.js';
 
 export type { MoveFollower, RequestMove } from './request-moves.js';
 
@@ -70,13 +71,19 @@ export interface RequestService {
    * Counted against the requester's storage quota (its attachments) and open requests: 413 larger than the quota,
    * 429 `storage_quota_exceeded` / `too_many_open_requests` over them, nothing stored (request-limits.ts).
    */
-  create(input: RequestInput, ctx: RequestContext): Promise<CreatedRequest>;
+  create(input: RequestInput, ctx: RequestContext, workspaceId?: number | null): Promise<CreatedRequest>;
   /** The owner's full view, or a responder's; changes nothing but a pending request's expiry by time. */
   get(urlToken: string, ctx: RequestContext): Promise<RequestRecord>;
   preview(urlToken: string, ctx: RequestContext): Promise<RequestPreview>;
   respond(urlToken: string, body: RespondToRequestRequest, ctx: RequestContext): Promise<RequestReceipt>;
   revoke(urlToken: string, ctx: RequestContext): Promise<RequestOwner>;
-  list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<RequestOwner>>;
+  /** The caller's personal requests, or with `workspaceId` that workspace's that the caller may see. */
+  list(
+    state: 'active' | 'expired',
+    page: number,
+    ctx: RequestContext,
+    workspaceId?: number | null,
+  ): Promise<Page<RequestOwner>>;
   audit(urlToken: string, page: number, ctx: RequestContext): Promise<Page<RequestAuditEntry>>;
   /** The answer's push was retrieved (push service hook): the first time, fulfilled → collected. */
   answerRetrieved(pushId: string, actor: Actor, now: Date): Promise<void>;
@@ -93,6 +100,8 @@ export interface RequestServiceDeps {
   followers?: MoveFollower[];
   /** The object store of file bytes (PWPUSH_FILE_STORAGE=s3://…); absent: attachments are kept in PostgreSQL. */
   files?: FileObjects;
+  /** Workspaces (issue 41): requests of a workspace (./request-workspaces.ts); absent, a `workspace_id` is refused. */
+  workspaces?: WorkspaceService;
 }
 
 /** An attachment's row, with its plaintext when it was read from the object store. */
@@ -110,31 +119,19 @@ const requestNotFound = () => new ApiError('not_found', 'Request not found.');
 const nowOf = (ctx: RequestContext): Date => ctx.now ?? new Date();
 const deadlineOf = (ctx: RequestContext): Date => ctx.deadline ?? deadlineFrom();
 
-/**
- * The addresses the request's link is mailed to, read by the pushes' rules (at most 5, plain addresses, Password
- * Pusher's locales and messages), added to `errors`; kept whether or not mail is configured.
- */
-function notifyList(input: RequestInput, errors: FieldErrors): { to: string; locale: string } {
-  if (!input.notify_emails_to || input.notify_emails_to.trim() === '') return { to: '', locale: '' };
-  try {
-    const read = readNotifyRequest(input.notify_emails_to, input.notify_emails_to_locale);
-    return { to: read.recipients.join(','), locale: read.locale ?? '' };
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    Object.assign(errors, error.details.fields);
-    return { to: '', locale: '' };
-  }
-}
-
 class RequestOperations implements RequestService {
-  constructor(private readonly deps: RequestServiceDeps) {}
+  private readonly spaces: RequestSpaces;
+  constructor(private readonly deps: RequestServiceDeps) {
+    this.spaces = requestSpaces(deps.workspaces);
+  }
 
   // ---- the operations ----
 
-  async create(input: RequestInput, ctx: RequestContext): Promise<CreatedRequest> {
+  async create(input: RequestInput, ctx: RequestContext, named: number | null = null): Promise<CreatedRequest> {
     const { settings, keyring, repository } = this.deps;
     this.requireEnabled();
     const ownerId = this.requireUser(ctx);
+    const workspaceId = await this.spaces.createsIn(named, ctx);
     if (input.notify_emails_to && input.notify_emails_to.trim() !== '') requireNotifyScope(ctx.scopes);
     const now = nowOf(ctx);
     const errors: FieldErrors = {};
@@ -166,7 +163,7 @@ class RequestOperations implements RequestService {
     const id = randomUUID();
     const row: RequestRow = {
       id,
-      workspaceId: null,
+      workspaceId,
       urlToken: newUrlToken(),
       ownerId,
       state: 'pending',
@@ -243,6 +240,7 @@ class RequestOperations implements RequestService {
     let erased: string[] = [];
     await pushes.createAnswer(input, ctx, {
       ownerId: row.ownerId,
+      workspaceId: row.workspaceId,
       // The answer takes the attachments' place: fulfilling erases the ask and its files in the same transaction.
       releases: row.storedBytes,
       claim: {
@@ -275,7 +273,10 @@ class RequestOperations implements RequestService {
   async revoke(urlToken: string, ctx: RequestContext): Promise<RequestOwner> {
     this.requireEnabled();
     const now = nowOf(ctx);
-    const row = await this.settled(this.requireOwner(await this.find(urlToken), ctx), now);
+    const found = await this.find(urlToken);
+    this.requireUser(ctx);
+    if (!(await this.spaces.mayManage(found, ctx))) throw new ApiError('forbidden', 'Only the requester may do this.');
+    const row = await this.settled(found, now);
     const { repository } = this.deps;
     const revoked =
       row.state === 'pending'
@@ -290,12 +291,17 @@ class RequestOperations implements RequestService {
     return this.ownerRecord(current, await this.filesOf(row.id), ctx, now);
   }
 
-  async list(state: 'active' | 'expired', page: number, ctx: RequestContext): Promise<Page<RequestOwner>> {
+  async list(state: 'active' | 'expired', page: number, ctx: RequestContext, named: number | null = null) {
     this.requireEnabled();
     const ownerId = this.requireUser(ctx);
     checkPage(page);
     const now = nowOf(ctx);
-    const result = await this.deps.repository.ownerPage(state, ownerId, now, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+    const { repository } = this.deps;
+    const offset = (page - 1) * PAGE_SIZE;
+    const scope = await this.spaces.listsIn(named, ctx);
+    const result = scope
+      ? await repository.workspacePage(state, scope.workspaceId, scope.onlyOf, now, PAGE_SIZE, offset)
+      : await repository.ownerPage(state, ownerId, now, PAGE_SIZE, offset);
     const items = await Promise.all(
       result.items.map(async (r) => this.ownerRecord(r, await this.filesOf(r.id), ctx, now)),
     );
@@ -555,30 +561,6 @@ class RequestOperations implements RequestService {
   private async recorded(tx: Db, move: RequestMove): Promise<void> {
     for (const follow of this.deps.followers ?? []) await follow(tx, move);
   }
-}
-
-function auditEntry(r: RequestAuditRow): RequestAuditEntry {
-  return {
-    kind: r.kind,
-    ip: r.ip,
-    user_agent: r.userAgent,
-    referrer: r.referrer,
-    created_at: r.createdAt.toISOString(),
-  };
-}
-
-function checkPage(page: number): void {
-  if (!Number.isInteger(page) || page < 1 || page > MAX_PAGE) {
-    throw new ApiError('validation_failed', `page must be an integer from 1 to ${MAX_PAGE}`, {
-      fields: { page: [`must be an integer from 1 to ${MAX_PAGE}`] },
-    });
-  }
-}
-
-function pick<T extends object>(from: T, keys: readonly (keyof T)[]): Partial<T> {
-  const out: Partial<T> = {};
-  for (const key of keys) if (from[key] !== undefined) out[key] = from[key];
-  return out;
 }
 
 export function createRequestService(deps: RequestServiceDeps): RequestService {

@@ -216,10 +216,13 @@ export function createPushEvents({
       await publish(tx, 'push.failed_passphrase', row, ctx.now ?? new Date(), { viewer: viewerOf(ctx.actor) });
     },
 
-    deleted: (ctx) => async (tx, row) => {
-      const by = ctx.actor.userId !== null && ctx.actor.userId === row.ownerId ? 'owner' : 'viewer';
-      await publish(tx, 'push.deleted', row, ctx.now ?? new Date(), { deleted_by: by, viewer: viewerOf(ctx.actor) });
-    },
+    deleted:
+      (ctx, governor = false) =>
+      async (tx, row) => {
+        const own = ctx.actor.userId !== null && ctx.actor.userId === row.ownerId;
+        const by = own ? 'owner' : governor ? 'workspace_admin' : 'viewer';
+        await publish(tx, 'push.deleted', row, ctx.now ?? new Date(), { deleted_by: by, viewer: viewerOf(ctx.actor) });
+      },
 
     expired: (by = 'time') => expiredBy(by, () => new Date()),
   };

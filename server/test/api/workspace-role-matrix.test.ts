@@ -1,6 +1,7 @@
 /**
  * The role matrix of issue 41, driven from the contract: every v2 operation that names a workspace (a
- * `workspace_id` parameter, in the path or the query, or a `workspace_id` field of its JSON body), for every role
+ * `workspace_id` parameter, in the path or the query, or a `workspace_id` field of its JSON body, at its top or in
+ * the object it wraps: `{"request": {"workspace_id": …}}`), for every role
  * (owner, admin, member, auditor), an outsider, a second workspace's owner and no token at all, answers the status
  * below; a refusal changes nothing (the memberships of both workspaces, the audit trail and the pushes are read
  * before and after), a change changes something. A second workspace's user ids are probed on every path that names
@@ -101,6 +102,33 @@ const PROBES: Record<string, Probe> = {
     subject: (id) => pendingInvitation(id),
     expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside },
   },
+  // A workspace's requests (docs/workspaces.md): any member but an auditor makes one; anyone else 403, as createPush.
+  createRequest: {
+    path: () => '/api/v2/requests',
+    body: (id) => ({ request: { request: 'matrix', workspace_id: id } }),
+    expect: { owner: 201, admin: 201, member: 201, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
+  listActiveRequests: {
+    path: (id) => `/api/v2/requests/active?workspace_id=${id}`,
+    expect: { ...everyMember, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
+  listExpiredRequests: {
+    path: (id) => `/api/v2/requests/expired?workspace_id=${id}`,
+    expect: { ...everyMember, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
+  // A workspace's API keys and webhooks are made by its owner and admins; anyone else 403, as createPush answers.
+  createApiKey: {
+    path: () => '/api/v2/api_keys',
+    body: (id) => ({ api_key: { name: 'matrix', scopes: ['pushes:create'], workspace_id: id } }),
+    expect: { owner: 201, admin: 201, member: 403, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
+  createWebhook: {
+    path: () => '/api/v2/webhooks',
+    body: (id) => ({
+      webhook: { url: 'http://127.0.0.1:9/matrix', events: ['push.created'], workspace_id: id },
+    }),
+    expect: { owner: 201, admin: 201, member: 403, auditor: 403, outsider: 403, otherOwner: 403, anonymous: 401 },
+  },
   createPush: {
     path: () => '/api/v2/pushes',
     body: (id) => ({ push: { payload: 'matrix' }, workspace_id: id }),
@@ -115,7 +143,8 @@ function workspaceOperations(): { operationId: string; method: string }[] {
     if (c.parameters(operationId).some((p) => p.name === 'workspace_id')) return true;
     const media = c.deref<{ content?: Record<string, { schema?: unknown }> }>(requestBody ?? {}).content;
     const schema = c.deref<{ properties?: Record<string, unknown> }>(media?.['application/json']?.schema ?? {});
-    return 'workspace_id' in (schema.properties ?? {});
+    const wrapped = Object.values(schema.properties ?? {}).map((p) => c.deref<{ properties?: object }>(p).properties);
+    return [schema.properties, ...wrapped].some((properties) => 'workspace_id' in (properties ?? {}));
   };
   return c
     .operations()
@@ -128,7 +157,8 @@ const people = {} as Record<Exclude<Actor, 'anonymous'> | 'target', User>;
 let otherWorkspace: number;
 
 beforeAll(async () => {
-  api = await startRealApi({ webhooks: { enabled: true, allowPrivate: false, retrySchedule: [1, 1] } });
+  // Private addresses allowed: createWebhook's rows register a loopback URL (no delivery is awaited).
+  api = await startRealApi({ webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1, 1] } });
   for (const who of ['owner', 'admin', 'member', 'auditor', 'target', 'outsider', 'otherOwner'] as const)
     people[who] = await api.user(`matrix-${who}@example.org`);
   otherWorkspace = await workspaceOf('otherOwner');
@@ -144,6 +174,7 @@ afterEach(async () => {
   // A workspace holding pushes or requests is not deleted by accident (`on delete restrict`): they go first.
   await api.db.query('delete from pushes where workspace_id = any($1)', [ids]);
   await api.db.query('delete from requests where workspace_id = any($1)', [ids]);
+  await api.db.query('delete from api_keys where workspace_id = any($1)', [ids]);
   await api.db.query('delete from workspaces where id = any($1)', [ids]);
 });
 
@@ -210,6 +241,12 @@ async function state(ids: number[]): Promise<unknown> {
     ),
     webhooks: await q(
       'select workspace_id, count(*)::int as n from webhooks where workspace_id = any($1) group by 1 order by 1',
+    ),
+    requests: await q(
+      'select workspace_id, count(*)::int as n from requests where workspace_id = any($1) group by 1 order by 1',
+    ),
+    keys: await q(
+      'select workspace_id, count(*)::int as n from api_keys where workspace_id = any($1) group by 1 order by 1',
     ),
   };
 }

@@ -220,6 +220,15 @@ describe("a workspace's webhook receives the workspace's pushes, and only those"
     expect(guardedEvents.map((e) => e.type).sort()).toEqual(['push.created', 'push.failed_passphrase', 'push.viewed']);
     const expiredEvents = await eventsOf(team, teamHook.secret, expired.push_id!, 2);
     expect(expiredEvents.map((e) => e.type).sort()).toEqual(['push.created', 'push.deleted']);
+    // The workspace's owner, not the push's owner nor a viewer, deleted it: said so.
+    expect(expiredEvents.find((e) => e.type === 'push.deleted')!.data).toMatchObject({ deleted_by: 'workspace_admin' });
+    // The member deleting their own workspace push is its owner.
+    const ownDeleted = await push(member, workspaceId);
+    expectData(
+      await expirePush({ client: api.client, auth: bearer(member.token), path: { url_token: ownDeleted.url_token } }),
+    );
+    const ownDeletedEvents = await eventsOf(team, teamHook.secret, ownDeleted.push_id!, 2);
+    expect(ownDeletedEvents.find((e) => e.type === 'push.deleted')!.data).toMatchObject({ deleted_by: 'owner' });
 
     // The member's personal push reaches the member's personal webhook, not the team's.
     const own = await push(member, null);

@@ -34,6 +34,7 @@ import {
   accessValueFaults,
 } from './recipient-access.js';
 import { workspaceAuthFaults, workspaceOptionFaults, workspaceStatusFaults } from './workspaces.js';
+import { workspaceRequestAuthFaults, workspaceRequestFaults } from './workspace-requests.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -76,4 +77,6 @@ export const FAULTS: Fault[] = [
   ...workspaceOptionFaults,
   ...workspaceAuthFaults,
   ...workspaceStatusFaults,
+  ...workspaceRequestFaults,
+  ...workspaceRequestAuthFaults,
 ];

@@ -1,7 +1,7 @@
 /** The request operations (issue 24): thin, typed from the generated operation types (../operations.ts). */
 import { contract } from '@secret-push/contract';
 import type { RequestAnswerInput, RequestInput } from '@secret-push/sdk/generated';
-import { pagingHeaders, parsePage } from '@secret-push/rules';
+import { listedWorkspace, pagingHeaders, parsePage, requestedWorkspace } from '@secret-push/rules';
 import type { Core, RequestContext } from '../../core.js';
 import { requestLimitFields } from '../../request/request-limits.js';
 import type { Handlers } from '../operations.js';
@@ -34,8 +34,8 @@ export function requestHandlers(core: Core): RequestHandlers {
   const answerInput = declared<RequestAnswerInput>('RequestAnswerInput');
   const list =
     (state: 'active' | 'expired') =>
-    async ({ query, ctx }: { query: { page?: string }; ctx: RequestContext }) => {
-      const page = await core.requests.list(state, parsePage(query.page), ctx);
+    async ({ query, ctx }: { query: { page?: string; workspace_id?: string }; ctx: RequestContext }) => {
+      const page = await core.requests.list(state, parsePage(query.page), ctx, listedWorkspace(query));
       return {
         status: 200 as const,
         body: page.items,
@@ -44,7 +44,8 @@ export function requestHandlers(core: Core): RequestHandlers {
     };
   return {
     createRequest: async ({ body, ctx }) => {
-      const { limits, ...created } = await core.requests.create(requestInput(body.request), ctx);
+      const workspace = requestedWorkspace(body.request as Record<string, unknown>);
+      const { limits, ...created } = await core.requests.create(requestInput(body.request), ctx, workspace);
       const headers = limits ? requestLimitFields(limits) : {};
       return { status: 201, body: created, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
     },

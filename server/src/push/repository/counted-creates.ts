@@ -70,6 +70,13 @@ const S = {
        ) held
      ) t where freed >= :need order by expires_at limit 1`,
   ),
+  /** The workspace's storage lock and count (workspace_storage_used: Migration20270121000000_workspaces). */
+  workspaceStorageUsed: sql<
+    { workspaceId: number; now: Date; deadline: Date; bytes: number | null; quota: number },
+    { used: string | null }
+  >(
+    'select workspace_storage_used(:workspaceId::int, :now::timestamptz, :deadline, :bytes::bigint, :quota::bigint) as used',
+  ),
   /** The user's storage lock and count for a create of `bytes` under `quota` (user_storage_used: see its migrations). */
   lockUserStorage: sql<
     { ownerId: string; now: Date; deadline: Date; bytes: number; quota: number },
@@ -232,7 +239,12 @@ export function storageOperations(db: Db) {
         await claim.before(tx);
         let used = 0;
         if (quota !== null) {
-          const [counted] = await tx.query(S.userStorageUsed, { ownerId, now, deadline });
+          // A workspace's answer counts against the workspace's quota (its lock), a personal one against its owner's.
+          const workspaceId = push.workspaceId;
+          const [counted] =
+            workspaceId === null
+              ? await tx.query(S.userStorageUsed, { ownerId, now, deadline })
+              : await tx.query(S.workspaceStorageUsed, { workspaceId, now, deadline, bytes: null, quota: quota.limit });
           if (counted!.used === null) throw tooLate();
           used = Number(counted!.used) - quota.released;
           if (used + push.storedBytes > quota.limit) return { refused: true as const, usedBytes: used, freeAt: null };
@@ -265,6 +277,19 @@ export const userStorage = {
    */
   async lock(tx: Db, ownerId: string, now: Date, deadline: Date, bytes: number, quota: number): Promise<number | null> {
     const [row] = await tx.query(S.lockUserStorage, { ownerId, now, deadline, bytes, quota });
+    return row?.used === null || row?.used === undefined ? null : Number(row.used);
+  },
+
+  /** The same, for a workspace's request: the workspace's storage lock and what its pushes and open requests hold. */
+  async lockWorkspace(
+    tx: Db,
+    workspaceId: number,
+    now: Date,
+    deadline: Date,
+    bytes: number,
+    quota: number,
+  ): Promise<number | null> {
+    const [row] = await tx.query(S.workspaceStorageUsed, { workspaceId, now, deadline, bytes, quota });
     return row?.used === null || row?.used === undefined ? null : Number(row.used);
   },
 
