@@ -133,7 +133,12 @@ async function fixtures(app: WebApp, token: string) {
   const office = await api<Made>(app, token, '/api/v2/pushes', {
     push: { payload: 'office only', allowed_networks: ['192.0.2.0/24'] },
   });
-  return { plain, guarded, spent, request, answered, webhook, forPeople, office };
+  // A workspace (issue 41): its pages, the create form's chooser, and an invitation link's join page.
+  const workspace = await api<{ id: number }>(app, token, '/api/v2/workspaces', { workspace: { name: 'Acme' } });
+  const invitation = await api<{ url: string }>(app, token, `/api/v2/workspaces/${workspace.id}/invitations`, {
+    invitation: { role: 'member' },
+  });
+  return { plain, guarded, spent, request, answered, webhook, forPeople, office, workspace, invitation };
 }
 
 /** Each page checked, by name, with its violations. */
@@ -175,6 +180,19 @@ async function auditOwnerPages(app: WebApp, owner: Page, made: Awaited<ReturnTyp
     [`/requests/${made.request.url_token}`, 'a request'],
   ] as const)
     await visit(findings, owner, `${base}${url}`, name);
+  // The workspace pages (issue 41), each checked to be the page itself, not a 404.
+  await visit(findings, owner, `${base}/workspaces`, 'my workspaces', () =>
+    owner.getByRole('link', { name: 'Acme' }).first().waitFor(),
+  );
+  await visit(findings, owner, `${base}/workspaces/${made.workspace.id}`, 'a workspace with a pending invitation', () =>
+    owner
+      .getByRole('button', { name: /Revoke/ })
+      .first()
+      .waitFor(),
+  );
+  await visit(findings, owner, `${base}/`, 'create, with the workspace chooser', () =>
+    owner.getByRole('option', { name: 'Acme' }).waitFor({ state: 'attached' }),
+  );
   return findings;
 }
 
@@ -190,6 +208,12 @@ async function auditRecipientPages(app: WebApp, stranger: Page, made: Awaited<Re
     [`/p/${made.spent.url_token}`, 'expired push'],
   ] as const)
     await visit(findings, stranger, `${base}${url}`, name);
+  await visit(findings, stranger, made.invitation.url, 'join page (signed out)', () =>
+    stranger
+      .getByRole('link', { name: /sign in/i })
+      .first()
+      .waitFor(),
+  );
 
   await visit(findings, stranger, made.plain.html_url, 'retrieval step', () =>
     stranger.getByRole('button', { name: 'Reveal the secret' }).waitFor(),
