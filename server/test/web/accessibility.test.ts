@@ -3,7 +3,8 @@
  * rules) on every page a person opens — the recipient's (retrieval step, revealed, passphrase with its error, expired;
  * a push for specific people: the code forms, the code sent, a wrong code; a network that may not open a push),
  * the request's answer page before and after an answer, create and its result, the lists, the audit log, the account's
- * token and keys, webhooks, two-factor, requests, sign-in, sign-up, password reset, a malformed link — in our default
+ * token and keys, webhooks, two-factor, requests, sign-in, sign-up, password reset, a malformed link, and the admin
+ * console's pages (users, a user, storage, queues, settings, security events, workspaces, a workspace, audit) — in our default
  * look and in a branded one (every PWPUSH_BRAND_* setting, from files in a temporary folder): zero violations. Then the
  * keyboard alone: create a push, retrieve one with a passphrase and copy the secret (a focusable button, announced in
  * the status line), answer a request.
@@ -64,6 +65,8 @@ beforeAll(async () => {
   const webhooks = {
     webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] },
     mail: { ...makeSettings().mail, smtpUrl: mailbox.url, attempts: 3, retrySeconds: 1 },
+    // The signed-in account of each look is the instance's administrator too: the admin console is checked in both.
+    adminEmails: ['a11y-default@example.org', 'a11y-branded@example.org'],
   };
   apps.default = await startWeb(webhooks);
   apps.branded = await startWeb({ ...webhooks, ...brandedSettings() });
@@ -252,6 +255,37 @@ async function auditRecipientPages(app: WebApp, stranger: Page, made: Awaited<Re
   return findings;
 }
 
+/** The admin console's pages (issue 41's operator pages), each waited for as itself, then the trail of an action. */
+async function auditAdminPages(app: WebApp, admin: Page, made: Awaited<ReturnType<typeof fixtures>>) {
+  const findings: Findings = {};
+  const base = app.baseUrl;
+  const heading = (name: string | RegExp) => () => admin.getByRole('heading', { name, level: 1 }).waitFor();
+  await visit(findings, admin, `${base}/admin`, 'admin: home', heading('Admin console'));
+  await visit(findings, admin, `${base}/admin/users?q=a11y`, 'admin: users found', () =>
+    admin
+      .getByRole('link', { name: /^a11y-/ })
+      .first()
+      .waitFor(),
+  );
+  await admin
+    .getByRole('link', { name: /^a11y-/ })
+    .first()
+    .click();
+  await admin.getByRole('heading', { name: /^a11y-/, level: 1 }).waitFor();
+  await check(findings, admin, 'admin: a user');
+  for (const [url, name, title] of [
+    ['/admin/storage', 'admin: storage', /storage/i],
+    ['/admin/queues', 'admin: queues', /queue/i],
+    ['/admin/settings', 'admin: settings', /settings/i],
+    ['/admin/security', 'admin: security events', /security/i],
+    ['/admin/workspaces?q=Acme', 'admin: workspaces found', /workspaces/i],
+    [`/admin/workspaces/${made.workspace.id}`, 'admin: a workspace', 'Acme'],
+    ['/admin/audit', 'admin: audit', /audit/i],
+  ] as const)
+    await visit(findings, admin, `${base}${url}`, name, heading(title));
+  return findings;
+}
+
 describe.each(['default', 'branded'] as const)('axe-core, WCAG 2.1 AA, the %s look', (theme) => {
   let owner: BrowserContext;
   let stranger: BrowserContext;
@@ -278,6 +312,10 @@ describe.each(['default', 'branded'] as const)('axe-core, WCAG 2.1 AA, the %s lo
 
   it('finds nothing on the pages of recipients, responders and visitors', async () => {
     expect(await auditRecipientPages(apps[theme]!, await stranger.newPage(), made)).toEqual({});
+  }, 180_000);
+
+  it("finds nothing on the admin console's pages", async () => {
+    expect(await auditAdminPages(apps[theme]!, ownerPage, made)).toEqual({});
   }, 180_000);
 });
 
