@@ -15,6 +15,7 @@ import type { PageKit } from '../page-kit.js';
 import { afterPassword, createSignInSteps } from '../sign-in-steps.js';
 import { errorText } from '../error-text.js';
 import { csrfField, describedBy, fieldErrors, messagePage, page, type Viewer } from '../views/layout.js';
+import { fieldsLine, fieldTexts } from '../field-text.js';
 
 /** The answer of "Forgot your password?" without an SMTP relay: what to do now, and the setting that changes it. */
 const noMail = (viewer: Viewer, env: ServerEnv) =>
@@ -174,7 +175,17 @@ export function accountMailPages(router: Router, kit: PageKit): void {
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         if (error.code === 'validation_failed')
-          return kit.send(res, 422, resetPage(v.viewer, token, error.details.fields, error.message, revokeCredentials));
+          return kit.send(
+            res,
+            422,
+            resetPage(
+              v.viewer,
+              token,
+              fieldTexts(v.viewer.i18n, error.details.fields),
+              fieldsLine(v.viewer.i18n, error, false),
+              revokeCredentials,
+            ),
+          );
         if (error.code === 'not_found') return invalidLink(res, v.viewer);
         throw error;
       }

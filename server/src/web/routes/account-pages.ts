@@ -16,6 +16,7 @@ import { messagePage } from '../views/layout.js';
 import { revokedText } from '../account-sentences.js';
 import { tokenPageState } from './api-key-pages.js';
 import { signUpSentPage } from './account-mail-pages.js';
+import { fieldsLine, fieldTexts } from '../field-text.js';
 
 export function accountPages(router: Router, kit: PageKit): void {
   const { core, settings } = kit;
@@ -118,7 +119,16 @@ export function accountPages(router: Router, kit: PageKit): void {
         kit.send(
           res,
           422,
-          signUpPage(v.viewer, { email, next, error: error.message, fields: error.details.fields }, PASSWORD_MIN),
+          signUpPage(
+            v.viewer,
+            {
+              email,
+              next,
+              error: fieldsLine(v.viewer.i18n, error, false),
+              fields: fieldTexts(v.viewer.i18n, error.details.fields),
+            },
+            PASSWORD_MIN,
+          ),
         );
       }
     }),

@@ -7,6 +7,7 @@ import type { NewApiKey } from '../../user/api-keys.js';
 import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
 import { KEY_LIFETIMES_DAYS, tokenPage } from '../views/accounts.js';
+import { fieldsLine } from '../field-text.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -55,7 +56,11 @@ export function apiKeyPages(router: Router, kit: PageKit): void {
         kit.send(res, 200, tokenPage(v.viewer, { ...(await tokenState(v.user.userId)), freshKey }));
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
-        kit.send(res, 422, tokenPage(v.viewer, { ...(await tokenState(v.user.userId)), keyError: error.message }));
+        kit.send(
+          res,
+          422,
+          tokenPage(v.viewer, { ...(await tokenState(v.user.userId)), keyError: fieldsLine(v.viewer.i18n, error) }),
+        );
       }
     }),
   );

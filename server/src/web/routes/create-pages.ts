@@ -20,6 +20,7 @@ const FORM_REFUSALS: ReadonlySet<string> = new Set([
 ]);
 import { errorText } from '../error-text.js';
 import { createdPage, createPage, type CreateFormState } from '../views/pushes.js';
+import { fieldTexts } from '../field-text.js';
 
 /**
  * The create form of a visitor who may not send files: the largest text push (1,048,576 characters of up to 4 bytes
@@ -139,7 +140,7 @@ export function createPages(router: Router, kit: PageKit): void {
               : error.code === 'authentication_required'
                 ? v.viewer.i18n.t('create.error.signInForFiles')
                 : v.viewer.i18n.t(marker !== '' ? 'create.error.fieldsEncrypted' : 'create.error.fields'),
-          fields: error.details.fields,
+          fields: fieldTexts(v.viewer.i18n, error.details.fields),
         };
         kit.send(res, error.status, createPage(v.viewer, settings, state));
       }

@@ -11,6 +11,7 @@ import { PageError, type PageKit } from '../page-kit.js';
 import { workspaceBrand } from '../workspace-brand.js';
 import { errorText } from '../error-text.js';
 import { answeredPage, answerPage, newRequestPage, requestListPage, requestOwnerPage } from '../views/requests.js';
+import { fieldTexts } from '../field-text.js';
 
 const REFUSALS: ReadonlySet<string> = new Set([
   'validation_failed',
@@ -77,7 +78,7 @@ export function requestPages(router: Router, kit: PageKit): void {
           request: input.request,
           // A limit's refusal says which and what to do; a field's, where.
           error: error.details.fields ? v.viewer.i18n.t('requests.error.fields') : errorText(v.viewer.i18n, error),
-          fields: error.details.fields,
+          fields: fieldTexts(v.viewer.i18n, error.details.fields),
         };
         kit.send(res, error.status, newRequestPage(v.viewer, state));
       }
@@ -150,7 +151,10 @@ export function requestPages(router: Router, kit: PageKit): void {
         kit.send(
           res,
           error.status,
-          answerPage(v.viewer, view, { error: errorText(v.viewer.i18n, error), fields: error.details.fields }),
+          answerPage(v.viewer, view, {
+            error: errorText(v.viewer.i18n, error),
+            fields: fieldTexts(v.viewer.i18n, error.details.fields),
+          }),
         );
       }
     }),

@@ -6,6 +6,7 @@ import type { WebhookService } from '../../webhooks/webhook-service.js';
 import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
 import { deliveriesPage, PAGE_EVENTS, webhooksPage, type WebhooksState } from '../views/webhooks.js';
+import { fieldsLine } from '../field-text.js';
 
 /** The service, or a 404 page when webhooks are off. */
 function serviceOf(kit: PageKit): WebhookService {
@@ -56,7 +57,7 @@ export function webhookPages(router: Router, kit: PageKit): void {
         kit.send(res, 201, webhooksPage(v.viewer, await stateOf(user.userId, { fresh })));
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
-        await refuse(error.message);
+        await refuse(fieldsLine(v.viewer.i18n, error));
       }
     }),
   );

@@ -6,6 +6,7 @@
 import type { ApiError } from '@secret-push/rules';
 import { errorText } from '../error-text.js';
 import type { Viewer } from '../views/layout.js';
+import { fieldsLine } from '../field-text.js';
 
 export function refusalText(viewer: Viewer, error: ApiError, leaving = false): string {
   const { t } = viewer.i18n;
@@ -21,7 +22,12 @@ export function refusalText(viewer: Viewer, error: ApiError, leaving = false): s
       if (leaving && 'workspace' in fields) return t('workspaces.refused.ownerLeaves');
       if ('invitation' in fields) return t('workspaces.refused.full');
       if ('email' in fields) return t('workspaces.refused.email');
-      return t('workspaces.refused.invalid', { reason: Object.values(fields).flat().join('; ') || error.message });
+      return t('workspaces.refused.invalid', {
+        reason:
+          viewer.i18n.locale === 'en'
+            ? Object.values(fields).flat().join('; ') || error.message
+            : fieldsLine(viewer.i18n, error, false),
+      });
     default:
       return errorText(viewer.i18n, error);
   }
