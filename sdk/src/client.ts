@@ -143,6 +143,11 @@ export interface NotifyEmailsParams {
   locale?: string | null | undefined;
 }
 
+/** `requestAccessCode`'s options: `locale`, the email's language, sent as `Accept-Language`. */
+export interface AccessCodeOptions extends RequestOptions {
+  locale?: string | undefined;
+}
+
 export interface SecretPushClient extends RequestMethods, WebhookMethods, WorkspaceMethods {
   /**
    * Creates a push (201); with `{ endToEnd: true }` encrypts it here first (after one look at the version report,
@@ -181,9 +186,10 @@ export interface SecretPushClient extends RequestMethods, WebhookMethods, Worksp
   /**
    * The first step of opening a push for specific people: emails a one-time code to `email` when it is one of the
    * push's `recipient_emails` (the same answer otherwise); then `retrievePush(urlToken, { accessCode })`. Not
-   * retried: each call counts against the push's and the caller's limits.
+   * retried: each call counts against the push's and the caller's limits. `options.locale` (`de`, `pt-BR`, or a whole
+   * `Accept-Language` value) is the language of the email; English without one.
    */
-  requestAccessCode(urlToken: string, email: string, options?: RequestOptions): Promise<AccessCodeSent>;
+  requestAccessCode(urlToken: string, email: string, options?: AccessCodeOptions): Promise<AccessCodeSent>;
   /** The caller's active pushes, newest first, over all pages; `activePushes.page(n)` reads one page. */
   activePushes: PagedList<PushOwner>;
   /** The caller's expired pushes, newest first, over all pages; `expiredPushes.page(n)` reads one page. */
@@ -455,9 +461,11 @@ function retrievalHeaders(passphrase: string | undefined, accessCode: string | u
 /** Who may open a push (issue 42): the code step before `retrievePush(urlToken, { accessCode })`. */
 function accessCodeMethods(send: Send): Pick<SecretPushClient, 'requestAccessCode'> {
   return {
-    async requestAccessCode(urlToken: string, email: string, opts?: RequestOptions) {
+    async requestAccessCode(urlToken: string, email: string, opts?: AccessCodeOptions) {
+      const headers = opts?.locale ? { 'Accept-Language': opts.locale } : undefined;
       const { data } = await send<AccessCodeSent>(
-        (x) => genRequestAccessCode({ ...x, path: { url_token: urlToken }, body: { email } }),
+        (x) =>
+          genRequestAccessCode({ ...x, path: { url_token: urlToken }, body: { email }, ...(headers && { headers }) }),
         opts,
         'never',
       );

@@ -5,6 +5,7 @@
  */
 export {
   createSecretPushClient,
+  type AccessCodeOptions,
   type CreatedPush,
   type CreatePushOptions,
   type NotifyEmailsParams,

@@ -2295,6 +2295,15 @@ export type InvitationId = string;
 export type ApiKeyId = string;
 
 /**
+ * The language of the email this call sends (RFC 9110 `Accept-Language`; browsers send it by themselves): the first
+ * of the listed languages the instance has a catalogue for (`de-AT` finds `de`; `q=0` is skipped; the first 512
+ * characters and 16 entries are read), else English. Only the mail's language: the answer is the same in every
+ * language.
+ *
+ */
+export type AcceptLanguageHeader = string;
+
+/**
  * The webhook's `id`.
  */
 export type WebhookId = string;
@@ -4677,6 +4686,16 @@ export type NotifyEmailsResponse2 = NotifyEmailsResponses[keyof NotifyEmailsResp
 
 export type RequestAccessCodeData = {
     body: AccessCodeRequest;
+    headers?: {
+        /**
+         * The language of the email this call sends (RFC 9110 `Accept-Language`; browsers send it by themselves): the first
+         * of the listed languages the instance has a catalogue for (`de-AT` finds `de`; `q=0` is skipped; the first 512
+         * characters and 16 entries are read), else English. Only the mail's language: the answer is the same in every
+         * language.
+         *
+         */
+        'Accept-Language'?: string;
+    };
     path: {
         /**
          * The push's `url_token`. Any unknown value answers 404.

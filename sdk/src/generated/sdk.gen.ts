@@ -863,7 +863,7 @@ export const notifyEmails = <ThrowOnError extends boolean = false>(options: Opti
  * → 422 on `email` (`cannot be used for this push`); an address that is not a plain ASCII address of at most 254
  * characters → 422 (`is invalid`). Without an SMTP relay no push can have recipients, so every push answers 422.
  * The code is mailed after the answer (its timing says nothing of the address either); a code the relay refuses is
- * used up at once.
+ * used up at once. The mail is written in the language `Accept-Language` asks for (English without one).
  *
  */
 export const requestAccessCode = <ThrowOnError extends boolean = false>(options: Options<RequestAccessCodeData, ThrowOnError>): RequestResult<RequestAccessCodeResponses, RequestAccessCodeErrors, ThrowOnError> => (options.client ?? client).post<RequestAccessCodeResponses, RequestAccessCodeErrors, ThrowOnError>({

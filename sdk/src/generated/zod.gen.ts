@@ -1474,6 +1474,15 @@ export const zInvitationId = z.uuid().length(36);
 export const zApiKeyId = z.uuid().max(36);
 
 /**
+ * The language of the email this call sends (RFC 9110 `Accept-Language`; browsers send it by themselves): the first
+ * of the listed languages the instance has a catalogue for (`de-AT` finds `de`; `q=0` is skipped; the first 512
+ * characters and 16 entries are read), else English. Only the mail's language: the answer is the same in every
+ * language.
+ *
+ */
+export const zAcceptLanguageHeader = z.string().max(512);
+
+/**
  * The webhook's `id`.
  */
 export const zWebhookId = z.uuid().length(36);
@@ -1873,6 +1882,10 @@ export const zNotifyEmailsPath = z.object({
 export const zNotifyEmailsResponse2 = zNotifyEmailsResponse;
 
 export const zRequestAccessCodeBody = zAccessCodeRequest;
+
+export const zRequestAccessCodeHeaders = z.object({
+    'Accept-Language': z.string().max(512).optional()
+});
 
 export const zRequestAccessCodePath = z.object({
     url_token: z.string().min(1).max(64)

@@ -5,10 +5,12 @@
  * - Arabic chosen by `?locale=ar` (then kept by its cookie for the form): subject and text from the Arabic catalogue,
  *   the HTML part `lang="ar" dir="rtl"`, the code in two groups of four; the code from it opens the secret;
  * - German by `Accept-Language` alone;
- * - English through the API (no page asked);
+ * - through the API: in the language its `Accept-Language` asks for (the SDK facade's `locale`; a browser app on
+ *   another origin sends the header by itself), English without one or with a language the instance has not;
  * - never the secret, the push's link or the address list in any of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretPushClient } from '@secret-push/sdk';
 import { requestAccessCode } from '@secret-push/sdk/generated';
 import { createClient } from '@secret-push/sdk/generated/client';
 import { expectData } from '../api/support/sdk.js';
@@ -128,7 +130,31 @@ describe("the access code's mail", () => {
     expectNothingOfThePush(mail, secret, push.url_token);
   });
 
-  it('is in English when asked through the API', async () => {
+  it('is in the language Accept-Language asks for through the API (the facade’s locale, the raw header)', async () => {
+    const secret = `für ida ${Date.now()}`;
+    const push = await make(secret, 'ida@example.net');
+    const sdk = createSecretPushClient({ baseUrl: app.baseUrl });
+    expect(await sdk.requestAccessCode(push.url_token, 'ida@example.net', { locale: 'de' })).toEqual({
+      expires_in: 600,
+    });
+    const german = await mailTo('ida@example.net');
+    expect(german.parsed.subject).toBe('Ihr Code zum Öffnen eines Geheimnisses auf Example Secrets');
+    expect(String(german.parsed.html)).toMatch(/<html lang="de" dir="ltr">/);
+    expectNothingOfThePush(german, secret, push.url_token);
+
+    const other = await make(`for ali ${Date.now()}`, 'ali@example.net');
+    const asked = await fetch(`${app.baseUrl}/api/v2/pushes/${other.url_token}/access_code`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'accept-language': 'xx-YY, ar;q=0.8, de;q=0' },
+      body: JSON.stringify({ email: 'ali@example.net' }),
+    });
+    expect(asked.status).toBe(202);
+    const arabic = await mailTo('ali@example.net');
+    expect(arabic.parsed.subject).toBe('رمزك لفتح سرّ على Example Secrets');
+    expect(String(arabic.parsed.html)).toMatch(/<html lang="ar" dir="rtl">/);
+  });
+
+  it('is in English when asked through the API without a language', async () => {
     const secret = `for eve ${Date.now()}`;
     const push = await make(secret, 'eve@example.net');
     const client = createClient({ baseUrl: app.baseUrl });

@@ -4,15 +4,18 @@
  */
 import { ApiError, turnOn } from '@secret-push/rules';
 import type { Core } from '../../core.js';
+import { negotiateLocale } from '../../i18n/i18n.js';
 import type { Handlers } from '../operations.js';
 
 export function notifyHandler(core: Core): Pick<Handlers, 'notifyEmails' | 'requestAccessCode'> {
   return {
-    // Who may open a push (issue 42): a one-time code emailed to one of its addresses (push/access-codes.ts).
-    requestAccessCode: async ({ params, body, ctx }) => ({
-      status: 202,
-      body: await core.pushes.requestAccessCode(params.url_token, body.email, ctx),
-    }),
+    // Who may open a push (issue 42): a one-time code emailed to one of its addresses (push/access-codes.ts), in the
+    // language `Accept-Language` asks for (English without one).
+    requestAccessCode: async ({ params, body, headers, ctx }) => {
+      const asked = headers['accept-language'];
+      const lang = asked ? negotiateLocale({ acceptLanguage: asked }).code : undefined;
+      return { status: 202, body: await core.pushes.requestAccessCode(params.url_token, body.email, ctx, lang) };
+    },
     notifyEmails: async ({ params, body, ctx }) => {
       // Email turned off (PWPUSH_NOTIFY_BY_EMAIL=false): the route does not exist, as in the reference.
       if (!core.notify?.routed)
