@@ -27,6 +27,7 @@ import { requestPages } from './routes/request-pages.js';
 import { twoFactorPages } from './routes/two-factor-pages.js';
 import { webhookPages } from './routes/webhook-pages.js';
 import { workspaceKeyPages } from './routes/workspace-key-pages.js';
+import { workspaceWebhookPages } from './routes/workspace-webhook-pages.js';
 import { workspaceManagePages } from './routes/workspace-manage-pages.js';
 import { workspacePages } from './routes/workspace-pages.js';
 import { pageHeaders } from './security.js';
@@ -63,6 +64,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   workspacePages(router, kit);
   workspaceManagePages(router, kit);
   workspaceKeyPages(router, kit);
+  workspaceWebhookPages(router, kit);
 
   // A path whose percent-escapes do not decode (`/p/%ZZ`) fails while the router matches a route with a parameter:
   // a client error, not a server failure. API paths go on to the API unchanged (it answers from the raw path); page

@@ -78,10 +78,10 @@ describe('navigation', () => {
   it("links each section the visitor may open from the workspace's page", async () => {
     const links = async (who: string) => {
       const { html } = await visitors[who]!.page(base());
-      return ['/settings', '/keys', '/audit'].filter((s) => html.includes(`href="${base()}${s}"`));
+      return ['/settings', '/keys', '/webhooks', '/audit'].filter((s) => html.includes(`href="${base()}${s}"`));
     };
-    expect(await links('owner')).toEqual(['/settings', '/keys', '/audit']);
-    expect(await links('admin')).toEqual(['/settings', '/keys', '/audit']);
+    expect(await links('owner')).toEqual(['/settings', '/keys', '/webhooks', '/audit']);
+    expect(await links('admin')).toEqual(['/settings', '/keys', '/webhooks', '/audit']);
     expect(await links('auditor')).toEqual(['/audit']);
     expect(await links('member')).toEqual([]);
   });
