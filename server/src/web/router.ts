@@ -28,6 +28,7 @@ import { twoFactorPages } from './routes/two-factor-pages.js';
 import { webhookPages } from './routes/webhook-pages.js';
 import { workspaceKeyPages } from './routes/workspace-key-pages.js';
 import { workspaceWebhookPages } from './routes/workspace-webhook-pages.js';
+import { workspaceBrandPages } from './routes/workspace-brand-pages.js';
 import { workspaceManagePages } from './routes/workspace-manage-pages.js';
 import { workspacePages } from './routes/workspace-pages.js';
 import { pageHeaders } from './security.js';
@@ -65,6 +66,7 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   workspaceManagePages(router, kit);
   workspaceKeyPages(router, kit);
   workspaceWebhookPages(router, kit);
+  workspaceBrandPages(router, kit);
 
   // A path whose percent-escapes do not decode (`/p/%ZZ`) fails while the router matches a route with a parameter:
   // a client error, not a server failure. API paths go on to the API unchanged (it answers from the raw path); page

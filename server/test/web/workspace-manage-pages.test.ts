@@ -190,13 +190,13 @@ describe('audit trail', () => {
     await updateWorkspaceMember({
       client,
       auth: bearer(users.owner!.token),
-      path: { workspace_id: String(workspaceId), user_id: users.member!.userId },
+      path: { workspace_id: workspaceId, user_id: users.member!.userId },
       body: { member: { role: 'auditor' } },
     });
     await updateWorkspaceMember({
       client,
       auth: bearer(users.owner!.token),
-      path: { workspace_id: String(workspaceId), user_id: users.member!.userId },
+      path: { workspace_id: workspaceId, user_id: users.member!.userId },
       body: { member: { role: 'member' } },
     });
     for (const who of ['owner', 'admin', 'auditor']) {
@@ -276,7 +276,7 @@ describe('API keys', () => {
     const keyId = listed.data!.api_keys[0]!.id;
     // The key acts for the workspace: its push lands there.
     const push = await createPush({ client, auth: bearer(token!), body: { push: { payload: 'from the key' } } });
-    expect(push.response.status).toBe(201);
+    expect(push.response?.status).toBe(201);
     expect(push.data).toMatchObject({ workspace_id: workspaceId });
     // Listed again without its token.
     const again = await visitors.owner!.page(`${base()}/keys`);
@@ -292,7 +292,7 @@ describe('API keys', () => {
     expect(await revoked.text()).toContain('The key “Deploy &lt;bot&gt;” is revoked.');
     expect(await keyCount()).toBe(0);
     const dead = await createPush({ client, auth: bearer(token!), body: { push: { payload: 'no more' } } });
-    expect(dead.response.status).toBe(401);
+    expect(dead.response?.status).toBe(401);
   });
 
   it('answers bad key input on the page, making nothing', async () => {

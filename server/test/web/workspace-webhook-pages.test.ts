@@ -102,7 +102,7 @@ describe("a workspace's webhooks page", () => {
       auth: bearer(users.member!.token),
       body: { push: { payload: 'team secret' }, workspace_id: workspaceId } as never,
     });
-    expect(push.response.status).toBe(201);
+    expect(push.response?.status).toBe(201);
     const [request] = await receiver.waitFor(1);
     expect(receiver.verify(secret!, request!)).toMatchObject({ type: 'push.created' });
     // Its deliveries, on its own page.

@@ -7,13 +7,13 @@ import { html, type Html } from '../html.js';
 import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';
 
 /** The sections of a workspace's pages. */
-export type WorkspaceSection = 'members' | 'settings' | 'keys' | 'webhooks' | 'audit';
+export type WorkspaceSection = 'members' | 'settings' | 'brand' | 'keys' | 'webhooks' | 'audit';
 
 const manages = (w: Workspace) => w.role === 'owner' || w.role === 'admin';
 
 /** The sections the visitor may open, by role: owners and admins all, auditors the trail, members none but its page. */
 export function sectionsOf(w: Workspace): WorkspaceSection[] {
-  if (manages(w)) return ['members', 'settings', 'keys', 'webhooks', 'audit'];
+  if (manages(w)) return ['members', 'settings', 'brand', 'keys', 'webhooks', 'audit'];
   if (w.role === 'auditor') return ['members', 'audit'];
   return [];
 }
@@ -21,6 +21,7 @@ export function sectionsOf(w: Workspace): WorkspaceSection[] {
 const SECTION_PATHS: Record<WorkspaceSection, string> = {
   members: '',
   settings: '/settings',
+  brand: '/brand',
   keys: '/keys',
   webhooks: '/webhooks',
   audit: '/audit',
