@@ -106,7 +106,7 @@ describe("a workspace's webhooks page", () => {
     const [request] = await receiver.waitFor(1);
     expect(receiver.verify(secret!, request!)).toMatchObject({ type: 'push.created' });
     // Its deliveries, on its own page.
-    let log = '';
+    let log: string;
     const end = Date.now() + 10_000;
     do {
       log = (await visitors.owner!.page(`${base()}/${hookId}`)).html;

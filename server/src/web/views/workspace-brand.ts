@@ -17,7 +17,7 @@ export const BRAND_FIELDS = [
   'imprint_url',
   'privacy_url',
 ] as const;
-export type BrandField = (typeof BRAND_FIELDS)[number];
+type BrandField = (typeof BRAND_FIELDS)[number];
 
 export interface BrandPageState {
   workspace: Workspace;

@@ -12,7 +12,7 @@ export type WorkspaceSection = 'members' | 'settings' | 'brand' | 'keys' | 'webh
 const manages = (w: Workspace) => w.role === 'owner' || w.role === 'admin';
 
 /** The sections the visitor may open, by role: owners and admins all, auditors the trail, members none but its page. */
-export function sectionsOf(w: Workspace): WorkspaceSection[] {
+function sectionsOf(w: Workspace): WorkspaceSection[] {
   if (manages(w)) return ['members', 'settings', 'brand', 'keys', 'webhooks', 'audit'];
   if (w.role === 'auditor') return ['members', 'audit'];
   return [];
@@ -109,7 +109,7 @@ function actorOf(viewer: Viewer, state: AuditPageState, e: WorkspaceAuditEntry):
 }
 
 /** One entry of the trail as a sentence in the page's language. */
-export function auditSentence(viewer: Viewer, state: AuditPageState, e: WorkspaceAuditEntry): string {
+function auditSentence(viewer: Viewer, state: AuditPageState, e: WorkspaceAuditEntry): string {
   const { t } = viewer.i18n;
   const actor = actorOf(viewer, state, e);
   const subject = e.subject_email || t('workspaces.invitations.byLink');
