@@ -4,6 +4,7 @@
  * instance's look; and the preview itself, a page in the workspace's brand as its recipients see it.
  */
 import type { Workspace, WorkspaceBrand } from '@secret-push/sdk/generated';
+import type { MessageKey } from '../../i18n/i18n.js';
 import { html } from '../html.js';
 import { csrfField, describedBy, fieldErrors, page, type Viewer } from './layout.js';
 import { sectionsNav } from './workspace-manage.js';
@@ -28,6 +29,16 @@ export interface BrandPageState {
   error?: string;
   notice?: string;
 }
+
+/** Each field's label in the catalogues. */
+const LABELS: Record<BrandField, MessageKey> = {
+  name: 'workspaces.brand.field.name',
+  accent_color: 'workspaces.brand.field.accentColor',
+  header_color: 'workspaces.brand.field.headerColor',
+  footer_text: 'workspaces.brand.field.footerText',
+  imprint_url: 'workspaces.brand.field.imprintUrl',
+  privacy_url: 'workspaces.brand.field.privacyUrl',
+};
 
 const INPUTS: Record<BrandField, { type: string; max: number; hint?: boolean }> = {
   name: { type: 'text', max: 100 },
@@ -54,7 +65,7 @@ export function brandPage(viewer: Viewer, state: BrandPageState): string {
   const input = (f: BrandField) => {
     const spec = INPUTS[f];
     const hint = spec.hint ? `${f}-hint` : undefined;
-    return html`<label for="${f}">${t(`workspaces.brand.field.${f}`)}</label>
+    return html`<label for="${f}">${t(LABELS[f])}</label>
   ${hint ? html`<p class="hint" id="${hint}">${t('workspaces.brand.colourHint')}</p>` : ''}
   <input id="${f}" name="${f}" type="${spec.type}" maxlength="${spec.max}" value="${state.values?.[f] ?? stored[f] ?? ''}"${describedBy(fields, f, hint)}>
   ${fieldErrors(fields, f)}`;
