@@ -26,6 +26,10 @@ import { recipientPages } from './routes/recipient-pages.js';
 import { requestPages } from './routes/request-pages.js';
 import { twoFactorPages } from './routes/two-factor-pages.js';
 import { webhookPages } from './routes/webhook-pages.js';
+import { workspaceKeyPages } from './routes/workspace-key-pages.js';
+import { workspaceWebhookPages } from './routes/workspace-webhook-pages.js';
+import { workspaceBrandPages } from './routes/workspace-brand-pages.js';
+import { workspaceManagePages } from './routes/workspace-manage-pages.js';
 import { workspacePages } from './routes/workspace-pages.js';
 import { pageHeaders } from './security.js';
 import { messagePage } from './views/layout.js';
@@ -59,6 +63,10 @@ export function createWebRouter(core: Core, opts: WebRouterOptions = {}): Router
   // The join page before the workspace's page: `/workspaces/join` is no workspace id.
   joinPages(router, kit);
   workspacePages(router, kit);
+  workspaceManagePages(router, kit);
+  workspaceKeyPages(router, kit);
+  workspaceWebhookPages(router, kit);
+  workspaceBrandPages(router, kit);
 
   // A path whose percent-escapes do not decode (`/p/%ZZ`) fails while the router matches a route with a parameter:
   // a client error, not a server failure. API paths go on to the API unchanged (it answers from the raw path); page

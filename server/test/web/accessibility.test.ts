@@ -141,7 +141,14 @@ async function fixtures(app: WebApp, token: string) {
   const invitation = await api<{ url: string }>(app, token, `/api/v2/workspaces/${workspace.id}/invitations`, {
     invitation: { role: 'member' },
   });
-  return { plain, guarded, spent, request, answered, webhook, forPeople, office, workspace, invitation };
+  // The workspace's own key and webhook, for its keys and webhooks pages.
+  const wsKey = await api<{ id: string }>(app, token, '/api/v2/api_keys', {
+    api_key: { name: 'Deploy', scopes: ['pushes:create'], workspace_id: workspace.id },
+  });
+  const wsHook = await api<{ id: string }>(app, token, '/api/v2/webhooks', {
+    webhook: { url: 'http://127.0.0.1:9/team', events: ['push.created'], workspace_id: workspace.id },
+  });
+  return { plain, guarded, spent, request, answered, webhook, forPeople, office, workspace, invitation, wsKey, wsHook };
 }
 
 /** Each page checked, by name, with its violations. */
@@ -196,7 +203,53 @@ async function auditOwnerPages(app: WebApp, owner: Page, made: Awaited<ReturnTyp
   await visit(findings, owner, `${base}/`, 'create, with the workspace chooser', () =>
     owner.getByRole('option', { name: 'Acme' }).waitFor({ state: 'attached' }),
   );
+  await auditWorkspaceSections(findings, owner, `${base}/workspaces/${made.workspace.id}`, made);
   return findings;
+}
+
+/** A workspace's settings, audit trail, API keys and webhooks pages (issue 41), each waited for as itself. */
+async function auditWorkspaceSections(
+  findings: Findings,
+  owner: Page,
+  ws: string,
+  made: Awaited<ReturnType<typeof fixtures>>,
+) {
+  const save = () => owner.getByRole('button', { name: 'Save the settings' });
+  await visit(findings, owner, `${ws}/settings`, "a workspace's settings", () => save().waitFor());
+  await owner.locator('#sso_domain').fill('not a domain');
+  await save().click();
+  await owner.locator('#sso_domain-error').waitFor();
+  await check(findings, owner, "a workspace's settings, a field refused");
+  const saveBrand = () => owner.getByRole('button', { name: 'Save the brand' });
+  await visit(findings, owner, `${ws}/brand`, "a workspace's brand", () => saveBrand().waitFor());
+  await owner.locator('#accent_color').fill('#ffff00');
+  await saveBrand().click();
+  await owner.locator('#accent_color-error').waitFor();
+  await check(findings, owner, "a workspace's brand, a colour refused");
+  await visit(findings, owner, `${ws}/brand/preview`, "a workspace's brand preview", () =>
+    owner.getByRole('heading', { name: 'Someone sent you a secret' }).waitFor(),
+  );
+  await visit(findings, owner, `${ws}/audit`, "a workspace's audit trail", () =>
+    owner
+      .getByRole('cell', { name: /invited/ })
+      .first()
+      .waitFor(),
+  );
+  await visit(findings, owner, `${ws}/keys`, "a workspace's API keys", () =>
+    owner
+      .getByRole('link', { name: /Revoke/ })
+      .first()
+      .waitFor(),
+  );
+  await visit(findings, owner, `${ws}/keys/${made.wsKey.id}/revoke`, 'revoking a workspace key', () =>
+    owner.locator('#revoke-confirm').waitFor(),
+  );
+  await visit(findings, owner, `${ws}/webhooks`, "a workspace's webhooks", () =>
+    owner.getByRole('link', { name: 'http://127.0.0.1:9/team' }).waitFor(),
+  );
+  await visit(findings, owner, `${ws}/webhooks/${made.wsHook.id}`, "a workspace webhook's deliveries", () =>
+    owner.getByRole('button', { name: 'Send a test event' }).waitFor(),
+  );
 }
 
 async function auditRecipientPages(app: WebApp, stranger: Page, made: Awaited<ReturnType<typeof fixtures>>) {

@@ -12,7 +12,7 @@ import { fieldsLine } from '../field-text.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The key form → a new key, or what is wrong with it (said for people, never echoing what was sent). */
-function keyFromForm(form: FormData, now: Date, t: Translator['t']): NewApiKey | string {
+export function keyFromForm(form: FormData, now: Date, t: Translator['t']): NewApiKey | string {
   const name = field(form, 'name').trim();
   if (name.length < 1 || name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) return t('apiKeys.error.name');
   const sent = form.getAll('scopes');

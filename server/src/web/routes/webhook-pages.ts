@@ -2,14 +2,31 @@
 import type { Router } from 'express';
 import type { WebhookEventType } from '@secret-push/sdk/generated';
 import { ApiError, turnOn } from '@secret-push/rules';
+import type { Translator } from '../../i18n/i18n.js';
 import type { WebhookService } from '../../webhooks/webhook-service.js';
 import { field } from '../forms.js';
 import type { PageKit } from '../page-kit.js';
 import { deliveriesPage, PAGE_EVENTS, webhooksPage, type WebhooksState } from '../views/webhooks.js';
 import { fieldsLine } from '../field-text.js';
 
+/** The add form → a new webhook, or what is wrong with it (said for people). */
+export function hookFromForm(
+  form: FormData,
+  t: Translator['t'],
+): { url: string; events: WebhookEventType[]; description: string } | string {
+  const url = field(form, 'url').trim();
+  const events = [...new Set(form.getAll('events'))].filter((e): e is WebhookEventType =>
+    (PAGE_EVENTS as readonly unknown[]).includes(e),
+  );
+  const description = field(form, 'description').trim();
+  if (url.length === 0 || url.length > 2048) return t('webhooks.error.url');
+  if (events.length === 0) return t('webhooks.error.noEvent');
+  if (description.length > 200) return t('webhooks.error.description');
+  return { url, events, description };
+}
+
 /** The service, or a 404 page when webhooks are off. */
-function serviceOf(kit: PageKit): WebhookService {
+export function serviceOf(kit: PageKit): WebhookService {
   if (!kit.core.webhooks)
     throw new ApiError('not_found', `Webhooks are off on this instance. ${turnOn('webhooks', kit.core.settings.env)}`);
   return kit.core.webhooks;
@@ -42,18 +59,12 @@ export function webhookPages(router: Router, kit: PageKit): void {
       const user = signedIn(v);
       if (!user) return kit.redirectToSignIn(req, res);
       const form = await kit.postedForm(req, v);
-      const url = field(form, 'url').trim();
-      const events = [...new Set(form.getAll('events'))].filter((e): e is WebhookEventType =>
-        (PAGE_EVENTS as readonly unknown[]).includes(e),
-      );
-      const description = field(form, 'description').trim();
       const refuse = async (error: string) =>
         kit.send(res, 422, webhooksPage(v.viewer, await stateOf(user.userId, { error })));
-      if (url.length === 0 || url.length > 2048) return refuse(v.viewer.i18n.t('webhooks.error.url'));
-      if (events.length === 0) return refuse(v.viewer.i18n.t('webhooks.error.noEvent'));
-      if (description.length > 200) return refuse(v.viewer.i18n.t('webhooks.error.description'));
+      const input = hookFromForm(form, v.viewer.i18n.t);
+      if (typeof input === 'string') return refuse(input);
       try {
-        const fresh = await serviceOf(kit).create(user.userId, { url, events, description });
+        const fresh = await serviceOf(kit).create(user.userId, input);
         kit.send(res, 201, webhooksPage(v.viewer, await stateOf(user.userId, { fresh })));
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;

@@ -19,7 +19,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const WORKSPACE_ID = /^[1-9][0-9]{0,14}$/;
 
 /** The 404 page of a workspace the visitor is not in (or that does not exist): the same page, so ids cannot be probed. */
-const noSuchWorkspace = () => new PageError(404, { key: 'error.notFound.title' }, { key: 'workspaces.notFound' });
+export const noSuchWorkspace = () =>
+  new PageError(404, { key: 'error.notFound.title' }, { key: 'workspaces.notFound' });
 
 /** The workspace services, or a 404 page on an instance (or a test double) without workspaces. */
 export function workspaceServices(kit: PageKit): { workspaces: WorkspaceService; invitations: InvitationService } {
@@ -28,7 +29,7 @@ export function workspaceServices(kit: PageKit): { workspaces: WorkspaceService;
   return { workspaces, invitations };
 }
 
-function workspaceIdOf(req: Request): number {
+export function workspaceIdOf(req: Request): number {
   const raw = String(req.params.id);
   if (!WORKSPACE_ID.test(raw)) throw noSuchWorkspace();
   return Number(raw);

@@ -2,14 +2,42 @@
 import type { Webhook, WebhookCreated, WebhookDelivery } from '@secret-push/sdk/generated';
 import { CHOOSABLE_WEBHOOK_EVENTS } from '@secret-push/rules';
 import type { Translator } from '../../i18n/i18n.js';
-import { html, htmlMessage } from '../html.js';
+import { html, htmlMessage, type Html } from '../html.js';
 import { csrfField, page, type Viewer } from './layout.js';
 
 /** The events an owner may choose (webhook.test is sent on request only). */
 export const PAGE_EVENTS = CHOOSABLE_WEBHOOK_EVENTS;
 
+/**
+ * Whose webhooks a page shows: the account's (`/users/webhooks`, by default) or a workspace's
+ * (`/workspaces/<id>/webhooks`, with the workspace's sections above them).
+ */
+export interface HookPageScope {
+  /** The path the page and its forms live under. */
+  base: string;
+  title: string;
+  heading: string;
+  hint: string;
+  none: string;
+  /** What goes above the page's cards (a workspace's sections). */
+  nav?: Html;
+}
+
+function personalScope(viewer: Viewer): HookPageScope {
+  const { t } = viewer.i18n;
+  return {
+    base: '/users/webhooks',
+    title: t('webhooks.title'),
+    heading: t('webhooks.yours'),
+    hint: t('webhooks.hint', { max: 10 }),
+    none: t('webhooks.none'),
+  };
+}
+
 export interface WebhooksState {
   webhooks: readonly Webhook[];
+  /** Whose they are (default: the account's). */
+  scope?: HookPageScope;
   /** A webhook just added, with its secret: shown this once. */
   fresh?: WebhookCreated;
   error?: string;
@@ -40,6 +68,7 @@ function receiptsCard(viewer: Viewer, on: boolean | null) {
 
 export function webhooksPage(viewer: Viewer, state: WebhooksState): string {
   const { t } = viewer.i18n;
+  const scope = state.scope ?? personalScope(viewer);
   const fresh = state.fresh
     ? html`<div class="card" aria-labelledby="fresh-hook-title">
   <h2 id="fresh-hook-title" tabindex="-1">${t('webhooks.fresh.title')}</h2>
@@ -50,12 +79,12 @@ export function webhooksPage(viewer: Viewer, state: WebhooksState): string {
     : '';
   const rows = state.webhooks.map(
     (w) => html`<tr>
-  <td><a href="/users/webhooks/${w.id}">${w.url}</a>${w.description ? html`<br><small>${w.description}</small>` : ''}</td>
+  <td><a href="${scope.base}/${w.id}">${w.url}</a>${w.description ? html`<br><small>${w.description}</small>` : ''}</td>
   <td>${w.events.map((e) => html`<code>${e}</code> `)}</td>
   <td>${w.enabled ? (w.failing_since ? html`${t('webhooks.state.failingSince')} ${when(w.failing_since)}` : t('webhooks.state.on')) : html`${t('webhooks.state.disabled')} ${when(w.disabled_at)}`}</td>
-  <td><form method="post" action="/users/webhooks/${w.id}/delete">
+  <td><form method="post" action="${scope.base}/${w.id}/delete">
     ${csrfField(viewer)}
-    <button type="submit" class="danger">${t('webhooks.delete')}</button>
+    <button type="submit" class="danger">${t('webhooks.delete')}<span class="visually-hidden"> (${w.url})</span></button>
   </form></td>
 </tr>`,
   );
@@ -65,19 +94,20 @@ export function webhooksPage(viewer: Viewer, state: WebhooksState): string {
   <thead><tr><th>${t('webhooks.url')}</th><th>${t('webhooks.events')}</th><th>${t('webhooks.state')}</th><th></th></tr></thead>
   <tbody>${rows}</tbody>
 </table>`
-      : html`<p>${t('webhooks.none')}</p>`;
+      : html`<p>${scope.none}</p>`;
   return page({
-    title: t('webhooks.title'),
+    title: scope.title,
     viewer,
-    body: html`<h1>${t('webhooks.title')}</h1>
+    body: html`<h1>${scope.title}</h1>
+${scope.nav ?? ''}
 ${fresh}
 <div class="card" aria-labelledby="hooks-title">
-  <h2 id="hooks-title">${t('webhooks.yours')}</h2>
-  <p class="hint">${t('webhooks.hint', { max: 10 })}</p>
+  <h2 id="hooks-title">${scope.heading}</h2>
+  <p class="hint">${scope.hint}</p>
   ${list}
   <h3>${t('webhooks.add.title')}</h3>
   ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
-  <form method="post" action="/users/webhooks">
+  <form method="post" action="${scope.base}">
     ${csrfField(viewer)}
     <label for="hook-url">${t('webhooks.url')}</label>
     <input id="hook-url" name="url" type="url" required maxlength="2048" placeholder="https://hooks.example.org/secret-push">
@@ -93,7 +123,12 @@ ${receiptsCard(viewer, state.receipts)}`,
   });
 }
 
-export function deliveriesPage(viewer: Viewer, hook: Webhook, deliveries: readonly WebhookDelivery[]): string {
+export function deliveriesPage(
+  viewer: Viewer,
+  hook: Webhook,
+  deliveries: readonly WebhookDelivery[],
+  scope: HookPageScope = personalScope(viewer),
+): string {
   const { t } = viewer.i18n;
   const rows = deliveries.map(
     (d) => html`<tr>
@@ -104,7 +139,7 @@ export function deliveriesPage(viewer: Viewer, hook: Webhook, deliveries: readon
   <td>${d.last_status_code === null ? '–' : String(d.last_status_code)}${d.last_error ? html` <small>${d.last_error}</small>` : ''}</td>
   <td>${when(d.next_attempt_at)}</td>
   <td>${when(d.delivered_at)}</td>
-  <td><form method="post" action="/users/webhooks/${hook.id}/deliveries/${d.id}/retry">
+  <td><form method="post" action="${scope.base}/${hook.id}/deliveries/${d.id}/retry">
     ${csrfField(viewer)}
     <button type="submit">${t('webhooks.deliveries.retry')}</button>
   </form></td>
@@ -114,8 +149,9 @@ export function deliveriesPage(viewer: Viewer, hook: Webhook, deliveries: readon
     title: t('webhooks.deliveries.pageTitle'),
     viewer,
     body: html`<h1>${t('webhooks.deliveries.title', { url: hook.url })}</h1>
-<p><a href="/users/webhooks">${t('webhooks.deliveries.all')}</a></p>
-<form method="post" action="/users/webhooks/${hook.id}/test">
+${scope.nav ?? ''}
+<p><a href="${scope.base}">${t('webhooks.deliveries.all')}</a></p>
+<form method="post" action="${scope.base}/${hook.id}/test">
   ${csrfField(viewer)}
   <button type="submit">${t('webhooks.deliveries.test')}</button>
 </form>

@@ -6,6 +6,7 @@
 import type { AssignableRole, Workspace, WorkspaceInvitation, WorkspaceMember } from '@secret-push/sdk/generated';
 import { html, type Html } from '../html.js';
 import { csrfField, page, type Viewer } from './layout.js';
+import { sectionsNav } from './workspace-manage.js';
 
 /** The roles a member may be given or invited with (the contract's AssignableRole; ownership moves by hand-over). */
 export const ASSIGNABLE_ROLES: readonly AssignableRole[] = ['admin', 'member', 'auditor'];
@@ -169,6 +170,7 @@ export function workspacePage(viewer: Viewer, state: WorkspacePageState): string
     viewer,
     body: html`<h1>${w.name}</h1>
 <p>${t('workspaces.youAre', { role: w.role })} <a href="/workspaces">${t('workspaces.all')}</a></p>
+${sectionsNav(viewer, w, 'members')}
 ${alerts(state)}
 <div class="card" aria-labelledby="members-title">
   <h2 id="members-title">${t('workspaces.members.title')}</h2>
