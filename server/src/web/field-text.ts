@@ -12,8 +12,18 @@ import type { MessageKey } from '../i18n/locales.js';
 
 type Fields = Record<string, string[]>;
 
-/** A message's form → its catalogue key and the values its placeholders take from the match. */
-const FORMS: ReadonlyArray<readonly [RegExp, MessageKey, ((m: RegExpMatchArray) => MessageValues)?]> = [
+/**
+ * A message's form → its catalogue key and the values its placeholders take from the match. An area whose rules
+ * have messages of their own (a workspace's settings, a brand) passes its forms, which are tried first.
+ */
+export type FieldForms = ReadonlyArray<readonly [RegExp, MessageKey, ((m: RegExpMatchArray) => MessageValues)?]>;
+
+/** A form that is exactly `text`. */
+export function exactly(text: string): RegExp {
+  return new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+}
+
+const FORMS: FieldForms = [
   [/^is required$/, 'fieldError.required'],
   [/^can't be blank$/, 'fieldError.blank'],
   [/^must be (an integer|a number|a string|a boolean|an array|an object|a null)$/, 'fieldError.kind'],
@@ -40,9 +50,9 @@ function limit(m: RegExpMatchArray): MessageValues {
 }
 
 /** One field message in the visitor's language, or as the API says it (English, or a form not listed). */
-export function fieldText(i18n: Translator, message: string): string {
+export function fieldText(i18n: Translator, message: string, area: FieldForms = []): string {
   if (i18n.locale === 'en') return message;
-  for (const [form, key, values] of FORMS) {
+  for (const [form, key, values] of [...area, ...FORMS]) {
     const match = form.exec(message);
     if (match) return i18n.t(key, values?.(match));
   }

@@ -13,6 +13,7 @@ import { ApiError, WORKSPACE_LOGO_MAX_BYTES } from '@secret-push/rules';
 import type { UpdateWorkspaceBrandRequest, Workspace } from '@secret-push/sdk/generated';
 import { brandValidationError } from '../../http/handlers/workspace-brand-handlers.js';
 import type { WorkspaceBrandService } from '../../workspace/brand-service.js';
+import { fieldText, type FieldForms } from '../field-text.js';
 import { field } from '../forms.js';
 import { PageError, type PageKit, type Visit } from '../page-kit.js';
 import type { Viewer } from '../views/layout.js';
@@ -23,20 +24,22 @@ import { refusalPage, visitedWorkspace } from './workspace-manage-pages.js';
 /** The form: the fields, a logo of at most its limit (one byte more is kept, so the rule refuses it), some slack. */
 const BRAND_FORM_BYTES = WORKSPACE_LOGO_MAX_BYTES + 64 * 1024;
 
-/** The rules' field messages (rules/src/workspace-brand.ts, workspace-brand-handlers.ts) by catalogue sentence. */
+/** A brand's field messages (rules/src/workspace-brand.ts), by catalogue key, in the order they are tried. */
+const BRAND_FORMS: FieldForms = [
+  [/reaches only ([0-9.]+):1/, 'workspaces.brand.error.contrast', (m) => ({ ratio: m[1]! })],
+  [/hex colour/, 'workspaces.brand.error.colour'],
+  [/https:\/\//, 'workspaces.brand.error.link'],
+  [/an SVG logo may not hold/, 'workspaces.brand.error.svg'],
+  [/256 KiB/, 'workspaces.brand.error.logoSize'],
+  [/PNG, JPEG, WebP or SVG|base64|must not be empty/, 'workspaces.brand.error.logoKind'],
+  [/characters|one line|only spaces/, 'workspaces.brand.error.text'],
+];
+
+/** A brand's refused field in the page's language (English: the API's words; else a sentence, or the API's inside one). */
 function brandSentence(viewer: Viewer, message: string): string {
-  const { t, locale } = viewer.i18n;
-  if (locale === 'en') return message;
-  const ratio = /reaches only ([0-9.]+):1/.exec(message);
-  if (ratio) return t('workspaces.brand.error.contrast', { ratio: ratio[1]! });
-  if (message.includes('hex colour')) return t('workspaces.brand.error.colour');
-  if (message.includes('https://')) return t('workspaces.brand.error.link');
-  if (message.includes('an SVG logo may not hold')) return t('workspaces.brand.error.svg');
-  if (message.includes('256 KiB')) return t('workspaces.brand.error.logoSize');
-  if (message.includes('PNG, JPEG, WebP or SVG') || message.includes('base64') || message.includes('must not be empty'))
-    return t('workspaces.brand.error.logoKind');
-  if (/characters|one line|only spaces/.test(message)) return t('workspaces.brand.error.text');
-  return t('workspaces.refused.invalid', { reason: message });
+  if (viewer.i18n.locale === 'en') return message;
+  const text = fieldText(viewer.i18n, message, BRAND_FORMS);
+  return text !== message ? text : viewer.i18n.t('workspaces.refused.invalid', { reason: message });
 }
 
 let brandValidator: ReturnType<ReturnType<typeof contract>['validator']> | undefined;

@@ -11,8 +11,8 @@ import { contract } from '@secret-push/contract';
 import { ApiError, PAGE_SIZE, parsePage } from '@secret-push/rules';
 import type { Workspace } from '@secret-push/sdk/generated';
 import { workspaceSettingsValidationError } from '../../http/handlers/workspace-handlers.js';
-import type { MessageKey } from '../../i18n/i18n.js';
 import type { WorkspaceSettingsChange } from '../../workspace/workspace-rules.js';
+import { exactly, fieldText, type FieldForms } from '../field-text.js';
 import { field } from '../forms.js';
 import { PageError, type PageKit, type Visit } from '../page-kit.js';
 import type { Viewer } from '../views/layout.js';
@@ -36,28 +36,37 @@ export function refusalPage(viewer: Viewer, error: unknown): unknown {
 }
 
 /** The API's field messages of `updateWorkspace` (workspace-service.ts, workspace-handlers.ts), by catalogue key. */
-const FIELD_SENTENCES: Record<string, MessageKey> = {
-  'must be 1 to 100 characters, not only spaces': 'workspaces.settings.error.name',
-  'must not be empty': 'workspaces.settings.error.name',
-  'turn on two-factor sign-in for your own account first (nobody locks themselves out)':
-    'workspaces.settings.error.ownTwoFactor',
-  'must be a domain name such as example.com (at most 253 characters), or null':
-    'workspaces.settings.error.domainFormat',
-  'must be the domain of your own email address': 'workspaces.settings.error.domainNotOwn',
-  'another workspace is tied to this domain': 'workspaces.settings.error.domainTaken',
-  'this instance has no single sign-on': 'workspaces.settings.error.noSingleSignOn',
-  "this instance's single sign-on does not allow this domain": 'workspaces.settings.error.domainNotAllowed',
-};
+const SETTINGS_FORMS: FieldForms = (
+  [
+    ['must be 1 to 100 characters, not only spaces', 'workspaces.settings.error.name'],
+    ['must not be empty', 'workspaces.settings.error.name'],
+    [
+      'turn on two-factor sign-in for your own account first (nobody locks themselves out)',
+      'workspaces.settings.error.ownTwoFactor',
+    ],
+    [
+      'must be a domain name such as example.com (at most 253 characters), or null',
+      'workspaces.settings.error.domainFormat',
+    ],
+    ['must be the domain of your own email address', 'workspaces.settings.error.domainNotOwn'],
+    ['another workspace is tied to this domain', 'workspaces.settings.error.domainTaken'],
+    ['this instance has no single sign-on', 'workspaces.settings.error.noSingleSignOn'],
+    ["this instance's single sign-on does not allow this domain", 'workspaces.settings.error.domainNotAllowed'],
+  ] as const
+).map(([text, key]) => [exactly(text), key] as const);
 
-/** The API's 422 field messages in the page's language (English pages show the API's own words). */
+/**
+ * The API's 422 field messages in the page's language (English pages show the API's own words; a message of no
+ * known form is said inside the workspace pages' "not accepted" sentence).
+ */
 function fieldSentences(viewer: Viewer, fields: Record<string, string[]>): Record<string, string[]> {
   const { t, locale } = viewer.i18n;
   const said: Record<string, string[]> = {};
   for (const [name, messages] of Object.entries(fields)) {
     said[name] = messages.map((m) => {
-      const key = FIELD_SENTENCES[m];
-      if (locale === 'en' || !key) return locale === 'en' ? m : t('workspaces.refused.invalid', { reason: m });
-      return t(key);
+      if (locale === 'en') return m;
+      const text = fieldText(viewer.i18n, m, SETTINGS_FORMS);
+      return text !== m ? text : t('workspaces.refused.invalid', { reason: m });
     });
   }
   return said;
