@@ -7,6 +7,7 @@ import type { Request, Router } from 'express';
 import { ApiError } from '@secret-push/rules';
 import type { Workspace } from '@secret-push/sdk/generated';
 import { apiKeyRecord } from '../../http/handlers/api-key-handlers.js';
+import { fieldsLine } from '../field-text.js';
 import { PageError, type PageKit, type Visit } from '../page-kit.js';
 import { revokeKeyPage, workspaceKeysPage, type WorkspaceKeysState } from '../views/workspace-keys.js';
 import { keyFromForm } from './api-key-pages.js';
@@ -69,7 +70,11 @@ export function workspaceKeyPages(router: Router, kit: PageKit): void {
         kit.send(res, 201, workspaceKeysPage(v.viewer, await stateOf(workspace, { fresh })));
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw refusalPage(v.viewer, error);
-        kit.send(res, 422, workspaceKeysPage(v.viewer, await stateOf(workspace, { error: error.message })));
+        kit.send(
+          res,
+          422,
+          workspaceKeysPage(v.viewer, await stateOf(workspace, { error: fieldsLine(v.viewer.i18n, error) })),
+        );
       }
     }),
   );

@@ -9,6 +9,7 @@ import { ApiError } from '@secret-push/rules';
 import type { Workspace } from '@secret-push/sdk/generated';
 import { webhookScopes } from '../../http/handlers/webhook-scope.js';
 import type { HookScope } from '../../webhooks/webhook-repository.js';
+import { fieldsLine } from '../field-text.js';
 import { PageError, type PageKit, type Visit } from '../page-kit.js';
 import { deliveriesPage, webhooksPage, type HookPageScope, type WebhooksState } from '../views/webhooks.js';
 import { sectionsNav } from '../views/workspace-manage.js';
@@ -85,7 +86,7 @@ export function workspaceWebhookPages(router: Router, kit: PageKit): void {
         await show(res, v, 201, workspace, scope, { fresh });
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw refusalPage(v.viewer, error);
-        await show(res, v, 422, workspace, scope, { error: error.message });
+        await show(res, v, 422, workspace, scope, { error: fieldsLine(v.viewer.i18n, error) });
       }
     }),
   );
