@@ -10,14 +10,16 @@ import { EMAIL_A, EMAIL_B, startOurServer, type Instance } from './support/our-s
 import { formatGrade, formatGradeJson, grade, gradeExitCode, type GradeOutput } from '../src/grade/grader.js';
 import { FAULTS } from '../src/grade/faults/index.js';
 import { ACCESS_CODE_FAULTS } from '../src/grade/faults/recipient-access.js';
+import { INVITATION_EMAIL_FAULTS } from '../src/grade/faults/workspace-members.js';
 import { makeSettings, startMailbox, type Mailbox } from '@secret-push/server/testing';
 
 /**
- * The faults this instance can show: all but the access codes' (issue 42), which need an SMTP relay; with one, the
- * links of the second process and of the mail name the first's address, which the proxy does not rewrite, so they
- * are graded on an instance of their own (below).
+ * The faults this instance can show: all but the access codes' (issue 42) and the invitations by email's (issue 41),
+ * which need an SMTP relay; with one, the links of the second process and of the mail name the first's address,
+ * which the proxy does not rewrite, so they are graded on instances of their own (below).
  */
-const GRADED_HERE = FAULTS.map((f) => f.name).filter((name) => !ACCESS_CODE_FAULTS.includes(name));
+const MAILED = [...ACCESS_CODE_FAULTS, ...INVITATION_EMAIL_FAULTS];
+const GRADED_HERE = FAULTS.map((f) => f.name).filter((name) => !MAILED.includes(name));
 
 describe('grading the suite against our server', () => {
   let instance: Instance;
@@ -115,6 +117,49 @@ describe('grading the RCPT class against our server with an SMTP relay', () => {
   it('passes the baseline and kills every fault of the codes, each by a requirement its entry names', () => {
     expect(output.baseline.failures.map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
     expect(output.total).toBe(ACCESS_CODE_FAULTS.length);
+    expect(output.faults.filter((f) => !f.killed).map((f) => f.name)).toEqual([]);
+    expect(output.faults.filter((f) => !f.by.some((id) => f.expected.includes(id))).map((f) => f.name)).toEqual([]);
+  });
+});
+
+// The invitations by email's fault (issue 41) on an instance with an SMTP relay, with the TEAM class alone: killed by
+// the requirement its entry names.
+describe('grading the TEAM class against our server with an SMTP relay', () => {
+  let instance: Instance;
+  let mailbox: Mailbox;
+  let output: GradeOutput;
+
+  beforeAll(async () => {
+    mailbox = await startMailbox();
+    instance = await startOurServer({
+      mail: { ...makeSettings().mail, smtpUrl: mailbox.url, attempts: 3, retrySeconds: 1 },
+    });
+    output = await grade({
+      baseUrl: instance.baseUrl,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      email: EMAIL_A,
+      emailB: EMAIL_B,
+      profile: 'full',
+      only: ['TEAM'],
+      mailDomain: 'example.net',
+      mailbox: async (address) =>
+        mailbox.messages
+          .filter((m) => m.to.includes(address))
+          .map((m) => ({ subject: m.parsed.subject, text: m.parsed.text, html: m.parsed.html || '' })),
+      faults: [...INVITATION_EMAIL_FAULTS],
+    });
+    if (process.env.CONFORMANCE_PRINT) console.log(formatGrade(output, 200));
+  }, 600_000);
+
+  afterAll(async () => {
+    await instance?.close();
+    await mailbox?.stop();
+  });
+
+  it('passes the baseline and kills the fault of invitations by email by a requirement its entry names', () => {
+    expect(output.baseline.failures.map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
+    expect(output.total).toBe(INVITATION_EMAIL_FAULTS.length);
     expect(output.faults.filter((f) => !f.killed).map((f) => f.name)).toEqual([]);
     expect(output.faults.filter((f) => !f.by.some((id) => f.expected.includes(id))).map((f) => f.name)).toEqual([]);
   });

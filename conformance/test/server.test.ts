@@ -240,3 +240,43 @@ describe('the HOOK class against our server with webhooks', () => {
     ]);
   });
 });
+
+// The TEAM class on an instance with an SMTP relay, so that invitations by email are mailed (a real SMTP server in
+// this process, its mailbox read through the suite's hook): TEAM-027 runs here; the instances above skip it.
+describe('the TEAM class against our server with an SMTP relay', () => {
+  let instance: Instance;
+  let mailbox: Mailbox;
+  let run: RunOutput;
+
+  beforeAll(async () => {
+    mailbox = await startMailbox();
+    instance = await startOurServer({
+      mail: { ...makeSettings().mail, smtpUrl: mailbox.url, attempts: 3, retrySeconds: 1 },
+    });
+    run = await runSuite({
+      baseUrl: instance.baseUrl,
+      token: instance.tokenA,
+      tokenB: instance.tokenB,
+      email: EMAIL_A,
+      emailB: EMAIL_B,
+      profile: 'full',
+      only: ['TEAM'],
+      mailDomain: 'example.net',
+      mailbox: async (address) =>
+        mailbox.messages
+          .filter((m) => m.to.includes(address))
+          .map((m) => ({ subject: m.parsed.subject, text: m.parsed.text, html: m.parsed.html || '' })),
+    });
+    if (process.env.CONFORMANCE_PRINT) console.log(formatTable(run, 140));
+  }, 170_000);
+
+  afterAll(async () => {
+    await instance?.close();
+    await mailbox?.stop();
+  });
+
+  it('fails nothing and accepts an invitation by email only with its addressee (TEAM-027)', () => {
+    expect(failures(run)).toEqual([]);
+    expect(run.results.find((r) => r.id === 'TEAM-027')?.status).toBe('pass');
+  });
+});
