@@ -326,7 +326,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     pushes,
     requests: requestService,
     users,
-    admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes })),
+    admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes, deletion: area.deletion })),
     workspaces,
     workspaceBrands,
     invitations,

@@ -32,9 +32,13 @@ type WorkspaceRow = {
 
 const D = {
   /** The workspace, locked, with the actor's standing in it (read under the lock: a hand-over waits or went first). */
-  lock: sql<{ id: number; actorId: string | null }, WorkspaceRow & { role: WorkspaceRole | null; blocked: boolean }>(
+  lock: sql<
+    { id: number; actorId: string | null },
+    WorkspaceRow & { role: WorkspaceRole | null; blocked: boolean; members: string | number }
+  >(
     `select w.id, w.name, w.require_two_factor, w.sso_domain, w.created_at, w.updated_at, m.role,
-       coalesce(w.require_two_factor and u.totp_enabled_at is null, false) as blocked
+       coalesce(w.require_two_factor and u.totp_enabled_at is null, false) as blocked,
+       (select count(*) from workspace_members a where a.workspace_id = w.id) as members
      from workspaces w
      left join workspace_members m on m.workspace_id = w.id and m.user_id = cast(:actorId as uuid)
      left join users u on u.id = m.user_id
@@ -79,6 +83,8 @@ export interface DeletingActor {
   role: WorkspaceRole | null;
   /** The workspace requires two-factor sign-in and the actor's account has none. */
   blocked: boolean;
+  /** How many members the workspace has (read under its lock: a join waits for the deletion). */
+  members: number;
 }
 
 /** Throws to refuse (nothing is deleted). */
@@ -126,7 +132,7 @@ export function createWorkspaceDeletion(
         createdAt: new Date(row.created_at),
         updatedAt: new Date(row.updated_at),
       };
-      check(workspace, { role: row.role, blocked: row.blocked });
+      check(workspace, { role: row.role, blocked: row.blocked, members: Number(row.members) });
       const objects = (await tx.query(D.objects, { id: workspaceId })).map((r) => r.object_key);
       const [requests] = await tx.query(D.requests, { id: workspaceId });
       const [pushes] = await tx.query(D.pushes, { id: workspaceId, now });
