@@ -225,6 +225,12 @@ export function createAdminService(deps: AdminDeps): AdminService {
         throw new ApiError('not_found', 'No user has this email.');
     },
     deleteUser,
-    workspaces: createAdminWorkspaces({ db, keys: deps.users.keys, requireAdmin, audit: repo.audit }),
+    workspaces: createAdminWorkspaces({
+      db,
+      keys: deps.users.keys,
+      deletion: deps.deletion,
+      requireAdmin,
+      audit: repo.audit,
+    }),
   };
 }
