@@ -29,6 +29,7 @@ import { webhooks } from './requirements/webhooks.js';
 import { recipientAccess } from './requirements/recipient-access.js';
 import { workspaceRequirements } from './requirements/workspaces.js';
 import { workspaceWebhookRequirements } from './requirements/workspace-webhooks.js';
+import { workspaceDeletionRequirements } from './requirements/workspace-deletion.js';
 import { workspaceRequestRequirements } from './requirements/workspace-requests.js';
 import { startWebhookReceiver } from './receiver.js';
 
@@ -61,6 +62,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...workspaceRequirements,
   ...workspaceWebhookRequirements,
   ...workspaceRequestRequirements,
+  ...workspaceDeletionRequirements,
 ];
 
 export interface RunOutput {

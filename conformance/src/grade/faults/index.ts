@@ -35,6 +35,7 @@ import {
 } from './recipient-access.js';
 import { workspaceAuthFaults, workspaceOptionFaults, workspaceStatusFaults } from './workspaces.js';
 import { workspaceRequestAuthFaults, workspaceRequestFaults } from './workspace-requests.js';
+import { workspaceDeletionFaults } from './workspace-deletion.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -79,4 +80,5 @@ export const FAULTS: Fault[] = [
   ...workspaceStatusFaults,
   ...workspaceRequestFaults,
   ...workspaceRequestAuthFaults,
+  ...workspaceDeletionFaults,
 ];
