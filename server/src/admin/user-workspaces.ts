@@ -39,7 +39,7 @@ const refusal = (blocking: Named[]) =>
   });
 
 /** The user's workspaces as a deletion sees them: those that refuse it, and those that go with them. */
-export async function userWorkspaces(db: Db, userId: string): Promise<{ blocking: Named[]; alone: Named[] }> {
+async function userWorkspaces(db: Db, userId: string): Promise<{ blocking: Named[]; alone: Named[] }> {
   const rows = (await db.query(S.of, { userId })).map((r) => ({ ...r, id: Number(r.id), members: Number(r.members) }));
   return {
     blocking: rows.filter((r) => r.role === 'owner' && r.members > 1).map(({ id, name }) => ({ id, name })),

@@ -63,7 +63,7 @@ const D = {
 };
 
 /** What a deletion took away (counts only). */
-export interface WorkspaceDeleted {
+interface WorkspaceDeleted {
   workspace: {
     id: number;
     name: string;
@@ -79,7 +79,7 @@ export interface WorkspaceDeleted {
 }
 
 /** The actor's standing in the workspace, read under its lock: null, not a member (or nobody: an administrator). */
-export interface DeletingActor {
+interface DeletingActor {
   role: WorkspaceRole | null;
   /** The workspace requires two-factor sign-in and the actor's account has none. */
   blocked: boolean;
