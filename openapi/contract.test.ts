@@ -97,6 +97,7 @@ describe('the OpenAPI contract', () => {
         'listAccounts',
         'createWorkspace',
         'updateWorkspace',
+        'deleteWorkspace',
         'listWorkspaceMembers',
         'updateWorkspaceMember',
         'removeWorkspaceMember',
@@ -160,7 +161,7 @@ describe('the OpenAPI contract', () => {
       '503',
     ]);
     expect(statuses('listWorkspaceAudit')).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
-    for (const id of ['removeWorkspaceMember', 'leaveWorkspace', 'transferWorkspace'])
+    for (const id of ['removeWorkspaceMember', 'leaveWorkspace', 'transferWorkspace', 'deleteWorkspace'])
       expect(statuses(id), id).toEqual(['200', '400', '401', '403', '404', '422', '429', '500', '503']);
     expect(statuses('updateWorkspace')).toEqual(['200', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
     expect(statuses('updateWorkspaceMember')).toEqual([

@@ -29,6 +29,7 @@ import { webhooks } from './requirements/webhooks.js';
 import { recipientAccess } from './requirements/recipient-access.js';
 import { workspaceRequirements } from './requirements/workspaces.js';
 import { workspaceWebhookRequirements } from './requirements/workspace-webhooks.js';
+import { workspaceDeletionRequirements } from './requirements/workspace-deletion.js';
 import { workspaceRequestRequirements } from './requirements/workspace-requests.js';
 import { workspaceMemberRequirements } from './requirements/workspace-members.js';
 import { startWebhookReceiver } from './receiver.js';
@@ -63,6 +64,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...workspaceWebhookRequirements,
   ...workspaceRequestRequirements,
   ...workspaceMemberRequirements,
+  ...workspaceDeletionRequirements,
 ];
 
 export interface RunOutput {

@@ -165,3 +165,16 @@ export function requireWorkspaceKeyOperation(operationId: string, keyWorkspace: 
     `A workspace's API key acts only in its workspace; ${operationId} acts in a personal space.`,
   );
 }
+
+/** Who deletes a workspace (`deleteWorkspace`): its owner alone. The server and the stateful mock both ask. */
+export function mayDeleteWorkspace(role: WorkspaceRole | null): boolean {
+  return role === 'owner';
+}
+
+/**
+ * Whether `confirm` (deleteWorkspace's `confirm`, the pages' typed name) confirms deleting the workspace named
+ * `name`: its name exactly, nothing trimmed or folded, so it is sent on purpose.
+ */
+export function confirmsDeletion(name: string, confirm: string): boolean {
+  return confirm === name;
+}

@@ -8,6 +8,7 @@ import {
   createWorkspace as genCreateWorkspace,
   getWorkspaceBrand as genGetWorkspaceBrand,
   createWorkspaceInvitation as genCreateWorkspaceInvitation,
+  deleteWorkspace as genDeleteWorkspace,
   leaveWorkspace as genLeaveWorkspace,
   listAccounts as genListAccounts,
   listWorkspaceAudit as genListWorkspaceAudit,
@@ -60,6 +61,12 @@ export interface WorkspaceMethods {
     settings: UpdateWorkspaceRequest['workspace'],
     options?: RequestOptions,
   ): Promise<Workspace>;
+  /**
+   * Deletes the workspace with everything it holds (its pushes, requests, keys, webhooks, invitations, brand,
+   * members and trail): its owner only. `confirmName` must be the workspace's name, exactly (422 otherwise, and
+   * nothing is deleted). Answers the workspace as it was. Never retried automatically.
+   */
+  deleteWorkspace(workspaceId: number, confirmName: string, options?: RequestOptions): Promise<Workspace>;
   /** The workspace's members, the owner first (any member may read them; 404 for a workspace the caller is not in). */
   listWorkspaceMembers(workspaceId: number, options?: RequestOptions): Promise<WorkspaceMember[]>;
   /** Gives a member another role (the owner and admins; never `owner`: see transferWorkspace). */
@@ -144,6 +151,12 @@ export function workspaceMethods(send: Send, baseUrl: string): WorkspaceMethods 
       const path = { workspace_id: workspaceId };
       const body = { workspace: settings };
       return (await send<Workspace>((x) => genUpdateWorkspace({ ...x, path, body }), opts, 'safe')).data;
+    },
+    // Not retried automatically: a retried deletion would answer 404.
+    async deleteWorkspace(workspaceId, confirmName, opts) {
+      const path = { workspace_id: workspaceId };
+      const query = { confirm: confirmName };
+      return (await send<Workspace>((x) => genDeleteWorkspace({ ...x, path, query }), opts, 'never')).data;
     },
     async listWorkspaceMembers(workspaceId, opts) {
       const path = { workspace_id: workspaceId };

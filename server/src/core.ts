@@ -250,7 +250,9 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
   const files = await openFiles(settings, keyring, opts);
   const repository = createPushRepository(db, files ? (keys) => void files.remove(keys) : undefined);
   const accounts = guarded(createAccountService(orm, db, settings));
-  const area = workspaceArea(db, settings);
+  const area = workspaceArea(db, settings, files ? (keys) => void files.remove(keys) : undefined, (facts) =>
+    opts.logger?.info(facts, 'workspace deleted'),
+  );
   const { workspaces, workspaceBrands, mailBrandOf } = area;
   const jobs = await startJobs(settings, opts, db, repository, keyring, mailBrandOf);
   const hooks = jobs?.webhooks ?? null;
@@ -324,7 +326,7 @@ export async function createCore(settings: Settings, opts: CoreOptions = {}): Pr
     pushes,
     requests: requestService,
     users,
-    admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes })),
+    admin: guarded(createAdminService({ db, settings, users, accounts, twoFactor, pushes, deletion: area.deletion })),
     workspaces,
     workspaceBrands,
     invitations,

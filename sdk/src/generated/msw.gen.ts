@@ -2,7 +2,7 @@
 
 import { http, type HttpHandler, HttpResponse, type HttpResponseResolver, type RequestHandlerOptions as RequestHandlerOptions2 } from 'msw';
 
-import type { AcceptWorkspaceInvitationData, AcceptWorkspaceInvitationResponses, ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceInvitationData, CreateWorkspaceInvitationResponses, CreateWorkspaceResponses, DeleteWebhookResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, GetWorkspaceBrandResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceAuditResponses, ListWorkspaceInvitationsResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RevokeWorkspaceInvitationResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceBrandData, UpdateWorkspaceBrandResponses, UpdateWorkspaceData, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
+import type { AcceptWorkspaceInvitationData, AcceptWorkspaceInvitationResponses, ClientOptions, CreateApiKeyData, CreateApiKeyResponses, CreatePushData, CreatePushResponses, CreateRequestData, CreateRequestResponses, CreateWebhookData, CreateWebhookResponses, CreateWorkspaceData, CreateWorkspaceInvitationData, CreateWorkspaceInvitationResponses, CreateWorkspaceResponses, DeleteWebhookResponses, DeleteWorkspaceResponses, DownloadPushFileResponses, ExpirePushResponses, GetPushAuditResponses, GetPushResponses, GetRequestAuditResponses, GetRequestResponses, GetVersionResponses, GetWebhookResponses, GetWorkspaceBrandResponses, LeaveWorkspaceResponses, ListAccountsResponses, ListActivePushesResponses, ListActiveRequestsResponses, ListApiKeysResponses, ListExpiredPushesResponses, ListExpiredRequestsResponses, ListWebhookDeliveriesResponses, ListWebhooksResponses, ListWorkspaceAuditResponses, ListWorkspaceInvitationsResponses, ListWorkspaceMembersResponses, ListWorkspacesResponses, NotifyEmailsData, NotifyEmailsResponses, PreviewPushResponses, PreviewRequestResponses, RemoveWorkspaceMemberResponses, RequestAccessCodeData, RequestAccessCodeResponses, RespondToRequestData, RespondToRequestResponses, RetryWebhookDeliveryResponses, RevokeApiKeyResponses, RevokeRequestResponses, RevokeWorkspaceInvitationResponses, RotateWebhookSecretResponses, TestWebhookResponses, TransferWorkspaceResponses, UpdateWorkspaceBrandData, UpdateWorkspaceBrandResponses, UpdateWorkspaceData, UpdateWorkspaceMemberData, UpdateWorkspaceMemberResponses, UpdateWorkspaceResponses } from './types.gen.js';
 
 export type RequestHandlerOptions = RequestHandlerOptions2 & {
     baseUrl?: ClientOptions['baseUrl'];
@@ -628,6 +628,37 @@ export type HandleListAccountsResponse = {
  */
 export function handleListAccounts(response?: HandleListAccountsResponse | HttpResponseResolver<never, never>, options?: RequestHandlerOptions): HttpHandler {
     return http.get<never, never>(`${options?.baseUrl ?? '*'}/api/v2/accounts`, info => {
+        if (typeof response === 'function') {
+            return response(info);
+        }
+        const body = response?.body;
+        if (body !== undefined) {
+            return HttpResponse.json(body, { status: response?.status ?? 200 });
+        }
+        if (options?.responseFallback === 'passthrough') {
+            return;
+        }
+        return new Response('Not Implemented', {
+            status: 501,
+            statusText: 'Not Implemented'
+        });
+    }, options);
+}
+
+export type HandleDeleteWorkspaceResponse = {
+    body: DeleteWorkspaceResponses[200];
+    status?: 200;
+};
+
+/**
+ * Handler for the `DELETE /api/v2/workspaces/{workspace_id}` operation.
+ */
+export function handleDeleteWorkspace(response?: HandleDeleteWorkspaceResponse | HttpResponseResolver<{
+    workspace_id: string;
+}, never>, options?: RequestHandlerOptions): HttpHandler {
+    return http.delete<{
+        workspace_id: string;
+    }, never>(`${options?.baseUrl ?? '*'}/api/v2/workspaces/:workspace_id`, info => {
         if (typeof response === 'function') {
             return response(info);
         }
@@ -1477,6 +1508,10 @@ export type MswHandlerFactories = {
      */
     listAccounts: typeof handleListAccounts;
     /**
+     * Handler for the `DELETE /api/v2/workspaces/{workspace_id}` operation.
+     */
+    deleteWorkspace: typeof handleDeleteWorkspace;
+    /**
      * Handler for the `POST /api/v2/workspaces/{workspace_id}/settings` operation.
      */
     updateWorkspace: typeof handleUpdateWorkspace;
@@ -1611,6 +1646,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
         listWorkspaces: wrap(handleListWorkspaces),
         createWorkspace: wrap(handleCreateWorkspace),
         listAccounts: wrap(handleListAccounts),
+        deleteWorkspace: wrap(handleDeleteWorkspace),
         updateWorkspace: wrap(handleUpdateWorkspace),
         listWorkspaceMembers: wrap(handleListWorkspaceMembers),
         removeWorkspaceMember: wrap(handleRemoveWorkspaceMember),
@@ -1679,6 +1715,7 @@ export function createMswHandlers(config: RequestHandlerOptions = {}): CreateMsw
             invoke(pick.getPush, overrides.getPush),
             invoke(pick.revokeRequest, overrides.revokeRequest),
             invoke(pick.getRequest, overrides.getRequest),
+            invoke(pick.deleteWorkspace, overrides.deleteWorkspace),
             invoke(pick.revokeApiKey, overrides.revokeApiKey),
             invoke(pick.deleteWebhook, overrides.deleteWebhook),
             invoke(pick.getWebhook, overrides.getWebhook),

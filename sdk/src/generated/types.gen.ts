@@ -2280,6 +2280,13 @@ export type RequestToken = string;
 export type WorkspaceIdPath = number;
 
 /**
+ * The workspace's name, exactly as it is (`Workspace.name`): the confirmation a client sends on purpose, so that no
+ * retried or mistyped call deletes a workspace. Another value → 422 on `confirm`, and nothing is deleted.
+ *
+ */
+export type WorkspaceNameConfirm = string;
+
+/**
  * The member's `user_id` (from `listWorkspaceMembers`).
  */
 export type MemberUserId = string;
@@ -3722,6 +3729,76 @@ export type ListAccountsResponses = {
 };
 
 export type ListAccountsResponse = ListAccountsResponses[keyof ListAccountsResponses];
+
+export type DeleteWorkspaceData = {
+    body?: never;
+    path: {
+        /**
+         * The workspace's `id` (from `listWorkspaces`).
+         */
+        workspace_id: number;
+    };
+    query: {
+        /**
+         * The workspace's name, exactly as it is (`Workspace.name`): the confirmation a client sends on purpose, so that no
+         * retried or mistyped call deletes a workspace. Another value → 422 on `confirm`, and nothing is deleted.
+         *
+         */
+        confirm: string;
+    };
+    url: '/api/v2/workspaces/{workspace_id}';
+};
+
+export type DeleteWorkspaceErrors = {
+    /**
+     * A path or query parameter is missing or malformed (400, `invalid_parameter`).
+     */
+    400: ErrorResponse;
+    /**
+     * No token where one is needed (`authentication_required`), or a token that matches no user (`invalid_token`).
+     */
+    401: ErrorResponse;
+    /**
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     */
+    403: ErrorResponse;
+    /**
+     * The caller is not a member of a workspace of this id, or none exists (the same answer, so ids cannot be probed), or the workspace has no member of this `user_id` (`not_found`).
+     */
+    404: ErrorResponse;
+    /**
+     * The confirmation is not the workspace's name (`validation_failed` on `confirm`): nothing is deleted.
+     */
+    422: ErrorResponse;
+    /**
+     * The client sent too many requests (`rate_limited`, `PWPUSH_RATE_LIMIT_PER_MINUTE` per client address).
+     */
+    429: ErrorResponse;
+    /**
+     * An unexpected failure (`internal_error`). The body never carries a stack trace or a secret.
+     */
+    500: ErrorResponse;
+    /**
+     * The database is unreachable or did not answer in time (`service_unavailable`). Nothing was done: no view was used,
+     * no push was created, changed or audited (every write checks the request's deadline as it runs, and this answer
+     * comes after that deadline). Retry after `Retry-After` seconds; a create may be retried with the same
+     * `Idempotency-Key`. On an instance that keeps file bytes in an object store, the same answer says that the store is
+     * unreachable: a create with files stored nothing, a retrieval of a file push counted no view, a download sent no byte.
+     *
+     */
+    503: ErrorResponse;
+};
+
+export type DeleteWorkspaceError = DeleteWorkspaceErrors[keyof DeleteWorkspaceErrors];
+
+export type DeleteWorkspaceResponses = {
+    /**
+     * The workspace as it was, now deleted.
+     */
+    200: Workspace;
+};
+
+export type DeleteWorkspaceResponse = DeleteWorkspaceResponses[keyof DeleteWorkspaceResponses];
 
 export type UpdateWorkspaceData = {
     body: UpdateWorkspaceRequest;

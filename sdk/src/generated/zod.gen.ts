@@ -1459,6 +1459,13 @@ export const zRequestToken = z.string().min(1).max(64);
 export const zWorkspaceIdPath = z.int().gte(1).lte(2147483647);
 
 /**
+ * The workspace's name, exactly as it is (`Workspace.name`): the confirmation a client sends on purpose, so that no
+ * retried or mistyped call deletes a workspace. Another value → 422 on `confirm`, and nothing is deleted.
+ *
+ */
+export const zWorkspaceNameConfirm = z.string().min(1).max(1000);
+
+/**
  * The member's `user_id` (from `listWorkspaceMembers`).
  */
 export const zMemberUserId = z.uuid().length(36);
@@ -1729,6 +1736,19 @@ export const zCreateWorkspaceResponse = zWorkspace;
  * The caller's workspaces.
  */
 export const zListAccountsResponse = zWorkspaceList;
+
+export const zDeleteWorkspacePath = z.object({
+    workspace_id: z.int().gte(1).lte(2147483647)
+});
+
+export const zDeleteWorkspaceQuery = z.object({
+    confirm: z.string().min(1).max(1000)
+});
+
+/**
+ * The workspace as it was, now deleted.
+ */
+export const zDeleteWorkspaceResponse = zWorkspace;
 
 export const zUpdateWorkspaceBody = zUpdateWorkspaceRequest;
 

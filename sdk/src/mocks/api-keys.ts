@@ -165,6 +165,11 @@ export class MockApiKeys {
     };
   }
 
+  /** A deleted workspace's (deleteWorkspace): they go with it. */
+  dropWorkspace(workspaceId: number): void {
+    for (const [id, item] of this.keys) if (item.workspace_id === workspaceId) this.keys.delete(id);
+  }
+
   reset(): void {
     this.keys.clear();
   }

@@ -111,6 +111,12 @@ export class MockInvitations {
     return this.workspaces.join(workspaceId, email, found.record.role, now);
   }
 
+  /** A deleted workspace's (deleteWorkspace): they go with it. */
+  dropWorkspace(workspaceId: number): void {
+    for (const [id, item] of this.invitations)
+      if (item.record.workspace_id === workspaceId) this.invitations.delete(id);
+  }
+
   reset(): void {
     this.invitations.clear();
   }

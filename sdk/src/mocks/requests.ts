@@ -79,6 +79,11 @@ export class MockRequests {
     };
   }
 
+  /** A deleted workspace's (deleteWorkspace): they go with it. */
+  dropWorkspace(workspaceId: number): void {
+    for (const [id, item] of this.requests) if (item.workspaceId === workspaceId) this.requests.delete(id);
+  }
+
   reset(): void {
     this.requests.clear();
   }

@@ -109,6 +109,13 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 function mockKit(store: MockStore, settings: MockSettings, validate: boolean, keys: MockApiKeys, hooks: MockWebhooks) {
   const workspaces = new MockWorkspaces();
   const requests = new MockRequests(store, workspaces);
+  // A deleted workspace takes its pushes, requests, keys and webhooks (deleteWorkspace).
+  workspaces.onDelete.push(
+    (id) => store.dropWorkspace(id),
+    (id) => requests.dropWorkspace(id),
+    (id) => keys.dropWorkspace(id),
+    (id) => hooks.dropWorkspace(id),
+  );
   function check(schema: string, body: unknown): void {
     if (!validate) return;
     schemas ??= componentChecker();

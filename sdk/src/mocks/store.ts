@@ -188,6 +188,11 @@ export class MockStore {
     this.clockOffset += ms;
   }
 
+  /** A deleted workspace's (deleteWorkspace): they go with it. */
+  dropWorkspace(workspaceId: number): void {
+    for (const [id, item] of this.pushes) if (item.workspaceId === workspaceId) this.pushes.delete(id);
+  }
+
   reset(): void {
     this.pushes.clear();
     this.links.clear();

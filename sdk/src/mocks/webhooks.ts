@@ -180,6 +180,11 @@ export class MockWebhooks {
     return { ...delivery };
   }
 
+  /** A deleted workspace's (deleteWorkspace): they go with it. */
+  dropWorkspace(workspaceId: number): void {
+    for (const [id, item] of this.hooks) if (item.workspace_id === workspaceId) this.hooks.delete(id);
+  }
+
   reset(): void {
     this.hooks.clear();
     this.calls.clear();

@@ -80,6 +80,11 @@ export class MockWorkspaceBrands {
     return structuredClone(stored);
   }
 
+  /** A deleted workspace's brand goes with it. */
+  dropWorkspace(workspaceId: number): void {
+    this.brands.delete(workspaceId);
+  }
+
   reset(): void {
     this.brands.clear();
   }

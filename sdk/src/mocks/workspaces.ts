@@ -7,10 +7,12 @@ import type { Workspace, WorkspaceAuditEntry, WorkspaceMember, WorkspaceRole } f
 import {
   ApiError,
   type ApiKeyScope,
+  confirmsDeletion,
   judgeMemberChange,
   listedWorkspace,
   type MemberChange,
   type MemberStanding,
+  mayDeleteWorkspace,
   validationFailed,
   workspaceNotFound,
 } from '@secret-push/rules';
@@ -220,6 +222,29 @@ export class MockWorkspaces implements InvitationWorkspaces {
     return this.record(w, role);
   }
 
+  /** What else a deleted workspace takes (the pushes, requests, keys and webhooks the kit keeps elsewhere). */
+  readonly onDelete: ((workspaceId: number) => void)[] = [];
+
+  /**
+   * `deleteWorkspace`, by the server's rules (`mayDeleteWorkspace`, `confirmsDeletion`): its owner alone, with its
+   * name; everything it holds goes with it. Answers the workspace as it was.
+   */
+  remove(workspaceId: number, email: string, confirm: string, keyWorkspace: number | null): Workspace {
+    const w = this.workspaces.get(workspaceId);
+    const role = w?.members.get(email) ?? null;
+    if (keyWorkspace !== null) throw new ApiError('forbidden', "A workspace's API key may not delete its workspace.");
+    if (!w || !role) throw workspaceNotFound();
+    if (!mayDeleteWorkspace(role))
+      throw new ApiError('forbidden', `Only the workspace's owner deletes it; you are its ${role}.`);
+    if (!confirmsDeletion(w.name, confirm))
+      throw validationFailed({ confirm: ["must be the workspace's name, exactly"] });
+    this.workspaces.delete(workspaceId);
+    this.invitations.dropWorkspace(workspaceId);
+    this.brands.dropWorkspace(workspaceId);
+    for (const drop of this.onDelete) drop(workspaceId);
+    return this.record(w, role);
+  }
+
   /** The user's role in the workspace, or null: not a member (or no such workspace); a workspace's key: none. */
   roleOf(workspaceId: number, email: string, keyWorkspace: number | null): WorkspaceRole | null {
     if (keyWorkspace !== null) return null;
@@ -345,6 +370,20 @@ export function workspaceRoutes<Ctx extends { request: Request; url: URL; actor:
           throw new ApiError('invalid_json');
         }
         return json(ctx, 'Workspace', workspaces.update(id, email, body, store.now(), keyWorkspaceOf(ctx)));
+      },
+    },
+    {
+      operationId: 'deleteWorkspace',
+      scope: 'workspaces:manage',
+      method: 'DELETE',
+      path: '/api/v2/workspaces/{workspace_id}',
+      handle: (ctx, p) => {
+        const email = owner(ctx);
+        const id = workspaceIdOf(p);
+        const confirm = ctx.url.searchParams.get('confirm');
+        if (confirm === null || confirm === '' || confirm.length > 1000)
+          throw new ApiError('invalid_parameter', 'Invalid or missing parameter: confirm.');
+        return json(ctx, 'Workspace', workspaces.remove(id, email, confirm, keyWorkspaceOf(ctx)));
       },
     },
     {

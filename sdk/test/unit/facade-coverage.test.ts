@@ -41,6 +41,7 @@ const FACADE: Record<string, keyof SecretPushClient> = {
   updateWorkspaceMember: 'updateWorkspaceMember',
   removeWorkspaceMember: 'removeWorkspaceMember',
   leaveWorkspace: 'leaveWorkspace',
+  deleteWorkspace: 'deleteWorkspace',
   transferWorkspace: 'transferWorkspace',
   updateWorkspace: 'updateWorkspace',
   getWorkspaceBrand: 'getWorkspaceBrand',

@@ -24,6 +24,8 @@ import {
 } from './admin-repository.js';
 import { createAdminWorkspaces, type AdminWorkspaces } from './admin-workspaces.js';
 import { settingsInForce, type SettingInForce } from './settings-in-force.js';
+import { deleteWorkspacesAlone, requireDeletableUser } from './user-workspaces.js';
+import type { WorkspaceDeletion } from '../workspace/workspace-deletion.js';
 
 /** Who acts in the console, and from where (the audit's "who" and "from where"). */
 export interface AdminActor {
@@ -70,7 +72,7 @@ export interface AdminService {
    * Deletes a user as `npm run users -- delete` always did: no new call or session, its active pushes expired (as
    * their owner, so webhooks and files follow), then every push and the user erased.
    */
-  deleteUser(userId: string, userAgent: string): Promise<{ expired: number; pushes: number }>;
+  deleteUser(userId: string, userAgent: string): Promise<{ expired: number; pushes: number; workspaces: number }>;
   /** The workspaces: found, shown, and acted on (./admin-workspaces.ts). */
   workspaces: AdminWorkspaces;
 }
@@ -82,6 +84,8 @@ export interface AdminDeps {
   accounts: AccountService;
   twoFactor: TwoFactorService;
   pushes: Pick<PushService, 'list' | 'expire'>;
+  /** Deletes the workspaces a deleted user was alone in (../workspace/workspace-deletion.ts). */
+  deletion: WorkspaceDeletion;
 }
 
 /** A LIKE pattern matching emails that contain `search` (its `%`, `_` and `\` taken literally). */
@@ -122,6 +126,8 @@ export function createAdminService(deps: AdminDeps): AdminService {
 
   const deleteUser: AdminService['deleteUser'] = async (userId, userAgent) => {
     const row = await target(userId);
+    // Refused before anything changes while the user is the only owner of a workspace with other members.
+    await requireDeletableUser(db, userId);
     await db.transaction(async (tx) => {
       // First nothing new: no call with its token or keys, no page session (locking ends them all).
       await repo.lock(tx, userId, new Date());
@@ -137,8 +143,13 @@ export function createAdminService(deps: AdminDeps): AdminService {
         expired++;
       }
     }
-    const { pushes } = await deps.users.deleteUserRecords(userId);
-    return { expired, pushes };
+    let workspaces = 0;
+    const { pushes } = await deps.users.deleteUserRecords(userId, async (tx) => {
+      // Read again in the deletion's transaction: a workspace the user is now alone in (or sole owner of) since.
+      const alone = await requireDeletableUser(tx, userId);
+      workspaces = await deleteWorkspacesAlone(tx, deps.deletion, userId, alone, `user-deletion:${userId}`, new Date());
+    });
+    return { expired, pushes, workspaces };
   };
 
   return {
@@ -214,6 +225,12 @@ export function createAdminService(deps: AdminDeps): AdminService {
         throw new ApiError('not_found', 'No user has this email.');
     },
     deleteUser,
-    workspaces: createAdminWorkspaces({ db, keys: deps.users.keys, requireAdmin, audit: repo.audit }),
+    workspaces: createAdminWorkspaces({
+      db,
+      keys: deps.users.keys,
+      deletion: deps.deletion,
+      requireAdmin,
+      audit: repo.audit,
+    }),
   };
 }

@@ -7,15 +7,25 @@
  *   the workspace's own (`judgeMemberChange`, as if its owner handed it over), applied by the same statements
  *   (`applyMemberChange`); a workspace without an owner gets one;
  * - remove a member (never the owner: the same rule says to hand the workspace over first);
- * - revoke one of the workspace's API keys (the API keys' own `revoke`, and the keys it made go with it).
+ * - revoke one of the workspace's API keys (the API keys' own `revoke`, and the keys it made go with it);
+ * - delete the workspace with everything it holds, its name typed as the confirmation (`deleteWorkspace`'s path,
+ *   ../workspace/workspace-deletion.ts, and its rule `confirmsDeletion`), the audit row in the same transaction.
  *
  * Every call checks the administrator first (`requireAdmin`, ./admin-service.ts). Nothing here reads a secret.
  */
-import { ApiError, judgeMemberChange, type MemberChange, type MemberStanding } from '@secret-push/rules';
+import {
+  ApiError,
+  confirmsDeletion,
+  judgeMemberChange,
+  type MemberChange,
+  type MemberStanding,
+  validationFailed,
+} from '@secret-push/rules';
 import type { WorkspaceRole } from '@secret-push/sdk/generated';
 import { sql, type Db } from '../db/sql.js';
 import type { ApiKeyService } from '../user/api-keys.js';
 import { applyMemberChange, type MemberRecord } from '../workspace/member-repository.js';
+import type { WorkspaceDeletion } from '../workspace/workspace-deletion.js';
 import type { AuditFacts } from './admin-repository.js';
 import { createAdminWorkspaceRepository, type AdminWorkspaceRow } from './admin-workspace-repository.js';
 
@@ -26,7 +36,7 @@ const MAX_SEARCH = 100;
 /** The largest workspace id PostgreSQL's `integer` holds. */
 const MAX_ID = 2_147_483_647;
 
-export type AdminWorkspaceAction = 'transfer' | 'remove_member' | 'revoke_key';
+export type AdminWorkspaceAction = 'transfer' | 'remove_member' | 'revoke_key' | 'delete';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -53,6 +63,7 @@ const record = (r: MemberRow): MemberRecord => ({
 export interface AdminWorkspaceDeps {
   db: Db;
   keys: Pick<ApiKeyService, 'revoke'>;
+  deletion: WorkspaceDeletion;
   /** The caller, checked an administrator again (403 otherwise): who the audit names. */
   requireAdmin(userId: string): Promise<{ userId: string; email: string }>;
   audit(tx: Db, facts: AuditFacts, now: Date): Promise<void>;
@@ -111,6 +122,28 @@ export function createAdminWorkspaces(deps: AdminWorkspaceDeps) {
     });
   };
 
+  /** Deletes the workspace once `confirm` is its name; the admin audit row in the same transaction. */
+  const remove = async (by: Actor, id: number, confirm: string, now: Date) => {
+    const admin = await deps.requireAdmin(by.userId);
+    return db.transaction(async (tx) => {
+      const deleted = await deps.deletion.deleteIn(
+        tx,
+        id,
+        null,
+        (workspace) => {
+          if (!confirmsDeletion(workspace.name, confirm))
+            throw validationFailed({ confirm: ["type the workspace's name exactly"] });
+        },
+        `admin:${admin.userId}`,
+        now,
+      );
+      if (!deleted) throw notFound();
+      const facts = { admin, action: 'workspace_delete', targetEmail: null, ip: by.ip, userAgent: by.userAgent };
+      await deps.audit(tx, { ...facts, workspace: { id, name: deleted.workspace.name } }, now);
+      return deleted.workspace.name;
+    });
+  };
+
   return {
     /** `page`: 1 to 10,000 (the route refuses others). */
     async search(by: Actor, search: string, page: number) {
@@ -139,8 +172,12 @@ export function createAdminWorkspaces(deps: AdminWorkspaceDeps) {
       await deps.requireAdmin(by.userId);
       return repo.storage();
     },
-    /** One action on a workspace; `subject`: the member (transfer, remove_member) or the key's id (revoke_key). */
+    /**
+     * One action on a workspace; `subject`: the member (transfer, remove_member), the key's id (revoke_key) or the
+     * workspace's name typed to confirm (delete).
+     */
     async act(by: Actor, action: AdminWorkspaceAction, id: number, subject: string, now = new Date()) {
+      if (action === 'delete') return remove(by, id, subject, now);
       if (action === 'transfer') return changeMember(by, id, subject, { kind: 'transfer' }, now);
       if (action === 'remove_member') return changeMember(by, id, subject, { kind: 'remove' }, now);
       const admin = await deps.requireAdmin(by.userId);

@@ -67,9 +67,9 @@ const date = (d: Date | null) => (d ? d.toISOString().replace(/\.\d{3}Z$/, 'Z') 
 /** Expires every active push of the user through the push service (as its owner deleting it), then erases them all. */
 async function deleteUser(core: Core, email: string, out: (line: string) => void): Promise<void> {
   const userId = await core.users.userIdOf(email);
-  const { expired, pushes } = await core.admin!.deleteUser(userId, 'npm run users');
+  const { expired, pushes, workspaces } = await core.admin!.deleteUser(userId, 'npm run users');
   out(
-    `deleted user ${email.trim().toLowerCase()}: ${expired} active push(es) expired, ${pushes} push(es) erased with their files and audit logs`,
+    `deleted user ${email.trim().toLowerCase()}: ${expired} active push(es) expired, ${pushes} push(es) erased with their files and audit logs, ${workspaces} workspace(s) they were alone in deleted`,
   );
 }
 

@@ -41,6 +41,7 @@ interface Operations {
   listAccounts: Operation<G.ListAccountsData, G.ListAccountsResponses>;
   createWorkspace: Operation<G.CreateWorkspaceData, G.CreateWorkspaceResponses>;
   updateWorkspace: Operation<G.UpdateWorkspaceData, G.UpdateWorkspaceResponses>;
+  deleteWorkspace: Operation<G.DeleteWorkspaceData, G.DeleteWorkspaceResponses>;
   listWorkspaceMembers: Operation<G.ListWorkspaceMembersData, G.ListWorkspaceMembersResponses>;
   listWorkspaceAudit: Operation<G.ListWorkspaceAuditData, G.ListWorkspaceAuditResponses>;
   updateWorkspaceMember: Operation<G.UpdateWorkspaceMemberData, G.UpdateWorkspaceMemberResponses>;

@@ -45,8 +45,12 @@ export interface UserService {
     revokeCredentials: boolean,
     now?: Date,
   ): Promise<{ apiToken: boolean; apiKeys: number } | null>;
-  /** Deletes the user's push records (files, audit and attempts go with them), then the user and its token. */
-  deleteUserRecords(userId: string): Promise<{ pushes: number }>;
+  /**
+   * Deletes the user's personal push records (files, audit and attempts go with them), then the user and its token,
+   * after `first` (in the same transaction). The pushes they made in a workspace stay the workspace's, without a
+   * creator (`pushes.user_id on delete set null`).
+   */
+  deleteUserRecords(userId: string, first?: (tx: Db) => Promise<void>): Promise<{ pushes: number }>;
 }
 
 interface UserSummary {
@@ -102,7 +106,9 @@ const U = {
      from users u left join api_tokens t on t.user_id = u.id order by u.email`,
   ),
   revoke: sql<{ userId: string }, { id: string }>('delete from api_tokens where user_id = :userId returning id'),
-  deletePushes: sql<{ userId: string }, { id: string }>('delete from pushes where user_id = :userId returning id'),
+  deletePushes: sql<{ userId: string }, { id: string }>(
+    'delete from pushes where user_id = :userId and workspace_id is null returning id',
+  ),
   deleteUser: sql<{ userId: string }>('delete from users where id = :userId'),
 };
 
@@ -219,8 +225,9 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
       });
     },
 
-    async deleteUserRecords(userId: string) {
+    async deleteUserRecords(userId: string, first?: (tx: Db) => Promise<void>) {
       return db.transaction(async (tx) => {
+        await first?.(tx);
         const pushes = await tx.query(U.deletePushes, { userId });
         await tx.query(U.deleteUser, { userId });
         return { pushes: pushes.length };

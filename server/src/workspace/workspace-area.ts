@@ -14,20 +14,29 @@ import { createWorkspaceBrandService, mailBrandResolver } from './brand-service.
 import { createInvitationRepository } from './invitation-repository.js';
 import { createInvitationService, type InvitationService } from './invitation-service.js';
 import { createMemberRepository } from './member-repository.js';
+import { createWorkspaceDeletion } from './workspace-deletion.js';
 import { createWorkspaceRepository, type WorkspaceRepository } from './workspace-repository.js';
 import { createWorkspaceService } from './workspace-service.js';
 
-export function workspaceArea(db: Db, settings: Settings) {
+export function workspaceArea(
+  db: Db,
+  settings: Settings,
+  objectsGone?: (keys: string[]) => void,
+  log?: (facts: Record<string, unknown>) => void,
+) {
   const repository = createWorkspaceRepository(db);
   const brands = createBrandRepository(db);
+  const deletion = createWorkspaceDeletion(db, objectsGone, log);
   return {
     repository,
+    deletion,
     workspaces: guarded(
       createWorkspaceService(
         repository,
         createMemberRepository(db),
         createAuditTrail(db),
         settings.oidc ? { allowedDomains: settings.oidc.allowedDomains } : null,
+        deletion,
       ),
     ),
     workspaceBrands: guarded(createWorkspaceBrandService(repository, brands)),

@@ -6,7 +6,9 @@
 import type { Workspace, WorkspaceAuditEntry, WorkspaceMember, WorkspaceRole } from '@secret-push/sdk/generated';
 import {
   ApiError,
+  confirmsDeletion,
   judgeMemberChange,
+  mayDeleteWorkspace,
   type MemberChange,
   PAGE_SIZE,
   validationFailed,
@@ -16,6 +18,7 @@ import { keyWorkspace, type RequestContext } from '../request-context.js';
 import type { AuditTrail } from './audit-trail.js';
 import type { MemberRecord, MemberRepository } from './member-repository.js';
 import { MAX_WORKSPACES_PER_USER, type MemberWorkspace, type WorkspaceRepository } from './workspace-repository.js';
+import type { WorkspaceDeletion } from './workspace-deletion.js';
 import type { SettingsRefusal, WorkspaceSettingsChange } from './workspace-rules.js';
 
 /** What a caller may do in a workspace, by role. */
@@ -82,6 +85,12 @@ export interface WorkspaceService {
     ctx: RequestContext,
     page: number,
   ): Promise<{ items: WorkspaceAuditEntry[]; total: number }>;
+  /**
+   * `deleteWorkspace`: the workspace and everything it holds (./workspace-deletion.ts), by its owner signed in as
+   * themselves, `confirm` its name exactly (422 otherwise); an admin, member or auditor or a workspace's key → 403,
+   * anyone else (or no such workspace) → 404. Answers the workspace as it was.
+   */
+  remove(workspaceId: number, confirm: string, ctx: RequestContext): Promise<Workspace>;
 }
 
 /** What the instance's single sign-on allows, for `sso_domain` (null: no single sign-on). */
@@ -144,6 +153,7 @@ export function createWorkspaceService(
   members: MemberRepository,
   trail: AuditTrail,
   signOn: WorkspaceSignOn | null = null,
+  deletion: WorkspaceDeletion | null = null,
 ): WorkspaceService {
   /** A member's standing, once the workspace's two-factor rule lets them in; null: not a member. */
   const standing = async (workspaceId: number, userId: string) => {
@@ -250,6 +260,29 @@ export function createWorkspaceService(
       if (!READS_TRAIL.has(role))
         throw new ApiError('forbidden', `A ${role} of this workspace does not read its audit trail.`);
       return trail.page(workspaceId, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+    },
+
+    async remove(workspaceId, confirm, ctx) {
+      const userId = requireUser(ctx);
+      if (!deletion) throw new ApiError('no_route', 'Workspaces are not deleted by this instance.');
+      const key = keyWorkspace(ctx) !== null;
+      const deleted = await deletion.delete(
+        workspaceId,
+        userId,
+        (workspace, actor) => {
+          if (actor.role === null && !key) throw workspaceNotFound();
+          if (key) throw new ApiError('forbidden', "A workspace's API key may not delete its workspace.");
+          if (actor.blocked) throw twoFactorRequired();
+          if (!mayDeleteWorkspace(actor.role))
+            throw new ApiError('forbidden', `Only the workspace's owner deletes it; you are its ${actor.role}.`);
+          if (!confirmsDeletion(workspace.name, confirm))
+            throw validationFailed({ confirm: ["must be the workspace's name, exactly"] });
+        },
+        userId,
+        ctx.now ?? new Date(),
+      );
+      if (!deleted) throw workspaceNotFound();
+      return toWire({ ...deleted.workspace, role: 'owner' });
     },
   };
 }

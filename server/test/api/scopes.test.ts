@@ -198,6 +198,8 @@ async function exampleRequest(
                     : String(parameter.example ?? (parameter.schema as Json | undefined)?.enum?.[0]);
     path = path.replace(`{${name}}`, encodeURIComponent(value));
   }
+  // A deletion's confirmation: the workspace's name (ownWorkspace's).
+  if (operationId === 'deleteWorkspace') path += '?confirm=scopes';
   const content = (c.deref<Json>(op.object.requestBody ?? {}).content ?? {}) as Json;
   const json = content['application/json'] as Json | undefined;
   if (!json) return { path, init: { method: op.method.toUpperCase() } };

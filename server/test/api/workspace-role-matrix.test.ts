@@ -91,6 +91,11 @@ const PROBES: Record<string, Probe> = {
     body: () => ({ workspace: { name: 'Renamed' } }),
     expect: { owner: 200, admin: 200, member: 403, auditor: 403, ...outside, ...peopleOnly(403) },
   },
+  // Deleting a workspace (docs/workspaces.md): its owner alone, with its name ('M') as the confirmation.
+  deleteWorkspace: {
+    path: (id) => `/api/v2/workspaces/${id}?confirm=M`,
+    expect: { owner: 200, admin: 403, member: 403, auditor: 403, ...outside },
+  },
   transferWorkspace: {
     path: (id, subject) => `${members(id)}/${subject}/ownership`,
     expect: { owner: 200, admin: 403, member: 403, auditor: 403, ...outside, ...peopleOnly(403) },
@@ -439,6 +444,25 @@ describe('the workspace role matrix, from the contract', () => {
       });
     }
   }
+
+  it("refuses the owner deleting the second workspace by its id (404), and a workspace's own key (403)", async () => {
+    const id = await workspace();
+    const before = await state([id, otherWorkspace]);
+    expect(await send('DELETE', `/api/v2/workspaces/${otherWorkspace}?confirm=M`, 'owner', undefined)).toBe(404);
+    const key = await fetch(`${api.baseUrl}/api/v2/api_keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${people.owner.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: { name: 'k', scopes: ['workspaces:manage'], workspace_id: id } }),
+    });
+    const { token } = (await key.json()) as { token: string };
+    const keyed = await fetch(`${api.baseUrl}/api/v2/workspaces/${id}?confirm=M`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(keyed.status).toBe(403);
+    const after = (await state([id, otherWorkspace])) as { keys: unknown };
+    expect({ ...after, keys: (before as { keys: unknown }).keys }).toEqual(before);
+  });
 
   it("probes the second workspace's user ids on every member path: 404, nothing changed", async () => {
     const id = await workspace();

@@ -304,11 +304,18 @@ describe('actions on a workspace', () => {
     expect(await roles()).toEqual({ [t.owner.userId]: 'admin', [t.admin.userId]: 'admin', [t.member.userId]: 'owner' });
     expect((await trail(t.id)).at(-1)).toMatchObject({ action: 'ownership_transferred', role: 'owner' });
 
-    // The new owner's account is deleted in the console: the workspace has no owner, and gets one.
+    // The new owner's account is not deleted while they are the workspace's only owner: the page names it.
     expect((await act(root, t.id, 'transfer', { user_id: t.member.userId })).status).toBe(422);
     const { csrf } = await root.page(`/admin/users/${t.member.userId}`);
-    const deleted = await root.post(`/admin/users/${t.member.userId}/delete`, { _csrf: csrf, confirm: t.member.email });
-    expect(deleted.status).toBe(303);
+    const kept = await root.post(`/admin/users/${t.member.userId}/delete`, { _csrf: csrf, confirm: t.member.email });
+    expect(kept.status).toBe(422);
+    const page = await kept.text();
+    expect(page).toContain('Nothing was deleted');
+    expect(page).toContain(`(#${t.id})`);
+    expect(await app.db.query('select 1 from users where id = $1', [t.member.userId])).toHaveLength(1);
+    // A workspace left without an owner (by a deletion of an earlier version) gets one from the console.
+    await app.db.query("delete from workspace_members where workspace_id = $1 and role = 'owner'", [t.id]);
+    await app.db.query('delete from users where id = $1', [t.member.userId]);
     expect((await root.page(`/admin/workspaces/${t.id}`)).html).toMatch(/<dt>Owner<\/dt><dd><strong>none<\/strong>/);
     expect(await act(root, t.id, 'transfer', { user_id: t.admin.userId })).toHaveProperty('status', 303);
     expect(await roles()).toEqual({ [t.owner.userId]: 'admin', [t.admin.userId]: 'owner' });
@@ -316,6 +323,33 @@ describe('actions on a workspace', () => {
       ['workspace_transfer', t.member.email],
       ['workspace_transfer', t.admin.email],
     ]);
+  });
+});
+
+describe('deleting a workspace in the console', () => {
+  it('asks for its name (422 otherwise, nothing deleted), then deletes it with everything and audits it', async () => {
+    const t = await team('delete');
+    const detail = await root.page(`/admin/workspaces/${t.id}`);
+    expect(detail.html).toContain('Delete this workspace');
+    const wrong = await act(root, t.id, 'delete', { confirm: 'team delete' });
+    expect(wrong.status).toBe(422);
+    expect(await wrong.text()).toContain('Nothing changed');
+    expect(await app.db.query('select 1 from workspaces where id = $1', [t.id])).toHaveLength(1);
+    const done = await act(root, t.id, 'delete', { confirm: 'Team delete' });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/admin/workspaces?done=delete');
+    expect((await root.page('/admin/workspaces?done=delete')).html).toContain('The workspace is deleted');
+    for (const table of ['workspaces where id', 'workspace_members where workspace_id', 'pushes where workspace_id'])
+      expect(await app.db.query(`select 1 from ${table} = $1`, [t.id]), table).toHaveLength(0);
+    const keyed = await fetch(`${app.baseUrl}/api/v2/pushes/active`, {
+      headers: { authorization: `Bearer ${t.key.token}` },
+    });
+    expect(keyed.status).toBe(401);
+    expect((await fetch(`${app.baseUrl}/api/v2/pushes/${t.push.url_token}`)).status).toBe(404);
+    expect(await adminAudit(t.id)).toEqual([
+      { action: 'workspace_delete', target_email: null, workspace_name: 'Team delete', admin_email: ROOT },
+    ]);
+    expect((await root.page(`/admin/workspaces/${t.id}`)).response.status).toBe(404);
   });
 });
 

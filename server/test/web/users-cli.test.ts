@@ -202,7 +202,7 @@ describe('npm run users', () => {
     const deleted = await users(['delete', EMAIL]);
     expect(deleted.code).toBe(0);
     expect(deleted.last).toBe(
-      `deleted user ${EMAIL}: 2 active push(es) expired, 3 push(es) erased with their files and audit logs`,
+      `deleted user ${EMAIL}: 2 active push(es) expired, 3 push(es) erased with their files and audit logs, 0 workspace(s) they were alone in deleted`,
     );
 
     for (const urlToken of [...mine, expired])

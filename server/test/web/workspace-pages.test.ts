@@ -275,7 +275,14 @@ describe('over HTTP', () => {
     const { html, csrf, response } = await member.page(`/workspaces/${workspaceId}`);
     expect(response.status).toBe(200);
     expect(html).toContain(emailOf('boss'));
-    for (const control of ['/role"', '/remove"', '/ownership"', `/workspaces/${workspaceId}/invitations"`, '/revoke"'])
+    for (const control of [
+      '/role"',
+      '/remove"',
+      '/ownership"',
+      `/workspaces/${workspaceId}/invitations"`,
+      '/revoke"',
+      '/delete"',
+    ])
       expect(html).not.toContain(control);
     const [invitation] = await app.db.query<{ id: string }>(
       'select id from workspace_invitations where workspace_id = $1',
@@ -288,6 +295,7 @@ describe('over HTTP', () => {
       [`/workspaces/${workspaceId}/members/${ids.boss}/ownership`, {}],
       [`/workspaces/${workspaceId}/invitations`, { role: 'admin', expires_in_days: '7' }],
       [`/workspaces/${workspaceId}/invitations/${invitation!.id}/revoke`, {}],
+      [`/workspaces/${workspaceId}/delete`, { confirm: 'Forgery target' }],
     ];
     for (const [path, fields] of forged) {
       const answer = await member.post(path, { _csrf: csrf, ...fields });
@@ -295,6 +303,25 @@ describe('over HTTP', () => {
       expect(await answer.text()).toContain('Your role in this workspace does not allow this.');
     }
     expect(await state()).toEqual(before);
+  });
+
+  it('lets the owner delete the workspace with its name typed again; another name changes nothing', async () => {
+    const { csrf } = await boss.page('/workspaces');
+    const made = await boss.post('/workspaces', { _csrf: csrf, name: 'Soon gone' });
+    const id = Number(made.headers.get('location')!.split('/').pop());
+    const page = await boss.page(`/workspaces/${id}`);
+    expect(page.html).toContain(`action="/workspaces/${id}/delete"`);
+    expect(page.html).toContain('Type the workspace&#39;s name to confirm');
+    for (const wrong of ['soon gone', 'Soon gone ', ''])
+      expect((await boss.post(`/workspaces/${id}/delete`, { _csrf: page.csrf, confirm: wrong })).status).toBe(422);
+    const refused = await boss.post(`/workspaces/${id}/delete`, { _csrf: page.csrf, confirm: 'Soon' });
+    expect(await refused.text()).toContain('Nothing was deleted: type the workspace&#39;s name exactly as it is.');
+    expect(await app.db.query('select 1 from workspaces where id = $1', [id])).toHaveLength(1);
+    const done = await boss.post(`/workspaces/${id}/delete`, { _csrf: page.csrf, confirm: 'Soon gone' });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/workspaces');
+    expect(await app.db.query('select 1 from workspaces where id = $1', [id])).toHaveLength(0);
+    expect((await boss.page(`/workspaces/${id}`)).response.status).toBe(404);
   });
 
   it('refuses a form without its CSRF token or from another origin, changing nothing', async () => {

@@ -36,6 +36,7 @@ import {
 import { workspaceAuthFaults, workspaceOptionFaults, workspaceStatusFaults } from './workspaces.js';
 import { workspaceRequestAuthFaults, workspaceRequestFaults } from './workspace-requests.js';
 import { workspaceMemberAuthFaults, workspaceMemberStatusFaults } from './workspace-members.js';
+import { workspaceDeletionFaults } from './workspace-deletion.js';
 
 export const FAULTS: Fault[] = [
   ...statusFaults,
@@ -82,4 +83,5 @@ export const FAULTS: Fault[] = [
   ...workspaceRequestAuthFaults,
   ...workspaceMemberAuthFaults,
   ...workspaceMemberStatusFaults,
+  ...workspaceDeletionFaults,
 ];

@@ -14,6 +14,7 @@ type WorkspaceHandlers = Pick<
   | 'listAccounts'
   | 'createWorkspace'
   | 'updateWorkspace'
+  | 'deleteWorkspace'
   | 'listWorkspaceMembers'
   | 'updateWorkspaceMember'
   | 'removeWorkspaceMember'
@@ -44,6 +45,10 @@ export function workspaceHandlers(core: Core): WorkspaceHandlers {
       };
       return { status: 200, body: await service().update(Number(params.workspace_id), change, ctx) };
     },
+    deleteWorkspace: async ({ params, query, ctx }) => ({
+      status: 200,
+      body: await service().remove(Number(params.workspace_id), query?.confirm ?? '', ctx),
+    }),
     listWorkspaceMembers: async ({ params, ctx }) => ({
       status: 200,
       body: await service().members(Number(params.workspace_id), ctx),

@@ -178,7 +178,16 @@ export function adminPages(router: Router, kit: PageKit): void {
           return kit.send(res, 422, adminUserPage(v.viewer, user, id === by.userId, notice, workspaces));
         }
       }
-      await admin.act(by, action, id, kit.clock?.());
+      try {
+        await admin.act(by, action, id, kit.clock?.());
+      } catch (error) {
+        // The user is the only owner of a workspace with other members: the page names them, nothing was deleted.
+        if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
+        const user = await admin.user(by, id);
+        const workspaces = await admin.workspaces.ofUser(by, id);
+        const notice = `Nothing was deleted: ${error.message}`;
+        return kit.send(res, 422, adminUserPage(v.viewer, user, id === by.userId, notice, workspaces));
+      }
       res.redirect(303, action === 'delete' ? '/admin/users?done=delete' : `/admin/users/${id}?done=${action}`);
     }),
   );

@@ -14,13 +14,14 @@ import { adminSignInAgainPage } from '../views/admin.js';
 import { adminWorkspacePage, adminWorkspacesPage } from '../views/admin-workspaces.js';
 import { adminRoute, pageOf, sessionRefusal } from './admin-pages.js';
 
-const ACTIONS: readonly AdminWorkspaceAction[] = ['transfer', 'remove_member', 'revoke_key'];
+const ACTIONS: readonly AdminWorkspaceAction[] = ['transfer', 'remove_member', 'revoke_key', 'delete'];
 
 /** What the page says after an action (a fixed sentence: nothing of the request is echoed). */
 const DONE: Record<AdminWorkspaceAction, string> = {
   transfer: 'The workspace has its new owner; the former owner, if any, is an admin of it now.',
   remove_member: 'The member is removed from the workspace.',
   revoke_key: 'The key is revoked, with every key it made: the next request with it answers 401.',
+  delete: 'The workspace is deleted, with its pushes, requests, keys, webhooks, invitations, members and trail.',
 };
 
 /** The form field naming what the action acts on. */
@@ -28,6 +29,7 @@ const SUBJECT: Record<AdminWorkspaceAction, string> = {
   transfer: 'user_id',
   remove_member: 'user_id',
   revoke_key: 'key_id',
+  delete: 'confirm',
 };
 
 const idOf = (raw: unknown) => {
@@ -49,7 +51,14 @@ export function adminWorkspacePages(router: Router, kit: PageKit): void {
       kit.send(
         res,
         200,
-        adminWorkspacesPage(v.viewer, { search, page, ...found, size: WORKSPACES_PER_PAGE, quota: quota() }),
+        adminWorkspacesPage(v.viewer, {
+          search,
+          page,
+          ...found,
+          size: WORKSPACES_PER_PAGE,
+          quota: quota(),
+          ...(req.query.done === 'delete' ? { notice: DONE.delete } : {}),
+        }),
       );
     }),
   );
@@ -75,14 +84,19 @@ export function adminWorkspacePages(router: Router, kit: PageKit): void {
       const refusal = await sessionRefusal(kit, v);
       if (refusal) return kit.send(res, 403, adminSignInAgainPage(v.viewer, refusal));
       try {
-        await admin.workspaces.act(by, action, id, field(form, SUBJECT[action]).trim(), kit.clock?.());
+        const subject = field(form, SUBJECT[action]);
+        // A name is confirmed exactly as typed; the ids are trimmed.
+        await admin.workspaces.act(by, action, id, action === 'delete' ? subject : subject.trim(), kit.clock?.());
       } catch (error) {
         // A rule of the workspace refused (the owner removed, a hand-over to the owner): the page says which.
         if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
         const details = await admin.workspaces.workspace(by, id, kit.clock?.());
         return kit.send(res, 422, adminWorkspacePage(v.viewer, details, quota(), `Nothing changed: ${error.message}`));
       }
-      res.redirect(303, `/admin/workspaces/${id}?done=${action}`);
+      res.redirect(
+        303,
+        action === 'delete' ? '/admin/workspaces?done=delete' : `/admin/workspaces/${id}?done=${action}`,
+      );
     }),
   );
 }

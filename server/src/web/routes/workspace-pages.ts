@@ -150,6 +150,11 @@ export function workspacePages(router: Router, kit: PageKit): void {
     await change(req, id, '', { kind: 'leave' }, v.user!.userId);
     return '/workspaces';
   });
+  action('/workspaces/:id/delete', async (req, form, id, v) => {
+    // The name exactly as typed: the service's rule (`confirmsDeletion`) trims nothing.
+    await workspaceServices(kit).workspaces.remove(id, field(form, 'confirm'), kit.ctxOf(req, v.user!.userId));
+    return '/workspaces';
+  });
   action('/workspaces/:id/invitations', async (req, form, id, v) => {
     const email = field(form, 'email').trim();
     const days = Number(field(form, 'expires_in_days'));

@@ -22,6 +22,7 @@ export function refusalText(viewer: Viewer, error: ApiError, leaving = false): s
       if (leaving && 'workspace' in fields) return t('workspaces.refused.ownerLeaves');
       if ('invitation' in fields) return t('workspaces.refused.full');
       if ('email' in fields) return t('workspaces.refused.email');
+      if ('confirm' in fields) return t('workspaces.refused.confirm');
       return t('workspaces.refused.invalid', {
         reason:
           viewer.i18n.locale === 'en'

@@ -173,6 +173,16 @@ ${invitations(d)}
 ${keys(viewer, d)}
 ${webhooks(d)}
 ${trail(d)}
+<h2>Delete this workspace</h2>
+<p>Deletes the workspace with its pushes (their links stop working), requests, API keys, webhooks, invitations, brand, members and trail. This cannot be undone.</p>
+${actionForm(
+  viewer,
+  w.id,
+  'delete',
+  html`<label for="confirm">Type the workspace's name to confirm</label> <input id="confirm" name="confirm" autocomplete="off" maxlength="1000" required>`,
+  'Delete this workspace',
+  `Delete this workspace: ${w.name}`,
+)}
 <p><a href="/admin/workspaces">All workspaces</a></p>`,
     notice,
   );

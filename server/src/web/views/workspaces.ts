@@ -154,6 +154,21 @@ function inviteCard(viewer: Viewer, state: WorkspacePageState): Html {
 </div>`;
 }
 
+/** The owner's deletion of the workspace, behind its name typed again (`deleteWorkspace`'s confirmation). */
+function deleteCard(viewer: Viewer, w: Workspace): Html {
+  const { t } = viewer.i18n;
+  return html`<div class="card" aria-labelledby="delete-title">
+  <h2 id="delete-title">${t('workspaces.delete.title')}</h2>
+  <p class="hint" id="delete-hint">${t('workspaces.delete.hint')}</p>
+  <form method="post" action="/workspaces/${w.id}/delete">
+    ${csrfField(viewer)}
+    <label for="delete-confirm">${t('workspaces.delete.confirm')}</label>
+    <input id="delete-confirm" name="confirm" required maxlength="1000" autocomplete="off" spellcheck="false" aria-describedby="delete-hint">
+    <button type="submit" class="danger">${t('workspaces.delete.submit')}</button>
+  </form>
+</div>`;
+}
+
 export function workspacePage(viewer: Viewer, state: WorkspacePageState): string {
   const { t } = viewer.i18n;
   const w = state.workspace;
@@ -187,7 +202,8 @@ ${manages(w) ? inviteCard(viewer, state) : ''}
     ${csrfField(viewer)}
     <button type="submit" class="danger">${t('workspaces.leave.submit')}</button>
   </form>
-</div>`,
+</div>
+${w.role === 'owner' ? deleteCard(viewer, w) : ''}`,
   });
 }
 

@@ -23,7 +23,13 @@ export async function startRealApi(
     sweeper?: boolean;
     core?: Pick<
       CoreOptions,
-      'queue' | 'jobWorkers' | 'metrics' | 'webhookResolver' | 'webhookLeaseSeconds' | 'webhookBudgetWindowSeconds'
+      | 'queue'
+      | 'jobWorkers'
+      | 'metrics'
+      | 'webhookResolver'
+      | 'webhookLeaseSeconds'
+      | 'webhookBudgetWindowSeconds'
+      | 'logger'
     >;
   } = {},
 ): Promise<RealApi> {
