@@ -94,7 +94,7 @@ const PROBES: Record<string, Probe> = {
   // Deleting a workspace (docs/workspaces.md): its owner alone, with its name ('M') as the confirmation.
   deleteWorkspace: {
     path: (id) => `/api/v2/workspaces/${id}?confirm=M`,
-    expect: { owner: 200, admin: 403, member: 403, auditor: 403, ...outside },
+    expect: { owner: 200, admin: 403, member: 403, auditor: 403, ...outside, ...peopleOnly(403) },
   },
   transferWorkspace: {
     path: (id, subject) => `${members(id)}/${subject}/ownership`,
