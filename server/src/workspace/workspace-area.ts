@@ -18,7 +18,7 @@ import { createWorkspaceRepository, type WorkspaceRepository } from './workspace
 import { createWorkspaceService } from './workspace-service.js';
 
 export function workspaceArea(db: Db, settings: Settings) {
-  const repository = createWorkspaceRepository(db);
+  const repository = createWorkspaceRepository(db, settings.oidc?.issuer ?? null);
   const brands = createBrandRepository(db);
   return {
     repository,
@@ -43,7 +43,7 @@ export function invitationArea(
 ): InvitationService {
   return guarded(
     createInvitationService({
-      invitations: createInvitationRepository(db),
+      invitations: createInvitationRepository(db, settings.oidc?.issuer ?? null),
       workspaces: repository,
       queue: settings.mail.smtpUrl === null ? null : queue,
       publicBaseUrl: settings.publicBaseUrl,

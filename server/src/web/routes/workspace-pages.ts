@@ -6,17 +6,20 @@
  */
 import type { Request, Response, Router } from 'express';
 import { ApiError, type MemberChange, validationFailed } from '@secret-push/rules';
-import type { AssignableRole } from '@secret-push/sdk/generated';
+import type { AssignableRole, Workspace } from '@secret-push/sdk/generated';
+import type { WorkspaceSettingsChange } from '../../workspace/workspace-rules.js';
 import type { WorkspaceService } from '../../workspace/workspace-service.js';
 import type { InvitationService } from '../../workspace/invitation-service.js';
 import { field } from '../forms.js';
 import { PageError, type PageKit, type Visit } from '../page-kit.js';
-import { ASSIGNABLE_ROLES, INVITATION_DAYS, workspacePage, workspacesPage } from '../views/workspaces.js';
+import { ASSIGNABLE_ROLES, INVITATION_DAYS, shutOutPage, workspacePage, workspacesPage } from '../views/workspaces.js';
 import { refusalText } from './workspace-refusals.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A workspace id as the contract takes it: a positive integer (identity column), at most 15 digits. */
 const WORKSPACE_ID = /^[1-9][0-9]{0,14}$/;
+/** The contract's `sso_domain` pattern (UpdateWorkspaceRequest). */
+const SSO_DOMAIN = /^[A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,63}$/;
 
 /** The 404 page of a workspace the visitor is not in (or that does not exist): the same page, so ids cannot be probed. */
 const noSuchWorkspace = () => new PageError(404, { key: 'error.notFound.title' }, { key: 'workspaces.notFound' });
@@ -36,24 +39,56 @@ function workspaceIdOf(req: Request): number {
 
 type Extra = { freshLink?: string; error?: string; notice?: string };
 
+/** The refusals of a member the workspace's sign-in rules shut out (they see why, and how to get in). */
+const SHUT_OUT: ReadonlySet<string> = new Set(['two_factor_required', 'single_sign_on_required']);
+
+/**
+ * `updateWorkspace`'s change from the settings form: only what differs from the workspace as it is (a checkbox left
+ * as it was changes nothing, so a rule nobody touched is never judged again); an empty domain unties it.
+ */
+function settingsChange(form: FormData, w: Workspace, provider: string | undefined): WorkspaceSettingsChange {
+  const twoFactor = field(form, 'require_two_factor') === 'on';
+  const change: WorkspaceSettingsChange = twoFactor === w.require_two_factor ? {} : { requireTwoFactor: twoFactor };
+  if (!provider) return change;
+  const singleSignOn = field(form, 'require_single_sign_on') === 'on';
+  if (singleSignOn !== w.require_single_sign_on) change.requireSingleSignOn = singleSignOn;
+  const domain = field(form, 'sso_domain').trim().toLowerCase();
+  if (domain.length > 253 || (domain !== '' && !SSO_DOMAIN.test(domain)))
+    throw validationFailed({ sso_domain: ['must be a domain name such as example.com'] });
+  if (domain !== (w.sso_domain ?? '')) change.ssoDomain = domain === '' ? null : domain;
+  return change;
+}
+
 export function workspacePages(router: Router, kit: PageKit): void {
   const mail = kit.settings.mail.smtpUrl !== null;
+  const provider = kit.settings.oidc?.providerName;
 
-  /** The workspace's page as the visitor may see it; the 404 page for an outsider. */
+  /**
+   * The workspace's page as the visitor may see it; the 404 page for an outsider; for a member its sign-in rules shut
+   * out, why (403) and, for single sign-on, the provider's button.
+   */
   const show = async (req: Request, res: Response, v: Visit, id: number, status: number, extra: Extra = {}) => {
     const { workspaces, invitations } = workspaceServices(kit);
     const user = v.user!;
     const ctx = kit.ctxOf(req, user.userId);
     const workspace = (await workspaces.list(ctx)).find((w) => w.id === id);
     if (!workspace) throw noSuchWorkspace();
-    const members = await workspaces.members(id, ctx);
+    let members;
+    try {
+      members = await workspaces.members(id, ctx);
+    } catch (error) {
+      if (!(error instanceof ApiError) || !SHUT_OUT.has(error.code)) throw error;
+      const sso = error.code === 'single_sign_on_required' ? provider : undefined;
+      return kit.send(
+        res,
+        403,
+        shutOutPage(v.viewer, { workspace, error: refusalText(v.viewer, error), provider: sso }),
+      );
+    }
     const manages = workspace.role === 'owner' || workspace.role === 'admin';
     const pending = manages ? await invitations.list(id, ctx) : null;
-    kit.send(
-      res,
-      status,
-      workspacePage(v.viewer, { workspace, me: user.userId, members, invitations: pending, mail, ...extra }),
-    );
+    const state = { workspace, me: user.userId, members, invitations: pending, mail, provider, ...extra };
+    kit.send(res, status, workspacePage(v.viewer, state));
   };
 
   router.get(
@@ -148,6 +183,15 @@ export function workspacePages(router: Router, kit: PageKit): void {
   action('/workspaces/:id/leave', async (req, _form, id, v) => {
     await change(req, id, '', { kind: 'leave' }, v.user!.userId);
     return '/workspaces';
+  });
+  action('/workspaces/:id/settings', async (req, form, id, v) => {
+    const { workspaces } = workspaceServices(kit);
+    const ctx = kit.ctxOf(req, v.user!.userId);
+    const workspace = (await workspaces.list(ctx)).find((w) => w.id === id);
+    if (!workspace) throw noSuchWorkspace();
+    const change = settingsChange(form, workspace, provider);
+    if (Object.keys(change).length > 0) await workspaces.update(id, change, ctx);
+    return { notice: v.viewer.i18n.t('workspaces.settings.saved') };
   });
   action('/workspaces/:id/invitations', async (req, form, id, v) => {
     const email = field(form, 'email').trim();

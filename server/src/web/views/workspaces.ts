@@ -5,6 +5,7 @@
  */
 import type { AssignableRole, Workspace, WorkspaceInvitation, WorkspaceMember } from '@secret-push/sdk/generated';
 import { html, type Html } from '../html.js';
+import { providerButton } from './accounts.js';
 import { csrfField, page, type Viewer } from './layout.js';
 
 /** The roles a member may be given or invited with (the contract's AssignableRole; ownership moves by hand-over). */
@@ -22,6 +23,8 @@ export interface WorkspacePageState {
   invitations: readonly WorkspaceInvitation[] | null;
   /** Whether the instance sends mail (invitations by email). */
   mail: boolean;
+  /** The instance's single sign-on provider's name, or undefined: none (no domain, no single sign-on rule). */
+  provider?: string | undefined;
   /** An invitation by link just made: its link, shown this once. */
   freshLink?: string;
   /** A refusal or a bad form, said in the page's language. */
@@ -153,6 +156,51 @@ function inviteCard(viewer: Viewer, state: WorkspacePageState): Html {
 </div>`;
 }
 
+/** The sign-in rules and the email domain, for the owner and admins (`updateWorkspace`: only what changed is sent). */
+function settingsCard(viewer: Viewer, state: WorkspacePageState): Html {
+  const { t } = viewer.i18n;
+  const w = state.workspace;
+  const check = (name: string, on: boolean, label: string, hint: string) =>
+    html`<p><input type="checkbox" id="setting-${name}" name="${name}" value="on"${on ? html` checked` : ''} aria-describedby="setting-${name}-hint">
+    <label for="setting-${name}">${label}</label></p>
+    <p class="hint" id="setting-${name}-hint">${hint}</p>`;
+  return html`<div class="card" aria-labelledby="settings-title">
+  <h2 id="settings-title">${t('workspaces.settings.title')}</h2>
+  <form method="post" action="/workspaces/${w.id}/settings">
+    ${csrfField(viewer)}
+    ${check('require_two_factor', w.require_two_factor, t('workspaces.settings.twoFactor'), t('workspaces.settings.twoFactorHint'))}
+    ${
+      state.provider
+        ? html`${check('require_single_sign_on', w.require_single_sign_on, t('workspaces.settings.singleSignOn'), t('workspaces.settings.singleSignOnHint', { provider: state.provider }))}
+    <label for="setting-sso-domain">${t('workspaces.settings.domain')}</label>
+    <p class="hint" id="setting-sso-domain-hint">${t('workspaces.settings.domainHint')}</p>
+    <input id="setting-sso-domain" name="sso_domain" maxlength="253" value="${w.sso_domain ?? ''}" autocomplete="off" spellcheck="false" aria-describedby="setting-sso-domain-hint">`
+        : ''
+    }
+    <button type="submit">${t('workspaces.settings.submit')}</button>
+  </form>
+</div>`;
+}
+
+/**
+ * A member the workspace's sign-in rules shut out: the refusal, and for single sign-on the provider's button, which
+ * comes back to the workspace's page.
+ */
+export function shutOutPage(
+  viewer: Viewer,
+  state: { workspace: Workspace; error: string; provider?: string | undefined },
+): string {
+  const w = state.workspace;
+  return page({
+    title: w.name,
+    viewer,
+    body: html`<h1>${w.name}</h1>
+${alerts(state)}
+${state.provider ? providerButton(viewer, { provider: state.provider, next: `/workspaces/${w.id}` }) : ''}
+<p><a href="/workspaces">${viewer.i18n.t('workspaces.all')}</a></p>`,
+  });
+}
+
 export function workspacePage(viewer: Viewer, state: WorkspacePageState): string {
   const { t } = viewer.i18n;
   const w = state.workspace;
@@ -170,6 +218,7 @@ export function workspacePage(viewer: Viewer, state: WorkspacePageState): string
     body: html`<h1>${w.name}</h1>
 <p>${t('workspaces.youAre', { role: w.role })} <a href="/workspaces">${t('workspaces.all')}</a></p>
 ${alerts(state)}
+<p><a href="/pushes/active?workspace_id=${w.id}" id="workspace-pushes">${t(w.role === 'member' ? 'workspaces.pushes.own' : 'workspaces.pushes.all')}</a></p>
 <div class="card" aria-labelledby="members-title">
   <h2 id="members-title">${t('workspaces.members.title')}</h2>
   <table class="keys">
@@ -178,6 +227,7 @@ ${alerts(state)}
   </table>
 </div>
 ${manages(w) ? inviteCard(viewer, state) : ''}
+${manages(w) ? settingsCard(viewer, state) : ''}
 <div class="card" aria-labelledby="leave-title">
   <h2 id="leave-title">${t('workspaces.leave.title')}</h2>
   <p class="hint">${t(w.role === 'owner' ? 'workspaces.leave.ownerHint' : 'workspaces.leave.hint')}</p>
