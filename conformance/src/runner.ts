@@ -30,6 +30,7 @@ import { recipientAccess } from './requirements/recipient-access.js';
 import { workspaceRequirements } from './requirements/workspaces.js';
 import { workspaceWebhookRequirements } from './requirements/workspace-webhooks.js';
 import { workspaceRequestRequirements } from './requirements/workspace-requests.js';
+import { workspaceSignInRequirements } from './requirements/workspace-sign-in.js';
 import { startWebhookReceiver } from './receiver.js';
 
 export const REQUIREMENTS: Requirement[] = [
@@ -61,6 +62,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...workspaceRequirements,
   ...workspaceWebhookRequirements,
   ...workspaceRequestRequirements,
+  ...workspaceSignInRequirements,
 ];
 
 export interface RunOutput {
