@@ -209,7 +209,7 @@ interface Joined {
 }
 
 /** Who manages a workspace's invitations, and how their credential stands to single sign-on. */
-export interface InvitationCaller {
+interface InvitationCaller {
   userId: string;
   viaSso: SignOnProof;
 }
@@ -301,7 +301,6 @@ export function createInvitationRepository(db: Db, issuer: string | null = null)
     },
 
     async list(workspaceId, caller, judge, now) {
-      const actorId = caller.userId;
       return db.transaction(async (tx) => {
         const actor = await standing(tx, workspaceId, caller);
         if (!actor) return null;

@@ -114,14 +114,14 @@ function requireUser(ctx: RequestContext): string {
 }
 
 /** The refusal a member shut out by the workspace's two-factor rule gets, wherever they act in it. */
-export const twoFactorRequired = () =>
+const twoFactorRequired = () =>
   new ApiError(
     'two_factor_required',
     'This workspace requires two-factor sign-in: turn it on for your account (the page /users/two_factor), then try again.',
   );
 
 /** The refusal a member shut out by the workspace's single sign-on rule gets, wherever they act in it. */
-export const singleSignOnRequired = () =>
+const singleSignOnRequired = () =>
   new ApiError(
     'single_sign_on_required',
     "This workspace requires single sign-on: sign in with your organisation's single sign-on (the page /users/sign_in), then try again.",

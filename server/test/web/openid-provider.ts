@@ -10,7 +10,7 @@ import Provider from 'oidc-provider';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Settings } from '../../src/core.js';
 
-export const PROVIDER_NAME = 'Test IdP';
+const PROVIDER_NAME = 'Test IdP';
 const CLIENT_ID = 'secret-push-workspaces';
 const CLIENT_SECRET = 'a client secret long enough for HS256 at the provider';
 
