@@ -193,6 +193,9 @@ async function auditOwnerPages(app: WebApp, owner: Page, made: Awaited<ReturnTyp
   await visit(findings, owner, `${base}/`, 'create, with the workspace chooser', () =>
     owner.getByRole('option', { name: 'Acme' }).waitFor({ state: 'attached' }),
   );
+  await visit(findings, owner, `${base}/pushes/active?workspace_id=${made.workspace.id}`, "a workspace's pushes", () =>
+    owner.getByText('The pushes of “Acme”.').waitFor(),
+  );
   return findings;
 }
 
