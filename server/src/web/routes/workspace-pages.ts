@@ -59,15 +59,14 @@ function settingsChange(form: FormData, w: Workspace, provider: string | undefin
   return change;
 }
 
-export function workspacePages(router: Router, kit: PageKit): void {
+/**
+ * The workspace's page as the visitor may see it; the 404 page for an outsider; for a member its sign-in rules shut
+ * out, why (403) and, for single sign-on, the provider's button.
+ */
+function workspaceShower(kit: PageKit) {
   const mail = kit.settings.mail.smtpUrl !== null;
   const provider = kit.settings.oidc?.providerName;
-
-  /**
-   * The workspace's page as the visitor may see it; the 404 page for an outsider; for a member its sign-in rules shut
-   * out, why (403) and, for single sign-on, the provider's button.
-   */
-  const show = async (req: Request, res: Response, v: Visit, id: number, status: number, extra: Extra = {}) => {
+  return async (req: Request, res: Response, v: Visit, id: number, status: number, extra: Extra = {}) => {
     const { workspaces, invitations } = workspaceServices(kit);
     const user = v.user!;
     const ctx = kit.ctxOf(req, user.userId);
@@ -90,6 +89,11 @@ export function workspacePages(router: Router, kit: PageKit): void {
     const state = { workspace, me: user.userId, members, invitations: pending, mail, provider, ...extra };
     kit.send(res, status, workspacePage(v.viewer, state));
   };
+}
+
+export function workspacePages(router: Router, kit: PageKit): void {
+  const provider = kit.settings.oidc?.providerName;
+  const show = workspaceShower(kit);
 
   router.get(
     '/workspaces',
