@@ -32,6 +32,7 @@ import { workspaceWebhookRequirements } from './requirements/workspace-webhooks.
 import { workspaceDeletionRequirements } from './requirements/workspace-deletion.js';
 import { workspaceRequestRequirements } from './requirements/workspace-requests.js';
 import { workspaceMemberRequirements } from './requirements/workspace-members.js';
+import { workspaceSignInRequirements } from './requirements/workspace-sign-in.js';
 import { startWebhookReceiver } from './receiver.js';
 
 export const REQUIREMENTS: Requirement[] = [
@@ -65,6 +66,7 @@ export const REQUIREMENTS: Requirement[] = [
   ...workspaceRequestRequirements,
   ...workspaceMemberRequirements,
   ...workspaceDeletionRequirements,
+  ...workspaceSignInRequirements,
 ];
 
 export interface RunOutput {

@@ -43,6 +43,14 @@ export const ERRORS = {
     status: 403,
     message: 'This workspace requires two-factor sign-in: turn it on for your account, then try again.',
   },
+  /**
+   * A member whose credential did not come through single sign-on, in a workspace that requires it
+   * (`require_single_sign_on`).
+   */
+  single_sign_on_required: {
+    status: 403,
+    message: 'This workspace requires single sign-on: sign in with your single sign-on, then try again.',
+  },
   invalid_link: { status: 403, message: 'This download link is not valid for this file.' },
   link_expired: { status: 403, message: 'This download link has expired; retrieve the push again for a new one.' },
   network_not_allowed: { status: 403, message: 'This push cannot be opened from your network.' },

@@ -53,8 +53,8 @@ export interface WorkspaceMethods {
   /** Makes a workspace; the caller is its owner. Not retried automatically (a retry could make a second one). */
   createWorkspace(name: string, options?: RequestOptions): Promise<Workspace>;
   /**
-   * Changes the workspace's name and sign-in rules (`require_two_factor`, `sso_domain`): its owner and admins, signed
-   * in as themselves. Answers the workspace as the caller now sees it.
+   * Changes the workspace's name and sign-in rules (`require_two_factor`, `require_single_sign_on`, `sso_domain`): its
+   * owner and admins, signed in as themselves. Answers the workspace as the caller now sees it.
    */
   updateWorkspace(
     workspaceId: number,

@@ -40,4 +40,10 @@ export interface RequestContext {
   scopes?: readonly ApiKeyScope[];
   /** The caller's API key (its id and expiry); absent for the account token, the legacy pair and anonymous callers. */
   key?: CallerKey;
+  /**
+   * The page's sign-in session the caller acts through, and whether it began at the instance's single sign-on
+   * provider; absent for API credentials (a token or key does not say how its user signed in). A workspace that
+   * requires single sign-on reads it (../workspace/workspace-repository.ts, `signOnProof`).
+   */
+  session?: { singleSignOn: boolean };
 }

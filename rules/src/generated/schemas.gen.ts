@@ -515,7 +515,7 @@ export const VersionReportSchema = {
 
 export const ErrorResponseSchema = {
     type: 'object',
-    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);\n`forbidden`, `insufficient_scope`, `two_factor_required`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).\n',
+    description: 'The body of every error. `code` is stable and meant for programs; `error` is for people and may change.\nCodes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);\n`authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);\n`forbidden`, `insufficient_scope`, `two_factor_required`, `single_sign_on_required`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server\'s own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server\'s own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);\n`payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,\n`rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).\n',
     required: [
         'error',
         'code'
@@ -2697,6 +2697,7 @@ export const WorkspaceSchema = {
         'name',
         'role',
         'require_two_factor',
+        'require_single_sign_on',
         'sso_domain',
         'created_at',
         'updated_at'
@@ -2720,6 +2721,10 @@ export const WorkspaceSchema = {
         require_two_factor: {
             type: 'boolean',
             description: 'Whether the workspace requires two-factor sign-in of its members: a member whose account has no two-factor\nauthentication turned on is refused (403 `two_factor_required`) in everything the workspace holds until they\nturn it on. The workspace\'s own API keys are not affected. Set by `updateWorkspace`.\n'
+        },
+        require_single_sign_on: {
+            type: 'boolean',
+            description: 'Whether the workspace requires single sign-on of its members (only an instance with single sign-on turns it\non): a member\'s browser session counts when it was signed in at the instance\'s provider, a member\'s API token or\npersonal API key when their account is linked to an identity at that provider; anyone else is refused (403\n`single_sign_on_required`) in everything the workspace holds until they sign in by single sign-on. The\nworkspace\'s own API keys are not affected. Set by `updateWorkspace`.\n'
         },
         sso_domain: {
             type: [
@@ -2797,6 +2802,10 @@ export const UpdateWorkspaceRequestSchema = {
                 require_two_factor: {
                     type: 'boolean',
                     description: 'Require two-factor sign-in of every member. Turning it on needs two-factor authentication on the caller\'s own\naccount (422 otherwise: nobody locks themselves out).\n'
+                },
+                require_single_sign_on: {
+                    type: 'boolean',
+                    description: 'Require single sign-on of every member (see `Workspace.require_single_sign_on`). Turning it on needs single\nsign-on on the instance and, for the caller\'s own account, a link to an identity at its provider (422\notherwise: nobody locks themselves out).\n'
                 },
                 sso_domain: {
                     type: [

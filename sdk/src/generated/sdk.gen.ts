@@ -556,7 +556,7 @@ export const deleteWorkspace = <ThrowOnError extends boolean = false>(options: O
  * Change a workspace's name and sign-in rules
  *
  * Changes the fields given of the workspace: its `name`, whether it requires two-factor sign-in of its members
- * (`require_two_factor`), and the email domain whose people join it at their first single sign-on (`sso_domain`,
+ * (`require_two_factor`), whether it requires single sign-on of them (`require_single_sign_on`), and the email domain whose people join it at their first single sign-on (`sso_domain`,
  * null to untie it). The workspace's owner and admins may, signed in as themselves (a workspace's API key may not:
  * 403); other members → 403. Answers the workspace as the caller now sees it; the change is in the workspace's audit
  * trail. Not a member of the workspace (or no such workspace) → 404. A field that breaks its rule → 422, and nothing

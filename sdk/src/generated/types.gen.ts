@@ -296,7 +296,7 @@ export type VersionReport = {
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);
- * `forbidden`, `insufficient_scope`, `two_factor_required`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
+ * `forbidden`, `insufficient_scope`, `two_factor_required`, `single_sign_on_required`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -1503,6 +1503,15 @@ export type Workspace = {
      */
     require_two_factor: boolean;
     /**
+     * Whether the workspace requires single sign-on of its members (only an instance with single sign-on turns it
+     * on): a member's browser session counts when it was signed in at the instance's provider, a member's API token or
+     * personal API key when their account is linked to an identity at that provider; anyone else is refused (403
+     * `single_sign_on_required`) in everything the workspace holds until they sign in by single sign-on. The
+     * workspace's own API keys are not affected. Set by `updateWorkspace`.
+     *
+     */
+    require_single_sign_on: boolean;
+    /**
      * The email domain tied to the workspace (lower case), or null: a person of that domain who signs in by the
      * instance's single sign-on for the first time joins the workspace as a `member`. Set by `updateWorkspace`.
      *
@@ -1547,6 +1556,13 @@ export type UpdateWorkspaceRequest = {
          *
          */
         require_two_factor?: boolean;
+        /**
+         * Require single sign-on of every member (see `Workspace.require_single_sign_on`). Turning it on needs single
+         * sign-on on the instance and, for the caller's own account, a link to an identity at its provider (422
+         * otherwise: nobody locks themselves out).
+         *
+         */
+        require_single_sign_on?: boolean;
         /**
          * The email domain whose people join the workspace at their first single sign-on (null: none). Needs single
          * sign-on on the instance (allowing that domain), an address of that domain on the caller's own account, and
@@ -2424,7 +2440,7 @@ export type CreatePushErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2506,7 +2522,7 @@ export type ListActivePushesErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2571,7 +2587,7 @@ export type ListExpiredPushesErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2629,7 +2645,7 @@ export type ExpirePushErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -2835,7 +2851,7 @@ export type GetPushAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3145,7 +3161,7 @@ export type RevokeRequestErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3269,7 +3285,7 @@ export type PreviewRequestErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3413,7 +3429,7 @@ export type GetRequestAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3475,7 +3491,7 @@ export type ListApiKeysErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3525,7 +3541,7 @@ export type CreateApiKeyErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3759,7 +3775,7 @@ export type DeleteWorkspaceErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3822,7 +3838,7 @@ export type UpdateWorkspaceErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3834,7 +3850,7 @@ export type UpdateWorkspaceErrors = {
      */
     413: ErrorResponse;
     /**
-     * A field of `workspace` breaks a rule (`validation_failed`): a name outside 1..100 characters or only spaces; `require_two_factor` turned on by a caller without two-factor sign-in; an `sso_domain` on an instance without single sign-on (or one it does not allow), not of the caller's own address, or tied to another workspace. `errors` lists messages per field and `error` names the first.
+     * A field of `workspace` breaks a rule (`validation_failed`): a name outside 1..100 characters or only spaces; `require_two_factor` turned on by a caller without two-factor sign-in; `require_single_sign_on` turned on on an instance without single sign-on, or by a caller whose account is not linked to its provider; an `sso_domain` on an instance without single sign-on (or one it does not allow), not of the caller's own address, or tied to another workspace. `errors` lists messages per field and `error` names the first.
      */
     422: ErrorResponse;
     /**
@@ -3889,7 +3905,7 @@ export type ListWorkspaceMembersErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -3952,7 +3968,7 @@ export type RemoveWorkspaceMemberErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4019,7 +4035,7 @@ export type UpdateWorkspaceMemberErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4090,7 +4106,7 @@ export type TransferWorkspaceErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4153,7 +4169,7 @@ export type LeaveWorkspaceErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4216,7 +4232,7 @@ export type GetWorkspaceBrandErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4275,7 +4291,7 @@ export type UpdateWorkspaceBrandErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4347,7 +4363,7 @@ export type ListWorkspaceAuditErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4406,7 +4422,7 @@ export type ListWorkspaceInvitationsErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4465,7 +4481,7 @@ export type CreateWorkspaceInvitationErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4536,7 +4552,7 @@ export type RevokeWorkspaceInvitationErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4590,7 +4606,7 @@ export type AcceptWorkspaceInvitationErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4716,7 +4732,7 @@ export type NotifyEmailsErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4863,7 +4879,7 @@ export type ListWebhooksErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**
@@ -4913,7 +4929,7 @@ export type CreateWebhookErrors = {
      */
     401: ErrorResponse;
     /**
-     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
+     * The caller is authenticated but does not own the push, or names a workspace they are not a member of (or that does not exist), or whose role there does not allow it (`forbidden`), or whose workspace requires two-factor sign-in the caller's account lacks (`two_factor_required`) or single sign-on the caller's credential lacks (`single_sign_on_required`), or calls with an API key without the scope this operation needs (`insufficient_scope`, with `WWW-Authenticate`: RFC 6750).
      */
     403: ErrorResponse;
     /**

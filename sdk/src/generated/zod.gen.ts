@@ -144,7 +144,7 @@ export const zVersionReport = z.object({
  * The body of every error. `code` is stable and meant for programs; `error` is for people and may change.
  * Codes: `bad_request`, `invalid_json`, `invalid_form`, `invalid_encoding`, `missing_push`, `unsupported_media_type`, `invalid_page`, `invalid_parameter` (400);
  * `authentication_required`, `invalid_token`, `passphrase_required`, `passphrase_incorrect`, `access_code_required`, `access_code_incorrect` (401);
- * `forbidden`, `insufficient_scope`, `two_factor_required`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
+ * `forbidden`, `insufficient_scope`, `two_factor_required`, `single_sign_on_required`, `invalid_link`, `link_expired`, `network_not_allowed` (403); `not_found`, `no_route` (404); `method_not_allowed` (405); `request_timeout` (408, the HTTP server's own answer to a request whose headers did not arrive in time, on any path); `header_fields_too_large` (431, the HTTP server's own answer to headers over its limit, on any path); `idempotency_key_in_use`, `request_answered` (409); `request_closed` (410);
  * `payload_too_large` (413); `validation_failed`, `idempotency_key_reused` (422); `too_many_attempts`,
  * `rate_limited`, `storage_quota_exceeded`, `too_many_open_requests` (429); `internal_error` (500); `service_unavailable` (503).
  *
@@ -847,6 +847,7 @@ export const zWorkspace = z.object({
     name: z.string().min(1).max(100),
     role: zWorkspaceRole,
     require_two_factor: z.boolean(),
+    require_single_sign_on: z.boolean(),
     sso_domain: z.string().max(253).nullable(),
     created_at: zTimestamp,
     updated_at: zTimestamp
@@ -876,6 +877,7 @@ export const zUpdateWorkspaceRequest = z.object({
     workspace: z.object({
         name: z.string().min(1).max(100).regex(/\S/).optional(),
         require_two_factor: z.boolean().optional(),
+        require_single_sign_on: z.boolean().optional(),
         sso_domain: z.string().min(3).max(253).regex(/^[A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,63}$/).nullish()
     })
 });

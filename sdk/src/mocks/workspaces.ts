@@ -199,8 +199,8 @@ export class MockWorkspaces implements InvitationWorkspaces {
 
   /**
    * `updateWorkspace`, by the server's rules: its owner and admins rename it. The mock's accounts have no two-factor
-   * sign-in and it has no single sign-on, so turning `require_two_factor` on or tying an `sso_domain` is refused as
-   * the server refuses them for such a caller and instance (422).
+   * sign-in and it has no single sign-on, so turning `require_two_factor` or `require_single_sign_on` on or tying an
+   * `sso_domain` is refused as the server refuses them for such a caller and instance (422).
    */
   update(workspaceId: number, email: string, body: unknown, now: number, keyWorkspace: number | null): Workspace {
     const change = settingsOf(body);
@@ -215,8 +215,13 @@ export class MockWorkspaces implements InvitationWorkspaces {
       throw validationFailed({
         require_two_factor: ['turn on two-factor sign-in for your own account first (nobody locks themselves out)'],
       });
-    if (typeof change.sso_domain === 'string')
-      throw validationFailed({ sso_domain: ['this instance has no single sign-on'] });
+    if (change.require_single_sign_on === true || typeof change.sso_domain === 'string')
+      throw validationFailed({
+        ...(change.require_single_sign_on === true
+          ? { require_single_sign_on: ['this instance has no single sign-on'] }
+          : {}),
+        ...(typeof change.sso_domain === 'string' ? { sso_domain: ['this instance has no single sign-on'] } : {}),
+      });
     if (change.name !== undefined) w.name = change.name.trim();
     w.updatedAt = new Date(now).toISOString();
     return this.record(w, role);
@@ -298,8 +303,8 @@ export class MockWorkspaces implements InvitationWorkspaces {
   }
 
   private record(w: StoredWorkspace, role: WorkspaceRole): Workspace {
-    // The mock's accounts have no two-factor sign-in and it has no single sign-on: neither rule is ever on.
-    const rules = { require_two_factor: false, sso_domain: null };
+    // The mock's accounts have no two-factor sign-in and it has no single sign-on: no rule is ever on.
+    const rules = { require_two_factor: false, require_single_sign_on: false, sso_domain: null };
     return { id: w.id, name: w.name, role, ...rules, created_at: w.createdAt, updated_at: w.updatedAt };
   }
 }
@@ -470,17 +475,33 @@ export function workspaceRoutes<Ctx extends { request: Request; url: URL; actor:
 const DOMAIN = /^[A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,63}$/;
 
 /** updateWorkspace's body, by the contract's UpdateWorkspaceRequest (400 without a `workspace` object, else 422). */
-function settingsOf(body: unknown): { name?: string; require_two_factor?: boolean; sso_domain?: string | null } {
+type SettingsInput = {
+  name?: string;
+  require_two_factor?: boolean;
+  require_single_sign_on?: boolean;
+  sso_domain?: string | null;
+};
+
+function settingsOf(body: unknown): SettingsInput {
   const input = (body as { workspace?: unknown } | null)?.workspace;
   if (!input || typeof input !== 'object' || Array.isArray(input))
     throw new ApiError('bad_request', 'The request body must be a JSON object with a "workspace" object.');
-  const { name, require_two_factor, sso_domain } = input as Record<string, unknown>;
-  if (name === undefined && require_two_factor === undefined && sso_domain === undefined)
-    throw validationFailed({ workspace: ['must name at least one of name, require_two_factor, sso_domain'] });
+  const { name, require_two_factor, require_single_sign_on, sso_domain } = input as Record<string, unknown>;
+  if (
+    name === undefined &&
+    require_two_factor === undefined &&
+    require_single_sign_on === undefined &&
+    sso_domain === undefined
+  )
+    throw validationFailed({
+      workspace: ['must name at least one of name, require_two_factor, require_single_sign_on, sso_domain'],
+    });
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || name.length > 100))
     throw validationFailed({ name: ['must be 1 to 100 characters, not only spaces'] });
   if (require_two_factor !== undefined && typeof require_two_factor !== 'boolean')
     throw validationFailed({ require_two_factor: ['must be true or false'] });
+  if (require_single_sign_on !== undefined && typeof require_single_sign_on !== 'boolean')
+    throw validationFailed({ require_single_sign_on: ['must be true or false'] });
   if (
     sso_domain !== undefined &&
     sso_domain !== null &&
@@ -489,7 +510,7 @@ function settingsOf(body: unknown): { name?: string; require_two_factor?: boolea
     throw validationFailed({
       sso_domain: ['must be a domain name such as example.com (at most 253 characters), or null'],
     });
-  return input as { name?: string; require_two_factor?: boolean; sso_domain?: string | null };
+  return input as SettingsInput;
 }
 
 /** The invitation operations (issue 41), over MockInvitations. */

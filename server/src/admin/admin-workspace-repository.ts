@@ -15,6 +15,7 @@ export interface AdminWorkspaceRow {
   name: string;
   createdAt: Date;
   requireTwoFactor: boolean;
+  requireSingleSignOn: boolean;
   ssoDomain: string | null;
   /** The owner's email, or null: the workspace has no owner (its owner's account was deleted). */
   ownerEmail: string | null;
@@ -32,6 +33,7 @@ const WORKSPACE_ROW = defineTable<AdminWorkspaceRow>('workspaces', {
   name: column.text('name'),
   createdAt: column.date('created_at'),
   requireTwoFactor: column.bool('require_two_factor'),
+  requireSingleSignOn: column.bool('require_single_sign_on'),
   ssoDomain: column.textOrNull('sso_domain'),
   ownerEmail: column.textOrNull('owner_email'),
   ownerId: column.textOrNull('owner_id'),
@@ -92,7 +94,7 @@ const WORKSPACE_PAGE_ROWS = 100;
 /** Trail entries a workspace's page shows (the workspace's own trail page has them all). */
 const RECENT_TRAIL = 50;
 
-const WORKSPACE_COLUMNS = `w.id, w.name, w.created_at, w.require_two_factor, w.sso_domain,
+const WORKSPACE_COLUMNS = `w.id, w.name, w.created_at, w.require_two_factor, w.require_single_sign_on, w.sso_domain,
   o.email as owner_email, o.id as owner_id, coalesce(o.locked_at is not null, false) as owner_locked,
   (select count(*) from workspace_members m where m.workspace_id = w.id) as members,
   (select count(*) from pushes p where p.workspace_id = w.id and not p.expired) as live_pushes,

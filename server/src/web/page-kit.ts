@@ -14,7 +14,7 @@ import { state } from '../http/middleware.js';
 import { createBrands, type Brands } from './brand.js';
 import { FormError, readForm, type FormFiles } from './forms.js';
 import { comesFromOurPages, isHttps, pageHeaders, safeNext } from './security.js';
-import { createSessions, CSRF_FIELD, parseCookies, type SessionClaims, type Sessions } from './session.js';
+import { createSessions, CSRF_FIELD, parseCookies, viaProvider, type SessionClaims, type Sessions } from './session.js';
 import { messagePage, type Viewer } from './views/layout.js';
 
 /** Forms without files: sign-in, sign-up, token, expire. */
@@ -127,11 +127,16 @@ export function createPageKit(core: Core, clock?: () => Date): PageKit {
         throw new PageError(503, { key: 'error.unavailable.title' }, { key: 'error.unavailable.accounts' });
       return core.web;
     },
-    ctxOf: (req, userId) => ({
-      actor: actorOf(req, userId, settings.trustProxy),
-      baseUrl: baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
-      ...(clock ? { now: clock() } : {}),
-    }),
+    ctxOf: (req, userId) => {
+      // How the visitor's session signed in: a workspace requiring single sign-on lets in only a provider's session.
+      const claims = userId === null ? null : sessions.read(req);
+      return {
+        actor: actorOf(req, userId, settings.trustProxy),
+        baseUrl: baseUrlOf(req, settings.publicBaseUrl, settings.trustProxy),
+        ...(clock ? { now: clock() } : {}),
+        ...(claims?.userId === userId ? { session: { singleSignOn: viaProvider(claims.factors) } } : {}),
+      };
+    },
     async visit(req, res) {
       const claims = sessions.read(req);
       // PWPUSH_REQUIRE_2FA: a session signed in with a password alone (made before the setting) no longer counts.

@@ -12,6 +12,8 @@ import type { MailBrand, MailBrandOf } from '../mail/messages.js';
 import { keyWorkspace, type RequestContext } from '../request-context.js';
 import type { BrandRepository, StoredBrand } from './brand-repository.js';
 import type { WorkspaceRepository } from './workspace-repository.js';
+import { signOnProof } from './workspace-rules.js';
+import { shutOut } from './workspace-service.js';
 
 const EXT: Record<string, string> = {
   'image/png': 'png',
@@ -94,21 +96,18 @@ export function createWorkspaceBrandService(
   workspaces: WorkspaceRepository,
   brands: BrandRepository,
 ): WorkspaceBrandService {
-  /** The caller's role, or null outside; a member the workspace's two-factor rule shuts out is refused (403). */
-  const standing = async (workspaceId: number, userId: string) => {
-    const found = await workspaces.roleOf(workspaceId, userId);
-    if (found?.blocked)
-      throw new ApiError(
-        'two_factor_required',
-        'This workspace requires two-factor sign-in: turn it on for your account (the page /users/two_factor), then try again.',
-      );
+  /** The caller's role, or null outside; a member the workspace's sign-in rules shut out is refused (403). */
+  const standing = async (workspaceId: number, userId: string, ctx: RequestContext) => {
+    const found = await workspaces.roleOf(workspaceId, userId, signOnProof(ctx));
+    const refused = shutOut(found);
+    if (refused) throw refused;
     return found;
   };
   return {
     async get(workspaceId, ctx) {
       const userId = requireUser(ctx);
       const own = keyWorkspace(ctx);
-      if (own !== null ? own !== workspaceId : (await standing(workspaceId, userId)) === null)
+      if (own !== null ? own !== workspaceId : (await standing(workspaceId, userId, ctx)) === null)
         throw workspaceNotFound();
       return toWire(workspaceId, await brands.read(workspaceId));
     },
@@ -124,7 +123,7 @@ export function createWorkspaceBrandService(
       };
       // The role first (404 and 403 say nothing of the body), then the body's rules, then the write, which judges the
       // role again under its lock.
-      judge((await standing(workspaceId, userId))?.role ?? null);
+      judge((await standing(workspaceId, userId, ctx))?.role ?? null);
       const checked = checkWorkspaceBrand(body.brand, decodeBase64);
       const logo =
         checked.logo === undefined || checked.logo === null

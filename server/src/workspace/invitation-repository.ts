@@ -9,7 +9,8 @@ import type { AssignableRole, WorkspaceRole } from '@secret-push/sdk/generated';
 import type { MemberStanding } from '@secret-push/rules';
 import { sql, type Db } from '../db/sql.js';
 import type { WorkspaceAuditAction } from './workspace-audit.js';
-import { twoFactorRequired } from './workspace-service.js';
+import { SSO_BLOCKED, type SignOnProof } from './workspace-rules.js';
+import { shutOut } from './workspace-service.js';
 
 /** An invitation as its workspace's owners and admins see it (never its token). */
 export interface InvitationRecord {
@@ -40,9 +41,12 @@ const I = {
   lockWorkspace: sql<{ workspaceId: number }, { name: string }>(
     'select name from workspaces where id = :workspaceId for update',
   ),
-  /** The member's role, and whether the workspace's two-factor rule shuts them out (as `roleOf` reads it). */
-  standing: sql<{ workspaceId: number; userId: string }, { role: WorkspaceRole; blocked: boolean }>(
-    `select m.role, w.require_two_factor and u.totp_enabled_at is null as blocked
+  /** The member's role, and whether the workspace's sign-in rules shut them out (as `roleOf` reads them). */
+  standing: sql<
+    { workspaceId: number; userId: string; viaSso: SignOnProof; issuer: string },
+    { role: WorkspaceRole; blocked: boolean; sso_blocked: boolean }
+  >(
+    `select m.role, w.require_two_factor and u.totp_enabled_at is null as blocked, ${SSO_BLOCKED}
      from workspace_members m join workspaces w on w.id = m.workspace_id join users u on u.id = m.user_id
      where m.workspace_id = :workspaceId and m.user_id = :userId for share of m`,
   ),
@@ -204,6 +208,12 @@ interface Joined {
   changed: boolean;
 }
 
+/** Who manages a workspace's invitations, and how their credential stands to single sign-on. */
+interface InvitationCaller {
+  userId: string;
+  viaSso: SignOnProof;
+}
+
 export interface InvitationRepository {
   /**
    * Makes the invitation by `actorId` once `judge` allows it (the actor's standing, the pending invitations and the
@@ -211,7 +221,7 @@ export interface InvitationRepository {
    */
   create(
     workspaceId: number,
-    actorId: string,
+    caller: InvitationCaller,
     invitation: NewInvitation,
     judge: (actor: MemberStanding, room: { pending: number; members: number }) => void,
     now: Date,
@@ -219,7 +229,7 @@ export interface InvitationRepository {
   /** The pending invitations, newest first, once `judge` allows the actor; null when the actor is not a member. */
   list(
     workspaceId: number,
-    actorId: string,
+    caller: InvitationCaller,
     judge: (actor: MemberStanding) => void,
     now: Date,
   ): Promise<InvitationRecord[] | null>;
@@ -229,7 +239,7 @@ export interface InvitationRepository {
    */
   revoke(
     workspaceId: number,
-    actorId: string,
+    caller: InvitationCaller,
     id: string,
     judge: (actor: MemberStanding) => void,
     now: Date,
@@ -249,23 +259,28 @@ export interface InvitationRepository {
   ): Promise<Joined | null>;
 }
 
-export function createInvitationRepository(db: Db): InvitationRepository {
+/** `issuer`: the instance's single sign-on provider, or null without one. */
+export function createInvitationRepository(db: Db, issuer: string | null = null): InvitationRepository {
   /**
    * The actor's standing under the workspace's lock, or null: not a member (or no such workspace). A member the
-   * workspace's two-factor rule shuts out is refused here (403 `two_factor_required`) when `managing` (an invitation
-   * made, listed or revoked); accepting stays open, the rule then applies to the new member as to any other.
+   * workspace's sign-in rules shut out is refused here (403 `two_factor_required`, `single_sign_on_required`) when
+   * `managing` (an invitation made, listed or revoked); accepting stays open, the rules then apply to the new member
+   * as to any other.
    */
-  const standing = async (tx: Db, workspaceId: number, userId: string, managing = true) => {
+  const standing = async (tx: Db, workspaceId: number, caller: InvitationCaller, managing = true) => {
     const [workspace] = await tx.query(I.lockWorkspace, { workspaceId });
     if (!workspace) return null;
-    const [member] = await tx.query(I.standing, { workspaceId, userId });
-    if (member?.blocked && managing) throw twoFactorRequired();
+    const { userId, viaSso } = caller;
+    const [member] = await tx.query(I.standing, { workspaceId, userId, viaSso, issuer: issuer ?? '' });
+    const refused = managing && member ? shutOut({ blocked: member.blocked, ssoBlocked: member.sso_blocked }) : null;
+    if (refused) throw refused;
     return member ? ({ userId, role: member.role } satisfies MemberStanding) : null;
   };
   return {
-    async create(workspaceId, actorId, invitation, judge, now) {
+    async create(workspaceId, caller, invitation, judge, now) {
+      const actorId = caller.userId;
       return db.transaction(async (tx) => {
-        const actor = await standing(tx, workspaceId, actorId);
+        const actor = await standing(tx, workspaceId, caller);
         if (!actor) return null;
         const [room] = await tx.query(I.room, { workspaceId, now });
         judge(actor, room!);
@@ -285,18 +300,19 @@ export function createInvitationRepository(db: Db): InvitationRepository {
       });
     },
 
-    async list(workspaceId, actorId, judge, now) {
+    async list(workspaceId, caller, judge, now) {
       return db.transaction(async (tx) => {
-        const actor = await standing(tx, workspaceId, actorId);
+        const actor = await standing(tx, workspaceId, caller);
         if (!actor) return null;
         judge(actor);
         return (await tx.query(I.list, { workspaceId, now, limit: 100 })).map(fromRow);
       });
     },
 
-    async revoke(workspaceId, actorId, id, judge, now) {
+    async revoke(workspaceId, caller, id, judge, now) {
+      const actorId = caller.userId;
       return db.transaction(async (tx) => {
-        const actor = await standing(tx, workspaceId, actorId);
+        const actor = await standing(tx, workspaceId, caller);
         if (!actor) return null;
         judge(actor);
         const [row] = await tx.query(I.revoke, { workspaceId, id, now });
@@ -333,7 +349,7 @@ export function createInvitationRepository(db: Db): InvitationRepository {
         const [where] = await tx.query(I.workspaceOf, { digest });
         if (!where) return null;
         // The workspace's row first, then the invitation's: the order a create and a revocation take.
-        const member = await standing(tx, Number(where.workspace_id), userId, false);
+        const member = await standing(tx, Number(where.workspace_id), { userId, viaSso: null }, false);
         const [found] = await tx.query(I.byDigest, { digest, userId, now });
         if (!found) return null;
         const invitation = fromRow(found);

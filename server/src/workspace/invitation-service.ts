@@ -25,6 +25,7 @@ import { EMAIL, normalizeEmail } from '../user/user-service.js';
 import type { InvitationRecord, InvitationRepository } from './invitation-repository.js';
 import { INVITATION_QUEUE, invitationLink, type InvitationJob } from './invitation-mail.js';
 import type { WorkspaceRepository } from './workspace-repository.js';
+import { signOnProof } from './workspace-rules.js';
 
 /** What `createWorkspaceInvitation` takes (its body's `invitation`). */
 interface InvitationInput {
@@ -110,7 +111,7 @@ export function createInvitationService(deps: {
       const token = email === null ? newInvitationToken() : null;
       const made = await invitations.create(
         workspaceId,
-        userId,
+        { userId, viaSso: signOnProof(ctx) },
         {
           id,
           email,
@@ -132,7 +133,12 @@ export function createInvitationService(deps: {
     },
 
     async list(workspaceId, ctx) {
-      const listed = await invitations.list(workspaceId, requirePerson(ctx), manages, ctx.now ?? new Date());
+      const listed = await invitations.list(
+        workspaceId,
+        { userId: requirePerson(ctx), viaSso: signOnProof(ctx) },
+        manages,
+        ctx.now ?? new Date(),
+      );
       if (!listed) throw workspaceNotFound();
       return listed.map((r) => toWire(r));
     },
@@ -140,7 +146,7 @@ export function createInvitationService(deps: {
     async revoke(workspaceId, invitationId, ctx) {
       const done = await invitations.revoke(
         workspaceId,
-        requirePerson(ctx),
+        { userId: requirePerson(ctx), viaSso: signOnProof(ctx) },
         invitationId,
         manages,
         ctx.now ?? new Date(),
@@ -178,6 +184,7 @@ export function createInvitationService(deps: {
         name: workspace.name,
         role: workspace.role,
         require_two_factor: workspace.requireTwoFactor,
+        require_single_sign_on: workspace.requireSingleSignOn,
         sso_domain: workspace.ssoDomain,
         created_at: workspace.createdAt.toISOString(),
         updated_at: workspace.updatedAt.toISOString(),

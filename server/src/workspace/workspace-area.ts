@@ -24,7 +24,7 @@ export function workspaceArea(
   objectsGone?: (keys: string[]) => void,
   log?: (facts: Record<string, unknown>) => void,
 ) {
-  const repository = createWorkspaceRepository(db);
+  const repository = createWorkspaceRepository(db, settings.oidc?.issuer ?? null);
   const brands = createBrandRepository(db);
   const deletion = createWorkspaceDeletion(db, objectsGone, log);
   return {
@@ -52,7 +52,7 @@ export function invitationArea(
 ): InvitationService {
   return guarded(
     createInvitationService({
-      invitations: createInvitationRepository(db),
+      invitations: createInvitationRepository(db, settings.oidc?.issuer ?? null),
       workspaces: repository,
       queue: settings.mail.smtpUrl === null ? null : queue,
       publicBaseUrl: settings.publicBaseUrl,

@@ -25,6 +25,7 @@ type WorkspaceRow = {
   id: number;
   name: string;
   require_two_factor: boolean;
+  require_single_sign_on: boolean;
   sso_domain: string | null;
   created_at: Date;
   updated_at: Date;
@@ -36,7 +37,7 @@ const D = {
     { id: number; actorId: string | null },
     WorkspaceRow & { role: WorkspaceRole | null; blocked: boolean; members: string | number }
   >(
-    `select w.id, w.name, w.require_two_factor, w.sso_domain, w.created_at, w.updated_at, m.role,
+    `select w.id, w.name, w.require_two_factor, w.require_single_sign_on, w.sso_domain, w.created_at, w.updated_at, m.role,
        coalesce(w.require_two_factor and u.totp_enabled_at is null, false) as blocked,
        (select count(*) from workspace_members a where a.workspace_id = w.id) as members
      from workspaces w
@@ -68,6 +69,7 @@ interface WorkspaceDeleted {
     id: number;
     name: string;
     requireTwoFactor: boolean;
+    requireSingleSignOn: boolean;
     ssoDomain: string | null;
     createdAt: Date;
     updatedAt: Date;
@@ -128,6 +130,7 @@ export function createWorkspaceDeletion(
         id: Number(row.id),
         name: row.name,
         requireTwoFactor: row.require_two_factor,
+        requireSingleSignOn: row.require_single_sign_on,
         ssoDomain: row.sso_domain,
         createdAt: new Date(row.created_at),
         updatedAt: new Date(row.updated_at),

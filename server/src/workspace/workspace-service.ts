@@ -19,7 +19,7 @@ import type { AuditTrail } from './audit-trail.js';
 import type { MemberRecord, MemberRepository } from './member-repository.js';
 import { MAX_WORKSPACES_PER_USER, type MemberWorkspace, type WorkspaceRepository } from './workspace-repository.js';
 import type { WorkspaceDeletion } from './workspace-deletion.js';
-import type { SettingsRefusal, WorkspaceSettingsChange } from './workspace-rules.js';
+import { signOnProof, type SettingsRefusal, type WorkspaceSettingsChange } from './workspace-rules.js';
 
 /** What a caller may do in a workspace, by role. */
 const MAY_CREATE: ReadonlySet<WorkspaceRole> = new Set(['owner', 'admin', 'member']);
@@ -72,7 +72,7 @@ export interface WorkspaceService {
     ctx: RequestContext,
   ): Promise<WorkspaceMember>;
   /**
-   * `updateWorkspace`: the workspace's name and sign-in rules, changed by its owner or an admin signed in as
+   * `updateWorkspace`: the workspace's name and sign-in rules (two-factor, single sign-on, an email domain), changed by its owner or an admin signed in as
    * themselves (a workspace's key → 403); 404 for a non-member, 422 for a field that breaks its rule. Audited.
    */
   update(workspaceId: number, change: WorkspaceSettingsChange, ctx: RequestContext): Promise<Workspace>;
@@ -111,6 +111,7 @@ const toWire = (w: MemberWorkspace): Workspace => ({
   name: w.name,
   role: w.role,
   require_two_factor: w.requireTwoFactor,
+  require_single_sign_on: w.requireSingleSignOn,
   sso_domain: w.ssoDomain,
   created_at: w.createdAt.toISOString(),
   updated_at: w.updatedAt.toISOString(),
@@ -122,14 +123,35 @@ function requireUser(ctx: RequestContext): string {
 }
 
 /** The refusal a member shut out by the workspace's two-factor rule gets, wherever they act in it. */
-export const twoFactorRequired = () =>
+const twoFactorRequired = () =>
   new ApiError(
     'two_factor_required',
     'This workspace requires two-factor sign-in: turn it on for your account (the page /users/two_factor), then try again.',
   );
 
+/** The refusal a member shut out by the workspace's single sign-on rule gets, wherever they act in it. */
+const singleSignOnRequired = () =>
+  new ApiError(
+    'single_sign_on_required',
+    "This workspace requires single sign-on: sign in with your organisation's single sign-on (the page /users/sign_in), then try again.",
+  );
+
+/** The refusal of a standing the workspace's sign-in rules shut out now, or null: let in. */
+export function shutOut(standing: { blocked: boolean; ssoBlocked: boolean } | null): ApiError | null {
+  if (standing?.blocked) return twoFactorRequired();
+  if (standing?.ssoBlocked) return singleSignOnRequired();
+  return null;
+}
+
 const SETTINGS_REFUSALS: Record<Exclude<SettingsRefusal, 'not_member'>, () => ApiError> = {
   blocked: twoFactorRequired,
+  sso_blocked: singleSignOnRequired,
+  own_single_sign_on: () =>
+    validationFailed({
+      require_single_sign_on: [
+        'sign in by single sign-on yourself first (your account must be linked to its provider: nobody locks themselves out)',
+      ],
+    }),
   role: () => new ApiError('forbidden', "Only the workspace's owner and admins change its settings."),
   own_two_factor: () =>
     validationFailed({
@@ -155,10 +177,11 @@ export function createWorkspaceService(
   signOn: WorkspaceSignOn | null = null,
   deletion: WorkspaceDeletion | null = null,
 ): WorkspaceService {
-  /** A member's standing, once the workspace's two-factor rule lets them in; null: not a member. */
-  const standing = async (workspaceId: number, userId: string) => {
-    const found = await repository.roleOf(workspaceId, userId);
-    if (found?.blocked) throw twoFactorRequired();
+  /** A member's standing, once the workspace's sign-in rules let them in; null: not a member. */
+  const standing = async (workspaceId: number, userId: string, ctx: RequestContext) => {
+    const found = await repository.roleOf(workspaceId, userId, signOnProof(ctx));
+    const refused = shutOut(found);
+    if (refused) throw refused;
     return found;
   };
   return {
@@ -194,7 +217,7 @@ export function createWorkspaceService(
         return { workspaceId, role: KEY_ROLE, seesAll: true };
       }
       // Asked on every request: a membership that ends ends its personal keys' rights here at once.
-      const role = (await standing(workspaceId, userId))?.role ?? null;
+      const role = (await standing(workspaceId, userId, ctx))?.role ?? null;
       if (role === null) throw new ApiError('forbidden', 'You are not a member of this workspace.');
       if (doing === 'create' && !MAY_CREATE.has(role))
         throw new ApiError('forbidden', `An ${role} of this workspace may not create in it.`);
@@ -207,13 +230,13 @@ export function createWorkspaceService(
       if (ctx.actor.userId === null) return false;
       const own = keyWorkspace(ctx);
       if (own !== null) return own === workspaceId;
-      const found = await repository.roleOf(workspaceId, ctx.actor.userId);
-      return !!found && !found.blocked && (doing === 'expire' ? EXPIRES_EVERY_PUSH : SEES_EVERY_PUSH).has(found.role);
+      const found = await repository.roleOf(workspaceId, ctx.actor.userId, signOnProof(ctx));
+      return !!found && !shutOut(found) && (doing === 'expire' ? EXPIRES_EVERY_PUSH : SEES_EVERY_PUSH).has(found.role);
     },
 
     async members(workspaceId, ctx) {
       const userId = requireUser(ctx);
-      await standing(workspaceId, userId);
+      await standing(workspaceId, userId, ctx);
       const listed = await members.list(workspaceId, userId);
       if (!listed) throw workspaceNotFound();
       return listed.map(memberToWire);
@@ -221,8 +244,8 @@ export function createWorkspaceService(
 
     async changeMember(workspaceId, subjectId, change, ctx) {
       const userId = requireUser(ctx);
-      // Leaving stays open to a member the two-factor rule shuts out; every other change needs them let in.
-      if (change.kind !== 'leave') await standing(workspaceId, userId);
+      // Leaving stays open to a member the sign-in rules shut out; every other change needs them let in.
+      if (change.kind !== 'leave') await standing(workspaceId, userId, ctx);
       const subject = change.kind === 'leave' ? userId : subjectId;
       const judge = judgeMemberChange.bind(null, change);
       const changed = await members.change(workspaceId, userId, subject, change, judge, ctx.now ?? new Date());
@@ -238,14 +261,18 @@ export function createWorkspaceService(
       if (name === '') throw validationFailed({ name: ['must not be empty'] });
       const ssoDomain = change.ssoDomain == null ? change.ssoDomain : change.ssoDomain.toLowerCase();
       const domainRefusal = domainProblem(ssoDomain, signOn);
-      if (domainRefusal) {
+      const ssoRefusal = change.requireSingleSignOn === true && !signOn ? 'this instance has no single sign-on' : null;
+      if (domainRefusal || ssoRefusal) {
         // A non-member learns nothing of the instance's rules: 404 first, as for every other refusal.
-        if (!(await repository.roleOf(workspaceId, userId))) throw workspaceNotFound();
-        throw validationFailed({ sso_domain: [domainRefusal] });
+        if (!(await repository.roleOf(workspaceId, userId, signOnProof(ctx)))) throw workspaceNotFound();
+        throw validationFailed({
+          ...(ssoRefusal ? { require_single_sign_on: [ssoRefusal] } : {}),
+          ...(domainRefusal ? { sso_domain: [domainRefusal] } : {}),
+        });
       }
       const changed = await repository.update(
         workspaceId,
-        userId,
+        { userId, viaSso: signOnProof(ctx) },
         { ...change, ...(name === undefined ? {} : { name }), ...(ssoDomain === undefined ? {} : { ssoDomain }) },
         ctx.now ?? new Date(),
       );
@@ -255,7 +282,7 @@ export function createWorkspaceService(
     },
 
     async audit(workspaceId, ctx, page) {
-      const role = (await standing(workspaceId, requireUser(ctx)))?.role ?? null;
+      const role = (await standing(workspaceId, requireUser(ctx), ctx))?.role ?? null;
       if (role === null) throw workspaceNotFound();
       if (!READS_TRAIL.has(role))
         throw new ApiError('forbidden', `A ${role} of this workspace does not read its audit trail.`);
@@ -266,6 +293,8 @@ export function createWorkspaceService(
       const userId = requireUser(ctx);
       if (!deletion) throw new ApiError('no_route', 'Workspaces are not deleted by this instance.');
       const key = keyWorkspace(ctx) !== null;
+      // The sign-in rules first, as everywhere in the workspace (a member they shut out is told why).
+      if (!key) await standing(workspaceId, userId, ctx);
       const deleted = await deletion.delete(
         workspaceId,
         userId,

@@ -204,6 +204,9 @@ async function auditOwnerPages(app: WebApp, owner: Page, made: Awaited<ReturnTyp
     owner.getByRole('option', { name: 'Acme' }).waitFor({ state: 'attached' }),
   );
   await auditWorkspaceSections(findings, owner, `${base}/workspaces/${made.workspace.id}`, made);
+  await visit(findings, owner, `${base}/pushes/active?workspace_id=${made.workspace.id}`, "a workspace's pushes", () =>
+    owner.getByText('The pushes of “Acme”.').waitFor(),
+  );
   return findings;
 }
 

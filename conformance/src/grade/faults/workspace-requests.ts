@@ -1,7 +1,8 @@
 /**
  * Faults in a workspace's requests (issue 41, the TEAM class): the workspace a request names ignored (it is made in
- * the requester's personal space), and a workspace's request list answering an outsider. Each models its bug by
- * changing what goes upstream, or the answer.
+ * the requester's personal space), and a workspace's request list answering an outsider; and one of its sign-in rules
+ * (`require_single_sign_on` taken from a caller single sign-on does not vouch for). Each models its bug by changing
+ * what goes upstream, or the answer.
  */
 import { define } from '../fault.js';
 
@@ -24,6 +25,22 @@ export const workspaceRequestFaults = define('option', [
 ]);
 
 export const workspaceRequestAuthFaults = define('auth', [
+  {
+    name: 'single-sign-on-rule-unchecked',
+    models:
+      'updateWorkspace takes require_single_sign_on from anyone: the refusal of a caller no single sign-on vouches for answers 200',
+    killers: ['TEAM-029'],
+    start: () => ({
+      response(ex) {
+        if (ex.op !== 'updateWorkspace' || ex.status !== 422) return;
+        const fields = (ex.json as { errors?: Record<string, unknown> } | undefined)?.errors;
+        if (!fields || !('require_single_sign_on' in fields)) return;
+        ex.status = 200;
+        ex.headers['content-type'] = 'application/json; charset=utf-8';
+        ex.json = { require_single_sign_on: true };
+      },
+    }),
+  },
   {
     name: 'workspace-requests-unchecked',
     models: 'listActiveRequests naming a workspace the caller is not in answers 200 with an empty list, not 403',

@@ -37,6 +37,7 @@ import { Migration20270203000000_user_locale } from './Migration20270203000000_u
 import { Migration20270204000000_workspace_rules } from './Migration20270204000000_workspace_rules.js';
 import { Migration20270207000000_workspace_brand } from './Migration20270207000000_workspace_brand.js';
 import { Migration20270209000000_admin_workspace_audit } from './Migration20270209000000_admin_workspace_audit.js';
+import { Migration20270211000000_workspace_single_sign_on } from './Migration20270211000000_workspace_single_sign_on.js';
 import { Migration20270205000000_workspace_invitations } from './Migration20270205000000_workspace_invitations.js';
 
 export const migrationsList = [
@@ -81,4 +82,8 @@ export const migrationsList = [
   },
   { name: 'Migration20270207000000_workspace_brand', class: Migration20270207000000_workspace_brand },
   { name: 'Migration20270209000000_admin_workspace_audit', class: Migration20270209000000_admin_workspace_audit },
+  {
+    name: 'Migration20270211000000_workspace_single_sign_on',
+    class: Migration20270211000000_workspace_single_sign_on,
+  },
 ];

@@ -37,10 +37,11 @@ export function workspaceHandlers(core: Core): WorkspaceHandlers {
       body: await service().create(body.workspace.name, ctx),
     }),
     updateWorkspace: async ({ params, body, ctx }) => {
-      const { name, require_two_factor, sso_domain } = body.workspace;
+      const { name, require_two_factor, require_single_sign_on, sso_domain } = body.workspace;
       const change = {
         ...(name === undefined ? {} : { name }),
         ...(require_two_factor === undefined ? {} : { requireTwoFactor: require_two_factor }),
+        ...(require_single_sign_on === undefined ? {} : { requireSingleSignOn: require_single_sign_on }),
         ...(sso_domain === undefined ? {} : { ssoDomain: sso_domain }),
       };
       return { status: 200, body: await service().update(Number(params.workspace_id), change, ctx) };
@@ -117,6 +118,7 @@ export function memberValidationError(errors: ErrorObject[]): ApiError {
 const SETTING_RULES: Record<string, string> = {
   name: 'must be 1 to 100 characters, not only spaces',
   require_two_factor: 'must be true or false',
+  require_single_sign_on: 'must be true or false',
   sso_domain: 'must be a domain name such as example.com (at most 253 characters), or null',
 };
 
@@ -140,7 +142,7 @@ export function workspaceSettingsValidationError(errors: ErrorObject[]): ApiErro
     const field = e.instancePath.slice(WRAPPER.length + 1).split('/')[0] ?? '';
     if (field in SETTING_RULES) fields[field] = [SETTING_RULES[field]!];
     else if (e.keyword === 'minProperties')
-      fields.workspace = ['must name at least one of name, require_two_factor, sso_domain'];
+      fields.workspace = ['must name at least one of name, require_two_factor, require_single_sign_on, sso_domain'];
     else fields.workspace = ['has too many fields'];
   }
   return validationFailed(fields);

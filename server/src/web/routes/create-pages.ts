@@ -17,6 +17,7 @@ const FORM_REFUSALS: ReadonlySet<string> = new Set([
   'payload_too_large',
   'forbidden',
   'two_factor_required',
+  'single_sign_on_required',
 ]);
 import { errorText } from '../error-text.js';
 import { createdPage, createPage, type CreateFormState } from '../views/pushes.js';
@@ -117,7 +118,10 @@ export function createPages(router: Router, kit: PageKit): void {
         if (!(error instanceof ApiError) || !FORM_REFUSALS.has(error.code)) throw error;
         // Over a storage quota (or larger than it): the form comes back with the message that names the quota.
         const quota = error.code === 'storage_quota_exceeded' || error.code === 'payload_too_large';
-        const refused = error.code === 'forbidden' || error.code === 'two_factor_required';
+        const refused =
+          error.code === 'forbidden' ||
+          error.code === 'two_factor_required' ||
+          error.code === 'single_sign_on_required';
         if (error.details.retryAfterSeconds !== undefined)
           res.setHeader('Retry-After', String(error.details.retryAfterSeconds));
         const state: CreateFormState = {

@@ -14,13 +14,27 @@ export function ownerPages(router: Router, kit: PageKit): void {
     return Number(raw);
   };
 
+  /** `?workspace_id=`: the workspace's list (a positive integer; anything else is the 404 page). */
+  const workspaceOf = (req: Request): number | null => {
+    const raw = req.query.workspace_id;
+    if (raw === undefined) return null;
+    if (typeof raw !== 'string' || !/^[1-9][0-9]{0,14}$/.test(raw))
+      throw new PageError(404, { key: 'error.notFound.title' }, { key: 'workspaces.notFound' });
+    return Number(raw);
+  };
+
   for (const which of ['active', 'expired'] as const) {
     router.get(
       `/pushes/${which}`,
       kit.pageRoute(`/pushes/${which}`, async (req, res, v) => {
         if (!v.user) return kit.redirectToSignIn(req, res);
-        const result = await core.pushes.list(which, pageNumber(req), kit.ctxOf(req, v.user.userId));
-        kit.send(res, 200, listPage(v.viewer, which, result));
+        const ctx = kit.ctxOf(req, v.user.userId);
+        const workspaceId = workspaceOf(req);
+        // The service judges the membership (403, as the API's list answers it) before anything is read.
+        const result = await core.pushes.list(which, pageNumber(req), ctx, workspaceId);
+        const workspace =
+          workspaceId === null ? undefined : (await core.workspaces?.list(ctx))?.find((w) => w.id === workspaceId);
+        kit.send(res, 200, listPage(v.viewer, which, result, workspace));
       }),
     );
   }

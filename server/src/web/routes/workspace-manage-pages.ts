@@ -75,13 +75,16 @@ function fieldSentences(viewer: Viewer, fields: Record<string, string[]>): Recor
 let settingsValidator: ReturnType<ReturnType<typeof contract>['validator']> | undefined;
 
 /** The change the form asks for, the fields that differ from the workspace's, checked with the contract's schema. */
-function changeOf(form: FormData, w: Workspace): WorkspaceSettingsChange {
+function changeOf(form: FormData, w: Workspace, provider: string | undefined): WorkspaceSettingsChange {
   const name = field(form, 'name');
   const requireTwoFactor = field(form, 'require_two_factor') === 'on';
+  const requireSingleSignOn = field(form, 'require_single_sign_on') === 'on';
   const domain = field(form, 'sso_domain').trim();
   const body: Record<string, unknown> = {};
   if (name !== w.name) body.name = name;
   if (requireTwoFactor !== w.require_two_factor) body.require_two_factor = requireTwoFactor;
+  // Offered only with the instance's single sign-on (without it, the rule stays as it is).
+  if (provider && requireSingleSignOn !== w.require_single_sign_on) body.require_single_sign_on = requireSingleSignOn;
   if ((domain === '' ? null : domain) !== w.sso_domain) body.sso_domain = domain === '' ? null : domain;
   if (Object.keys(body).length === 0) return {};
   const spec = contract();
@@ -96,11 +99,13 @@ function changeOf(form: FormData, w: Workspace): WorkspaceSettingsChange {
   return {
     ...('name' in body ? { name } : {}),
     ...('require_two_factor' in body ? { requireTwoFactor } : {}),
+    ...('require_single_sign_on' in body ? { requireSingleSignOn } : {}),
     ...('sso_domain' in body ? { ssoDomain: domain === '' ? null : domain } : {}),
   };
 }
 
 export function workspaceManagePages(router: Router, kit: PageKit): void {
+  const provider = kit.settings.oidc?.providerName;
   router.get(
     '/workspaces/:id/settings',
     kit.pageRoute('/workspaces/:id/settings', async (req, res, v) => {
@@ -108,7 +113,7 @@ export function workspaceManagePages(router: Router, kit: PageKit): void {
       const workspace = await visitedWorkspace(kit, req, v);
       if (workspace.role !== 'owner' && workspace.role !== 'admin')
         throw new PageError(403, { key: 'error.generic.title' }, { key: 'workspaces.refused.forbidden' });
-      kit.send(res, 200, settingsPage(v.viewer, { workspace }));
+      kit.send(res, 200, settingsPage(v.viewer, { workspace, provider }));
     }),
   );
 
@@ -121,12 +126,13 @@ export function workspaceManagePages(router: Router, kit: PageKit): void {
       const values = {
         name: field(form, 'name'),
         requireTwoFactor: field(form, 'require_two_factor') === 'on',
+        requireSingleSignOn: field(form, 'require_single_sign_on') === 'on',
         ssoDomain: field(form, 'sso_domain'),
       };
       const show = (status: number, state: Omit<SettingsPageState, 'workspace'>, w = workspace) =>
-        kit.send(res, status, settingsPage(v.viewer, { workspace: w, ...state }));
+        kit.send(res, status, settingsPage(v.viewer, { workspace: w, provider, ...state }));
       try {
-        const change = changeOf(form, workspace);
+        const change = changeOf(form, workspace, provider);
         const changed =
           Object.keys(change).length === 0
             ? workspace

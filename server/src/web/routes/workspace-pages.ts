@@ -6,17 +6,18 @@
  */
 import type { Request, Response, Router } from 'express';
 import { ApiError, type MemberChange, validationFailed } from '@secret-push/rules';
-import type { AssignableRole } from '@secret-push/sdk/generated';
+import type { AssignableRole, Workspace } from '@secret-push/sdk/generated';
 import type { WorkspaceService } from '../../workspace/workspace-service.js';
 import type { InvitationService } from '../../workspace/invitation-service.js';
 import { field } from '../forms.js';
 import { PageError, type PageKit, type Visit } from '../page-kit.js';
-import { ASSIGNABLE_ROLES, INVITATION_DAYS, workspacePage, workspacesPage } from '../views/workspaces.js';
+import { ASSIGNABLE_ROLES, INVITATION_DAYS, shutOutPage, workspacePage, workspacesPage } from '../views/workspaces.js';
 import { refusalText } from './workspace-refusals.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A workspace id as the contract takes it: a positive integer (identity column), at most 15 digits. */
 const WORKSPACE_ID = /^[1-9][0-9]{0,14}$/;
+/** The contract's `sso_domain` pattern (UpdateWorkspaceRequest). */
 
 /** The 404 page of a workspace the visitor is not in (or that does not exist): the same page, so ids cannot be probed. */
 export const noSuchWorkspace = () =>
@@ -37,25 +38,44 @@ export function workspaceIdOf(req: Request): number {
 
 type Extra = { freshLink?: string; error?: string; notice?: string };
 
-export function workspacePages(router: Router, kit: PageKit): void {
-  const mail = kit.settings.mail.smtpUrl !== null;
+/** The refusals of a member the workspace's sign-in rules shut out (they see why, and how to get in). */
+const SHUT_OUT: ReadonlySet<string> = new Set(['two_factor_required', 'single_sign_on_required']);
 
-  /** The workspace's page as the visitor may see it; the 404 page for an outsider. */
-  const show = async (req: Request, res: Response, v: Visit, id: number, status: number, extra: Extra = {}) => {
+/**
+ * The workspace's page as the visitor may see it; the 404 page for an outsider; for a member its sign-in rules shut
+ * out, why (403) and, for single sign-on, the provider's button.
+ */
+function workspaceShower(kit: PageKit) {
+  const mail = kit.settings.mail.smtpUrl !== null;
+  const provider = kit.settings.oidc?.providerName;
+  return async (req: Request, res: Response, v: Visit, id: number, status: number, extra: Extra = {}) => {
     const { workspaces, invitations } = workspaceServices(kit);
     const user = v.user!;
     const ctx = kit.ctxOf(req, user.userId);
     const workspace = (await workspaces.list(ctx)).find((w) => w.id === id);
     if (!workspace) throw noSuchWorkspace();
-    const members = await workspaces.members(id, ctx);
+    let members;
+    try {
+      members = await workspaces.members(id, ctx);
+    } catch (error) {
+      if (!(error instanceof ApiError) || !SHUT_OUT.has(error.code)) throw error;
+      const sso = error.code === 'single_sign_on_required' ? provider : undefined;
+      return kit.send(
+        res,
+        403,
+        shutOutPage(v.viewer, { workspace, error: refusalText(v.viewer, error), provider: sso }),
+      );
+    }
     const manages = workspace.role === 'owner' || workspace.role === 'admin';
     const pending = manages ? await invitations.list(id, ctx) : null;
-    kit.send(
-      res,
-      status,
-      workspacePage(v.viewer, { workspace, me: user.userId, members, invitations: pending, mail, ...extra }),
-    );
+    const state = { workspace, me: user.userId, members, invitations: pending, mail, provider, ...extra };
+    kit.send(res, status, workspacePage(v.viewer, state));
   };
+}
+
+export function workspacePages(router: Router, kit: PageKit): void {
+  const provider = kit.settings.oidc?.providerName;
+  const show = workspaceShower(kit);
 
   router.get(
     '/workspaces',

@@ -14,6 +14,8 @@ export function refusalText(viewer: Viewer, error: ApiError, leaving = false): s
   switch (error.code) {
     case 'two_factor_required':
       return t('workspaces.refused.twoFactor');
+    case 'single_sign_on_required':
+      return t('workspaces.refused.singleSignOn');
     case 'forbidden':
       return t('workspaces.refused.forbidden');
     case 'not_found':

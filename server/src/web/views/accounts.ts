@@ -16,7 +16,7 @@ export interface AccountFormState {
   passwordOff?: boolean;
 }
 
-function providerButton(viewer: Viewer, state: AccountFormState) {
+export function providerButton(viewer: Viewer, state: Pick<AccountFormState, 'provider' | 'next'>) {
   if (!state.provider) return html``;
   // The key of a secret's link is kept in this tab's sessionStorage, not in the form's action: the trip through the
   // provider would drop it from any address anyway (keep-fragment.js).

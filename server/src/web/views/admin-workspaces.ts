@@ -21,7 +21,7 @@ function owner(w: AdminWorkspaceRow): Html {
 }
 
 const rules = (w: AdminWorkspaceRow) =>
-  html`${w.requireTwoFactor ? 'two-factor required' : '–'}${w.ssoDomain ? html`<br>SSO: ${w.ssoDomain}` : ''}`;
+  html`${w.requireTwoFactor ? 'two-factor required' : '–'}${w.requireSingleSignOn ? html`<br>single sign-on required` : ''}${w.ssoDomain ? html`<br>SSO: ${w.ssoDomain}` : ''}`;
 
 export function adminWorkspacesPage(
   viewer: Viewer,
@@ -166,6 +166,7 @@ export function adminWorkspacePage(viewer: Viewer, d: Details, quota: number, no
   <dt>Pushes live</dt><dd>${w.livePushes}</dd>
   <dt>Storage in use</dt><dd>${quotaText(w.storedBytes, quota)}</dd>
   <dt>Two-factor required</dt><dd>${w.requireTwoFactor ? 'yes' : 'no'}</dd>
+  <dt>Single sign-on required</dt><dd>${w.requireSingleSignOn ? 'yes' : 'no'}</dd>
   <dt>Single sign-on domain</dt><dd>${w.ssoDomain ?? '–'}</dd>
 </dl>
 ${members(viewer, d)}

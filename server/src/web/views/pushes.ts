@@ -198,15 +198,26 @@ function when(iso: string | null | undefined): Html {
 
 function pager(t: Translator['t'], base: string, p: Page<unknown>): Html {
   const last = Math.max(1, Math.ceil(p.total / p.perPage));
+  const join = base.includes('?') ? '&' : '?';
   return html`<nav class="pager" aria-label="${t('pushes.pager.label')}">
-  ${p.page > 1 ? html`<a href="${base}?page=${p.page - 1}" rel="prev">${t('pushes.pager.newer')}</a>` : ''}
+  ${p.page > 1 ? html`<a href="${base}${join}page=${p.page - 1}" rel="prev">${t('pushes.pager.newer')}</a>` : ''}
   <span>${t('pushes.pager.page', { page: p.page, last })}</span>
-  ${p.page < last ? html`<a href="${base}?page=${p.page + 1}" rel="next">${t('pushes.pager.older')}</a>` : ''}
+  ${p.page < last ? html`<a href="${base}${join}page=${p.page + 1}" rel="next">${t('pushes.pager.older')}</a>` : ''}
 </nav>`;
 }
 
-export function listPage(viewer: Viewer, state: 'active' | 'expired', p: Page<PushOwner>): string {
+/**
+ * The owner's list of their personal pushes, or with `workspace` the pushes of that workspace the visitor sees (every
+ * one for its owner, admins and auditors; their own for a member), by the API's `listActivePushes?workspace_id=`.
+ */
+export function listPage(
+  viewer: Viewer,
+  state: 'active' | 'expired',
+  p: Page<PushOwner>,
+  workspace?: { id: number; name: string },
+): string {
   const { t } = viewer.i18n;
+  const query = workspace ? `?workspace_id=${workspace.id}` : '';
   const title = t('pushes.list.title', { state });
   const rows = p.items.map(
     (push) => html`<tr>
@@ -228,7 +239,8 @@ export function listPage(viewer: Viewer, state: 'active' | 'expired', p: Page<Pu
     title,
     viewer,
     body: html`<h1>${title}</h1>
-<p><a href="/pushes/active"${state === 'active' ? html` aria-current="page"` : ''}>${t('pushes.list.active')}</a> · <a href="/pushes/expired"${state === 'expired' ? html` aria-current="page"` : ''}>${t('pushes.list.expired')}</a></p>
+${workspace ? html`<p id="list-workspace">${t('workspaces.pushes.of', { name: workspace.name })} <a href="/workspaces/${workspace.id}">${t('workspaces.pushes.back')}</a></p>` : ''}
+<p><a href="/pushes/active${query}"${state === 'active' ? html` aria-current="page"` : ''}>${t('pushes.list.active')}</a> · <a href="/pushes/expired${query}"${state === 'expired' ? html` aria-current="page"` : ''}>${t('pushes.list.expired')}</a></p>
 ${
   p.items.length === 0
     ? html`<p class="notice">${t('pushes.list.none', { state, onPage: p.page > 1 ? 'yes' : 'no' })}</p>`
@@ -238,7 +250,7 @@ ${
   <tbody>${rows}</tbody>
 </table>`
 }
-${pager(t, `/pushes/${state}`, p)}`,
+${pager(t, `/pushes/${state}${query}`, p)}`,
   });
 }
 

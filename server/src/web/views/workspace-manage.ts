@@ -41,7 +41,9 @@ export function sectionsNav(viewer: Viewer, w: Workspace, current: WorkspaceSect
 export interface SettingsPageState {
   workspace: Workspace;
   /** The values to show (what was sent, after a refusal). */
-  values?: { name: string; requireTwoFactor: boolean; ssoDomain: string };
+  values?: { name: string; requireTwoFactor: boolean; requireSingleSignOn: boolean; ssoDomain: string };
+  /** The instance's single sign-on provider's name: the single sign-on rule is offered only with one. */
+  provider?: string | undefined;
   /** The refusals of a field, said in the page's language, shown beside it. */
   fields?: Record<string, string[]>;
   error?: string;
@@ -60,6 +62,7 @@ export function settingsPage(viewer: Viewer, state: SettingsPageState): string {
   const values = state.values ?? {
     name: w.name,
     requireTwoFactor: w.require_two_factor,
+    requireSingleSignOn: w.require_single_sign_on,
     ssoDomain: w.sso_domain ?? '',
   };
   const fields = state.fields;
@@ -81,6 +84,15 @@ ${fields?.workspace ? html`<p class="error" role="alert">${fields.workspace.join
   }${describedBy(fields, 'require_two_factor', 'two-factor-hint')}> ${t('workspaces.settings.twoFactor')}</label>
   <p class="hint" id="two-factor-hint">${t('workspaces.settings.twoFactorHint')}</p>
   ${fieldErrors(fields, 'require_two_factor')}
+  ${
+    state.provider
+      ? html`<label class="check"><input type="checkbox" id="require_single_sign_on" name="require_single_sign_on" value="on"${
+          values.requireSingleSignOn ? html` checked` : ''
+        }${describedBy(fields, 'require_single_sign_on', 'single-sign-on-hint')}> ${t('workspaces.settings.singleSignOn')}</label>
+  <p class="hint" id="single-sign-on-hint">${t('workspaces.settings.singleSignOnHint', { provider: state.provider })}</p>
+  ${fieldErrors(fields, 'require_single_sign_on')}`
+      : ''
+  }
   <label for="sso_domain">${t('workspaces.settings.ssoDomain')}</label>
   <p class="hint" id="sso-domain-hint">${t('workspaces.settings.ssoDomainHint')}</p>
   <input id="sso_domain" name="sso_domain" maxlength="253" autocomplete="off" spellcheck="false" value="${values.ssoDomain}"${describedBy(fields, 'sso_domain', 'sso-domain-hint')}>

@@ -5,6 +5,7 @@
  */
 import type { AssignableRole, Workspace, WorkspaceInvitation, WorkspaceMember } from '@secret-push/sdk/generated';
 import { html, type Html } from '../html.js';
+import { providerButton } from './accounts.js';
 import { csrfField, page, type Viewer } from './layout.js';
 import { sectionsNav } from './workspace-manage.js';
 
@@ -23,6 +24,8 @@ export interface WorkspacePageState {
   invitations: readonly WorkspaceInvitation[] | null;
   /** Whether the instance sends mail (invitations by email). */
   mail: boolean;
+  /** The instance's single sign-on provider's name, or undefined: none (no domain, no single sign-on rule). */
+  provider?: string | undefined;
   /** An invitation by link just made: its link, shown this once. */
   freshLink?: string;
   /** A refusal or a bad form, said in the page's language. */
@@ -169,6 +172,25 @@ function deleteCard(viewer: Viewer, w: Workspace): Html {
 </div>`;
 }
 
+/**
+ * A member the workspace's sign-in rules shut out: the refusal, and for single sign-on the provider's button, which
+ * comes back to the workspace's page.
+ */
+export function shutOutPage(
+  viewer: Viewer,
+  state: { workspace: Workspace; error: string; provider?: string | undefined },
+): string {
+  const w = state.workspace;
+  return page({
+    title: w.name,
+    viewer,
+    body: html`<h1>${w.name}</h1>
+${alerts(state)}
+${state.provider ? providerButton(viewer, { provider: state.provider, next: `/workspaces/${w.id}` }) : ''}
+<p><a href="/workspaces">${viewer.i18n.t('workspaces.all')}</a></p>`,
+  });
+}
+
 export function workspacePage(viewer: Viewer, state: WorkspacePageState): string {
   const { t } = viewer.i18n;
   const w = state.workspace;
@@ -187,6 +209,7 @@ export function workspacePage(viewer: Viewer, state: WorkspacePageState): string
 <p>${t('workspaces.youAre', { role: w.role })} <a href="/workspaces">${t('workspaces.all')}</a></p>
 ${sectionsNav(viewer, w, 'members')}
 ${alerts(state)}
+<p><a href="/pushes/active?workspace_id=${w.id}" id="workspace-pushes">${t(w.role === 'member' ? 'workspaces.pushes.own' : 'workspaces.pushes.all')}</a></p>
 <div class="card" aria-labelledby="members-title">
   <h2 id="members-title">${t('workspaces.members.title')}</h2>
   <table class="keys">
