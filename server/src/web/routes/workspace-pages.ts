@@ -6,7 +6,7 @@
  */
 import type { Request, Response, Router } from 'express';
 import { ApiError, type MemberChange, validationFailed } from '@secret-push/rules';
-import type { AssignableRole, Workspace } from '@secret-push/sdk/generated';
+import type { AssignableRole } from '@secret-push/sdk/generated';
 import type { WorkspaceService } from '../../workspace/workspace-service.js';
 import type { InvitationService } from '../../workspace/invitation-service.js';
 import { field } from '../forms.js';
@@ -74,7 +74,6 @@ function workspaceShower(kit: PageKit) {
 }
 
 export function workspacePages(router: Router, kit: PageKit): void {
-  const provider = kit.settings.oidc?.providerName;
   const show = workspaceShower(kit);
 
   router.get(
