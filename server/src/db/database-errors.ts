@@ -2,7 +2,9 @@
  * Turns "the database did not answer" into ApiError('service_unavailable') so the HTTP layer answers 503 instead of
  * 500 (or a hang): it could not be reached, it refused connections, it gave up on a statement at its timeout, or it
  * did not answer before the client's. Every other error passes through untouched (a statement the database refused,
- * for example a value it cannot store, is no outage). This is the one detector of an outage. A 503 means nothing
+ * for example a value it cannot store, is no outage), but one: a row written into a workspace that a deletion took
+ * away while the write waited for it (its foreign key, `<table>_workspace_id_fkey`, fails once the deletion commits)
+ * is the 403 a caller outside any such workspace gets. This is the one detector of an outage. A 503 means nothing
  * happened: writes carry the request's deadline (push-repository.ts, deadlines.ts).
  */
 import { ApiError } from '@secret-push/rules';
@@ -53,6 +55,13 @@ export function isConnectionError(err: unknown, depth = 0): boolean {
   return isConnectionError(e.cause, depth + 1);
 }
 
+/** A write that named a workspace a deletion removed meanwhile (SQLSTATE 23503 on a `workspace_id` foreign key). */
+export function isGoneWorkspace(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; constraint?: unknown };
+  return e.code === '23503' && typeof e.constraint === 'string' && /_workspace_id_fkey$/.test(e.constraint);
+}
+
 function unavailable(): ApiError {
   return new ApiError('service_unavailable');
 }
@@ -64,6 +73,7 @@ export async function guard<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof ApiError) throw err;
     if (isConnectionError(err)) throw unavailable();
+    if (isGoneWorkspace(err)) throw new ApiError('forbidden', 'This workspace no longer exists.');
     throw err;
   }
 }

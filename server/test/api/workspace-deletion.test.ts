@@ -5,8 +5,9 @@
  * hundred pushes (text, passphrase, file), a pending request, a key, a webhook with a queued delivery, invitations, a
  * brand and a trail is gone in one call, read back from the database: no row of it is left, its key is refused at
  * once, its pushes' links answer 404, its invitation's token is dead, the owner's personal push is untouched, and the
- * log line says what went without a name or a secret.
+ * log line says what went without a name or a secret. A create that waited on a deletion's lock gets 403, not a 5xx.
  */
+import pg from 'pg';
 import { createSecretPushClient } from '@secret-push/sdk';
 import {
   acceptWorkspaceInvitation,
@@ -274,6 +275,36 @@ describe('deleting a workspace', () => {
     expect(line).toContain(`"pushes":${pushIds.length}`);
     for (const secret of [NAME, 'Acme', 'secret', key.token, owner.token]) expect(line).not.toContain(secret);
   }, 120_000);
+
+  it('answers 403 to a create that waited for a deletion in progress, and writes nothing', async () => {
+    const id = await workspace('Racing');
+    const pushCount = async () => Number((await api.db.query<{ n: string }>('select count(*) as n from pushes'))[0]!.n);
+    const before = await pushCount();
+    // The deletion's hold on the workspace's row, on a connection of its own (as deleteWorkspace holds it).
+    const deleter = new pg.Client({ connectionString: api.db.url });
+    await deleter.connect();
+    try {
+      await deleter.query('begin');
+      await deleter.query('select id from workspaces where id = $1 for update', [id]);
+      const create = createPush({ ...as(member), body: { push: { payload: 'racing secret' }, workspace_id: id } });
+      // The create passed the membership check and waits on the row (its foreign key's check) before it goes on.
+      for (let waiting = false; !waiting;) {
+        const [row] = await api.db.query<{ n: string }>(
+          "select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%pushes%'",
+        );
+        waiting = Number(row!.n) > 0;
+        if (!waiting) await new Promise((r) => setTimeout(r, 20));
+      }
+      await deleter.query('delete from workspaces where id = $1', [id]);
+      await deleter.query('commit');
+      const answer = await create;
+      expect(answer.response!.status).toBe(403);
+      expect((answer.error as { code?: string }).code).toBe('forbidden');
+    } finally {
+      await deleter.end();
+    }
+    expect(await pushCount()).toBe(before);
+  });
 
   it('deletes a workspace that holds nothing but its owner', async () => {
     const id = expectData(await createWorkspace({ ...as(outsider), body: { workspace: { name: 'Solo' } } }), 201).id;
