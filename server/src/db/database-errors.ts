@@ -56,7 +56,7 @@ export function isConnectionError(err: unknown, depth = 0): boolean {
 }
 
 /** A write that named a workspace a deletion removed meanwhile (SQLSTATE 23503 on a `workspace_id` foreign key). */
-export function isGoneWorkspace(err: unknown): boolean {
+function isGoneWorkspace(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const e = err as { code?: unknown; constraint?: unknown };
   return e.code === '23503' && typeof e.constraint === 'string' && /_workspace_id_fkey$/.test(e.constraint);
