@@ -192,7 +192,13 @@ describe('the Prism mock serves every documented error example', () => {
         .replace('{workspace_id}', '42')
         .replace('{user_id}', '0b6a4e7c-2f1d-4c3b-9a8e-5d7f6c1b2a30')
         .replace('{invitation_id}', '3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c');
-      const query = op.operationId === 'downloadPushFile' ? '?token=t' : '';
+      // The required query parameters (Prism validates the request before it answers the code asked for).
+      const query =
+        op.operationId === 'downloadPushFile'
+          ? '?token=t'
+          : op.operationId === 'deleteWorkspace'
+            ? '?confirm=Acme'
+            : '';
       const security = (op.object.security ?? spec.document.security) as Record<string, unknown>[];
       const usesBearer = security.some((s) => 'bearerAuth' in s);
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
