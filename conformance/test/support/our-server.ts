@@ -9,7 +9,9 @@ import {
   createMigratedDatabase,
   makeSettings,
   reserveAddress,
+  startMailbox,
   withOwnBase,
+  type Mailbox,
   type TestDatabase,
 } from '@secret-push/server/testing';
 
@@ -69,6 +71,33 @@ export async function startOurServer(overrides: Partial<Settings>): Promise<Inst
       await core.close();
       await core2.close();
       await db.drop();
+    },
+  };
+}
+
+/** Our server with an SMTP relay (a real SMTP server in this process) and the suite's hook that reads its mailbox. */
+export interface RelayedInstance {
+  instance: Instance;
+  /** The suite's `mailbox` option: the messages sent to an address, as the suite reads them. */
+  mailbox(address: string): Promise<{ subject: string; text: string; html: string }[]>;
+  close(): Promise<void>;
+}
+
+export async function startRelayedServer(overrides: Partial<Settings> = {}): Promise<RelayedInstance> {
+  const mailbox: Mailbox = await startMailbox();
+  const instance = await startOurServer({
+    ...overrides,
+    mail: { ...makeSettings().mail, smtpUrl: mailbox.url, attempts: 3, retrySeconds: 1 },
+  });
+  return {
+    instance,
+    mailbox: async (address) =>
+      mailbox.messages
+        .filter((m) => m.to.includes(address))
+        .map((m) => ({ subject: m.parsed.subject ?? '', text: m.parsed.text ?? '', html: m.parsed.html || '' })),
+    async close() {
+      await instance.close();
+      await mailbox.stop();
     },
   };
 }
