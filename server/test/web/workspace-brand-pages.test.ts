@@ -6,13 +6,12 @@
  * Members and auditors get 403 pages, outsiders 404 pages, a form without CSRF is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspace, getWorkspaceBrand } from '@secret-push/sdk/generated';
+import { getWorkspaceBrand } from '@secret-push/sdk/generated';
 import { createClient } from '@secret-push/sdk/generated/client';
 import { startWeb, Visitor, type WebApp } from './support.js';
+import { PASSWORD, bearer, workspaceCast, type WorkspaceCast } from './workspace-cast.js';
 
-const PASSWORD = 'a long enough password';
 const emailOf = (who: string) => `${who}@brand-ws.example.org`;
-const bearer = (token: string) => (auth: { scheme?: string }) => (auth.scheme === 'bearer' ? token : undefined);
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   'base64',
@@ -20,30 +19,17 @@ const PNG = Buffer.from(
 
 let app: WebApp;
 let client: ReturnType<typeof createClient>;
-const users: Record<string, { userId: string; token: string }> = {};
-const visitors: Record<string, Visitor> = {};
+let users: WorkspaceCast['users'];
+let visitors: WorkspaceCast['visitors'];
 let workspaceId: number;
 
 beforeAll(async () => {
   app = await startWeb();
-  client = createClient({ baseUrl: app.baseUrl });
-  for (const who of ['owner', 'member', 'auditor', 'outsider'])
-    users[who] = await app.core.users.createUser(emailOf(who), PASSWORD);
-  const made = await createWorkspace({
-    client,
-    auth: bearer(users.owner!.token),
-    body: { workspace: { name: 'Globex' } },
-  });
-  workspaceId = made.data!.id;
-  for (const role of ['member', 'auditor'])
-    await app.db.query(
-      'insert into workspace_members (workspace_id, user_id, role, created_at) values ($1, $2, $3, now())',
-      [workspaceId, users[role]!.userId, role],
-    );
-  for (const who of Object.keys(users)) {
-    visitors[who] = new Visitor(app.baseUrl);
-    expect((await visitors[who].signIn(emailOf(who), PASSWORD)).status).toBe(303);
-  }
+  ({ client, users, visitors, workspaceId } = await workspaceCast(app, {
+    domain: 'brand-ws.example.org',
+    name: 'Globex',
+    roles: ['member', 'auditor'],
+  }));
 }, 120_000);
 
 afterAll(async () => {

@@ -8,53 +8,28 @@
  * ids and pages never answer 5xx.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createWorkspace,
-  listApiKeys,
-  listWorkspaces,
-  updateWorkspaceMember,
-  createPush,
-} from '@secret-push/sdk/generated';
+import { listApiKeys, listWorkspaces, updateWorkspaceMember, createPush } from '@secret-push/sdk/generated';
 import { createClient } from '@secret-push/sdk/generated/client';
 import { startWeb, Visitor, type WebApp } from './support.js';
+import { PASSWORD, bearer, workspaceCast, type WorkspaceCast } from './workspace-cast.js';
 
-const PASSWORD = 'a long enough password';
 const emailOf = (who: string) => `${who}@manage.example.org`;
-const bearer = (token: string) => (auth: { scheme?: string }) => (auth.scheme === 'bearer' ? token : undefined);
 
 let app: WebApp;
 let client: ReturnType<typeof createClient>;
-const users: Record<string, { userId: string; token: string }> = {};
-const visitors: Record<string, Visitor> = {};
+let users: WorkspaceCast['users'];
+let visitors: WorkspaceCast['visitors'];
 let workspaceId: number;
 let otherWorkspaceId: number;
 
 beforeAll(async () => {
   app = await startWeb();
-  client = createClient({ baseUrl: app.baseUrl });
-  for (const who of ['owner', 'admin', 'member', 'auditor', 'outsider'])
-    users[who] = await app.core.users.createUser(emailOf(who), PASSWORD);
-  const made = await createWorkspace({
-    client,
-    auth: bearer(users.owner!.token),
-    body: { workspace: { name: 'Managed team' } },
-  });
-  workspaceId = made.data!.id;
-  const other = await createWorkspace({
-    client,
-    auth: bearer(users.outsider!.token),
-    body: { workspace: { name: 'Elsewhere' } },
-  });
-  otherWorkspaceId = other.data!.id;
-  for (const role of ['admin', 'member', 'auditor'])
-    await app.db.query(
-      'insert into workspace_members (workspace_id, user_id, role, created_at) values ($1, $2, $3, now())',
-      [workspaceId, users[role]!.userId, role],
-    );
-  for (const who of Object.keys(users)) {
-    visitors[who] = new Visitor(app.baseUrl);
-    expect((await visitors[who].signIn(emailOf(who), PASSWORD)).status).toBe(303);
-  }
+  ({ client, users, visitors, workspaceId, otherWorkspaceId } = await workspaceCast(app, {
+    domain: 'manage.example.org',
+    name: 'Managed team',
+    otherName: 'Elsewhere',
+    roles: ['admin', 'member', 'auditor'],
+  }));
 }, 120_000);
 
 afterAll(async () => {

@@ -6,50 +6,29 @@
  * bad input is answered on the page, and a webhook of another workspace or a personal one is as unknown as none.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPush, createWorkspace, listWebhooks } from '@secret-push/sdk/generated';
+import { createPush, listWebhooks } from '@secret-push/sdk/generated';
 import { createClient } from '@secret-push/sdk/generated/client';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startWeb, Visitor, type WebApp } from './support.js';
-
-const PASSWORD = 'a long enough password';
-const emailOf = (who: string) => `${who}@hooks-ws.example.org`;
-const bearer = (token: string) => (auth: { scheme?: string }) => (auth.scheme === 'bearer' ? token : undefined);
+import { bearer, workspaceCast, type WorkspaceCast } from './workspace-cast.js';
 
 let app: WebApp;
 let receiver: Receiver;
 let client: ReturnType<typeof createClient>;
-const users: Record<string, { userId: string; token: string }> = {};
-const visitors: Record<string, Visitor> = {};
+let users: WorkspaceCast['users'];
+let visitors: WorkspaceCast['visitors'];
 let workspaceId: number;
 let otherWorkspaceId: number;
 
 beforeAll(async () => {
   receiver = await startReceiver();
   app = await startWeb({ webhooks: { enabled: true, allowPrivate: true, retrySchedule: [1] } });
-  client = createClient({ baseUrl: app.baseUrl });
-  for (const who of ['owner', 'admin', 'member', 'auditor', 'outsider'])
-    users[who] = await app.core.users.createUser(emailOf(who), PASSWORD);
-  const made = await createWorkspace({
-    client,
-    auth: bearer(users.owner!.token),
-    body: { workspace: { name: 'Hooks' } },
-  });
-  workspaceId = made.data!.id;
-  const other = await createWorkspace({
-    client,
-    auth: bearer(users.outsider!.token),
-    body: { workspace: { name: 'Other hooks' } },
-  });
-  otherWorkspaceId = other.data!.id;
-  for (const role of ['admin', 'member', 'auditor'])
-    await app.db.query(
-      'insert into workspace_members (workspace_id, user_id, role, created_at) values ($1, $2, $3, now())',
-      [workspaceId, users[role]!.userId, role],
-    );
-  for (const who of Object.keys(users)) {
-    visitors[who] = new Visitor(app.baseUrl);
-    expect((await visitors[who].signIn(emailOf(who), PASSWORD)).status).toBe(303);
-  }
+  ({ client, users, visitors, workspaceId, otherWorkspaceId } = await workspaceCast(app, {
+    domain: 'hooks-ws.example.org',
+    name: 'Hooks',
+    otherName: 'Other hooks',
+    roles: ['admin', 'member', 'auditor'],
+  }));
 }, 120_000);
 
 afterAll(async () => {
