@@ -47,7 +47,7 @@ function withDatabase(url: string, database: string): string {
 export interface TestDatabase {
   name: string;
   url: string;
-  /** Runs SQL on the test database (one short-lived connection per call). */
+  /** Runs SQL on the test database (one statement, autocommit, on a connection of a small per-database pool). */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
   drop(): Promise<void>;
 }
@@ -69,19 +69,22 @@ async function newDatabase(prefix: string, template: string | null): Promise<Tes
     await admin.end();
   }
   const url = withDatabase(adminUrl(), name);
+  // A small pool per database, not a connection per call (issue 40): opening a PostgreSQL connection (a backend's
+  // fork and its catalogue caches) cost 100–150 ms on the loaded 2-core machine, and files read the tables before
+  // and after each request (workspace-role-matrix: 20 reads per test). Each call is still one statement on its own
+  // (autocommit); a file that needs a session of its own (begin … commit, locks) opens its own pg.Client.
+  // Idle connections close by themselves, so a file that never drops its database keeps no worker alive.
+  const pool = new pg.Pool({ connectionString: url, max: 4, idleTimeoutMillis: 5_000, allowExitOnIdle: true });
+  // An idle connection ended from the server's side (the database dropped WITH (FORCE)) is not the test's failure.
+  pool.on('error', () => undefined);
   return {
     name,
     url,
     async query(sql, params) {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return (await client.query(sql, params as unknown[])).rows;
-      } finally {
-        await client.end();
-      }
+      return (await pool.query(sql, params as unknown[])).rows;
     },
     async drop() {
+      if (!pool.ended) await pool.end();
       const admin2 = new pg.Client({ connectionString: adminUrl() });
       await admin2.connect();
       try {

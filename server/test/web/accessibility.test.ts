@@ -68,9 +68,12 @@ beforeAll(async () => {
     // The signed-in account of each look is the instance's administrator too: the admin console is checked in both.
     adminEmails: ['a11y-default@example.org', 'a11y-branded@example.org'],
   };
-  apps.default = await startWeb(webhooks);
-  apps.branded = await startWeb({ ...webhooks, ...brandedSettings() });
-  chromium = await launchChromium();
+  // The two instances (each its own database) and the browser start together.
+  [apps.default, apps.branded, chromium] = await Promise.all([
+    startWeb(webhooks),
+    startWeb({ ...webhooks, ...brandedSettings() }),
+    launchChromium(),
+  ]);
 }, 600_000);
 
 afterAll(async () => {

@@ -100,14 +100,18 @@ beforeAll(async () => {
       emailVerifiedClaim: 'email_verified',
     },
   });
-  // A second instance on the same database that makes no account at sign-in (PWPUSH_OIDC_AUTO_CREATE=false).
-  noAutoCreate = await startWeb({ oidc: { ...app.settings.oidc!, autoCreate: false } }, { db: app.db });
-  entra = await startWeb({ oidc: { ...app.settings.oidc!, emailVerifiedClaim: 'xms_edov' } }, { db: app.db });
-  closed = await startWeb({ oidc: app.settings.oidc!, allowAnonymous: false }, { db: app.db });
+  // Three more instances on the same database, started together (each its own core and port; the database is
+  // migrated by the first): one that makes no account at sign-in (PWPUSH_OIDC_AUTO_CREATE=false), one reading
+  // Entra's claim, one closed to anonymous visitors. The browser starts beside them.
+  [noAutoCreate, entra, closed, chromium] = await Promise.all([
+    startWeb({ oidc: { ...app.settings.oidc!, autoCreate: false } }, { db: app.db }),
+    startWeb({ oidc: { ...app.settings.oidc!, emailVerifiedClaim: 'xms_edov' } }, { db: app.db }),
+    startWeb({ oidc: app.settings.oidc!, allowAnonymous: false }, { db: app.db }),
+    launchChromium(),
+  ]);
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
   await startProvider([app.baseUrl, noAutoCreate.baseUrl, entra.baseUrl, closed.baseUrl], privateKey, jwk);
-  chromium = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
@@ -348,20 +352,22 @@ describe('single sign-on with a real OpenID provider', () => {
   });
 
   it('signs that person in where PWPUSH_OIDC_EMAIL_VERIFIED_CLAIM=xms_edov, and only on that claim', async () => {
-    for (const who of ['frank', 'grace']) {
+    // The four people at once, each in a browser of their own (independent accounts, cookies and provider sessions).
+    const signedIn = ['frank', 'grace'].map(async (who) => {
       const { context, page } = await browser();
       await signInAtProvider(page, who, entra.baseUrl);
       expect(new URL(page.url()).pathname).toBe('/');
       expect(await context.cookies(entra.baseUrl)).toContainEqual(expect.objectContaining({ name: 'sp_session' }));
       expect(await usersWith(`${who}@corp.example`)).toBe(1);
-    }
+    });
     // xms_edov false, and a person with email_verified but no xms_edov (the named claim is the only proof): refused.
-    for (const who of ['heidi', 'alice']) {
+    const refused = ['heidi', 'alice'].map(async (who) => {
       const { context, page } = await browser();
       await signInAtProvider(page, who, entra.baseUrl, false);
       expect(await refusal(page)).toMatch(/does not say that your email address is verified \(xms_edov\)/);
       expect(await context.cookies(entra.baseUrl)).not.toContainEqual(expect.objectContaining({ name: 'sp_session' }));
-    }
+    });
+    await Promise.all([...signedIn, ...refused]);
     expect(await usersWith('heidi@corp.example')).toBe(0);
   });
 
