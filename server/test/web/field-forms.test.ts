@@ -9,7 +9,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as en from '@zxcvbn-ts/language-en';
-import { parseRecipients, readNotifyRequest, readRecipientAccess, ApiError } from '@secret-push/rules';
+import {
+  ApiError,
+  NOTIFY_TEXT,
+  notifyRefused,
+  parseRecipients,
+  readNotifyRequest,
+  readReceiptsUnavailable,
+  readRecipientAccess,
+} from '@secret-push/rules';
 import { LOCALES } from '../../src/i18n/locales.js';
 import { translator } from '../../src/i18n/i18n.js';
 import { passwordProblem } from '../../src/account/password-strength.js';
@@ -112,6 +120,17 @@ describe('the rules of their own, said in every language', () => {
     expectSaid(
       'readNotifyRequest',
       messagesOf(() => readNotifyRequest('a@example.org', 'xx')),
+    );
+    // Refused by the instance or the push (the create form's and the API's), and read receipts without a relay.
+    for (const pair of [NOTIFY_TEXT.unavailable, NOTIFY_TEXT.anonymous, [NOTIFY_TEXT.encrypted]]) {
+      const refused = messagesOf(() => {
+        throw notifyRefused(pair);
+      });
+      expectSaid('notifyRefused', refused);
+    }
+    expectSaid('limits', [NOTIFY_TEXT.daily, NOTIFY_TEXT.perPush(3), readReceiptsUnavailable(undefined)]);
+    expect(fieldText(translator('fr'), NOTIFY_TEXT.perPush(3))).toBe(
+      translator('fr').t('fieldError.notifyPerPush', { limit: 5, already: 3 }),
     );
   });
 
