@@ -139,6 +139,11 @@ export interface ApiErrorDetails {
   scopes?: readonly string[];
   /** A finer reason than the code, for metrics only (which storage quota refused); never sent. */
   reason?: string;
+  /**
+   * zxcvbn's feedback on a refused password as its keys (`warnings.common`, `suggestions.anotherWord`), beside the
+   * English text the field's message carries: the pages say them in the visitor's language; never sent.
+   */
+  advice?: readonly string[];
 }
 
 /**

@@ -24,7 +24,7 @@ import { mailFooter } from '../mail/messages.js';
 import { translator, type Translator } from '../i18n/i18n.js';
 import { clientAddressKey } from '../client-address.js';
 import { EMAIL, normalizeEmail } from '../user/user-service.js';
-import { passwordProblem, passwordSentence } from './password-strength.js';
+import { passwordProblem, passwordRefused } from './password-strength.js';
 import type { AccountService, AccountUser } from './account-service.js';
 import { claimUnproven, type Claimed } from './claim.js';
 import { revokeEveryCredential } from '../user/api-keys.js';
@@ -172,9 +172,9 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       const fields: Record<string, string[]> = {};
       if (normalized.length > 320 || !EMAIL.test(normalized)) fields.email = ['must be an email address'];
       const problem = await passwordProblem(password, normalized);
-      if (problem) fields.password = [problem];
+      if (problem) fields.password = [problem.message];
       if (Object.keys(fields).length > 0) {
-        throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields });
+        throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields, advice: problem?.advice });
       }
       // Hashed whether or not the address is taken: the answer takes the same time either way.
       await store('signup', normalized, await hashPassphrase(password), baseUrl, ip, now, locale);
@@ -218,8 +218,7 @@ export function createAccountMail(db: Db, queue: JobQueue, accounts: AccountServ
       if (!found) throw new ApiError('not_found', 'This link is not valid any more.');
       const email = String(found.email);
       const problem = await passwordProblem(password, email);
-      if (problem)
-        throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
+      if (problem) throw passwordRefused(problem);
       const [used] = await db.query(S.claim, { digest: digestOf(token), purpose: 'reset', now });
       if (!used) throw new ApiError('not_found', 'This link is not valid any more.');
       await db.query(S.retireOthers, { email, purpose: 'reset', now });

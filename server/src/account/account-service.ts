@@ -8,7 +8,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiError } from '@secret-push/rules';
 import type { Settings } from '../config/settings.js';
 import { hashPassphrase, verifyPassphrase } from '../crypto/passphrase.js';
-import { PASSWORD_MAX, passwordProblem, passwordSentence } from './password-strength.js';
+import { PASSWORD_MAX, passwordProblem, passwordRefused } from './password-strength.js';
 import { ApiToken, User } from '../db/entities.js';
 import { sql, type Db } from '../db/sql.js';
 import { column, defineTable } from '../db/table.js';
@@ -145,9 +145,9 @@ export function createAccountService(
       const fields: Record<string, string[]> = {};
       if (normalized.length > 320 || !EMAIL.test(normalized)) fields.email = ['must be an email address'];
       const problem = await passwordProblem(password, normalized);
-      if (problem) fields.password = [problem];
+      if (problem) fields.password = [problem.message];
       if (Object.keys(fields).length > 0) {
-        throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields });
+        throw new ApiError('validation_failed', 'Check the highlighted fields.', { fields, advice: problem?.advice });
       }
       const passwordHash = await hashPassphrase(password);
       const m = em();
@@ -247,8 +247,7 @@ export function createAccountService(
     async setPassword(email: string, password: string) {
       const normalized = normalizeEmail(email ?? '');
       const problem = await passwordProblem(password, normalized);
-      if (problem)
-        throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
+      if (problem) throw passwordRefused(problem);
       const hash = await hashPassphrase(password);
       const stored =
         EMAIL.test(normalized) && (await db.transaction((tx) => storePasswordHash(tx, normalized, hash, new Date())));

@@ -3,7 +3,9 @@
  * least PASSWORD_MIN and at most PASSWORD_MAX characters, and not easy to guess: zxcvbn (`@zxcvbn-ts/core`, with the
  * common-password, English-word and keyboard dictionaries) must score it at least PASSWORD_MIN_SCORE (3 of 0..4:
  * "safely unguessable: moderate protection from an offline slow-hash scenario", about 10^8 guesses and more). A
- * refused password is told why with zxcvbn's own warning ("This is a commonly used password.") and first suggestion.
+ * refused password is told why with zxcvbn's own warning ("This is a commonly used password.") and first suggestion,
+ * in English in the field's message (the API's text), and as zxcvbn's keys (`warnings.common`) in the error's
+ * `details.advice`, which the pages say in the visitor's language (web/field-text.ts).
  *
  * zxcvbn runs in one worker thread per process (./password-strength-worker.ts), started on the first check, not at
  * start-up: its dictionaries cost about 60 MB of memory, which a server that never sees a sign-up does not pay, and a
@@ -12,6 +14,7 @@
  * given back), and is started again by the next check or if it dies.
  */
 import { Worker } from 'node:worker_threads';
+import { ApiError } from '@secret-push/rules';
 import { COMPILED } from '../runtime/compiled.js';
 
 export const PASSWORD_MIN = 12;
@@ -23,6 +26,14 @@ interface PasswordStrength {
   score: number;
   warning: string | null;
   suggestions: string[];
+  /** The warning's and the suggestions' keys (`warnings.common`, `suggestions.anotherWord`), in that order. */
+  keys: string[];
+}
+
+/** A refused password: the field's English message, and zxcvbn's warning and first suggestion as keys. */
+export interface PasswordProblem {
+  message: string;
+  advice: string[];
 }
 
 type Pending = { resolve(strength: PasswordStrength): void; reject(error: Error): void };
@@ -61,7 +72,10 @@ function strengthThread(): StrengthThread {
       current.idle.unref();
     }
     if (message.error) waiting?.reject(new Error(`the password-strength check failed (${message.error})`));
-    else waiting?.resolve({ score: message.score, warning: message.warning, suggestions: message.suggestions });
+    else {
+      const { score, warning, suggestions, keys } = message;
+      waiting?.resolve({ score, warning, suggestions, keys });
+    }
   });
   const fail = (error: Error) => {
     clearTimeout(current.idle);
@@ -102,17 +116,29 @@ function accountWords(email: string): string[] {
 
 /**
  * What is wrong with a password by the account rules ("must be at least 12 characters", "is too easy to guess: This is
- * a commonly used password. Add more words that are less common."), or null. Never contains the password.
+ * a commonly used password. Add more words that are less common.", with the keys of that warning and suggestion), or
+ * null. Never contains the password.
  */
-export async function passwordProblem(password: unknown, email = ''): Promise<string | null> {
+export async function passwordProblem(password: unknown, email = ''): Promise<PasswordProblem | null> {
   if (typeof password !== 'string' || password.length < PASSWORD_MIN)
-    return `must be at least ${PASSWORD_MIN} characters`;
-  if (password.length > PASSWORD_MAX) return `must be at most ${PASSWORD_MAX} characters`;
+    return { message: `must be at least ${PASSWORD_MIN} characters`, advice: [] };
+  if (password.length > PASSWORD_MAX) return { message: `must be at most ${PASSWORD_MAX} characters`, advice: [] };
   const strength = await passwordStrength(password, accountWords(email));
   if (strength.score >= PASSWORD_MIN_SCORE) return null;
   const reason = [strength.warning, strength.suggestions[0]].filter(Boolean).join(' ');
-  return `is too easy to guess${reason ? `: ${reason}` : ': add more words or characters that are less common.'}`;
+  const message = `is too easy to guess${reason ? `: ${reason}` : ': add more words or characters that are less common.'}`;
+  const warning = strength.warning ? strength.keys.slice(0, 1) : [];
+  const suggestion = strength.keys.find((k) => k.startsWith('suggestions.'));
+  return { message, advice: [...warning, ...(suggestion ? [suggestion] : [])] };
+}
+
+/** The 422 of a refused password alone: the sentence, the field's message, zxcvbn's keys. */
+export function passwordRefused(problem: PasswordProblem): ApiError {
+  return new ApiError('validation_failed', passwordSentence(problem.message), {
+    fields: { password: [problem.message] },
+    advice: problem.advice,
+  });
 }
 
 /** The sentence for a whole-form message: "The password is too easy to guess: …" (one final full stop). */
-export const passwordSentence = (problem: string) => `The password ${problem}${/[.!?]$/.test(problem) ? '' : '.'}`;
+const passwordSentence = (problem: string) => `The password ${problem}${/[.!?]$/.test(problem) ? '' : '.'}`;

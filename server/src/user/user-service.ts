@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { passwordProblem, passwordSentence } from '../account/password-strength.js';
+import { passwordProblem, passwordRefused } from '../account/password-strength.js';
 import { hashPassphrase } from '../crypto/passphrase.js';
 import { newApiToken, tokenDigest } from '../crypto/tokens.js';
 import { ApiToken, User } from '../db/entities.js';
@@ -155,8 +155,7 @@ export function createUserService(orm: MikroORM, db: Db): UserService {
         });
       }
       const problem = password === undefined ? null : await passwordProblem(password, normalized);
-      if (problem)
-        throw new ApiError('validation_failed', passwordSentence(problem), { fields: { password: [problem] } });
+      if (problem) throw passwordRefused(problem);
       const passwordHash = password !== undefined ? await hashPassphrase(password) : null;
       const token = newApiToken();
       const m = em();

@@ -3,20 +3,18 @@
  * messages are English and come from the rules' own text (`@secret-push/rules` field-errors.ts for the contract's
  * schema, the instance's bounds in push-input.ts, the account rules); a page in English shows them as the API says
  * them, and any other language shows the catalogue's sentence (`fieldError.*`) for each message whose form is listed
- * below, with its figures. A message of another form (a rule of its own, e.g. a webhook URL's) keeps the API's text.
- * server/test/web/field-text.test.ts makes each form through the rules themselves, so a changed English message
- * that no longer matches fails there, not silently on a page.
+ * below or in field-forms.ts (the rules of their own: who may open a push, the link's email, a webhook's URL, an API
+ * key), with its figures; a password too easy to guess also says zxcvbn's warning and suggestion from the error's
+ * `details.advice` (its keys). A message of no form keeps the API's text. server/test/web/field-text.test.ts and
+ * field-forms.test.ts make each form through the rules themselves, so a changed English message that no longer
+ * matches fails there, not silently on a page.
  */
 import type { Translator, MessageValues } from '../i18n/i18n.js';
-import type { MessageKey } from '../i18n/locales.js';
+import { adviceKey, RULE_FORMS, type FieldForms } from './field-forms.js';
+
+export type { FieldForms } from './field-forms.js';
 
 type Fields = Record<string, string[]>;
-
-/**
- * A message's form → its catalogue key and the values its placeholders take from the match. An area whose rules
- * have messages of their own (a workspace's settings, a brand) passes its forms, which are tried first.
- */
-export type FieldForms = ReadonlyArray<readonly [RegExp, MessageKey, ((m: RegExpMatchArray) => MessageValues)?]>;
 
 /** A form that is exactly `text`. */
 export function exactly(text: string): RegExp {
@@ -49,20 +47,45 @@ function limit(m: RegExpMatchArray): MessageValues {
   return { limit: Number(m[1] ?? m[2]) };
 }
 
-/** One field message in the visitor's language, or as the API says it (English, or a form not listed). */
-export function fieldText(i18n: Translator, message: string, area: FieldForms = []): string {
+/** zxcvbn's warning and suggestion (their keys) said in the visitor's language; none: nothing known. */
+function adviceText(i18n: Translator, advice: readonly string[]): string {
+  return advice
+    .map(adviceKey)
+    .filter((key) => key !== null)
+    .map((key) => i18n.t(key))
+    .join(' ');
+}
+
+/**
+ * One field message in the visitor's language, or as the API says it (English, or a form not listed). `advice`:
+ * zxcvbn's feedback keys of the refusal, said after a password's "too easy to guess".
+ */
+export function fieldText(
+  i18n: Translator,
+  message: string,
+  area: FieldForms = [],
+  advice: readonly string[] = [],
+): string {
   if (i18n.locale === 'en') return message;
-  for (const [form, key, values] of [...area, ...FORMS]) {
+  for (const [form, key, values] of [...area, ...FORMS, ...RULE_FORMS]) {
     const match = form.exec(message);
-    if (match) return i18n.t(key, values?.(match));
+    if (!match) continue;
+    const why = key === 'fieldError.weakPassword' ? adviceText(i18n, advice) : '';
+    return why ? `${i18n.t('fieldError.weakPasswordShort')} ${why}` : i18n.t(key, values?.(match));
   }
   return message;
 }
 
-/** A refusal's field messages for a form that shows each beside its field. */
-export function fieldTexts(i18n: Translator, fields: Fields | undefined): Fields | undefined {
+/** A refusal's field messages for a form that shows each beside its field (`advice`: zxcvbn's keys, if any). */
+export function fieldTexts(
+  i18n: Translator,
+  fields: Fields | undefined,
+  advice: readonly string[] = [],
+): Fields | undefined {
   if (!fields || i18n.locale === 'en') return fields;
-  return Object.fromEntries(Object.entries(fields).map(([name, list]) => [name, list.map((m) => fieldText(i18n, m))]));
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, list]) => [name, list.map((m) => fieldText(i18n, m, [], advice))]),
+  );
 }
 
 /**
@@ -72,12 +95,12 @@ export function fieldTexts(i18n: Translator, fields: Fields | undefined): Fields
  */
 export function fieldsLine(
   i18n: Translator,
-  error: { message: string; details: { fields?: Fields } },
+  error: { message: string; details: { fields?: Fields; advice?: readonly string[] } },
   named = true,
 ): string {
-  const fields = error.details.fields;
+  const { fields, advice = [] } = error.details;
   if (i18n.locale === 'en' || !fields || Object.keys(fields).length === 0) return error.message;
   return Object.entries(fields)
-    .map(([name, list]) => `${named ? `${name}: ` : ''}${list.map((m) => fieldText(i18n, m)).join(' ')}`)
+    .map(([name, list]) => `${named ? `${name}: ` : ''}${list.map((m) => fieldText(i18n, m, [], advice)).join(' ')}`)
     .join(' ');
 }

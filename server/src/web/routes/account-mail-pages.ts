@@ -181,7 +181,7 @@ export function accountMailPages(router: Router, kit: PageKit): void {
             resetPage(
               v.viewer,
               token,
-              fieldTexts(v.viewer.i18n, error.details.fields),
+              fieldTexts(v.viewer.i18n, error.details.fields, error.details.advice),
               fieldsLine(v.viewer.i18n, error, false),
               revokeCredentials,
             ),

@@ -125,7 +125,7 @@ export function accountPages(router: Router, kit: PageKit): void {
               email,
               next,
               error: fieldsLine(v.viewer.i18n, error, false),
-              fields: fieldTexts(v.viewer.i18n, error.details.fields),
+              fields: fieldTexts(v.viewer.i18n, error.details.fields, error.details.advice),
             },
             PASSWORD_MIN,
           ),
