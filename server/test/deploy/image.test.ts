@@ -13,7 +13,8 @@
  * - two containers on an external PostgreSQL (`DATABASE_URL_FILE`, the test run's cluster on this machine) start no
  *   embedded one, and a push made through one is retrieved through the other exactly once.
  *
- * The build time, the image size and the stop times are printed (docs/deploy.md quotes them). The first build on a
+ * The three tests run at once (each its own containers, volume and ports). The build time, the image size and the stop
+ * times are printed (docs/deploy.md quotes them). The first build on a
  * machine takes minutes (Debian's packages, two `npm ci`); later builds reuse the cached layers.
  */
 import { execFile, spawn } from 'node:child_process';
