@@ -13,7 +13,8 @@
  * - two containers on an external PostgreSQL (`DATABASE_URL_FILE`, the test run's cluster on this machine) start no
  *   embedded one, and a push made through one is retrieved through the other exactly once.
  *
- * The build time, the image size and the stop times are printed (docs/deploy.md quotes them). The first build on a
+ * The three tests run at once (each its own containers, volume and ports). The build time, the image size and the stop
+ * times are printed (docs/deploy.md quotes them). The first build on a
  * machine takes minutes (Debian's packages, two `npm ci`); later builds reuse the cached layers.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -160,7 +161,9 @@ async function api(
   return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
 }
 
-describe.skipIf(!canRun)('the image', () => {
+// The three run at once (each its own containers, volume and ports): they wait on container starts and stops far more
+// than they compute, and one after the other they took 65 s of the file's time.
+describe.skipIf(!canRun).concurrent('the image', () => {
   it('is labelled, runs as uid 10001 under tini with /data as its one volume, and holds only what runs (under 400 MB)', async () => {
     const [inspected] = JSON.parse(await podman(['image', 'inspect', IMAGE])) as {
       Size: number;
@@ -340,16 +343,11 @@ describe.skipIf(!canRun)('the image', () => {
     15 * 60_000,
   );
 
-  describe('on an external PostgreSQL', () => {
-    let db: TestDatabase;
-    beforeAll(async () => {
-      db = await createTestDatabase('sp_image');
-    });
-    afterAll(async () => db?.drop());
-
-    it(
-      'starts no embedded PostgreSQL, and two containers on one database hand a push over exactly once',
-      async () => {
+  it(
+    'on an external PostgreSQL: starts no embedded PostgreSQL, and two containers on one database hand a push over exactly once',
+    async () => {
+      const db: TestDatabase = await createTestDatabase('sp_image');
+      try {
         const urlFile = path.join(tmp, 'database_url');
         writeFileSync(urlFile, `${db.url}\n`, { mode: 0o644 });
         const keyHex = randomBytes(32).toString('hex');
@@ -389,8 +387,10 @@ describe.skipIf(!canRun)('the image', () => {
           console.log(`image: ${c.name} (DATABASE_URL) stopped in ${seconds.toFixed(1)} s`);
           expect(seconds).toBeLessThan(10);
         }
-      },
-      10 * 60_000,
-    );
-  });
+      } finally {
+        await db.drop();
+      }
+    },
+    10 * 60_000,
+  );
 });
