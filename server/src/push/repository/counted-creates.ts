@@ -180,7 +180,12 @@ export function storageOperations(db: Db) {
       const inStatement = statementWrites(push, writes);
       // A workspace's push counts against the workspace's quota, not its creator's.
       const workspaceId = push.workspaceId;
-      const statement = insertFor(files.length, key, workspaceId === null ? 'user' : 'workspace', inStatement);
+      const alone = inStatement !== null || (!writes.ahead && !writes.after);
+      // A personal create alone in its statement first takes its bytes from its connection's share of the quota (one
+      // share's lock: the user's other connections create meanwhile); in a transaction, or when the share lacks room,
+      // under all the user's shares (Migration20270213000000_user_storage_shares).
+      const locked = insertFor(files.length, key, workspaceId === null ? 'userLocked' : 'workspace', inStatement);
+      const statement = workspaceId === null && alone ? insertFor(files.length, key, 'user', inStatement) : locked;
       const params = {
         ...insertParams(push, files, by, deadline, key),
         ...inStatement?.params,
@@ -189,7 +194,9 @@ export function storageOperations(db: Db) {
         quotaLimit: limit,
       };
       const counted = async (q: Db): Promise<{ row: PushRow; usedBytes: number }> => {
-        const rows = await q.query(statement, params);
+        let rows = await q.query(statement, params);
+        // No room in the connection's share (nothing written, and the share's lock released with the statement).
+        if (statement !== locked && Number(rows[0]!.used_bytes) === -1) rows = await q.query(locked, params);
         const row = insertedPush(rows, push);
         // The user's lock came after the deadline: nothing was written.
         if (rows[0]!.used_bytes === null) throw tooLate();
@@ -205,7 +212,7 @@ export function storageOperations(db: Db) {
         throw new RefusedCreate({ refused: true, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null });
       };
       try {
-        if (inStatement || (!writes.ahead && !writes.after)) return await counted(db);
+        if (alone) return await counted(db);
         return await db.transaction(async (tx) => {
           await writes.ahead?.(tx, push);
           const result = await counted(tx);
