@@ -5,8 +5,8 @@
  *
  * - `loadScale(n)`: n pushes (a quarter owned by the bench user, the busy owner of the `owner` scenarios; a quarter by
  *   n / 200 other users; half anonymous), four in five of them expired (their secrets erased, as the sweeper leaves
- *   them) and the others active for a week; two audit entries each (creation and a view); `user_storage` set to what
- *   its triggers would have counted. Loaded as the superuser with `session_replication_role = replica` (no triggers,
+ *   them) and the others active for a week; two audit entries each (creation and a view); `user_storage` (its shares) set
+ *   to what its triggers would have counted. Loaded as the superuser with `session_replication_role = replica` (no triggers,
  *   no foreign-key checks: the rows are consistent by construction, each column the triggers would set given here),
  *   then analysed.
  * - `loadDue(n)`: n anonymous text pushes already past their time, which the next sweep expires (in its batches).
@@ -71,9 +71,12 @@ export async function loadScale(admin: pg.Client, pushes: number, busyOwner: str
       from pushes p cross join (values ('creation'), ('view')) k(kind)
       where p.url_token in (select 'scale-token-' || g from generate_series(${from}, ${to}) g)`,
   );
-  await admin.query(`insert into user_storage (user_id, bytes)
-    select user_id, sum(stored_bytes) from pushes where user_id is not null and not expired group by user_id
-    on conflict (user_id) do update set bytes = excluded.bytes`);
+  // The user's count in its 16 shares (Migration20270213000000_user_storage_shares): all of it in the first, no grant.
+  await admin.query(`insert into user_storage_shares (user_id, stripe, bytes, cap, quota)
+    select t.user_id, n, case when n = 0 then t.bytes else 0 end, 0, -1
+    from (select user_id, sum(stored_bytes) as bytes from pushes where user_id is not null and not expired
+          group by user_id) t, generate_series(0, 15) n
+    on conflict (user_id, stripe) do update set bytes = excluded.bytes, cap = 0, quota = -1`);
   await admin.query("set session_replication_role = 'origin'");
   await admin.query('analyze');
   const { rows } = await admin.query<{ size: string }>(

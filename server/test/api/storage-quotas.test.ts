@@ -285,6 +285,38 @@ describe('the user storage quota (bytes of active pushes)', () => {
     expect(Number(sum!.used)).toBe(18 * KIB);
   });
 
+  it('never lets concurrent creates of one user go over once the quota is granted to its shares (each connection its own)', async () => {
+    const me = await api.user(`quota-${randomUUID()}@example.org`);
+    // The first create grants the free bytes to the user's 16 shares (about 1.2 KiB each): 1 KiB creates then take
+    // from their connection's share, racing each other and the ones that found their share empty (counted under all).
+    expect((await create(me.token, { payload: text(100) })).status).toBe(201);
+    const [granted] = await api.db.query<{ n: string }>(
+      'select count(*) as n from user_storage_shares where user_id = $1 and quota = $2',
+      [me.userId, 20 * KIB],
+    );
+    expect(Number(granted!.n)).toBe(16);
+    for (let round = 0; round < 2; round++) {
+      const answers = await Promise.all(Array.from({ length: 32 }, () => create(me.token, { payload: text(KIB) })));
+      const stored = answers.filter((a) => a.status === 201).length;
+      expect(answers.filter((a) => a.status === 429 && a.body.code === 'storage_quota_exceeded')).toHaveLength(
+        32 - stored,
+      );
+      const [sum] = await api.db.query<{ used: string; counted: string }>(
+        `select (select sum(stored_bytes) from pushes where user_id = $1 and not expired) as used,
+           (select bytes from user_storage where user_id = $1) as counted`,
+        [me.userId],
+      );
+      // Exactly what fits: 19 of 1 KiB beside the 100 bytes, never one more; the count equal to the sum.
+      expect({ round, used: Number(sum!.used), counted: Number(sum!.counted) }).toEqual({
+        round,
+        used: 100 + 19 * KIB,
+        counted: 100 + 19 * KIB,
+      });
+      if (round === 0) expect(stored).toBe(19);
+      else expect(stored).toBe(0);
+    }
+  });
+
   it('keeps the bytes it counts per user equal to the sum over the unexpired pushes, through every kind of change', async () => {
     const me = await api.user(`quota-${randomUUID()}@example.org`);
     const auth = bearer(me.token);

@@ -142,7 +142,7 @@ const countOf = (row: 'old' | 'new', sign: '+' | '-') =>
              on conflict (user_id) do update set bytes = user_storage.bytes + excluded.bytes;
          end if;`;
 
-const PUSH_COUNT_BY_WORKSPACE = `create or replace function "user_storage_count"() returns trigger language plpgsql as $$
+export const PUSH_COUNT_BY_WORKSPACE = `create or replace function "user_storage_count"() returns trigger language plpgsql as $$
       begin
         if tg_op in ('UPDATE', 'DELETE') and (old.user_id is not null or old.workspace_id is not null)
            and not old.expired then
@@ -156,7 +156,7 @@ const PUSH_COUNT_BY_WORKSPACE = `create or replace function "user_storage_count"
       end
       $$;`;
 
-const REQUEST_COUNT_BY_WORKSPACE = `create or replace function "user_storage_count_requests"() returns trigger
+export const REQUEST_COUNT_BY_WORKSPACE = `create or replace function "user_storage_count_requests"() returns trigger
       language plpgsql as $$
       begin
         if tg_op in ('UPDATE', 'DELETE') and old.state = 'pending' then
@@ -232,7 +232,7 @@ const WORKSPACE_STORAGE_USED = `create function "workspace_storage_used"(p_works
  * `user_storage_used` (Migration20270111000000_request_storage's), whose lapsed rows are only the personal ones
  * (`and workspace_id is null`: a workspace's rows are in the workspace's count, not in their creator's).
  */
-function userStorageUsed(personal: string): string {
+export function userStorageUsed(personal: string): string {
   return `create or replace function "user_storage_used"(p_user uuid, p_now timestamptz, p_deadline timestamptz,
         p_bytes bigint, p_quota bigint)
       returns bigint language plpgsql volatile as $$

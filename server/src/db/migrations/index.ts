@@ -38,6 +38,7 @@ import { Migration20270204000000_workspace_rules } from './Migration202702040000
 import { Migration20270207000000_workspace_brand } from './Migration20270207000000_workspace_brand.js';
 import { Migration20270209000000_admin_workspace_audit } from './Migration20270209000000_admin_workspace_audit.js';
 import { Migration20270211000000_workspace_single_sign_on } from './Migration20270211000000_workspace_single_sign_on.js';
+import { Migration20270213000000_user_storage_shares } from './Migration20270213000000_user_storage_shares.js';
 import { Migration20270205000000_workspace_invitations } from './Migration20270205000000_workspace_invitations.js';
 
 export const migrationsList = [
@@ -86,4 +87,5 @@ export const migrationsList = [
     name: 'Migration20270211000000_workspace_single_sign_on',
     class: Migration20270211000000_workspace_single_sign_on,
   },
+  { name: 'Migration20270213000000_user_storage_shares', class: Migration20270213000000_user_storage_shares },
 ];

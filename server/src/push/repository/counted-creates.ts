@@ -113,6 +113,31 @@ async function insertCountedInStatement(
 
 const windowOf = (quota: AddressQuota) => ({ scope: quota.scope, windowStart: quota.windowStart });
 
+/**
+ * A counted create's statement, run again under all the user's shares when it found no room, and whether it is alone
+ * in its statement (no transaction): a personal create alone in its statement first takes its bytes from its
+ * connection's share of the quota (one share's lock: the user's other connections create meanwhile); in a
+ * transaction, or when the share lacks room, under all the user's shares (Migration20270213000000_user_storage_shares).
+ * A workspace's create under the workspace's lock.
+ */
+function userStatements(
+  files: number,
+  key: KeyRef | undefined,
+  workspaceId: number | null,
+  inStatement: ReturnType<typeof statementWrites>,
+  writes: CreateWrites,
+) {
+  const alone = inStatement !== null || (!writes.ahead && !writes.after);
+  const locked = insertFor(files, key, workspaceId === null ? 'userLocked' : 'workspace', inStatement);
+  const statement = workspaceId === null && alone ? insertFor(files, key, 'user', inStatement) : locked;
+  const run = async (q: Db, params: Record<string, unknown>) => {
+    const rows = await q.query(statement, params);
+    // No room in the connection's share (nothing written, and the share's lock released with the statement).
+    return statement !== locked && Number(rows[0]!.used_bytes) === -1 ? q.query(locked, params) : rows;
+  };
+  return { run, alone };
+}
+
 /** Creates counted against the storage quotas (storage-quota.ts decides with them), and their windows. */
 export function storageOperations(db: Db) {
   const leases = new AddressLeases(
@@ -180,7 +205,7 @@ export function storageOperations(db: Db) {
       const inStatement = statementWrites(push, writes);
       // A workspace's push counts against the workspace's quota, not its creator's.
       const workspaceId = push.workspaceId;
-      const statement = insertFor(files.length, key, workspaceId === null ? 'user' : 'workspace', inStatement);
+      const { run, alone } = userStatements(files.length, key, workspaceId, inStatement, writes);
       const params = {
         ...insertParams(push, files, by, deadline, key),
         ...inStatement?.params,
@@ -189,7 +214,7 @@ export function storageOperations(db: Db) {
         quotaLimit: limit,
       };
       const counted = async (q: Db): Promise<{ row: PushRow; usedBytes: number }> => {
-        const rows = await q.query(statement, params);
+        const rows = await run(q, params);
         const row = insertedPush(rows, push);
         // The user's lock came after the deadline: nothing was written.
         if (rows[0]!.used_bytes === null) throw tooLate();
@@ -205,7 +230,7 @@ export function storageOperations(db: Db) {
         throw new RefusedCreate({ refused: true, usedBytes: used, freeAt: free ? new Date(free.expires_at) : null });
       };
       try {
-        if (inStatement || (!writes.ahead && !writes.after)) return await counted(db);
+        if (alone) return await counted(db);
         return await db.transaction(async (tx) => {
           await writes.ahead?.(tx, push);
           const result = await counted(tx);

@@ -54,7 +54,7 @@ export function statementWrites(push: PushRow, writes: CreateWrites): ClaimWrite
  * Which storage quota a create's own statement counts: an address's window, a user's active pushes, a workspace's
  * (`workspace_storage_used`, Migration20270121000000_workspaces), or none.
  */
-type CountedBy = 'address' | 'user' | 'workspace' | null;
+type CountedBy = 'address' | 'user' | 'userLocked' | 'workspace' | null;
 
 /**
  * A create: the push, its `creation` entry, each file and the key, as one statement (one text per file count).
@@ -63,11 +63,15 @@ type CountedBy = 'address' | 'user' | 'workspace' | null;
  *   window stays within the quota: `on conflict do update … where` takes the window's row lock and reads its latest
  *   version, so concurrent creates from one address (on any instance) are counted one after the other, and the push
  *   is inserted only when its bytes were counted.
- * - `user`: `user_storage_used` takes the user's storage lock and reads the bytes of the user's active pushes with a
- *   snapshot taken after it (its migration says how, and why that is fresh; given the push's bytes and the quota, it
- *   reads `pushes` only when they do not fit: Migration20270104000000_user_storage_fits), and the push is inserted
- *   only when its bytes fit (a trigger then counts them). The lock is held until the statement (or the transaction
- *   it runs in) commits: a user's creates are counted one after the other on any instance.
+ * - `user`: `user_storage_take` takes the push's bytes from the connection's own share of the user's quota (that
+ *   share's lock only: Migration20270213000000_user_storage_shares), and the push is inserted only when they fit
+ *   there (a trigger then counts them on that share); -1 when they do not (nothing written: the create runs again,
+ *   `userLocked`).
+ * - `userLocked`: `user_storage_used` takes all the user's shares' locks and reads the bytes of the user's active
+ *   pushes with a snapshot taken after them (its migrations say how, and why that is fresh; given the push's bytes and
+ *   the quota, it reads `pushes` only when they do not fit: Migration20270104000000_user_storage_fits), and grants the
+ *   free bytes to the shares anew; the push is inserted only when its bytes fit. The locks are held until the
+ *   statement (or the transaction it runs in) commits: such creates are counted one after the other on any instance.
  * A refused create changes nothing.
  */
 function insertStatement(
@@ -98,15 +102,19 @@ function insertStatement(
     : '';
   const usedCte =
     countedBy === 'user'
-      ? `, used as (select user_storage_used(:quotaUser::uuid, :quotaNow::timestamptz, :deadline, :storedBytes::bigint, :quotaLimit::bigint) as bytes where ${IN_TIME})`
-      : countedBy === 'workspace'
-        ? `, used as (select workspace_storage_used(:quotaWorkspace::integer, :quotaNow::timestamptz, :deadline, :storedBytes::bigint, :quotaLimit::bigint) as bytes where ${IN_TIME})`
-        : '';
-  const byUsed = countedBy === 'user' || countedBy === 'workspace';
+      ? `, used as (select user_storage_take(:quotaUser::uuid, :deadline, :storedBytes::bigint, :quotaLimit::bigint) as bytes where ${IN_TIME})`
+      : countedBy === 'userLocked'
+        ? `, used as (select user_storage_used(:quotaUser::uuid, :quotaNow::timestamptz, :deadline, :storedBytes::bigint, :quotaLimit::bigint) as bytes where ${IN_TIME})`
+        : countedBy === 'workspace'
+          ? `, used as (select workspace_storage_used(:quotaWorkspace::integer, :quotaNow::timestamptz, :deadline, :storedBytes::bigint, :quotaLimit::bigint) as bytes where ${IN_TIME})`
+          : '';
+  const byUsed = countedBy === 'user' || countedBy === 'userLocked' || countedBy === 'workspace';
+  // A take's -1 (no room in its share) writes nothing.
+  const taken = countedBy === 'user' ? ' and (select bytes from used) >= 0' : '';
   const counted = addressQuota
     ? ' and exists (select 1 from quota)'
     : byUsed
-      ? ' and (select bytes from used) + :storedBytes::bigint <= :quotaLimit::bigint'
+      ? `${taken} and (select bytes from used) + :storedBytes::bigint <= :quotaLimit::bigint`
       : '';
   const quotaColumn = addressQuota
     ? '(select bytes from quota) as window_bytes, '
