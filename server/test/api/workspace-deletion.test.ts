@@ -23,7 +23,7 @@ import {
   listWorkspaces,
   updateWorkspaceBrand,
 } from '@secret-push/sdk/generated';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startRealApi, type RealApi } from './support/real.js';
 import { bearer, expectData, expectError } from './support/sdk.js';
 
@@ -229,9 +229,14 @@ describe('deleting a workspace', () => {
     expect(pushIds.length).toBeGreaterThanOrEqual(300);
     const before = await held(id);
     expect(before.webhooks).toBe(1);
-    expect(
-      await count('webhook_deliveries d join webhooks w on w.id = d.webhook_id where w.workspace_id = $1', id),
-    ).toBeGreaterThan(0);
+    // The push's delivery row is written by the event path after the create's answer: wait for it.
+    await vi.waitFor(
+      async () =>
+        expect(
+          await count('webhook_deliveries d join webhooks w on w.id = d.webhook_id where w.workspace_id = $1', id),
+        ).toBeGreaterThan(0),
+      { timeout: 15_000, interval: 50 },
+    );
     logged.length = 0;
 
     const deleted = expectData(await remove(owner, id, NAME));
